@@ -1,0 +1,79 @@
+/**
+ * All configuration comes from the environment, read here and nowhere else.
+ * Scale mode is chosen per port: each of KAFKA_BROKERS, CLICKHOUSE_URL, DATABASE_URL, REDIS_URL
+ * switches its own port from the embedded adapter to the server adapter.
+ */
+import path from "node:path";
+
+export interface Config {
+  readonly env: "development" | "production" | "test";
+  readonly dataDir: string;
+  readonly webPort: number;
+  readonly gatewayPort: number;
+  readonly agentsPort: number;
+  readonly host: string;
+  /** Public base URLs, used in links and by the dashboard to reach the gateway. */
+  readonly publicWebUrl: string;
+  readonly publicGatewayUrl: string;
+  readonly agentsUrl: string;
+  readonly kafkaBrokers: readonly string[] | undefined;
+  readonly kafkaTopic: string;
+  readonly clickhouseUrl: string | undefined;
+  readonly clickhouseDatabase: string;
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string | undefined;
+  /** Secret for signing session cookies and gateway tokens. Generated per data dir when absent (embedded). */
+  readonly sessionSecret: string | undefined;
+  readonly agentSecret: string | undefined;
+  readonly rateLimitPerMinute: number;
+  readonly maxBodyBytes: number;
+  readonly maxBatchEvents: number;
+  readonly previewMaxChars: number;
+  /** Extra pipeline plugins: comma-separated module paths, appended to the built-in chain. */
+  readonly extraPlugins: readonly string[];
+  readonly logLevel: "debug" | "info" | "warn" | "error";
+}
+
+const int = (v: string | undefined, dflt: number): number => {
+  if (v === undefined || v === "") return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new Error(`expected a number, got ${JSON.stringify(v)}`);
+  return n;
+};
+
+const list = (v: string | undefined): string[] =>
+  (v ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const mode = env.NODE_ENV === "production" ? "production" : env.NODE_ENV === "test" ? "test" : "development";
+  const host = env.RUNWATCH_HOST ?? "127.0.0.1";
+  const webPort = int(env.RUNWATCH_WEB_PORT ?? env.PORT, 8080);
+  const gatewayPort = int(env.RUNWATCH_GATEWAY_PORT, 8082);
+  const agentsPort = int(env.RUNWATCH_AGENTS_PORT, 8081);
+  const brokers = list(env.KAFKA_BROKERS);
+  return {
+    env: mode,
+    dataDir: path.resolve(env.RUNWATCH_DATA_DIR ?? ".data"),
+    webPort,
+    gatewayPort,
+    agentsPort,
+    host,
+    publicWebUrl: env.RUNWATCH_PUBLIC_URL ?? `http://localhost:${webPort}`,
+    publicGatewayUrl: env.RUNWATCH_PUBLIC_GATEWAY_URL ?? `ws://localhost:${gatewayPort}`,
+    agentsUrl: env.RUNWATCH_AGENTS_URL ?? `http://127.0.0.1:${agentsPort}`,
+    kafkaBrokers: brokers.length ? brokers : undefined,
+    kafkaTopic: env.KAFKA_TOPIC ?? "runwatch.events",
+    clickhouseUrl: env.CLICKHOUSE_URL || undefined,
+    clickhouseDatabase: env.CLICKHOUSE_DATABASE ?? "runwatch",
+    databaseUrl: env.DATABASE_URL || undefined,
+    redisUrl: env.REDIS_URL || undefined,
+    sessionSecret: env.SESSION_SECRET || undefined,
+    agentSecret: env.AGENT_SECRET || undefined,
+    rateLimitPerMinute: int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200),
+    maxBodyBytes: int(env.RUNWATCH_MAX_BODY_BYTES, 1024 * 1024),
+    maxBatchEvents: int(env.RUNWATCH_MAX_BATCH_EVENTS, 1000),
+    previewMaxChars: int(env.RUNWATCH_PREVIEW_MAX_CHARS, 500),
+    extraPlugins: list(env.RUNWATCH_PLUGINS),
+    logLevel: (env.LOG_LEVEL as Config["logLevel"]) ?? "info",
+  };
+}

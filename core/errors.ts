@@ -1,0 +1,42 @@
+/**
+ * Typed errors shared by every component. web maps them to HTTP status codes in one place
+ * (web/http-errors.ts); the body is always `{ error: { code, message, field? } }`.
+ */
+import { Data } from "effect";
+
+/** The request body does not match the contract; `field` is the JSON path, e.g. "payload.phase". */
+export class ValidationError extends Data.TaggedError("ValidationError")<{
+  readonly message: string;
+  readonly field?: string;
+}> {}
+
+export class AuthError extends Data.TaggedError("AuthError")<{
+  readonly code: "missing_api_key" | "invalid_api_key" | "expired_api_key" | "unauthenticated" | "forbidden";
+  readonly message: string;
+}> {}
+
+export class RateLimited extends Data.TaggedError("RateLimited")<{
+  readonly limit: number;
+  readonly remaining: number;
+  /** Milliseconds until a token is available again. */
+  readonly retryAfterMs: number;
+}> {}
+
+/** A dependency (log, store, limiter) is down; the client should retry. Maps to 503 + Retry-After. */
+export class Unavailable extends Data.TaggedError("Unavailable")<{
+  readonly service: string;
+  readonly message: string;
+  readonly cause?: unknown;
+}> {}
+
+export class NotFound extends Data.TaggedError("NotFound")<{
+  readonly resource: string;
+  readonly message: string;
+}> {}
+
+export class Conflict extends Data.TaggedError("Conflict")<{
+  readonly message: string;
+  readonly field?: string;
+}> {}
+
+export type AppError = ValidationError | AuthError | RateLimited | Unavailable | NotFound | Conflict;

@@ -1,0 +1,63 @@
+import type { RunStatus } from "./schema.js";
+
+/**
+ * One row of agent_runs (ClickHouse ReplacingMergeTree(version) keyed by user_id, external_id).
+ * The pipeline writes a full new row whenever a run changes; ClickHouse keeps the highest version.
+ */
+export interface RunRecord {
+  user_id: number;
+  /** The client's sdk_run_id. */
+  external_id: string;
+  run_id: string;
+  agent_name: string;
+  status: RunStatus;
+  /** occurred_at of the event that set `status` (see the ordering rule in status-machine.ts). */
+  status_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+  last_event_at: string;
+  model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost_usd: number;
+  /** Where cost_usd came from: sent by the client, computed from the price table, or unknown. */
+  cost_source: "client" | "computed" | "none";
+  framework: string;
+  config_version: number | null;
+  event_count: number;
+  error_count: number;
+  /** Last error message (error events), for the dashboard's errors view. */
+  last_error: string;
+  /** Open human_input_requested question while status is waiting_for_input, else "". */
+  pending_question: string;
+  /** Monotonic per run: the pipeline's ms clock * 1000 + sequence. */
+  version: number;
+}
+
+export function newRunRecord(userId: number, externalId: string, runId: string, at: string): RunRecord {
+  return {
+    user_id: userId,
+    external_id: externalId,
+    run_id: runId,
+    agent_name: "",
+    status: "running",
+    status_at: at,
+    started_at: null,
+    ended_at: null,
+    last_event_at: at,
+    model: "",
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    total_tokens: 0,
+    cost_usd: 0,
+    cost_source: "none",
+    framework: "",
+    config_version: null,
+    event_count: 0,
+    error_count: 0,
+    last_error: "",
+    pending_question: "",
+    version: 0,
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * The ingest contract (SPEC §4.1 and §6) as effect Schemas.
+ *
+ * Decoding is two-stage so that errors name one precise field: first the envelope, then the payload
+ * schema chosen by event_type (paths come back prefixed with "payload."). Known payload fields are typed;
+ * unknown payload fields are preserved, so agents can send extra context without a schema change.
+ */
+import { Either, ParseResult, Schema } from "effect";
+import { ValidationError } from "../errors.js";
+
+export const EVENT_TYPES = [
+  "run_start",
+  "run_end",
+  "error",
+  "step",
+  "tool_call",
+  "human_input_requested",
+  "human_input_received",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const RUN_STATUSES = ["running", "success", "error", "waiting_for_input"] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown });
+const Phase = Schema.Literal("start", "end");
+const Count = Schema.NonNegativeInt;
+const Str = Schema.String;
+const opt = Schema.optional;
+
+/** ISO 8601 date-time with an explicit offset or Z, e.g. 2026-11-23T10:00:00.123Z. */
+const IsoTimestamp = Str.pipe(
+  Schema.pattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/, {
+    message: () => "must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-23T10:00:00.000Z",
+  }),
+  Schema.filter((s) => !Number.isNaN(Date.parse(s)) || "is not a valid date"),
+);
+
+export const PayloadSchemas = {
+  run_start: Schema.Struct({ framework: opt(Str), input: opt(Schema.Unknown) }),
+  run_end: Schema.Struct({
+    output: opt(Schema.Unknown),
+    prompt_tokens: opt(Count),
+    completion_tokens: opt(Count),
+    total_tokens: opt(Count),
+    cost_usd: opt(Schema.NonNegative.pipe(Schema.finite())),
+    model: opt(Str),
+  }),
+  error: Schema.Struct({ error_type: opt(Str), error_message: opt(Str), traceback: opt(Str) }),
+  step: Schema.Struct({
+    node_name: Str.pipe(Schema.minLength(1)),
+    phase: Phase,
+    duration_ms: opt(Count),
+    output: opt(Schema.Unknown),
+  }),
+  tool_call: Schema.Struct({
+    tool_name: Str.pipe(Schema.minLength(1)),
+    phase: Phase,
+    input_preview: opt(Str),
+    output_preview: opt(Str),
+    duration_ms: opt(Count),
+  }),
+  human_input_requested: Schema.Struct({ question: Str, context: opt(JsonObject), channel: opt(Str) }),
+  human_input_received: Schema.Struct({ response: Str, responded_by: opt(Str) }),
+} as const;
+
+export const Envelope = Schema.Struct({
+  event_type: Schema.Literal(...EVENT_TYPES),
+  sdk_run_id: Str.pipe(Schema.minLength(1), Schema.maxLength(256)),
+  payload: JsonObject,
+  occurred_at: opt(IsoTimestamp),
+  agent_name: opt(Str.pipe(Schema.minLength(1), Schema.maxLength(200))),
+  /** Optional client-chosen idempotency id (UUID). Retried sends with the same id are stored once. */
+  event_id: opt(Str.pipe(Schema.pattern(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, { message: () => "must be a UUID" }))),
+  /** Optional version of the agent config the run uses (agent registry). */
+  config_version: opt(Schema.Int.pipe(Schema.positive())),
+});
+
+/** A validated ingest event, as the client sent it (before server-side enrichment). */
+export interface IngestEvent {
+  readonly event_type: EventType;
+  readonly sdk_run_id: string;
+  readonly payload: Record<string, unknown>;
+  readonly occurred_at?: string;
+  readonly agent_name?: string;
+  readonly event_id?: string;
+  readonly config_version?: number;
+}
+
+const parseOptions = { errors: "first", onExcessProperty: "preserve" } as const;
+const decodeEnvelope = Schema.decodeUnknownEither(Envelope, parseOptions);
+const payloadDecoders = Object.fromEntries(
+  Object.entries(PayloadSchemas).map(([k, s]) => [k, Schema.decodeUnknownEither(s as Schema.Schema<any, any>, parseOptions)]),
+) as Record<EventType, (u: unknown) => Either.Either<Record<string, unknown>, ParseResult.ParseError>>;
+
+function toValidationError(err: ParseResult.ParseError, prefix: string): ValidationError {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(err)[0];
+  const pathParts = [prefix, ...(issue?.path ?? []).map(String)].filter(Boolean);
+  const field = pathParts.join(".") || undefined;
+  const message = issue
+    ? issue._tag === "Missing"
+      ? `${field} is required`
+      : `${field ?? "body"}: ${issue.message}`
+    : "invalid event";
+  return new ValidationError({ message, field });
+}
+
+/** Validates one ingest event. Never throws; returns the event or a ValidationError naming the field. */
+export function parseIngestEvent(input: unknown): Either.Either<IngestEvent, ValidationError> {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    return Either.left(new ValidationError({ message: "the event must be a JSON object" }));
+  }
+  const env = decodeEnvelope(input);
+  if (Either.isLeft(env)) return Either.left(toValidationError(env.left, ""));
+  const e = env.right;
+  if (e.event_type === "run_start" && e.agent_name === undefined) {
+    return Either.left(new ValidationError({ message: "agent_name is required with run_start", field: "agent_name" }));
+  }
+  const payload = payloadDecoders[e.event_type](e.payload);
+  if (Either.isLeft(payload)) return Either.left(toValidationError(payload.left, "payload"));
+  return Either.right({ ...(e as IngestEvent), payload: payload.right });
+}
+
+/**
+ * An event after ingest accepted it: owner, ids and timestamps fixed. This is what travels through
+ * the EventLog, is processed by the pipeline and stored in ClickHouse.
+ */
+export interface LoggedEvent {
+  readonly event_id: string;
+  readonly user_id: number;
+  readonly run_id: string;
+  readonly sdk_run_id: string;
+  readonly event_type: EventType;
+  readonly agent_name: string | null;
+  payload: Record<string, unknown>;
+  /** ISO 8601 UTC with milliseconds. Defaults to received_at when the client sent none. */
+  readonly occurred_at: string;
+  readonly received_at: string;
+  readonly config_version: number | null;
+}
+
+/** The log key: all events of one run share it, so they stay ordered (one Kafka partition, one consumer). */
+export const logKey = (e: Pick<LoggedEvent, "user_id" | "sdk_run_id">): string => `${e.user_id}:${e.sdk_run_id}`;

@@ -1,0 +1,54 @@
+import { createHash, randomBytes } from "node:crypto";
+
+/**
+ * UUIDv7 (RFC 9562): 48-bit ms timestamp, then random bits, with a per-process monotonic counter in
+ * rand_a so ids minted in the same millisecond by one process still sort in minting order.
+ * Events are keyed by this id in ClickHouse, so a run's events sort in ingest order.
+ */
+let lastMs = 0;
+let seq = 0;
+export function uuidv7(now: number = Date.now()): string {
+  if (now <= lastMs) {
+    seq++;
+    if (seq > 0xfff) { lastMs++; seq = 0; }
+    now = lastMs;
+  } else {
+    lastMs = now;
+    seq = 0;
+  }
+  const b = randomBytes(16);
+  b[0] = Math.floor(now / 2 ** 40) & 0xff;
+  b[1] = Math.floor(now / 2 ** 32) & 0xff;
+  b[2] = (now >>> 24) & 0xff;
+  b[3] = (now >>> 16) & 0xff;
+  b[4] = (now >>> 8) & 0xff;
+  b[5] = now & 0xff;
+  b[6] = 0x70 | ((seq >>> 8) & 0x0f);
+  b[7] = seq & 0xff;
+  b[8] = 0x80 | (b[8]! & 0x3f);
+  return formatUuid(b);
+}
+
+/**
+ * The run id is derived, not looked up: a name-based UUID (v5 layout, SHA-1) of user id and sdk_run_id.
+ * Any ingest process computes the same id without a round trip, and two users' identical sdk_run_ids differ.
+ */
+export function runIdFor(userId: number, sdkRunId: string): string {
+  const h = createHash("sha1").update(`runwatch:run:${userId}:${sdkRunId}`).digest();
+  h[6] = 0x50 | (h[6]! & 0x0f);
+  h[8] = 0x80 | (h[8]! & 0x3f);
+  return formatUuid(h.subarray(0, 16));
+}
+
+function formatUuid(b: Uint8Array): string {
+  const hex = Buffer.from(b).toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** An API key: 32 random bytes, hex-encoded (64 chars), as SPEC §2 requires. */
+export const newApiKey = (): string => randomBytes(32).toString("hex");
+
+/** Keys are stored only as this hash; lookups hash the presented key. SHA-256 suffices for 256-bit random keys. */
+export const hashApiKey = (key: string): string => createHash("sha256").update(key).digest("hex");
+
+export const isApiKeyShape = (s: string): boolean => /^[0-9a-f]{64}$/.test(s);

@@ -1,0 +1,34 @@
+import type { LoggedEvent } from "../events/schema.js";
+
+/**
+ * The durable log between ingest and the pipeline (Kafka in scale mode, an fsync'd file log embedded).
+ * Events with the same logKey (user + run) are delivered in append order to one consumer at a time.
+ */
+export interface EventLog {
+  /**
+   * Appends events; resolves only when they are durable (fsync'd, or acknowledged by all in-sync replicas).
+   * Rejects with core/errors Unavailable when the log cannot take them (ingest answers 503 + Retry-After).
+   */
+  append(events: readonly LoggedEvent[]): Promise<void>;
+  /**
+   * Consumes as member of `group`. The handler receives batches (≤ maxBatch events, waiting ≤ maxWaitMs to
+   * fill one); offsets are committed only after the handler resolves. A rejected handler is retried with
+   * backoff, so delivery is at-least-once: handlers must be idempotent (the store dedups on event_id).
+   */
+  consume(options: ConsumeOptions): Promise<LogConsumer>;
+  close(): Promise<void>;
+}
+
+export interface ConsumeOptions {
+  readonly group: string;
+  readonly maxBatch: number;
+  readonly maxWaitMs: number;
+  readonly handler: (batch: readonly LoggedEvent[]) => Promise<void>;
+}
+
+export interface LogConsumer {
+  /** Stops after the batch in flight is handled and committed. */
+  stop(): Promise<void>;
+  /** Events appended but not yet committed by this group (consumer lag). */
+  lag(): Promise<number>;
+}
