@@ -1,0 +1,45 @@
+import type { EventType, LoggedEvent } from "../events/schema.js";
+import type { RunRecord } from "../events/run.js";
+
+/** An event as read back from agent_events. */
+export interface StoredEvent {
+  event_id: string;
+  run_id: string;
+  sdk_run_id: string;
+  event_type: EventType;
+  agent_name: string;
+  payload: Record<string, unknown>;
+  occurred_at: string;
+  received_at: string;
+  config_version: number | null;
+}
+
+export interface RunFilter {
+  status?: RunRecord["status"];
+  agent_name?: string;
+  /** ISO timestamp: runs whose last event is at or after it. */
+  since?: string;
+  config_version?: number;
+  /** Opaque cursor returned as next_cursor by the previous page. */
+  cursor?: string;
+  /** 1..500, default 50. */
+  limit?: number;
+}
+
+/**
+ * Repository over the ClickHouse transport: the SQL for events and runs, shared by chDB and server adapters.
+ * Implemented by createEventStore(ch) in core/clickhouse/event-store.ts.
+ */
+export interface EventStore {
+  /** Idempotent on event_id (ReplacingMergeTree + dedup on read): replays after a crash store nothing twice. */
+  insertEvents(events: readonly LoggedEvent[]): Promise<void>;
+  /** Writes full run rows; the highest `version` per (user_id, external_id) wins. */
+  upsertRuns(runs: readonly RunRecord[]): Promise<void>;
+  /** Latest version of each requested run (missing ones are absent), for the pipeline's state. */
+  loadRuns(keys: readonly { user_id: number; external_id: string }[]): Promise<RunRecord[]>;
+  getRun(userId: number, externalId: string): Promise<RunRecord | undefined>;
+  /** Newest first (by started_at, then external_id), cursor-paginated. */
+  listRuns(userId: number, filter: RunFilter): Promise<{ runs: RunRecord[]; next_cursor: string | null }>;
+  /** A run's events in processing order (event_id is a UUIDv7 minted at ingest). */
+  listEvents(userId: number, runId: string, opts?: { limit?: number; after?: string }): Promise<StoredEvent[]>;
+}
