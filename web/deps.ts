@@ -1,0 +1,19 @@
+import type { Ports } from "../core/runtime.js";
+import type { EventStore } from "../core/clickhouse/types.js";
+import type { Logger } from "../core/logger.js";
+
+/** What every web route module receives. */
+export interface WebDeps {
+  readonly ports: Ports;
+  readonly events: EventStore;
+  readonly logger: Logger;
+  /** Signs session cookies and realtime (gateway) tokens; same value in web and gateway processes. */
+  readonly sessionSecret: string;
+}
+
+/** The logged-in user, set on ctx.state.user by web/auth/session.ts requireUser. */
+export interface SessionUser {
+  readonly id: number;
+  readonly name: string;
+  readonly email: string;
+}
