@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 // The README's test command (`npm test`): the TypeScript suites (vitest), then the Python client's suite.
-// Each suite decides for itself what to skip when a server is absent; REQUIRE_SERVICES=1 turns skips into failures.
+// Both always run; the exit code is non-zero if either failed. Each suite decides what to skip when a server
+// is absent; REQUIRE_SERVICES=1 (set by CI in scale mode) turns those skips into failures.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
-const run = (cmd, args, opts = {}) => spawnSync(cmd, args, { stdio: "inherit", ...opts }).status ?? 1;
+const run = (cmd, args) => spawnSync(cmd, args, { stdio: "inherit" }).status ?? 1;
 
-let failed = run("npx", ["vitest", "run", "--config", "test/vitest.config.ts", ...process.argv.slice(2)]);
-if (existsSync("clients/python/run-tests.mjs")) failed ||= run("node", ["clients/python/run-tests.mjs"]);
-process.exit(failed);
+const results = [["vitest", run("npx", ["vitest", "run", "--config", "test/vitest.config.ts", ...process.argv.slice(2)])]];
+if (existsSync("clients/python/run-tests.mjs") && process.argv.length <= 2) {
+  results.push(["python client", run("node", ["clients/python/run-tests.mjs"])]);
+}
+for (const [name, code] of results) console.log(`${name}: ${code === 0 ? "ok" : `FAILED (exit ${code})`}`);
+process.exit(results.some(([, code]) => code !== 0) ? 1 : 0);

@@ -22,8 +22,10 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const RUN_STATUSES = ["running", "success", "error", "waiting_for_input"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown });
-const Phase = Schema.Literal("start", "end");
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  message: () => "must be a JSON object",
+});
+const Phase = Schema.Literal("start", "end").annotations({ message: () => ({ message: 'must be "start" or "end"', override: true }) });
 const Count = Schema.NonNegativeInt;
 const Str = Schema.String;
 const opt = Schema.optional;
@@ -65,7 +67,7 @@ export const PayloadSchemas = {
 } as const;
 
 export const Envelope = Schema.Struct({
-  event_type: Schema.Literal(...EVENT_TYPES),
+  event_type: Schema.Literal(...EVENT_TYPES).annotations({ message: () => ({ message: `must be one of ${EVENT_TYPES.join(", ")}`, override: true }) }),
   sdk_run_id: Str.pipe(Schema.minLength(1), Schema.maxLength(256)),
   payload: JsonObject,
   occurred_at: opt(IsoTimestamp),

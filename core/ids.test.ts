@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { hashApiKey, isApiKeyShape, newApiKey, runIdFor, uuidv7 } from "./ids.js";
+
+describe("ids", () => {
+  it("mints UUIDv7s that sort in minting order within one millisecond", () => {
+    const ids = Array.from({ length: 5000 }, () => uuidv7(1_700_000_000_000));
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it("derives the same run id for the same user and sdk_run_id, and different ones otherwise", () => {
+    expect(runIdFor(1, "abc")).toBe(runIdFor(1, "abc"));
+    expect(runIdFor(1, "abc")).not.toBe(runIdFor(2, "abc"));
+    expect(runIdFor(1, "abc")).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it("makes 32-byte hex keys and hashes them", () => {
+    const k = newApiKey();
+    expect(isApiKeyShape(k)).toBe(true);
+    expect(k).toHaveLength(64);
+    expect(hashApiKey(k)).not.toContain(k);
+    expect(hashApiKey(k)).toBe(hashApiKey(k));
+  });
+});
