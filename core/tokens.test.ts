@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { signRealtimeToken, verifyRealtimeToken } from "./tokens.js";
+
+describe("realtime tokens", () => {
+  const now = Date.parse("2026-11-23T10:00:00Z");
+  it("round-trips uid and expiry", () => {
+    const { token, exp } = signRealtimeToken("s", 42, 60, now);
+    expect(verifyRealtimeToken("s", token, now)).toEqual({ ok: true, claims: { uid: 42, exp } });
+  });
+  it("rejects expiry, another secret, tampering and garbage", () => {
+    const { token } = signRealtimeToken("s", 42, 60, now);
+    expect(verifyRealtimeToken("s", token, now + 60_000)).toEqual({ ok: false, error: "expired" });
+    expect(verifyRealtimeToken("t", token, now)).toEqual({ ok: false, error: "bad_signature" });
+    const [body, sig] = token.split(".");
+    const forged = Buffer.from(JSON.stringify({ p: "rt", uid: 43, exp: 9e9 })).toString("base64url");
+    expect(verifyRealtimeToken("s", `${forged}.${sig}`, now)).toEqual({ ok: false, error: "bad_signature" });
+    expect(verifyRealtimeToken("s", `${body}`, now)).toEqual({ ok: false, error: "malformed" });
+    expect(verifyRealtimeToken("s", "a.b.c", now)).toEqual({ ok: false, error: "malformed" });
+  });
+});

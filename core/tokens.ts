@@ -1,0 +1,60 @@
+/**
+ * Short-lived signed tokens for the realtime gateway.
+ *
+ * The web app (session-authenticated) mints a token for the logged-in user; the gateway, which has no session
+ * store, verifies it with the same secret. Format: `base64url(JSON claims) "." base64url(HMAC-SHA256)`.
+ * The `p` claim pins the token's purpose so a token minted for one use cannot be replayed for another.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+export interface RealtimeClaims {
+  /** User id (the only channel the holder may subscribe to is `user.{uid}`). */
+  readonly uid: number;
+  /** Expiry, seconds since the epoch. */
+  readonly exp: number;
+}
+
+export type TokenError = "malformed" | "bad_signature" | "expired" | "wrong_purpose";
+
+const PURPOSE = "rt";
+/** Default lifetime: long enough to open a WebSocket after the page fetched it, short enough to be useless if leaked. */
+export const REALTIME_TOKEN_TTL_SECONDS = 120;
+
+const mac = (secret: string, body: string): Buffer => createHmac("sha256", secret).update(body).digest();
+
+export function signRealtimeToken(
+  secret: string,
+  uid: number,
+  ttlSeconds: number = REALTIME_TOKEN_TTL_SECONDS,
+  nowMs: number = Date.now(),
+): { token: string; exp: number } {
+  const exp = Math.floor(nowMs / 1000) + ttlSeconds;
+  const body = Buffer.from(JSON.stringify({ p: PURPOSE, uid, exp })).toString("base64url");
+  return { token: `${body}.${mac(secret, body).toString("base64url")}`, exp };
+}
+
+export function verifyRealtimeToken(
+  secret: string,
+  token: string,
+  nowMs: number = Date.now(),
+): { ok: true; claims: RealtimeClaims } | { ok: false; error: TokenError } {
+  const dot = token.indexOf(".");
+  if (dot <= 0 || dot !== token.lastIndexOf(".")) return { ok: false, error: "malformed" };
+  const body = token.slice(0, dot);
+  const sig = Buffer.from(token.slice(dot + 1), "base64url");
+  const want = mac(secret, body);
+  // Compare in constant time; a length mismatch is already a failure (and timingSafeEqual would throw).
+  if (sig.length !== want.length || !timingSafeEqual(sig, want)) return { ok: false, error: "bad_signature" };
+  let claims: { p?: unknown; uid?: unknown; exp?: unknown };
+  try {
+    claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
+  } catch {
+    return { ok: false, error: "malformed" };
+  }
+  if (claims.p !== PURPOSE) return { ok: false, error: "wrong_purpose" };
+  if (!Number.isSafeInteger(claims.uid) || (claims.uid as number) <= 0 || !Number.isSafeInteger(claims.exp)) {
+    return { ok: false, error: "malformed" };
+  }
+  if ((claims.exp as number) * 1000 <= nowMs) return { ok: false, error: "expired" };
+  return { ok: true, claims: { uid: claims.uid as number, exp: claims.exp as number } };
+}

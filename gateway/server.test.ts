@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import WebSocket from "ws";
+import { loadConfig } from "../core/config.js";
+import { openPorts, type Ports } from "../core/runtime.js";
+import { signRealtimeToken } from "../core/tokens.js";
+import { startGateway, type Gateway } from "./server.js";
+
+const SECRET = "test-secret-0123456789abcdef";
+
+/** A real WebSocket client that records every frame and how it closed. */
+function connect(url: string) {
+  const ws = new WebSocket(url);
+  const frames: any[] = [];
+  const waiters: { pred: (f: any) => boolean; resolve: (f: any) => void }[] = [];
+  ws.on("message", (data) => {
+    const f = JSON.parse(data.toString());
+    frames.push(f);
+    for (const w of [...waiters]) if (w.pred(f)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(f); }
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  const next = (pred: (f: any) => boolean, ms = 3000) =>
+    new Promise<any>((resolve, reject) => {
+      const hit = frames.find(pred);
+      if (hit) return resolve(hit);
+      const t = setTimeout(() => reject(new Error("timed out waiting for a frame; got " + JSON.stringify(frames))), ms);
+      waiters.push({ pred, resolve: (f) => { clearTimeout(t); resolve(f); } });
+    });
+  return { ws, frames, closed, next, send: (m: unknown) => ws.send(JSON.stringify(m)) };
+}
+
+async function subscribed(gw: Gateway, uid: number) {
+  const c = connect(`${gw.url}/ws?token=${signRealtimeToken(SECRET, uid).token}`);
+  await c.next((f) => f.type === "hello");
+  c.send({ type: "subscribe", channel: `user.${uid}` });
+  await c.next((f) => f.type === "subscribed");
+  return c;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("realtime gateway (uWebSockets.js)", () => {
+  let dir: string;
+  let ports: Ports;
+  let gw: Gateway;
+
+  beforeAll(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-gw-"));
+    const config = loadConfig({ RUNWATCH_DATA_DIR: dir, RUNWATCH_GATEWAY_PORT: "0", LOG_LEVEL: "error" });
+    ports = await openPorts(config, ["pubsub"]);
+    gw = await startGateway(ports, config, { sessionSecret: SECRET, maxBackpressure: 64 * 1024 });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await ports?.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it("a valid token receives its own user's messages, verbatim and in order", async () => {
+    const c = await subscribed(gw, 7);
+    expect(c.frames[0]).toMatchObject({ type: "hello", user_id: 7, channel: "user.7" });
+    for (let i = 0; i < 5; i++) await ports.pubsub.publish("user.7", JSON.stringify({ type: "event", user_id: 7, seq: i }));
+    await c.next((f) => f.seq === 4);
+    expect(c.frames.filter((f) => f.type === "event").map((f) => f.seq)).toEqual([0, 1, 2, 3, 4]);
+    c.ws.close();
+  });
+
+  it("a second user receives nothing of the first user's messages", async () => {
+    const a = await subscribed(gw, 101);
+    const b = await subscribed(gw, 102);
+    for (let i = 0; i < 20; i++) await ports.pubsub.publish("user.101", JSON.stringify({ type: "event", user_id: 101, seq: i }));
+    await ports.pubsub.publish("user.102", JSON.stringify({ type: "event", user_id: 102, marker: true }));
+    await a.next((f) => f.seq === 19);
+    await b.next((f) => f.marker === true);
+    await sleep(100);
+    expect(b.frames.filter((f) => f.type === "event")).toEqual([{ type: "event", user_id: 102, marker: true }]);
+    expect(a.frames.some((f) => f.user_id === 102)).toBe(false);
+    a.ws.close();
+    b.ws.close();
+  });
+
+  it("refuses a subscription to another user's channel with an error frame and close 4403", async () => {
+    const c = connect(`${gw.url}/ws?token=${signRealtimeToken(SECRET, 201).token}`);
+    await c.next((f) => f.type === "hello");
+    c.send({ type: "subscribe", channel: "user.202" });
+    const err = await c.next((f) => f.type === "error");
+    expect(err.error.code).toBe("forbidden_channel");
+    expect((await c.closed).code).toBe(4403);
+    // And nothing published to the victim reaches the closed socket.
+    await ports.pubsub.publish("user.202", JSON.stringify({ type: "event", user_id: 202 }));
+    await sleep(50);
+    expect(c.frames.some((f) => f.type === "event")).toBe(false);
+  });
+
+  it.each([
+    ["missing", "", "missing_token"],
+    ["forged (signed with another secret)", signRealtimeToken("another-secret", 1).token, "invalid_token"],
+    ["tampered", signRealtimeToken(SECRET, 1).token.replace(/^./, (ch) => (ch === "e" ? "f" : "e")), "invalid_token"],
+    ["expired", signRealtimeToken(SECRET, 1, 60, Date.now() - 61_000).token, "expired_token"],
+    ["garbage", "not-a-token", "invalid_token"],
+  ])("refuses a %s token with an error frame and close 4401", async (_name, token, code) => {
+    const c = connect(`${gw.url}/ws${token ? `?token=${encodeURIComponent(token)}` : ""}`);
+    const err = await c.next((f) => f.type === "error");
+    expect(err.error.code).toBe(code);
+    expect((await c.closed).code).toBe(4401);
+    expect(c.frames.some((f) => f.type === "hello")).toBe(false);
+  });
+
+  it("closes a client that sends an unknown frame", async () => {
+    const c = connect(`${gw.url}/ws?token=${signRealtimeToken(SECRET, 5).token}`);
+    await c.next((f) => f.type === "hello");
+    c.ws.send("{nope");
+    expect((await c.next((f) => f.type === "error")).error.code).toBe("bad_message");
+    expect((await c.closed).code).toBe(4400);
+  });
+
+  it("answers application pings", async () => {
+    const c = await subscribed(gw, 8);
+    c.send({ type: "ping" });
+    await c.next((f) => f.type === "pong");
+    c.ws.close();
+  });
+
+  it("drops a slow consumer instead of buffering without bound, while a fast one keeps up", async () => {
+    const fast = await subscribed(gw, 301);
+    const slow = await subscribed(gw, 301);
+    const before = gw.connections();
+    // Stop reading: the kernel buffers fill, then uWS buffers up to maxBackpressure (64 KiB), then drops.
+    (slow.ws as any)._socket.pause();
+    const chunk = "x".repeat(16 * 1024);
+    let sent = 0;
+    let slowClosed = false;
+    slow.closed.then(() => { slowClosed = true; });
+    const deadline = Date.now() + 20_000;
+    while (gw.connections() === before && Date.now() < deadline) {
+      for (let i = 0; i < 64; i++) await ports.pubsub.publish("user.301", JSON.stringify({ type: "event", seq: sent++, chunk }));
+      await sleep(5);
+    }
+    expect(gw.connections()).toBe(before - 1);
+    // The fast consumer got everything that was published.
+    await fast.next((f) => f.seq === sent - 1, 10_000);
+    expect(fast.frames.filter((f) => f.type === "event").length).toBe(sent);
+    (slow.ws as any)._socket.resume();
+    await slow.closed;
+    expect(slowClosed).toBe(true);
+    // The slow socket received far fewer than were published: it was cut off, not buffered.
+    expect(slow.frames.filter((f) => f.type === "event").length).toBeLessThan(sent);
+    fast.ws.close();
+  }, 40_000);
+
+  it("serves /health", async () => {
+    const res = await fetch(gw.url.replace("ws://", "http://") + "/health");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: "ok" });
+  });
+});
