@@ -1,0 +1,260 @@
+/**
+ * All SQL for events and runs, shared by the chDB and server transports (see docs/STORAGE.md).
+ *
+ * Reads never show a duplicate or an old version:
+ * - runs: `FINAL` on agent_runs (ReplacingMergeTree(version)). Lookups hit the primary key; listRuns picks
+ *   the page's keys with a narrow FINAL scan of the user's key range (a few light columns), then reads the
+ *   full rows of just those keys. FINAL only merges parts whose key ranges intersect, so once background
+ *   merges have run it costs little more than a plain read; argMax would hash-aggregate every column of
+ *   every run of the user, and LIMIT 1 BY would sort them all, before the page could be cut.
+ * - events: `LIMIT 1 BY event_id` within one run (a run's key range is small, so this is cheap).
+ *
+ * Event order: ClickHouse compares UUIDs by their low 64 bits first, so `ORDER BY event_id` does NOT
+ * follow UUIDv7 time order. Events are ordered by `toString(event_id)` (canonical lower-case hex, whose
+ * lexicographic order is the byte order that UUIDv7 is designed for).
+ */
+import type { ClickHouse } from "../ports/clickhouse.js";
+import type { EventType, LoggedEvent, RunStatus } from "../events/schema.js";
+import type { RunRecord } from "../events/run.js";
+import { ValidationError } from "../errors.js";
+import type { EventStore, RunFilter, StoredEvent } from "./types.js";
+
+export const DEFAULT_RUNS_LIMIT = 50;
+export const MAX_RUNS_LIMIT = 500;
+export const DEFAULT_EVENTS_LIMIT = 10_000;
+export const MAX_EVENTS_LIMIT = 100_000;
+/** Keys per loadRuns query (query parameters travel in the URL on the HTTP transport). */
+const LOAD_CHUNK = 1000;
+
+const ISO_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** ISO 8601 → `YYYY-MM-DD hh:mm:ss.sss` (UTC), the form every ClickHouse version parses for DateTime64. */
+export function toChTime(iso: string): string {
+  const s = ISO_MS_UTC.test(iso) ? iso : new Date(iso).toISOString();
+  return `${s.slice(0, 10)} ${s.slice(11, 23)}`;
+}
+
+const RUN_COLUMNS = [
+  "user_id", "external_id", "run_id", "agent_name", "status", "status_at", "started_at", "ended_at",
+  "last_event_at", "model", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "cost_source",
+  "framework", "config_version", "event_count", "error_count", "last_error", "pending_question", "version",
+] as const satisfies readonly (keyof RunRecord)[];
+const RUN_SELECT = RUN_COLUMNS.join(", ");
+
+const EVENT_SELECT =
+  "event_id, run_id, sdk_run_id, event_type, agent_name, payload, occurred_at, received_at, config_version";
+
+/** Sort key of the runs list: start time, or the last event for a run whose run_start has not arrived. */
+const RUN_SORT_AT = "ifNull(started_at, last_event_at)";
+
+type Raw = Record<string, unknown>;
+const num = (v: unknown): number => (typeof v === "number" ? v : Number(v));
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v));
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+function eventRow(e: LoggedEvent): Raw {
+  return {
+    event_id: e.event_id,
+    user_id: e.user_id,
+    run_id: e.run_id,
+    sdk_run_id: e.sdk_run_id,
+    event_type: e.event_type,
+    agent_name: e.agent_name ?? "",
+    payload: JSON.stringify(e.payload),
+    occurred_at: toChTime(e.occurred_at),
+    received_at: toChTime(e.received_at),
+    config_version: e.config_version,
+  };
+}
+
+function runRow(r: RunRecord): Raw {
+  return {
+    ...r,
+    status_at: toChTime(r.status_at),
+    started_at: r.started_at === null ? null : toChTime(r.started_at),
+    ended_at: r.ended_at === null ? null : toChTime(r.ended_at),
+    last_event_at: toChTime(r.last_event_at),
+  };
+}
+
+function decodeRun(r: Raw): RunRecord {
+  return {
+    user_id: num(r.user_id),
+    external_id: String(r.external_id),
+    run_id: String(r.run_id),
+    agent_name: String(r.agent_name),
+    status: r.status as RunStatus,
+    status_at: String(r.status_at),
+    started_at: strOrNull(r.started_at),
+    ended_at: strOrNull(r.ended_at),
+    last_event_at: String(r.last_event_at),
+    model: String(r.model),
+    prompt_tokens: num(r.prompt_tokens),
+    completion_tokens: num(r.completion_tokens),
+    total_tokens: num(r.total_tokens),
+    cost_usd: num(r.cost_usd),
+    cost_source: r.cost_source as RunRecord["cost_source"],
+    framework: String(r.framework),
+    config_version: numOrNull(r.config_version),
+    event_count: num(r.event_count),
+    error_count: num(r.error_count),
+    last_error: String(r.last_error),
+    pending_question: String(r.pending_question),
+    version: num(r.version),
+  };
+}
+
+function decodeEvent(r: Raw): StoredEvent {
+  let payload: Record<string, unknown>;
+  try {
+    payload = JSON.parse(String(r.payload)) as Record<string, unknown>;
+  } catch {
+    payload = { _unparsed: String(r.payload) };
+  }
+  return {
+    event_id: String(r.event_id),
+    run_id: String(r.run_id),
+    sdk_run_id: String(r.sdk_run_id),
+    event_type: r.event_type as EventType,
+    agent_name: String(r.agent_name),
+    payload,
+    occurred_at: String(r.occurred_at),
+    received_at: String(r.received_at),
+    config_version: numOrNull(r.config_version),
+  };
+}
+
+/** The runs cursor: the sort key of the last row of the previous page, base64url JSON (opaque to clients). */
+interface RunCursor { at: string; id: string }
+const encodeCursor = (c: RunCursor): string => Buffer.from(JSON.stringify([c.at, c.id])).toString("base64url");
+function decodeCursor(s: string): RunCursor {
+  try {
+    const v = JSON.parse(Buffer.from(s, "base64url").toString("utf8")) as unknown;
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string" && !Number.isNaN(Date.parse(v[0]))) {
+      return { at: v[0], id: v[1] };
+    }
+  } catch { /* fall through */ }
+  throw new ValidationError({ message: "cursor is not a cursor returned by this API", field: "cursor" });
+}
+
+function checkLimit(limit: number | undefined, dflt: number, max: number): number {
+  if (limit === undefined) return dflt;
+  if (!Number.isInteger(limit) || limit < 1 || limit > max) {
+    throw new ValidationError({ message: `limit must be an integer from 1 to ${max}`, field: "limit" });
+  }
+  return limit;
+}
+
+const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+export function createEventStore(ch: ClickHouse): EventStore {
+  return {
+    async insertEvents(events) {
+      if (events.length === 0) return;
+      await ch.insert("agent_events", events.map(eventRow));
+    },
+
+    async upsertRuns(runs) {
+      if (runs.length === 0) return;
+      await ch.insert("agent_runs", runs.map(runRow));
+    },
+
+    async loadRuns(keys) {
+      const out: RunRecord[] = [];
+      for (let i = 0; i < keys.length; i += LOAD_CHUNK) {
+        const chunk = keys.slice(i, i + LOAD_CHUNK);
+        const wanted = new Set(chunk.map((k) => `${k.user_id}\u0000${k.external_id}`));
+        // Two IN lists use the primary key on both columns; the exact pairs are picked below.
+        const rows = await ch.query<Raw>(
+          `SELECT ${RUN_SELECT} FROM agent_runs FINAL
+           WHERE user_id IN {users:Array(UInt64)} AND external_id IN {ids:Array(String)}`,
+          { users: [...new Set(chunk.map((k) => k.user_id))], ids: [...new Set(chunk.map((k) => k.external_id))] },
+        );
+        for (const r of rows) {
+          const run = decodeRun(r);
+          if (wanted.has(`${run.user_id}\u0000${run.external_id}`)) out.push(run);
+        }
+      }
+      return out;
+    },
+
+    async getRun(userId, externalId) {
+      const rows = await ch.query<Raw>(
+        `SELECT ${RUN_SELECT} FROM agent_runs FINAL
+         WHERE user_id = {user_id:UInt64} AND external_id = {external_id:String} LIMIT 1`,
+        { user_id: userId, external_id: externalId },
+      );
+      return rows[0] ? decodeRun(rows[0]) : undefined;
+    },
+
+    async listRuns(userId, filter: RunFilter) {
+      const limit = checkLimit(filter.limit, DEFAULT_RUNS_LIMIT, MAX_RUNS_LIMIT);
+      const params: Record<string, unknown> = { user_id: userId, take: limit + 1 };
+      const where = ["user_id = {user_id:UInt64}"];
+      if (filter.status !== undefined) {
+        where.push("status = {status:String}");
+        params.status = filter.status;
+      }
+      if (filter.agent_name !== undefined) {
+        where.push("agent_name = {agent_name:String}");
+        params.agent_name = filter.agent_name;
+      }
+      if (filter.since !== undefined) {
+        if (Number.isNaN(Date.parse(filter.since))) {
+          throw new ValidationError({ message: "since must be an ISO 8601 timestamp", field: "since" });
+        }
+        where.push("last_event_at >= {since:DateTime64(3, 'UTC')}");
+        params.since = toChTime(filter.since);
+      }
+      if (filter.config_version !== undefined) {
+        where.push("config_version = {config_version:UInt32}");
+        params.config_version = filter.config_version;
+      }
+      if (filter.cursor) {
+        const c = decodeCursor(filter.cursor);
+        where.push(`(${RUN_SORT_AT}, external_id) < ({cursor_at:DateTime64(3, 'UTC')}, {cursor_id:String})`);
+        params.cursor_at = toChTime(c.at);
+        params.cursor_id = c.id;
+      }
+      const order = `ORDER BY ${RUN_SORT_AT} DESC, external_id DESC`;
+      // Step 1 reads only the filter and sort columns of the user's runs to choose the page's keys;
+      // step 2 reads whole rows for those keys only. FINAL applies before WHERE on both.
+      const rows = await ch.query<Raw>(
+        `SELECT ${RUN_SELECT} FROM agent_runs FINAL
+         WHERE user_id = {user_id:UInt64} AND external_id IN (
+           SELECT external_id FROM agent_runs FINAL
+           WHERE ${where.join(" AND ")}
+           ${order}
+           LIMIT {take:UInt32}
+         )
+         ${order}`,
+        params,
+      );
+      const runs = rows.map(decodeRun);
+      if (runs.length <= limit) return { runs, next_cursor: null };
+      const page = runs.slice(0, limit);
+      const last = page[page.length - 1]!;
+      return { runs: page, next_cursor: encodeCursor({ at: last.started_at ?? last.last_event_at, id: last.external_id }) };
+    },
+
+    async listEvents(userId, runId, opts = {}) {
+      const limit = checkLimit(opts.limit, DEFAULT_EVENTS_LIMIT, MAX_EVENTS_LIMIT);
+      const params: Record<string, unknown> = { user_id: userId, run_id: runId, take: limit };
+      let after = "";
+      if (opts.after !== undefined) {
+        if (!UUID_RE.test(opts.after)) throw new ValidationError({ message: "after must be an event_id", field: "after" });
+        after = "AND toString(event_id) > {after:String}";
+        params.after = opts.after.toLowerCase();
+      }
+      const rows = await ch.query<Raw>(
+        `SELECT ${EVENT_SELECT} FROM agent_events
+         WHERE user_id = {user_id:UInt64} AND run_id = {run_id:UUID} ${after}
+         ORDER BY toString(event_id)
+         LIMIT 1 BY event_id
+         LIMIT {take:UInt32}`,
+        params,
+      );
+      return rows.map(decodeEvent);
+    },
+  };
+}
