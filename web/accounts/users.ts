@@ -1,0 +1,69 @@
+/** The users repository: registration rules, creation with a scrypt hash, and credential checks. */
+import { Conflict, ValidationError } from "../../core/errors.js";
+import type { Sql } from "../../core/ports/sql.js";
+import type { SessionUser } from "../deps.js";
+import { dummyPasswordHash, hashPassword, verifyPassword } from "./passwords.js";
+
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 256;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export interface NewUser {
+  readonly email: string;
+  readonly name: string;
+  readonly password: string;
+}
+
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+/** Checks the registration fields; the first problem names its field. */
+export function validateNewUser(u: NewUser): ValidationError | undefined {
+  const email = normalizeEmail(u.email ?? "");
+  if (!email) return new ValidationError({ message: "Enter your email address.", field: "email" });
+  if (email.length > 254 || !EMAIL.test(email)) return new ValidationError({ message: "Enter a valid email address, like you@example.com.", field: "email" });
+  const name = (u.name ?? "").trim();
+  if (!name) return new ValidationError({ message: "Enter your name.", field: "name" });
+  if (name.length > 100) return new ValidationError({ message: "The name can be at most 100 characters.", field: "name" });
+  const pw = u.password ?? "";
+  if (pw.length < PASSWORD_MIN) return new ValidationError({ message: `The password needs at least ${PASSWORD_MIN} characters.`, field: "password" });
+  if (pw.length > PASSWORD_MAX) return new ValidationError({ message: `The password can be at most ${PASSWORD_MAX} characters.`, field: "password" });
+  return undefined;
+}
+
+const toUser = (r: { id: unknown; name: unknown; email: unknown }): SessionUser => ({ id: Number(r.id), name: String(r.name), email: String(r.email) });
+
+/** Creates a user; ValidationError for bad fields, Conflict when the email is taken. */
+export async function createUser(sql: Sql, input: NewUser): Promise<SessionUser> {
+  const problem = validateNewUser(input);
+  if (problem) throw problem;
+  const email = normalizeEmail(input.email);
+  const passwordHash = await hashPassword(input.password);
+  const rows = await sql.query<{ id: unknown; name: unknown; email: unknown }>(
+    `INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3)
+     ON CONFLICT ((lower(email))) DO NOTHING RETURNING id, name, email`,
+    [email, input.name.trim(), passwordHash],
+  );
+  if (!rows[0]) throw new Conflict({ message: "An account with this email already exists.", field: "email" });
+  return toUser(rows[0]);
+}
+
+export async function findUserByEmail(sql: Sql, email: string): Promise<SessionUser | undefined> {
+  const rows = await sql.query<{ id: unknown; name: unknown; email: unknown }>("SELECT id, name, email FROM users WHERE lower(email) = lower($1)", [normalizeEmail(email)]);
+  return rows[0] ? toUser(rows[0]) : undefined;
+}
+
+export async function findUserById(sql: Sql, id: number): Promise<SessionUser | undefined> {
+  const rows = await sql.query<{ id: unknown; name: unknown; email: unknown }>("SELECT id, name, email FROM users WHERE id = $1", [id]);
+  return rows[0] ? toUser(rows[0]) : undefined;
+}
+
+/** The user when email and password match, else undefined. Unknown emails cost the same scrypt time. */
+export async function checkCredentials(sql: Sql, email: string, password: string): Promise<SessionUser | undefined> {
+  const rows = await sql.query<{ id: unknown; name: unknown; email: unknown; password_hash: string }>(
+    "SELECT id, name, email, password_hash FROM users WHERE lower(email) = lower($1)",
+    [normalizeEmail(email)],
+  );
+  const row = rows[0];
+  const ok = await verifyPassword(password, row?.password_hash ?? (await dummyPasswordHash()));
+  return row && ok ? toUser(row) : undefined;
+}

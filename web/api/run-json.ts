@@ -1,0 +1,42 @@
+/** The public JSON shape of runs and events in the read API (GET /api/runs, GET /api/runs/{sdk_run_id}). */
+import type { RunRecord } from "../../core/events/run.js";
+import type { StoredEvent } from "../../core/clickhouse/types.js";
+
+export function runJson(r: RunRecord) {
+  const started = r.started_at ? Date.parse(r.started_at) : NaN;
+  const ended = r.ended_at ? Date.parse(r.ended_at) : NaN;
+  return {
+    sdk_run_id: r.external_id,
+    run_id: r.run_id,
+    agent_name: r.agent_name,
+    status: r.status,
+    started_at: r.started_at,
+    ended_at: r.ended_at,
+    duration_ms: Number.isFinite(started) && Number.isFinite(ended) ? Math.max(0, ended - started) : null,
+    last_event_at: r.last_event_at,
+    framework: r.framework,
+    model: r.model,
+    prompt_tokens: r.prompt_tokens,
+    completion_tokens: r.completion_tokens,
+    total_tokens: r.total_tokens,
+    cost_usd: r.cost_usd,
+    cost_source: r.cost_source,
+    config_version: r.config_version,
+    event_count: r.event_count,
+    error_count: r.error_count,
+    last_error: r.last_error,
+    pending_question: r.pending_question,
+  };
+}
+
+export function eventJson(e: StoredEvent) {
+  return {
+    event_id: e.event_id,
+    event_type: e.event_type,
+    occurred_at: e.occurred_at,
+    received_at: e.received_at,
+    agent_name: e.agent_name,
+    config_version: e.config_version,
+    payload: e.payload,
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * Read API with the same Bearer key as ingest:
+ *   GET /api/runs?status&agent_name&since&config_version&cursor&limit → { runs, next_cursor }
+ *   GET /api/runs/{sdk_run_id}?limit&after                            → { run, events, next_after }
+ * Reads have their own rate-limit bucket per key, so polling a run never eats into the ingest budget.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { NotFound, ValidationError } from "../../core/errors.js";
+import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
+import type { RunFilter } from "../../core/clickhouse/types.js";
+import type { WebDeps } from "../deps.js";
+import type { ApiKeyAuth } from "../ingest/api-key-auth.js";
+import { enforceRateLimit } from "../ingest/rate-limit.js";
+import { eventJson, runJson } from "./run-json.js";
+
+const DEFAULT_EVENTS = 1000;
+const MAX_EVENTS = 5000;
+
+function intParam(ctx: Context, name: string, min: number, max: number): number | undefined {
+  const raw = ctx.query[name];
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (typeof raw !== "string" || !Number.isInteger(n) || n < min || n > max) {
+    throw new ValidationError({ message: `${name} must be an integer from ${min} to ${max}`, field: name });
+  }
+  return n;
+}
+
+function stringParam(ctx: Context, name: string): string | undefined {
+  const raw = ctx.query[name];
+  if (raw === undefined || raw === "") return undefined;
+  if (typeof raw !== "string") throw new ValidationError({ message: `${name} may be given once`, field: name });
+  return raw;
+}
+
+export function parseRunFilter(ctx: Context): RunFilter {
+  const status = stringParam(ctx, "status");
+  if (status !== undefined && !RUN_STATUSES.includes(status as RunStatus)) {
+    throw new ValidationError({ message: `status must be one of ${RUN_STATUSES.join(", ")}`, field: "status" });
+  }
+  const since = stringParam(ctx, "since");
+  if (since !== undefined && Number.isNaN(Date.parse(since))) {
+    throw new ValidationError({ message: "since must be an ISO 8601 timestamp, e.g. 2026-11-23T00:00:00Z", field: "since" });
+  }
+  const filter: RunFilter = {
+    status: status as RunStatus | undefined,
+    agent_name: stringParam(ctx, "agent_name"),
+    since: since === undefined ? undefined : new Date(since).toISOString(),
+    config_version: intParam(ctx, "config_version", 1, 2 ** 31 - 1),
+    cursor: stringParam(ctx, "cursor"),
+    limit: intParam(ctx, "limit", 1, 500),
+  };
+  return Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) as RunFilter;
+}
+
+export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
+  const authorize = async (ctx: Context) => {
+    const p = await auth.authenticate(ctx.req.headers.authorization);
+    await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
+    return p;
+  };
+
+  router.get("/api/runs", async (ctx) => {
+    const p = await authorize(ctx);
+    const page = await deps.events.listRuns(p.userId, parseRunFilter(ctx));
+    ctx.body = { runs: page.runs.map(runJson), next_cursor: page.next_cursor };
+  });
+
+  router.get("/api/runs/:sdk_run_id", async (ctx) => {
+    const p = await authorize(ctx);
+    const id = ctx.params.sdk_run_id!;
+    const limit = intParam(ctx, "limit", 1, MAX_EVENTS) ?? DEFAULT_EVENTS;
+    const after = stringParam(ctx, "after");
+    const run = await deps.events.getRun(p.userId, id);
+    if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(id)} not found` });
+    const events = await deps.events.listEvents(p.userId, run.run_id, { limit, after });
+    ctx.body = {
+      run: runJson(run),
+      events: events.map(eventJson),
+      next_after: events.length === limit ? events[events.length - 1]!.event_id : null,
+    };
+  });
+}

@@ -1,0 +1,100 @@
+/**
+ * The web application (Koa): ingest and read APIs (Bearer key), accounts and settings pages (session),
+ * the dashboard pages (web/pages), static files.
+ *
+ * Ingest is dispatched by the first middleware on an exact path match, ahead of sessions, routing and
+ * page concerns, so the hot path does only: key lookup (cached), rate-limit token, body read, validation,
+ * durable append.
+ */
+import Koa from "koa";
+import type { Context } from "koa";
+import Router from "@koa/router";
+import type { WebDeps } from "./deps.js";
+import { HttpProblem, sendError, toHttpError } from "./http-errors.js";
+import { createApiKeyAuth, type ApiKeyAuth } from "./ingest/api-key-auth.js";
+import { ingestHandlers } from "./ingest/routes.js";
+import { registerRunsApi } from "./api/runs.js";
+import { registerAuthRoutes } from "./auth/routes.js";
+import { csrfProtection, sessionMiddleware } from "./auth/session.js";
+import { registerApiKeySettings } from "./settings/api-keys.js";
+import { registerPages } from "./pages/index.js";
+import { serveStatic } from "./static-files.js";
+import { render } from "./views.js";
+
+export interface WebApp extends Koa {
+  /** The Bearer key authenticator (exposed so revocations elsewhere in the process can evict a key). */
+  readonly apiKeys: ApiKeyAuth;
+}
+
+const isApiRequest = (ctx: Context) =>
+  ctx.path.startsWith("/api/") || (ctx.get("Accept").includes("application/json") && !ctx.get("Accept").includes("text/html"));
+
+const PAGE_HEADINGS: Record<number, string> = {
+  400: "Bad request", 401: "Please log in", 403: "Not allowed", 404: "Page not found", 413: "Too large",
+  422: "Check the form", 429: "Slow down", 500: "Something went wrong", 503: "Temporarily unavailable",
+};
+
+export function createWebApp(deps: WebDeps): WebApp {
+  const app = new Koa() as WebApp;
+  app.keys = [deps.sessionSecret];
+  // Behind an https public URL there is a TLS-terminating proxy: trust X-Forwarded-Proto so Secure cookies work.
+  app.proxy = deps.ports.config.publicWebUrl.startsWith("https:");
+  const apiKeys = createApiKeyAuth(deps.ports.sql, deps.logger);
+  Object.defineProperty(app, "apiKeys", { value: apiKeys });
+  const ingest = ingestHandlers(deps, apiKeys);
+
+  // Errors: JSON `{error:{code,message,field?}}` for APIs, an HTML page otherwise; 500s are logged.
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new HttpProblem(404, "not_found", `no route for ${ctx.method} ${ctx.path}`);
+      }
+    } catch (err) {
+      const e = toHttpError(err);
+      if (e.status >= 500 && e.status !== 503) deps.logger.error("request failed", { method: ctx.method, path: ctx.path, err });
+      if (e.status === 503) deps.logger.warn("dependency unavailable", { method: ctx.method, path: ctx.path, err });
+      if (isApiRequest(ctx)) {
+        sendError(ctx, err);
+      } else {
+        for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
+        try {
+          render(ctx, "error.njk", { title: PAGE_HEADINGS[e.status] ?? "Error", heading: PAGE_HEADINGS[e.status] ?? "Error", message: e.body.error.message }, e.status);
+        } catch {
+          sendError(ctx, err);
+        }
+      }
+    }
+  });
+
+  app.use(async (ctx, next) => {
+    const p = ctx.path;
+    if (p === "/api/ingest" || p === "/api/ingest/batch") {
+      if (ctx.method !== "POST") {
+        ctx.set("Allow", "POST");
+        throw new HttpProblem(405, "method_not_allowed", `${ctx.method} is not allowed on ${p}; use POST`);
+      }
+      return p === "/api/ingest" ? ingest.single(ctx) : ingest.batch(ctx);
+    }
+    ctx.set("X-Content-Type-Options", "nosniff");
+    if (!p.startsWith("/api/")) {
+      ctx.set("X-Frame-Options", "DENY");
+      ctx.set("Referrer-Policy", "same-origin");
+    }
+    return next();
+  });
+
+  app.use(serveStatic());
+  app.use(sessionMiddleware(app, deps));
+  app.use(csrfProtection);
+
+  const router = new Router();
+  router.get("/healthz", (ctx) => { ctx.body = { status: "ok" }; });
+  registerRunsApi(router, deps, apiKeys);
+  registerAuthRoutes(router, deps);
+  registerApiKeySettings(router, deps, apiKeys);
+  registerPages(router, deps);
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: false }));
+  return app;
+}

@@ -1,0 +1,99 @@
+/**
+ * The one mapping from core/errors.ts (and transport-level problems) to HTTP.
+ * Every error body is `{ "error": { "code", "message", "field"? } }`.
+ */
+import type { Context } from "koa";
+import type { AppError } from "../core/errors.js";
+
+export interface ErrorBody {
+  readonly error: { readonly code: string; readonly message: string; readonly field?: string };
+}
+
+/** A transport-level failure (body too large, not JSON...) that has no core error type. */
+export class HttpProblem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface HttpError {
+  readonly status: number;
+  readonly body: ErrorBody;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+const errorBody = (code: string, message: string, field?: string): ErrorBody =>
+  ({ error: field === undefined ? { code, message } : { code, message, field } });
+
+/** Seconds for Retry-After / RateLimit-Reset: never 0 while the client must still wait. */
+export const ceilSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+const UNAVAILABLE_RETRY_SECONDS = 5;
+
+export function rateLimitHeaders(limit: number, remaining: number, resetMs: number): Record<string, string> {
+  return {
+    "RateLimit-Limit": String(limit),
+    "RateLimit-Remaining": String(Math.max(0, remaining)),
+    "RateLimit-Reset": String(ceilSeconds(resetMs)),
+  };
+}
+
+const isAppError = (e: unknown): e is AppError =>
+  typeof e === "object" && e !== null && "_tag" in e &&
+  ["ValidationError", "AuthError", "RateLimited", "Unavailable", "NotFound", "Conflict"].includes((e as { _tag: string })._tag);
+
+/** Maps any thrown value to status, body and headers. Unknown errors become a 500 without internals. */
+export function toHttpError(err: unknown): HttpError {
+  if (err instanceof HttpProblem) {
+    return { status: err.status, body: errorBody(err.code, err.message, err.field), headers: err.headers };
+  }
+  if (isAppError(err)) {
+    switch (err._tag) {
+      case "ValidationError":
+        return { status: 422, body: errorBody("validation_error", err.message, err.field), headers: {} };
+      case "AuthError":
+        return {
+          status: err.code === "forbidden" ? 403 : 401,
+          body: errorBody(err.code, err.message),
+          headers: err.code === "forbidden" ? {} : { "WWW-Authenticate": 'Bearer realm="runwatch"' },
+        };
+      case "RateLimited":
+        return {
+          status: 429,
+          body: errorBody("rate_limited", `rate limit of ${err.limit} requests per minute exceeded; retry in ${ceilSeconds(err.retryAfterMs)} s`),
+          headers: { "Retry-After": String(ceilSeconds(err.retryAfterMs)), ...rateLimitHeaders(err.limit, err.remaining, err.retryAfterMs) },
+        };
+      case "Unavailable":
+        return {
+          status: 503,
+          body: errorBody("service_unavailable", `${err.service} is unavailable: ${err.message}; retry later`),
+          headers: { "Retry-After": String(UNAVAILABLE_RETRY_SECONDS) },
+        };
+      case "NotFound":
+        return { status: 404, body: errorBody("not_found", err.message), headers: {} };
+      case "Conflict":
+        return { status: 409, body: errorBody("conflict", err.message, err.field), headers: {} };
+    }
+  }
+  const status = (err as { status?: unknown })?.status;
+  if (typeof status === "number" && status >= 400 && status < 500 && (err as { expose?: boolean }).expose) {
+    // http-errors thrown by Koa or its middleware (ctx.throw); their messages are meant for clients.
+    return { status, body: errorBody(`http_${status}`, (err as Error).message), headers: {} };
+  }
+  return { status: 500, body: errorBody("internal_error", "an unexpected error occurred; it has been logged"), headers: {} };
+}
+
+/** Writes an error response on a Koa context. */
+export function sendError(ctx: Context, err: unknown): HttpError {
+  const e = toHttpError(err);
+  ctx.status = e.status;
+  for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
+  ctx.body = e.body;
+  return e;
+}

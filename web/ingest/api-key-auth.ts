@@ -1,0 +1,100 @@
+/**
+ * Bearer API key authentication for the ingest and read APIs.
+ *
+ * The presented key is hashed (SHA-256) and looked up in api_keys. Lookups are cached for a short TTL so the
+ * hot path does not reach Postgres per request; concurrent misses for one key share a single query, and unknown
+ * keys are cached briefly too so a misconfigured client cannot hammer the database. Expiry is checked on every
+ * request against the cached expires_at; a revocation made in this process evicts the key at once, one made in
+ * another process (scale mode) takes effect within the TTL.
+ */
+import { AuthError } from "../../core/errors.js";
+import { hashApiKey, isApiKeyShape } from "../../core/ids.js";
+import type { Logger } from "../../core/logger.js";
+import type { Sql } from "../../core/ports/sql.js";
+import { findActiveKeyByHash, touchKey, type KeyPrincipal } from "../accounts/api-keys.js";
+
+export type { KeyPrincipal };
+
+export interface ApiKeyAuthOptions {
+  /** How long a found key is trusted without asking Postgres again. */
+  readonly ttlMs?: number;
+  /** How long an unknown key is remembered as unknown. */
+  readonly negativeTtlMs?: number;
+  /** last_used_at is written at most this often per key. */
+  readonly touchIntervalMs?: number;
+  readonly maxEntries?: number;
+}
+
+export interface ApiKeyAuth {
+  /** Resolves the principal for an Authorization header, or rejects with AuthError. */
+  authenticate(authorization: string | undefined): Promise<KeyPrincipal>;
+  /** Forgets a key (after revocation) so the next request re-reads it. */
+  evictKey(keyId: number): void;
+}
+
+interface Entry {
+  readonly principal: KeyPrincipal | null;
+  readonly until: number;
+}
+
+const missing = () => new AuthError({ code: "missing_api_key", message: "missing API key: send Authorization: Bearer <key>" });
+const invalid = (why: string) => new AuthError({ code: "invalid_api_key", message: why });
+
+export function createApiKeyAuth(sql: Sql, logger: Logger, opts: ApiKeyAuthOptions = {}): ApiKeyAuth {
+  const ttlMs = opts.ttlMs ?? 10_000;
+  const negativeTtlMs = opts.negativeTtlMs ?? 2_000;
+  const touchIntervalMs = opts.touchIntervalMs ?? 60_000;
+  const maxEntries = opts.maxEntries ?? 10_000;
+  const cache = new Map<string, Entry>();
+  const inflight = new Map<string, Promise<KeyPrincipal | null>>();
+  const lastTouch = new Map<number, number>();
+
+  const lookup = (hash: string): Promise<KeyPrincipal | null> => {
+    let p = inflight.get(hash);
+    if (p) return p;
+    p = findActiveKeyByHash(sql, hash)
+      .then((principal) => {
+        if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
+        cache.set(hash, { principal, until: Date.now() + (principal ? ttlMs : negativeTtlMs) });
+        return principal;
+      })
+      .finally(() => inflight.delete(hash));
+    inflight.set(hash, p);
+    return p;
+  };
+
+  const touch = (principal: KeyPrincipal, now: number) => {
+    const last = lastTouch.get(principal.keyId);
+    if (last !== undefined && now - last < touchIntervalMs) return;
+    lastTouch.set(principal.keyId, now);
+    touchKey(sql, principal.keyId).catch((err) => logger.warn("could not update api key last_used_at", { key_id: principal.keyId, err }));
+  };
+
+  const check = (principal: KeyPrincipal | null, now: number): KeyPrincipal => {
+    if (!principal) throw invalid("invalid API key: unknown or revoked");
+    if (principal.expiresAt !== null && principal.expiresAt <= now) {
+      throw new AuthError({ code: "expired_api_key", message: `API key expired at ${new Date(principal.expiresAt).toISOString()}` });
+    }
+    touch(principal, now);
+    return principal;
+  };
+
+  return {
+    async authenticate(authorization) {
+      if (!authorization) throw missing();
+      const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+      if (!m) throw invalid("invalid Authorization header: expected 'Bearer <key>'");
+      const key = m[1]!.toLowerCase();
+      if (!isApiKeyShape(key)) throw invalid("invalid API key: expected 64 hexadecimal characters");
+      const hash = hashApiKey(key);
+      const now = Date.now();
+      const hit = cache.get(hash);
+      if (hit && hit.until > now) return check(hit.principal, now);
+      return check(await lookup(hash), Date.now());
+    },
+    evictKey(keyId) {
+      for (const [hash, e] of cache) if (e.principal?.keyId === keyId) cache.delete(hash);
+      lastTouch.delete(keyId);
+    },
+  };
+}

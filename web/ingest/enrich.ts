@@ -1,0 +1,22 @@
+import type { IngestEvent, LoggedEvent } from "../../core/events/schema.js";
+import { runIdFor, uuidv7 } from "../../core/ids.js";
+
+/**
+ * Fixes owner, ids and timestamps of a validated event (see LoggedEvent). occurred_at is normalised to
+ * UTC ISO with milliseconds and defaults to the receive time; the client's event_id (idempotency) is kept.
+ */
+export function enrichEvent(e: IngestEvent, userId: number, receivedAt: Date): LoggedEvent {
+  const received = receivedAt.toISOString();
+  return {
+    event_id: e.event_id ? e.event_id.toLowerCase() : uuidv7(receivedAt.getTime()),
+    user_id: userId,
+    run_id: runIdFor(userId, e.sdk_run_id),
+    sdk_run_id: e.sdk_run_id,
+    event_type: e.event_type,
+    agent_name: e.agent_name ?? null,
+    payload: e.payload,
+    occurred_at: e.occurred_at ? new Date(e.occurred_at).toISOString() : received,
+    received_at: received,
+    config_version: e.config_version ?? null,
+  };
+}

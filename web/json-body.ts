@@ -1,0 +1,50 @@
+/**
+ * Reads a JSON request body: 415 unless the Content-Type is JSON, 413 past the byte limit (raw-body stops
+ * reading there, so an oversized body is never buffered), 400 when it is not valid JSON.
+ */
+import type { Context } from "koa";
+import getRawBody from "raw-body";
+import { HttpProblem } from "./http-errors.js";
+
+/** application/json, or any application/*+json type, with optional parameters (charset). */
+export function isJsonContentType(header: string | undefined): boolean {
+  if (!header) return false;
+  const semi = header.indexOf(";");
+  const type = (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
+  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
+}
+
+export async function readJsonBody(ctx: Context, limitBytes: number): Promise<unknown> {
+  if (!isJsonContentType(ctx.req.headers["content-type"])) {
+    throw new HttpProblem(415, "unsupported_media_type", "the request body must be JSON (Content-Type: application/json)");
+  }
+  const declared = ctx.req.headers["content-length"];
+  if (declared !== undefined && Number(declared) > limitBytes) {
+    // Refuse before reading a byte; Connection: close so the unread body does not poison the keep-alive socket.
+    ctx.set("Connection", "close");
+    throw tooLarge(limitBytes);
+  }
+  let text: string;
+  try {
+    text = await getRawBody(ctx.req, { length: declared, limit: limitBytes, encoding: "utf-8" });
+  } catch (err) {
+    const type = (err as { type?: string }).type;
+    if (type === "entity.too.large") {
+      ctx.set("Connection", "close");
+      throw tooLarge(limitBytes);
+    }
+    if (type === "request.size.invalid") throw new HttpProblem(400, "malformed_body", "the body length does not match Content-Length");
+    if (type === "encoding.unsupported" || type === "charset.unsupported") throw new HttpProblem(415, "unsupported_media_type", "the body must be UTF-8 JSON");
+    if (type === "request.aborted") throw new HttpProblem(400, "request_aborted", "the client aborted the request");
+    throw err;
+  }
+  if (text.length === 0) throw new HttpProblem(400, "malformed_json", "the request body is empty; expected a JSON object");
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HttpProblem(400, "malformed_json", `the request body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+const tooLarge = (limit: number) =>
+  new HttpProblem(413, "payload_too_large", `the request body exceeds the limit of ${limit} bytes`);

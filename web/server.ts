@@ -1,0 +1,46 @@
+/** Starts the web app on an HTTP server (default config.host:config.webPort; port 0 picks a free one). */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Ports } from "../core/runtime.js";
+import { createEventStore } from "../core/clickhouse/event-store.js";
+import { createLogger, type Logger } from "../core/logger.js";
+import { resolveSessionSecret } from "../core/secrets.js";
+import { createWebApp, type WebApp } from "./app.js";
+
+export interface WebServer {
+  readonly url: string;
+  readonly port: number;
+  readonly app: WebApp;
+  close(): Promise<void>;
+}
+
+export async function startWeb(ports: Ports, opts: { port?: number; host?: string; logger?: Logger } = {}): Promise<WebServer> {
+  const config = ports.config;
+  const logger = opts.logger ?? createLogger(config.logLevel).child({ svc: "web" });
+  const sessionSecret = await resolveSessionSecret(config);
+  const app = createWebApp({ ports, events: createEventStore(ports.clickhouse), logger, sessionSecret });
+  const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, app.callback());
+  const host = opts.host ?? config.host;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? config.webPort, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  logger.info("web listening", { url });
+  return {
+    url,
+    port,
+    app,
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Stop accepting, let in-flight requests finish (their 202s mean durable), then drop idle sockets.
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 5_000).unref();
+      }),
+  };
+}

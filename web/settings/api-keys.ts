@@ -1,0 +1,73 @@
+/**
+ * /settings/api-keys: list (name, last 4, created, expires, last used), create (the key is shown exactly
+ * once, in the response to the create form, never stored in clear) and revoke.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import type { WebDeps } from "../deps.js";
+import type { SessionUser } from "../deps.js";
+import { readForm } from "../forms.js";
+import { render } from "../views.js";
+import { requireUser } from "../auth/session.js";
+import type { ApiKeyAuth } from "../ingest/api-key-auth.js";
+import { createApiKey, listApiKeys, parseExpiry, revokeApiKey } from "../accounts/api-keys.js";
+
+export const EXPIRY_CHOICES = [
+  { value: "", label: "Never" },
+  { value: "7d", label: "7 days" },
+  { value: "30d", label: "30 days" },
+  { value: "90d", label: "90 days" },
+  { value: "1y", label: "1 year" },
+];
+
+export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
+  const { sql } = deps.ports;
+
+  const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const user = ctx.state.user as SessionUser;
+    const keys = await listApiKeys(sql, user.id);
+    ctx.set("Cache-Control", "no-store");
+    render(ctx, "settings/api-keys.njk", {
+      title: "API keys",
+      keys,
+      expiryChoices: EXPIRY_CHOICES,
+      ingestUrl: `${deps.ports.config.publicWebUrl}/api/ingest`,
+      values: {},
+      errors: {},
+      ...extra,
+    }, status);
+  };
+
+  router.get("/settings/api-keys", requireUser, (ctx) => page(ctx));
+
+  router.post("/settings/api-keys", requireUser, async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const form = await readForm(ctx);
+    const values = { name: form.name ?? "", expires: form.expires ?? "", expires_on: form.expires_on ?? "" };
+    try {
+      const expiresAt = parseExpiry(values.expires_on || values.expires);
+      const created = await createApiKey(sql, user.id, values.name, expiresAt);
+      deps.logger.info("api key created", { user_id: user.id, key_id: created.info.id });
+      await page(ctx, { created: { key: created.key, name: created.info.name, expires_at: created.info.expires_at } }, 201);
+    } catch (err) {
+      const e = err as { _tag?: string; field?: string; message: string };
+      if (e._tag !== "ValidationError") throw err;
+      await page(ctx, { values, errors: { [e.field === "expires" ? "expires" : "name"]: e.message } }, 422);
+    }
+  });
+
+  router.post("/settings/api-keys/:id/revoke", requireUser, async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const id = Number(ctx.params.id);
+    if (!Number.isSafeInteger(id) || id <= 0) return page(ctx, { flash: "No such API key." }, 404);
+    try {
+      await revokeApiKey(sql, user.id, id);
+    } catch (err) {
+      if ((err as { _tag?: string })._tag === "NotFound") return page(ctx, { flash: "No such API key." }, 404);
+      throw err;
+    }
+    auth.evictKey(id);
+    deps.logger.info("api key revoked", { user_id: user.id, key_id: id });
+    ctx.redirect("/settings/api-keys");
+  });
+}
