@@ -1,0 +1,79 @@
+/**
+ * Redis adapters against a real server (REDIS_URL): the rate limit is shared by two limiter instances
+ * (as by two ingest processes), a Redis outage falls back to the insurance limiter without hanging,
+ * and pub/sub crosses connections with prefix filtering.
+ */
+import { afterAll, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { redisRateLimiter } from "../../core/limiter/redis.js";
+import { redisPubSub } from "../../core/pubsub/redis.js";
+import type { PubSub } from "../../core/ports/pubsub.js";
+import type { RateLimiter } from "../../core/ports/rate-limiter.js";
+import { describeWith, eventually, sleep } from "./services.js";
+
+const closers: { close(): Promise<void> }[] = [];
+const track = <T extends { close(): Promise<void> }>(x: T): T => { closers.push(x); return x; };
+afterAll(async () => { await Promise.allSettled(closers.map((c) => c.close())); });
+
+describeWith(["REDIS_URL"], "redis rate limiter", () => {
+  it("shares one budget across limiter instances: 200 per minute in total", async () => {
+    const url = process.env.REDIS_URL!;
+    const a: RateLimiter = track(redisRateLimiter(url, 200));
+    const b: RateLimiter = track(redisRateLimiter(url, 200));
+    const key = `key-${randomUUID()}`;
+    const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 2 ? a : b).consume(key)));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(200);
+    const denied = decisions.filter((d) => !d.allowed);
+    expect(denied).toHaveLength(100);
+    for (const d of denied) {
+      expect(d.remaining).toBe(0);
+      expect(d.limit).toBe(200);
+      expect(d.resetMs).toBeGreaterThan(0);
+      expect(d.resetMs).toBeLessThanOrEqual(60_000);
+    }
+    // Another key has its own budget.
+    expect((await a.consume(`key-${randomUUID()}`)).allowed).toBe(true);
+  });
+
+  it("keeps limiting, in memory, without waiting when Redis cannot be reached", async () => {
+    const down = track(redisRateLimiter("redis://127.0.0.1:1", 5));
+    const key = `key-${randomUUID()}`;
+    const started = Date.now();
+    const decisions = [];
+    for (let i = 0; i < 7; i++) decisions.push(await down.consume(key));
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, false]);
+  });
+});
+
+describeWith(["REDIS_URL"], "redis pub/sub", () => {
+  it("delivers across connections to prefix subscribers, and stops after unsubscribe", async () => {
+    const url = process.env.REDIS_URL!;
+    const pub: PubSub = track(redisPubSub(url));
+    const subA: PubSub = track(redisPubSub(url));
+    const subB: PubSub = track(redisPubSub(url));
+    const ns = `t${randomUUID().slice(0, 8)}.user.`;
+    const gotA: [string, string][] = [];
+    const gotB: [string, string][] = [];
+    const unA = await subA.subscribePrefix(ns, (c, m) => gotA.push([c, m]));
+    await subB.subscribePrefix(ns, (c, m) => gotB.push([c, m]));
+    await pub.publish(`${ns}42`, JSON.stringify({ type: "event", n: 1 }));
+    await pub.publish(`other.${ns}42`, "not for us");
+    await pub.publish(`${ns}7`, "second");
+    await eventually("both subscribers got both", () => gotA.length === 2 && gotB.length === 2, 5_000);
+    expect(gotA).toEqual([[`${ns}42`, JSON.stringify({ type: "event", n: 1 })], [`${ns}7`, "second"]]);
+    expect(gotB).toEqual(gotA);
+    await unA();
+    await pub.publish(`${ns}42`, "third");
+    await eventually("B got the third", () => gotB.length === 3, 5_000);
+    await sleep(100);
+    expect(gotA).toHaveLength(2);
+  });
+
+  it("publish does not throw or hang when Redis is unreachable (best-effort delivery)", async () => {
+    const down = track(redisPubSub("redis://127.0.0.1:1"));
+    const started = Date.now();
+    await expect(down.publish("user.1", "x")).resolves.toBeUndefined();
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});
