@@ -1,0 +1,18 @@
+/**
+ * runwatch: report AI agent runs to a Runwatch server. Zero runtime dependencies; runs on Node ≥ 18, Deno,
+ * Bun and edge runtimes (fetch + timers only). LangChain.js / LangGraph.js: see "runwatch/langchain".
+ */
+export { Runwatch, getDefaultClient, DEFAULT_BASE_URL, type RunwatchOptions, type RunOptions, type EndRunOptions } from "./client.js";
+export {
+  Run,
+  type EventType,
+  type RunState,
+  type Usage,
+  type HumanInputOptions,
+  type HumanInputAnswer,
+  type StepEndOptions,
+  type ToolEndOptions,
+} from "./run.js";
+export { RunwatchError, type RunwatchErrorCode, type TransportOptions, type TransportStats } from "./transport.js";
+export { uuidv7 } from "./ids.js";
+export { preview, PREVIEW_MAX_CHARS } from "./json.js";

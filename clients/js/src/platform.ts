@@ -1,0 +1,94 @@
+/**
+ * The only contact with the host runtime. Everything is feature-detected so the same build runs on
+ * Node ≥ 18, Deno, Bun, browsers and edge runtimes: no node:* imports, only fetch, timers and crypto.
+ */
+
+interface ProcessLike {
+  env?: Record<string, string | undefined>;
+  once?: (event: string, listener: () => void) => unknown;
+  on?: (event: string, listener: () => void) => unknown;
+  off?: (event: string, listener: () => void) => unknown;
+  removeListener?: (event: string, listener: () => void) => unknown;
+}
+
+const g = globalThis as unknown as {
+  process?: ProcessLike;
+  Deno?: { unrefTimer?: (id: number) => void; refTimer?: (id: number) => void; env?: { get(name: string): string | undefined } };
+  crypto?: { randomUUID?: () => string; getRandomValues?: <T extends ArrayBufferView>(a: T) => T };
+};
+
+/** Reads an environment variable where the runtime exposes one (process.env, Deno.env); undefined elsewhere. */
+export function readEnv(name: string): string | undefined {
+  try {
+    const v = g.process?.env?.[name];
+    if (v !== undefined && v !== "") return v;
+    const d = g.Deno?.env?.get(name);
+    if (d !== undefined && d !== "") return d;
+  } catch {
+    // Deno without --allow-env throws; behave as if unset.
+  }
+  return undefined;
+}
+
+export type TimerHandle = ReturnType<typeof setTimeout>;
+
+/** Lets the runtime exit even though the timer is pending (Node/Bun `unref`, Deno `unrefTimer`). */
+export function unrefTimer(t: TimerHandle): void {
+  const h = t as unknown as { unref?: () => void };
+  if (typeof h?.unref === "function") h.unref();
+  else if (typeof t === "number" && typeof g.Deno?.unrefTimer === "function") g.Deno.unrefTimer(t);
+}
+
+/** The opposite of unrefTimer: the timer keeps the runtime alive (used while someone awaits a flush). */
+export function refTimer(t: TimerHandle): void {
+  const h = t as unknown as { ref?: () => void };
+  if (typeof h?.ref === "function") h.ref();
+  else if (typeof t === "number" && typeof g.Deno?.refTimer === "function") g.Deno.refTimer(t);
+}
+
+/** Registers a listener for the runtime's "event loop is about to go idle" moment (Node/Bun beforeExit). */
+export function onBeforeExit(listener: () => void): (() => void) | undefined {
+  const p = g.process;
+  if (!p || typeof p.on !== "function") return undefined;
+  try {
+    p.on("beforeExit", listener);
+  } catch {
+    return undefined;
+  }
+  return () => {
+    try {
+      (p.off ?? p.removeListener)?.call(p, "beforeExit", listener);
+    } catch {
+      /* ignore */
+    }
+  };
+}
+
+export function randomBytes(n: number): Uint8Array {
+  const b = new Uint8Array(n);
+  if (typeof g.crypto?.getRandomValues === "function") {
+    g.crypto.getRandomValues(b);
+  } else {
+    for (let i = 0; i < n; i++) b[i] = Math.floor(Math.random() * 256);
+  }
+  return b;
+}
+
+export function randomUuid(): string {
+  if (typeof g.crypto?.randomUUID === "function") return g.crypto.randomUUID();
+  const b = randomBytes(16);
+  b[6] = 0x40 | (b[6]! & 0x0f);
+  b[8] = 0x80 | (b[8]! & 0x3f);
+  return formatUuid(b);
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+export function formatUuid(b: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) s += "-";
+    s += HEX[b[i]!];
+  }
+  return s;
+}
