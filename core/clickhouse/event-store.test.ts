@@ -1,0 +1,252 @@
+/**
+ * The EventStore and ClickHouse migrations, on chDB always and on a ClickHouse server when CLICKHOUSE_URL
+ * is set (a fresh database per run). The same test bodies run on both transports.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { randomUUID } from "node:crypto";
+import type { ClickHouse } from "../ports/clickhouse.js";
+import type { LoggedEvent, EventType } from "../events/schema.js";
+import { newRunRecord, type RunRecord } from "../events/run.js";
+import { runIdFor, uuidv7 } from "../ids.js";
+import { ValidationError } from "../errors.js";
+import { openChdb } from "./chdb.js";
+import { openClickHouseServer } from "./server.js";
+import { migrateClickHouse } from "./migrate.js";
+import { createEventStore } from "./event-store.js";
+import type { EventStore } from "./types.js";
+
+interface Target {
+  name: string;
+  /** Why the target cannot run here, or undefined when it can. */
+  unavailable?: string;
+  setup(): Promise<void>;
+  open(): Promise<ClickHouse>;
+  teardown(): Promise<void>;
+}
+
+const chdbTarget = (): Target => {
+  let dir = "";
+  return {
+    name: "chDB",
+    setup: async () => { dir = await mkdtemp(path.join(os.tmpdir(), "runwatch-ch-test-")); },
+    open: () => openChdb(dir, "runwatch"),
+    teardown: () => rm(dir, { recursive: true, force: true }),
+  };
+};
+
+const serverTarget = (): Target => {
+  const url = process.env.CLICKHOUSE_URL;
+  const database = `runwatch_test_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  return {
+    name: "ClickHouse server",
+    unavailable: url ? undefined : "CLICKHOUSE_URL is not set",
+    setup: async () => {},
+    open: () => openClickHouseServer(url!, database),
+    teardown: async () => {
+      const ch = await openClickHouseServer(url!, database);
+      await ch.exec(`DROP DATABASE IF EXISTS ${database}`);
+      await ch.close();
+    },
+  };
+};
+
+let seq = 0;
+function event(userId: number, sdkRunId: string, type: EventType, payload: Record<string, unknown> = {}, at = new Date()): LoggedEvent {
+  return {
+    event_id: uuidv7(),
+    user_id: userId,
+    run_id: runIdFor(userId, sdkRunId),
+    sdk_run_id: sdkRunId,
+    event_type: type,
+    agent_name: type === "run_start" ? "agent-a" : null,
+    payload: { seq: seq++, ...payload },
+    occurred_at: at.toISOString(),
+    received_at: new Date().toISOString(),
+    config_version: null,
+  };
+}
+
+function run(userId: number, externalId: string, patch: Partial<RunRecord> = {}): RunRecord {
+  const at = patch.started_at ?? new Date().toISOString();
+  return { ...newRunRecord(userId, externalId, runIdFor(userId, externalId), at), started_at: at, agent_name: "agent-a", version: 1, ...patch };
+}
+
+const iso = (msAgo: number) => new Date(Date.UTC(2026, 10, 1) - msAgo).toISOString();
+
+for (const target of [chdbTarget(), serverTarget()]) {
+  const suite = () => {
+    let ch: ClickHouse;
+    let store: EventStore;
+    let user = 1000;
+    const nextUser = () => ++user;
+
+    beforeAll(async () => {
+      await target.setup();
+      ch = await target.open();
+      await migrateClickHouse(ch);
+      store = createEventStore(ch);
+    });
+    afterAll(async () => {
+      await ch?.close();
+      await target.teardown();
+    });
+
+    async function reopen(): Promise<void> {
+      await ch.close();
+      ch = await target.open();
+      store = createEventStore(ch);
+    }
+
+    it("migrations are recorded once, are idempotent, and re-run cleanly on reopen", async () => {
+      expect(await migrateClickHouse(ch)).toEqual([]);
+      await reopen();
+      expect(await migrateClickHouse(ch)).toEqual([]);
+      const tables = await ch.query<{ name: string }>("SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name");
+      expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(["agent_events", "agent_runs", "schema_migrations"]));
+      const versions = await ch.query<{ version: number }>("SELECT version FROM schema_migrations FINAL ORDER BY version");
+      expect(versions.map((v) => Number(v.version))).toEqual([1]);
+    });
+
+    it("concurrent migrators (several processes starting at once) all succeed", async () => {
+      await Promise.all([migrateClickHouse(ch), migrateClickHouse(ch), migrateClickHouse(ch)]);
+      const [row] = await ch.query<{ n: string }>("SELECT count() AS n FROM schema_migrations FINAL");
+      expect(Number(row!.n)).toBe(1);
+    });
+
+    it("keeps events and runs across close and reopen", async () => {
+      const u = nextUser();
+      const evs = [event(u, "persist", "run_start"), event(u, "persist", "step", { node_name: "plan", phase: "start" })];
+      await store.insertEvents(evs);
+      await store.upsertRuns([run(u, "persist", { event_count: 2 })]);
+      await reopen();
+      expect((await store.listEvents(u, evs[0]!.run_id)).map((e) => e.event_id)).toEqual(evs.map((e) => e.event_id));
+      expect((await store.getRun(u, "persist"))?.event_count).toBe(2);
+    });
+
+    it("stores an event inserted twice (a replay) once, and round-trips every field", async () => {
+      const u = nextUser();
+      const e = { ...event(u, "dup", "tool_call", { tool_name: "search", phase: "end", output_preview: "é ✓ \"quoted\"\n" }), config_version: 3 };
+      const other = event(u, "dup", "run_end", { cost_usd: 0.25 });
+      await store.insertEvents([e, other]);
+      await store.insertEvents([e, other]); // identical block: may be dropped at insert
+      await store.insertEvents([e]); // different block: folded on read
+      const got = await store.listEvents(u, e.run_id);
+      expect(got).toHaveLength(2);
+      expect(got[0]).toEqual({
+        event_id: e.event_id,
+        run_id: e.run_id,
+        sdk_run_id: "dup",
+        event_type: "tool_call",
+        agent_name: "",
+        payload: e.payload,
+        occurred_at: e.occurred_at,
+        received_at: e.received_at,
+        config_version: 3,
+      });
+    });
+
+    it("returns a run's events in UUIDv7 (ingest) order, whatever the insert order, with `after` paging", async () => {
+      const u = nextUser();
+      // Many ids minted in the same millisecond: ClickHouse's own UUID order would scramble these.
+      const evs = Array.from({ length: 300 }, (_, i) => event(u, "ordered", "step", { node_name: `n${i}`, phase: "start" }));
+      const shuffled = [...evs].sort(() => Math.random() - 0.5);
+      await store.insertEvents(shuffled.slice(0, 150));
+      await store.insertEvents(shuffled.slice(150));
+      const runId = evs[0]!.run_id;
+      const all = await store.listEvents(u, runId);
+      expect(all.map((e) => e.event_id)).toEqual(evs.map((e) => e.event_id));
+      const first = await store.listEvents(u, runId, { limit: 100 });
+      const rest = await store.listEvents(u, runId, { after: first[first.length - 1]!.event_id.toUpperCase() });
+      expect([...first, ...rest].map((e) => e.event_id)).toEqual(evs.map((e) => e.event_id));
+      expect(await store.listEvents(u, runIdFor(u, "no-such-run"))).toEqual([]);
+      await expect(store.listEvents(u, runId, { after: "nope" })).rejects.toBeInstanceOf(ValidationError);
+    });
+
+    it("keeps the highest run version, whatever order the versions arrive in", async () => {
+      const u = nextUser();
+      const base = run(u, "versions");
+      await store.upsertRuns([{ ...base, version: 5, status: "waiting_for_input", pending_question: "ok?" }]);
+      await store.upsertRuns([{ ...base, version: 9, status: "success", ended_at: iso(0), total_tokens: 1234, cost_usd: 0.0125 }]);
+      await store.upsertRuns([{ ...base, version: 7, status: "running" }]);
+      const got = await store.getRun(u, "versions");
+      expect(got).toEqual({ ...base, version: 9, status: "success", ended_at: iso(0), total_tokens: 1234, cost_usd: 0.0125 });
+      // A filter on a non-key column must see only the latest version (FINAL before WHERE).
+      expect((await store.listRuns(u, { status: "running" })).runs).toEqual([]);
+      expect((await store.listRuns(u, { status: "success" })).runs.map((r) => r.version)).toEqual([9]);
+      expect(await store.getRun(u, "missing")).toBeUndefined();
+    });
+
+    it("loadRuns returns the latest version of exactly the requested keys", async () => {
+      const a = nextUser();
+      const b = nextUser();
+      await store.upsertRuns([run(a, "x", { version: 1 }), run(a, "x", { version: 2, event_count: 2 }), run(a, "y"), run(b, "x", { event_count: 7 }), run(b, "z")]);
+      const got = await store.loadRuns([{ user_id: a, external_id: "x" }, { user_id: b, external_id: "x" }, { user_id: a, external_id: "absent" }]);
+      const byKey = Object.fromEntries(got.map((r) => [`${r.user_id}/${r.external_id}`, r]));
+      expect(Object.keys(byKey).sort()).toEqual([`${a}/x`, `${b}/x`].sort());
+      expect(byKey[`${a}/x`]!.event_count).toBe(2);
+      expect(byKey[`${b}/x`]!.event_count).toBe(7);
+      expect(await store.loadRuns([])).toEqual([]);
+    });
+
+    it("listRuns filters by status, agent_name, since and config_version", async () => {
+      const u = nextUser();
+      await store.upsertRuns([
+        run(u, "r1", { status: "success", agent_name: "alpha", started_at: iso(5000), last_event_at: iso(4000), config_version: 2 }),
+        run(u, "r2", { status: "error", agent_name: "alpha", started_at: iso(4000), last_event_at: iso(3000) }),
+        run(u, "r3", { status: "success", agent_name: "beta", started_at: iso(3000), last_event_at: iso(1000), config_version: 2 }),
+        run(nextUser(), "r4", { status: "success", agent_name: "alpha" }),
+      ]);
+      const ids = async (f: Parameters<EventStore["listRuns"]>[1]) => (await store.listRuns(u, f)).runs.map((r) => r.external_id);
+      expect(await ids({})).toEqual(["r3", "r2", "r1"]);
+      expect(await ids({ status: "success" })).toEqual(["r3", "r1"]);
+      expect(await ids({ agent_name: "alpha" })).toEqual(["r2", "r1"]);
+      expect(await ids({ since: iso(3000) })).toEqual(["r3", "r2"]);
+      expect(await ids({ config_version: 2, agent_name: "beta" })).toEqual(["r3"]);
+      expect(await ids({ status: "waiting_for_input" })).toEqual([]);
+      await expect(store.listRuns(u, { since: "yesterday" })).rejects.toBeInstanceOf(ValidationError);
+    });
+
+    it("listRuns pages newest first with an opaque cursor, without gaps or repeats", async () => {
+      const u = nextUser();
+      // Equal start times on some runs, so the external_id tie-break matters; one run without run_start.
+      const runs = Array.from({ length: 23 }, (_, i) => run(u, `run-${String(i).padStart(2, "0")}`, { started_at: iso(Math.floor(i / 3) * 1000) }));
+      runs.push(run(u, "no-start", { started_at: null, last_event_at: iso(3500) }));
+      await store.upsertRuns(runs);
+      const expected = [...runs]
+        .sort((a, b) => (b.started_at ?? b.last_event_at).localeCompare(a.started_at ?? a.last_event_at) || b.external_id.localeCompare(a.external_id))
+        .map((r) => r.external_id);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await store.listRuns(u, { limit: 5, cursor });
+        expect(page.runs.length).toBeLessThanOrEqual(5);
+        seen.push(...page.runs.map((r) => r.external_id));
+        // A newer version of an already listed run must not make it appear again.
+        if (pages === 0) await store.upsertRuns([{ ...page.runs[0]!, version: 2, status: "success" }]);
+        cursor = page.next_cursor ?? undefined;
+        pages++;
+      } while (cursor);
+      expect(pages).toBe(5);
+      expect(seen).toEqual(expected);
+      expect((await store.listRuns(u, { limit: 24 })).next_cursor).toBeNull();
+      await expect(store.listRuns(u, { cursor: "garbage" })).rejects.toBeInstanceOf(ValidationError);
+      await expect(store.listRuns(u, { limit: 0 })).rejects.toBeInstanceOf(ValidationError);
+      await expect(store.listRuns(u, { limit: 501 })).rejects.toBeInstanceOf(ValidationError);
+      expect((await store.listRuns(u, { limit: 500 })).runs).toHaveLength(24);
+    });
+  };
+
+  if (target.unavailable && process.env.REQUIRE_SERVICES === "1") {
+    describe(`EventStore on ${target.name}`, () => {
+      it("needs its server", () => { throw new Error(`REQUIRE_SERVICES=1 but ${target.unavailable}`); });
+    });
+  } else if (target.unavailable) {
+    describe.skip(`EventStore on ${target.name} (skipped: ${target.unavailable})`, suite);
+  } else {
+    describe(`EventStore on ${target.name}`, suite);
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The server ClickHouse transport: @clickhouse/client over HTTP. It differs from chDB only in transport;
+ * the SQL is the same (event-store.ts, migrations/). Needs a server with query parameters and DateTime64
+ * (ClickHouse 21.x or newer; Debian's 18.16 has neither, see docs/STORAGE.md).
+ */
+import { createClient, type ClickHouseClient, type ClickHouseSettings } from "@clickhouse/client";
+import type { ClickHouse } from "../ports/clickhouse.js";
+import { CLICKHOUSE_SETTINGS, quoteIdent } from "./settings.js";
+
+const settings: ClickHouseSettings = {
+  ...CLICKHOUSE_SETTINGS,
+  // A retried insert of the same block (same rows, same order) is dropped by the server
+  // (tables set non_replicated_deduplication_window; Replicated tables dedupe by default).
+  insert_deduplicate: 1,
+  // Inserts are synchronous: the pipeline commits its log offset only after the rows are stored.
+  async_insert: 0,
+};
+
+const clientFor = (url: string, database: string): ClickHouseClient =>
+  createClient({
+    url,
+    database,
+    clickhouse_settings: settings,
+    application: "runwatch",
+    // loadRuns can bind 1,000 keys; long parameter lists go in the body instead of the URL.
+    use_multipart_params_auto: true,
+  });
+
+export async function openClickHouseServer(url: string, database: string): Promise<ClickHouse> {
+  const admin = clientFor(url, "default");
+  try {
+    const ping = await admin.ping();
+    if (!ping.success) throw new Error(`ClickHouse at ${redact(url)} is unreachable: ${String(ping.error)}`);
+    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}` });
+  } finally {
+    await admin.close();
+  }
+  const client = clientFor(url, database);
+  const query_params = (params?: Record<string, unknown>) => (params && Object.keys(params).length ? params : undefined);
+  return {
+    async query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
+      const rs = await client.query({ query: sql, query_params: query_params(params), format: "JSONEachRow" });
+      return rs.json<T>();
+    },
+    async exec(sql: string, params?: Record<string, unknown>): Promise<void> {
+      await client.command({ query: sql, query_params: query_params(params) });
+    },
+    async insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+      if (rows.length === 0) return;
+      await client.insert({ table, values: rows as Record<string, unknown>[], format: "JSONEachRow" });
+    },
+    close: () => client.close(),
+  };
+}
+
+/** The URL without its password, for error messages. */
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "<invalid url>";
+  }
+}
