@@ -36,7 +36,8 @@ export function resolveSessionSecret(config: Pick<Config, "env" | "dataDir" | "s
   return p;
 }
 
-async function readOrCreate(file: string): Promise<string> {
+/** Reads the secret kept in `file`, or creates it (0600) once; concurrent first starts agree on one value. */
+export async function readOrCreate(file: string): Promise<string> {
   try {
     const existing = (await fs.readFile(file, "utf8")).trim();
     if (existing.length >= MIN_LENGTH) return existing;
