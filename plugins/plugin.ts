@@ -1,0 +1,87 @@
+/**
+ * The pipeline plugin interface. A plugin is one module whose default export (or `plugin` export) is a Plugin,
+ * or a factory `(ctx) => Plugin`. The pipeline runs the chain for every batch it takes from the event log:
+ *
+ *   for each event, in log order:   plugin.onEvent(event, run, batch)   for every plugin, in chain order
+ *   store the batch:                 agent_events + changed agent_runs rows (ClickHouse)
+ *   once per batch:                  plugin.afterCommit(batch)           for every plugin, in chain order
+ *   commit the log offset
+ *
+ * Delivery is at-least-once: after a crash or a failed hook the same batch is processed again (storage dedups on
+ * event_id). So afterCommit side effects must be idempotent or tolerate a repeat (a repeated broadcast is
+ * harmless; a counter needs a dedup key, see cost-aggregation.ts). A hook that throws fails the whole batch,
+ * which is retried with backoff; it is never skipped. Keep onEvent synchronous and cheap: no I/O per event.
+ *
+ * See plugins/README.md for a walk-through and plugins/examples/ for a complete plugin with its test.
+ */
+import type { Config } from "../core/config.js";
+import type { EventStore } from "../core/clickhouse/types.js";
+import type { RunRecord } from "../core/events/run.js";
+import type { LoggedEvent } from "../core/events/schema.js";
+import type { Logger } from "../core/logger.js";
+import type { ClickHouse } from "../core/ports/clickhouse.js";
+import type { PubSub } from "../core/ports/pubsub.js";
+import type { Sql } from "../core/ports/sql.js";
+
+/** What a plugin may use: the ports, the config, a logger and the event store. Given to init(). */
+export interface PluginContext {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly sql: Sql;
+  readonly clickhouse: ClickHouse;
+  readonly pubsub: PubSub;
+  readonly store: EventStore;
+}
+
+/**
+ * The pipeline's working copy of one run during a batch. Plugins change `run` in place; the runner writes
+ * a new agent_runs row (with a higher version) for every run whose draft changed in the batch.
+ */
+export interface RunDraft {
+  /** The run as it will be stored. Mutate its fields; `version` is assigned by the runner. */
+  readonly run: RunRecord;
+  /** True until the first event of this run has been processed (no stored row, nothing applied yet). */
+  readonly fresh: boolean;
+}
+
+/** An event as plugins see it in onEvent: the payload may be replaced or edited (e.g. truncated). */
+export interface PipelineEvent extends LoggedEvent {
+  /**
+   * The event_id is already stored (a client retry with the same event_id, or a replay after a crash).
+   * It is not stored again, not counted again and not broadcast again; status rules still see it (they are
+   * idempotent).
+   */
+  readonly duplicate: boolean;
+}
+
+/** One batch, as passed to onEvent (still being processed) and afterCommit (stored). */
+export interface Batch {
+  /** The batch's events in log order (after onEvent changed them). */
+  readonly events: readonly PipelineEvent[];
+  /** Drafts of every run the batch touched, keyed by `${user_id}:${external_id}` (core/events logKey). */
+  readonly runs: ReadonlyMap<string, RunDraft>;
+  /** Scratch space shared between a plugin's onEvent and afterCommit calls for this batch (key by plugin name). */
+  readonly scratch: Map<string, unknown>;
+}
+
+export interface Plugin {
+  /** Unique in the chain; used in logs and as the scratch key. */
+  readonly name: string;
+  /** Called once before the first batch. */
+  init?(ctx: PluginContext): void | Promise<void>;
+  /**
+   * Called for each event, in log order, before storage. May edit `event.payload` and `run.run`.
+   * Events of one run always arrive in order and never concurrently.
+   */
+  onEvent?(event: PipelineEvent, run: RunDraft, batch: Batch): void | Promise<void>;
+  /** Called once per batch after its events and runs are stored (alerts, notifications, broadcast). */
+  afterCommit?(batch: Batch): void | Promise<void>;
+  /** Called once when the pipeline stops. */
+  close?(): void | Promise<void>;
+}
+
+/** A module path in RUNWATCH_PLUGINS may export a Plugin or a factory of one. */
+export type PluginFactory = (ctx: PluginContext) => Plugin | Promise<Plugin>;
+
+/** Type helper for plugin authors: `export default definePlugin({ name: "x", onEvent(e, run) { ... } })`. */
+export const definePlugin = <P extends Plugin>(plugin: P): P => plugin;
