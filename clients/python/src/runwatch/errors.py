@@ -1,0 +1,11 @@
+"""Exceptions the client raises. Event delivery never raises; only explicit waits (human input) can."""
+
+from __future__ import annotations
+
+
+class RunwatchError(Exception):
+    """A Runwatch API call that the caller waits for failed (e.g. the API key was refused)."""
+
+
+class HumanInputTimeout(RunwatchError, TimeoutError):
+    """No answer to a human-input request arrived within the timeout."""
