@@ -1,0 +1,143 @@
+/**
+ * Account administration shared by the CLI and a running server.
+ *
+ * PGlite is single-process, so while `runwatch start` owns a data dir, `runwatch user create` must not open it
+ * too. The server therefore listens on a Unix socket in the data dir (mode 0600: only its owner may talk to it)
+ * and the CLI sends its command there; when no server runs, the CLI opens the database itself.
+ * Protocol: one JSON request line, one JSON response line.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import type { Sql } from "../core/ports/sql.js";
+import type { SessionUser } from "../web/deps.js";
+import { createUser, findUserByEmail } from "../web/accounts/users.js";
+import { createApiKey, parseExpiry, type ApiKeyInfo } from "../web/accounts/api-keys.js";
+
+export type AdminRequest =
+  | { cmd: "user.create"; email: string; name: string; password: string }
+  | { cmd: "key.create"; email: string; name: string; expires?: string }
+  | { cmd: "demo.account"; email: string; name: string; password: string }
+  | { cmd: "info" };
+
+export type AdminResult =
+  | { user: SessionUser }
+  | { user: SessionUser; key: string; info: ApiKeyInfo; created_user?: boolean }
+  | { web_url: string | null };
+
+export interface AdminFailure { tag: string; message: string; field?: string }
+
+export class AdminError extends Error {
+  constructor(readonly failure: AdminFailure) {
+    super(failure.message);
+  }
+}
+
+/** Executes one command against the metadata store. */
+export async function runAdmin(sql: Sql, req: AdminRequest, webUrl: string | null = null): Promise<AdminResult> {
+  switch (req.cmd) {
+    case "user.create":
+      return { user: await createUser(sql, req) };
+    case "key.create": {
+      const user = await findUserByEmail(sql, req.email);
+      if (!user) throw new AdminError({ tag: "NotFound", message: `no user with email ${req.email}; create one with \`runwatch user create\``, field: "email" });
+      const { key, info } = await createApiKey(sql, user.id, req.name, parseExpiry(req.expires));
+      return { user, key, info };
+    }
+    case "demo.account": {
+      let user = await findUserByEmail(sql, req.email);
+      const created = !user;
+      user ??= await createUser(sql, req);
+      const { key, info } = await createApiKey(sql, user.id, `demo ${new Date().toISOString().slice(0, 16)}`, null);
+      return { user, key, info, created_user: created };
+    }
+    case "info":
+      return { web_url: webUrl };
+  }
+}
+
+const toFailure = (err: unknown): AdminFailure => {
+  if (err instanceof AdminError) return err.failure;
+  const e = err as { _tag?: string; message?: string; field?: string };
+  if (e._tag) return { tag: e._tag, message: e.message ?? e._tag, field: e.field };
+  return { tag: "Internal", message: (err as Error)?.message ?? String(err) };
+};
+
+/** Where the admin socket of a data dir lives (Unix socket paths are limited to ~107 bytes). */
+export function adminSocketPath(dataDir: string): string {
+  const p = path.join(dataDir, "runwatch.sock");
+  if (Buffer.byteLength(p) < 100) return p;
+  return path.join(os.tmpdir(), `runwatch-${createHash("sha256").update(dataDir).digest("hex").slice(0, 16)}.sock`);
+}
+
+/** Sends one request to a running server; undefined when no server listens on the socket. */
+export function callAdmin(socketPath: string, req: AdminRequest, timeoutMs = 30_000): Promise<AdminResult | undefined> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(socketPath);
+    let buf = "";
+    const timer = setTimeout(() => { sock.destroy(); reject(new Error("the running server did not answer on its admin socket")); }, timeoutMs);
+    sock.setEncoding("utf8");
+    sock.on("connect", () => sock.write(JSON.stringify(req) + "\n"));
+    sock.on("data", (d) => {
+      buf += d;
+      const nl = buf.indexOf("\n");
+      if (nl === -1) return;
+      clearTimeout(timer);
+      sock.end();
+      const res = JSON.parse(buf.slice(0, nl)) as { ok: true; result: AdminResult } | { ok: false; error: AdminFailure };
+      if (res.ok) resolve(res.result);
+      else reject(new AdminError(res.error));
+    });
+    sock.on("error", (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (err.code === "ENOENT" || err.code === "ECONNREFUSED") resolve(undefined);
+      else reject(err);
+    });
+  });
+}
+
+/**
+ * Serves admin commands for a running server. Refuses to start when another live server already owns the
+ * socket; a socket file left by a killed server is removed.
+ */
+export async function serveAdmin(socketPath: string, sql: Sql, webUrl: string | null): Promise<{ close(): Promise<void> }> {
+  if (await callAdmin(socketPath, { cmd: "info" }, 2_000).catch(() => undefined)) {
+    throw new Error(`another Runwatch server is already running on this data dir (admin socket ${socketPath})`);
+  }
+  await fs.rm(socketPath, { force: true });
+  const server = net.createServer((sock) => {
+    let buf = "";
+    sock.setEncoding("utf8");
+    sock.on("error", () => sock.destroy());
+    sock.on("data", (d) => {
+      buf += d;
+      if (buf.length > 64 * 1024) return sock.destroy();
+      const nl = buf.indexOf("\n");
+      if (nl === -1) return;
+      let req: AdminRequest;
+      try {
+        req = JSON.parse(buf.slice(0, nl)) as AdminRequest;
+      } catch {
+        return sock.end(JSON.stringify({ ok: false, error: { tag: "BadRequest", message: "invalid JSON" } }) + "\n");
+      }
+      runAdmin(sql, req, webUrl).then(
+        (result) => sock.end(JSON.stringify({ ok: true, result }) + "\n"),
+        (err) => sock.end(JSON.stringify({ ok: false, error: toFailure(err) }) + "\n"),
+      );
+    });
+  });
+  const oldUmask = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => server.once("error", reject).listen(socketPath, () => resolve()));
+  } finally {
+    process.umask(oldUmask);
+  }
+  await fs.chmod(socketPath, 0o600);
+  return {
+    close: () => new Promise<void>((resolve) => server.close(() => { fs.rm(socketPath, { force: true }).finally(resolve); })),
+  };
+}
+
+export { toFailure as adminFailureOf };

@@ -1,0 +1,227 @@
+/**
+ * The `runwatch` command line (deploy/bin/runwatch.mjs loads this file through tsx).
+ *
+ *   runwatch start [--role web|pipeline|gateway|agents|all]   (comma-separated roles allowed)
+ *   runwatch migrate
+ *   runwatch user create --email <e> --name <n> --password <p>
+ *   runwatch key create --email <e> --name <n> [--expires 30d|2027-01-31]
+ *   runwatch demo [--email <e>] [--password <p>]
+ */
+import { parseArgs } from "node:util";
+import { loadConfig, type Config } from "../core/config.js";
+import { createLogger, type Logger } from "../core/logger.js";
+import { openPorts, type Ports } from "../core/runtime.js";
+import { resolveSessionSecret } from "../core/secrets.js";
+import { AdminError, adminSocketPath, callAdmin, runAdmin, serveAdmin, type AdminRequest, type AdminResult } from "./admin.js";
+import { ROLES, parseRoles, portsFor, type RunningService } from "./roles.js";
+import { demoRuns, ingestDemo } from "./demo.js";
+
+const USAGE = `Runwatch: observability for AI agent runs.
+
+Usage:
+  runwatch start [--role web|pipeline|gateway|agents|all]  start services (default: all in one process)
+  runwatch migrate                                         apply database migrations and exit
+  runwatch user create --email E --name N --password P     create a login account
+  runwatch key create --email E --name N [--expires 30d]   create an API key for that account (printed once)
+  runwatch demo [--email E] [--password P]                 demo account, key and a few runs to look at
+
+Environment: RUNWATCH_DATA_DIR (default ./.data), RUNWATCH_WEB_PORT (8080), RUNWATCH_GATEWAY_PORT (8082),
+RUNWATCH_AGENTS_PORT (8081), RUNWATCH_HOST (127.0.0.1), SESSION_SECRET, KAFKA_BROKERS, CLICKHOUSE_URL,
+DATABASE_URL, REDIS_URL. See README.md.`;
+
+class UsageError extends Error {}
+
+const out = (s: string) => process.stdout.write(s + "\n");
+
+/** The config every role shares, with the session secret resolved once (env, or the data dir's file). */
+async function resolvedConfig(): Promise<Config> {
+  const config = loadConfig();
+  return { ...config, sessionSecret: await resolveSessionSecret(config) };
+}
+
+function required(values: Record<string, unknown>, ...names: string[]): void {
+  const missing = names.filter((n) => typeof values[n] !== "string" || values[n] === "");
+  if (missing.length) throw new UsageError(`missing ${missing.map((n) => `--${n}`).join(", ")}`);
+}
+
+/** Runs an admin command on the running server of this data dir, or directly on the database when none runs. */
+async function admin(config: Config, req: AdminRequest): Promise<AdminResult> {
+  if (!config.databaseUrl) {
+    const viaServer = await callAdmin(adminSocketPath(config.dataDir), req);
+    if (viaServer) return viaServer;
+  }
+  const ports = await openPorts(config, ["sql"]);
+  try {
+    return await runAdmin(ports.sql, req);
+  } finally {
+    await ports.close();
+  }
+}
+
+async function start(config: Config, roleArg: string | undefined, logger: Logger): Promise<void> {
+  const roles = parseRoles(roleArg);
+  const ports = await openPorts(config, portsFor(roles));
+  const running: RunningService[] = [];
+  let adminServer: { close(): Promise<void> } | undefined;
+  let stopping = false;
+
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      logger.warn("second signal: exiting now", { signal });
+      process.exit(130);
+    }
+    stopping = true;
+    logger.info("shutting down", { signal });
+    // Web first (no new 202s), the pipeline last (it finishes and commits the batch in flight).
+    for (const svc of [...running].reverse()) {
+      await svc.close().catch((err) => logger.error("service did not stop cleanly", { role: svc.role, err }));
+    }
+    await adminServer?.close().catch(() => {});
+    await ports.close().catch((err) => logger.error("closing ports failed", { err }));
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+
+  try {
+    for (const role of roles) {
+      const svc = await ROLES[role].start(ports, config, logger);
+      if (svc) running.push(svc);
+    }
+    const web = running.find((s) => s.role === "web");
+    if (!config.databaseUrl && roles.includes("web")) {
+      adminServer = await serveAdmin(adminSocketPath(config.dataDir), ports.sql, web?.url ?? null);
+    }
+  } catch (err) {
+    for (const svc of running.reverse()) await svc.close().catch(() => {});
+    await ports.close().catch(() => {});
+    throw err;
+  }
+
+  out("Runwatch is running");
+  for (const svc of running) out(`  ${svc.role.padEnd(9)} ${svc.url ?? "consuming the event log"}`);
+  out(`  data dir  ${config.dataDir}`);
+  if (running.some((s) => s.role === "web")) {
+    out("First steps: `runwatch demo`, or `runwatch user create ...` then `runwatch key create ...` (see README.md). Ctrl-C stops.");
+  }
+}
+
+async function demo(config: Config, values: Record<string, unknown>, logger: Logger): Promise<void> {
+  const email = (values.email as string | undefined) ?? "demo@runwatch.dev";
+  const password = (values.password as string | undefined) ?? "runwatch-demo";
+  const account = { cmd: "demo.account", email, name: "Demo User", password } as const;
+
+  let baseUrl: string | null = null;
+  let result: AdminResult | undefined;
+  let local: { ports: Ports; services: RunningService[] } | undefined;
+  if (!config.databaseUrl) {
+    result = await callAdmin(adminSocketPath(config.dataDir), account);
+    if (result) baseUrl = ((await callAdmin(adminSocketPath(config.dataDir), { cmd: "info" })) as { web_url: string | null }).web_url;
+  }
+  try {
+    if (!result) {
+      // No server runs on this data dir: run web (on a free port) and the pipeline here, just for the demo.
+      const ports = await openPorts(config);
+      local = { ports, services: [] };
+      const pipeline = await ROLES.pipeline.start(ports, config, logger);
+      if (!pipeline) throw new Error("this build has no pipeline; the demo runs cannot be processed");
+      local.services.push(pipeline);
+      const { startWeb } = await import("../web/server.js");
+      const web = await startWeb(ports, { port: 0, host: "127.0.0.1", logger: logger.child({ svc: "web" }) });
+      local.services.push({ role: "web", url: web.url, close: () => web.close() });
+      baseUrl = web.url;
+      result = await runAdmin(ports.sql, account);
+    }
+    if (!baseUrl) throw new Error("the running server has no web role; start it with --role all or web");
+    const { user, key, created_user } = result as { user: { email: string }; key: string; created_user?: boolean };
+    const outcomes = await ingestDemo(baseUrl, key, demoRuns());
+    out(`Demo data is in. ${outcomes.length} runs:`);
+    for (const o of outcomes) out(`  ${o.sdk_run_id.padEnd(34)} ${o.status.padEnd(18)} ${o.event_count} events`);
+    out("");
+    out(`Log in at ${config.publicWebUrl}/login`);
+    out(`  email     ${user.email}`);
+    out(`  password  ${created_user ? password : "(unchanged: the demo account already existed)"}`);
+    out(`API key (shown once): ${key}`);
+    if (local) out("Start the server with `npm start` to see them in the dashboard.");
+    if (created_user && !values.password) out("The demo password is public: do not use this account on a server others can reach.");
+  } finally {
+    if (local) {
+      for (const s of local.services.reverse()) await s.close().catch(() => {});
+      await local.ports.close();
+    }
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      role: { type: "string" },
+      email: { type: "string" },
+      name: { type: "string" },
+      password: { type: "string" },
+      expires: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const [cmd, sub] = positionals;
+  if (values.help || !cmd || cmd === "help") {
+    out(USAGE);
+    return cmd || values.help ? 0 : 1;
+  }
+  const config = await resolvedConfig();
+  const logger = createLogger(config.logLevel);
+  switch (`${cmd}${sub ? " " + sub : ""}`) {
+    case "start":
+      await start(config, values.role, logger);
+      return -1; // keep running until a signal
+    case "migrate": {
+      const ports = await openPorts(config, ["sql", "clickhouse"]);
+      const applied = await ports.sql.query<{ version: number; name: string }>("SELECT version, name FROM schema_migrations ORDER BY version");
+      await ports.close();
+      out(`Schemas are up to date (Postgres migrations: ${applied.map((m) => m.version).join(", ") || "none"}; ClickHouse migrated).`);
+      return 0;
+    }
+    case "user create": {
+      required(values, "email", "name", "password");
+      const { user } = (await admin(config, { cmd: "user.create", email: values.email!, name: values.name!, password: values.password! })) as { user: { id: number; email: string } };
+      out(`Created user ${user.email} (id ${user.id}).`);
+      return 0;
+    }
+    case "key create": {
+      required(values, "email", "name");
+      const r = (await admin(config, { cmd: "key.create", email: values.email!, name: values.name!, expires: values.expires })) as {
+        key: string; info: { name: string; expires_at: string | null };
+      };
+      out(r.key);
+      process.stderr.write(`API key "${r.info.name}" for ${values.email}${r.info.expires_at ? `, expires ${r.info.expires_at}` : ""}. It is shown only this once; store it now.\n`);
+      return 0;
+    }
+    case "demo":
+      await demo(config, values, logger);
+      return 0;
+    default:
+      throw new UsageError(`unknown command: ${positionals.join(" ")}`);
+  }
+}
+
+export async function runCli(argv: string[]): Promise<void> {
+  try {
+    const code = await main(argv);
+    if (code >= 0) process.exit(code);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`runwatch: ${err.message}\n\n${USAGE}\n`);
+      process.exit(2);
+    }
+    const e = err as { _tag?: string; message?: string; field?: string };
+    if (err instanceof AdminError || e._tag) {
+      process.stderr.write(`runwatch: ${e.message}\n`);
+      process.exit(1);
+    }
+    process.stderr.write(`runwatch: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exit(1);
+  }
+}
