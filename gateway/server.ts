@@ -17,6 +17,7 @@ import type { Config } from "../core/config.js";
 import type { Ports } from "../core/runtime.js";
 import { userChannel } from "../core/ports/pubsub.js";
 import { verifyRealtimeToken } from "../core/tokens.js";
+import { resolveSessionSecret } from "../core/secrets.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { CloseCode, frame, parseClientMessage, type ErrorCode } from "./protocol.js";
 
@@ -50,7 +51,7 @@ interface SocketData {
 
 export async function startGateway(ports: Ports, config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config.logLevel).child({ svc: "gateway" });
-  const secret = opts.sessionSecret ?? (await (await import("../core/secrets.js")).resolveSessionSecret(config));
+  const secret = opts.sessionSecret ?? (await resolveSessionSecret(config));
   const idleTimeout = opts.idleTimeoutSeconds ?? 32;
   const sockets = new Set<uWS.WebSocket<SocketData>>();
   let dropped = 0;

@@ -1,11 +1,22 @@
 import type Router from "@koa/router";
 import type { WebDeps } from "../deps.js";
+import * as dashboard from "./dashboard.js";
+import * as run from "./run.js";
+import * as agents from "./agents.js";
+import * as alerts from "./alerts.js";
+import * as costs from "./costs.js";
+import * as realtimeToken from "./realtime-token.js";
 
 /**
- * Mounts the session-authenticated dashboard pages (/dashboard, /dashboard/:run, /agents, /alerts, /costs, ...).
- * Each page module exports register(router, deps); add one line per module here.
+ * Mounts the session-authenticated dashboard pages (/dashboard, /dashboard/:run, /errors, /agents, /alerts,
+ * /costs) and GET /api/realtime/token. Each page module exports register(router, deps); add one line per module.
  */
 export function registerPages(router: Router, deps: WebDeps): void {
-  void router;
-  void deps;
+  router.get("/", (ctx) => ctx.redirect("/dashboard"));
+  dashboard.register(router, deps);
+  run.register(router, deps);
+  agents.register(router, deps);
+  alerts.register(router, deps);
+  costs.register(router, deps);
+  realtimeToken.register(router, deps);
 }

@@ -1,0 +1,99 @@
+/**
+ * GET /dashboard: counts by status, what needs attention (running, waiting for input, recent errors) and the
+ * latest runs, filterable by status, agent and config version, cursor-paginated. GET /errors is the same list
+ * narrowed to failed runs, with their last error. `?fragment=summary` returns only the summary block, which
+ * the live script re-fetches (throttled) when statuses change; rows are patched from the pushed message itself.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import type { SessionUser, WebDeps } from "../deps.js";
+import type { RunFilter } from "../../core/clickhouse/types.js";
+import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
+import { ValidationError } from "../../core/errors.js";
+import { requireUser } from "../auth/session.js";
+import { queryParam, renderFragment, renderPage } from "./render.js";
+import { agentRunStats, statusCounts } from "./run-stats.js";
+
+export const PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 200;
+const PANEL_SIZE = 6;
+
+interface Filters {
+  status?: RunStatus;
+  agent?: string;
+  config_version?: number;
+  cursor?: string;
+  limit: number;
+}
+
+function readFilters(ctx: Context): Filters {
+  const status = queryParam(ctx, "status");
+  const version = Number(queryParam(ctx, "config_version"));
+  const limit = Number(queryParam(ctx, "limit"));
+  return {
+    status: (RUN_STATUSES as readonly string[]).includes(status ?? "") ? (status as RunStatus) : undefined,
+    agent: queryParam(ctx, "agent")?.slice(0, 200),
+    config_version: Number.isInteger(version) && version > 0 ? version : undefined,
+    cursor: queryParam(ctx, "cursor"),
+    limit: Number.isInteger(limit) && limit > 0 ? Math.min(limit, MAX_PAGE_SIZE) : PAGE_SIZE,
+  };
+}
+
+async function summary(deps: WebDeps, userId: number) {
+  const [counts, running, waiting, errors] = await Promise.all([
+    statusCounts(deps.ports.clickhouse, userId),
+    deps.events.listRuns(userId, { status: "running", limit: PANEL_SIZE }),
+    deps.events.listRuns(userId, { status: "waiting_for_input", limit: PANEL_SIZE }),
+    deps.events.listRuns(userId, { status: "error", limit: PANEL_SIZE }),
+  ]);
+  return { counts, running: running.runs, waiting: waiting.runs, errors: errors.runs };
+}
+
+export function register(router: Router, deps: WebDeps): void {
+  const list = (view: "dashboard" | "errors") => async (ctx: Context) => {
+    const user = ctx.state.user as SessionUser;
+    if (view === "dashboard" && ctx.query.fragment === "summary") {
+      return renderFragment(ctx, "_dashboard_summary.njk", await summary(deps, user.id));
+    }
+    const f = readFilters(ctx);
+    if (view === "errors") f.status = "error";
+    const filter: RunFilter = {
+      status: f.status, agent_name: f.agent, config_version: f.config_version, cursor: f.cursor, limit: f.limit,
+    };
+    let page;
+    try {
+      page = await deps.events.listRuns(user.id, filter);
+    } catch (err) {
+      // A stale or hand-edited cursor: start again from the first page rather than fail.
+      if (err instanceof ValidationError && f.cursor) return ctx.redirect(ctx.path + qs({ status: f.status, agent: f.agent, config_version: f.config_version }));
+      throw err;
+    }
+    const keep = { status: view === "errors" ? undefined : f.status, agent: f.agent, config_version: f.config_version, limit: f.limit === PAGE_SIZE ? undefined : f.limit };
+    const [sum, agents] = await Promise.all([
+      view === "dashboard" ? summary(deps, user.id) : Promise.resolve(undefined),
+      agentRunStats(deps.ports.clickhouse, user.id),
+    ]);
+    renderPage(ctx, "dashboard.njk", {
+      title: view === "errors" ? "Errors" : "Dashboard",
+      view,
+      summary: sum,
+      runs: page.runs,
+      next_cursor: page.next_cursor,
+      filters: f,
+      newest_url: ctx.path + qs(keep),
+      next_url: page.next_cursor ? ctx.path + qs({ ...keep, cursor: page.next_cursor }) : null,
+      statuses: RUN_STATUSES,
+      agent_names: agents.map((a) => a.agent_name).filter(Boolean).sort(),
+      error_total: view === "errors" ? (await statusCounts(deps.ports.clickhouse, user.id)).error : undefined,
+    });
+  };
+  router.get("/dashboard", requireUser, list("dashboard"));
+  router.get("/errors", requireUser, list("errors"));
+}
+
+function qs(params: Record<string, unknown>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== "" && k !== "limit") q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}

@@ -1,0 +1,37 @@
+/**
+ * Rendering for the dashboard pages: the shared Nunjucks environment of web/views.ts (autoescaped) plus the
+ * display filters shared with the browser (web/static/format.js), so server-rendered and live-patched rows
+ * look the same.
+ */
+import nunjucks from "nunjucks";
+import type { Context } from "koa";
+import * as fmt from "../static/format.js";
+import { render, views } from "../views.js";
+
+export function installFilters(env: nunjucks.Environment): void {
+  env.addFilter("duration", fmt.duration);
+  env.addFilter("usd", fmt.usd);
+  env.addFilter("count", fmt.count);
+  env.addFilter("ts", fmt.timestamp);
+  env.addFilter("ago", (iso: string | null) => fmt.ago(iso));
+  env.addFilter("status_label", fmt.statusLabel);
+  env.addFilter("run_duration", (run: Parameters<typeof fmt.runDurationMs>[0]) => fmt.duration(fmt.runDurationMs(run)));
+  env.addFilter("pretty_json", (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v, null, 2)));
+}
+installFilters(views);
+
+/** A full page (extends layout.njk). Pages show live data, so nothing is cached. */
+export function renderPage(ctx: Context, template: string, vars: Record<string, unknown> = {}, status = 200): void {
+  render(ctx, template, vars, status);
+  ctx.set("Cache-Control", "no-store");
+}
+
+/** A fragment (no layout) that a live script swaps into the page. */
+export const renderFragment = renderPage;
+
+/** First value of a query parameter as a trimmed string, or undefined. */
+export function queryParam(ctx: Context, name: string): string | undefined {
+  const v = ctx.query[name];
+  const s = (Array.isArray(v) ? v[0] : v)?.trim();
+  return s ? s : undefined;
+}

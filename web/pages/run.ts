@@ -1,0 +1,46 @@
+/**
+ * GET /dashboard/:run (the client's sdk_run_id): the run header and its event stream as a timeline.
+ * `?fragment=live` returns the header and timeline only; the live script re-fetches it (throttled) when the
+ * gateway pushes an event of this run, so the page is rendered by one template whether loaded or updated.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import type { SessionUser, WebDeps } from "../deps.js";
+import { requireUser } from "../auth/session.js";
+import { queryParam, renderFragment, renderPage } from "./render.js";
+import { buildTimeline } from "./timeline.js";
+
+/** Events shown per page of a run; a longer run links to the next page (by event id). */
+export const EVENTS_PER_PAGE = 1000;
+
+export function register(router: Router, deps: WebDeps): void {
+  router.get("/dashboard/:run", requireUser, async (ctx: Context) => {
+    const user = ctx.state.user as SessionUser;
+    const sdkRunId = String(ctx.params.run ?? "");
+    const run = await deps.events.getRun(user.id, sdkRunId);
+    if (!run) {
+      return renderPage(ctx, "error.njk", {
+        title: "Run not found",
+        heading: "Run not found",
+        message: `There is no run “${sdkRunId}” in your account. It may not have been ingested yet.`,
+      }, 404);
+    }
+    const after = queryParam(ctx, "after");
+    const events = await deps.events.listEvents(user.id, run.run_id, { limit: EVENTS_PER_PAGE + 1, after });
+    const more = events.length > EVENTS_PER_PAGE;
+    if (more) events.length = EVENTS_PER_PAGE;
+    const live = run.status === "running" || run.status === "waiting_for_input";
+    const timeline = buildTimeline(events, { live });
+    const vars = {
+      title: `${run.agent_name || "Run"} · ${sdkRunId}`,
+      run,
+      timeline,
+      event_total: run.event_count,
+      shown_from: after,
+      next_after: more ? events[events.length - 1]!.event_id : null,
+      live,
+    };
+    if (ctx.query.fragment === "live") return renderFragment(ctx, "_run_live.njk", vars);
+    renderPage(ctx, "run.njk", vars);
+  });
+}

@@ -1,0 +1,107 @@
+// /dashboard and /errors: patch, insert or remove run rows from pushed messages; refresh the summary
+// (counts and panels) from the server, throttled, when statuses change.
+import { onMessage, onReconnect, tick } from "./live.js";
+import { ago, count, duration, runDurationMs, statusLabel, timestamp, usd } from "./format.js";
+
+const table = document.getElementById("runs");
+const tbody = table.querySelector("tbody");
+const template = document.getElementById("run-row-template");
+const summary = document.querySelector("[data-live-summary]");
+const f = table.dataset;
+const limit = Number(f.limit) || 50;
+const firstPage = f.firstPage === "true";
+
+const matches = (run) =>
+  (!f.filterStatus || run.status === f.filterStatus) &&
+  (!f.filterAgent || run.agent_name === f.filterAgent) &&
+  (!f.filterConfigVersion || String(run.config_version ?? "") === f.filterConfigVersion);
+
+function fill(tr, run) {
+  tr.dataset.run = run.external_id;
+  tr.dataset.status = run.status;
+  tr.dataset.agent = run.agent_name ?? "";
+  tr.dataset.configVersion = run.config_version ?? "";
+  const cell = (name) => tr.querySelector(`[data-f="${name}"]`);
+  const set = (name, text, title) => {
+    const el = cell(name);
+    if (!el) return;
+    el.textContent = text;
+    if (title !== undefined) el.title = title;
+  };
+  const badge = cell("status");
+  badge.className = `badge badge-${run.status}`;
+  badge.textContent = statusLabel(run.status);
+  const link = cell("link");
+  link.href = `/dashboard/${encodeURIComponent(run.external_id)}`;
+  link.textContent = run.external_id;
+  set("agent", run.agent_name || "—");
+  const started = cell("started");
+  started.dataset.ts = run.started_at ?? "";
+  set("started", ago(run.started_at), `${timestamp(run.started_at)} UTC`);
+  const dur = cell("duration");
+  dur.dataset.started = run.started_at ?? "";
+  dur.dataset.ended = run.ended_at ?? "";
+  set("duration", duration(runDurationMs(run)));
+  set("tokens", count(run.total_tokens), `${run.prompt_tokens ?? 0} prompt + ${run.completion_tokens ?? 0} completion`);
+  set("cost", usd(run.cost_usd));
+  set("model", run.model || "—");
+  set("events", count(run.event_count));
+  set("error", run.last_error || "—", run.last_error || "");
+}
+
+function flash(tr) {
+  tr.classList.remove("flash");
+  void tr.offsetWidth; // restart the animation
+  tr.classList.add("flash");
+}
+
+let summaryTimer = null;
+let summaryBusy = false;
+let summaryAgain = false;
+/** At most one summary fetch in flight and one per second; the last change always gets reflected. */
+function refreshSummary() {
+  if (!summary) return;
+  if (summaryBusy || summaryTimer) { summaryAgain = true; return; }
+  summaryBusy = true;
+  fetch("/dashboard?fragment=summary", { credentials: "same-origin" })
+    .then((r) => (r.ok ? r.text() : Promise.reject(new Error(`HTTP ${r.status}`))))
+    .then((html) => { summary.innerHTML = html; tick(summary); })
+    .catch((err) => console.warn("summary refresh failed", err))
+    .finally(() => {
+      summaryBusy = false;
+      summaryTimer = setTimeout(() => {
+        summaryTimer = null;
+        if (summaryAgain) { summaryAgain = false; refreshSummary(); }
+      }, 1000);
+    });
+}
+
+onMessage((msg) => {
+  if (msg.type !== "event" || !msg.run) return;
+  const run = msg.run;
+  const existing = tbody.querySelector(`tr[data-run="${CSS.escape(run.external_id)}"]`);
+  const statusChanged = !existing || existing.dataset.status !== run.status;
+  if (existing) {
+    if (matches(run)) { fill(existing, run); if (statusChanged) flash(existing); }
+    else existing.remove();
+  } else if (firstPage && matches(run)) {
+    const tr = template.content.firstElementChild.cloneNode(true);
+    fill(tr, run);
+    tbody.querySelector(".empty-row")?.remove();
+    tbody.prepend(tr);
+    flash(tr);
+    while (tbody.rows.length > limit) tbody.lastElementChild.remove();
+  }
+  if (statusChanged) refreshSummary();
+});
+
+// After a reconnect, messages may have been missed: reload rows and summary from the server.
+onReconnect(async () => {
+  try {
+    const html = await (await fetch(location.href, { credentials: "same-origin" })).text();
+    const doc = new DOMParser().parseFromString(html, "text/html");
+    const fresh = doc.querySelector("#runs tbody");
+    if (fresh) tbody.replaceWith(fresh);
+  } catch (err) { console.warn(err); }
+  refreshSummary();
+});
