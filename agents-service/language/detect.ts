@@ -1,0 +1,80 @@
+/**
+ * Language detection: the guesslang model shipped in @vscode/vscode-languagedetection (loaded once per
+ * process, reused), combined with syntax markers (heuristics.ts) that settle close relatives and short
+ * snippets. Falls back to "plaintext" when neither gives enough evidence.
+ */
+import languageDetection from "@vscode/vscode-languagedetection";
+import { fromModelLabel, findLanguage } from "./languages.js";
+import { markerScores } from "./heuristics.js";
+
+export type DetectionMethod = "caller" | "model" | "model+heuristics" | "heuristics" | "fallback";
+
+export interface Detection {
+  /** VS Code language id, e.g. "python", "typescript", or "plaintext". */
+  readonly language: string;
+  /** 0..1: the model's probability, raised by syntax markers when they agree (capped at 1). */
+  readonly confidence: number;
+  readonly method: DetectionMethod;
+  /** Top candidates considered, best first (for diagnostics and the dashboard). */
+  readonly candidates: ReadonlyArray<{ language: string; score: number }>;
+}
+
+/** Below this combined score the best guess is not trusted and the answer is "plaintext". */
+export const MIN_CONFIDENCE = 0.1;
+/** The model needs this many characters (its own default minimum). */
+const MODEL_MIN_CHARS = 20;
+
+/** A language that is (almost) a superset of another: without its own markers, prefer the subset. */
+const SUPERSETS: ReadonlyArray<{ superset: string; subset: string }> = [
+  { superset: "typescript", subset: "javascript" },
+  { superset: "cpp", subset: "c" },
+];
+
+type ModelOps = InstanceType<typeof languageDetection.ModelOperations>;
+let model: ModelOps | undefined;
+const getModel = (): ModelOps => (model ??= new languageDetection.ModelOperations());
+
+/** Loads the model ahead of the first request (the first run takes ~100 ms longer than the rest). */
+export async function warmUpDetector(): Promise<void> {
+  await getModel().runModel("function warmUp() { return 42; }\nconsole.log(warmUp());");
+}
+
+async function modelScores(code: string): Promise<Map<string, number>> {
+  const scores = new Map<string, number>();
+  if (code.trim().length < MODEL_MIN_CHARS) return scores;
+  for (const r of await getModel().runModel(code)) {
+    const lang = fromModelLabel(r.languageId);
+    if (lang) scores.set(lang.id, r.confidence);
+  }
+  return scores;
+}
+
+export async function detectLanguage(code: string): Promise<Detection> {
+  const [byModel, byMarkers] = [await modelScores(code), markerScores(code)];
+  const combined = new Map(byModel);
+  for (const [lang, s] of byMarkers) combined.set(lang, (combined.get(lang) ?? 0) + s);
+
+  const ranked = [...combined.entries()].sort((a, b) => b[1] - a[1]);
+  const candidates = ranked.slice(0, 5).map(([language, score]) => ({ language, score: round(Math.min(1, score)) }));
+  if (ranked.length === 0 || ranked[0][1] < MIN_CONFIDENCE) {
+    return { language: "plaintext", confidence: 0, method: "fallback", candidates };
+  }
+
+  let [language, score] = ranked[0];
+  const rule = SUPERSETS.find((r) => r.superset === language);
+  if (rule && !byMarkers.has(rule.superset) && (combined.get(rule.subset) ?? 0) > 0) {
+    language = rule.subset;
+    score = Math.max(combined.get(rule.subset) ?? 0, score);
+  }
+
+  const method: DetectionMethod = !byModel.size ? "heuristics" : byMarkers.size ? "model+heuristics" : "model";
+  return { language, confidence: round(Math.min(1, score)), method, candidates };
+}
+
+/** The caller named the language: normalise it ("py" → "python"); unknown names are kept as given. */
+export function callerLanguage(name: string): Detection {
+  const language = findLanguage(name)?.id ?? name.trim().toLowerCase();
+  return { language, confidence: 1, method: "caller", candidates: [{ language, score: 1 }] };
+}
+
+const round = (x: number) => Math.round(x * 1000) / 1000;

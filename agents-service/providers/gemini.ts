@@ -1,0 +1,76 @@
+/**
+ * Google Gemini generateContent: POST {base}/v1beta/models/{model}:generateContent with x-goog-api-key.
+ * Structured output through generationConfig.responseMimeType "application/json" + responseSchema (an
+ * OpenAPI-subset schema: upper-case types, no additionalProperties; propertyOrdering keeps field order).
+ */
+import { Either } from "effect";
+import { ANSWER_JSON_SCHEMA, parseAnswerText } from "../answer.js";
+import { malformedAnswer } from "../errors.js";
+import { usageAndCost } from "../pricing.js";
+import { postJson } from "./http.js";
+import type { Provider } from "./types.js";
+
+interface GenerateContentResponse {
+  modelVersion?: string;
+  candidates?: Array<{ content?: { parts?: Array<{ text?: string; thought?: boolean }> }; finishReason?: string }>;
+  promptFeedback?: { blockReason?: string };
+}
+
+/** JSON Schema (our subset) → Gemini Schema object. */
+export function toGeminiSchema(s: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { type: String(s.type).toUpperCase() };
+  if (s.description) out.description = s.description;
+  if (s.enum) out.enum = s.enum;
+  if (s.items) out.items = toGeminiSchema(s.items as Record<string, unknown>);
+  if (s.properties) {
+    const props = s.properties as Record<string, Record<string, unknown>>;
+    out.properties = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, toGeminiSchema(v)]));
+    out.propertyOrdering = Object.keys(props);
+  }
+  if (s.required) out.required = s.required;
+  return out;
+}
+
+const RESPONSE_SCHEMA = toGeminiSchema(ANSWER_JSON_SCHEMA as unknown as Record<string, unknown>);
+
+export const geminiErrorMessage = (body: unknown): string | undefined =>
+  (body as { error?: { message?: string } } | undefined)?.error?.message;
+
+export const gemini: Provider = {
+  id: "gemini",
+  name: "Google Gemini",
+  models: ["gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite", "gemini-2.0-flash"],
+  maxTemperature: 2,
+  priceProvider: "google",
+  async complete(ctx, req) {
+    const { body, attempts } = await postJson({
+      provider: "Gemini",
+      url: `${ctx.settings.baseUrl}/v1beta/models/${encodeURIComponent(req.model)}:generateContent`,
+      headers: { "x-goog-api-key": ctx.settings.apiKey ?? "" },
+      body: {
+        systemInstruction: { parts: [{ text: req.system }] },
+        contents: [{ role: "user", parts: [{ text: req.user }] }],
+        generationConfig: {
+          ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+          responseMimeType: "application/json",
+          responseSchema: RESPONSE_SCHEMA,
+        },
+      },
+      policy: ctx.policy,
+      fetch: ctx.fetch,
+      signal: req.signal,
+      errorMessage: geminiErrorMessage,
+    });
+    const res = body as GenerateContentResponse;
+    if (res?.promptFeedback?.blockReason) throw malformedAnswer("Gemini", `the prompt was blocked (${res.promptFeedback.blockReason})`);
+    const candidate = res?.candidates?.[0];
+    if (!candidate) throw malformedAnswer("Gemini", "the response has no candidates");
+    if (candidate.finishReason === "MAX_TOKENS") throw malformedAnswer("Gemini", "the answer was cut off (finishReason: MAX_TOKENS)");
+    const text = (candidate.content?.parts ?? []).filter((p) => !p.thought && typeof p.text === "string").map((p) => p.text).join("");
+    if (!text) throw malformedAnswer("Gemini", `the candidate has no text (finishReason: ${candidate.finishReason ?? "none"})`);
+    const answer = parseAnswerText(text);
+    if (Either.isLeft(answer)) throw malformedAnswer("Gemini", answer.left);
+    const model = res.modelVersion ?? req.model;
+    return { answer: answer.right, model, usage: usageAndCost("google", "default", body, model), attempts };
+  },
+};

@@ -1,0 +1,60 @@
+/**
+ * OpenAI Chat Completions: POST {base}/chat/completions, `Authorization: Bearer`, structured output through
+ * response_format {type: "json_schema", json_schema: {name, strict, schema}}. The base URL is configurable
+ * (OPENAI_BASE_URL), so any OpenAI-compatible server works: Ollama (http://localhost:11434/v1), vLLM, LM Studio.
+ */
+import { Either } from "effect";
+import { ANSWER_JSON_SCHEMA, ANSWER_NAME, parseAnswerText } from "../answer.js";
+import { malformedAnswer } from "../errors.js";
+import { usageAndCost } from "../pricing.js";
+import { postJson } from "./http.js";
+import type { Provider } from "./types.js";
+
+interface ChatCompletion {
+  model?: string;
+  choices?: Array<{ message?: { content?: string | null; refusal?: string | null }; finish_reason?: string }>;
+}
+
+export const openaiErrorMessage = (body: unknown): string | undefined =>
+  (body as { error?: { message?: string } } | undefined)?.error?.message;
+
+export const openai: Provider = {
+  id: "openai",
+  name: "OpenAI",
+  models: ["gpt-4.1-mini", "gpt-4.1", "gpt-4o-mini", "gpt-4o", "gpt-5-mini", "gpt-5"],
+  maxTemperature: 2,
+  priceProvider: "openai",
+  async complete(ctx, req) {
+    const headers: Record<string, string> = {};
+    if (ctx.settings.apiKey) headers.authorization = `Bearer ${ctx.settings.apiKey}`;
+    const { body, attempts } = await postJson({
+      provider: "OpenAI",
+      url: `${ctx.settings.baseUrl}/chat/completions`,
+      headers,
+      body: {
+        model: req.model,
+        messages: [
+          { role: "system", content: req.system },
+          { role: "user", content: req.user },
+        ],
+        ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+        response_format: { type: "json_schema", json_schema: { name: ANSWER_NAME, strict: true, schema: ANSWER_JSON_SCHEMA } },
+      },
+      policy: ctx.policy,
+      fetch: ctx.fetch,
+      signal: req.signal,
+      errorMessage: openaiErrorMessage,
+    });
+    const completion = body as ChatCompletion;
+    const choice = completion?.choices?.[0];
+    if (!choice?.message) throw malformedAnswer("OpenAI", "the response has no choices[0].message");
+    if (choice.message.refusal) throw malformedAnswer("OpenAI", `the model refused: ${choice.message.refusal}`);
+    if (choice.finish_reason === "length") throw malformedAnswer("OpenAI", "the answer was cut off (finish_reason: length)");
+    const text = choice.message.content;
+    if (typeof text !== "string") throw malformedAnswer("OpenAI", "choices[0].message.content is not text");
+    const answer = parseAnswerText(text);
+    if (Either.isLeft(answer)) throw malformedAnswer("OpenAI", answer.left);
+    const model = completion.model ?? req.model;
+    return { answer: answer.right, model, usage: usageAndCost("openai", "chat", body, model), attempts };
+  },
+};
