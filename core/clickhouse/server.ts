@@ -16,26 +16,56 @@ const settings: ClickHouseSettings = {
   async_insert: 0,
 };
 
-const clientFor = (url: string, database: string): ClickHouseClient =>
+/** Oldest server major this schema and SQL target (DateTime64, query parameters, ISO output, dedup window). */
+export const MIN_SERVER_MAJOR = 22;
+
+const clientFor = (url: string, database: string, clickhouse_settings: ClickHouseSettings): ClickHouseClient =>
   createClient({
     url,
     database,
-    clickhouse_settings: settings,
+    clickhouse_settings,
     application: "runwatch",
     // loadRuns can bind 1,000 keys; long parameter lists go in the body instead of the URL.
     use_multipart_params_auto: true,
   });
 
-export async function openClickHouseServer(url: string, database: string): Promise<ClickHouse> {
-  const admin = clientFor(url, "default");
+/** The server's version string, asked without any settings so that any server can answer. */
+export async function clickHouseServerVersion(url: string): Promise<string> {
+  const client = clientFor(url, "default", {});
   try {
-    const ping = await admin.ping();
+    const ping = await client.ping();
     if (!ping.success) throw new Error(`ClickHouse at ${redact(url)} is unreachable: ${String(ping.error)}`);
+    const [row] = await (await client.query({ query: "SELECT version() AS v", format: "JSONEachRow" })).json<{ v: string }>();
+    return row!.v;
+  } finally {
+    await client.close();
+  }
+}
+
+export async function openClickHouseServer(url: string, database: string): Promise<ClickHouse> {
+  const version = await clickHouseServerVersion(url);
+  if (Number(version.split(".")[0]) < MIN_SERVER_MAJOR) {
+    throw new Error(
+      `ClickHouse server ${version} at ${redact(url)} is too old: Runwatch needs ${MIN_SERVER_MAJOR}.x or newer ` +
+        "(DateTime64, query parameters). Use a current server, or leave CLICKHOUSE_URL unset for embedded chDB.",
+    );
+  }
+  return connectClickHouse(url, database, settings);
+}
+
+/**
+ * The bare transport with the given session settings: creates the database if missing, then serves the
+ * ClickHouse port. openClickHouseServer uses it with Runwatch's settings; tests also use it with none to
+ * exercise the transport against servers too old for the schema.
+ */
+export async function connectClickHouse(url: string, database: string, clickhouseSettings: ClickHouseSettings): Promise<ClickHouse> {
+  const admin = clientFor(url, "default", clickhouseSettings);
+  try {
     await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}` });
   } finally {
     await admin.close();
   }
-  const client = clientFor(url, database);
+  const client = clientFor(url, database, clickhouseSettings);
   const query_params = (params?: Record<string, unknown>) => (params && Object.keys(params).length ? params : undefined);
   return {
     async query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
