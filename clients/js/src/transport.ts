@@ -13,6 +13,7 @@
  *   dropped and reported through onError.
  * - Timers are unref'd (the client never keeps a process alive) except while somebody awaits flush().
  */
+import { safeStringify } from "./json.js";
 import { onBeforeExit, refTimer, unrefTimer, type TimerHandle } from "./platform.js";
 
 export type RunwatchErrorCode =
@@ -154,7 +155,7 @@ export class Transport {
         this.drop(1, `the queue is full (${this.o.maxQueueSize} events waiting; is the server reachable?)`);
         return;
       }
-      const json = JSON.stringify(event);
+      const json = safeStringify(event) ?? "null";
       const bytes = byteLength(json);
       if (bytes + 16 > this.o.maxBatchBytes) {
         this.drop(1, `an event of ${bytes} bytes exceeds the batch size limit of ${this.o.maxBatchBytes} bytes`);
