@@ -1,0 +1,144 @@
+/**
+ * Test harness: a real Runwatch web server (optionally with the pipeline) on 127.0.0.1:0 over a temporary
+ * data dir, plus small HTTP helpers (Bearer requests, a cookie jar for browser-like sessions).
+ */
+import fs from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { loadConfig } from "../../core/config.js";
+import { openPorts, type Ports } from "../../core/runtime.js";
+import { startWeb, type WebServer } from "../../web/server.js";
+import { createUser } from "../../web/accounts/users.js";
+import { createApiKey } from "../../web/accounts/api-keys.js";
+import type { SessionUser } from "../../web/deps.js";
+
+export interface TestServer {
+  readonly url: string;
+  readonly dataDir: string;
+  readonly ports: Ports;
+  readonly web: WebServer;
+  user(email?: string): Promise<SessionUser>;
+  key(userId: number, opts?: { expiresAt?: Date | null; name?: string }): Promise<string>;
+  close(): Promise<void>;
+}
+
+let seq = 0;
+
+export async function startTestServer(opts: { env?: Record<string, string>; pipeline?: boolean } = {}): Promise<TestServer> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-test-"));
+  const config = loadConfig({ RUNWATCH_DATA_DIR: dataDir, NODE_ENV: "test", LOG_LEVEL: "error", RUNWATCH_HOST: "127.0.0.1", ...opts.env });
+  const ports = await openPorts(config);
+  let pipeline: { stop?: () => Promise<void>; close?: () => Promise<void> } | undefined;
+  if (opts.pipeline) {
+    const { startPipeline } = await import("../../pipeline/runner.js");
+    pipeline = (await startPipeline(ports)) as typeof pipeline;
+  }
+  const web = await startWeb(ports, { port: 0, host: "127.0.0.1" });
+  return {
+    url: web.url,
+    dataDir,
+    ports,
+    web,
+    user: (email = `user${++seq}-${Date.now()}@example.com`) => createUser(ports.sql, { email, name: "Test User", password: "correct horse battery" }),
+    key: async (userId, o = {}) => (await createApiKey(ports.sql, userId, o.name ?? "test", o.expiresAt ?? null)).key,
+    async close() {
+      await web.close();
+      await (pipeline?.stop ?? pipeline?.close)?.call(pipeline);
+      await ports.close();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const json = (key: string | undefined, body: unknown, extra: Record<string, string> = {}): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}), ...extra },
+  body: typeof body === "string" ? body : JSON.stringify(body),
+});
+
+export const bearer = (key: string): RequestInit => ({ headers: { authorization: `Bearer ${key}` } });
+
+/** Polls GET /api/runs/{id} until `done` accepts the answer. */
+export async function waitForRun<T = { run: Record<string, any>; events: Record<string, any>[] }>(
+  url: string,
+  key: string,
+  sdkRunId: string,
+  done: (body: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    const r = await fetch(`${url}/api/runs/${encodeURIComponent(sdkRunId)}`, bearer(key));
+    last = r.status === 200 ? await r.json() : `${r.status} ${await r.text()}`;
+    if (r.status === 200 && done(last as T)) return last as T;
+    if (Date.now() > deadline) throw new Error(`run ${sdkRunId} did not reach the expected state; last answer: ${JSON.stringify(last)}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+/** A minimal browser cookie jar (name=value only; the server under test sets path=/). */
+export class CookieJar {
+  private readonly cookies = new Map<string, string>();
+  /** Raw Set-Cookie lines seen, for attribute checks. */
+  readonly seen: string[] = [];
+
+  store(res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      this.seen.push(line);
+      const [pair, ...attrs] = line.split(";");
+      const eq = pair!.indexOf("=");
+      const name = pair!.slice(0, eq).trim();
+      const value = pair!.slice(eq + 1).trim();
+      const expired = attrs.some((a) => /^\s*expires=Thu, 01 Jan 1970/i.test(a)) || value === "";
+      if (expired) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  header(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+  }
+
+  has(name: string): boolean {
+    return this.cookies.has(name);
+  }
+
+  /** fetch with this jar, never following redirects (tests look at them). */
+  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size) headers.set("cookie", this.header());
+    const res = await fetch(url, { ...init, headers, redirect: "manual" });
+    this.store(res);
+    return res;
+  }
+
+  /** POSTs an HTML form (urlencoded). */
+  form(url: string, fields: Record<string, string>): Promise<Response> {
+    return this.fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(fields).toString(),
+    });
+  }
+}
+
+/** The value of the hidden _csrf field of the first form in a page. */
+export function csrfFrom(html: string): string {
+  const m = /name="_csrf" value="([^"]+)"/.exec(html);
+  if (!m) throw new Error("no CSRF field in page");
+  return m[1]!;
+}
+
+/** A free TCP port on 127.0.0.1 (for child processes that need a port number up front). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
