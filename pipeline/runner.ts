@@ -1,0 +1,185 @@
+/**
+ * The pipeline: consumes the event log (group "pipeline") in batches and, per batch,
+ *   1. gets the drafts of the batch's runs (LRU cache; EventStore.loadRuns on a miss),
+ *   2. flags events whose event_id is already stored (client retries, replays after a crash),
+ *   3. runs every plugin's onEvent for each event in log order,
+ *   4. stores the new events (agent_events) and a new version of every touched run (agent_runs),
+ *   5. runs every plugin's afterCommit (agents' total_runs, alerts, broadcast),
+ *   6. lets the log commit the batch.
+ * A failure anywhere fails the batch: the cache entries it touched are dropped and the log retries the same
+ * batch with backoff. Storage is idempotent on event_id and run counters are reconciled with storage (see
+ * docs/PIPELINE.md), so with at-least-once delivery every event is stored and counted exactly once.
+ */
+import { createEventStore } from "../core/clickhouse/event-store.js";
+import type { EventStore } from "../core/clickhouse/types.js";
+import { newRunRecord } from "../core/events/run.js";
+import { logKey, type LoggedEvent } from "../core/events/schema.js";
+import { createLogger, type Logger } from "../core/logger.js";
+import type { Ports } from "../core/runtime.js";
+import type { AlertRegistry } from "../plugins/alert-evaluation.js";
+import { buildChain } from "../plugins/index.js";
+import type { Batch, PipelineEvent, Plugin, PluginContext } from "../plugins/plugin.js";
+import { RunCache, type CachedRun } from "./run-cache.js";
+import { countStoredEvents, findStoredEventIds } from "./stored-events.js";
+
+export interface PipelineOptions {
+  /** Custom plugins added to the chain (before alert-evaluation and broadcast), besides RUNWATCH_PLUGINS. */
+  plugins?: readonly Plugin[];
+  /** Consumer group; default "pipeline". */
+  group?: string;
+  /** Largest batch taken from the log; default 5000. */
+  maxBatch?: number;
+  /** How long a small batch may wait to fill; default 10 ms. */
+  maxWaitMs?: number;
+  /** Runs kept in memory; default 50,000. */
+  cacheSize?: number;
+  alertRegistry?: AlertRegistry;
+  logger?: Logger;
+}
+
+export interface Pipeline {
+  stop(): Promise<void>;
+  /** Events appended to the log but not yet processed and committed. */
+  lag(): Promise<number>;
+}
+
+/** Run versions: the ms clock * 1000 + a sequence, and always above the stored version. */
+function versionClock(): (previous: number) => number {
+  let last = 0;
+  return (previous) => {
+    let v = Date.now() * 1000;
+    if (v <= last) v = last + 1;
+    if (v <= previous) v = previous + 1;
+    last = v;
+    return v;
+  };
+}
+
+export async function startPipeline(ports: Ports, options: PipelineOptions = {}): Promise<Pipeline> {
+  const logger = (options.logger ?? createLogger(ports.config.logLevel)).child({ component: "pipeline" });
+  const store = createEventStore(ports.clickhouse);
+  const ctx: PluginContext = {
+    config: ports.config,
+    logger,
+    sql: ports.sql,
+    clickhouse: ports.clickhouse,
+    pubsub: ports.pubsub,
+    store,
+  };
+  const plugins = await buildChain(ctx, { extra: options.plugins, alertRegistry: options.alertRegistry });
+  for (const p of plugins) await p.init?.(ctx);
+  const processor = createBatchProcessor(ctx, store, plugins, options.cacheSize ?? 50_000);
+
+  const consumer = await ports.log.consume({
+    group: options.group ?? "pipeline",
+    maxBatch: options.maxBatch ?? 5000,
+    maxWaitMs: options.maxWaitMs ?? 10,
+    handler: processor,
+  });
+  logger.info("pipeline started", { plugins: plugins.map((p) => p.name) });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    stop: () =>
+      (stopped ??= (async () => {
+        await consumer.stop();
+        for (const p of plugins) {
+          try {
+            await p.close?.();
+          } catch (err) {
+            logger.warn("plugin close failed", { plugin: p.name, err });
+          }
+        }
+      })()),
+    lag: () => consumer.lag(),
+  };
+}
+
+/** The batch handler, separate from the log wiring so it can be driven directly. */
+export function createBatchProcessor(
+  ctx: PluginContext,
+  store: EventStore,
+  plugins: readonly Plugin[],
+  cacheSize: number,
+): (batch: readonly LoggedEvent[]) => Promise<void> {
+  const cache = new RunCache(cacheSize);
+  const nextVersion = versionClock();
+  const eventHooks = plugins.filter((p) => p.onEvent);
+  const commitHooks = plugins.filter((p) => p.afterCommit);
+
+  return async function processBatch(logged) {
+    const keys = new Map<string, LoggedEvent>(); // run key → first event of that run in the batch
+    for (const e of logged) if (!keys.has(logKey(e))) keys.set(logKey(e), e);
+    try {
+      // 1. Drafts. A run loaded from storage (or new) is "cold": its counters may not yet include events
+      //    of this batch that an earlier, failed attempt already stored.
+      const cold = new Set<string>();
+      const missing = [...keys].filter(([k]) => !cache.has(k));
+      if (missing.length > 0) {
+        const loaded = await store.loadRuns(missing.map(([, e]) => ({ user_id: e.user_id, external_id: e.sdk_run_id })));
+        const byKey = new Map(loaded.map((r) => [`${r.user_id}:${r.external_id}`, r]));
+        for (const [k, e] of missing) {
+          const run = byKey.get(k);
+          cache.set(k, run ? { run, fresh: false } : { run: newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true });
+          cold.add(k);
+        }
+      }
+      const drafts = new Map<string, CachedRun>();
+      for (const k of keys.keys()) drafts.set(k, cache.get(k)!);
+
+      // 2. Duplicates: already stored, or repeated within this batch.
+      const stored = await findStoredEventIds(ctx.clickhouse, logged);
+      const seen = new Set<string>();
+      const events = logged as PipelineEvent[];
+      const recount = new Set<string>();
+      for (const e of events) {
+        const id = e.event_id.toLowerCase();
+        const duplicate = stored.has(id) || seen.has(id);
+        seen.add(id);
+        (e as { duplicate: boolean }).duplicate = duplicate;
+        if (duplicate && cold.has(logKey(e))) recount.add(logKey(e));
+      }
+
+      // 3. Plugins, per event in log order.
+      const batch: Batch = { events, runs: drafts, scratch: new Map() };
+      for (const e of events) {
+        const draft = drafts.get(logKey(e))!;
+        for (const p of eventHooks) {
+          const r = p.onEvent!(e, draft, batch);
+          if (r) await r;
+        }
+        draft.fresh = false;
+      }
+
+      // 4. Store events, then the runs (their counters reconciled with storage where needed).
+      await store.insertEvents(events.filter((e) => !e.duplicate));
+      if (recount.size > 0) {
+        const counts = await countStoredEvents(ctx.clickhouse, [...recount].map((k) => drafts.get(k)!.run));
+        for (const k of recount) {
+          const run = drafts.get(k)!.run;
+          const c = counts.get(run.run_id.toLowerCase()) ?? { events: 0, errors: 0 };
+          run.event_count = c.events;
+          run.error_count = c.errors;
+        }
+      }
+      for (const d of drafts.values()) d.run.version = nextVersion(d.run.version);
+      await store.upsertRuns([...drafts.values()].map((d) => d.run));
+
+      // 5. After-commit hooks: all run even if one fails (a broadcast should not wait on a Postgres outage);
+      //    any failure fails the batch, which is retried.
+      let failure: unknown;
+      for (const p of commitHooks) {
+        try {
+          await p.afterCommit!(batch);
+        } catch (err) {
+          ctx.logger.error("plugin afterCommit failed", { plugin: p.name, err });
+          failure ??= err;
+        }
+      }
+      if (failure !== undefined) throw failure;
+    } catch (err) {
+      for (const k of keys.keys()) cache.delete(k);
+      throw err;
+    }
+  };
+}

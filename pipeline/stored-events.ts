@@ -1,0 +1,46 @@
+/**
+ * Storage look-ups that keep run counters exact under at-least-once delivery (see docs/PIPELINE.md):
+ * which of a batch's event_ids are already stored, and the true event counts of runs whose cached
+ * counters cannot be trusted. Both read agent_events by its primary key (user_id, run_id, event_id).
+ */
+import type { LoggedEvent } from "../core/events/schema.js";
+import type { ClickHouse } from "../core/ports/clickhouse.js";
+
+const CHUNK = 2000;
+
+/** Lower-cased event_ids of `events` that agent_events already holds. */
+export async function findStoredEventIds(ch: ClickHouse, events: readonly LoggedEvent[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < events.length; i += CHUNK) {
+    const chunk = events.slice(i, i + CHUNK);
+    const rows = await ch.query<{ id: string }>(
+      `SELECT DISTINCT toString(event_id) AS id FROM agent_events
+       WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)} AND event_id IN {ids:Array(UUID)}`,
+      {
+        users: [...new Set(chunk.map((e) => e.user_id))],
+        runs: [...new Set(chunk.map((e) => e.run_id))],
+        ids: chunk.map((e) => e.event_id),
+      },
+    );
+    for (const r of rows) found.add(r.id.toLowerCase());
+  }
+  return found;
+}
+
+/** Distinct stored events and error events per run_id. */
+export async function countStoredEvents(
+  ch: ClickHouse,
+  runs: readonly { user_id: number; run_id: string }[],
+): Promise<Map<string, { events: number; errors: number }>> {
+  const out = new Map<string, { events: number; errors: number }>();
+  if (runs.length === 0) return out;
+  const rows = await ch.query<{ run_id: string; events: string | number; errors: string | number }>(
+    `SELECT toString(run_id) AS run_id, uniqExact(event_id) AS events, uniqExactIf(event_id, event_type = 'error') AS errors
+     FROM agent_events
+     WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)}
+     GROUP BY run_id`,
+    { users: [...new Set(runs.map((r) => r.user_id))], runs: runs.map((r) => r.run_id) },
+  );
+  for (const r of rows) out.set(r.run_id.toLowerCase(), { events: Number(r.events), errors: Number(r.errors) });
+  return out;
+}

@@ -1,0 +1,69 @@
+/**
+ * broadcast: after a batch is stored, publishes every (non-duplicate) event to the owner's channel
+ * `user.{id}` with the run as it was right after that event (so a live view steps through every status):
+ *   {"type":"event","user_id":42,"run":{...},"event":{event_id,event_type,occurred_at,payload}}
+ * Delivery is best-effort: the dashboard reloads from the stores, so a lost message costs freshness only.
+ */
+import type { RunRecord } from "../core/events/run.js";
+import { userChannel } from "../core/ports/pubsub.js";
+import type { PipelineEvent, Plugin, PluginContext } from "./plugin.js";
+
+const SCRATCH = "broadcast";
+
+/** The run fields the broadcast message carries (COMMON.md contract). */
+export function broadcastRun(run: RunRecord) {
+  return {
+    external_id: run.external_id,
+    run_id: run.run_id,
+    agent_name: run.agent_name,
+    status: run.status,
+    started_at: run.started_at,
+    ended_at: run.ended_at,
+    duration_ms: run.started_at !== null && run.ended_at !== null ? Math.max(0, Date.parse(run.ended_at) - Date.parse(run.started_at)) : null,
+    model: run.model,
+    prompt_tokens: run.prompt_tokens,
+    completion_tokens: run.completion_tokens,
+    total_tokens: run.total_tokens,
+    cost_usd: run.cost_usd,
+    event_count: run.event_count,
+    error_count: run.error_count,
+    last_error: run.last_error,
+    pending_question: run.pending_question,
+    config_version: run.config_version,
+  };
+}
+
+export function broadcastMessage(event: PipelineEvent, run: RunRecord): string {
+  return JSON.stringify({
+    type: "event",
+    user_id: event.user_id,
+    run: broadcastRun(run),
+    event: { event_id: event.event_id, event_type: event.event_type, occurred_at: event.occurred_at, payload: event.payload },
+  });
+}
+
+/** Put it last in the chain: the run snapshot must include every other plugin's changes. */
+export const broadcast = (): Plugin => {
+  let ctx: PluginContext | undefined;
+  return {
+    name: "broadcast",
+    init(c) {
+      ctx = c;
+    },
+    onEvent(event, draft, batch) {
+      if (event.duplicate) return;
+      let out = batch.scratch.get(SCRATCH) as [number, string][] | undefined;
+      if (!out) batch.scratch.set(SCRATCH, (out = []));
+      // Serialised now: the snapshot of the run after this event, not after the whole batch.
+      out.push([event.user_id, broadcastMessage(event, draft.run)]);
+    },
+    async afterCommit(batch) {
+      const out = batch.scratch.get(SCRATCH) as [number, string][] | undefined;
+      if (!out || !ctx) return;
+      const pubsub = ctx.pubsub;
+      await Promise.all(out.map(([userId, msg]) => pubsub.publish(userChannel(userId), msg)));
+    },
+  };
+};
+
+export default broadcast;

@@ -1,0 +1,135 @@
+/**
+ * cost-aggregation: puts run_end's tokens, cost and model onto the run, and counts runs per agent.
+ *
+ * Cost: a client-sent cost_usd is kept (cost_source "client"). When run_end has tokens and a model but no
+ * cost_usd, the cost is computed from the bundled price table of @pydantic/genai-prices at the event's
+ * time (cost_source "computed"). A model the table does not know leaves cost_usd 0 (cost_source "none").
+ *
+ * Agents: the first run_start of a run creates the agent row (Postgres `agents`, unique per user and name)
+ * if needed and adds one to its total_runs. Batches can be processed twice (at-least-once), so each counted
+ * run is recorded in agent_run_starts and only runs inserted there for the first time are added, in one
+ * transaction per batch: the count is exact under replays.
+ */
+import { calcPrice } from "@pydantic/genai-prices";
+import type { Sql } from "../core/ports/sql.js";
+import type { Batch, Plugin, PluginContext } from "./plugin.js";
+
+const SCRATCH = "cost-aggregation";
+
+interface RunStart {
+  user_id: number;
+  external_id: string;
+  agent_name: string;
+  framework: string;
+  started_at: string;
+}
+
+const count = (v: unknown): number | undefined => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : undefined);
+
+/**
+ * USD price of a model call from the genai-prices table, or undefined when the model is unknown.
+ * Accepts "gpt-4o" as well as provider-qualified names like "openai/gpt-4o" or "anthropic:claude-3-5-sonnet".
+ */
+export function computeCost(model: string, promptTokens: number, completionTokens: number, at?: string): number | undefined {
+  const usage = { input_tokens: promptTokens, output_tokens: completionTokens };
+  const timestamp = at ? new Date(at) : undefined;
+  const direct = calcPrice(usage, model, { timestamp });
+  if (direct) return direct.total_price;
+  const m = /^([\w.-]+)[/:](.+)$/.exec(model);
+  if (m) return calcPrice(usage, m[2]!, { providerId: m[1]!, timestamp })?.total_price ?? calcPrice(usage, m[2]!, { timestamp })?.total_price;
+  return undefined;
+}
+
+/** Creates missing agents and adds each run not yet counted to its agent's total_runs, exactly once. */
+export async function countAgentRuns(sql: Sql, starts: readonly RunStart[]): Promise<void> {
+  if (starts.length === 0) return;
+  const col = <K extends keyof RunStart>(k: K) => starts.map((s) => s[k]);
+  await sql.transaction(async (tx) => {
+    // Only for users that still exist (a user deleted while their events were in flight must not wedge the pipeline).
+    await tx.query(
+      `INSERT INTO agents (user_id, name, framework)
+       SELECT DISTINCT ON (s.user_id, s.name) s.user_id, s.name, s.framework
+       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS s(user_id, name, framework)
+       JOIN users u ON u.id = s.user_id
+       ORDER BY s.user_id, s.name, s.framework DESC
+       ON CONFLICT (user_id, name) DO NOTHING`,
+      [col("user_id"), col("agent_name"), col("framework")],
+    );
+    await tx.query(
+      `WITH fresh AS (
+         INSERT INTO agent_run_starts (user_id, external_id, agent_id, started_at)
+         SELECT s.user_id, s.external_id, a.id, s.started_at
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[]) AS s(user_id, external_id, name, started_at)
+         JOIN agents a ON a.user_id = s.user_id AND a.name = s.name
+         ON CONFLICT (user_id, external_id) DO NOTHING
+         RETURNING agent_id
+       )
+       UPDATE agents SET total_runs = agents.total_runs + c.n, updated_at = now()
+       FROM (SELECT agent_id, count(*) AS n FROM fresh GROUP BY agent_id) c
+       WHERE agents.id = c.agent_id`,
+      [col("user_id"), col("external_id"), col("agent_name"), col("started_at")],
+    );
+    // An agent created before its framework was known learns it from a later run_start.
+    await tx.query(
+      `UPDATE agents SET framework = s.framework, updated_at = now()
+       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS s(user_id, name, framework)
+       WHERE agents.user_id = s.user_id AND agents.name = s.name AND agents.framework = '' AND s.framework <> ''`,
+      [col("user_id"), col("agent_name"), col("framework")],
+    );
+  });
+}
+
+export const costAggregation = (): Plugin => {
+  let ctx: PluginContext | undefined;
+  const startsOf = (batch: Batch): Map<string, RunStart> => {
+    let m = batch.scratch.get(SCRATCH) as Map<string, RunStart> | undefined;
+    if (!m) batch.scratch.set(SCRATCH, (m = new Map()));
+    return m;
+  };
+  return {
+    name: "cost-aggregation",
+    init(c) {
+      ctx = c;
+    },
+    onEvent(event, draft, batch) {
+      const run = draft.run;
+      if (event.event_type === "run_start" && event.agent_name) {
+        const key = `${event.user_id}:${event.sdk_run_id}`;
+        if (!startsOf(batch).has(key)) {
+          startsOf(batch).set(key, {
+            user_id: event.user_id,
+            external_id: event.sdk_run_id,
+            agent_name: event.agent_name,
+            framework: typeof event.payload.framework === "string" ? event.payload.framework : "",
+            started_at: event.occurred_at,
+          });
+        }
+        return;
+      }
+      if (event.event_type !== "run_end") return;
+      const p = event.payload;
+      const prompt = count(p.prompt_tokens);
+      const completion = count(p.completion_tokens);
+      if (prompt !== undefined) run.prompt_tokens = prompt;
+      if (completion !== undefined) run.completion_tokens = completion;
+      run.total_tokens = count(p.total_tokens) ?? run.prompt_tokens + run.completion_tokens;
+      if (typeof p.model === "string" && p.model !== "") run.model = p.model;
+      if (typeof p.cost_usd === "number" && Number.isFinite(p.cost_usd) && p.cost_usd >= 0) {
+        run.cost_usd = p.cost_usd;
+        run.cost_source = "client";
+      } else if (run.model !== "" && (prompt !== undefined || completion !== undefined)) {
+        const cost = computeCost(run.model, run.prompt_tokens, run.completion_tokens, event.occurred_at);
+        if (cost !== undefined) {
+          run.cost_usd = cost;
+          run.cost_source = "computed";
+        }
+      }
+    },
+    async afterCommit(batch) {
+      const starts = batch.scratch.get(SCRATCH) as Map<string, RunStart> | undefined;
+      if (starts && ctx) await countAgentRuns(ctx.sql, [...starts.values()]);
+    },
+  };
+};
+
+export default costAggregation;

@@ -1,0 +1,58 @@
+/**
+ * The plugin chain: built-ins in their fixed order, with custom plugins (from code, and from module paths in
+ * config.extraPlugins / RUNWATCH_PLUGINS) placed after the built-ins that shape the data and before the ones
+ * that publish it, so alerts and the live broadcast see what custom plugins changed (e.g. redacted secrets):
+ *
+ *   status-machine → preview-truncation → cost-aggregation → [custom…] → alert-evaluation → broadcast
+ */
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { alertEvaluation, type AlertRegistry } from "./alert-evaluation.js";
+import { broadcast } from "./broadcast.js";
+import { costAggregation } from "./cost-aggregation.js";
+import type { Plugin, PluginContext, PluginFactory } from "./plugin.js";
+import { previewTruncation } from "./preview-truncation.js";
+import { statusMachine } from "./status-machine.js";
+
+export type { Batch, PipelineEvent, Plugin, PluginContext, PluginFactory, RunDraft } from "./plugin.js";
+export { definePlugin } from "./plugin.js";
+
+const isPlugin = (v: unknown): v is Plugin =>
+  typeof v === "object" && v !== null && typeof (v as Plugin).name === "string";
+
+/**
+ * Imports a plugin module (a path relative to the working directory, an absolute path or a package name).
+ * It must export a Plugin or a factory `(ctx) => Plugin` as default or as `plugin`.
+ */
+export async function loadPluginModule(spec: string, ctx: PluginContext): Promise<Plugin> {
+  const url = spec.startsWith(".") || path.isAbsolute(spec) ? pathToFileURL(path.resolve(spec)).href : spec;
+  const mod = (await import(url)) as { default?: unknown; plugin?: unknown };
+  const exported = mod.plugin ?? mod.default;
+  const plugin = typeof exported === "function" ? await (exported as PluginFactory)(ctx) : exported;
+  if (!isPlugin(plugin)) {
+    throw new Error(`plugin module ${spec} must export a Plugin ({ name, onEvent?, afterCommit? }) or a factory of one`);
+  }
+  return plugin;
+}
+
+export async function buildChain(
+  ctx: PluginContext,
+  opts: { extra?: readonly Plugin[]; alertRegistry?: AlertRegistry } = {},
+): Promise<Plugin[]> {
+  const custom = [...(opts.extra ?? [])];
+  for (const spec of ctx.config.extraPlugins) custom.push(await loadPluginModule(spec, ctx));
+  const chain = [
+    statusMachine(),
+    previewTruncation(),
+    costAggregation(),
+    ...custom,
+    alertEvaluation({ registry: opts.alertRegistry }),
+    broadcast(),
+  ];
+  const names = new Set<string>();
+  for (const p of chain) {
+    if (names.has(p.name)) throw new Error(`two pipeline plugins are named ${p.name}`);
+    names.add(p.name);
+  }
+  return chain;
+}

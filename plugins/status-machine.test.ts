@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { statusMachine } from "./status-machine.js";
+import { applyEvents, testEvent } from "./testing.js";
+
+const t = (s: number) => new Date(Date.UTC(2026, 10, 23, 10, 0, s)).toISOString();
+
+describe("status-machine plugin", () => {
+  it("moves running → waiting_for_input → running → success and keeps the run's fields", async () => {
+    const { run } = await applyEvents([statusMachine()], [
+      testEvent({ event_type: "run_start", occurred_at: t(0), agent_name: "planner", payload: { framework: "langgraph" }, config_version: 3 }),
+      testEvent({ event_type: "step", occurred_at: t(1), payload: { node_name: "a", phase: "start" } }),
+      testEvent({ event_type: "human_input_requested", occurred_at: t(2), payload: { question: "Ship it?" } }),
+    ]);
+    expect(run()).toMatchObject({
+      status: "waiting_for_input", pending_question: "Ship it?", started_at: t(0), ended_at: null,
+      agent_name: "planner", framework: "langgraph", config_version: 3, event_count: 3, last_event_at: t(2),
+    });
+    const runs = new Map();
+    await applyEvents([statusMachine()], [
+      testEvent({ event_type: "run_start", occurred_at: t(0) }),
+      testEvent({ event_type: "human_input_requested", occurred_at: t(2), payload: { question: "Ship it?" } }),
+      testEvent({ event_type: "human_input_received", occurred_at: t(3), payload: { response: "yes" } }),
+    ], runs);
+    expect(runs.get("1:run-1").run).toMatchObject({ status: "running", pending_question: "" });
+    const { run: after } = await applyEvents([statusMachine()], [testEvent({ event_type: "run_end", occurred_at: t(5) })], runs);
+    expect(after()).toMatchObject({ status: "success", ended_at: t(5), event_count: 4, started_at: t(0) });
+  });
+
+  it("ends in error with the error counted and its message kept", async () => {
+    const { run } = await applyEvents([statusMachine()], [
+      testEvent({ event_type: "run_start", occurred_at: t(0) }),
+      testEvent({ event_type: "error", occurred_at: t(4), payload: { error_type: "Timeout", error_message: "tool timed out" } }),
+    ]);
+    expect(run()).toMatchObject({ status: "error", error_count: 1, last_error: "tool timed out", ended_at: t(4) });
+  });
+
+  it("never moves the status back because of an event that happened earlier (out-of-order rule)", async () => {
+    const { run } = await applyEvents([statusMachine()], [
+      testEvent({ event_type: "run_start", occurred_at: t(0) }),
+      testEvent({ event_type: "run_end", occurred_at: t(10) }),
+      // Delivered late, but it happened before the run ended: stored and counted, status unchanged.
+      testEvent({ event_type: "human_input_received", occurred_at: t(5), payload: { response: "ok" } }),
+      testEvent({ event_type: "step", occurred_at: t(6), payload: { node_name: "x", phase: "end" } }),
+    ]);
+    expect(run()).toMatchObject({ status: "success", status_at: t(10), ended_at: t(10), event_count: 4, last_event_at: t(10) });
+  });
+
+  it("lets a later event win, with ties going to log order", async () => {
+    const { run } = await applyEvents([statusMachine()], [
+      testEvent({ event_type: "run_start", occurred_at: t(0) }),
+      testEvent({ event_type: "human_input_requested", occurred_at: t(3), payload: { question: "?" } }),
+      testEvent({ event_type: "human_input_received", occurred_at: t(3), payload: { response: "!" } }),
+    ]);
+    expect(run()).toMatchObject({ status: "running", pending_question: "" });
+  });
+
+  it("starts a run whose first event is not run_start as running, and takes the earliest run_start", async () => {
+    const { run } = await applyEvents([statusMachine()], [
+      testEvent({ event_type: "step", occurred_at: t(2), payload: { node_name: "a", phase: "start" } }),
+      testEvent({ event_type: "run_start", occurred_at: t(1), agent_name: "late-start" }),
+    ]);
+    expect(run()).toMatchObject({ status: "running", started_at: t(1), agent_name: "late-start", event_count: 2 });
+  });
+
+  it("does not count duplicates twice but still applies their (idempotent) status", async () => {
+    const start = testEvent({ event_type: "run_start", occurred_at: t(0) });
+    const { run } = await applyEvents([statusMachine()], [start, { ...start, duplicate: true }]);
+    expect(run()).toMatchObject({ event_count: 1, status: "running" });
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * status-machine: applies SPEC §3 (core/events/status-machine.ts) and keeps the run's bookkeeping fields:
+ * started_at, ended_at, last_event_at, event_count, error_count, last_error, pending_question, framework,
+ * agent_name, config_version.
+ *
+ * Ordering rule: events arrive in log order; a status-moving event only moves the status if its occurred_at
+ * is not earlier than that of the event that set the current status (ties go to log order). Fields tied to
+ * the status (ended_at, pending_question) move with it; counters and last_event_at take every event.
+ */
+import { isTerminal, transition } from "../core/events/status-machine.js";
+import type { Plugin } from "./plugin.js";
+
+const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+const later = (a: string | null, b: string): boolean => a === null || Date.parse(b) > Date.parse(a);
+const earlier = (a: string | null, b: string): boolean => a === null || Date.parse(b) < Date.parse(a);
+
+export const statusMachine = (): Plugin => ({
+  name: "status-machine",
+  onEvent(event, draft) {
+    const run = draft.run;
+    const next = transition(draft.fresh ? undefined : run, event);
+    if (next.changed) {
+      run.status = next.status;
+      run.status_at = next.status_at;
+      run.ended_at = isTerminal(next.status) ? event.occurred_at : null;
+      run.pending_question =
+        next.status === "waiting_for_input" ? (str(event.payload.question) ?? run.pending_question) : "";
+    }
+    if (draft.fresh || later(run.last_event_at, event.occurred_at)) run.last_event_at = event.occurred_at;
+    if (!event.duplicate) {
+      run.event_count += 1;
+      if (event.event_type === "error") run.error_count += 1;
+    }
+    if (event.event_type === "error") {
+      run.last_error = str(event.payload.error_message) ?? str(event.payload.error_type) ?? "error";
+    }
+    if (event.event_type === "run_start") {
+      // The earliest run_start wins: a retried run_start must not move the start forward.
+      if (earlier(run.started_at, event.occurred_at)) run.started_at = event.occurred_at;
+      run.framework = str(event.payload.framework) ?? run.framework;
+    }
+    if (event.agent_name) run.agent_name = event.agent_name;
+    if (event.config_version !== null) run.config_version = event.config_version;
+  },
+});
+
+export default statusMachine;
