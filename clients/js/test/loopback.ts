@@ -38,7 +38,7 @@ export class LoopbackServer {
         const text = Buffer.concat(chunks).toString("utf8");
         const r: Received = { method: req.method!, url: req.url!, headers: req.headers, body: text ? JSON.parse(text) : undefined, at: Date.now() };
         this.requests.push(r);
-        const out = this.responder(r, this.requests.length) ?? accept207(r);
+        const out: { status: number; headers?: Record<string, string>; body?: unknown } = this.responder(r, this.requests.length) ?? accept207(r);
         if (out.status === 207 && Array.isArray((out.body as any)?.results) && Array.isArray(r.body?.events)) {
           for (const item of (out.body as any).results) if (item.status >= 200 && item.status < 300) this.accepted.push(r.body.events[item.index]);
         } else if (out.status >= 200 && out.status < 300 && Array.isArray(r.body?.events)) {

@@ -1,0 +1,183 @@
+/**
+ * A real LangGraph.js graph (two nodes, a tool, a chat model with token usage, an interrupt) reports through
+ * runwatch/langchain to a real Runwatch server started by the test; the read API must show the whole run.
+ */
+import { Annotation, Command, END, MemorySaver, START, StateGraph, interrupt } from "@langchain/langgraph";
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import { tool } from "@langchain/core/tools";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Runwatch, RunwatchError } from "../src/index.js";
+import { CallbackHandler } from "../src/langchain.js";
+import { startRealServer, waitForRun, type RealServer } from "./real-server.js";
+
+/**
+ * A chat model that answers locally (no LLM endpoint is reachable here) but goes through LangChain's real
+ * BaseChatModel machinery, so callbacks see the same usage_metadata / response_metadata a provider returns.
+ */
+class ScriptedChatModel extends BaseChatModel {
+  constructor(private readonly usage: { input: number; output: number }[]) {
+    super({});
+  }
+  _llmType() {
+    return "scripted";
+  }
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    const u = this.usage.shift() ?? { input: 1, output: 1 };
+    const text = `echo: ${String(messages.at(-1)?.content ?? "")}`;
+    const message = new AIMessage({
+      content: text,
+      usage_metadata: { input_tokens: u.input, output_tokens: u.output, total_tokens: u.input + u.output },
+      response_metadata: { model_name: "gpt-4o-mini" },
+    });
+    return { generations: [{ text, message }] };
+  }
+}
+
+const lookup = tool(async (input: { topic: string }) => `facts about ${input.topic}`, {
+  name: "lookup",
+  description: "Looks a topic up",
+  schema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+}) as unknown as { invoke(input: { topic: string }): Promise<string> };
+
+const State = Annotation.Root({
+  topic: Annotation<string>(),
+  facts: Annotation<string>(),
+  draft: Annotation<string>(),
+  verdict: Annotation<string>(),
+});
+
+function buildGraph(model: ScriptedChatModel, opts: { failInReview?: boolean } = {}) {
+  return new StateGraph(State)
+    .addNode("research", async (s) => {
+      const facts = await lookup.invoke({ topic: s.topic });
+      const draft = await model.invoke(`write about ${facts}`);
+      return { facts: String(facts), draft: String(draft.content) };
+    })
+    .addNode("review", async (s) => {
+      if (opts.failInReview) throw new RangeError("reviewer crashed");
+      const verdict = interrupt({ question: "Publish this draft?", draft: s.draft });
+      const polished = await model.invoke(`polish (${String(verdict)}): ${s.draft}`);
+      return { verdict: `${String(verdict)} / ${String(polished.content)}` };
+    })
+    .addEdge(START, "research")
+    .addEdge("research", "review")
+    .addEdge("review", END)
+    .compile({ checkpointer: new MemorySaver(), name: "writer-graph" });
+}
+
+let server: RealServer;
+let client: Runwatch;
+const errors: RunwatchError[] = [];
+
+beforeAll(async () => {
+  server = await startRealServer();
+  client = new Runwatch({ apiKey: server.key, baseUrl: server.url, onError: (e) => errors.push(e), flushIntervalMs: 50 });
+}, 120_000);
+
+afterAll(async () => {
+  await client?.shutdown(5_000);
+  await server?.stop();
+});
+
+const types = (v: { events: { event_type: string; payload: Record<string, any> }[] }) =>
+  v.events.map((e) => (e.payload.phase ? `${e.event_type}:${e.payload.node_name ?? e.payload.tool_name}:${e.payload.phase}` : e.event_type));
+
+describe("LangGraph.js against a real Runwatch server", () => {
+  it("two nodes, a tool and an interrupt: steps, tool calls, human input and run_end with tokens; status success", async () => {
+    const handler = new CallbackHandler({ client, agentName: "writer" });
+    const graph = buildGraph(new ScriptedChatModel([{ input: 12, output: 30 }, { input: 40, output: 8 }]));
+    const threadId = `thread-${Date.now()}`;
+    const config = { configurable: { thread_id: threadId }, callbacks: [handler] };
+
+    const first = await graph.invoke({ topic: "otters" }, config);
+    expect((first as { __interrupt__?: { value: unknown }[] }).__interrupt__?.[0]?.value).toMatchObject({ question: "Publish this draft?" });
+    expect(await client.flush(10_000)).toBe(true);
+
+    const waiting = await waitForRun(server, threadId, (v) => v.run.status === "waiting_for_input");
+    expect(waiting.run.pending_question).toContain("Publish this draft?");
+
+    const final = await graph.invoke(new Command({ resume: "yes, ship it" }), config);
+    expect(final.verdict).toContain("yes, ship it");
+    expect(await client.flush(10_000)).toBe(true);
+
+    const v = await waitForRun(server, threadId, (x) => x.run.status === "success" && x.events.some((e) => e.event_type === "run_end"));
+    expect(types(v)).toEqual([
+      "run_start",
+      "step:research:start",
+      "tool_call:lookup:start",
+      "tool_call:lookup:end",
+      "step:research:end",
+      "step:review:start",
+      "step:review:end",
+      "human_input_requested",
+      "human_input_received",
+      "step:review:start",
+      "step:review:end",
+      "run_end",
+    ]);
+    const ev = (t: string, pred: (p: Record<string, any>) => boolean = () => true) => v.events.find((e) => e.event_type === t && pred(e.payload))!.payload;
+    expect(ev("run_start")).toMatchObject({ framework: "langgraph", input: { topic: "otters" } });
+    expect(v.run.agent_name).toBe("writer");
+    expect(ev("tool_call", (p) => p.phase === "start")).toMatchObject({ tool_name: "lookup", input_preview: '{"topic":"otters"}' });
+    expect(ev("tool_call", (p) => p.phase === "end")).toMatchObject({ tool_name: "lookup", output_preview: "facts about otters" });
+    expect(typeof ev("tool_call", (p) => p.phase === "end").duration_ms).toBe("number");
+    expect(ev("step", (p) => p.node_name === "research" && p.phase === "end").output).toMatchObject({ facts: "facts about otters" });
+    expect(ev("human_input_requested")).toMatchObject({ question: "Publish this draft?", context: { draft: "echo: write about facts about otters" } });
+    expect(ev("human_input_received")).toMatchObject({ response: "yes, ship it" });
+    // Usage of both model calls — before and after the interrupt — summed into one run_end.
+    expect(ev("run_end")).toMatchObject({ prompt_tokens: 52, completion_tokens: 38, total_tokens: 90, model: "gpt-4o-mini" });
+    expect(v.run).toMatchObject({ status: "success", prompt_tokens: 52, completion_tokens: 38, total_tokens: 90, model: "gpt-4o-mini" });
+    expect(errors.filter((e) => e.code !== "network")).toEqual([]);
+  });
+
+  it("a node that throws ends the run in error with the stack", async () => {
+    const handler = new CallbackHandler({ client, agentName: "writer" });
+    const graph = buildGraph(new ScriptedChatModel([{ input: 5, output: 5 }]), { failInReview: true });
+    const threadId = `thread-err-${Date.now()}`;
+    await expect(graph.invoke({ topic: "crashes" }, { configurable: { thread_id: threadId }, callbacks: [handler] })).rejects.toThrow("reviewer crashed");
+    expect(await client.flush(10_000)).toBe(true);
+    const v = await waitForRun(server, threadId, (x) => x.run.status === "error");
+    expect(types(v)).toEqual(["run_start", "step:research:start", "tool_call:lookup:start", "tool_call:lookup:end", "step:research:end", "step:review:start", "step:review:end", "error"]);
+    const err = v.events.at(-1)!.payload;
+    expect(err).toMatchObject({ error_type: "RangeError", error_message: "reviewer crashed" });
+    expect(err.traceback).toContain("langgraph.test.ts");
+    expect(v.events.find((e) => e.payload.node_name === "review" && e.payload.phase === "end")!.payload.error).toBe("RangeError: reviewer crashed");
+  });
+
+  it("concurrent invocations in one process stay separate runs", async () => {
+    const handler = new CallbackHandler({ client, agentName: "parallel" });
+    const ids = [1, 2, 3].map((i) => `thread-par-${i}-${Date.now()}`);
+    await Promise.all(
+      ids.map((id, i) =>
+        buildGraph(new ScriptedChatModel([{ input: i + 1, output: 1 }]), { failInReview: i === 2 })
+          .invoke({ topic: `t${i}` }, { configurable: { thread_id: id }, callbacks: [handler] })
+          .catch(() => undefined),
+      ),
+    );
+    expect(await client.flush(10_000)).toBe(true);
+    const [a, b, c] = await Promise.all([
+      waitForRun(server, ids[0]!, (x) => x.run.status === "waiting_for_input"),
+      waitForRun(server, ids[1]!, (x) => x.run.status === "waiting_for_input"),
+      waitForRun(server, ids[2]!, (x) => x.run.status === "error"),
+    ]);
+    expect(a.events.find((e) => e.event_type === "run_start")!.payload.input).toEqual({ topic: "t0" });
+    expect(b.events.find((e) => e.event_type === "run_start")!.payload.input).toEqual({ topic: "t1" });
+    for (const v of [a, b, c]) expect(v.events.filter((e) => e.event_type === "run_start").length).toBe(1);
+  });
+
+  it("the framework-agnostic API against the same server", async () => {
+    const sdkRunId = `plain-${Date.now()}`;
+    await client.run({ agentName: "plain", sdkRunId, input: { q: "2+2" } }, async (run) => {
+      await run.step("think", async () => ({ plan: "add" }));
+      const sum = await run.toolCall("calculator", { a: 2, b: 2 }, ({ a, b }) => a + b);
+      run.setUsage({ promptTokens: 9, completionTokens: 1, model: "gpt-4o-mini" });
+      return { sum };
+    });
+    expect(await client.flush(10_000)).toBe(true);
+    const v = await waitForRun(server, sdkRunId, (x) => x.run.status === "success");
+    expect(types(v)).toEqual(["run_start", "step:think:start", "step:think:end", "tool_call:calculator:start", "tool_call:calculator:end", "run_end"]);
+    expect(v.run).toMatchObject({ agent_name: "plain", prompt_tokens: 9, completion_tokens: 1, total_tokens: 10 });
+  });
+});

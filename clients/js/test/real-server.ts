@@ -1,0 +1,88 @@
+/**
+ * A real Runwatch server for client tests: `node deploy/bin/runwatch.mjs start` from the repo root as a child
+ * process, on a temporary data dir and free ports, plus a user and an API key made with the CLI.
+ */
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { freePort } from "./loopback.js";
+
+const run = promisify(execFile);
+export const repoRoot = path.resolve(import.meta.dirname, "../../..");
+const cli = path.join(repoRoot, "deploy/bin/runwatch.mjs");
+
+export interface RealServer {
+  url: string;
+  key: string;
+  dataDir: string;
+  log(): string;
+  stop(): Promise<void>;
+}
+
+export async function startRealServer(): Promise<RealServer> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-js-client-"));
+  const [web, gateway, agents] = [await freePort(), await freePort(), await freePort()];
+  const env = {
+    ...process.env,
+    RUNWATCH_DATA_DIR: dataDir,
+    RUNWATCH_WEB_PORT: String(web),
+    RUNWATCH_GATEWAY_PORT: String(gateway),
+    RUNWATCH_AGENTS_PORT: String(agents),
+    RUNWATCH_HOST: "127.0.0.1",
+    LOG_LEVEL: "warn",
+    NODE_ENV: "test",
+  };
+  const child: ChildProcess = spawn(process.execPath, [cli, "start"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout!.on("data", (d) => (output += d));
+  child.stderr!.on("data", (d) => (output += d));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      const killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(killer);
+    }
+    await fs.rm(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    const deadline = Date.now() + 90_000;
+    while (!output.includes("Runwatch is running")) {
+      if (child.exitCode !== null) throw new Error(`runwatch start exited with ${child.exitCode}:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`runwatch start did not come up in 90 s:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const email = `js-client-${Date.now()}@example.com`;
+    await run(process.execPath, [cli, "user", "create", "--email", email, "--name", "JS Client", "--password", "correct horse battery staple"], { cwd: repoRoot, env });
+    const { stdout } = await run(process.execPath, [cli, "key", "create", "--email", email, "--name", "js-client-test"], { cwd: repoRoot, env });
+    const key = stdout.trim().split(/\s+/).pop()!;
+    if (!/^[0-9a-f]{64}$/.test(key)) throw new Error(`unexpected key output: ${stdout}`);
+    return { url: `http://127.0.0.1:${web}`, key, dataDir, log: () => output, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+export interface RunView {
+  run: Record<string, any>;
+  events: { event_type: string; payload: Record<string, any>; occurred_at: string; event_id: string }[];
+}
+
+/** Polls GET /api/runs/{sdk_run_id} until `done` accepts the answer (the pipeline stores events asynchronously). */
+export async function waitForRun(server: RealServer, sdkRunId: string, done: (v: RunView) => boolean, timeoutMs = 30_000): Promise<RunView> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    const r = await fetch(`${server.url}/api/runs/${encodeURIComponent(sdkRunId)}`, { headers: { authorization: `Bearer ${server.key}` } });
+    last = r.status === 200 ? await r.json() : `${r.status} ${await r.text()}`;
+    if (r.status === 200 && done(last as RunView)) return last as RunView;
+    if (Date.now() > deadline) throw new Error(`run ${sdkRunId} did not reach the expected state; last answer: ${JSON.stringify(last).slice(0, 3000)}`);
+    await new Promise((res) => setTimeout(res, 150));
+  }
+}
