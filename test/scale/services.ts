@@ -6,7 +6,7 @@ import { describe, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { loadConfig, type Config } from "../../core/config.js";
 
-export type ServiceVar = "KAFKA_BROKERS" | "DATABASE_URL" | "REDIS_URL" | "CLICKHOUSE_URL";
+export type ServiceVar = "KAFKA_BROKERS" | "DATABASE_URL" | "REDIS_URL" | "CLICKHOUSE_URL" | "CLICKHOUSE_LEGACY_URL";
 
 export const required = process.env.REQUIRE_SERVICES === "1";
 

@@ -1,0 +1,87 @@
+/**
+ * deploy/clickhouse/chdb-http.ts (the ClickHouse engine of chDB over ClickHouse's HTTP interface) driven by
+ * the real @clickhouse/client: the protocol subset Runwatch's server adapter uses. Needs no external server.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { ClickHouseError, createClient, type ClickHouseClient } from "@clickhouse/client";
+import { startChdbHttp, tsvUnescape } from "../../deploy/clickhouse/chdb-http.js";
+
+let dir: string;
+let srv: Awaited<ReturnType<typeof startChdbHttp>>;
+const clients: ClickHouseClient[] = [];
+const client = (opts: Parameters<typeof createClient>[0] = {}) => {
+  const c = createClient({ url: srv.url, ...opts });
+  clients.push(c);
+  return c;
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "chdb-http-"));
+  srv = await startChdbHttp({ dataDir: dir, port: 0 });
+});
+afterAll(async () => {
+  await Promise.allSettled(clients.map((c) => c.close()));
+  await srv?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("chdb-http", () => {
+  it("answers ping and reports a modern engine", async () => {
+    const c = client();
+    expect((await c.ping()).success).toBe(true);
+    const [row] = await (await c.query({ query: "SELECT version() AS v", format: "JSONEachRow" })).json<{ v: string }>();
+    expect(Number(row.v.split(".")[0])).toBeGreaterThanOrEqual(24);
+  });
+
+  it("inserts JSONEachRow and selects with bound parameters (strings round-trip exactly)", async () => {
+    const admin = client();
+    await admin.command({ query: "CREATE DATABASE IF NOT EXISTS t1" });
+    const c = client({ database: "t1", clickhouse_settings: { date_time_output_format: "iso" } });
+    await c.command({ query: "CREATE TABLE ev (id UInt64, s String, at DateTime64(3, 'UTC')) ENGINE = MergeTree ORDER BY id" });
+    const tricky = "tab\there\nnew line 'quote' back\\slash ünïcode";
+    await c.insert({ table: "ev", format: "JSONEachRow", values: [{ id: 1, s: tricky, at: "2026-11-23 10:00:00.123" }, { id: 2, s: "b", at: "2026-11-23 10:00:01.000" }] });
+    const rows = await (await c.query({
+      query: "SELECT toString(id) AS id, s, at FROM ev WHERE s = {s:String} AND id IN {ids:Array(UInt64)}",
+      query_params: { s: tricky, ids: [1, 2, 3] },
+      format: "JSONEachRow",
+    })).json<{ id: string; s: string; at: string }>();
+    expect(rows).toEqual([{ id: "1", s: tricky, at: "2026-11-23T10:00:00.123Z" }]);
+  });
+
+  it("accepts parameters in a multipart body (long parameter lists)", async () => {
+    const c = client({ use_multipart_params: true } as never);
+    const keys = Array.from({ length: 2000 }, (_, i) => `key-${i}-${"x".repeat(20)}`);
+    const [row] = await (await c.query({ query: "SELECT length({keys:Array(String)}) AS n, {who:String} AS who", query_params: { keys, who: "a\tb" }, format: "JSONEachRow" })).json<{ n: number; who: string }>();
+    expect(row).toEqual({ n: 2000, who: "a\tb" });
+  });
+
+  it("keeps databases apart per request (concurrent clients on different databases)", async () => {
+    const admin = client();
+    await admin.command({ query: "CREATE DATABASE IF NOT EXISTS da" });
+    await admin.command({ query: "CREATE DATABASE IF NOT EXISTS db2" });
+    const a = client({ database: "da" });
+    const b = client({ database: "db2" });
+    const [ra, rb] = await Promise.all([
+      a.query({ query: "SELECT currentDatabase() AS d", format: "JSONEachRow" }).then((r) => r.json<{ d: string }>()),
+      b.query({ query: "SELECT currentDatabase() AS d", format: "JSONEachRow" }).then((r) => r.json<{ d: string }>()),
+    ]);
+    expect([ra[0].d, rb[0].d]).toEqual(["da", "db2"]);
+  });
+
+  it("reports errors as ClickHouseError with the engine's code, and gzips when asked", async () => {
+    const c = client({ compression: { response: true } });
+    const err = await c.query({ query: "SELECT * FROM no_such_table", format: "JSONEachRow" }).then(() => undefined, (e) => e);
+    expect(err).toBeInstanceOf(ClickHouseError);
+    expect((err as ClickHouseError).code).toBe("60");
+    const rows = await (await c.query({ query: "SELECT number FROM numbers(3)", format: "JSONEachRow" })).json<{ number: string }>();
+    expect(rows.map((r) => Number(r.number))).toEqual([0, 1, 2]);
+  });
+
+  it("unescapes TSV parameter values exactly", () => {
+    expect(tsvUnescape("a\\tb\\\\c\\nd\\'e")).toBe("a\tb\\c\nd'e");
+    expect(tsvUnescape("plain")).toBe("plain");
+  });
+});
