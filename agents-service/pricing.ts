@@ -33,8 +33,9 @@ export function usageAndCost(priceProviderId: string, apiFlavor: string, respons
 /** USD per million tokens (input, output) for a model, for /providers; null when the table does not know it. */
 export function modelPrice(priceProviderId: string, model: string): { input_per_mtok: number; output_per_mtok: number } | null {
   try {
-    const p = calcPrice({ input_tokens: 1_000_000, output_tokens: 1_000_000 }, model, { providerId: priceProviderId });
-    return p ? { input_per_mtok: round(p.input_price), output_per_mtok: round(p.output_price) } : null;
+    // Priced on 1k tokens and scaled: a million-token prompt would hit long-context tiers (e.g. > 200k tokens).
+    const p = calcPrice({ input_tokens: 1000, output_tokens: 1000 }, model, { providerId: priceProviderId });
+    return p ? { input_per_mtok: round(p.input_price * 1000), output_per_mtok: round(p.output_price * 1000) } : null;
   } catch {
     return null;
   }

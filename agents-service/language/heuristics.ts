@@ -30,6 +30,8 @@ export const MARKERS: readonly Marker[] = [
   ...m("ruby", 0.25, /^\s*def \w+[?!]?(\(.*\))?\s*$/m, /^\s*end\s*$/m, /\bdo \|[\w, ]+\|/, /\{ *\|[\w, ]+\| /,
     /^\s*(require|require_relative) ['"]/m, /\battr_(reader|accessor|writer)\b/, /#\{[^}]*\}/, /^\s*puts /m, /:\w+ => /),
   ...m("javascript", 0.15, /\brequire\(['"][\w@/.:-]+['"]\)/, /\bmodule\.exports\b/, /\bdocument\.\w+/, /\bwindow\.\w+/),
+  // Shared with TypeScript (a superset): weak on their own; TypeScript's own markers outweigh them.
+  ...m("javascript", 0.1, /\bconsole\.(log|error|warn|info)\(/, /^\s*(const|let) \w+ = /m, /\) => [{\w(]/, /\bfunction\*? ?\w*\([\w, ]*\) \{/),
   ...m("typescript", 0.35, /^\s*(export )?(interface|type) \w+(<[^>]*>)? *(=|\{|extends)/m,
     /\b(private|public|protected|readonly) \w+(\??:|\()/, /\)\s*:\s*(Promise<|void\b|string\b|number\b|boolean\b|[A-Z]\w*(<|\[|\s*\{))/,
     /\b(const|let|var) \w+\s*:\s*[\w<>\[\]|, ]+\s*=/, /\bimport type\b/, /\bas (const|unknown|any|string|number|[A-Z]\w*)\b/,
@@ -49,7 +51,7 @@ export const MARKERS: readonly Marker[] = [
     /^\s*(public|private|protected):\s*$/m, /^\s*namespace \w+ \{/m, /\b(nullptr|constexpr|noexcept)\b/, /\bvirtual\b/, /\boverride\b\s*\{/, /\bclass \w+ : public \w+/),
   ...m("php", 0.4, /\$\w+\s*=/, /\$this->/, /\bfunction \w+\(.*\$\w+/, /\becho\b.*;/, /\barray_\w+\(/),
   ...m("shellscript", 0.3, /^\s*(fi|done|esac)\s*$/m, /^\s*(if|while|until) \[\[? /m, /\$\(\w+/, /"\$\{?\w+\}?"/, /^\s*echo /m,
-    /^\s*(export|local|declare) \w+/m, /\|\s*(grep|xargs|sort|awk|sed|tail|head|wc)\b/, /^\s*set -[euxo]+/m, /^\s*\w+\(\) \{/m),
+    /^\s*export [A-Za-z_]\w*=/m, /^\s*(local|declare)( -[a-zA-Z]+)? \w+/m, /\|\s*(grep|xargs|sort|awk|sed|tail|head|wc)\b/, /^\s*set -[euxo]+/m, /^\s*\w+\(\) \{/m),
   ...m("sql", 0.4, /\bSELECT\b[\s\S]+?\bFROM\b/i, /\b(CREATE|ALTER|DROP) (TABLE|VIEW|INDEX|FUNCTION|TRIGGER)\b/i, /\bINSERT INTO\b/i,
     /\bUPDATE \w+ SET\b/i, /\bDELETE FROM\b/i, /\b(GROUP|ORDER) BY\b/i, /\b(LEFT|INNER|RIGHT|OUTER) JOIN\b/i, /^\s*(BEGIN|COMMIT|ROLLBACK);/im),
 ];
