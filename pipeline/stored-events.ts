@@ -34,13 +34,14 @@ export async function countStoredEvents(
 ): Promise<Map<string, { events: number; errors: number }>> {
   const out = new Map<string, { events: number; errors: number }>();
   if (runs.length === 0) return out;
-  const rows = await ch.query<{ run_id: string; events: string | number; errors: string | number }>(
-    `SELECT toString(run_id) AS run_id, uniqExact(event_id) AS events, uniqExactIf(event_id, event_type = 'error') AS errors
+  // The alias must not be "run_id": ClickHouse aliases shadow columns, also in WHERE.
+  const rows = await ch.query<{ rid: string; events: string | number; errors: string | number }>(
+    `SELECT toString(run_id) AS rid, uniqExact(event_id) AS events, uniqExactIf(event_id, event_type = 'error') AS errors
      FROM agent_events
      WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)}
      GROUP BY run_id`,
     { users: [...new Set(runs.map((r) => r.user_id))], runs: runs.map((r) => r.run_id) },
   );
-  for (const r of rows) out.set(r.run_id.toLowerCase(), { events: Number(r.events), errors: Number(r.errors) });
+  for (const r of rows) out.set(r.rid.toLowerCase(), { events: Number(r.events), errors: Number(r.errors) });
   return out;
 }

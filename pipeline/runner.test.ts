@@ -1,0 +1,178 @@
+/**
+ * The pipeline over the real embedded adapters (file log, chDB, PGlite, in-process pub/sub) in a temp data dir.
+ */
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEventStore } from "../core/clickhouse/event-store.js";
+import type { EventStore } from "../core/clickhouse/types.js";
+import { loadConfig } from "../core/config.js";
+import type { EventType, LoggedEvent } from "../core/events/schema.js";
+import { runIdFor, uuidv7 } from "../core/ids.js";
+import { createLogger } from "../core/logger.js";
+import { openPorts, type Ports } from "../core/runtime.js";
+import { buildChain } from "../plugins/index.js";
+import type { Plugin, PluginContext } from "../plugins/plugin.js";
+import { createBatchProcessor, startPipeline, type Pipeline } from "./runner.js";
+
+let dir: string;
+let ports: Ports;
+let store: EventStore;
+let pipeline: Pipeline;
+const messages: { channel: string; msg: any }[] = [];
+let failAfterCommit = 0;
+
+/** A custom plugin passed in code: fails afterCommit on demand, to prove a failed batch is retried, not lost. */
+const flaky: Plugin = {
+  name: "flaky-test-plugin",
+  afterCommit() {
+    if (failAfterCommit > 0) {
+      failAfterCommit--;
+      throw new Error("flaky plugin failure (test)");
+    }
+  },
+};
+
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-pipeline-"));
+  ports = await openPorts(loadConfig({ RUNWATCH_DATA_DIR: dir, LOG_LEVEL: "error" }));
+  store = createEventStore(ports.clickhouse);
+  await ports.pubsub.subscribePrefix("user.", (channel, msg) => messages.push({ channel, msg: JSON.parse(msg) }));
+  pipeline = await startPipeline(ports, { plugins: [flaky], maxWaitMs: 2, logger: createLogger("error") });
+});
+
+afterAll(async () => {
+  await pipeline?.stop();
+  await ports?.close();
+  if (dir) await fs.rm(dir, { recursive: true, force: true });
+});
+
+async function createUser(email: string): Promise<number> {
+  const rows = await ports.sql.query<{ id: number | string }>(
+    "INSERT INTO users (name, email, password_hash) VALUES ($1, $2, 'x') RETURNING id",
+    ["Test", email],
+  );
+  return Number(rows[0]!.id);
+}
+
+let clock = Date.parse("2026-11-23T10:00:00.000Z");
+function event(userId: number, sdkRunId: string, type: EventType, payload: Record<string, unknown>, agent?: string): LoggedEvent {
+  clock += 1000;
+  const at = new Date(clock).toISOString();
+  return {
+    event_id: uuidv7(),
+    user_id: userId,
+    run_id: runIdFor(userId, sdkRunId),
+    sdk_run_id: sdkRunId,
+    event_type: type,
+    agent_name: agent ?? null,
+    payload,
+    occurred_at: at,
+    received_at: at,
+    config_version: null,
+  };
+}
+
+async function settle(): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await pipeline.lag()) > 0) {
+    if (Date.now() > deadline) throw new Error(`pipeline still lags by ${await pipeline.lag()}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function totalRuns(userId: number, agent: string): Promise<number> {
+  const rows = await ports.sql.query<{ total_runs: number | string }>("SELECT total_runs FROM agents WHERE user_id = $1 AND name = $2", [userId, agent]);
+  return rows.length ? Number(rows[0]!.total_runs) : 0;
+}
+
+function lifecycle(userId: number, sdkRunId: string, agent: string): LoggedEvent[] {
+  return [
+    event(userId, sdkRunId, "run_start", { framework: "langgraph", input: { q: "hi" } }, agent),
+    event(userId, sdkRunId, "step", { node_name: "plan", phase: "start" }),
+    event(userId, sdkRunId, "tool_call", { tool_name: "search", phase: "end", input_preview: "i".repeat(800), output_preview: "ö😀".repeat(400), duration_ms: 12 }),
+    event(userId, sdkRunId, "human_input_requested", { question: "Proceed?", channel: "slack" }),
+    event(userId, sdkRunId, "human_input_received", { response: "yes", responded_by: "ana" }),
+    event(userId, sdkRunId, "run_end", { output: {}, prompt_tokens: 1000, completion_tokens: 200, model: "gpt-4o" }),
+  ];
+}
+
+describe("pipeline (embedded adapters)", () => {
+  it("moves a run running → waiting_for_input → running → success, stores each event once, truncates, counts, broadcasts", async () => {
+    const user = await createUser("flow@example.com");
+    const events = lifecycle(user, "run-a", "support-bot");
+    for (const e of events) await ports.log.append([e]); // one request per event, as single ingest does
+    await settle();
+
+    const run = await store.getRun(user, "run-a");
+    expect(run).toMatchObject({
+      status: "success", agent_name: "support-bot", framework: "langgraph", event_count: 6, error_count: 0,
+      model: "gpt-4o", prompt_tokens: 1000, completion_tokens: 200, total_tokens: 1200, cost_source: "computed",
+      pending_question: "",
+    });
+    expect(run!.cost_usd).toBeCloseTo(1000 * 2.5e-6 + 200 * 10e-6, 9);
+    expect(run!.started_at).toBe(events[0]!.occurred_at);
+    expect(run!.ended_at).toBe(events[5]!.occurred_at);
+
+    const stored = await store.listEvents(user, runIdFor(user, "run-a"));
+    expect(stored.map((e) => e.event_id)).toEqual(events.map((e) => e.event_id));
+    const tool = stored.find((e) => e.event_type === "tool_call")!;
+    expect([...(tool.payload.input_preview as string)]).toHaveLength(500);
+    expect([...(tool.payload.output_preview as string)]).toHaveLength(500);
+    expect(tool.payload).toMatchObject({ input_preview_truncated: true, input_preview_length: 800, output_preview_length: 800 });
+
+    expect(await totalRuns(user, "support-bot")).toBe(1);
+
+    const mine = messages.filter((m) => m.channel === `user.${user}`).map((m) => m.msg);
+    expect(mine.map((m) => m.type)).toEqual(Array(6).fill("event"));
+    expect(mine.map((m) => m.run.status)).toEqual(["running", "running", "running", "waiting_for_input", "running", "success"]);
+    expect(mine[3].run.pending_question).toBe("Proceed?");
+    expect(mine[5].run).toMatchObject({ external_id: "run-a", event_count: 6, duration_ms: 5000, total_tokens: 1200 });
+    expect(mine[2].event.payload.input_preview).toHaveLength(500);
+    expect(mine.every((m) => m.user_id === user)).toBe(true);
+  });
+
+  it("ends a run with an error event in error", async () => {
+    const user = await createUser("err@example.com");
+    await ports.log.append([
+      event(user, "run-e", "run_start", { framework: "custom" }, "etl"),
+      event(user, "run-e", "step", { node_name: "load", phase: "start" }),
+      event(user, "run-e", "error", { error_type: "KeyError", error_message: "missing column 'id'", traceback: "..." }),
+    ]);
+    await settle();
+    expect(await store.getRun(user, "run-e")).toMatchObject({ status: "error", error_count: 1, last_error: "missing column 'id'", event_count: 3 });
+  });
+
+  it("stores and counts replayed and retried events exactly once (client retry, failed hook, restart)", async () => {
+    const user = await createUser("replay@example.com");
+    const events = lifecycle(user, "run-r", "replayer");
+    await ports.log.append(events.slice(0, 3));
+    await settle();
+    // A client re-sends events with the same event_id, and a hook fails once: the batch is retried.
+    failAfterCommit = 1;
+    await ports.log.append([...events.slice(2), events[0]!]);
+    await settle();
+    expect(failAfterCommit).toBe(0);
+    let run = await store.getRun(user, "run-r");
+    expect(run).toMatchObject({ status: "success", event_count: 6 });
+    expect(await store.listEvents(user, runIdFor(user, "run-r"))).toHaveLength(6);
+    expect(await totalRuns(user, "replayer")).toBe(1);
+
+    // A restart replays a whole batch on a cold cache: still exactly once.
+    const ctx: PluginContext = { config: ports.config, logger: createLogger("error"), sql: ports.sql, clickhouse: ports.clickhouse, pubsub: ports.pubsub, store };
+    const chain = await buildChain(ctx);
+    for (const p of chain) await p.init?.(ctx);
+    const afterRestart = createBatchProcessor(ctx, store, chain, 100);
+    await afterRestart(structuredClone(events));
+    run = await store.getRun(user, "run-r");
+    expect(run).toMatchObject({ status: "success", event_count: 6, error_count: 0 });
+    expect(await store.listEvents(user, runIdFor(user, "run-r"))).toHaveLength(6);
+    expect(await totalRuns(user, "replayer")).toBe(1);
+
+    // A second run of the same agent counts once more.
+    await ports.log.append(lifecycle(user, "run-r2", "replayer"));
+    await settle();
+    expect(await totalRuns(user, "replayer")).toBe(2);
+  });
+});
