@@ -76,7 +76,7 @@ export function register(router: Router, deps: WebDeps): void {
     renderPage(ctx, "dashboard.njk", {
       title: view === "errors" ? "Errors" : "Dashboard",
       view,
-      summary: sum,
+      ...sum,
       runs: page.runs,
       next_cursor: page.next_cursor,
       filters: f,

@@ -8,6 +8,12 @@ import type { Context } from "koa";
 import * as fmt from "../static/format.js";
 import { render, views } from "../views.js";
 
+/** Short labels for the timeline's event-type column. */
+const KIND_LABELS: Record<string, string> = {
+  run_start: "start", run_end: "end", step: "step", tool_call: "tool", error: "error",
+  human_input_requested: "ask human", human_input_received: "human reply",
+};
+
 export function installFilters(env: nunjucks.Environment): void {
   env.addFilter("duration", fmt.duration);
   env.addFilter("usd", fmt.usd);
@@ -16,6 +22,9 @@ export function installFilters(env: nunjucks.Environment): void {
   env.addFilter("ago", (iso: string | null) => fmt.ago(iso));
   env.addFilter("status_label", fmt.statusLabel);
   env.addFilter("run_duration", (run: Parameters<typeof fmt.runDurationMs>[0]) => fmt.duration(fmt.runDurationMs(run)));
+  env.addFilter("clock", (iso: string | null) => fmt.timestamp(iso).slice(11));
+  env.addFilter("day", (iso: string | null) => fmt.timestamp(iso).slice(0, 10));
+  env.addFilter("kind_label", (t: string) => KIND_LABELS[t] ?? t);
   env.addFilter("pretty_json", (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v, null, 2)));
 }
 installFilters(views);

@@ -50,9 +50,16 @@ function fill(tr, run) {
 }
 
 function flash(tr) {
-  tr.classList.remove("flash");
+  tr.classList.remove("row-new");
   void tr.offsetWidth; // restart the animation
-  tr.classList.add("flash");
+  tr.classList.add("row-new");
+}
+
+const countEl = document.getElementById("runs-count");
+function updateCount() {
+  if (!countEl) return;
+  const n = tbody.querySelectorAll("tr[data-run]").length;
+  countEl.textContent = `${n} run${n === 1 ? "" : "s"} on this page`;
 }
 
 let summaryTimer = null;
@@ -83,7 +90,7 @@ onMessage((msg) => {
   const statusChanged = !existing || existing.dataset.status !== run.status;
   if (existing) {
     if (matches(run)) { fill(existing, run); if (statusChanged) flash(existing); }
-    else existing.remove();
+    else { existing.remove(); updateCount(); }
   } else if (firstPage && matches(run)) {
     const tr = template.content.firstElementChild.cloneNode(true);
     fill(tr, run);
@@ -91,6 +98,7 @@ onMessage((msg) => {
     tbody.prepend(tr);
     flash(tr);
     while (tbody.rows.length > limit) tbody.lastElementChild.remove();
+    updateCount();
   }
   if (statusChanged) refreshSummary();
 });
@@ -101,7 +109,7 @@ onReconnect(async () => {
     const html = await (await fetch(location.href, { credentials: "same-origin" })).text();
     const doc = new DOMParser().parseFromString(html, "text/html");
     const fresh = doc.querySelector("#runs tbody");
-    if (fresh) tbody.replaceWith(fresh);
+    if (fresh) { tbody.replaceChildren(...fresh.children); updateCount(); }
   } catch (err) { console.warn(err); }
   refreshSummary();
 });
