@@ -317,7 +317,7 @@ class Transport:
             return [], 0.0
         if status == 413 and len(batch) > 1:
             # Too large for this server's body limit: halve the byte budget and try again at once.
-            self.max_batch_bytes = max(16_384, self.max_batch_bytes // 2)
+            self.max_batch_bytes = max(1024, min(self.max_batch_bytes, len(body)) // 2)
             for item in batch:
                 item.attempts -= 1
             return batch, 0.0

@@ -1,0 +1,182 @@
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runwatch import Runwatch
+
+from .capture_server import CaptureServer
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+CLI = REPO_ROOT / "deploy" / "bin" / "runwatch.mjs"
+
+
+@pytest.fixture
+def capture() -> Iterator[CaptureServer]:
+    srv = CaptureServer()
+    yield srv
+    srv.close()
+
+
+@pytest.fixture
+def make_client(capture: CaptureServer) -> Iterator[Any]:
+    clients: list[Runwatch] = []
+
+    def make(**kw: Any) -> Runwatch:
+        kw.setdefault("api_key", "ab" * 32)
+        kw.setdefault("base_url", capture.url)
+        kw.setdefault("flush_interval", 0.01)
+        c = Runwatch(**kw)
+        clients.append(c)
+        return c
+
+    yield make
+    for c in clients:
+        c.shutdown(timeout=1)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# ---- a real Runwatch server (integration tests) ---------------------------------------------------------
+
+
+class RealServer:
+    def __init__(self, base_url: str, api_key: str, data_dir: str, env: dict[str, str]) -> None:
+        self.base_url = base_url
+        self.api_key = api_key
+        self.data_dir = data_dir
+        self.env = env
+
+    def get(self, path: str) -> tuple[int, Any]:
+        req = urllib.request.Request(self.base_url + path, headers={"Authorization": f"Bearer {self.api_key}"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                body = resp.read()
+                return resp.status, json.loads(body) if body else None
+        except urllib.error.HTTPError as e:
+            body = e.read()
+            try:
+                return e.code, json.loads(body) if body else None
+            except ValueError:
+                return e.code, body.decode("utf-8", "replace")
+
+    def post(self, path: str, body: Any) -> tuple[int, Any]:
+        req = urllib.request.Request(
+            self.base_url + path,
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                data = resp.read()
+                return resp.status, json.loads(data) if data else None
+        except urllib.error.HTTPError as e:
+            data = e.read()
+            try:
+                return e.code, json.loads(data) if data else None
+            except ValueError:
+                return e.code, data.decode("utf-8", "replace")
+
+    def wait_run(self, sdk_run_id: str, until: Any, timeout: float = 60.0) -> dict[str, Any]:
+        """Polls GET /api/runs/{id} until `until(body)` is true; returns the body (fails with the last one)."""
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while time.monotonic() < deadline:
+            status, body = self.get(f"/api/runs/{sdk_run_id}?limit=1000")
+            last = (status, body)
+            if status == 200 and until(body):
+                return body
+            time.sleep(0.5)
+        raise AssertionError(f"run {sdk_run_id} did not reach the expected state in {timeout}s; last: {last}")
+
+    def cli(self, *args: str) -> str:
+        res = subprocess.run(
+            ["node", str(CLI), *args], cwd=REPO_ROOT, env=self.env, capture_output=True, text=True, timeout=120
+        )
+        if res.returncode != 0:
+            raise RuntimeError(f"runwatch {' '.join(args)} failed: {res.stdout}\n{res.stderr}")
+        return res.stdout
+
+
+def _wait_http(url: str, proc: subprocess.Popen[str], log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"runwatch start exited with {proc.returncode}:\n{log.read_text()[-4000:]}")
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=2):
+                return
+        except urllib.error.HTTPError:
+            return  # it answers HTTP: up
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"runwatch start did not answer within {timeout}s:\n{log.read_text()[-4000:]}")
+
+
+@pytest.fixture(scope="session")
+def real_server() -> Iterator[RealServer]:
+    """`node deploy/bin/runwatch.mjs start` on a temporary data dir and free ports, with a user and an API key."""
+    if not CLI.exists():
+        pytest.skip(f"{CLI} not found: integration tests need the Runwatch repository")
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    data_dir = tempfile.mkdtemp(prefix="runwatch-pytest-")
+    web_port = free_port()
+    env = {
+        **os.environ,
+        "RUNWATCH_DATA_DIR": data_dir,
+        "RUNWATCH_WEB_PORT": str(web_port),
+        "RUNWATCH_GATEWAY_PORT": str(free_port()),
+        "RUNWATCH_AGENTS_PORT": str(free_port()),
+        "RUNWATCH_HOST": "127.0.0.1",
+        "LOG_LEVEL": "warn",
+    }
+    for k in ("KAFKA_BROKERS", "CLICKHOUSE_URL", "DATABASE_URL", "REDIS_URL"):
+        env.pop(k, None)  # embedded mode: this suite tests the client, not the scale adapters
+    log = Path(data_dir) / "server.log"
+    log_file = log.open("w")
+    proc = subprocess.Popen(
+        ["node", str(CLI), "start"],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    base_url = f"http://127.0.0.1:{web_port}"
+    try:
+        _wait_http(base_url, proc, log, timeout=180)
+        srv = RealServer(base_url, "", data_dir, env)
+        email = "pytest@runwatch.test"
+        srv.cli("user", "create", "--email", email, "--name", "Py Test", "--password", "pytest-password-1")
+        srv.api_key = srv.cli("key", "create", "--email", email, "--name", "pytest").strip().splitlines()[-1].strip()
+        yield srv
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=5)
+        log_file.close()
+        shutil.rmtree(data_dir, ignore_errors=True)

@@ -1,0 +1,345 @@
+"""The LangChain/LangGraph callback handler with real LangGraph graphs, events captured on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langgraph")
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
+from langchain_core.outputs import ChatGeneration, LLMResult
+from langgraph.types import Command
+
+from runwatch import Runwatch
+from runwatch.langchain import CallbackHandler, usage_from_llm_result
+from runwatch.langgraph import resume_from_dashboard
+
+from .capture_server import CaptureServer
+from .graphs import build_graph, build_graph_with_subgraph
+
+
+def by_run(capture: CaptureServer) -> dict[str, list[dict[str, Any]]]:
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for e in capture.events():
+        runs.setdefault(e["sdk_run_id"], []).append(e)
+    return runs
+
+
+def summary(events: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for e in events:
+        p = e["payload"]
+        if e["event_type"] == "step":
+            out.append(f"step:{p['node_name']}:{p['phase']}")
+        elif e["event_type"] == "tool_call":
+            out.append(f"tool:{p['tool_name']}:{p['phase']}")
+        else:
+            out.append(e["event_type"])
+    return out
+
+
+EXPECTED_UNTIL_INTERRUPT = [
+    "run_start",
+    "step:agent:start",
+    "step:agent:end",
+    "step:tools:start",
+    "tool:get_weather:start",
+    "tool:get_weather:end",
+    "step:tools:end",
+    "step:agent:start",
+    "step:agent:end",
+    "step:review:start",
+    "step:review:end",
+    "human_input_requested",
+]
+EXPECTED_AFTER_RESUME = ["human_input_received", "step:review:start", "step:review:end", "run_end"]
+
+
+def test_graph_with_tool_and_interrupt_then_resume(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    graph = build_graph()
+    handler = CallbackHandler(client)
+    thread = f"thread-{uuid.uuid4()}"
+    config: dict[str, Any] = {"configurable": {"thread_id": thread}, "callbacks": [handler]}
+
+    out = graph.invoke({"messages": [HumanMessage("What's the weather in Paris?")]}, config)
+    assert "__interrupt__" in out
+    assert client.flush(5)
+    runs = by_run(capture)
+    assert list(runs) == [thread]  # the thread id is the run id
+    assert summary(runs[thread]) == EXPECTED_UNTIL_INTERRUPT  # no run_end: the run waits, it did not fail
+
+    out = graph.invoke(Command(resume="yes, send it"), config)
+    assert out["messages"][-1].content == "review: yes, send it"
+    assert client.flush(5)
+    events = by_run(capture)[thread]
+    assert summary(events) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
+
+    start = events[0]
+    assert start["agent_name"] == "weather-agent"
+    assert start["payload"]["framework"] == "langgraph"
+    assert start["payload"]["input"] == {"messages": [{"type": "human", "content": "What's the weather in Paris?"}]}
+    tool_start, tool_end = events[4]["payload"], events[5]["payload"]
+    assert tool_start["input_preview"] == '{"city": "Paris"}'
+    assert tool_end["output_preview"] == "It is sunny and 21°C in Paris."
+    assert isinstance(tool_end["duration_ms"], int)
+    agent_end = events[2]["payload"]
+    assert agent_end["output"]["messages"][0]["tool_calls"][0]["name"] == "get_weather"
+    asked = events[11]["payload"]
+    assert asked["question"] == "Send this answer to the customer?"
+    assert asked["context"]["draft"] == "Paris is sunny today, 21°C."
+    assert asked["context"]["node"] == "review"
+    assert asked["channel"] == "langgraph"
+    assert events[12]["payload"] == {"response": "yes, send it", "responded_by": "langgraph"}
+    end = events[-1]["payload"]
+    assert (end["prompt_tokens"], end["completion_tokens"], end["total_tokens"]) == (300, 40, 340)
+    assert end["model"] == "gpt-4o-mini"
+    assert end["output"]["messages"][-1]["content"] == "review: yes, send it"
+    assert all(e["agent_name"] == "weather-agent" for e in events)
+
+
+def test_failing_node_ends_the_run_in_error_with_traceback(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    graph = build_graph(fail_in="agent")
+    config = {"configurable": {"thread_id": "fail-1"}, "callbacks": [CallbackHandler(client)]}
+    with pytest.raises(RuntimeError, match="exploded"):
+        graph.invoke({"messages": [HumanMessage("hi")]}, config)
+    assert client.flush(5)
+    events = by_run(capture)["fail-1"]
+    assert summary(events) == ["run_start", "step:agent:start", "step:agent:end", "error"]
+    assert events[2]["payload"]["error"] == "RuntimeError: the model endpoint exploded"
+    err = events[-1]["payload"]
+    assert err["error_type"] == "RuntimeError"
+    assert err["error_message"] == "the model endpoint exploded"
+    assert "Traceback (most recent call last)" in err["traceback"]
+    assert "in agent" in err["traceback"]
+
+
+async def test_async_invocations_run_concurrently_and_stay_apart(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    handler = CallbackHandler(client)  # one handler shared by concurrent runs
+
+    async def one(i: int) -> None:
+        graph = build_graph()
+        config = {"configurable": {"thread_id": f"async-{i}"}, "callbacks": [handler]}
+        await graph.ainvoke({"messages": [HumanMessage(f"q{i}")]}, config)
+        await graph.ainvoke(Command(resume=f"ok {i}"), config)
+
+    await asyncio.gather(*(one(i) for i in range(4)))
+    assert client.flush(5)
+    runs = by_run(capture)
+    assert sorted(runs) == [f"async-{i}" for i in range(4)]
+    for i in range(4):
+        assert summary(runs[f"async-{i}"]) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
+        assert runs[f"async-{i}"][12]["payload"]["response"] == f"ok {i}"
+        assert runs[f"async-{i}"][-1]["payload"]["total_tokens"] == 340
+
+
+async def test_astream_reports_like_invoke(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    graph = build_graph()
+    config = {"configurable": {"thread_id": "stream-1"}, "callbacks": [CallbackHandler(client)]}
+    chunks = [c async for c in graph.astream({"messages": [HumanMessage("hi")]}, config, stream_mode="updates")]
+    assert any("__interrupt__" in c for c in chunks)
+    chunks = [c async for c in graph.astream(Command(resume="fine"), config, stream_mode="messages")]
+    assert chunks
+    assert client.flush(5)
+    assert summary(by_run(capture)["stream-1"]) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
+
+
+def test_threads_share_one_handler(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    handler = CallbackHandler(client)
+    errors: list[BaseException] = []
+
+    def worker(i: int) -> None:
+        try:
+            graph = build_graph()
+            config = {"configurable": {"thread_id": f"th-{i}"}, "callbacks": [handler]}
+            graph.invoke({"messages": [HumanMessage("q")]}, config)
+            graph.invoke(Command(resume="y"), config)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert client.flush(5)
+    runs = by_run(capture)
+    for i in range(6):
+        assert summary(runs[f"th-{i}"]) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
+    assert not handler._roots and not handler._owner  # state is released when runs end
+
+
+def test_subgraphs_are_steps_of_the_outer_run(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    graph = build_graph_with_subgraph()
+    graph.invoke({"messages": [HumanMessage("write")]}, {"callbacks": [CallbackHandler(client)]})
+    assert client.flush(5)
+    runs = by_run(capture)
+    assert len(runs) == 1
+    ((rid, events),) = runs.items()
+    assert uuid.UUID(rid).version == 4  # no thread_id: a fresh id
+    assert summary(events) == [
+        "run_start",
+        "step:plan:start",
+        "step:plan:end",
+        "step:writer:start",
+        "step:writer/draft:start",
+        "step:writer/draft:end",
+        "step:writer/polish:start",
+        "step:writer/polish:end",
+        "step:writer:end",
+        "step:rewrite:start",
+        "step:rewrite/draft:start",  # a graph invoked inside a node: its nodes are under that node
+        "step:rewrite/draft:end",
+        "step:rewrite/polish:start",
+        "step:rewrite/polish:end",
+        "step:rewrite:end",
+        "run_end",
+    ]
+    assert events[0]["agent_name"] == "nested-agent"
+
+
+def test_run_id_options(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    # one run per invocation, resumes in this process continue the paused run
+    handler = CallbackHandler(client, run_id_from_thread=False, agent_name="support-bot")
+    graph = build_graph()
+    config = {"configurable": {"thread_id": "chat-1"}, "callbacks": [handler]}
+    graph.invoke({"messages": [HumanMessage("hi")]}, config)
+    paused = handler.waiting_run("chat-1")
+    assert paused is not None and uuid.UUID(paused.sdk_run_id)
+    graph.invoke(Command(resume="yes"), config)
+    # an explicit id in the config metadata wins
+    graph2 = build_graph()
+    graph2.invoke(
+        {"messages": [HumanMessage("hi")]},
+        {
+            "configurable": {"thread_id": "chat-2"},
+            "metadata": {"runwatch_sdk_run_id": "ticket-42"},
+            "callbacks": [handler],
+        },
+    )
+    assert client.flush(5)
+    runs = by_run(capture)
+    assert set(runs) == {paused.sdk_run_id, "ticket-42"}
+    assert summary(runs[paused.sdk_run_id]) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
+    assert runs[paused.sdk_run_id][0]["agent_name"] == "support-bot"
+
+
+def test_handler_inside_a_manual_run_reports_into_it(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    model = GenericFakeChatModel(
+        messages=iter(
+            [AIMessage(content="hello", usage_metadata={"input_tokens": 7, "output_tokens": 3, "total_tokens": 10})]
+        )
+    )
+    with client.run("wrapper", sdk_run_id="manual-1") as run, run.step("ask-model"):
+        model.invoke("hi", config={"callbacks": [CallbackHandler(client)]})
+    assert client.flush(5)
+    events = by_run(capture)["manual-1"]
+    assert summary(events) == ["run_start", "step:ask-model:start", "step:ask-model:end", "run_end"]
+    assert events[-1]["payload"]["prompt_tokens"] == 7
+    assert events[-1]["payload"]["completion_tokens"] == 3
+
+
+def test_a_bare_chat_model_call_is_a_run(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    model = GenericFakeChatModel(
+        messages=iter(
+            [AIMessage(content="4", usage_metadata={"input_tokens": 5, "output_tokens": 1, "total_tokens": 6})]
+        )
+    )
+    model.invoke("2+2?", config={"callbacks": [CallbackHandler(client, agent_name="calc")]})
+    assert client.flush(5)
+    (events,) = by_run(capture).values()
+    assert summary(events) == ["run_start", "run_end"]
+    assert events[-1]["payload"]["total_tokens"] == 6
+    assert events[-1]["payload"]["output"]["content"] == "4"
+
+
+def test_streamed_chat_model_usage_is_counted(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+
+    class StreamingModel(GenericFakeChatModel):
+        def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            from langchain_core.outputs import ChatGenerationChunk
+
+            for word in ["streamed ", "answer"]:
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content=word))
+                if run_manager:
+                    run_manager.on_llm_new_token(word, chunk=chunk)
+                yield chunk
+            yield ChatGenerationChunk(
+                message=AIMessageChunk(
+                    content="",
+                    usage_metadata={"input_tokens": 11, "output_tokens": 2, "total_tokens": 13},
+                    response_metadata={"model_name": "claude-3-5-haiku-latest"},
+                )
+            )
+
+    model = StreamingModel(messages=iter([]))
+    text = "".join(str(c.content) for c in model.stream("hi", config={"callbacks": [CallbackHandler(client)]}))
+    assert text == "streamed answer"
+    assert client.flush(5)
+    (events,) = by_run(capture).values()
+    end = events[-1]["payload"]
+    assert (end["prompt_tokens"], end["completion_tokens"], end["model"]) == (11, 2, "claude-3-5-haiku-latest")
+
+
+def test_usage_from_llm_output_token_usage() -> None:
+    result = LLMResult(
+        generations=[[ChatGeneration(message=AIMessage(content="x"))]],
+        llm_output={"token_usage": {"prompt_tokens": 40, "completion_tokens": 9}, "model_name": "gpt-4o"},
+    )
+    assert usage_from_llm_result(result) == (40, 9, "gpt-4o")
+
+
+def test_cost_comes_from_genai_prices_when_installed(capture: CaptureServer, make_client: Any) -> None:
+    pytest.importorskip("genai_prices")
+    client: Runwatch = make_client()
+    graph = build_graph()
+    config = {"configurable": {"thread_id": "cost-1"}, "callbacks": [CallbackHandler(client)]}
+    graph.invoke({"messages": [HumanMessage("hi")]}, config)
+    graph.invoke(Command(resume="ok"), config)
+    assert client.flush(5)
+    end = by_run(capture)["cost-1"][-1]["payload"]
+    # gpt-4o-mini: $0.15 / M input, $0.60 / M output → 300 in + 40 out
+    assert end["cost_usd"] == pytest.approx(300 * 0.15e-6 + 40 * 0.6e-6)
+
+
+def test_resume_from_dashboard(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    graph = build_graph()
+    config = {"configurable": {"thread_id": "dash-1"}, "callbacks": [CallbackHandler(client)]}
+    graph.invoke({"messages": [HumanMessage("hi")]}, config)
+    capture.input_answers["/api/runs/dash-1/input"] = [
+        (204, {}, None),
+        (200, {}, {"response": "approved", "responded_by": "dana@example.com", "answered_at": "2026-11-23T10:00:00Z"}),
+    ]
+    out = resume_from_dashboard(graph, config, timeout=10, poll_wait=1)
+    assert out["messages"][-1].content == "review: approved"
+    assert client.flush(5)
+    events = by_run(capture)["dash-1"]
+    assert summary(events) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
+    assert events[12]["payload"] == {"response": "approved", "responded_by": "dana@example.com"}
+
+
+def test_callback_failures_never_reach_the_graph(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    handler = CallbackHandler(client)
+    client._transport.enqueue = None  # type: ignore[assignment]  # any use would raise TypeError
+    graph = build_graph()
+    config = {"configurable": {"thread_id": "robust-1"}, "callbacks": [handler]}
+    out = graph.invoke({"messages": [HumanMessage("hi")]}, config)
+    assert "__interrupt__" in out
