@@ -138,7 +138,7 @@ export class Runwatch implements RunHost {
         config_version: configVersion,
         payload,
       };
-      this.transport.enqueue(this.fitEvent(event));
+      this.transport.enqueue(this.serialize(event));
     } catch (err) {
       this.onErrorHook(new RunwatchError("dropped", `could not build a ${type} event: ${(err as Error)?.message}`, { count: 1, cause: err }));
     }
@@ -223,10 +223,22 @@ export class Runwatch implements RunHost {
     }
   }
 
-  /** Keeps single events under the size limit by cutting their largest fields (input/output/context...). */
-  private fitEvent<E extends { payload: Record<string, unknown> }>(event: E): E {
-    const size = safeStringify(event)?.length ?? 0;
-    if (size <= this.maxEventBytes) return event;
+  /**
+   * The event's JSON, serialized once. Plain JSON.stringify is the fast path; values it cannot take (cycles,
+   * bigint) go through safeStringify. Oversized events get their largest fields cut (input/output/context...).
+   */
+  private serialize(event: { payload: Record<string, unknown> }): string {
+    let json: string;
+    try {
+      json = JSON.stringify(event);
+    } catch {
+      json = safeStringify(event) ?? "null";
+    }
+    if (json.length <= this.maxEventBytes) return json;
+    return safeStringify(this.shrink(event)) ?? "null";
+  }
+
+  private shrink<E extends { payload: Record<string, unknown> }>(event: E): E {
     const budget = Math.max(1000, Math.floor(this.maxEventBytes / 8));
     const payload: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(event.payload)) {

@@ -6,6 +6,19 @@ import { formatUuid, randomBytes } from "./platform.js";
  * the same id is stored once.
  */
 let lastMs = 0;
+// One getRandomValues call per 256 ids: the per-call overhead dominates at 16 bytes.
+let pool = new Uint8Array(0);
+let poolPos = 0;
+function nextRandom16(): Uint8Array {
+  if (poolPos + 16 > pool.length) {
+    pool = randomBytes(4096);
+    poolPos = 0;
+  }
+  const b = pool.slice(poolPos, poolPos + 16);
+  poolPos += 16;
+  return b;
+}
+
 let seq = 0;
 export function uuidv7(now: number = Date.now()): string {
   if (now <= lastMs) {
@@ -19,7 +32,7 @@ export function uuidv7(now: number = Date.now()): string {
     lastMs = now;
     seq = 0;
   }
-  const b = randomBytes(16);
+  const b = nextRandom16();
   b[0] = Math.floor(now / 2 ** 40) & 0xff;
   b[1] = Math.floor(now / 2 ** 32) & 0xff;
   b[2] = (now >>> 24) & 0xff;

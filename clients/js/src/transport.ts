@@ -13,7 +13,6 @@
  *   dropped and reported through onError.
  * - Timers are unref'd (the client never keeps a process alive) except while somebody awaits flush().
  */
-import { safeStringify } from "./json.js";
 import { onBeforeExit, refTimer, unrefTimer, type TimerHandle } from "./platform.js";
 
 export type RunwatchErrorCode =
@@ -144,8 +143,8 @@ export class Transport {
     return this.queue.length;
   }
 
-  /** Queues one event (already a JSON-safe object). Synchronous; never throws. */
-  enqueue(event: object): void {
+  /** Queues one event given as its JSON text. Synchronous; never throws. */
+  enqueue(json: string): void {
     try {
       if (this.closed) {
         this.drop(1, "the client is shut down");
@@ -155,7 +154,6 @@ export class Transport {
         this.drop(1, `the queue is full (${this.o.maxQueueSize} events waiting; is the server reachable?)`);
         return;
       }
-      const json = safeStringify(event) ?? "null";
       const bytes = byteLength(json);
       if (bytes + 16 > this.o.maxBatchBytes) {
         this.drop(1, `an event of ${bytes} bytes exceeds the batch size limit of ${this.o.maxBatchBytes} bytes`);
