@@ -7,7 +7,7 @@ import { formatUuid, randomBytes } from "./platform.js";
  */
 let lastMs = 0;
 // One getRandomValues call per 256 ids: the per-call overhead dominates at 16 bytes.
-let pool = new Uint8Array(0);
+let pool: Uint8Array = new Uint8Array(0);
 let poolPos = 0;
 function nextRandom16(): Uint8Array {
   if (poolPos + 16 > pool.length) {

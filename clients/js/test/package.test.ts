@@ -22,7 +22,11 @@ beforeAll(async () => {
   await fs.mkdir(isolated);
   // Build exactly as `npm run build` / `prepare` does, into a private directory (other test files may be
   // reading clients/js/dist at the same time), then lay it out as the published package.
-  await run(process.execPath, [path.join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", path.join(pkgDir, "tsconfig.json"), "--outDir", path.join(isolated, "dist")]);
+  await run(process.execPath, [path.join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", path.join(pkgDir, "tsconfig.json"), "--outDir", path.join(isolated, "dist")]).catch(
+    (err: { stdout?: string; message: string }) => {
+      throw new Error(`the build failed:\n${err.stdout ?? ""}${err.message}`);
+    },
+  );
   await fs.copyFile(path.join(pkgDir, "package.json"), path.join(isolated, "package.json"));
 }, 120_000);
 
