@@ -1,0 +1,109 @@
+/** runwatch/langchain mapping details, with real LangChain/LangGraph runnables and a loopback ingest server. */
+import { Annotation, Command, END, MemorySaver, START, StateGraph, interrupt } from "@langchain/langgraph";
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import { RunnableLambda } from "@langchain/core/runnables";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Runwatch } from "../src/index.js";
+import { CallbackHandler, createCallbackHandler } from "../src/langchain.js";
+import { LoopbackServer, accept207 } from "./loopback.js";
+
+/** A model that reports usage only the legacy way (llmOutput.tokenUsage), like older provider packages. */
+class LegacyUsageModel extends BaseChatModel {
+  _llmType() {
+    return "legacy";
+  }
+  async _generate(): Promise<ChatResult> {
+    return {
+      generations: [{ text: "ok", message: new AIMessage("ok") }],
+      llmOutput: { tokenUsage: { promptTokens: 7, completionTokens: 3, totalTokens: 10 }, model_name: "legacy-1" },
+    };
+  }
+}
+
+let server: LoopbackServer;
+let client: Runwatch;
+beforeEach(async () => {
+  server = await new LoopbackServer().start();
+  client = new Runwatch({ apiKey: "d".repeat(64), baseUrl: server.url });
+});
+afterEach(async () => {
+  await client.shutdown(1000);
+  await server.stop();
+});
+
+const S = Annotation.Root({ x: Annotation<string>() });
+const summary = (events: any[]) => events.map((e) => (e.payload.phase ? `${e.payload.node_name ?? e.payload.tool_name}:${e.payload.phase}` : e.event_type));
+
+describe("runwatch/langchain", () => {
+  it("is a plain object without `name`, so LangChain wraps it, and swallows garbage input", () => {
+    const h = new CallbackHandler({ client });
+    expect("name" in h).toBe(false);
+    expect(Object.getPrototypeOf(h)).toBe(Object.prototype);
+    expect(createCallbackHandler).toBeTypeOf("function");
+    expect(() => {
+      h.handleChainStart(null, undefined as any, "x", undefined, undefined, { thread_id: {} as any });
+      h.handleChainEnd(undefined, "x");
+      h.handleChainError(undefined, "nope");
+      h.handleLLMEnd({ generations: "bad" }, "nope");
+      h.handleToolEnd(undefined, "nope");
+    }).not.toThrow();
+  });
+
+  it("a plain LCEL chain is a run (framework langchain, name from runName); legacy llmOutput usage is summed", async () => {
+    const model = new LegacyUsageModel({});
+    const chain = RunnableLambda.from(async (x: number) => `n=${x}`)
+      .pipe(model)
+      .withConfig({ runName: "math-chain" });
+    await chain.invoke(3, { callbacks: [createCallbackHandler({ client })] });
+    await client.flush();
+    expect(summary(server.accepted)).toEqual(["run_start", "run_end"]);
+    expect(server.accepted[0].agent_name).toBe("math-chain");
+    expect(server.accepted[0].payload.framework).toBe("langchain");
+    expect(server.accepted[1].payload).toMatchObject({ prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, model: "legacy-1" });
+    expect(server.accepted[1].payload.output).toMatchObject({ type: "ai", content: "ok" });
+  });
+
+  it("subgraph nodes are steps too, each reported once", async () => {
+    const inner = new StateGraph(S).addNode("inner_a", async (s) => ({ x: s.x + "a" })).addEdge(START, "inner_a").addEdge("inner_a", END).compile();
+    const outer = new StateGraph(S)
+      .addNode("first", async (s) => ({ x: s.x + "1" }))
+      .addNode("sub", inner)
+      .addEdge(START, "first")
+      .addEdge("first", "sub")
+      .addEdge("sub", END)
+      .compile({ name: "outer" });
+    await outer.invoke({ x: "" }, { callbacks: [new CallbackHandler({ client, sdkRunId: "nested-1" })] });
+    await client.flush();
+    expect(summary(server.accepted)).toEqual(["run_start", "first:start", "first:end", "sub:start", "inner_a:start", "inner_a:end", "sub:end", "run_end"]);
+    expect(server.accepted.every((e) => e.sdk_run_id === "nested-1" && e.agent_name === "outer")).toBe(true);
+  });
+
+  it("waitForAnswer() takes the dashboard's answer and the resume reports who gave it", async () => {
+    server.responder = (req) =>
+      req.method === "GET"
+        ? { status: 200, body: { response: "approve", responded_by: "grace@example.com", answered_at: new Date().toISOString() } }
+        : accept207(req);
+    const graph = new StateGraph(S)
+      .addNode("ask", async () => ({ x: String(interrupt("Approve the refund?")) }))
+      .addEdge(START, "ask")
+      .addEdge("ask", END)
+      .compile({ checkpointer: new MemorySaver() });
+    const handler = new CallbackHandler({ client, agentName: "refunds", sdkRunId: ({ threadId }) => `refund-${threadId}` });
+    const config = { configurable: { thread_id: "t-9" }, callbacks: [handler] };
+    let result: any = await graph.invoke({ x: "" }, config);
+    expect(handler.sdkRunIdFor("t-9")).toBe("refund-t-9");
+    while (result.__interrupt__?.length) {
+      const answer = await handler.waitForAnswer("t-9", { timeoutMs: 5000 });
+      result = await graph.invoke(new Command({ resume: answer.response }), config);
+    }
+    expect(result.x).toBe("approve");
+    await client.flush();
+    expect(server.requests.find((r) => r.method === "GET")!.url).toBe("/api/runs/refund-t-9/input?wait=5");
+    expect(summary(server.accepted)).toEqual(["run_start", "ask:start", "ask:end", "human_input_requested", "human_input_received", "ask:start", "ask:end", "run_end"]);
+    expect(server.accepted.find((e) => e.event_type === "human_input_requested").payload).toMatchObject({ question: "Approve the refund?", channel: "dashboard" });
+    expect(server.accepted.find((e) => e.event_type === "human_input_received").payload).toEqual({ response: "approve", responded_by: "grace@example.com" });
+    expect(new Set(server.accepted.map((e) => e.sdk_run_id))).toEqual(new Set(["refund-t-9"]));
+  });
+});
