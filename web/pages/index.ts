@@ -6,6 +6,7 @@ import * as agents from "./agents.js";
 import * as alerts from "./alerts.js";
 import * as costs from "./costs.js";
 import * as realtimeToken from "./realtime-token.js";
+import * as improve from "./improve.js";
 
 /**
  * Mounts the session-authenticated dashboard pages (/dashboard, /dashboard/:run, /errors, /agents, /alerts,
@@ -19,4 +20,5 @@ export function registerPages(router: Router, deps: WebDeps): void {
   alerts.register(router, deps);
   costs.register(router, deps);
   realtimeToken.register(router, deps);
+  improve.register(router, deps);
 }

@@ -1,0 +1,193 @@
+/**
+ * GET/POST /improve: the code-improvement page. The logged-in user pastes code, picks provider, model and
+ * temperature (defaults from their user_settings row, else the agents service's defaults) and gets the detected
+ * language, suggestions and a diff. web calls agents-service server-side with X-Agent-Secret (config.agentsUrl);
+ * the secret never reaches the browser. The form is CSRF-protected by the app-wide csrfProtection middleware.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import type { SessionUser, WebDeps } from "../deps.js";
+import type { Config } from "../../core/config.js";
+import { requireUser } from "../auth/session.js";
+import { readForm } from "../forms.js";
+import { renderPage } from "./render.js";
+import { resolveAgentSecret } from "../../agents-service/secret.js";
+import { LANGUAGES, languageName } from "../../agents-service/language/languages.js";
+import type { ImproveResponse } from "../../agents-service/improve.js";
+
+/** Longer than the service's own provider timeout (120 s by default), so its 504 arrives first. */
+const IMPROVE_TIMEOUT_MS = 150_000;
+const PROVIDERS_TIMEOUT_MS = 3_000;
+
+export interface UserLlmSettings {
+  provider: string | null;
+  model: string | null;
+  temperature: number | null;
+}
+
+interface ProviderEntry {
+  id: string;
+  name: string;
+  configured: boolean;
+  default_model: string;
+  max_temperature: number;
+  models: Array<{ id: string; price_usd: { input_per_mtok: number; output_per_mtok: number } | null }>;
+}
+interface ProvidersBody {
+  default_provider: string | null;
+  providers: ProviderEntry[];
+}
+
+interface ServiceFailure {
+  status: number;
+  code: string;
+  message: string;
+  field?: string;
+}
+
+export async function loadUserLlmSettings(deps: WebDeps, userId: number): Promise<UserLlmSettings> {
+  const rows = await deps.ports.sql.query<Record<string, unknown>>(
+    "SELECT provider, model, temperature FROM user_settings WHERE user_id = $1",
+    [userId],
+  );
+  const r = rows[0];
+  return {
+    provider: r?.provider ? String(r.provider) : null,
+    model: r?.model ? String(r.model) : null,
+    temperature: r?.temperature === null || r?.temperature === undefined ? null : Number(r.temperature),
+  };
+}
+
+async function saveUserLlmSettings(deps: WebDeps, userId: number, s: UserLlmSettings): Promise<void> {
+  await deps.ports.sql.query(
+    `INSERT INTO user_settings (user_id, provider, model, temperature, updated_at) VALUES ($1, $2, $3, $4, now())
+     ON CONFLICT (user_id) DO UPDATE SET provider = EXCLUDED.provider, model = EXCLUDED.model,
+       temperature = EXCLUDED.temperature, updated_at = now()`,
+    [userId, s.provider, s.model, s.temperature],
+  );
+}
+
+/** Calls agents-service; every failure (unreachable, timeout, error status) becomes a ServiceFailure. */
+async function callAgents<T>(config: Config, path: string, init: RequestInit & { timeoutMs: number }): Promise<T | ServiceFailure> {
+  try {
+    const res = await fetch(`${config.agentsUrl.replace(/\/+$/, "")}${path}`, { ...init, signal: AbortSignal.timeout(init.timeoutMs) });
+    const body = (await res.json().catch(() => undefined)) as { error?: Omit<ServiceFailure, "status"> } | undefined;
+    if (res.ok && body) return body as T;
+    return { status: res.status, code: body?.error?.code ?? "agents_error", message: body?.error?.message ?? `the agents service answered HTTP ${res.status}`, field: body?.error?.field };
+  } catch (err) {
+    const timedOut = (err as Error).name === "TimeoutError";
+    return {
+      status: timedOut ? 504 : 503,
+      code: timedOut ? "agents_timeout" : "agents_unreachable",
+      message: timedOut ? "the agents service did not answer in time" : `the agents service at ${config.agentsUrl} is not reachable; is it running?`,
+    };
+  }
+}
+
+const isFailure = (v: unknown): v is ServiceFailure => typeof v === "object" && v !== null && "code" in v && "status" in v;
+
+/** Diff lines with a CSS class each, for server-side rendering. */
+export function diffRows(diff: string): Array<{ cls: string; text: string }> {
+  if (!diff) return [];
+  return diff.replace(/\n$/, "").split("\n").map((text) => ({
+    text,
+    cls: text.startsWith("+++") || text.startsWith("---") ? "meta" : text.startsWith("@@") ? "hunk" : text.startsWith("+") ? "add" : text.startsWith("-") ? "del" : text.startsWith("\\") ? "meta" : "ctx",
+  }));
+}
+
+interface FormValues {
+  code: string;
+  language: string;
+  provider: string;
+  model: string;
+  temperature: string;
+  instructions: string;
+  save_defaults: boolean;
+}
+
+export function register(router: Router, deps: WebDeps): void {
+  const config = deps.ports.config;
+
+  const page = async (ctx: Context, form: FormValues | undefined, extra: Record<string, unknown> = {}, status = 200) => {
+    const user = ctx.state.user as SessionUser;
+    const [saved, providers] = await Promise.all([
+      loadUserLlmSettings(deps, user.id),
+      callAgents<ProvidersBody>(config, "/providers", { method: "GET", timeoutMs: PROVIDERS_TIMEOUT_MS }),
+    ]);
+    const list = isFailure(providers) ? null : providers;
+    const provider = form?.provider || saved.provider || list?.default_provider || "";
+    const entry = list?.providers.find((p) => p.id === provider);
+    const values: FormValues = form ?? {
+      code: "",
+      language: "",
+      provider,
+      model: (saved.provider === provider || !saved.provider ? saved.model : null) ?? entry?.default_model ?? "",
+      temperature: saved.temperature !== null ? String(saved.temperature) : "",
+      instructions: "",
+      save_defaults: false,
+    };
+    renderPage(ctx, "improve.njk", {
+      title: "Improve code",
+      values,
+      saved,
+      providers: list?.providers ?? [],
+      providersError: isFailure(providers) ? providers.message : null,
+      languages: LANGUAGES.filter((l) => l.id !== "plaintext").map((l) => ({ id: l.id, name: l.name })),
+      ...extra,
+    }, status);
+  };
+
+  router.get("/improve", requireUser, (ctx) => page(ctx, undefined));
+
+  router.post("/improve", requireUser, async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const f = await readForm(ctx);
+    const values: FormValues = {
+      code: f.code ?? "",
+      language: (f.language ?? "").trim(),
+      provider: (f.provider ?? "").trim(),
+      model: (f.model ?? "").trim(),
+      temperature: (f.temperature ?? "").trim(),
+      instructions: f.instructions ?? "",
+      save_defaults: f.save_defaults === "on",
+    };
+    const temperature = values.temperature === "" ? undefined : Number(values.temperature);
+    if (temperature !== undefined && !Number.isFinite(temperature)) {
+      return page(ctx, values, { failure: { status: 422, code: "validation_failed", message: "temperature must be a number", field: "temperature" } }, 422);
+    }
+
+    let secret: string;
+    try {
+      secret = await resolveAgentSecret(config);
+    } catch (err) {
+      return page(ctx, values, { failure: { status: 503, code: "agents_not_configured", message: (err as Error).message } }, 503);
+    }
+    const body = {
+      code: values.code,
+      ...(values.language ? { language: values.language } : {}),
+      ...(values.provider ? { provider: values.provider } : {}),
+      ...(values.model ? { model: values.model } : {}),
+      ...(temperature !== undefined ? { temperature } : {}),
+      ...(values.instructions.trim() ? { instructions: values.instructions } : {}),
+    };
+    const result = await callAgents<ImproveResponse>(config, "/improve", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-agent-secret": secret },
+      body: JSON.stringify(body),
+      timeoutMs: IMPROVE_TIMEOUT_MS,
+    });
+    if (isFailure(result)) {
+      deps.logger.warn("improve failed", { user_id: user.id, code: result.code, status: result.status });
+      return page(ctx, values, { failure: result }, result.status >= 500 ? 502 : result.status);
+    }
+    if (values.save_defaults) {
+      await saveUserLlmSettings(deps, user.id, { provider: result.provider, model: values.model || null, temperature: temperature ?? null });
+    }
+    return page(ctx, { ...values, provider: result.provider }, {
+      result,
+      languageLabel: languageName(result.language),
+      diffRows: diffRows(result.diff),
+      savedDefaults: values.save_defaults,
+    });
+  });
+}
