@@ -109,6 +109,24 @@ describe("package", () => {
     }
   });
 
+  it("runs where there is no \`process\` at all (edge runtimes, browsers): explicit flush delivers", async () => {
+    const server = await new LoopbackServer().start();
+    try {
+      const r = await nodeScript(`
+        Object.defineProperty(globalThis, "process", { value: undefined, configurable: true, writable: true });
+        const { Runwatch } = await import("runwatch");
+        const client = new Runwatch({ apiKey: "${"e".repeat(64)}", baseUrl: "${server.url}" });
+        const out = await client.run({ agentName: "edge-agent", sdkRunId: "edge-1" }, async (run) => run.toolCall("t", { a: 1 }, () => "ok"));
+        console.log(JSON.stringify({ out, hidden: typeof process, flushed: await client.flush(5000) }));
+      `);
+      expect(r.stderr).toBe("");
+      expect(JSON.parse(r.stdout)).toEqual({ out: "ok", hidden: "undefined", flushed: true });
+      expect(server.accepted.map((e) => e.event_type)).toEqual(["run_start", "tool_call", "tool_call", "run_end"]);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("never keeps a process alive: with the server down the script exits promptly, without throwing", async () => {
     const port = await freePort();
     const r = await nodeScript(
