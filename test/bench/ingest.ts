@@ -1,0 +1,131 @@
+/**
+ * Ingest benchmark: `npm run bench:ingest` (node --import tsx test/bench/ingest.ts).
+ *
+ * Starts the embedded server (`runwatch start --role web,pipeline`: the pipeline consumes while we ingest) as a child
+ * process on a temporary data dir and free ports, with the per-key limit lifted through
+ * RUNWATCH_RATE_LIMIT_PER_MINUTE. Drives it with autocannon from this process and prints, for single and batch
+ * ingest: throughput at saturation (req/s, events/s), p50/p99 ack latency, then p99 at half that load.
+ * A 202/207 is an fsync'd append, so every latency here includes durability.
+ *
+ * Env: BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (single, default 32), BENCH_BATCH_SIZE (default 500),
+ * BENCH_BATCH_CONNECTIONS (default 8).
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const BATCH_SIZE = Number(process.env.BENCH_BATCH_SIZE ?? 500);
+const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 8);
+const RUNS = 64;
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+
+function cli(env: NodeJS.ProcessEnv, ...args: string[]): string {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`runwatch ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+const stepEvent = (run: number, i: number) => ({
+  event_type: "tool_call",
+  sdk_run_id: `bench-run-${run}`,
+  payload: { tool_name: "web_search", phase: "end", input_preview: "latest langgraph release notes", output_preview: `result ${i}: LangGraph 1.x adds durable execution and interrupts for human-in-the-loop.`, duration_ms: 123 },
+});
+
+interface Phase { reqPerSec: number; eventsPerSec: number; p50: number; p99: number; errors: number; non2xx: number }
+
+async function drive(url: string, key: string, opts: { batch: boolean; connections: number; rate?: number; duration: number }): Promise<Phase> {
+  let conn = 0;
+  const perRequest = opts.batch ? BATCH_SIZE : 1;
+  const result = await autocannon({
+    url: `${url}${opts.batch ? "/api/ingest/batch" : "/api/ingest"}`,
+    method: "POST",
+    connections: opts.connections,
+    duration: opts.duration,
+    overallRate: opts.rate,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    setupClient(client: { setBody(b: string): void }) {
+      const run = conn++ % RUNS;
+      client.setBody(JSON.stringify(opts.batch ? { events: Array.from({ length: BATCH_SIZE }, (_, i) => stepEvent(run, i)) } : stepEvent(run, 0)));
+    },
+  } as autocannon.Options);
+  const ok = result["2xx"];
+  return {
+    reqPerSec: ok / result.duration,
+    eventsPerSec: (ok * perRequest) / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+const fmt = (p: Phase, label: string) =>
+  `${label.padEnd(26)} ${p.reqPerSec.toFixed(0).padStart(8)} req/s ${p.eventsPerSec.toFixed(0).padStart(9)} events/s   p50 ${String(p.p50).padStart(4)} ms   p99 ${String(p.p99).padStart(4)} ms` +
+  (p.errors || p.non2xx ? `   (errors ${p.errors}, non-2xx ${p.non2xx})` : "");
+
+async function main() {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-bench-"));
+  const webPort = await freePort();
+  const env = {
+    ...process.env,
+    NODE_ENV: "production",
+    SESSION_SECRET: "bench-".padEnd(64, "x"),
+    LOG_LEVEL: "warn",
+    RUNWATCH_DATA_DIR: dataDir,
+    RUNWATCH_HOST: "127.0.0.1",
+    RUNWATCH_WEB_PORT: String(webPort),
+    RUNWATCH_GATEWAY_PORT: String(await freePort()),
+    RUNWATCH_AGENTS_PORT: String(await freePort()),
+    RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000",
+  };
+  const url = `http://127.0.0.1:${webPort}`;
+  let child: ChildProcess | undefined;
+  try {
+    cli(env, "user", "create", "--email", "bench@example.com", "--name", "Bench", "--password", "bench-password");
+    const key = cli(env, "key", "create", "--email", "bench@example.com", "--name", "bench");
+    child = spawn(process.execPath, [BIN, "start", "--role", "web,pipeline"], { cwd: ROOT, env, stdio: ["ignore", "ignore", "inherit"] });
+    for (let i = 0; ; i++) {
+      if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
+      if (i > 600 || child.exitCode !== null) throw new Error("server did not start");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    console.log(`Runwatch ingest bench: embedded default, ${os.cpus().length} cores, node ${process.version}, ${DURATION}s per phase`);
+    console.log(`single: ${CONNECTIONS} connections; batch: ${BATCH_SIZE} events/request, ${BATCH_CONNECTIONS} connections\n`);
+    await drive(url, key, { batch: false, connections: CONNECTIONS, duration: 3 }); // warm-up (JIT, caches)
+
+    const single = await drive(url, key, { batch: false, connections: CONNECTIONS, duration: DURATION });
+    console.log(fmt(single, "single, max load"));
+    const singleHalf = await drive(url, key, { batch: false, connections: CONNECTIONS, duration: DURATION, rate: Math.max(1, Math.round(single.reqPerSec / 2)) });
+    console.log(fmt(singleHalf, "single, half load"));
+
+    const batch = await drive(url, key, { batch: true, connections: BATCH_CONNECTIONS, duration: DURATION });
+    console.log(fmt(batch, "batch, max load"));
+    const batchHalf = await drive(url, key, { batch: true, connections: BATCH_CONNECTIONS, duration: DURATION, rate: Math.max(1, Math.round(batch.reqPerSec / 2)) });
+    console.log(fmt(batchHalf, "batch, half load"));
+
+    console.log("\ntargets: single ≥ 8,000 req/s, batch ≥ 50,000 events/s, p99 < 25 ms at half load");
+  } finally {
+    if (child && child.exitCode === null) {
+      child.kill("SIGTERM");
+      await new Promise((r) => child!.once("exit", r));
+    }
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
