@@ -9,7 +9,8 @@ export interface RunTrace {
 }
 
 export interface RunTracer {
-  begin(input: Record<string, unknown>): RunTrace & {
+  /** `runId` becomes the run's sdk_run_id (the request id the service returns as X-Request-Id). */
+  begin(input: Record<string, unknown>, runId: string): RunTrace & {
     end(output: Record<string, unknown>, usage: { model: string; prompt_tokens: number; completion_tokens: number; cost_usd: number | null }): Promise<void>;
     fail(error: unknown): Promise<void>;
   };

@@ -35,8 +35,8 @@ export async function runwatchTracer(
   });
   logger.info("reporting /improve runs to Runwatch", { base_url: cfg.baseUrl });
   return {
-    begin(input) {
-      const run = client.startRun({ agentName: AGENT_NAME, framework: "runwatch-agents", input });
+    begin(input, runId) {
+      const run = client.startRun({ agentName: AGENT_NAME, framework: "runwatch-agents", input, sdkRunId: runId });
       return {
         async step(name, fn) {
           const t0 = performance.now();

@@ -8,6 +8,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
+import { randomUUID } from "node:crypto";
 import { Either } from "effect";
 import getRawBody from "raw-body";
 import type { Config } from "../core/config.js";
@@ -130,6 +131,10 @@ export async function startAgentsService(config: Config, opts: AgentsServiceOpti
   );
 
   const handleImprove = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    // One id per request: logged, returned as X-Request-Id, and the sdk_run_id of the self-reported run.
+    const incoming = req.headers["x-request-id"];
+    const requestId = typeof incoming === "string" && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    res.setHeader("x-request-id", requestId);
     const given = req.headers["x-agent-secret"];
     if (!secretMatches(Array.isArray(given) ? given[0] : given, secret)) {
       // Drain nothing: close the connection so an unread body cannot confuse keep-alive.
@@ -158,14 +163,14 @@ export async function startAgentsService(config: Config, opts: AgentsServiceOpti
         model: body.model ?? null,
         code_chars: body.code.length,
         has_instructions: Boolean(body.instructions),
-      });
+      }, requestId);
       try {
         const result = await improve({ settings, fetch: fetchImpl, trace: run, signal: aborted.signal }, body);
         await run.end(
           { language: result.language, provider: result.provider, suggestions: result.suggestions.length, diff_lines: result.diff ? result.diff.split("\n").length : 0 },
           { model: result.model, ...result.usage },
         );
-        logger.info("improve", { provider: result.provider, model: result.model, language: result.language, ms: result.duration_ms, ...result.usage });
+        logger.info("improve", { request_id: requestId, provider: result.provider, model: result.model, language: result.language, ms: result.duration_ms, ...result.usage });
         send(res, 200, result);
       } catch (err) {
         await run.fail(err);
