@@ -30,7 +30,8 @@ def test_events_are_batched_and_carry_idempotency_ids(capture: CaptureServer, ma
     assert len(capture.requests) <= 5  # batched, not one request per event
     ids = [e["event_id"] for e in events]
     assert len(set(ids)) == 2500
-    assert all(uuid.UUID(i).version == 4 for i in ids)
+    assert all(uuid.UUID(i).version == 7 for i in ids)
+    assert ids == sorted(ids)  # UUIDv7: the server orders a run's events by event_id
     assert [e["payload"]["node_name"] for e in events] == [f"n{i}" for i in range(2500)]  # order kept
     assert all(e["occurred_at"].endswith("Z") for e in events)
     assert capture.auth_headers[0] == "Bearer " + "ab" * 32

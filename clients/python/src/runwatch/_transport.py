@@ -1,9 +1,9 @@
 """Background delivery of events: a bounded in-memory queue drained by one daemon thread.
 
-The agent's thread only appends a small dict to a deque (no lock, no I/O, no JSON): the sender thread
-assigns each event its idempotency id (uuid4) the first time it is taken, serialises it, and posts
-batches to POST /api/ingest/batch. Retries reuse the same event_id, so the server stores a retried
-event once. Nothing here raises into the caller.
+The agent's thread only appends a small dict to a deque (no lock, no I/O, no JSON). The sender thread
+gives each event its idempotency id the first time it takes it (a UUIDv7, so ids sort in event order),
+serialises it, and posts batches to POST /api/ingest/batch. Retries reuse the same event_id, so the
+server stores a retried event once. Nothing here raises into the caller.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import os
 import random
 import threading
 import time
-import uuid
 import weakref
 from collections import deque
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
 from ._http import HttpClient, Response, TransportError
+from ._ids import uuid7
 from ._json import iso_utc
 
 logger = logging.getLogger("runwatch")
@@ -59,9 +59,11 @@ class _Item:
         self.event = event
         self.attempts = 0
         ts = event.pop("_ts", None)
+        if ts is None:
+            ts = time.time()
         if "event_id" not in event:
-            event["event_id"] = str(uuid.uuid4())
-        if ts is not None and "occurred_at" not in event:
+            event["event_id"] = uuid7(ts)
+        if "occurred_at" not in event:
             event["occurred_at"] = iso_utc(ts)
         self.wire = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str).encode()
 
