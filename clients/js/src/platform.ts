@@ -5,10 +5,7 @@
 
 interface ProcessLike {
   env?: Record<string, string | undefined>;
-  once?: (event: string, listener: () => void) => unknown;
   on?: (event: string, listener: () => void) => unknown;
-  off?: (event: string, listener: () => void) => unknown;
-  removeListener?: (event: string, listener: () => void) => unknown;
 }
 
 const g = globalThis as unknown as {
@@ -46,21 +43,35 @@ export function refTimer(t: TimerHandle): void {
   else if (typeof t === "number" && typeof g.Deno?.refTimer === "function") g.Deno.refTimer(t);
 }
 
-/** Registers a listener for the runtime's "event loop is about to go idle" moment (Node/Bun beforeExit). */
+/**
+ * Registers a callback for the runtime's "event loop is about to go idle" moment (Node/Bun beforeExit).
+ * One process listener serves every client, so creating many clients never trips MaxListeners warnings.
+ * Returns the unregister function, or undefined where the runtime has no such event.
+ */
+const exitCallbacks = new Set<() => void>();
+let exitHookInstalled = false;
 export function onBeforeExit(listener: () => void): (() => void) | undefined {
   const p = g.process;
   if (!p || typeof p.on !== "function") return undefined;
-  try {
-    p.on("beforeExit", listener);
-  } catch {
-    return undefined;
-  }
-  return () => {
+  if (!exitHookInstalled) {
     try {
-      (p.off ?? p.removeListener)?.call(p, "beforeExit", listener);
+      p.on("beforeExit", () => {
+        for (const cb of [...exitCallbacks]) {
+          try {
+            cb();
+          } catch {
+            /* one client's failure must not stop the others */
+          }
+        }
+      });
+      exitHookInstalled = true;
     } catch {
-      /* ignore */
+      return undefined;
     }
+  }
+  exitCallbacks.add(listener);
+  return () => {
+    exitCallbacks.delete(listener);
   };
 }
 

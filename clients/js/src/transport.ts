@@ -135,7 +135,6 @@ export class Transport {
       maxAttempts: options.maxAttempts ?? 8,
       exitFlushTimeoutMs: options.exitFlushTimeoutMs ?? 5_000,
     };
-    this.removeExitHook = onBeforeExit(() => this.onBeforeExit());
   }
 
   /** Number of events not yet acknowledged (queued or in flight). */
@@ -160,6 +159,8 @@ export class Transport {
         return;
       }
       this.queue.push({ seq: ++this.seq, json, bytes, attempts: 0 });
+      // Hooked into beforeExit only while events are pending: an idle client holds no global reference.
+      this.removeExitHook ??= onBeforeExit(() => this.onBeforeExit());
       this.stats.queued++;
       this.schedule(this.queue.length >= this.o.maxBatchSize ? 0 : this.o.flushIntervalMs);
     } catch (err) {
@@ -258,7 +259,10 @@ export class Transport {
       this.sending = false;
     }
     this.settleWaiters(unavailable);
-    if (this.queue.length > 0) {
+    if (this.queue.length === 0) {
+      this.removeExitHook?.();
+      this.removeExitHook = undefined;
+    } else {
       const full = this.queue.length >= this.o.maxBatchSize;
       this.schedule(full ? 0 : this.o.flushIntervalMs);
     }
