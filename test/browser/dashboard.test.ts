@@ -28,16 +28,16 @@ interface Stack { url: string; dataDir: string; ports: Ports; web: WebServer; pi
 
 async function startStack(): Promise<Stack> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-browser-"));
-  const gatewayPort = await freePort();
+  const [webPort, gatewayPort] = [await freePort(), await freePort()];
   const config = loadConfig({
     RUNWATCH_DATA_DIR: dataDir, NODE_ENV: "test", LOG_LEVEL: "error", RUNWATCH_HOST: "127.0.0.1",
-    RUNWATCH_WEB_PORT: "0", RUNWATCH_GATEWAY_PORT: String(gatewayPort),
+    RUNWATCH_WEB_PORT: String(webPort), RUNWATCH_PUBLIC_URL: `http://127.0.0.1:${webPort}`, RUNWATCH_GATEWAY_PORT: String(gatewayPort),
     RUNWATCH_PUBLIC_GATEWAY_URL: `ws://127.0.0.1:${gatewayPort}`,
   });
   const ports = await openPorts(config);
   const pipeline = await startPipeline(ports);
   const gateway = await startGateway(ports, config);
-  const web = await startWeb(ports, { port: 0, host: "127.0.0.1" });
+  const web = await startWeb(ports, { port: webPort, host: "127.0.0.1" });
   return { url: web.url, dataDir, ports, web, pipeline, gateway };
 }
 

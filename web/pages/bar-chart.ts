@@ -31,10 +31,13 @@ export function barChart(points: readonly { label: string; value: number; detail
   });
   const gridlines = [0, 0.25, 0.5, 0.75, 1].map((f) => ({
     y: plot.bottom - (plot.bottom - plot.top) * f,
-    label: usd(max * f),
+    label: axisLabel(max * f),
   }));
   return { width, height, plot, bars, gridlines, empty: points.every((p) => p.value === 0) };
 }
+
+/** Axis labels keep the significant digits a small range needs ($0.0125, not $0.01 twice). */
+const axisLabel = (v: number): string => (v === 0 ? "$0" : v >= 1000 ? usd(v) : `$${Number(v.toPrecision(3))}`);
 
 function niceMax(v: number): number {
   if (v <= 0) return 1;
