@@ -3,7 +3,8 @@
 #
 #   deploy/postgres.sh start|stop|restart|status|install
 #
-# Env: PG_PORT (5432), PG_DB (runwatch), PG_USER (runwatch), PG_PASSWORD (runwatch).
+# Env: PG_PORT (5432), PG_DB (runwatch), PG_USER (runwatch, with CREATEDB so tests can use a database each),
+#      PG_PASSWORD (runwatch).
 # Clients: DATABASE_URL=postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:$PG_PORT/$PG_DB
 # Uses the Debian cluster tooling (pg_createcluster/pg_ctlcluster): cluster "runwatch" of the installed major.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -38,8 +39,8 @@ start() {
   wait_until 60 "PostgreSQL" ready
   # Idempotent: user and database.
   psql_admin -d postgres -c "DO \$\$ BEGIN
-      IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$DB_USER') THEN CREATE ROLE \"$DB_USER\" LOGIN PASSWORD '$DB_PASSWORD';
-      ELSE ALTER ROLE \"$DB_USER\" LOGIN PASSWORD '$DB_PASSWORD'; END IF; END \$\$;"
+      IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$DB_USER') THEN CREATE ROLE \"$DB_USER\" LOGIN CREATEDB PASSWORD '$DB_PASSWORD';
+      ELSE ALTER ROLE \"$DB_USER\" LOGIN CREATEDB PASSWORD '$DB_PASSWORD'; END IF; END \$\$;"
   if [[ "$(psql_admin -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$DB'")" != "1" ]]; then
     psql_admin -d postgres -c "CREATE DATABASE \"$DB\" OWNER \"$DB_USER\""
   fi

@@ -18,6 +18,7 @@ ping() { [[ "$(redis-cli -h 127.0.0.1 -p "$PORT" ping 2>/dev/null)" == "PONG" ]]
 start() {
   if pid_alive "$PIDFILE" && ping; then log "already running on 127.0.0.1:$PORT"; return 0; fi
   install
+  if ping; then log "a Redis already answers on 127.0.0.1:$PORT; using it"; return 0; fi
   port_open 127.0.0.1 "$PORT" && die "port $PORT is taken by another process (a system redis? stop it or set REDIS_PORT)"
   mkdir -p "$RUN_DIR"
   # Rate-limit counters and pub/sub are ephemeral: no persistence, so a restart starts from a clean slate.
