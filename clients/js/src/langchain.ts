@@ -79,6 +79,7 @@ interface Timed {
   readonly input?: unknown;
 }
 
+const MAX_WAITING_THREADS = 10_000;
 const now = (): number => (typeof performance !== "undefined" && typeof performance.now === "function" ? performance.now() : Date.now());
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object";
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
@@ -148,6 +149,13 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
   /** Runs paused by an interrupt, by thread: a resume in this process continues them (usage carried over). */
   const waitingByThread = new Map<string, Run>();
   const answeredBy = new Map<string, string | undefined>();
+
+  /** Bounded: threads that are never resumed must not grow memory forever (oldest forgotten first). */
+  const rememberWaiting = (threadId: string, run: Run): void => {
+    waitingByThread.delete(threadId);
+    waitingByThread.set(threadId, run);
+    if (waitingByThread.size > MAX_WAITING_THREADS) waitingByThread.delete(waitingByThread.keys().next().value!);
+  };
 
   const sdkRunIdFor = (threadId: string | undefined, rootRunId: string): string => {
     if (typeof options.sdkRunId === "function") return options.sdkRunId({ threadId, rootRunId });
@@ -258,7 +266,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
         const interrupts = isObj(outputs) ? outputs.__interrupt__ : undefined;
         if (Array.isArray(interrupts) && interrupts.length > 0) reportInterrupts(root, interrupts);
         if (root.waiting) {
-          if (root.threadId !== undefined) waitingByThread.set(root.threadId, root.run);
+          if (root.threadId !== undefined) rememberWaiting(root.threadId, root.run);
         } else {
           root.run.end(simplify(outputs));
         }
@@ -277,7 +285,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
       if (root) {
         if (isInterrupt(err)) {
           reportInterrupts(root, (err as { interrupts?: unknown }).interrupts ?? []);
-          if (root.threadId !== undefined) waitingByThread.set(root.threadId, root.run);
+          if (root.threadId !== undefined) rememberWaiting(root.threadId, root.run);
         } else if (!CONTROL_FLOW_ERRORS.has(errName(err))) {
           root.run.fail(err);
         }
