@@ -267,5 +267,10 @@ let defaultClient: Runwatch | undefined;
 
 /** A process-wide client configured from RUNWATCH_API_KEY / RUNWATCH_BASE_URL, created on first use. */
 export function getDefaultClient(): Runwatch {
-  return (defaultClient ??= new Runwatch());
+  if (!defaultClient) {
+    defaultClient = new Runwatch();
+    // The caller opted in (e.g. added the LangChain handler) but nothing will be sent: say so once.
+    if (!defaultClient.enabled) console.warn("[runwatch] RUNWATCH_API_KEY is not set; runs are not reported");
+  }
+  return defaultClient;
 }
