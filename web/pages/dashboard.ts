@@ -12,7 +12,7 @@ import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
 import { ValidationError } from "../../core/errors.js";
 import { requireUser } from "../auth/session.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
-import { agentRunStats, statusCounts } from "./run-stats.js";
+import { agentNames, statusCounts } from "./run-stats.js";
 
 export const PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
@@ -71,7 +71,7 @@ export function register(router: Router, deps: WebDeps): void {
     const keep = { status: view === "errors" ? undefined : f.status, agent: f.agent, config_version: f.config_version, limit: f.limit === PAGE_SIZE ? undefined : f.limit };
     const [sum, agents] = await Promise.all([
       view === "dashboard" ? summary(deps, user.id) : Promise.resolve(undefined),
-      agentRunStats(deps.ports.clickhouse, user.id),
+      agentNames(deps.ports.clickhouse, user.id),
     ]);
     renderPage(ctx, "dashboard.njk", {
       title: view === "errors" ? "Errors" : "Dashboard",
@@ -83,7 +83,7 @@ export function register(router: Router, deps: WebDeps): void {
       newest_url: ctx.path + qs(keep),
       next_url: page.next_cursor ? ctx.path + qs({ ...keep, cursor: page.next_cursor }) : null,
       statuses: RUN_STATUSES,
-      agent_names: agents.map((a) => a.agent_name).filter(Boolean).sort(),
+      agent_names: agents,
       error_total: view === "errors" ? (await statusCounts(deps.ports.clickhouse, user.id)).error : undefined,
     });
   };

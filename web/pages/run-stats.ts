@@ -23,6 +23,15 @@ export async function statusCounts(ch: ClickHouse, userId: number): Promise<Stat
   return out;
 }
 
+/** Agent names for the filter menu. No FINAL: a run's agent name is set once, so any version has it. */
+export async function agentNames(ch: ClickHouse, userId: number, limit = 500): Promise<string[]> {
+  const rows = await ch.query<{ agent_name: string }>(
+    `SELECT DISTINCT agent_name FROM agent_runs WHERE user_id = {uid:UInt64} AND agent_name != '' ORDER BY agent_name LIMIT {limit:UInt32}`,
+    { uid: userId, limit },
+  );
+  return rows.map((r) => String(r.agent_name));
+}
+
 export interface AgentRunStats {
   agent_name: string;
   runs: number;
