@@ -15,7 +15,7 @@ pytest.importorskip("langgraph")
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
-from runwatch import Runwatch
+from runwatch import Runwatch, _pricing
 from runwatch.langchain import CallbackHandler
 
 from .conftest import RealServer
@@ -128,7 +128,22 @@ def test_manual_api_and_per_item_rejection(real_server: RealServer, client: Runw
     ]
     assert client.stats.dropped_rejected == 1
     assert body["run"]["total_tokens"] == 12
-    assert body["run"]["cost_usd"] is not None and body["run"]["cost_usd"] > 0
+    assert body["run"]["cost_usd"] == pytest.approx(10 * 2.5e-6 + 2 * 10e-6)  # gpt-4o
+    assert body["run"]["cost_source"] == ("client" if _pricing.available() else "computed")
+
+
+def test_without_genai_prices_the_server_prices_the_run(
+    real_server: RealServer, client: Runwatch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_pricing, "_calc_price", None)
+    rid = f"py-cost-{uuid.uuid4()}"
+    with client.run("py-cost-agent", sdk_run_id=rid) as run:
+        run.set_usage(prompt_tokens=1000, completion_tokens=100, model="gpt-4o-mini")
+    assert client.flush(10)
+    body = real_server.wait_run(rid, lambda b: b["run"]["status"] == "success")
+    assert "cost_usd" not in _of(body["events"], "run_end")[0]["payload"]
+    assert body["run"]["cost_source"] == "computed"
+    assert body["run"]["cost_usd"] == pytest.approx(1000 * 0.15e-6 + 100 * 0.6e-6)
 
 
 def _input_route_missing(real_server: RealServer) -> bool:
