@@ -7,8 +7,11 @@
  * ingest: throughput at saturation (req/s, events/s), p50/p99 ack latency, then p99 at half that load.
  * A 202/207 is an fsync'd append, so every latency here includes durability.
  *
- * Env: BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (single, default 32), BENCH_BATCH_SIZE (default 500),
- * BENCH_BATCH_CONNECTIONS (default 8).
+ * A durable ack costs one fdatasync shared by every request in the group commit, so throughput grows with the
+ * number of requests in flight: many agents, many connections.
+ *
+ * Env: BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (single, default 128), BENCH_BATCH_SIZE (default 500),
+ * BENCH_BATCH_CONNECTIONS (default 16), BENCH_ROLES (default web,pipeline; "web" measures ingest alone).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
@@ -21,9 +24,10 @@ import autocannon from "autocannon";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 128);
 const BATCH_SIZE = Number(process.env.BENCH_BATCH_SIZE ?? 500);
-const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 8);
+const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 16);
+const ROLES = process.env.BENCH_ROLES ?? "web,pipeline";
 const RUNS = 64;
 
 const freePort = () =>
@@ -98,14 +102,14 @@ async function main() {
   try {
     cli(env, "user", "create", "--email", "bench@example.com", "--name", "Bench", "--password", "bench-password");
     const key = cli(env, "key", "create", "--email", "bench@example.com", "--name", "bench");
-    child = spawn(process.execPath, [BIN, "start", "--role", "web,pipeline"], { cwd: ROOT, env, stdio: ["ignore", "ignore", "inherit"] });
+    child = spawn(process.execPath, [BIN, "start", "--role", ROLES], { cwd: ROOT, env, stdio: ["ignore", "ignore", "inherit"] });
     for (let i = 0; ; i++) {
       if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
       if (i > 600 || child.exitCode !== null) throw new Error("server did not start");
       await new Promise((r) => setTimeout(r, 100));
     }
     console.log(`Runwatch ingest bench: embedded default, ${os.cpus().length} cores, node ${process.version}, ${DURATION}s per phase`);
-    console.log(`single: ${CONNECTIONS} connections; batch: ${BATCH_SIZE} events/request, ${BATCH_CONNECTIONS} connections\n`);
+    console.log(`roles: ${ROLES}; single: ${CONNECTIONS} connections; batch: ${BATCH_SIZE} events/request, ${BATCH_CONNECTIONS} connections\n`);
     await drive(url, key, { batch: false, connections: CONNECTIONS, duration: 3 }); // warm-up (JIT, caches)
 
     const single = await drive(url, key, { batch: false, connections: CONNECTIONS, duration: DURATION });

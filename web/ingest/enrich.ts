@@ -4,13 +4,19 @@ import { runIdFor, uuidv7 } from "../../core/ids.js";
 /**
  * Fixes owner, ids and timestamps of a validated event (see LoggedEvent). occurred_at is normalised to
  * UTC ISO with milliseconds and defaults to the receive time; the client's event_id (idempotency) is kept.
+ * `runIds` memoises run ids within one batch (most events of a batch share a few runs; the id is a SHA-1).
  */
-export function enrichEvent(e: IngestEvent, userId: number, receivedAt: Date): LoggedEvent {
+export function enrichEvent(e: IngestEvent, userId: number, receivedAt: Date, runIds?: Map<string, string>): LoggedEvent {
   const received = receivedAt.toISOString();
+  let runId = runIds?.get(e.sdk_run_id);
+  if (runId === undefined) {
+    runId = runIdFor(userId, e.sdk_run_id);
+    runIds?.set(e.sdk_run_id, runId);
+  }
   return {
     event_id: e.event_id ? e.event_id.toLowerCase() : uuidv7(receivedAt.getTime()),
     user_id: userId,
-    run_id: runIdFor(userId, e.sdk_run_id),
+    run_id: runId,
     sdk_run_id: e.sdk_run_id,
     event_type: e.event_type,
     agent_name: e.agent_name ?? null,

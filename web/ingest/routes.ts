@@ -73,12 +73,13 @@ export function ingestHandlers(deps: WebDeps, auth: ApiKeyAuth): IngestHandlers 
       const receivedAt = new Date();
       const results: BatchResult[] = new Array(items.length);
       const accepted: LoggedEvent[] = [];
+      const runIds = new Map<string, string>();
       for (let i = 0; i < items.length; i++) {
         const parsed = parseIngestEvent(items[i]);
         if (Either.isLeft(parsed)) {
           results[i] = { index: i, status: 422, error: toHttpError(parsed.left).body.error };
         } else {
-          const e = enrichEvent(parsed.right, principal.userId, receivedAt);
+          const e = enrichEvent(parsed.right, principal.userId, receivedAt, runIds);
           accepted.push(e);
           results[i] = { index: i, status: 202, event_id: e.event_id, run_id: e.run_id, sdk_run_id: e.sdk_run_id };
         }
