@@ -13,7 +13,6 @@ import * as improve from "./improve.js";
  * /costs) and GET /api/realtime/token. Each page module exports register(router, deps); add one line per module.
  */
 export function registerPages(router: Router, deps: WebDeps): void {
-  router.get("/", (ctx) => ctx.redirect("/dashboard"));
   dashboard.register(router, deps);
   run.register(router, deps);
   agents.register(router, deps);
