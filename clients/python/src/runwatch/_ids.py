@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import random
 import threading
-import uuid
 
 _lock = threading.Lock()
 _last_ms = -1
 _counter = 0
-_rand = random.SystemRandom()
+# The module-level generator: fast, and reseeded in a forked child by the random module itself. Event ids
+# need uniqueness, not secrecy; 62 random bits per id plus the time and counter fields give that.
+_getrandbits = random.getrandbits
 
 
 def uuid7(ts: float) -> str:
@@ -25,12 +26,13 @@ def uuid7(ts: float) -> str:
     with _lock:
         if ms > _last_ms:
             _last_ms = ms
-            _counter = _rand.getrandbits(10)  # random start, room left for 3k+ ids in the same millisecond
+            _counter = _getrandbits(10)  # random start, room left for 3k+ ids in the same millisecond
         else:
             _counter += 1
             if _counter > 0xFFF:  # counter exhausted: borrow the next millisecond
                 _last_ms += 1
                 _counter = 0
         ms, counter = _last_ms, _counter
-    value = (ms & 0xFFFF_FFFF_FFFF) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | _rand.getrandbits(62)
-    return str(uuid.UUID(int=value))
+    value = (ms & 0xFFFF_FFFF_FFFF) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | _getrandbits(62)
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
