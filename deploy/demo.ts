@@ -22,7 +22,8 @@ const LONG_RESULT = Array.from({ length: 12 }, (_, i) =>
   `Result ${i + 1}: LangGraph checkpointers persist graph state between steps so a run can pause for a human and resume later.`).join(" ");
 
 export function demoRuns(now = Date.now()): DemoRun[] {
-  const tag = new Date(now).toISOString().replace(/[-:T]/g, "").slice(0, 12);
+  // Unique per invocation, so running the demo twice adds runs instead of appending to the old ones.
+  const tag = `${new Date(now).toISOString().replace(/[-:T]/g, "").slice(2, 12)}-${Math.random().toString(36).slice(2, 6)}`;
   const at = (minutesAgo: number, seconds = 0) => new Date(now - minutesAgo * 60_000 + seconds * 1000).toISOString();
   const research = `demo-research-${tag}`;
   const support = `demo-support-${tag}`;

@@ -1,0 +1,82 @@
+/** The `runwatch` command as a user runs it: a child process per command on a temporary data dir. */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../core/config.js";
+import { openPorts } from "../../core/runtime.js";
+import { hashApiKey } from "../../core/ids.js";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+let dataDir = "";
+let env: NodeJS.ProcessEnv;
+
+const run = (...args: string[]) => spawnSync(process.execPath, [path.join(ROOT, "deploy/bin/runwatch.mjs"), ...args], { cwd: ROOT, env, encoding: "utf8", timeout: 90_000 });
+
+beforeAll(async () => {
+  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-cli-"));
+  env = { ...process.env, RUNWATCH_DATA_DIR: dataDir, LOG_LEVEL: "warn", NODE_ENV: "test" };
+});
+afterAll(() => fs.rm(dataDir, { recursive: true, force: true }));
+
+describe("runwatch CLI", () => {
+  it("prints usage for no command and exits 2 on an unknown one or missing flags", () => {
+    expect(run().stdout).toContain("runwatch start");
+    const bad = run("frobnicate");
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("unknown command: frobnicate");
+    const missing = run("user", "create", "--email", "x@example.com");
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain("missing --name, --password");
+  });
+
+  it("migrate, user create, key create (printed once, stored hashed, with expiry), and clear failures", async () => {
+    const m = run("migrate");
+    expect(m.status, m.stderr).toBe(0);
+    expect(m.stdout).toMatch(/Schemas are up to date \(Postgres migrations: 1/);
+
+    const u = run("user", "create", "--email", "Cli@Example.com", "--name", "Cli User", "--password", "cli-password");
+    expect(u.status, u.stderr).toBe(0);
+    expect(u.stdout).toMatch(/Created user cli@example.com \(id \d+\)/);
+    const dup = run("user", "create", "--email", "cli@example.com", "--name", "Again", "--password", "cli-password");
+    expect(dup.status).toBe(1);
+    expect(dup.stderr).toContain("already exists");
+    const weak = run("user", "create", "--email", "w@example.com", "--name", "W", "--password", "short");
+    expect(weak.status).toBe(1);
+    expect(weak.stderr).toContain("at least 8 characters");
+
+    const k = run("key", "create", "--email", "cli@example.com", "--name", "ci", "--expires", "30d");
+    expect(k.status, k.stderr).toBe(0);
+    const key = k.stdout.trim();
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(k.stderr).toContain("shown only this once");
+    expect(run("key", "create", "--email", "nobody@example.com", "--name", "x").stderr).toContain("no user with email nobody@example.com");
+    const badExpiry = run("key", "create", "--email", "cli@example.com", "--name", "x", "--expires", "soonish");
+    expect(badExpiry.status).toBe(1);
+    expect(badExpiry.stderr).toContain("expiry must be a duration like 30d");
+
+    const ports = await openPorts(loadConfig({ RUNWATCH_DATA_DIR: dataDir }), ["sql"]);
+    try {
+      const rows = await ports.sql.query<{ key_hash: string; last4: string; expires_at: string }>("SELECT key_hash, last4, expires_at FROM api_keys WHERE name = 'ci'");
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.key_hash).toBe(hashApiKey(key));
+      expect(rows[0]!.last4).toBe(key.slice(-4));
+      const days = (new Date(rows[0]!.expires_at).getTime() - Date.now()) / 86_400_000;
+      expect(Math.round(days)).toBe(30);
+    } finally {
+      await ports.close();
+    }
+  });
+
+  it("demo ingests runs through the real API and waits until the pipeline stored them", () => {
+    const d = run("demo");
+    expect(d.status, d.stderr).toBe(0);
+    expect(d.stdout).toMatch(/demo-research-\S+\s+success\s+10 events/);
+    expect(d.stdout).toMatch(/demo-support-\S+\s+error\s+4 events/);
+    expect(d.stdout).toMatch(/demo-review-\S+\s+waiting_for_input\s+3 events/);
+    expect(d.stdout).toMatch(/demo-etl-\S+\s+running\s+2 events/);
+    expect(d.stdout).toContain("demo@runwatch.dev");
+    expect(d.stdout).toMatch(/API key \(shown once\): [0-9a-f]{64}/);
+  });
+});
