@@ -263,3 +263,21 @@ def test_default_client_and_package_exports(monkeypatch: pytest.MonkeyPatch, cap
     assert c is runwatch.get_client()
     assert c.base_url == capture.url
     c.shutdown(1)
+
+
+async def test_async_step_decorator_and_debug_logging(
+    capture: CaptureServer, make_client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    client: Runwatch = make_client(debug=True)
+
+    @client.step("summarise")
+    async def summarise(text: str) -> str:
+        await asyncio.sleep(0)
+        return text[:3]
+
+    assert await summarise("outside a run") == "out"
+    async with client.run("a", sdk_run_id="async-step"):
+        assert await summarise("inside") == "ins"
+    assert client.flush(5)
+    assert [e["payload"].get("phase") for e in capture.events("step")] == ["start", "end"]
+    assert capture.events("step")[1]["payload"]["output"] == "ins"

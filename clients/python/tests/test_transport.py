@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 import uuid
 from typing import Any
@@ -219,3 +220,21 @@ def test_flush_at_interpreter_exit(capture: CaptureServer, tmp_path: Any) -> Non
     )
     subprocess.run([sys.executable, str(script)], check=True, timeout=30)
     assert [e["event_type"] for e in capture.events()] == ["run_start", "run_end"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_gets_its_own_sender(capture: CaptureServer, make_client: Any) -> None:
+    client = make_client()
+    client.emit("step", "parent", {"node_name": "before-fork", "phase": "start"})
+    assert client.flush(5)
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's sender thread does not exist here
+        code = 1
+        try:
+            client.emit("step", "child", {"node_name": "in-child", "phase": "start"})
+            code = 0 if client.flush(10) else 3
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert [e["sdk_run_id"] for e in capture.events()] == ["parent", "child"]
