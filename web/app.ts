@@ -14,6 +14,7 @@ import { HttpProblem, sendError, toHttpError } from "./http-errors.js";
 import { createApiKeyAuth, type ApiKeyAuth } from "./ingest/api-key-auth.js";
 import { ingestHandlers } from "./ingest/routes.js";
 import { registerRunsApi } from "./api/runs.js";
+import { registerHumanInputApi } from "./api/human-input.js";
 import { registerAuthRoutes } from "./auth/routes.js";
 import { csrfProtection, sessionMiddleware } from "./auth/session.js";
 import { registerApiKeySettings } from "./settings/api-keys.js";
@@ -91,6 +92,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   const router = new Router();
   router.get("/healthz", (ctx) => { ctx.body = { status: "ok" }; });
   registerRunsApi(router, deps, apiKeys);
+  registerHumanInputApi(router, deps, apiKeys);
   registerAuthRoutes(router, deps);
   registerApiKeySettings(router, deps, apiKeys);
   registerPages(router, deps);

@@ -9,6 +9,7 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
 import { buildTimeline } from "./timeline.js";
+import { humanInputView } from "./human-input.js";
 
 /** Events shown per page of a run; a longer run links to the next page (by event id). */
 export const EVENTS_PER_PAGE = 1000;
@@ -39,6 +40,7 @@ export function register(router: Router, deps: WebDeps): void {
       shown_from: after,
       next_after: more ? events[events.length - 1]!.event_id : null,
       live,
+      human_input: ctx.query.fragment === "live" ? null : await humanInputView(deps, run),
     };
     if (ctx.query.fragment === "live") return renderFragment(ctx, "_run_live.njk", vars);
     renderPage(ctx, "run.njk", vars);
