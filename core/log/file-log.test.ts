@@ -191,6 +191,23 @@ describe("file log", () => {
     expect(b.got.map((e) => e.event_id)).toEqual(["after"]);
   });
 
+  it("follows the active segment as it is sealed and a new one starts (live consumer)", async () => {
+    const log = await openLog(await tempDir(), { segmentBytes: 2048 });
+    const seen: string[] = [];
+    const consumer = await log.consume({ group: "live", maxBatch: 3, maxWaitMs: 0, handler: async (b) => void seen.push(...b.map((e) => e.event_id)) });
+    const ids: string[] = [];
+    for (let i = 0; i < 150; i++) {
+      ids.push(`l${i}`);
+      await log.append([ev(`l${i}`, { pad: "p".repeat(60) })]);
+      if (i % 10 === 0) await new Promise((r) => setTimeout(r, 2));
+    }
+    const deadline = Date.now() + 5000;
+    while (seen.length < 150 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await consumer.stop();
+    expect(log.segments().length).toBeLessThan(3);
+    expect(seen).toEqual(ids);
+  });
+
   it("keeps segments a slower group still needs", async () => {
     const log = await openLog(await tempDir(), { segmentBytes: 4096 });
     await drain(log, "slow", 0); // registers the group at offset 0

@@ -363,6 +363,12 @@ class LogCursor {
         return r.payload;
       }
       if (r.kind === "end" && this.base !== durable.base) {
+        // The segment may have been the active one when we opened it: take its final size once it is sealed.
+        const size = await fstatSize(this.fd!);
+        if (size > this.sealedSize) {
+          this.sealedSize = size;
+          continue;
+        }
         // End of a sealed segment: the next one starts exactly at our offset.
         if (!this.log.segments().includes(this.offset)) throw new Error(`event log segment ${this.offset} is missing`);
         await this.openAt(this.offset);
@@ -377,6 +383,12 @@ class LogCursor {
     if (this.fd !== null) await closeFd(this.fd).catch(() => {});
     this.fd = null;
     this.reader = null;
+  }
+
+  /** Forgets the read position; the next read starts again at `offset`. */
+  async reset(offset: number): Promise<void> {
+    await this.closeFile();
+    this.offset = offset;
   }
 
   close(): Promise<void> {
@@ -432,6 +444,7 @@ class FileConsumer implements LogConsumer {
 
   private async run(): Promise<void> {
     const { maxBatch, maxWaitMs } = this.options;
+    let readFailures = 0;
     try {
       while (!this.stopping) {
         if (this.available() <= 0) {
@@ -444,7 +457,18 @@ class FileConsumer implements LogConsumer {
           await this.sleep(deadline - Date.now(), "data");
         }
         if (this.stopping) break;
-        const batch = await this.cursor.read(maxBatch);
+        let batch: LoggedEvent[];
+        try {
+          batch = await this.cursor.read(maxBatch);
+          readFailures = 0;
+        } catch (err) {
+          // An unreadable segment is never skipped: report it loudly and retry from the committed offset.
+          const delay = Math.min(this.retry.retryMaxMs, this.retry.retryBaseMs * 2 ** Math.min(readFailures++, 20));
+          this.log.logger.error("event log read failed; retrying", { group: this.options.group, retry_in_ms: delay, err });
+          await this.cursor.reset(this.store.committed);
+          await this.sleep(delay, "stop");
+          continue;
+        }
         if (batch.length === 0) continue;
         if (!(await this.deliver(batch))) break;
         try {
