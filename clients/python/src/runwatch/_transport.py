@@ -196,11 +196,10 @@ class Transport:
         return ok
 
     def _after_fork_in_child(self) -> None:
-        # The sender thread does not exist in a forked child: start over with the events inherited.
-        inherited = list(self._queue)
+        # A forked child has no sender thread and a copy of the parent's queue. The parent delivers those
+        # events; sending them here as well would store them twice. Start empty; a sender starts on demand.
         self._init_threading()
-        self._queue.extend(inherited)
-        self._http.close()
+        self._http._conn = None  # the parent's socket: never use (nor close) it from the child
 
     # ---- sender thread --------------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ METADATA_SDK_RUN_ID = "runwatch_sdk_run_id"
 METADATA_AGENT_NAME = "runwatch_agent_name"
 METADATA_RESPONDED_BY = "runwatch_responded_by"
 METADATA_INPUT_REPORTED = "runwatch_input_reported"
+MAX_WAITING_RUNS = 10_000
 
 
 def _mro_names(exc: BaseException) -> set[str]:
@@ -221,6 +222,8 @@ class CallbackHandler(BaseCallbackHandler):
         if state.interrupted or (error is not None and _is_control_flow(error)):
             if state.interrupted and state.thread_id is not None:
                 self._waiting[state.thread_id] = run  # the resume continues this run (usage keeps adding up)
+                while len(self._waiting) > MAX_WAITING_RUNS:  # never resumed: forget the oldest
+                    self._waiting.pop(next(iter(self._waiting)))
             return
         if error is not None:
             run.fail(error)
