@@ -130,14 +130,21 @@ def preview(value: Any, limit: int = PREVIEW_MAX_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + _ELLIPSIS
 
 
+_iso_second: list[object] = [-1, ""]  # (whole second, its "YYYY-MM-DDTHH:MM:SS" prefix): cached per second
+
+
 def iso_utc(ts: float) -> str:
     """Epoch seconds → ISO 8601 UTC with microseconds, e.g. 2026-11-23T10:00:00.123456Z."""
     secs = int(ts)
     micros = round((ts - secs) * 1_000_000)
     if micros >= 1_000_000:
         secs, micros = secs + 1, micros - 1_000_000
-    t = time.gmtime(secs)
-    return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.{micros:06d}Z"
+    cached = _iso_second
+    if cached[0] != secs:
+        t = time.gmtime(secs)
+        prefix = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+        cached[:] = [secs, prefix]
+    return f"{cached[1]}.{micros:06d}Z"
 
 
 def parse_iso(s: str) -> float | None:

@@ -65,7 +65,7 @@ class _Item:
             event["event_id"] = uuid7(ts)
         if "occurred_at" not in event:
             event["occurred_at"] = iso_utc(ts)
-        self.wire = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+        self.wire = json.dumps(event, separators=(",", ":"), default=str).encode()
 
 
 class Transport:
