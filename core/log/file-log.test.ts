@@ -29,6 +29,15 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) await fs.rm(d, { recursive: true, force: true });
 });
 
+/** Polls until cond holds (the machine may be loaded: no fixed sleeps). */
+async function waitFor(cond: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 let n = 0;
 function ev(tag: string, extra: Record<string, unknown> = {}): LoggedEvent {
   return {
@@ -139,13 +148,12 @@ describe("file log", () => {
         await gate;
       },
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(async () => seen.length === 2);
     expect(await consumer.lag()).toBe(2);
     release();
-    await new Promise((r) => setTimeout(r, 50));
-    expect(await consumer.lag()).toBe(0);
+    await waitFor(async () => (await consumer.lag()) === 0);
     await log.append([ev("c")]);
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(async () => seen.length === 3);
     expect(seen).toEqual(["a", "b", "c"]);
     await consumer.stop();
   });
@@ -201,8 +209,7 @@ describe("file log", () => {
       await log.append([ev(`l${i}`, { pad: "p".repeat(60) })]);
       if (i % 10 === 0) await new Promise((r) => setTimeout(r, 2));
     }
-    const deadline = Date.now() + 5000;
-    while (seen.length < 150 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(async () => seen.length >= 150);
     await consumer.stop();
     expect(log.segments().length).toBeLessThan(3);
     expect(seen).toEqual(ids);
