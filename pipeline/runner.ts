@@ -108,6 +108,14 @@ export function createBatchProcessor(
   const commitHooks = plugins.filter((p) => p.afterCommit);
 
   return async function processBatch(logged) {
+    const t0 = performance.now();
+    const timings: Record<string, number> = {};
+    let mark = t0;
+    const lap = (stage: string) => {
+      const now = performance.now();
+      timings[stage] = Math.round((now - mark) * 10) / 10;
+      mark = now;
+    };
     const keys = new Map<string, LoggedEvent>(); // run key → first event of that run in the batch
     for (const e of logged) if (!keys.has(logKey(e))) keys.set(logKey(e), e);
     try {
@@ -124,6 +132,7 @@ export function createBatchProcessor(
           cold.add(k);
         }
       }
+      lap("load_runs_ms");
       const drafts = new Map<string, CachedRun>();
       for (const k of keys.keys()) drafts.set(k, cache.get(k)!);
 
@@ -140,6 +149,8 @@ export function createBatchProcessor(
         if (duplicate && cold.has(logKey(e))) recount.add(logKey(e));
       }
 
+      lap("find_duplicates_ms");
+
       // 3. Plugins, per event in log order.
       const batch: Batch = { events, runs: drafts, scratch: new Map() };
       for (const e of events) {
@@ -151,8 +162,11 @@ export function createBatchProcessor(
         draft.fresh = false;
       }
 
+      lap("plugins_ms");
+
       // 4. Store events, then the runs (their counters reconciled with storage where needed).
       await store.insertEvents(events.filter((e) => !e.duplicate));
+      lap("insert_events_ms");
       if (recount.size > 0) {
         const counts = await countStoredEvents(ctx.clickhouse, [...recount].map((k) => drafts.get(k)!.run));
         for (const k of recount) {
@@ -164,6 +178,7 @@ export function createBatchProcessor(
       }
       for (const d of drafts.values()) d.run.version = nextVersion(d.run.version);
       await store.upsertRuns([...drafts.values()].map((d) => d.run));
+      lap("upsert_runs_ms");
 
       // 5. After-commit hooks: all run even if one fails (a broadcast should not wait on a Postgres outage);
       //    any failure fails the batch, which is retried.
@@ -177,6 +192,8 @@ export function createBatchProcessor(
         }
       }
       if (failure !== undefined) throw failure;
+      lap("after_commit_ms");
+      ctx.logger.debug("batch processed", { events: logged.length, runs: drafts.size, total_ms: Math.round(performance.now() - t0), ...timings });
     } catch (err) {
       for (const k of keys.keys()) cache.delete(k);
       throw err;

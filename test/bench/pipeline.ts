@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     const backlog = makeEvents(userId, TOTAL, RUNS, "backlog");
     for (let i = 0; i < backlog.length; i += 1000) await ports.log.append(backlog.slice(i, i + 1000));
     const t0 = performance.now();
-    const pipeline = await startPipeline(ports, { logger: createLogger("error") });
+    const pipeline = await startPipeline(ports, { logger: createLogger((process.env.BENCH_LOG as "debug") ?? "error") });
     await waitForLag(() => pipeline.lag());
     const secs = (performance.now() - t0) / 1000;
     console.log(`pipeline, backlog of ${TOTAL.toLocaleString()} events over ${RUNS.toLocaleString()} runs: ${Math.round(TOTAL / secs).toLocaleString()} events/s (${secs.toFixed(2)} s, ${received.toLocaleString()} broadcasts)`);
