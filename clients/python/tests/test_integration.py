@@ -4,6 +4,7 @@ what the client sends is read back through the server's read API (GET /api/runs/
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -186,3 +187,30 @@ def test_request_human_input_long_polls_the_real_server(real_server: RealServer,
     body = real_server.wait_run(rid, lambda b: b["run"]["status"] == "success")
     got = _of(body["events"], "human_input_received")
     assert got and got[-1]["payload"]["response"] == "yes, deploy"
+
+
+def test_langgraph_resume_from_dashboard_answer(real_server: RealServer, client: Runwatch) -> None:
+    if _input_route_missing(real_server):
+        pytest.skip("the server has no GET /api/runs/{sdk_run_id}/input route yet (answers 404 'no route')")
+    from runwatch.langgraph import resume_from_dashboard
+
+    graph = build_graph(name="py-dashboard-agent")
+    thread = f"py-dash-{uuid.uuid4()}"
+    config: dict[str, Any] = {"configurable": {"thread_id": thread}, "callbacks": [CallbackHandler(client)]}
+    graph.invoke({"messages": [HumanMessage("What's the weather in Paris?")]}, config)
+    assert client.flush(10)
+    waiting = real_server.wait_run(thread, lambda b: b["run"]["status"] == "waiting_for_input")
+    assert waiting["run"]["pending_question"] == "Send this answer to the customer?"
+
+    def answer_later() -> None:
+        time.sleep(1.0)  # the graph is already long-polling when the answer comes
+        real_server.post(f"/api/runs/{thread}/input", {"response": "approved", "responded_by": "lead@example.com"})
+
+    threading.Thread(target=answer_later, daemon=True).start()
+    out = resume_from_dashboard(graph, config, timeout=60, poll_wait=10)
+    assert out["messages"][-1].content == "review: approved"
+    assert client.flush(10)
+    body = real_server.wait_run(thread, lambda b: b["run"]["status"] == "success")
+    got = _of(body["events"], "human_input_received")
+    assert [g["payload"] for g in got] == [{"response": "approved", "responded_by": "lead@example.com"}]
+    assert body["run"]["total_tokens"] == 340
