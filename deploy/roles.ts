@@ -68,7 +68,10 @@ export const ROLES: Record<RoleName, Role> = {
       const mod = await optionalImport<{ startPipeline(p: Ports): Promise<unknown> }>("../pipeline/runner.js", logger, "the pipeline");
       if (!mod) return undefined;
       const p = await mod.startPipeline(ports);
-      return { role: "pipeline", close: closer(p) };
+      // Alert notifications are delivered by a worker beside each pipeline (pipeline/notifications/worker.ts).
+      const { startNotificationWorker } = await import("../pipeline/notifications/worker.js");
+      const notifier = await startNotificationWorker({ sql: ports.sql, pubsub: ports.pubsub, logger });
+      return { role: "pipeline", close: async () => { await closer(p)(); await notifier.close(); } };
     },
   },
   gateway: {

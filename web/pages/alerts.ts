@@ -1,51 +1,196 @@
 /**
- * GET /alerts: the user's alert rules (Postgres `alert_rules`). Read-only here; the alerts feature adds
- * create/edit/delete routes beside this one and reuses listAlertRules and alerts.njk.
+ * /alerts: the user's alert rules and their notification history.
+ *
+ *   GET  /alerts                     rules, history (delivered / retrying / dead, attempts, last error)
+ *   GET  /alerts/new                 create form          POST /alerts            create
+ *   GET  /alerts/:id/edit            edit form            POST /alerts/:id        update
+ *   POST /alerts/:id/toggle          enable / disable     POST /alerts/:id/delete delete
+ *   POST /alerts/:id/test            queue a test notification and try it once now
+ *   POST /alerts/:id/rotate-secret   new webhook signing secret
+ *   POST /alerts/jobs/:id/retry      put a dead notification back in the queue
+ *
+ * Forms carry the CSRF token (web/auth/session.ts checks it). Every change tells the pipelines to reload the
+ * user's rules (PubSub "alerts.rules").
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
+import { readForm } from "../forms.js";
 import { renderPage } from "./render.js";
+import { publishRulesChanged } from "../../plugins/alert-evaluation.js";
+import { TRIGGERS, triggerByType } from "../../plugins/alerts/index.js";
+import {
+  MAX_RULES, createRule, deleteRule, getRule, listRules, parseRuleForm, rotateRuleSecret, setRuleEnabled, updateRule,
+  type FieldErrors, type StoredRule,
+} from "../../plugins/alerts/rules.js";
+import { CHANNELS } from "../../pipeline/notifications/channels/index.js";
+import { JOBS_CHANNEL, cooldownSecondsOf, enqueueTest, getJob, listJobs, requeueJob } from "../../pipeline/notifications/queue.js";
+import { loadNotificationSettings } from "../../pipeline/notifications/settings.js";
+import { deliverNow } from "../../pipeline/notifications/worker.js";
 
-export const MAX_RULES = 500;
+export { MAX_RULES };
+const HISTORY_LIMIT = 100;
 
-export interface AlertRuleRow {
-  id: number;
-  name: string;
-  trigger_type: string;
-  channel: string;
-  target: string;
-  config: Record<string, unknown>;
-  enabled: boolean;
-  created_at: string | null;
-}
-
-export async function listAlertRules(deps: WebDeps, userId: number): Promise<AlertRuleRow[]> {
-  const rows = await deps.ports.sql.query<Record<string, unknown>>(
-    `SELECT * FROM alert_rules WHERE user_id = $1 ORDER BY name, id LIMIT $2`,
-    [userId, MAX_RULES],
-  );
-  return rows.map((r) => ({
-    id: Number(r.id),
-    name: String(r.name ?? ""),
-    trigger_type: String(r.trigger_type ?? ""),
-    channel: String(r.channel ?? ""),
-    target: String(r.target ?? ""),
-    config: (typeof r.config === "string" ? safeJson(r.config) : (r.config as Record<string, unknown>)) ?? {},
-    enabled: Boolean(r.enabled),
-    created_at: r.created_at ? new Date(r.created_at as string).toISOString() : null,
-  }));
-}
-
-const safeJson = (s: string): Record<string, unknown> => {
-  try { return JSON.parse(s); } catch { return {}; }
+const NOTICES: Record<string, string> = {
+  created: "Rule created.",
+  updated: "Rule saved.",
+  deleted: "Rule deleted.",
+  enabled: "Rule enabled.",
+  disabled: "Rule disabled.",
+  rotated: "New signing secret generated: update your receiver.",
+  requeued: "Notification queued again.",
 };
 
+const ruleId = (ctx: Context): number | undefined => {
+  const id = Number(ctx.params.id);
+  return Number.isSafeInteger(id) && id > 0 ? id : undefined;
+};
+
+/** What the list shows for a rule: its config as "key=value" pairs and its effective cooldown. */
+function ruleView(r: StoredRule) {
+  const trigger = triggerByType(r.trigger_type);
+  const conditions = (trigger?.fields ?? [])
+    .filter((f) => f.name !== "cooldown_seconds" && r.config[f.name] !== undefined && r.config[f.name] !== "")
+    .map((f) => `${f.label.replace(/ \(.*\)$/, "").toLowerCase()}: ${r.config[f.name]}`);
+  return { ...r, trigger_label: trigger?.label ?? r.trigger_type, conditions, cooldown: cooldownSecondsOf(r.trigger_type, r.config) };
+}
+
+/** The form's field values for a stored rule (or the defaults of a new one). */
+function formValues(r?: StoredRule): Record<string, string> {
+  if (!r) return { name: "", trigger_type: "run_error", channel: "dashboard", target: "", enabled: "on" };
+  const v: Record<string, string> = { name: r.name, trigger_type: r.trigger_type, channel: r.channel, target: r.target, enabled: r.enabled ? "on" : "" };
+  for (const [k, val] of Object.entries(r.config)) v[`config.${k}`] = String(val);
+  return v;
+}
+
 export function register(router: Router, deps: WebDeps): void {
-  router.get("/alerts", requireUser, async (ctx: Context) => {
+  const { sql, pubsub } = deps.ports;
+  const settings = () => loadNotificationSettings();
+  const changed = (userId: number) => publishRulesChanged(pubsub, userId).catch((err) => deps.logger.warn("rules change not announced", { err }));
+
+  const listPage = async (ctx: Context) => {
     const user = ctx.state.user as SessionUser;
-    const rules = await listAlertRules(deps, user.id);
-    renderPage(ctx, "alerts.njk", { title: "Alerts", rules, limit: MAX_RULES });
+    const [rules, jobs] = await Promise.all([listRules(sql, user.id), listJobs(sql, user.id, { limit: HISTORY_LIMIT })]);
+    const notice = NOTICES[String(ctx.query.notice ?? "")];
+    let testResult: unknown;
+    const testId = Number(ctx.query.test);
+    if (Number.isSafeInteger(testId) && testId > 0) {
+      const job = await getJob(sql, testId);
+      if (job && job.user_id === user.id) testResult = job;
+    }
+    renderPage(ctx, "alerts.njk", {
+      title: "Alerts",
+      rules: rules.map(ruleView),
+      jobs,
+      limit: MAX_RULES,
+      notice,
+      testResult,
+      smtpConfigured: Boolean(settings().smtp.host),
+    });
+  };
+
+  const formPage = (ctx: Context, vars: { rule?: StoredRule; values: Record<string, string>; errors?: FieldErrors; notice?: string }, status = 200) => {
+    renderPage(ctx, "alerts-form.njk", {
+      notice: vars.notice,
+      title: vars.rule ? `Edit ${vars.rule.name}` : "New alert rule",
+      rule: vars.rule ?? null,
+      values: vars.values,
+      errors: vars.errors ?? {},
+      triggers: TRIGGERS.map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, defaultCooldown: t.defaultCooldownSeconds })),
+      channels: CHANNELS.map((c) => ({ name: c.name, label: c.label, help: c.targetHelp, placeholder: c.targetPlaceholder })),
+      smtpConfigured: Boolean(settings().smtp.host),
+    }, status);
+  };
+
+  const owned = async (ctx: Context): Promise<StoredRule | undefined> => {
+    const id = ruleId(ctx);
+    const rule = id === undefined ? undefined : await getRule(sql, (ctx.state.user as SessionUser).id, id);
+    if (!rule) {
+      renderPage(ctx, "error.njk", { title: "Rule not found", heading: "Rule not found", message: "There is no such alert rule in your account." }, 404);
+    }
+    return rule;
+  };
+
+  router.get("/alerts", requireUser, listPage);
+
+  router.get("/alerts/new", requireUser, (ctx) => formPage(ctx, { values: formValues() }));
+
+  router.post("/alerts", requireUser, async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const form = await readForm(ctx);
+    const parsed = await parseRuleForm(form, settings());
+    if (!parsed.ok) return formPage(ctx, { values: form, errors: parsed.errors }, 422);
+    const id = await createRule(sql, user.id, parsed.value);
+    if (id === "limit") return formPage(ctx, { values: form, errors: { name: `You have ${MAX_RULES} rules, the most an account can have.` } }, 422);
+    deps.logger.info("alert rule created", { user_id: user.id, rule_id: id, trigger_type: parsed.value.trigger_type, channel: parsed.value.channel });
+    await changed(user.id);
+    ctx.redirect(parsed.value.channel === "webhook" ? `/alerts/${id}/edit?notice=created` : "/alerts?notice=created");
+  });
+
+  router.get("/alerts/:id/edit", requireUser, async (ctx) => {
+    const rule = await owned(ctx);
+    if (!rule) return;
+    formPage(ctx, { rule, values: formValues(rule), notice: NOTICES[String(ctx.query.notice ?? "")] });
+  });
+
+  router.post("/alerts/:id", requireUser, async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const rule = await owned(ctx);
+    if (!rule) return;
+    const form = await readForm(ctx);
+    const parsed = await parseRuleForm(form, settings());
+    if (!parsed.ok) return formPage(ctx, { rule, values: form, errors: parsed.errors }, 422);
+    await updateRule(sql, user.id, rule.id, parsed.value);
+    await changed(user.id);
+    ctx.redirect("/alerts?notice=updated");
+  });
+
+  router.post("/alerts/:id/toggle", requireUser, async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const rule = await owned(ctx);
+    if (!rule) return;
+    await setRuleEnabled(sql, user.id, rule.id, !rule.enabled);
+    await changed(user.id);
+    ctx.redirect(`/alerts?notice=${rule.enabled ? "disabled" : "enabled"}`);
+  });
+
+  router.post("/alerts/:id/delete", requireUser, async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const rule = await owned(ctx);
+    if (!rule) return;
+    await deleteRule(sql, user.id, rule.id);
+    await changed(user.id);
+    deps.logger.info("alert rule deleted", { user_id: user.id, rule_id: rule.id });
+    ctx.redirect("/alerts?notice=deleted");
+  });
+
+  router.post("/alerts/:id/rotate-secret", requireUser, async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const rule = await owned(ctx);
+    if (!rule) return;
+    await rotateRuleSecret(sql, user.id, rule.id);
+    ctx.redirect(`/alerts/${rule.id}/edit?notice=rotated`);
+  });
+
+  router.post("/alerts/:id/test", requireUser, async (ctx) => {
+    const rule = await owned(ctx);
+    if (!rule) return;
+    const s = settings();
+    const jobId = await enqueueTest(sql, rule, { publicWebUrl: deps.ports.config.publicWebUrl, maxAttempts: s.maxAttempts });
+    // One attempt right away so the page can say whether the channel works; retries continue in the workers.
+    await deliverNow({ sql, pubsub, settings: s, logger: deps.logger }, jobId);
+    ctx.redirect(`/alerts?test=${jobId}#history`);
+  });
+
+  router.post("/alerts/jobs/:id/retry", requireUser, async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const id = ruleId(ctx);
+    const ok = id !== undefined && (await requeueJob(sql, user.id, id));
+    if (!ok) {
+      return renderPage(ctx, "error.njk", { title: "Not found", heading: "Notification not found", message: "There is no dead notification with this id in your account." }, 404);
+    }
+    await pubsub.publish(JOBS_CHANNEL, "1");
+    ctx.redirect("/alerts?notice=requeued#history");
   });
 }

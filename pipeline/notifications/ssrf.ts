@@ -1,0 +1,141 @@
+/**
+ * SSRF guard for webhook and Slack targets: a rule's URL must not make the server talk to itself, its private
+ * network or cloud metadata endpoints. Every address the host name resolves to is checked (a name with one
+ * public and one private address is refused), and the request then connects to the checked address (the
+ * lookup is pinned), so a DNS answer that changes between check and connect (DNS rebinding) cannot slip in.
+ * Redirects are never followed. RUNWATCH_ALLOW_PRIVATE_WEBHOOKS=1 turns the address check off (tests, labs).
+ */
+import dns from "node:dns";
+import http from "node:http";
+import https from "node:https";
+import net from "node:net";
+
+const blocked = new net.BlockList();
+for (const [addr, prefix] of [
+  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
+  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
+  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
+] as const) blocked.addSubnet(addr, prefix, "ipv4");
+for (const [addr, prefix] of [
+  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8], ["100::", 64],
+  ["2001:db8::", 32], ["64:ff9b:1::", 48],
+] as const) blocked.addSubnet(addr, prefix, "ipv6");
+
+/** An IPv4 address embedded in an IPv6 one (::ffff:a.b.c.d, ::a.b.c.d, 64:ff9b::a.b.c.d NAT64), if any. */
+function embeddedIpv4(ip: string): string | undefined {
+  const m = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (m) return m[1];
+  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
+  if (hex) {
+    const hi = parseInt(hex[1]!, 16), lo = parseInt(hex[2]!, 16);
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return undefined;
+}
+
+/** True for loopback, private, link-local, unique-local, CGNAT, multicast, reserved and documentation addresses. */
+export function isPrivateAddress(ip: string): boolean {
+  const family = net.isIP(ip);
+  if (family === 4) return blocked.check(ip, "ipv4");
+  if (family === 6) {
+    const v4 = embeddedIpv4(ip);
+    if (v4) return blocked.check(v4, "ipv4");
+    return blocked.check(ip, "ipv6");
+  }
+  return true; // not an IP address at all: refuse rather than guess
+}
+
+export class TargetRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TargetRefused";
+  }
+}
+
+/** Parses a webhook URL: http(s) only, no credentials in it. Throws TargetRefused with a user-facing reason. */
+export function parseTargetUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new TargetRefused("must be a full URL, e.g. https://example.com/hooks/runwatch");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw new TargetRefused("must be an http:// or https:// URL");
+  if (url.username || url.password) throw new TargetRefused("must not contain a user name or password");
+  return url;
+}
+
+const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, "");
+
+/** Resolves the host and checks every address (unless private targets are allowed). Returns the addresses. */
+export async function checkTarget(url: URL, allowPrivate: boolean): Promise<{ address: string; family: number }[]> {
+  const host = hostOf(url);
+  const literal = net.isIP(host);
+  const addresses = literal
+    ? [{ address: host, family: literal }]
+    : await dns.promises.lookup(host, { all: true, verbatim: true }).catch((err: NodeJS.ErrnoException) => {
+        throw new TargetRefused(`host ${host} does not resolve (${err.code ?? err.message})`);
+      });
+  if (addresses.length === 0) throw new TargetRefused(`host ${host} does not resolve`);
+  if (!allowPrivate) {
+    const bad = addresses.find((a) => isPrivateAddress(a.address));
+    if (bad) throw new TargetRefused(`host ${host} resolves to ${bad.address}, a private, loopback or link-local address`);
+  }
+  return addresses;
+}
+
+export interface PostResult {
+  readonly status: number;
+  readonly body: string;
+}
+
+/**
+ * POSTs `body` to `url` after checkTarget, connecting only to the checked addresses. Resolves with any HTTP
+ * answer (the caller decides what counts as delivered); rejects on refusal, network error or timeout.
+ */
+export async function guardedPost(
+  url: URL,
+  body: string,
+  headers: Record<string, string>,
+  opts: { allowPrivate: boolean; timeoutMs: number },
+): Promise<PostResult> {
+  const addresses = await checkTarget(url, opts.allowPrivate);
+  // The pinned lookup: hands net.connect the addresses checked above, whatever the resolver says now.
+  const lookup = ((_host: string, options: { all?: boolean; family?: number }, cb: (...args: unknown[]) => void) => {
+    const fam = options.family === 4 || options.family === 6 ? options.family : 0;
+    const list = addresses.filter((a) => fam === 0 || a.family === fam);
+    if (list.length === 0) return cb(Object.assign(new Error("no address of the requested family"), { code: "ENOTFOUND" }));
+    if (options.all) cb(null, list);
+    else cb(null, list[0]!.address, list[0]!.family);
+  }) as unknown as net.LookupFunction;
+  const mod = url.protocol === "https:" ? https : http;
+  return new Promise<PostResult>((resolve, reject) => {
+    const req = mod.request(
+      url,
+      {
+        method: "POST",
+        lookup,
+        headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...headers },
+        timeout: opts.timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on("data", (c: Buffer) => {
+          // Keep only the start of the answer: enough for an error message.
+          if (size < 4096) chunks.push(c);
+          size += c.length;
+        });
+        res.on("end", () => {
+          clearTimeout(overall);
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8").slice(0, 4096) });
+        });
+        res.on("error", (err) => { clearTimeout(overall); reject(err); });
+      },
+    );
+    const overall = setTimeout(() => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
+    req.on("timeout", () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
+    req.on("error", (err) => { clearTimeout(overall); reject(err); });
+    req.end(body);
+  });
+}

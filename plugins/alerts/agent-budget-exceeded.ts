@@ -1,0 +1,119 @@
+/**
+ * agent_budget_exceeded: an agent's spend in the current UTC day or month is over its budget (Postgres
+ * agents.budget_usd; agents without a budget are never judged). Spend is summed in ClickHouse over the runs
+ * that ended in the period, so it is right across pipeline processes. Checked only when a batch ends a costed
+ * run of a user with such a rule: one budgets query (cached 10 s) and one spend query per user and period.
+ * Fires once per agent and period.
+ */
+import { Either, Schema } from "effect";
+import type { AlertFiring, AlertRule } from "../alert-evaluation.js";
+import type { PluginContext } from "../plugin.js";
+import { toChTime } from "../../core/clickhouse/event-store.js";
+import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, decodeTriggerConfig, usd, type TriggerDefinition } from "./trigger.js";
+
+const BUDGET_TTL_MS = 10_000;
+const budgets = new Map<string, { at: number; budget: number | null }>();
+
+/** Start of the current UTC day or month. */
+export function periodStart(period: "day" | "month", now: Date): Date {
+  return period === "day"
+    ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()))
+    : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+}
+
+async function budgetsOf(ctx: PluginContext, pairs: { user_id: number; agent: string }[]): Promise<Map<string, number | null>> {
+  const now = Date.now();
+  const out = new Map<string, number | null>();
+  const missing = pairs.filter((p) => {
+    const hit = budgets.get(`${p.user_id}:${p.agent}`);
+    if (hit && now - hit.at < BUDGET_TTL_MS) {
+      out.set(`${p.user_id}:${p.agent}`, hit.budget);
+      return false;
+    }
+    return true;
+  });
+  if (missing.length > 0) {
+    const rows = await ctx.sql.query<{ user_id: number; name: string; budget_usd: string | number | null }>(
+      `SELECT a.user_id, a.name, a.budget_usd FROM agents a
+       JOIN unnest($1::bigint[], $2::text[]) AS p(user_id, name) ON a.user_id = p.user_id AND a.name = p.name`,
+      [missing.map((p) => p.user_id), missing.map((p) => p.agent)],
+    );
+    for (const p of missing) out.set(`${p.user_id}:${p.agent}`, null);
+    for (const r of rows) out.set(`${Number(r.user_id)}:${r.name}`, r.budget_usd === null ? null : Number(r.budget_usd));
+    for (const p of missing) budgets.set(`${p.user_id}:${p.agent}`, { at: now, budget: out.get(`${p.user_id}:${p.agent}`)! });
+  }
+  return out;
+}
+
+export const agentBudgetExceeded: TriggerDefinition = {
+  type: "agent_budget_exceeded",
+  label: "Agent over budget",
+  description: "An agent's spend in the current day or month (UTC) goes over its budget (set on the agent).",
+  schema: Schema.Struct({
+    period: Schema.optionalWith(Schema.Literal("day", "month").annotations({ message: () => ({ message: 'must be "day" or "month"', override: true }) }), { default: () => "day" as const }),
+    agent_name: agentNameField,
+    cooldown_seconds: cooldownField,
+  }),
+  fields: [
+    { name: "period", label: "Budget period", kind: "select", options: [{ value: "day", label: "per day (UTC)" }, { value: "month", label: "per month (UTC)" }] },
+    { ...AGENT_FIELD, help: "Only this agent. Empty: every agent that has a budget." },
+    COOLDOWN_FIELD,
+  ],
+  defaultCooldownSeconds: 0,
+  evaluator: {
+    triggerType: "agent_budget_exceeded",
+    parseConfig: (raw) => Either.getOrUndefined(decodeTriggerConfig(agentBudgetExceeded, raw)),
+    evaluate: () => undefined,
+    async evaluateBatch(checks, ctx) {
+      // (rule, agent) pairs whose agent just ended a costed run.
+      const wanted = new Map<string, { rule: AlertRule; agent: string }>();
+      for (const c of checks) {
+        const agent = c.run.agent_name;
+        if (!agent || !(c.run.cost_usd > 0) || !c.events.some((e) => e.event_type === "run_end")) continue;
+        const only = c.rule.config.agent_name;
+        if (typeof only === "string" && only && only !== agent) continue;
+        wanted.set(`${c.rule.id}:${agent}`, { rule: c.rule, agent });
+      }
+      if (wanted.size === 0) return [];
+      const budgetOf = await budgetsOf(ctx, [...wanted.values()].map((w) => ({ user_id: w.rule.user_id, agent: w.agent })));
+      const judged = [...wanted.values()].filter((w) => (budgetOf.get(`${w.rule.user_id}:${w.agent}`) ?? null) !== null);
+      if (judged.length === 0) return [];
+      const now = new Date();
+      // One spend query per (user, period).
+      const groups = new Map<string, { user_id: number; period: "day" | "month"; agents: Set<string> }>();
+      for (const w of judged) {
+        const period = w.rule.config.period as "day" | "month";
+        const k = `${w.rule.user_id}:${period}`;
+        const g = groups.get(k) ?? { user_id: w.rule.user_id, period, agents: new Set<string>() };
+        g.agents.add(w.agent);
+        groups.set(k, g);
+      }
+      const spend = new Map<string, number>();
+      for (const [k, g] of groups) {
+        const rows = await ctx.clickhouse.query<{ agent_name: string; spend: number | string }>(
+          `SELECT agent_name, sum(cost_usd) AS spend FROM agent_runs FINAL
+           WHERE user_id = {uid:UInt64} AND agent_name IN {agents:Array(String)} AND cost_usd > 0
+             AND ifNull(ended_at, last_event_at) >= {since:DateTime64(3, 'UTC')}
+           GROUP BY agent_name`,
+          { uid: g.user_id, agents: [...g.agents], since: toChTime(periodStart(g.period, now).toISOString()) },
+        );
+        for (const r of rows) spend.set(`${k}:${r.agent_name}`, Number(r.spend));
+      }
+      const out: AlertFiring[] = [];
+      for (const w of judged) {
+        const period = w.rule.config.period as "day" | "month";
+        const budget = budgetOf.get(`${w.rule.user_id}:${w.agent}`)!;
+        const spent = spend.get(`${w.rule.user_id}:${period}:${w.agent}`) ?? 0;
+        if (!(spent > budget)) continue;
+        const start = periodStart(period, now).toISOString().slice(0, period === "day" ? 10 : 7);
+        out.push({
+          key: `budget:${w.agent}:${period}:${start}`,
+          rule: w.rule,
+          message: `Agent ${w.agent} spent ${usd(spent)} ${period === "day" ? "today" : "this month"} (UTC), over its budget of ${usd(budget)}`,
+          details: { agent_name: w.agent, spend_usd: Number(spent.toFixed(6)), budget_usd: budget, period, period_start: start },
+        });
+      }
+      return out;
+    },
+  },
+};

@@ -1,0 +1,98 @@
+/**
+ * error_rate_above: among the runs that ended in the last `window_minutes`, the share that ended in error is
+ * at or above `threshold_pct`, with at least `min_runs` runs in the window (so 1 failure out of 1 run does not
+ * page anyone). Counted in ClickHouse (agent_runs), so it is right however many pipeline processes share the
+ * work. Checked when a batch ends runs of a user with such a rule (at most every 5 s per rule and process),
+ * and by every sweep. While the rate stays high it fires once per window (the key is the window's slot).
+ */
+import { Either, Schema } from "effect";
+import type { AlertFiring, AlertRule } from "../alert-evaluation.js";
+import type { PluginContext } from "../plugin.js";
+import { toChTime } from "../../core/clickhouse/event-store.js";
+import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, decodeTriggerConfig, type TriggerDefinition } from "./trigger.js";
+
+const MIN_EVAL_INTERVAL_MS = 5_000;
+
+export async function errorRate(ctx: PluginContext, rule: AlertRule, now: Date): Promise<{ errors: number; runs: number }> {
+  const since = new Date(now.getTime() - (rule.config.window_minutes as number) * 60_000).toISOString();
+  const agent = typeof rule.config.agent_name === "string" ? rule.config.agent_name : "";
+  const [row] = await ctx.clickhouse.query<{ errors: string | number; runs: string | number }>(
+    `SELECT countIf(status = 'error') AS errors, count() AS runs
+     FROM agent_runs FINAL
+     WHERE user_id = {uid:UInt64} AND status IN ('success', 'error')
+       AND ifNull(ended_at, status_at) >= {since:DateTime64(3, 'UTC')}
+       ${agent ? "AND agent_name = {agent:String}" : ""}`,
+    { uid: rule.user_id, since: toChTime(since), ...(agent ? { agent } : {}) },
+  );
+  return { errors: Number(row?.errors ?? 0), runs: Number(row?.runs ?? 0) };
+}
+
+function check(rule: AlertRule, counts: { errors: number; runs: number }, now: Date): AlertFiring | undefined {
+  const { threshold_pct, window_minutes, min_runs } = rule.config as { threshold_pct: number; window_minutes: number; min_runs: number };
+  if (counts.runs < min_runs || counts.runs === 0) return undefined;
+  const pct = (counts.errors / counts.runs) * 100;
+  if (pct < threshold_pct) return undefined;
+  const slot = Math.floor(now.getTime() / (window_minutes * 60_000));
+  const agent = typeof rule.config.agent_name === "string" && rule.config.agent_name ? ` of ${rule.config.agent_name}` : "";
+  return {
+    key: `rate:${slot}`,
+    rule,
+    message: `Error rate${agent} is ${pct.toFixed(1)}% (${counts.errors} of ${counts.runs} runs in the last ${window_minutes} min), at or above ${threshold_pct}%`,
+    details: { error_rate_pct: Number(pct.toFixed(2)), errors: counts.errors, runs: counts.runs, window_minutes, threshold_pct, min_runs },
+  };
+}
+
+const lastEval = new Map<number, number>();
+
+export const errorRateAbove: TriggerDefinition = {
+  type: "error_rate_above",
+  label: "Error rate above",
+  description: "The share of runs ending in error over a sliding window reaches a threshold.",
+  schema: Schema.Struct({
+    threshold_pct: Schema.Number.pipe(Schema.between(0.01, 100, { message: () => "must be a percentage between 0.01 and 100" })),
+    window_minutes: Schema.optionalWith(Schema.Number.pipe(Schema.int({ message: () => "must be whole minutes" }), Schema.between(1, 1440, { message: () => "must be between 1 and 1440 minutes" })), { default: () => 15 }),
+    min_runs: Schema.optionalWith(Schema.Number.pipe(Schema.int({ message: () => "must be a whole number" }), Schema.between(1, 1_000_000, { message: () => "must be at least 1" })), { default: () => 10 }),
+    agent_name: agentNameField,
+    cooldown_seconds: cooldownField,
+  }),
+  fields: [
+    { name: "threshold_pct", label: "Error rate (%)", kind: "number", step: "any", required: true, placeholder: "20" },
+    { name: "window_minutes", label: "Window (minutes)", kind: "number", step: "1", placeholder: "15" },
+    { name: "min_runs", label: "Minimum runs in window", kind: "number", step: "1", placeholder: "10", help: "Below this many ended runs the rate is not judged." },
+    AGENT_FIELD,
+    COOLDOWN_FIELD,
+  ],
+  defaultCooldownSeconds: 900,
+  evaluator: {
+    triggerType: "error_rate_above",
+    parseConfig: (raw) => Either.getOrUndefined(decodeTriggerConfig(errorRateAbove, raw)),
+    evaluate: () => undefined,
+    async evaluateBatch(checks, ctx) {
+      const now = new Date();
+      const rules = new Map<number, AlertRule>();
+      for (const c of checks) {
+        if (!c.events.some((e) => e.event_type === "run_end" || e.event_type === "error")) continue;
+        const agent = c.rule.config.agent_name;
+        if (typeof agent === "string" && agent && agent !== c.run.agent_name) continue;
+        if (now.getTime() - (lastEval.get(c.rule.id) ?? 0) < MIN_EVAL_INTERVAL_MS) continue;
+        rules.set(c.rule.id, c.rule);
+      }
+      const out: AlertFiring[] = [];
+      for (const rule of rules.values()) {
+        lastEval.set(rule.id, now.getTime());
+        const f = check(rule, await errorRate(ctx, rule, now), now);
+        if (f) out.push(f);
+      }
+      return out;
+    },
+    async sweep(rules, ctx, now) {
+      const out: AlertFiring[] = [];
+      for (const rule of rules) {
+        lastEval.set(rule.id, now.getTime());
+        const f = check(rule, await errorRate(ctx, rule, now), now);
+        if (f) out.push(f);
+      }
+      return out;
+    },
+  },
+};

@@ -1,0 +1,90 @@
+/**
+ * What every alert trigger module exports: its trigger_type, the effect Schema of its config (alert_rules.config
+ * jsonb, decoded with defaults applied), the form fields /alerts renders for it, and its evaluator.
+ */
+import { Either, ParseResult, Schema } from "effect";
+import type { AlertEvaluator, AlertRule } from "../alert-evaluation.js";
+import type { RunRecord } from "../../core/events/run.js";
+
+export interface ConfigField {
+  /** Key in the config object (the form field is `config.<name>`). */
+  readonly name: string;
+  readonly label: string;
+  readonly kind: "number" | "text" | "select";
+  readonly help?: string;
+  readonly placeholder?: string;
+  readonly options?: readonly { value: string; label: string }[];
+  readonly step?: string;
+  readonly required?: boolean;
+}
+
+export interface TriggerDefinition {
+  readonly type: string;
+  /** Short name shown in the UI, e.g. "Run failed". */
+  readonly label: string;
+  readonly description: string;
+  /** Decodes the stored config (unknown JSON) into the evaluator's config, defaults applied. */
+  readonly schema: Schema.Schema<any, any>;
+  readonly fields: readonly ConfigField[];
+  /** Cooldown used when the rule does not set cooldown_seconds. */
+  readonly defaultCooldownSeconds: number;
+  readonly evaluator: AlertEvaluator;
+}
+
+/** Config fields every trigger accepts. */
+export const MAX_COOLDOWN_SECONDS = 7 * 86_400;
+export const cooldownField = Schema.optional(
+  Schema.Number.pipe(
+    Schema.int({ message: () => "must be a whole number of seconds" }),
+    Schema.between(0, MAX_COOLDOWN_SECONDS, { message: () => `must be between 0 and ${MAX_COOLDOWN_SECONDS} seconds (7 days)` }),
+  ),
+);
+export const agentNameField = Schema.optional(
+  Schema.String.pipe(Schema.trimmed({ message: () => "must not start or end with spaces" }), Schema.maxLength(200)),
+);
+
+export const COOLDOWN_FIELD: ConfigField = {
+  name: "cooldown_seconds",
+  label: "Cooldown (seconds)",
+  kind: "number",
+  help: "At most one notification per window; firings inside it are counted and reported in the next one.",
+  step: "1",
+};
+export const AGENT_FIELD: ConfigField = {
+  name: "agent_name",
+  label: "Agent",
+  kind: "text",
+  placeholder: "any agent",
+  help: "Only runs of this agent (exact name). Empty: every agent.",
+};
+
+const parseOptions = { errors: "first", onExcessProperty: "ignore" } as const;
+
+/** Decodes a rule's config; the error names the config field ("config.threshold_usd"). */
+export function decodeTriggerConfig(def: TriggerDefinition, raw: unknown): Either.Either<Record<string, unknown>, { field: string; message: string }> {
+  const input = raw === null || raw === undefined ? {} : raw;
+  const r = Schema.decodeUnknownEither(def.schema, parseOptions)(input);
+  if (Either.isRight(r)) return Either.right(r.right as Record<string, unknown>);
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(r.left)[0];
+  const key = issue?.path.map(String).join(".") ?? "";
+  const field = key ? `config.${key}` : "config";
+  const label = def.fields.find((f) => f.name === key)?.label ?? key;
+  const message = issue?._tag === "Missing" ? `${label || "config"} is required` : `${label || "config"}: ${issue?.message ?? "is invalid"}`;
+  return Either.left({ field, message });
+}
+
+/** The rule's optional agent filter (config.agent_name) accepts this run. */
+export const agentMatches = (rule: AlertRule, run: Pick<RunRecord, "agent_name">): boolean => {
+  const want = rule.config.agent_name;
+  return typeof want !== "string" || want === "" || want === run.agent_name;
+};
+
+/** "planner" / "run abc" labels used in messages. */
+export const runLabel = (run: Pick<RunRecord, "agent_name" | "external_id">): string =>
+  `${run.agent_name ? `${run.agent_name} ` : ""}run ${run.external_id}`;
+
+export const usd = (n: number): string => `$${n < 1 ? n.toFixed(4).replace(/0+$/, "").replace(/\.$/, ".00") : n.toFixed(2)}`;
+
+/** A positive amount of money or threshold from a form, as a Schema. */
+export const positiveNumber = (what: string) =>
+  Schema.Number.pipe(Schema.finite({ message: () => `${what} must be a number` }), Schema.positive({ message: () => `${what} must be greater than 0` }));
