@@ -15,6 +15,7 @@ import { createApiKeyAuth, type ApiKeyAuth } from "./ingest/api-key-auth.js";
 import { ingestHandlers } from "./ingest/routes.js";
 import { registerRunsApi } from "./api/runs.js";
 import { registerHumanInputApi } from "./api/human-input.js";
+import { registerAgentConfigApi } from "./api/agent-config.js";
 import { registerAuthRoutes } from "./auth/routes.js";
 import { csrfProtection, sessionMiddleware } from "./auth/session.js";
 import { registerApiKeySettings } from "./settings/api-keys.js";
@@ -93,6 +94,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   router.get("/healthz", (ctx) => { ctx.body = { status: "ok" }; });
   registerRunsApi(router, deps, apiKeys);
   registerHumanInputApi(router, deps, apiKeys);
+  registerAgentConfigApi(router, deps, apiKeys);
   registerAuthRoutes(router, deps);
   registerApiKeySettings(router, deps, apiKeys);
   registerPages(router, deps);

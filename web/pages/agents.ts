@@ -1,13 +1,27 @@
 /**
- * GET /agents: the agent registry (Postgres `agents`, with the active config version from `agent_configs`)
- * joined with each agent's run statistics from ClickHouse. Agents that have runs but no registry row yet
- * (the pipeline registers them on their first run) are listed too.
+ * The agent registry pages.
+ *   GET  /agents                              the registry (Postgres `agents` + active config version) joined with
+ *                                             each agent's run statistics from ClickHouse, and a "new agent" form.
+ *                                             Agents that have runs but no registry row yet are listed too.
+ *   POST /agents                              create an agent by hand (name, framework, tags, budget_usd, description)
+ *   GET  /agents/:name?from=N&to=M            one agent: details, config versions, diff of two versions
+ *   POST /agents/:name                        edit framework, tags, budget, description
+ *   POST /agents/:name/configs                add a config version (JSON object, changelog, optionally activate)
+ *   POST /agents/:name/configs/:v/activate    make version v the active one (also the roll back)
+ * Store: web/api/agent-registry.ts.
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
-import { renderPage } from "./render.js";
+import { queryParam, renderPage } from "./render.js";
+import { readForm } from "../forms.js";
+import { ValidationError } from "../../core/errors.js";
+import { HttpProblem } from "../http-errors.js";
+import {
+  activateVersion, addVersion, createAgent, diffConfigs, getAgent, listVersions, updateAgent, type AgentFields,
+} from "../api/agent-registry.js";
+import { agentMonthSpend } from "../../core/clickhouse/costs.js";
 import { agentRunStats, type AgentRunStats } from "./run-stats.js";
 
 export const MAX_AGENTS = 500;
@@ -67,10 +81,115 @@ function toTags(v: unknown): string[] {
   return [];
 }
 
+/** A form error shown next to its field (422 validation, 409 duplicate name), or undefined for other errors. */
+function formError(err: unknown): { status: number; field: string; message: string } | undefined {
+  if (err instanceof ValidationError) return { status: 422, field: err.field ?? "form", message: err.message };
+  if (err instanceof HttpProblem && err.status === 409) return { status: 409, field: err.field ?? "form", message: err.message };
+  return undefined;
+}
+
+const agentPath = (name: string) => `/agents/${encodeURIComponent(name)}`;
+
 export function register(router: Router, deps: WebDeps): void {
-  router.get("/agents", requireUser, async (ctx: Context) => {
+  const { sql } = deps.ports;
+
+  const listPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
     const user = ctx.state.user as SessionUser;
     const agents = await listAgents(deps, user.id);
-    renderPage(ctx, "agents.njk", { title: "Agents", agents, limit: MAX_AGENTS });
+    renderPage(ctx, "agents.njk", { title: "Agents", agents, limit: MAX_AGENTS, values: {}, errors: {}, ...extra }, status);
+  };
+
+  router.get("/agents", requireUser, (ctx: Context) => listPage(ctx));
+
+  router.post("/agents", requireUser, async (ctx: Context) => {
+    const user = ctx.state.user as SessionUser;
+    const form = await readForm(ctx);
+    try {
+      const agent = await createAgent(sql, user.id, form as AgentFields);
+      ctx.status = 303;
+      ctx.redirect(`${agentPath(agent.name)}?created=1`);
+    } catch (err) {
+      const e = formError(err);
+      if (!e) throw err;
+      await listPage(ctx, { values: form, errors: { [e.field]: e.message }, open_form: true }, e.status);
+    }
+  });
+
+  const detailPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const user = ctx.state.user as SessionUser;
+    const agent = await getAgent(sql, user.id, String(ctx.params.name));
+    const [versions, spend] = await Promise.all([
+      listVersions(sql, agent.id),
+      agentMonthSpend(deps.ports.clickhouse, user.id, [agent.name]),
+    ]);
+    const byVersion = new Map(versions.map((v) => [v.version, v]));
+    const active = versions.find((v) => v.is_active) ?? null;
+    const latest = versions[0] ?? null;
+    // Diff: ?from=&to= (defaults: the version before the latest → the latest).
+    const to = byVersion.get(Number(queryParam(ctx, "to"))) ?? latest;
+    const from = byVersion.get(Number(queryParam(ctx, "from"))) ?? (to ? versions.find((v) => v.version < to.version) : undefined) ?? null;
+    const diff = from && to && from.version !== to.version ? diffConfigs(from.config, to.config) : null;
+    const prefill = byVersion.get(Number(queryParam(ctx, "edit"))) ?? active ?? latest;
+    const month = spend.get(agent.name) ?? 0;
+    renderPage(ctx, "agents-detail.njk", {
+      title: `Agent ${agent.name}`,
+      agent,
+      versions,
+      active,
+      diff,
+      diff_from: from,
+      diff_to: to,
+      month_spend: month,
+      budget_pct: agent.budget_usd ? (month / agent.budget_usd) * 100 : null,
+      values: { config: prefill ? JSON.stringify(prefill.config, null, 2) : "{\n  \n}", changelog: "" },
+      agent_values: { ...agent, tags: agent.tags.join(", "), budget_usd: agent.budget_usd ?? "" },
+      errors: {},
+      flash: queryParam(ctx, "created") ? "Agent created. Add its first config version below." : queryParam(ctx, "flash"),
+      api_url: `${deps.ports.config.publicWebUrl}/api/agents/${encodeURIComponent(agent.name)}/config`,
+      ...extra,
+    }, status);
+  };
+
+  router.get("/agents/:name", requireUser, (ctx: Context) => detailPage(ctx));
+
+  router.post("/agents/:name", requireUser, async (ctx: Context) => {
+    const user = ctx.state.user as SessionUser;
+    const form = await readForm(ctx);
+    try {
+      await updateAgent(sql, user.id, String(ctx.params.name), form as AgentFields);
+      ctx.status = 303;
+      ctx.redirect(`${agentPath(String(ctx.params.name))}?flash=${encodeURIComponent("Saved.")}`);
+    } catch (err) {
+      const e = formError(err);
+      if (!e) throw err;
+      await detailPage(ctx, { agent_values: form, agent_errors: { [e.field]: e.message } }, e.status);
+    }
+  });
+
+  router.post("/agents/:name/configs", requireUser, async (ctx: Context) => {
+    const user = ctx.state.user as SessionUser;
+    const form = await readForm(ctx);
+    const name = String(ctx.params.name);
+    try {
+      const version = await addVersion(sql, user.id, name, { config: form.config, changelog: form.changelog, activate: form.activate === "on" || form.activate === "1" });
+      deps.logger.info("agent config version added", { user_id: user.id, agent: name, version });
+      ctx.status = 303;
+      ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} saved${form.activate ? " and active" : ""}.`)}`);
+    } catch (err) {
+      const e = formError(err);
+      if (!e) throw err;
+      await detailPage(ctx, { values: { config: form.config ?? "", changelog: form.changelog ?? "", activate: form.activate }, errors: { [e.field]: e.message } }, e.status);
+    }
+  });
+
+  router.post("/agents/:name/configs/:version/activate", requireUser, async (ctx: Context) => {
+    const user = ctx.state.user as SessionUser;
+    const name = String(ctx.params.name);
+    const version = Number(ctx.params.version);
+    if (!Number.isInteger(version) || version < 1) throw new ValidationError({ message: "version must be a positive integer", field: "version" });
+    await activateVersion(sql, user.id, name, version);
+    deps.logger.info("agent config version activated", { user_id: user.id, agent: name, version });
+    ctx.status = 303;
+    ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} is now active.`)}`);
   });
 }

@@ -1,39 +1,95 @@
 /**
- * GET /costs: spend per day (inline SVG bar chart) and per agent and model over a chosen range.
- * The range is a query parameter (?days=7|30|90) so range pickers and CSV export can build on it.
+ * GET /costs?from=YYYY-MM-DD&to=YYYY-MM-DD (or ?days=7|30|90): spend and tokens per day (bar chart), per
+ * agent, per model and per agent × model for the range, which part of the spend was computed from the price
+ * table, and each budgeted agent's spend this month against its budget.
+ * GET /costs.csv?from&to: the same range as CSV, one row per (day, agent, model).
+ * Aggregates: core/clickhouse/costs.ts (one grouped scan of run_costs per page).
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
 import { queryParam, renderPage } from "./render.js";
-import { costByAgentAndModel, costPerDay } from "./run-stats.js";
 import { barChart } from "./bar-chart.js";
+import { agentMonthSpend, costGroups, parseRange, perDay, rollUp, totalOf, type CostRange } from "../../core/clickhouse/costs.js";
 
 export const RANGES = [7, 30, 90] as const;
+
+function rangeOf(ctx: Context, now = new Date()): CostRange & { error?: string } {
+  const days = Number(queryParam(ctx, "days"));
+  if (!queryParam(ctx, "from") && !queryParam(ctx, "to") && (RANGES as readonly number[]).includes(days)) return parseRange(undefined, undefined, days, now);
+  return parseRange(queryParam(ctx, "from"), queryParam(ctx, "to"), 30, now);
+}
+
+/** Budgeted agents (Postgres) with their spend this month (ClickHouse), most used budget first. */
+async function budgets(deps: WebDeps, userId: number) {
+  const agents = await deps.ports.sql.query<{ name: string; budget_usd: unknown }>(
+    `SELECT name, budget_usd FROM agents WHERE user_id = $1 AND budget_usd IS NOT NULL ORDER BY name LIMIT 500`,
+    [userId],
+  );
+  if (agents.length === 0) return [];
+  const spend = await agentMonthSpend(deps.ports.clickhouse, userId, agents.map((a) => a.name));
+  return agents
+    .map((a) => {
+      const budget = Number(a.budget_usd);
+      const spent = spend.get(a.name) ?? 0;
+      const pct = budget > 0 ? (spent / budget) * 100 : spent > 0 ? Infinity : 0;
+      return {
+        name: a.name, budget_usd: budget, spent_usd: spent, pct,
+        bar_pct: Math.min(100, pct), pct_label: Number.isFinite(pct) ? `${pct.toFixed(1)}%` : "over (budget $0)", remaining_usd: Math.max(0, budget - spent), level: pct >= 100 ? "over" : pct >= 80 ? "warn" : "ok" };
+    })
+    .sort((a, b) => b.pct - a.pct || a.name.localeCompare(b.name));
+}
+
+const csvCell = (v: string | number): string => {
+  const s = String(v);
+  // Quote when needed; neutralise spreadsheet formulas in names (CSV injection).
+  const safe = /^[=+\-@\t\r]/.test(s) && typeof v === "string" ? `'${s}` : s;
+  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+};
 
 export function register(router: Router, deps: WebDeps): void {
   router.get("/costs", requireUser, async (ctx: Context) => {
     const user = ctx.state.user as SessionUser;
-    const asked = Number(queryParam(ctx, "days"));
-    const days = (RANGES as readonly number[]).includes(asked) ? asked : 30;
-    const [daily, byAgentModel] = await Promise.all([
-      costPerDay(deps.ports.clickhouse, user.id, days),
-      costByAgentAndModel(deps.ports.clickhouse, user.id, days),
-    ]);
-    const totals = daily.reduce(
-      (t, d) => ({ cost_usd: t.cost_usd + d.cost_usd, runs: t.runs + d.runs, total_tokens: t.total_tokens + d.total_tokens }),
-      { cost_usd: 0, runs: 0, total_tokens: 0 },
-    );
+    const range = rangeOf(ctx);
+    const [groups, budgetRows] = await Promise.all([costGroups(deps.ports.clickhouse, user.id, range), budgets(deps, user.id)]);
+    const daily = perDay(groups, range);
+    const totals = totalOf(groups);
+    const quick = RANGES.map((d) => ({ days: d, ...parseRange(undefined, undefined, d) }));
     renderPage(ctx, "costs.njk", {
       title: "Costs",
-      days,
-      ranges: RANGES,
+      range,
+      range_days: daily.length,
+      quick,
+      error: range.error,
       daily,
       chart: barChart(daily.map((d) => ({ label: d.day, value: d.cost_usd, detail: `${d.runs} runs` }))),
-      by_agent_model: byAgentModel,
+      by_agent: rollUp(groups, (g) => g.agent_name),
+      by_model: rollUp(groups, (g) => g.model),
+      by_agent_model: rollUp(groups, (g) => `${g.agent_name}\u0000${g.model}`).map((r) => {
+        const [agent_name, model] = r.key.split("\u0000");
+        return { ...r, agent_name, model };
+      }).slice(0, 500),
       totals,
       avg_per_run: totals.runs ? totals.cost_usd / totals.runs : 0,
+      budgets: budgetRows,
+      month: new Date().toISOString().slice(0, 7),
+      csv_url: `/costs.csv?from=${range.from}&to=${range.to}`,
     });
+  });
+
+  router.get("/costs.csv", requireUser, async (ctx: Context) => {
+    const user = ctx.state.user as SessionUser;
+    const range = rangeOf(ctx);
+    const groups = await costGroups(deps.ports.clickhouse, user.id, range);
+    const header = ["day", "agent_name", "model", "runs", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "computed_cost_usd", "computed_runs", "client_cost_runs"];
+    const lines = [header.join(",")];
+    for (const g of groups) {
+      lines.push([g.day, g.agent_name, g.model, g.runs, g.prompt_tokens, g.completion_tokens, g.total_tokens, g.cost_usd.toFixed(6), g.computed_cost_usd.toFixed(6), g.computed_runs, g.client_runs].map(csvCell).join(","));
+    }
+    ctx.set("Cache-Control", "no-store");
+    ctx.set("Content-Disposition", `attachment; filename="runwatch-costs-${range.from}-to-${range.to}.csv"`);
+    ctx.type = "text/csv; charset=utf-8";
+    ctx.body = `${lines.join("\r\n")}\r\n`;
   });
 }

@@ -7,6 +7,7 @@ import * as alerts from "./alerts.js";
 import * as costs from "./costs.js";
 import * as realtimeToken from "./realtime-token.js";
 import * as improve from "./improve.js";
+import * as settings from "./settings.js";
 
 /**
  * Mounts the session-authenticated dashboard pages (/dashboard, /dashboard/:run, /errors, /agents, /alerts,
@@ -20,4 +21,5 @@ export function registerPages(router: Router, deps: WebDeps): void {
   costs.register(router, deps);
   realtimeToken.register(router, deps);
   improve.register(router, deps);
+  settings.register(router, deps);
 }

@@ -1,0 +1,153 @@
+/**
+ * Cost and token aggregates for /costs, its CSV export and the agents' budgets, from run_costs (migration
+ * 050: one narrow row per run version, folded per run by ReplacingMergeTree + FINAL, so every total counts a
+ * run exactly once). A page needs one grouped scan of the range: per (day, agent, model), from which the
+ * per-day, per-agent, per-model and total views are summed in memory (at most MAX_GROUPS groups).
+ *
+ * Days are UTC days of the run's start (its first event when run_start is missing).
+ */
+import type { ClickHouse } from "../ports/clickhouse.js";
+
+export const MAX_GROUPS = 100_000;
+export const MAX_RANGE_DAYS = 366;
+
+export interface CostGroup {
+  day: string;
+  agent_name: string;
+  model: string;
+  runs: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost_usd: number;
+  /** Part of cost_usd computed from the price table (run_end had tokens and a model, no cost_usd). */
+  computed_cost_usd: number;
+  computed_runs: number;
+  /** Runs whose cost the client sent. */
+  client_runs: number;
+}
+
+export type CostTotals = Omit<CostGroup, "day" | "agent_name" | "model">;
+
+export interface CostRange {
+  /** First day, YYYY-MM-DD (UTC). */
+  from: string;
+  /** Last day, inclusive. */
+  to: string;
+}
+
+const n = (v: unknown): number => Number(v ?? 0);
+
+/** One row per (day, agent, model) with runs in the range, ordered by day, agent, model. */
+export async function costGroups(ch: ClickHouse, userId: number, range: CostRange): Promise<CostGroup[]> {
+  const rows = await ch.query<Record<string, unknown>>(
+    `SELECT toString(day) AS day_text, agent_name, model,
+            count() AS runs,
+            sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, sum(total_tokens) AS total_tokens,
+            sum(cost_usd) AS cost,
+            sumIf(cost_usd, cost_source = 'computed') AS computed_cost,
+            countIf(cost_source = 'computed') AS computed_runs,
+            countIf(cost_source = 'client') AS client_runs
+       FROM run_costs FINAL
+      WHERE user_id = {uid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
+      GROUP BY day, agent_name, model
+      ORDER BY day, agent_name, model
+      LIMIT {limit:UInt32}`,
+    { uid: userId, from: range.from, to: range.to, limit: MAX_GROUPS },
+  );
+  return rows.map((r) => ({
+    day: String(r.day_text),
+    agent_name: String(r.agent_name),
+    model: String(r.model),
+    runs: n(r.runs),
+    prompt_tokens: n(r.prompt_tokens),
+    completion_tokens: n(r.completion_tokens),
+    total_tokens: n(r.total_tokens),
+    cost_usd: n(r.cost),
+    computed_cost_usd: n(r.computed_cost),
+    computed_runs: n(r.computed_runs),
+    client_runs: n(r.client_runs),
+  }));
+}
+
+const zero = (): CostTotals => ({ runs: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_usd: 0, computed_cost_usd: 0, computed_runs: 0, client_runs: 0 });
+
+function add(into: CostTotals, g: CostTotals): void {
+  into.runs += g.runs;
+  into.prompt_tokens += g.prompt_tokens;
+  into.completion_tokens += g.completion_tokens;
+  into.total_tokens += g.total_tokens;
+  into.cost_usd += g.cost_usd;
+  into.computed_cost_usd += g.computed_cost_usd;
+  into.computed_runs += g.computed_runs;
+  into.client_runs += g.client_runs;
+}
+
+export function totalOf(groups: readonly CostGroup[]): CostTotals {
+  const t = zero();
+  for (const g of groups) add(t, g);
+  return t;
+}
+
+/** Groups summed by a key (e.g. day, agent, model), most expensive first unless `sortByKey`. */
+export function rollUp<K extends string>(groups: readonly CostGroup[], key: (g: CostGroup) => K, sortByKey = false): (CostTotals & { key: K })[] {
+  const m = new Map<K, CostTotals & { key: K }>();
+  for (const g of groups) {
+    const k = key(g);
+    let t = m.get(k);
+    if (!t) m.set(k, (t = { key: k, ...zero() }));
+    add(t, g);
+  }
+  const out = [...m.values()];
+  return sortByKey ? out.sort((a, b) => a.key.localeCompare(b.key)) : out.sort((a, b) => b.cost_usd - a.cost_usd || b.runs - a.runs || a.key.localeCompare(b.key));
+}
+
+/** Every day of the range with its totals (zero days included, for the chart). */
+export function perDay(groups: readonly CostGroup[], range: CostRange): (CostTotals & { day: string })[] {
+  const byDay = new Map(rollUp(groups, (g) => g.day).map((t) => [t.key, t]));
+  const out: (CostTotals & { day: string })[] = [];
+  for (let d = new Date(`${range.from}T00:00:00Z`); d <= new Date(`${range.to}T00:00:00Z`); d.setUTCDate(d.getUTCDate() + 1)) {
+    const day = d.toISOString().slice(0, 10);
+    const t = byDay.get(day);
+    out.push({ day, ...(t ? { ...t } : zero()) });
+  }
+  return out;
+}
+
+/** Spend this calendar month (UTC) per agent name. */
+export async function agentMonthSpend(ch: ClickHouse, userId: number, agents?: readonly string[], now = new Date()): Promise<Map<string, number>> {
+  const first = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString().slice(0, 10);
+  const rows = await ch.query<{ agent_name: string; cost_usd: unknown }>(
+    `SELECT agent_name, sum(cost_usd) AS cost_usd
+       FROM run_costs FINAL
+      WHERE user_id = {uid:UInt64} AND day >= {from:Date} ${agents ? "AND agent_name IN {agents:Array(String)}" : ""}
+      GROUP BY agent_name`,
+    agents ? { uid: userId, from: first, agents } : { uid: userId, from: first },
+  );
+  return new Map(rows.map((r) => [String(r.agent_name), n(r.cost_usd)]));
+}
+
+/** A range of whole UTC days from query text (YYYY-MM-DD), defaulting to the last `defaultDays` days. */
+export function parseRange(from: string | undefined, to: string | undefined, defaultDays = 30, now = new Date()): CostRange & { error?: string } {
+  const today = now.toISOString().slice(0, 10);
+  const valid = (s: string | undefined) => (s && /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) ? s : undefined);
+  const shift = (day: string, days: number) => {
+    const d = new Date(`${day}T00:00:00Z`);
+    d.setUTCDate(d.getUTCDate() + days);
+    return d.toISOString().slice(0, 10);
+  };
+  let error: string | undefined;
+  if ((from && !valid(from)) || (to && !valid(to))) error = "Dates must look like 2026-11-23.";
+  let end = valid(to) ?? today;
+  let start = valid(from) ?? shift(end, -(defaultDays - 1));
+  if (start > end) {
+    error = "The range starts after it ends; showing it the other way round.";
+    [start, end] = [end, start];
+  }
+  const days = Math.round((Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`)) / 86_400_000) + 1;
+  if (days > MAX_RANGE_DAYS) {
+    error = `A range is at most ${MAX_RANGE_DAYS} days; showing the last ${MAX_RANGE_DAYS} days up to ${end}.`;
+    start = shift(end, -(MAX_RANGE_DAYS - 1));
+  }
+  return error ? { from: start, to: end, error } : { from: start, to: end };
+}

@@ -1,0 +1,41 @@
+/**
+ * GET /api/agents/{name}/config (Bearer key, read rate-limit bucket): the agent's active config version,
+ * `{agent, version, config, changelog, activated_at}`, with a strong ETag over that body. A client that
+ * sends the ETag back in If-None-Match gets 304 until another version is activated (or the same one is
+ * activated again), so SDKs can poll cheaply. 404 names what is missing: the agent, or an active version.
+ */
+import { createHash } from "node:crypto";
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import type { WebDeps } from "../deps.js";
+import type { ApiKeyAuth } from "../ingest/api-key-auth.js";
+import { enforceRateLimit } from "../ingest/rate-limit.js";
+import { activeConfig } from "./agent-registry.js";
+
+export const etagOf = (body: string): string => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
+
+/** True when If-None-Match lists the ETag (weak comparison, as RFC 9110 asks for If-None-Match) or is `*`. */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === "*") return true;
+  const strip = (t: string) => t.trim().replace(/^W\//, "");
+  return header.split(",").some((t) => strip(t) === etag);
+}
+
+export function registerAgentConfigApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
+  router.get("/api/agents/:name/config", async (ctx: Context) => {
+    const p = await auth.authenticate(ctx.req.headers.authorization);
+    await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
+    const cfg = await activeConfig(deps.ports.sql, p.userId, String(ctx.params.name));
+    const body = JSON.stringify(cfg);
+    const etag = etagOf(body);
+    ctx.set("ETag", etag);
+    ctx.set("Cache-Control", "private, no-cache");
+    if (matchesIfNoneMatch(ctx.get("If-None-Match"), etag)) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = "application/json";
+    ctx.body = body;
+  });
+}

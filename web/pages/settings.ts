@@ -1,0 +1,88 @@
+/**
+ * GET/POST /settings: the user's LLM preferences (user_settings: provider, model, temperature), which the
+ * /improve page (and the agents service it calls) uses as defaults. The provider list comes from the agents
+ * service's GET /providers; when it is unreachable the page still works with free-text values.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import type { SessionUser, WebDeps } from "../deps.js";
+import { requireUser } from "../auth/session.js";
+import { readForm } from "../forms.js";
+import { renderPage, queryParam } from "./render.js";
+import { loadUserLlmSettings, type UserLlmSettings } from "./improve.js";
+
+const PROVIDERS_TIMEOUT_MS = 3_000;
+
+interface Provider {
+  id: string;
+  name: string;
+  configured: boolean;
+  default_model: string;
+  max_temperature: number;
+  models: Array<{ id: string }>;
+}
+
+async function fetchProviders(deps: WebDeps): Promise<{ providers: Provider[] | null; error: string | null }> {
+  const url = `${deps.ports.config.agentsUrl.replace(/\/+$/, "")}/providers`;
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(PROVIDERS_TIMEOUT_MS) });
+    const body = (await res.json().catch(() => null)) as { providers?: Provider[] } | null;
+    if (res.ok && Array.isArray(body?.providers)) return { providers: body.providers, error: null };
+    return { providers: null, error: `the agents service answered HTTP ${res.status}` };
+  } catch (err) {
+    return { providers: null, error: (err as Error).name === "TimeoutError" ? "the agents service did not answer in time" : `the agents service at ${deps.ports.config.agentsUrl} is not reachable` };
+  }
+}
+
+/** Validates the form against the provider list (when known). Empty fields mean "use the service default". */
+export function parseSettings(form: Record<string, string>, providers: Provider[] | null): { settings: UserLlmSettings; errors: Record<string, string> } {
+  const errors: Record<string, string> = {};
+  const provider = (form.provider ?? "").trim() || null;
+  const model = (form.model ?? "").trim() || null;
+  const tempText = (form.temperature ?? "").trim();
+  let temperature: number | null = null;
+  const entry = provider && providers ? providers.find((p) => p.id === provider) : undefined;
+  if (provider && providers && !entry) errors.provider = `Unknown provider “${provider}”; choose one of ${providers.map((p) => p.id).join(", ")}.`;
+  if (provider && provider.length > 100) errors.provider = "The provider name is too long.";
+  if (model && model.length > 200) errors.model = "The model name is at most 200 characters.";
+  if (tempText !== "") {
+    temperature = Number(tempText);
+    const max = Math.min(2, entry?.max_temperature ?? 2);
+    if (!Number.isFinite(temperature) || temperature < 0 || temperature > max) errors.temperature = `Temperature must be a number from 0 to ${max}.`;
+  }
+  return { settings: { provider, model, temperature }, errors };
+}
+
+export function register(router: Router, deps: WebDeps): void {
+  const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const user = ctx.state.user as SessionUser;
+    const [saved, list] = await Promise.all([loadUserLlmSettings(deps, user.id), fetchProviders(deps)]);
+    renderPage(ctx, "settings.njk", {
+      title: "Settings",
+      values: { provider: saved.provider ?? "", model: saved.model ?? "", temperature: saved.temperature ?? "" },
+      providers: list.providers,
+      providers_error: list.error,
+      errors: {},
+      flash: queryParam(ctx, "saved") ? "Settings saved." : null,
+      ...extra,
+    }, status);
+  };
+
+  router.get("/settings", requireUser, (ctx: Context) => page(ctx));
+
+  router.post("/settings", requireUser, async (ctx: Context) => {
+    const user = ctx.state.user as SessionUser;
+    const form = await readForm(ctx);
+    const { providers } = await fetchProviders(deps);
+    const { settings, errors } = parseSettings(form, providers);
+    if (Object.keys(errors).length) return page(ctx, { values: form, errors }, 422);
+    await deps.ports.sql.query(
+      `INSERT INTO user_settings (user_id, provider, model, temperature, updated_at) VALUES ($1, $2, $3, $4, now())
+       ON CONFLICT (user_id) DO UPDATE SET provider = EXCLUDED.provider, model = EXCLUDED.model,
+         temperature = EXCLUDED.temperature, updated_at = now()`,
+      [user.id, settings.provider, settings.model, settings.temperature],
+    );
+    ctx.status = 303;
+    ctx.redirect("/settings?saved=1");
+  });
+}
