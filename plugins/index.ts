@@ -3,7 +3,8 @@
  * config.extraPlugins / RUNWATCH_PLUGINS) placed after the built-ins that shape the data and before the ones
  * that publish it, so alerts and the live broadcast see what custom plugins changed (e.g. redacted secrets):
  *
- *   status-machine → preview-truncation → cost-aggregation → [custom…] → alert-evaluation → broadcast
+ *   [custom, order "early"…] → status-machine → preview-truncation → cost-aggregation
+ *     → [custom, order "late" (default)…] → alert-evaluation → broadcast
  */
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -42,10 +43,11 @@ export async function buildChain(
   const custom = [...(opts.extra ?? [])];
   for (const spec of ctx.config.extraPlugins) custom.push(await loadPluginModule(spec, ctx));
   const chain = [
+    ...custom.filter((p) => p.order === "early"),
     statusMachine(),
     previewTruncation(),
     costAggregation(),
-    ...custom,
+    ...custom.filter((p) => p.order !== "early"),
     alertEvaluation({ registry: opts.alertRegistry }),
     broadcast(),
   ];

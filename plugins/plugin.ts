@@ -67,6 +67,13 @@ export interface Batch {
 export interface Plugin {
   /** Unique in the chain; used in logs and as the scratch key. */
   readonly name: string;
+  /**
+   * Where a custom plugin runs (built-ins ignore it). "late" (default): after status-machine,
+   * preview-truncation and cost-aggregation, so it sees the run's new status and truncated previews.
+   * "early": before them, on the event as ingested (e.g. redaction must see a secret before truncation
+   * could cut it in half). Either way it runs before alert-evaluation and broadcast.
+   */
+  readonly order?: "early" | "late";
   /** Called once before the first batch. */
   init?(ctx: PluginContext): void | Promise<void>;
   /**
