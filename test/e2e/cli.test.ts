@@ -29,7 +29,7 @@ describe("runwatch CLI", () => {
     const missing = run("user", "create", "--email", "x@example.com");
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain("missing --name, --password");
-  });
+  }, 60_000);
 
   it("migrate, user create, key create (printed once, stored hashed, with expiry), and clear failures", async () => {
     const m = run("migrate");
@@ -67,7 +67,7 @@ describe("runwatch CLI", () => {
     } finally {
       await ports.close();
     }
-  });
+  }, 180_000);
 
   it("demo ingests runs through the real API and waits until the pipeline stored them", () => {
     const d = run("demo");
@@ -78,5 +78,5 @@ describe("runwatch CLI", () => {
     expect(d.stdout).toMatch(/demo-etl-\S+\s+running\s+2 events/);
     expect(d.stdout).toContain("demo@runwatch.dev");
     expect(d.stdout).toMatch(/API key \(shown once\): [0-9a-f]{64}/);
-  });
+  }, 120_000);
 });

@@ -112,7 +112,8 @@ describe("crash safety", () => {
     try {
       for (const sdk of runs) {
         const want = [...acked].filter(([, s]) => s === sdk).map(([id]) => id);
-        const body = await waitForRun(url, key, sdk, (b) => want.every((id) => b.events.some((e) => e.event_id === id)), 60_000)
+        // Events are stored before the run row is rewritten: wait for both to settle.
+        const body = await waitForRun(url, key, sdk, (b) => b.run.event_count === b.events.length && want.every((id) => b.events.some((e) => e.event_id === id)), 60_000)
           .catch((err) => { throw new Error(`${err.message}\nserver output:\n${second.output()}`); });
         const ids = body.events.map((e) => e.event_id as string);
         expect(new Set(ids).size, `duplicate events in ${sdk}`).toBe(ids.length);

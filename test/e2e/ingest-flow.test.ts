@@ -34,17 +34,17 @@ describe("a run through all 7 event types", () => {
     ids.push((await send({ event_type: "run_start", sdk_run_id: id, agent_name: "researcher", occurred_at: t(0), payload: { framework: "langgraph", input: { q: "hi" } } })).event_id);
     ids.push((await send({ event_type: "step", sdk_run_id: id, occurred_at: t(1), payload: { node_name: "plan", phase: "start" } })).event_id);
     ids.push((await send({ event_type: "tool_call", sdk_run_id: id, occurred_at: t(2), payload: { tool_name: "search", phase: "end", input_preview: long, output_preview: long, duration_ms: 12 } })).event_id);
-    let body = await waitForRun(srv.url, key, id, (b) => b.events.length === 3);
+    let body = await waitForRun(srv.url, key, id, (b) => b.events.length === 3 && b.run.event_count === 3);
     expect(body.run.status).toBe("running");
     expect(body.run.agent_name).toBe("researcher");
 
     ids.push((await send({ event_type: "human_input_requested", sdk_run_id: id, occurred_at: t(3), payload: { question: "Approve?", context: { n: 1 }, channel: "dashboard" } })).event_id);
-    body = await waitForRun(srv.url, key, id, (b) => b.events.length === 4);
+    body = await waitForRun(srv.url, key, id, (b) => b.events.length === 4 && b.run.event_count === 4);
     expect(body.run.status).toBe("waiting_for_input");
     expect(body.run.pending_question).toBe("Approve?");
 
     ids.push((await send({ event_type: "human_input_received", sdk_run_id: id, occurred_at: t(4), payload: { response: "yes", responded_by: "ada" } })).event_id);
-    body = await waitForRun(srv.url, key, id, (b) => b.events.length === 5);
+    body = await waitForRun(srv.url, key, id, (b) => b.events.length === 5 && b.run.event_count === 5);
     expect(body.run.status).toBe("running");
 
     ids.push((await send({ event_type: "step", sdk_run_id: id, occurred_at: t(5), payload: { node_name: "plan", phase: "end", duration_ms: 4000, output: { ok: true } } })).event_id);
@@ -71,7 +71,7 @@ describe("a run through all 7 event types", () => {
     await send({ event_type: "run_start", sdk_run_id: eid, agent_name: "researcher", occurred_at: t(10), payload: {} });
     await send({ event_type: "step", sdk_run_id: eid, occurred_at: t(11), payload: { node_name: "fetch", phase: "start" } });
     await send({ event_type: "error", sdk_run_id: eid, occurred_at: t(12), payload: { error_type: "TimeoutError", error_message: "upstream timed out", traceback: "Traceback..." } });
-    const body = await waitForRun(srv.url, key, eid, (b) => b.events.length === 3);
+    const body = await waitForRun(srv.url, key, eid, (b) => b.events.length === 3 && b.run.event_count === 3);
     expect(body.run.status).toBe("error");
     expect(body.run.error_count).toBe(1);
     expect(body.run.last_error).toContain("upstream timed out");
@@ -87,7 +87,7 @@ describe("a run through all 7 event types", () => {
       ],
     }));
     expect(res.status).toBe(207);
-    const body = await waitForRun(srv.url, key, bid, (b) => b.events.length === 3);
+    const body = await waitForRun(srv.url, key, bid, (b) => b.events.length === 3 && b.run.event_count === 3);
     expect(body.run.status).toBe("success");
   });
 });
