@@ -187,13 +187,13 @@ export async function dispatchFirings(
       if (toSend.length > 0) {
         await tx.query(
           `UPDATE alert_rule_state SET cooldown_until = now() + make_interval(secs => $2::double precision),
-                  last_sent_at = now(), suppressed = $3, suppressed_total = suppressed_total + $3
+                  last_sent_at = now(), suppressed = $3::int, suppressed_total = suppressed_total + $3::int
            WHERE rule_id = $1`,
           [ruleId, cooldown, suppressedNow],
         );
       } else {
         await tx.query(
-          `UPDATE alert_rule_state SET suppressed = suppressed + $2, suppressed_total = suppressed_total + $2 WHERE rule_id = $1`,
+          `UPDATE alert_rule_state SET suppressed = suppressed + $2::int, suppressed_total = suppressed_total + $2::int WHERE rule_id = $1`,
           [ruleId, suppressedNow],
         );
       }
