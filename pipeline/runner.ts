@@ -121,8 +121,11 @@ export function createBatchProcessor(
     try {
       // 1. Drafts. A run loaded from storage (or new) is "cold": its counters may not yet include events
       //    of this batch that an earlier, failed attempt already stored.
+      //    The duplicate look-up (step 2) does not depend on it and runs concurrently.
       const cold = new Set<string>();
       const missing = [...keys].filter(([k]) => !cache.has(k));
+      const storedIds = findStoredEventIds(ctx.clickhouse, logged);
+      storedIds.catch(() => {}); // awaited below; avoid an unhandled rejection if loadRuns fails first
       if (missing.length > 0) {
         const loaded = await store.loadRuns(missing.map(([, e]) => ({ user_id: e.user_id, external_id: e.sdk_run_id })));
         const byKey = new Map(loaded.map((r) => [`${r.user_id}:${r.external_id}`, r]));
@@ -137,7 +140,7 @@ export function createBatchProcessor(
       for (const k of keys.keys()) drafts.set(k, cache.get(k)!);
 
       // 2. Duplicates: already stored, or repeated within this batch.
-      const stored = await findStoredEventIds(ctx.clickhouse, logged);
+      const stored = await storedIds;
       const seen = new Set<string>();
       const events = logged as PipelineEvent[];
       const recount = new Set<string>();

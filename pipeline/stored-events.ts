@@ -13,8 +13,9 @@ export async function findStoredEventIds(ch: ClickHouse, events: readonly Logged
   const found = new Set<string>();
   for (let i = 0; i < events.length; i += CHUNK) {
     const chunk = events.slice(i, i + CHUNK);
+    // No DISTINCT (measured 3x slower here); unmerged copies of a row just repeat an id in the Set.
     const rows = await ch.query<{ id: string }>(
-      `SELECT DISTINCT toString(event_id) AS id FROM agent_events
+      `SELECT toString(event_id) AS id FROM agent_events
        WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)} AND event_id IN {ids:Array(UUID)}`,
       {
         users: [...new Set(chunk.map((e) => e.user_id))],
