@@ -24,6 +24,14 @@ import { logKey, type LoggedEvent } from "../events/schema.js";
 import { createLogger, type Logger } from "../logger.js";
 import type { ConsumeOptions, EventLog, LogConsumer } from "../ports/event-log.js";
 
+/**
+ * The Kafka group id of a logical consumer group: namespaced by topic. kafkajs' assigner spreads the
+ * partitions of every topic any member subscribes to over all members of a group id, so two deployments
+ * (or test clusters) with different topics sharing the group id "pipeline" would be handed each other's
+ * partitions and leave them unconsumed.
+ */
+export const consumerGroupId = (topic: string, group: string): string => `${topic}.${group}`;
+
 /** Partitions for a topic we create (upper bound on useful pipeline processes). */
 export const DEFAULT_PARTITIONS = 12;
 /** How long an append may wait for the broker before it is answered with Unavailable. */
@@ -223,6 +231,7 @@ class KafkaConsumer implements LogConsumer {
   private flushTimer: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly log: Logger;
+  private readonly groupId: string;
 
   constructor(
     kafka: Kafka,
@@ -231,9 +240,10 @@ class KafkaConsumer implements LogConsumer {
     private readonly opts: ConsumeOptions,
     logger: Logger,
   ) {
-    this.log = logger.child({ group: opts.group });
+    this.groupId = consumerGroupId(topic, opts.group);
+    this.log = logger.child({ group: this.groupId });
     this.consumer = kafka.consumer({
-      groupId: opts.group,
+      groupId: this.groupId,
       sessionTimeout: SESSION_TIMEOUT_MS,
       heartbeatInterval: HEARTBEAT_INTERVAL_MS,
       maxWaitTimeInMs: Math.max(10, opts.maxWaitMs),
@@ -344,7 +354,7 @@ class KafkaConsumer implements LogConsumer {
   async lag(): Promise<number> {
     const [ends, committed] = await Promise.all([
       this.admin.fetchTopicOffsets(this.topic),
-      this.admin.fetchOffsets({ groupId: this.opts.group, topics: [this.topic] }),
+      this.admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] }),
     ]);
     const done = new Map<number, bigint>();
     for (const t of committed) for (const p of t.partitions) done.set(p.partition, BigInt(p.offset));

@@ -17,6 +17,7 @@
  */
 import autocannonUntyped from "autocannon";
 import { Kafka, logLevel } from "kafkajs";
+import { consumerGroupId } from "../../core/log/kafka-log.js";
 import { startCluster } from "../scale/cluster.js";
 import { clickhouseFor, runEvents, storedCounts } from "../scale/helpers.js";
 
@@ -45,7 +46,7 @@ await admin.connect();
 const topic = cluster.env.KAFKA_TOPIC!;
 
 async function lag(): Promise<number> {
-  const [ends, committed] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: "pipeline", topics: [topic] })]);
+  const [ends, committed] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: consumerGroupId(topic, "pipeline"), topics: [topic] })]);
   const done = new Map(committed.flatMap((t) => t.partitions.map((p) => [p.partition, Number(p.offset)] as const)));
   return ends.reduce((n, p) => n + Number(p.high) - Math.max(Number(p.low), done.get(p.partition) ?? -1), 0);
 }

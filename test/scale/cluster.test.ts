@@ -56,7 +56,9 @@ describeWith(ALL, "scale mode: 2 web, 2 pipeline, 2 gateway processes", () => {
     }));
     const total = RUNS * PER_RUN;
 
-    await eventually("all events stored", async () => (await storedCounts(ch, userId)).rows >= total, 60_000, 250);
+    let last = { rows: 0, distinct: 0 };
+    await eventually(`all ${total} events stored`, async () => (last = await storedCounts(ch, userId)).rows >= total, 120_000, 250)
+      .catch((err) => { throw new Error(`${(err as Error).message}; stored ${JSON.stringify(last)}`); });
     expect(await storedCounts(ch, userId)).toEqual({ rows: total, distinct: total });
 
     for (let r = 0; r < RUNS; r++) {

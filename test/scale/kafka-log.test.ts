@@ -103,6 +103,18 @@ describeWith(["KAFKA_BROKERS"], "kafka event log", () => {
     await c.stop();
   }, 120_000);
 
+  it("keeps consumer groups of the same name apart on different topics (two deployments on one cluster)", async () => {
+    const a = await open();
+    const b = await open();
+    await a.log.append(Array.from({ length: 60 }, (_, i) => loggedEvent(1, `a-${i % 6}`, i)));
+    await b.log.append(Array.from({ length: 60 }, (_, i) => loggedEvent(2, `b-${i % 6}`, i)));
+    const got = { a: 0, b: 0 };
+    const ca = await a.log.consume({ group: "pipeline", maxBatch: 100, maxWaitMs: 20, handler: async (x) => { got.a += x.length; } });
+    const cb = await b.log.consume({ group: "pipeline", maxBatch: 100, maxWaitMs: 20, handler: async (x) => { got.b += x.length; } });
+    await eventually("both consumed everything", () => got.a === 60 && got.b === 60, 30_000);
+    await Promise.all([ca.stop(), cb.stop()]);
+  });
+
   it("answers Unavailable quickly when no broker is reachable", async () => {
     const started = Date.now();
     const err = await openKafkaLog(testConfig({ KAFKA_BROKERS: "127.0.0.1:1" })).then(
