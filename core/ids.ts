@@ -1,4 +1,20 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomBytes, randomFillSync } from "node:crypto";
+
+/**
+ * Random bytes for ids come from a CSPRNG pool refilled 4 KiB at a time: one getrandom call per 256 ids
+ * instead of one per id (it was ~10% of batch-ingest CPU).
+ */
+const POOL = Buffer.allocUnsafe(4096);
+let poolPos = POOL.length;
+function random16(): Buffer {
+  if (poolPos + 16 > POOL.length) {
+    randomFillSync(POOL);
+    poolPos = 0;
+  }
+  const b = Buffer.from(POOL.subarray(poolPos, poolPos + 16));
+  poolPos += 16;
+  return b;
+}
 
 /**
  * UUIDv7 (RFC 9562): 48-bit ms timestamp, then random bits, with a per-process monotonic counter in
@@ -16,7 +32,7 @@ export function uuidv7(now: number = Date.now()): string {
     lastMs = now;
     seq = 0;
   }
-  const b = randomBytes(16);
+  const b = random16();
   b[0] = Math.floor(now / 2 ** 40) & 0xff;
   b[1] = Math.floor(now / 2 ** 32) & 0xff;
   b[2] = (now >>> 24) & 0xff;
