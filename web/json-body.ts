@@ -26,7 +26,8 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
   }
   let text: string;
   try {
-    text = await getRawBody(ctx.req, { length: declared, limit: limitBytes, encoding: "utf-8" });
+    // A Buffer, decoded below: Buffer#toString is cheaper than raw-body's iconv decoder on the hot path.
+    text = (await getRawBody(ctx.req, { length: declared, limit: limitBytes })).toString("utf8");
   } catch (err) {
     const type = (err as { type?: string }).type;
     if (type === "entity.too.large") {
@@ -34,7 +35,6 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
       throw tooLarge(limitBytes);
     }
     if (type === "request.size.invalid") throw new HttpProblem(400, "malformed_body", "the body length does not match Content-Length");
-    if (type === "encoding.unsupported" || type === "charset.unsupported") throw new HttpProblem(415, "unsupported_media_type", "the body must be UTF-8 JSON");
     if (type === "request.aborted") throw new HttpProblem(400, "request_aborted", "the client aborted the request");
     throw err;
   }
