@@ -49,8 +49,11 @@ export function createWebApp(deps: WebDeps): WebApp {
   app.use(async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
+      if (ctx.body === undefined && ctx.status === 404) {
         throw new HttpProblem(404, "not_found", `no route for ${ctx.method} ${ctx.path}`);
+      }
+      if (ctx.body === undefined && ctx.status === 405) {
+        throw new HttpProblem(405, "method_not_allowed", `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get("Allow")}`);
       }
     } catch (err) {
       const e = toHttpError(err);

@@ -138,6 +138,13 @@ describe("POST /api/ingest", () => {
     const res = await fetch(srv.url + "/api/ingest", { headers: { authorization: `Bearer ${key}` } });
     await expectError(res, 405, "method_not_allowed");
     expect(res.headers.get("allow")).toBe("POST");
+    const del = await fetch(srv.url + "/api/runs", { method: "DELETE", headers: { authorization: `Bearer ${key}` } });
+    await expectError(del, 405, "method_not_allowed");
+    expect(del.headers.get("allow")).toContain("GET");
+  });
+
+  it("404 JSON for unknown API paths", async () => {
+    await expectError(await fetch(srv.url + "/api/nope", { headers: { authorization: `Bearer ${key}` } }), 404, "not_found");
   });
 });
 
