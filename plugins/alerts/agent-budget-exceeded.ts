@@ -2,7 +2,8 @@
  * agent_budget_exceeded: an agent's spend in the current UTC day or month is over its budget (Postgres
  * agents.budget_usd; agents without a budget are never judged). Spend is summed in ClickHouse over the runs
  * that ended in the period, so it is right across pipeline processes. Checked only when a batch ends a costed
- * run of a user with such a rule: one budgets query (cached 10 s) and one spend query per user and period.
+ * run of a user with such a rule: one budgets query (cached 10 s) and one spend query per user and period, at
+ * most every 2 s per process; the periodic sweep checks every budgeted agent too, so a skipped check is caught.
  * Fires once per agent and period.
  */
 import { Either, Schema } from "effect";
@@ -45,6 +46,53 @@ async function budgetsOf(ctx: PluginContext, pairs: { user_id: number; agent: st
   return out;
 }
 
+const SPEND_INTERVAL_MS = 2_000;
+const lastSpendQuery = new Map<string, number>();
+
+/** Compares each (rule, agent)'s spend in the rule's period with the agent's budget. */
+async function judge(ctx: PluginContext, pairs: { rule: AlertRule; agent: string }[], now: Date): Promise<AlertFiring[]> {
+  if (pairs.length === 0) return [];
+  const budgetOf = await budgetsOf(ctx, pairs.map((w) => ({ user_id: w.rule.user_id, agent: w.agent })));
+  const judged = pairs.filter((w) => (budgetOf.get(`${w.rule.user_id}:${w.agent}`) ?? null) !== null);
+  if (judged.length === 0) return [];
+  // One spend query per (user, period).
+  const groups = new Map<string, { user_id: number; period: "day" | "month"; agents: Set<string> }>();
+  for (const w of judged) {
+    const period = w.rule.config.period as "day" | "month";
+    const k = `${w.rule.user_id}:${period}`;
+    const g = groups.get(k) ?? { user_id: w.rule.user_id, period, agents: new Set<string>() };
+    g.agents.add(w.agent);
+    groups.set(k, g);
+  }
+  const spend = new Map<string, number>();
+  for (const [k, g] of groups) {
+    lastSpendQuery.set(k, now.getTime());
+    const rows = await ctx.clickhouse.query<{ agent_name: string; spend: number | string }>(
+      `SELECT agent_name, sum(cost_usd) AS spend FROM agent_runs FINAL
+       WHERE user_id = {uid:UInt64} AND agent_name IN {agents:Array(String)} AND cost_usd > 0
+         AND ifNull(ended_at, last_event_at) >= {since:DateTime64(3, 'UTC')}
+       GROUP BY agent_name`,
+      { uid: g.user_id, agents: [...g.agents], since: toChTime(periodStart(g.period, now).toISOString()) },
+    );
+    for (const r of rows) spend.set(`${k}:${r.agent_name}`, Number(r.spend));
+  }
+  const out: AlertFiring[] = [];
+  for (const w of judged) {
+    const period = w.rule.config.period as "day" | "month";
+    const budget = budgetOf.get(`${w.rule.user_id}:${w.agent}`)!;
+    const spent = spend.get(`${w.rule.user_id}:${period}:${w.agent}`) ?? 0;
+    if (!(spent > budget)) continue;
+    const start = periodStart(period, now).toISOString().slice(0, period === "day" ? 10 : 7);
+    out.push({
+      key: `budget:${w.agent}:${period}:${start}`,
+      rule: w.rule,
+      message: `Agent ${w.agent} spent ${usd(spent)} ${period === "day" ? "today" : "this month"} (UTC), over its budget of ${usd(budget)}`,
+      details: { agent_name: w.agent, spend_usd: Number(spent.toFixed(6)), budget_usd: budget, period, period_start: start },
+    });
+  }
+  return out;
+}
+
 export const agentBudgetExceeded: TriggerDefinition = {
   type: "agent_budget_exceeded",
   label: "Agent over budget",
@@ -65,55 +113,33 @@ export const agentBudgetExceeded: TriggerDefinition = {
     parseConfig: (raw) => Either.getOrUndefined(decodeTriggerConfig(agentBudgetExceeded, raw)),
     evaluate: () => undefined,
     async evaluateBatch(checks, ctx) {
-      // (rule, agent) pairs whose agent just ended a costed run.
+      // (rule, agent) pairs whose agent just ended a costed run, at most one spend query per user and
+      // period every SPEND_INTERVAL_MS per process; the sweep catches a crossing skipped here.
+      const now = new Date();
       const wanted = new Map<string, { rule: AlertRule; agent: string }>();
       for (const c of checks) {
         const agent = c.run.agent_name;
         if (!agent || !(c.run.cost_usd > 0) || !c.events.some((e) => e.event_type === "run_end")) continue;
         const only = c.rule.config.agent_name;
         if (typeof only === "string" && only && only !== agent) continue;
+        if (now.getTime() - (lastSpendQuery.get(`${c.rule.user_id}:${c.rule.config.period}`) ?? 0) < SPEND_INTERVAL_MS) continue;
         wanted.set(`${c.rule.id}:${agent}`, { rule: c.rule, agent });
       }
-      if (wanted.size === 0) return [];
-      const budgetOf = await budgetsOf(ctx, [...wanted.values()].map((w) => ({ user_id: w.rule.user_id, agent: w.agent })));
-      const judged = [...wanted.values()].filter((w) => (budgetOf.get(`${w.rule.user_id}:${w.agent}`) ?? null) !== null);
-      if (judged.length === 0) return [];
-      const now = new Date();
-      // One spend query per (user, period).
-      const groups = new Map<string, { user_id: number; period: "day" | "month"; agents: Set<string> }>();
-      for (const w of judged) {
-        const period = w.rule.config.period as "day" | "month";
-        const k = `${w.rule.user_id}:${period}`;
-        const g = groups.get(k) ?? { user_id: w.rule.user_id, period, agents: new Set<string>() };
-        g.agents.add(w.agent);
-        groups.set(k, g);
+      return judge(ctx, [...wanted.values()], now);
+    },
+    async sweep(rules, ctx, now) {
+      // Every agent with a budget of the rules' users (or the rule's one agent).
+      const users = [...new Set(rules.map((r) => r.user_id))];
+      const rows = await ctx.sql.query<{ user_id: number; name: string }>(
+        `SELECT user_id, name FROM agents WHERE budget_usd IS NOT NULL AND user_id = ANY($1::bigint[])`,
+        [users],
+      );
+      const pairs: { rule: AlertRule; agent: string }[] = [];
+      for (const rule of rules) {
+        const only = typeof rule.config.agent_name === "string" ? rule.config.agent_name : "";
+        for (const a of rows) if (Number(a.user_id) === rule.user_id && (!only || only === a.name)) pairs.push({ rule, agent: a.name });
       }
-      const spend = new Map<string, number>();
-      for (const [k, g] of groups) {
-        const rows = await ctx.clickhouse.query<{ agent_name: string; spend: number | string }>(
-          `SELECT agent_name, sum(cost_usd) AS spend FROM agent_runs FINAL
-           WHERE user_id = {uid:UInt64} AND agent_name IN {agents:Array(String)} AND cost_usd > 0
-             AND ifNull(ended_at, last_event_at) >= {since:DateTime64(3, 'UTC')}
-           GROUP BY agent_name`,
-          { uid: g.user_id, agents: [...g.agents], since: toChTime(periodStart(g.period, now).toISOString()) },
-        );
-        for (const r of rows) spend.set(`${k}:${r.agent_name}`, Number(r.spend));
-      }
-      const out: AlertFiring[] = [];
-      for (const w of judged) {
-        const period = w.rule.config.period as "day" | "month";
-        const budget = budgetOf.get(`${w.rule.user_id}:${w.agent}`)!;
-        const spent = spend.get(`${w.rule.user_id}:${period}:${w.agent}`) ?? 0;
-        if (!(spent > budget)) continue;
-        const start = periodStart(period, now).toISOString().slice(0, period === "day" ? 10 : 7);
-        out.push({
-          key: `budget:${w.agent}:${period}:${start}`,
-          rule: w.rule,
-          message: `Agent ${w.agent} spent ${usd(spent)} ${period === "day" ? "today" : "this month"} (UTC), over its budget of ${usd(budget)}`,
-          details: { agent_name: w.agent, spend_usd: Number(spent.toFixed(6)), budget_usd: budget, period, period_start: start },
-        });
-      }
-      return out;
+      return judge(ctx, pairs, now);
     },
   },
 };
