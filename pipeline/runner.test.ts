@@ -170,9 +170,29 @@ describe("pipeline (embedded adapters)", () => {
     expect(await store.listEvents(user, runIdFor(user, "run-r"))).toHaveLength(6);
     expect(await totalRuns(user, "replayer")).toBe(1);
 
+    // The narrow crash window: events stored, run row not yet written. The retry must still count them once.
+    const failing: EventStore = { ...store, upsertRuns: async () => { throw new Error("ClickHouse went away (test)"); } };
+    const window = lifecycle(user, "run-w", "replayer");
+    await expect(createBatchProcessor(ctx, failing, chain, 100)(structuredClone(window.slice(0, 2)))).rejects.toThrow(/went away/);
+    const processor = createBatchProcessor(ctx, store, chain, 100);
+    await processor(structuredClone(window.slice(0, 2)));
+    await processor(structuredClone(window.slice(2)));
+    expect(await store.listEvents(user, runIdFor(user, "run-w"))).toHaveLength(6);
+    expect(await store.getRun(user, "run-w")).toMatchObject({ status: "success", event_count: 6 });
+    const failingOnce = { ...store, calls: 0 } as EventStore & { calls: number };
+    failingOnce.upsertRuns = async (runs) => {
+      if (failingOnce.calls++ === 0) throw new Error("ClickHouse went away (test)");
+      return store.upsertRuns(runs);
+    };
+    const sameCache = createBatchProcessor(ctx, failingOnce, chain, 100);
+    const more = [event(user, "run-w", "step", { node_name: "after", phase: "start" }), event(user, "run-w", "error", { error_message: "late" })];
+    await expect(sameCache(structuredClone(more))).rejects.toThrow(/went away/);
+    await sameCache(structuredClone(more)); // the log's retry of the same batch, same process
+    expect(await store.getRun(user, "run-w")).toMatchObject({ event_count: 8, error_count: 1, status: "error" });
+
     // A second run of the same agent counts once more.
     await ports.log.append(lifecycle(user, "run-r2", "replayer"));
     await settle();
-    expect(await totalRuns(user, "replayer")).toBe(2);
+    expect(await totalRuns(user, "replayer")).toBe(3); // run-r, run-w, run-r2
   });
 });
