@@ -102,8 +102,9 @@ export function csrfToken(ctx: Context): string {
   if (s?.user) {
     token = s.csrf ??= newToken();
   } else {
-    token = ctx.cookies.get(CSRF_COOKIE, { signed: true }) ?? newToken();
-    ctx.cookies.set(CSRF_COOKIE, token, { signed: true, httpOnly: true, sameSite: "lax", secure: ctx.secure, overwrite: true });
+    const existing = ctx.cookies.get(CSRF_COOKIE, { signed: true });
+    token = existing ?? newToken();
+    if (!existing) ctx.cookies.set(CSRF_COOKIE, token, { signed: true, httpOnly: true, sameSite: "lax", secure: ctx.secure, overwrite: true });
   }
   ctx.state.csrf = token;
   return token;
