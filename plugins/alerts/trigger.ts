@@ -83,7 +83,8 @@ export const agentMatches = (rule: AlertRule, run: Pick<RunRecord, "agent_name">
 export const runLabel = (run: Pick<RunRecord, "agent_name" | "external_id">): string =>
   `${run.agent_name ? `${run.agent_name} ` : ""}run ${run.external_id}`;
 
-export const usd = (n: number): string => `$${n < 1 ? n.toFixed(4).replace(/0+$/, "").replace(/\.$/, ".00") : n.toFixed(2)}`;
+/** $12.34, or up to 4 decimals below $1 (small per-run costs), never fewer than 2. */
+export const usd = (n: number): string => `$${n >= 1 ? n.toFixed(2) : n.toFixed(4).replace(/(\.\d\d\d?)0+$/, "$1").replace(/(\.\d\d)0$/, "$1")}`;
 
 /** A positive amount of money or threshold from a form, as a Schema. */
 export const positiveNumber = (what: string) =>
