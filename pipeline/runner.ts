@@ -43,6 +43,9 @@ export interface Pipeline {
   lag(): Promise<number>;
 }
 
+const YIELD_EVERY = 500;
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Run versions: the ms clock * 1000 + a sequence, and always above the stored version. */
 function versionClock(): (previous: number) => number {
   let last = 0;
@@ -156,7 +159,10 @@ export function createBatchProcessor(
 
       // 3. Plugins, per event in log order.
       const batch: Batch = { events, runs: drafts, scratch: new Map() };
-      for (const e of events) {
+      for (let i = 0; i < events.length; i++) {
+        // Ingest shares this event loop (embedded mode): give it a turn now and then on big batches.
+        if (i > 0 && i % YIELD_EVERY === 0) await yieldToEventLoop();
+        const e = events[i]!;
         const draft = drafts.get(logKey(e))!;
         for (const p of eventHooks) {
           const r = p.onEvent!(e, draft, batch);

@@ -61,7 +61,12 @@ export const broadcast = (): Plugin => {
       const out = batch.scratch.get(SCRATCH) as [number, string][] | undefined;
       if (!out || !ctx) return;
       const pubsub = ctx.pubsub;
-      await Promise.all(out.map(([userId, msg]) => pubsub.publish(userChannel(userId), msg)));
+      // In chunks with a turn for the event loop between them: in-process pub/sub runs the gateway's
+      // handlers synchronously, and ingest shares this event loop in embedded mode.
+      for (let i = 0; i < out.length; i += 500) {
+        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        await Promise.all(out.slice(i, i + 500).map(([userId, msg]) => pubsub.publish(userChannel(userId), msg)));
+      }
     },
   };
 };

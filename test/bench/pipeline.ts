@@ -8,6 +8,7 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { loadConfig } from "../../core/config.js";
 import type { EventType, LoggedEvent } from "../../core/events/schema.js";
 import { runIdFor, uuidv7 } from "../../core/ids.js";
@@ -101,10 +102,15 @@ async function main(): Promise<void> {
     // Backlog: everything in the log first, then drain.
     const backlog = makeEvents(userId, TOTAL, RUNS, "backlog");
     for (let i = 0; i < backlog.length; i += 1000) await ports.log.append(backlog.slice(i, i + 1000));
+    // Ingest shares the event loop with the pipeline in embedded mode: its stalls add to ingest latency.
+    const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+    loopDelay.enable();
     const t0 = performance.now();
     const pipeline = await startPipeline(ports, { logger: createLogger((process.env.BENCH_LOG as "debug") ?? "error") });
     await waitForLag(() => pipeline.lag());
     const secs = (performance.now() - t0) / 1000;
+    loopDelay.disable();
+    console.log(`event loop delay while draining: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms`);
     console.log(`pipeline, backlog of ${TOTAL.toLocaleString()} events over ${RUNS.toLocaleString()} runs: ${Math.round(TOTAL / secs).toLocaleString()} events/s (${secs.toFixed(2)} s, ${received.toLocaleString()} broadcasts)`);
 
     // Live: a steady stream of 200-event appends while the pipeline runs.
