@@ -173,7 +173,12 @@ class FileLogImpl implements FileLog {
     if (this.closed) return Promise.reject(new Unavailable({ service: "event-log", message: "the event log is closed" }));
     if (this.broken !== null) return Promise.reject(this.brokenError());
     if (events.length === 0) return Promise.resolve();
-    const buf = encodeRecords(events);
+    let buf: Buffer;
+    try {
+      buf = encodeRecords(events);
+    } catch (err) {
+      return Promise.reject(err); // e.g. a value JSON cannot encode: a caller bug, reported the async way
+    }
     if (this.pendingBytes + buf.length > this.options.maxPendingBytes) {
       return Promise.reject(new Unavailable({ service: "event-log", message: "the event log write queue is full; retry shortly" }));
     }
