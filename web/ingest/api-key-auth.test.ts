@@ -83,3 +83,11 @@ describe("createApiKeyAuth", () => {
     expect(lookups()).toBe(1);
   });
 });
+
+describe("createApiKeyAuth when Postgres fails", () => {
+  it("answers Unavailable (503, retryable), not an internal error", async () => {
+    const broken: Sql = { ...ports.sql, query: async () => { throw new Error("connection refused"); } };
+    const auth = createApiKeyAuth(broken, logger);
+    await expect(auth.authenticate(`Bearer ${"b".repeat(64)}`)).rejects.toMatchObject({ _tag: "Unavailable", service: "metadata store" });
+  });
+});

@@ -7,7 +7,7 @@
  * request against the cached expires_at; a revocation made in this process evicts the key at once, one made in
  * another process (scale mode) takes effect within the TTL.
  */
-import { AuthError } from "../../core/errors.js";
+import { AuthError, Unavailable } from "../../core/errors.js";
 import { hashApiKey, isApiKeyShape } from "../../core/ids.js";
 import type { Logger } from "../../core/logger.js";
 import type { Sql } from "../../core/ports/sql.js";
@@ -53,6 +53,11 @@ export function createApiKeyAuth(sql: Sql, logger: Logger, opts: ApiKeyAuthOptio
     let p = inflight.get(hash);
     if (p) return p;
     p = findActiveKeyByHash(sql, hash)
+      .catch((err: unknown) => {
+        // The database is down or overloaded: a retryable 503 for the client, not a 500.
+        logger.error("api key lookup failed", { err });
+        throw new Unavailable({ service: "metadata store", message: "cannot check the API key right now", cause: err });
+      })
       .then((principal) => {
         if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
         cache.set(hash, { principal, until: Date.now() + (principal ? ttlMs : negativeTtlMs) });
