@@ -163,8 +163,9 @@ describe("pipeline (embedded adapters)", () => {
     const ctx: PluginContext = { config: ports.config, logger: createLogger("error"), sql: ports.sql, clickhouse: ports.clickhouse, pubsub: ports.pubsub, store };
     const chain = await buildChain(ctx);
     for (const p of chain) await p.init?.(ctx);
-    const afterRestart = createBatchProcessor(ctx, store, chain, 100);
-    await afterRestart(structuredClone(events));
+    const afterRestart = createBatchProcessor(ctx, store, chain, 2); // a cache smaller than the batch's runs
+    await afterRestart(structuredClone([...events, ...lifecycle(user, "run-x1", "other"), ...lifecycle(user, "run-x2", "other")]));
+    expect(await store.getRun(user, "run-x2")).toMatchObject({ status: "success", event_count: 6 });
     run = await store.getRun(user, "run-r");
     expect(run).toMatchObject({ status: "success", event_count: 6, error_count: 0 });
     expect(await store.listEvents(user, runIdFor(user, "run-r"))).toHaveLength(6);

@@ -126,7 +126,12 @@ export function createBatchProcessor(
       //    of this batch that an earlier, failed attempt already stored.
       //    The duplicate look-up (step 2) does not depend on it and runs concurrently.
       const cold = new Set<string>();
-      const missing = [...keys].filter(([k]) => !cache.has(k));
+      const drafts = new Map<string, CachedRun>();
+      for (const k of keys.keys()) {
+        const hit = cache.get(k);
+        if (hit) drafts.set(k, hit);
+      }
+      const missing = [...keys].filter(([k]) => !drafts.has(k));
       const storedIds = findStoredEventIds(ctx.clickhouse, logged);
       storedIds.catch(() => {}); // awaited below; avoid an unhandled rejection if loadRuns fails first
       if (missing.length > 0) {
@@ -134,13 +139,13 @@ export function createBatchProcessor(
         const byKey = new Map(loaded.map((r) => [`${r.user_id}:${r.external_id}`, r]));
         for (const [k, e] of missing) {
           const run = byKey.get(k);
-          cache.set(k, run ? { run, fresh: false } : { run: newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true });
+          const entry = run ? { run, fresh: false } : { run: newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true };
+          drafts.set(k, entry); // drafts hold their entries even if the LRU evicts them during a huge batch
+          cache.set(k, entry);
           cold.add(k);
         }
       }
       lap("load_runs_ms");
-      const drafts = new Map<string, CachedRun>();
-      for (const k of keys.keys()) drafts.set(k, cache.get(k)!);
 
       // 2. Duplicates: already stored, or repeated within this batch.
       const stored = await storedIds;
