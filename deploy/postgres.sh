@@ -41,6 +41,8 @@ start() {
   psql_admin -d postgres -c "DO \$\$ BEGIN
       IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$DB_USER') THEN CREATE ROLE \"$DB_USER\" LOGIN CREATEDB PASSWORD '$DB_PASSWORD';
       ELSE ALTER ROLE \"$DB_USER\" LOGIN CREATEDB PASSWORD '$DB_PASSWORD'; END IF; END \$\$;"
+  # Tests drop their per-run databases, which needs ending lingering sessions (dev/CI clusters only).
+  psql_admin -d postgres -c "GRANT pg_signal_backend TO \"$DB_USER\""
   if [[ "$(psql_admin -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$DB'")" != "1" ]]; then
     psql_admin -d postgres -c "CREATE DATABASE \"$DB\" OWNER \"$DB_USER\""
   fi

@@ -15,8 +15,12 @@ const globEscape = (s: string) => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 export function redisPubSub(url: string): PubSub {
   const logger = createLogger(undefined, { component: "redis-pubsub" });
   const retryStrategy = (times: number) => Math.min(times * 100, 2_000);
-  const publisher = new Redis(url, { enableOfflineQueue: false, commandTimeout: 1_000, maxRetriesPerRequest: 1, retryStrategy, connectionName: "runwatch-pub" });
-  const subscriber = new Redis(url, { autoResubscribe: true, retryStrategy, connectionName: "runwatch-sub" });
+  // No offline queue: while disconnected a publish fails at once. The timeout only guards against a hung
+  // Redis, and is generous so that a CPU-starved host does not drop messages Redis did receive.
+  const publisher = new Redis(url, { enableOfflineQueue: false, commandTimeout: 5_000, maxRetriesPerRequest: 1, retryStrategy, connectionName: "runwatch-pub" });
+  // No ready check on the subscriber: its INFO check can race a PSUBSCRIBE queued before the connection was
+  // up ("Connection in subscriber mode, only subscriber commands may be used"), losing the subscription.
+  const subscriber = new Redis(url, { autoResubscribe: true, enableReadyCheck: false, retryStrategy, connectionName: "runwatch-sub" });
   for (const [name, c] of [["publisher", publisher], ["subscriber", subscriber]] as const) {
     let down = false;
     c.on("error", (err) => { if (!down) logger.warn(`redis ${name} connection error`, { error: err }); down = true; });

@@ -71,8 +71,11 @@ describeWith(ALL, "scale mode: 2 web, 2 pipeline, 2 gateway processes", () => {
     }
 
     // Both gateways delivered every event (whichever pipeline worker processed it), in order per run.
-    for (const c of clients) {
-      await eventually("gateway delivered all events", () => c.events.length >= total, 30_000);
+    for (const [i, c] of clients.entries()) {
+      await eventually("gateway delivered all events", () => c.events.length >= total, 60_000).catch((err) => {
+        const logs = cluster.procs.filter((p) => p.role !== "web").map((p) => `--- ${p.name}\n${p.output.slice(-15).join("\n")}`).join("\n");
+        throw new Error(`${(err as Error).message}: gateway ${i + 1} client got ${c.events.length} of ${total} (socket ${c.state()})\n${logs}`);
+      });
       const seqs = new Map<string, number[]>();
       for (const m of c.events) {
         expect(m.user_id).toBe(userId);

@@ -53,5 +53,7 @@ export async function realtimeClient(gatewayUrl: string, secret: string, userId:
   });
   await new Promise<void>((resolve, reject) => { ws.once("open", () => resolve()); ws.once("error", reject); });
   await Promise.race([ready, new Promise((_, rej) => setTimeout(() => rej(new Error("no subscribed frame")), 10_000))]);
-  return { events, close: () => ws.close() };
+  const closed: string[] = [];
+  ws.on("close", (code, reason) => closed.push(`closed ${code} ${String(reason)}`));
+  return { events, close: () => ws.close(), state: () => closed.join(", ") || "open" };
 }
