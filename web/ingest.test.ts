@@ -181,6 +181,25 @@ describe("POST /api/ingest/batch", () => {
     expect(body.accepted).toBe(1000);
   });
 
+  it("large batches report per-item errors and malformed JSON the same way", async () => {
+    const events = Array.from({ length: 400 }, (_, i) =>
+      i % 100 === 7
+        ? { event_type: "tool_call", sdk_run_id: `big-${i % 3}`, payload: { tool_name: "t", phase: "later" } }
+        : { event_type: "step", sdk_run_id: `big-${i % 3}`, payload: { node_name: `n${i}`, phase: "end" } });
+    const res = await batch({ events });
+    expect(res.status).toBe(207);
+    const body = (await res.json()) as { accepted: number; rejected: number; results: any[] };
+    expect(body.rejected).toBe(4);
+    expect(body.results.filter((r) => r.status === 422).map((r) => r.index)).toEqual([7, 107, 207, 307]);
+    expect(body.results[7].error).toMatchObject({ code: "validation_error", field: "payload.phase" });
+    const ids = body.results.filter((r) => r.status === 202).map((r) => r.event_id);
+    expect([...ids].sort()).toEqual(ids); // UUIDv7: minted in ingest order
+    expect(new Set(body.results.filter((r) => r.status === 202 && r.sdk_run_id === "big-0").map((r) => r.run_id)).size).toBe(1);
+    const broken = JSON.stringify({ events }).slice(0, -5);
+    await expectError(await batch(broken), 400, "malformed_json");
+    await expectError(await batch(JSON.stringify({ events: Object.fromEntries(events.map((e, i) => [i, e])) })), 422, "validation_error", "events");
+  });
+
   it("422 on the events field for a missing, empty or over-long list", async () => {
     await expectError(await batch({}), 422, "validation_error", "events");
     await expectError(await batch({ events: [] }), 422, "validation_error", "events");
