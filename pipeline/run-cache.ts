@@ -40,6 +40,10 @@ export class RunCache {
     this.map.delete(key);
   }
 
+  clear(): void {
+    this.map.clear();
+  }
+
   get size(): number {
     return this.map.size;
   }

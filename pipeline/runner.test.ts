@@ -196,4 +196,25 @@ describe("pipeline (embedded adapters)", () => {
     await settle();
     expect(await totalRuns(user, "replayer")).toBe(3); // run-r, run-w, run-r2
   });
+
+  it("reloads runs after a rebalance instead of trusting a cache another worker made stale", async () => {
+    const user = await createUser("rebalance@example.com");
+    const ctx: PluginContext = { config: ports.config, logger: createLogger("error"), sql: ports.sql, clickhouse: ports.clickhouse, pubsub: ports.pubsub, store };
+    const chain = await buildChain(ctx);
+    for (const p of chain) await p.init?.(ctx);
+    const workerA = createBatchProcessor(ctx, store, chain, 100);
+    const workerB = createBatchProcessor(ctx, store, chain, 100);
+    const [start, step, failure, restart] = [
+      event(user, "run-moved", "run_start", { framework: "test" }, "mover"),
+      event(user, "run-moved", "step", { node_name: "a", phase: "start" }),
+      event(user, "run-moved", "error", { error_message: "boom" }),
+      event(user, "run-moved", "run_start", { framework: "test" }, "mover"),
+    ];
+    await workerA([start!]);
+    // The partition moves to B, which processes two events, then comes back to A.
+    await workerB([step!, failure!]);
+    workerA.forgetRuns(); // what the log's onRebalance does
+    await workerA([restart!]);
+    expect(await store.getRun(user, "run-moved")).toMatchObject({ event_count: 4, error_count: 1, status: "running" });
+  });
 });

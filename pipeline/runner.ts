@@ -78,6 +78,8 @@ export async function startPipeline(ports: Ports, options: PipelineOptions = {})
     maxBatch: options.maxBatch ?? 5000,
     maxWaitMs: options.maxWaitMs ?? 10,
     handler: processor,
+    // Another worker may have advanced runs of partitions we get back: reload them from storage.
+    onRebalance: () => processor.forgetRuns(),
   });
   logger.info("pipeline started", { plugins: plugins.map((p) => p.name) });
 
@@ -98,19 +100,22 @@ export async function startPipeline(ports: Ports, options: PipelineOptions = {})
   };
 }
 
+/** The batch handler; forgetRuns drops every cached run so the next batch reloads them from storage. */
+export type BatchProcessor = ((batch: readonly LoggedEvent[]) => Promise<void>) & { forgetRuns(): void };
+
 /** The batch handler, separate from the log wiring so it can be driven directly. */
 export function createBatchProcessor(
   ctx: PluginContext,
   store: EventStore,
   plugins: readonly Plugin[],
   cacheSize: number,
-): (batch: readonly LoggedEvent[]) => Promise<void> {
+): BatchProcessor {
   const cache = new RunCache(cacheSize);
   const nextVersion = versionClock();
   const eventHooks = plugins.filter((p) => p.onEvent);
   const commitHooks = plugins.filter((p) => p.afterCommit);
 
-  return async function processBatch(logged) {
+  async function processBatch(logged: readonly LoggedEvent[]): Promise<void> {
     const t0 = performance.now();
     const timings: Record<string, number> = {};
     let mark = t0;
@@ -212,5 +217,6 @@ export function createBatchProcessor(
       for (const k of keys.keys()) cache.delete(k);
       throw err;
     }
-  };
+  }
+  return Object.assign(processBatch, { forgetRuns: () => cache.clear() });
 }

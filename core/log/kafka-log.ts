@@ -255,6 +255,8 @@ class KafkaConsumer implements LogConsumer {
   }
 
   async start(): Promise<void> {
+    // Every (re)join may hand this member partitions another member advanced meanwhile.
+    this.consumer.on(this.consumer.events.GROUP_JOIN, () => this.opts.onRebalance?.());
     await this.consumer.connect();
     await this.consumer.subscribe({ topics: [this.topic], fromBeginning: true });
     await this.consumer.run({

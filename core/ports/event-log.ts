@@ -24,6 +24,12 @@ export interface ConsumeOptions {
   readonly maxBatch: number;
   readonly maxWaitMs: number;
   readonly handler: (batch: readonly LoggedEvent[]) => Promise<void>;
+  /**
+   * Called when this member's share of the log may have changed (a consumer-group rebalance). Keys can have
+   * been processed by another member meanwhile, so state cached per key must be dropped. A single-member log
+   * (the embedded file log) never calls it.
+   */
+  readonly onRebalance?: () => void;
 }
 
 export interface LogConsumer {
