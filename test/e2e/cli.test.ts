@@ -56,7 +56,8 @@ describe("runwatch CLI", () => {
     expect(badExpiry.status).toBe(1);
     expect(badExpiry.stderr).toContain("expiry must be a duration like 30d");
 
-    const ports = await openPorts(loadConfig({ RUNWATCH_DATA_DIR: dataDir }), ["sql"]);
+    // Read back with the CLI's own environment: in scale mode (DATABASE_URL set) the key is on the Postgres server.
+    const ports = await openPorts(loadConfig(env), ["sql"]);
     try {
       const rows = await ports.sql.query<{ key_hash: string; last4: string; expires_at: string }>("SELECT key_hash, last4, expires_at FROM api_keys WHERE name = 'ci'");
       expect(rows).toHaveLength(1);
