@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The README's test command (`npm test`): the TypeScript suites (vitest), then the Python client's suite.
+// The README's test command (`npm test`): typecheck, the TypeScript suites (vitest), then the Python client's suite.
+// `npm test -- <filter>` runs only the matching vitest files.
 // Both always run; the exit code is non-zero if either failed. Each suite decides what to skip when a server
 // is absent; REQUIRE_SERVICES=1 (set by CI in scale mode) turns those skips into failures.
 import { spawnSync } from "node:child_process";
@@ -7,8 +8,11 @@ import { existsSync } from "node:fs";
 
 const run = (cmd, args) => spawnSync(cmd, args, { stdio: "inherit" }).status ?? 1;
 
-const results = [["vitest", run("npx", ["vitest", "run", "--config", "test/vitest.config.ts", ...process.argv.slice(2)])]];
-if (existsSync("clients/python/run-tests.mjs") && process.argv.length <= 2) {
+const whole = process.argv.length <= 2;
+const results = [];
+if (whole) results.push(["typecheck", run("npx", ["tsc", "--noEmit", "-p", "tsconfig.json"])]);
+results.push(["vitest", run("npx", ["vitest", "run", "--config", "test/vitest.config.ts", ...process.argv.slice(2)])]);
+if (existsSync("clients/python/run-tests.mjs") && whole) {
   results.push(["python client", run("node", ["clients/python/run-tests.mjs"])]);
 }
 for (const [name, code] of results) console.log(`${name}: ${code === 0 ? "ok" : `FAILED (exit ${code})`}`);
