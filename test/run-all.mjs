@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The README's test command (`npm test`): typecheck, the TypeScript suites (vitest), then the Python client's suite.
 // `npm test -- <filter>` runs only the matching vitest files.
-// Both always run; the exit code is non-zero if either failed. Each suite decides what to skip when a server
+// Every suite runs; the exit code is non-zero if any failed. Each suite decides what to skip when a server
 // is absent; REQUIRE_SERVICES=1 (set by CI in scale mode) turns those skips into failures.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
