@@ -17,12 +17,13 @@ loop, in order, instead of in a thread pool.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 try:
@@ -40,6 +41,21 @@ METADATA_AGENT_NAME = "runwatch_agent_name"
 METADATA_RESPONDED_BY = "runwatch_responded_by"
 METADATA_INPUT_REPORTED = "runwatch_input_reported"
 MAX_WAITING_RUNS = 10_000
+_M = TypeVar("_M", bound=Callable[..., Any])
+
+
+def _logs_failures(method: _M) -> _M:
+    """A callback never raises into the user's graph: a failure is logged at debug level and swallowed."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except Exception:
+            logger.debug("runwatch: %s failed", method.__name__, exc_info=True)
+            return None
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _mro_names(exc: BaseException) -> set[str]:
@@ -204,6 +220,15 @@ class CallbackHandler(BaseCallbackHandler):
                 self._owner.pop(member, None)
         return state
 
+    def _end_root(self, run_id: UUID, output: Any = None, error: BaseException | None = None) -> bool:
+        """Closes and finishes run_id when it is a root; False when it is not one."""
+        if run_id not in self._roots:
+            return False
+        state = self._close_root(run_id)
+        if state is not None:
+            self._finish(state, output=output, error=error)
+        return True
+
     def _finish(self, state: _RootState, output: Any = None, error: BaseException | None = None) -> None:
         run = state.run
         # Close what callbacks left open (e.g. a node interrupted mid-way, a stream abandoned).
@@ -259,6 +284,7 @@ class CallbackHandler(BaseCallbackHandler):
 
     # ---- chains (graphs, nodes) -----------------------------------------------------------------------
 
+    @_logs_failures
     def on_chain_start(
         self,
         serialized: dict[str, Any] | None,
@@ -270,59 +296,46 @@ class CallbackHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            name = kwargs.get("name") or (serialized or {}).get("name")
-            state = self._adopt(run_id, parent_run_id)
-            if state is None:
-                self._open_root(run_id, name, inputs, metadata, "chain")
-                return
-            node = (metadata or {}).get("langgraph_node")
-            if not node or node != name or str(node).startswith("__"):
-                return
-            parent_step = state.steps.get(parent_run_id) if parent_run_id is not None else None
-            if parent_step is not None and parent_step.node_name.endswith(str(node)):
-                return  # a runnable inside the node that carries the node's name
-            state.steps[run_id] = state.run.step(_node_path(metadata or {}, str(node))).start()
-        except Exception:
-            logger.debug("runwatch: on_chain_start failed", exc_info=True)
+        name = kwargs.get("name") or (serialized or {}).get("name")
+        state = self._adopt(run_id, parent_run_id)
+        if state is None:
+            self._open_root(run_id, name, inputs, metadata, "chain")
+            return
+        node = (metadata or {}).get("langgraph_node")
+        if not node or node != name or str(node).startswith("__"):
+            return
+        parent_step = state.steps.get(parent_run_id) if parent_run_id is not None else None
+        if parent_step is not None and parent_step.node_name.endswith(str(node)):
+            return  # a runnable inside the node that carries the node's name
+        state.steps[run_id] = state.run.step(_node_path(metadata or {}, str(node))).start()
 
+    @_logs_failures
     def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
-        try:
-            if run_id in self._roots:
-                state = self._close_root(run_id)
-                if state is not None:
-                    self._finish(state, output=outputs)
-                return
-            state = self._state_of(run_id)
-            if state is not None:
-                step = state.steps.pop(run_id, None)
-                if step is not None:
-                    step.end(output=outputs)
-        except Exception:
-            logger.debug("runwatch: on_chain_end failed", exc_info=True)
+        if self._end_root(run_id, output=outputs):
+            return
+        state = self._state_of(run_id)
+        if state is not None:
+            step = state.steps.pop(run_id, None)
+            if step is not None:
+                step.end(output=outputs)
 
+    @_logs_failures
     def on_chain_error(
         self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
     ) -> None:
-        try:
-            if run_id in self._roots:
-                state = self._close_root(run_id)
-                if state is not None:
-                    self._finish(state, error=error)
-                return
-            state = self._state_of(run_id)
-            if state is None:
-                return
-            step = state.steps.pop(run_id, None)
-            if is_interrupt(error):
-                if step is not None:
-                    step.set_output({"interrupted": True})
-                    step.end()
-                self._record_interrupts(state, error, step.node_name if step else None)
-            elif step is not None:
-                step.end(error=None if _is_control_flow(error) else error)
-        except Exception:
-            logger.debug("runwatch: on_chain_error failed", exc_info=True)
+        if self._end_root(run_id, error=error):
+            return
+        state = self._state_of(run_id)
+        if state is None:
+            return
+        step = state.steps.pop(run_id, None)
+        if is_interrupt(error):
+            if step is not None:
+                step.set_output({"interrupted": True})
+                step.end()
+            self._record_interrupts(state, error, step.node_name if step else None)
+        elif step is not None:
+            step.end(error=None if _is_control_flow(error) else error)
 
     # ---- tools and retrievers -------------------------------------------------------------------------
 
@@ -342,10 +355,9 @@ class CallbackHandler(BaseCallbackHandler):
                 tool.end(error=error)
             else:
                 tool.end(output)
-        if run_id in self._roots:
-            self._close_root(run_id)
-            self._finish(state, output=output, error=error)
+        self._end_root(run_id, output=output, error=error)
 
+    @_logs_failures
     def on_tool_start(
         self,
         serialized: dict[str, Any] | None,
@@ -358,29 +370,23 @@ class CallbackHandler(BaseCallbackHandler):
         inputs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            name = kwargs.get("name") or (serialized or {}).get("name") or "tool"
-            self._tool_start(run_id, parent_run_id, str(name), inputs if inputs is not None else input_str)
-        except Exception:
-            logger.debug("runwatch: on_tool_start failed", exc_info=True)
+        name = kwargs.get("name") or (serialized or {}).get("name") or "tool"
+        self._tool_start(run_id, parent_run_id, str(name), inputs if inputs is not None else input_str)
 
+    @_logs_failures
     def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
-        try:
-            self._tool_end(run_id, output)
-        except Exception:
-            logger.debug("runwatch: on_tool_end failed", exc_info=True)
+        self._tool_end(run_id, output)
 
+    @_logs_failures
     def on_tool_error(
         self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
     ) -> None:
-        try:
-            if _is_control_flow(error):  # interrupt() inside a tool: the node's error callback reports it
-                self._tool_end(run_id, {"interrupted": True})
-            else:
-                self._tool_end(run_id, error=error)
-        except Exception:
-            logger.debug("runwatch: on_tool_error failed", exc_info=True)
+        if _is_control_flow(error):  # interrupt() inside a tool: the node's error callback reports it
+            self._tool_end(run_id, {"interrupted": True})
+        else:
+            self._tool_end(run_id, error=error)
 
+    @_logs_failures
     def on_retriever_start(
         self,
         serialized: dict[str, Any] | None,
@@ -390,26 +396,19 @@ class CallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            name = kwargs.get("name") or (serialized or {}).get("name") or "retriever"
-            self._tool_start(run_id, parent_run_id, str(name), query)
-        except Exception:
-            logger.debug("runwatch: on_retriever_start failed", exc_info=True)
+        name = kwargs.get("name") or (serialized or {}).get("name") or "retriever"
+        self._tool_start(run_id, parent_run_id, str(name), query)
 
+    @_logs_failures
     def on_retriever_end(self, documents: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any):
-        try:
-            docs = [getattr(d, "page_content", d) for d in documents or []]
-            self._tool_end(run_id, docs)
-        except Exception:
-            logger.debug("runwatch: on_retriever_end failed", exc_info=True)
+        docs = [getattr(d, "page_content", d) for d in documents or []]
+        self._tool_end(run_id, docs)
 
+    @_logs_failures
     def on_retriever_error(
         self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
     ) -> None:
-        try:
-            self._tool_end(run_id, error=error)
-        except Exception:
-            logger.debug("runwatch: on_retriever_error failed", exc_info=True)
+        self._tool_end(run_id, error=error)
 
     # ---- models ---------------------------------------------------------------------------------------
 
@@ -432,6 +431,7 @@ class CallbackHandler(BaseCallbackHandler):
         provider = md.get("ls_provider")
         state.llm_models[run_id] = (str(model) if model else None, str(provider) if provider else None)
 
+    @_logs_failures
     def on_chat_model_start(
         self,
         serialized: dict[str, Any] | None,
@@ -443,11 +443,9 @@ class CallbackHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            self._llm_start(run_id, parent_run_id, serialized, messages, metadata, kwargs)
-        except Exception:
-            logger.debug("runwatch: on_chat_model_start failed", exc_info=True)
+        self._llm_start(run_id, parent_run_id, serialized, messages, metadata, kwargs)
 
+    @_logs_failures
     def on_llm_start(
         self,
         serialized: dict[str, Any] | None,
@@ -459,48 +457,37 @@ class CallbackHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        try:
-            self._llm_start(run_id, parent_run_id, serialized, prompts, metadata, kwargs)
-        except Exception:
-            logger.debug("runwatch: on_llm_start failed", exc_info=True)
+        self._llm_start(run_id, parent_run_id, serialized, prompts, metadata, kwargs)
 
+    @_logs_failures
     def on_llm_end(self, response: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
-        try:
-            state = self._state_of(run_id)
-            if state is None:
-                return
-            start_model, provider = state.llm_models.pop(run_id, (None, None))
-            prompt, completion, model = usage_from_llm_result(response)
-            model = model or start_model
-            if prompt or completion:
-                cost = None
-                if _pricing.available():
-                    cost = _pricing.estimate_cost_usd(model, prompt, completion, provider)
-                    if cost is None:
-                        state.cost_complete = False
-                state.run.add_usage(prompt, completion, model, cost, provider=provider)
-            elif model and not state.run.model:
-                state.run.set_usage(model=model)
-            if run_id in self._roots:
-                self._close_root(run_id)
-                out = _first_generation_text(response)
-                self._finish(state, output=out)
-        except Exception:
-            logger.debug("runwatch: on_llm_end failed", exc_info=True)
+        state = self._state_of(run_id)
+        if state is None:
+            return
+        start_model, provider = state.llm_models.pop(run_id, (None, None))
+        prompt, completion, model = usage_from_llm_result(response)
+        model = model or start_model
+        if prompt or completion:
+            cost = None
+            if _pricing.available():
+                cost = _pricing.estimate_cost_usd(model, prompt, completion, provider)
+                if cost is None:
+                    state.cost_complete = False
+            state.run.add_usage(prompt, completion, model, cost, provider=provider)
+        elif model and not state.run.model:
+            state.run.set_usage(model=model)
+        if run_id in self._roots:
+            self._end_root(run_id, output=_first_generation_text(response))
 
+    @_logs_failures
     def on_llm_error(
         self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
     ) -> None:
-        try:
-            state = self._state_of(run_id)
-            if state is None:
-                return
-            state.llm_models.pop(run_id, None)
-            if run_id in self._roots:
-                self._close_root(run_id)
-                self._finish(state, error=error)
-        except Exception:
-            logger.debug("runwatch: on_llm_error failed", exc_info=True)
+        state = self._state_of(run_id)
+        if state is None:
+            return
+        state.llm_models.pop(run_id, None)
+        self._end_root(run_id, error=error)
 
 
 def usage_from_llm_result(response: Any) -> tuple[int, int, str | None]:
