@@ -27,6 +27,14 @@ def _handlers(config: dict[str, Any]) -> list[CallbackHandler]:
     return [h for h in handlers if isinstance(h, CallbackHandler)]
 
 
+def _client_for(config: dict[str, Any], client: Runwatch | None) -> Runwatch:
+    """The client given, else the first Runwatch handler's in the config, else the default client."""
+    if client is not None:
+        return client
+    handlers = _handlers(config)
+    return handlers[0].client if handlers else get_client()
+
+
 def sdk_run_id_for(config: dict[str, Any], sdk_run_id: str | None = None) -> str:
     """The Runwatch run a graph invocation with this config reports to (explicit, metadata, handler, thread)."""
     if sdk_run_id:
@@ -80,7 +88,7 @@ def wait_for_dashboard_answer(
     poll_wait: float = 30.0,
 ) -> tuple[str, HumanInput]:
     """Blocks until a person answers the run's pending question on the dashboard; (sdk_run_id, answer)."""
-    client = client or (_handlers(config)[0].client if _handlers(config) else get_client())
+    client = _client_for(config, client)
     rid = sdk_run_id_for(config, sdk_run_id)
     client.flush(timeout=10)  # the question must be on the server before anyone can answer it
     return rid, client.wait_for_input(rid, timeout, poll_wait=poll_wait)
@@ -99,7 +107,7 @@ def resume_from_dashboard(
 
     Returns what graph.invoke returns. Raises runwatch.HumanInputTimeout if nobody answers within `timeout`.
     """
-    client = client or (_handlers(config)[0].client if _handlers(config) else get_client())
+    client = _client_for(config, client)
     rid, answer = wait_for_dashboard_answer(config, client, timeout, sdk_run_id=sdk_run_id, poll_wait=poll_wait)
     return graph.invoke(_command(answer.response), _resume_config(config, rid, answer, client))
 
@@ -114,7 +122,7 @@ async def aresume_from_dashboard(
     poll_wait: float = 30.0,
 ) -> Any:
     """resume_from_dashboard for async graphs: waits in a worker thread, resumes with graph.ainvoke."""
-    client = client or (_handlers(config)[0].client if _handlers(config) else get_client())
+    client = _client_for(config, client)
     rid, answer = await asyncio.to_thread(
         wait_for_dashboard_answer, config, client, timeout, sdk_run_id=sdk_run_id, poll_wait=poll_wait
     )
