@@ -65,25 +65,18 @@ class RealServer:
         self.env = env
 
     def get(self, path: str) -> tuple[int, Any]:
-        req = urllib.request.Request(self.base_url + path, headers={"Authorization": f"Bearer {self.api_key}"})
-        try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                body = resp.read()
-                return resp.status, json.loads(body) if body else None
-        except urllib.error.HTTPError as e:
-            body = e.read()
-            try:
-                return e.code, json.loads(body) if body else None
-            except ValueError:
-                return e.code, body.decode("utf-8", "replace")
+        return self._request(urllib.request.Request(self.base_url + path, headers=self._auth()))
 
     def post(self, path: str, body: Any) -> tuple[int, Any]:
-        req = urllib.request.Request(
-            self.base_url + path,
-            data=json.dumps(body).encode(),
-            method="POST",
-            headers={"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"},
-        )
+        headers = {**self._auth(), "Content-Type": "application/json"}
+        data = json.dumps(body).encode()
+        return self._request(urllib.request.Request(self.base_url + path, data=data, method="POST", headers=headers))
+
+    def _auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"}
+
+    def _request(self, req: urllib.request.Request) -> tuple[int, Any]:
+        """(status, JSON body); an error body that is not JSON comes back as text."""
         try:
             with urllib.request.urlopen(req, timeout=30) as resp:
                 data = resp.read()
