@@ -109,11 +109,4 @@ status() {
   else echo "kafka: stopped"; return 3; fi
 }
 
-case "${1:-start}" in
-  install) install ;;
-  start) start ;;
-  stop) stop ;;
-  restart) stop; start ;;
-  status) status ;;
-  *) die "usage: $0 start|stop|restart|status|install" ;;
-esac
+service_main "$@"

@@ -47,3 +47,16 @@ wait_until() {
 
 # pid_alive PIDFILE: true when the pid file names a running process.
 pid_alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# service_main [CMD]: runs the script's install, start, stop or status function for CMD (default start;
+# restart = stop, then start). Called last by the service scripts: `service_main "$@"`.
+service_main() {
+  case "${1:-start}" in
+    install) install ;;
+    start) start ;;
+    stop) stop ;;
+    restart) stop; start ;;
+    status) status ;;
+    *) die "usage: $0 start|stop|restart|status|install" ;;
+  esac
+}

@@ -42,11 +42,4 @@ status() {
   if ping; then echo "redis: running on 127.0.0.1:$PORT"; else echo "redis: stopped"; return 3; fi
 }
 
-case "${1:-start}" in
-  install) install ;;
-  start) start ;;
-  stop) stop ;;
-  restart) stop; start ;;
-  status) status ;;
-  *) die "usage: $0 start|stop|restart|status|install" ;;
-esac
+service_main "$@"
