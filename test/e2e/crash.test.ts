@@ -3,12 +3,12 @@
  * 202 (more requests still in flight), restart on the same data dir: every acknowledged event is in
  * GET /api/runs/{id}, and no event is there twice.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort, json, waitForRun } from "./harness.js";
+import { childServerEnv, json, runwatchCli as cli, waitForRun } from "./harness.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
@@ -19,12 +19,6 @@ afterAll(async () => {
   for (const c of children) c.kill("SIGKILL");
   if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
 });
-
-function cli(env: NodeJS.ProcessEnv, ...args: string[]): string {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "utf8", timeout: 60_000 });
-  if (r.status !== 0) throw new Error(`runwatch ${args.join(" ")} failed (${r.status}): ${r.stderr}`);
-  return r.stdout.trim();
-}
 
 async function startServer(env: NodeJS.ProcessEnv, url: string): Promise<{ child: ChildProcess; output: () => string }> {
   const child = spawn(process.execPath, [BIN, "start"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
@@ -46,19 +40,7 @@ async function startServer(env: NodeJS.ProcessEnv, url: string): Promise<{ child
 describe("crash safety", () => {
   it("every 202 survives kill -9 and a restart, exactly once", async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-crash-"));
-    const webPort = await freePort();
-    const env = {
-      ...process.env,
-      NODE_ENV: "test",
-      LOG_LEVEL: "warn",
-      RUNWATCH_DATA_DIR: dataDir,
-      RUNWATCH_HOST: "127.0.0.1",
-      RUNWATCH_WEB_PORT: String(webPort),
-      RUNWATCH_GATEWAY_PORT: String(await freePort()),
-      RUNWATCH_AGENTS_PORT: String(await freePort()),
-      RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000",
-    };
-    const url = `http://127.0.0.1:${webPort}`;
+    const { env, url } = await childServerEnv(dataDir, { NODE_ENV: "test", LOG_LEVEL: "warn", RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000" });
     cli(env, "user", "create", "--email", "crash@example.com", "--name", "Crash", "--password", "crash-test-pw");
     const key = cli(env, "key", "create", "--email", "crash@example.com", "--name", "crash");
     expect(key).toMatch(/^[0-9a-f]{64}$/);

@@ -2,6 +2,7 @@
  * Test harness: a real Runwatch web server (optionally with the pipeline) on 127.0.0.1:0 over a temporary
  * data dir, plus small HTTP helpers (Bearer requests, a cookie jar for browser-like sessions).
  */
+import { spawnSync } from "node:child_process";
 import fs from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
@@ -141,4 +142,32 @@ export function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
+
+/**
+ * The environment for a `runwatch start` child process on `dataDir`: 127.0.0.1, free web, gateway and agents
+ * ports, then `extra`; `url` is its web address.
+ */
+export async function childServerEnv(dataDir: string, extra: Record<string, string> = {}): Promise<{ env: NodeJS.ProcessEnv; url: string }> {
+  const webPort = await freePort();
+  const env = {
+    ...process.env,
+    RUNWATCH_DATA_DIR: dataDir,
+    RUNWATCH_HOST: "127.0.0.1",
+    RUNWATCH_WEB_PORT: String(webPort),
+    RUNWATCH_GATEWAY_PORT: String(await freePort()),
+    RUNWATCH_AGENTS_PORT: String(await freePort()),
+    ...extra,
+  };
+  return { env, url: `http://127.0.0.1:${webPort}` };
+}
+
+/** Runs the `runwatch` CLI with `env`; its trimmed stdout (throws with stderr when it fails). */
+export function runwatchCli(env: NodeJS.ProcessEnv, ...args: string[]): string {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "utf8", timeout: 60_000 });
+  if (r.status !== 0) throw new Error(`runwatch ${args.join(" ")} failed (${r.status}): ${r.stderr}`);
+  return r.stdout.trim();
 }

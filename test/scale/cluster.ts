@@ -6,24 +6,15 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { freePort } from "../e2e/harness.js";
 
 export const ROOT = path.resolve(new URL("../..", import.meta.url).pathname);
 const CLI = path.join(ROOT, "deploy/bin/runwatch.mjs");
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export type RoleName = "web" | "pipeline" | "gateway";
 
