@@ -58,7 +58,8 @@ export async function loadUserLlmSettings(deps: WebDeps, userId: number): Promis
   };
 }
 
-async function saveUserLlmSettings(deps: WebDeps, userId: number, s: UserLlmSettings): Promise<void> {
+/** Upserts the user's user_settings row (the /settings form and /improve's "save as defaults" both save through it). */
+export async function saveUserLlmSettings(deps: WebDeps, userId: number, s: UserLlmSettings): Promise<void> {
   await deps.ports.sql.query(
     `INSERT INTO user_settings (user_id, provider, model, temperature, updated_at) VALUES ($1, $2, $3, $4, now())
      ON CONFLICT (user_id) DO UPDATE SET provider = EXCLUDED.provider, model = EXCLUDED.model,

@@ -9,7 +9,7 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
 import { readForm } from "../forms.js";
 import { renderPage, queryParam } from "./render.js";
-import { loadUserLlmSettings, type UserLlmSettings } from "./improve.js";
+import { loadUserLlmSettings, saveUserLlmSettings, type UserLlmSettings } from "./improve.js";
 
 const PROVIDERS_TIMEOUT_MS = 3_000;
 
@@ -76,12 +76,7 @@ export function register(router: Router, deps: WebDeps): void {
     const { providers } = await fetchProviders(deps);
     const { settings, errors } = parseSettings(form, providers);
     if (Object.keys(errors).length) return page(ctx, { values: form, errors }, 422);
-    await deps.ports.sql.query(
-      `INSERT INTO user_settings (user_id, provider, model, temperature, updated_at) VALUES ($1, $2, $3, $4, now())
-       ON CONFLICT (user_id) DO UPDATE SET provider = EXCLUDED.provider, model = EXCLUDED.model,
-         temperature = EXCLUDED.temperature, updated_at = now()`,
-      [user.id, settings.provider, settings.model, settings.temperature],
-    );
+    await saveUserLlmSettings(deps, user.id, settings);
     ctx.status = 303;
     ctx.redirect("/settings?saved=1");
   });
