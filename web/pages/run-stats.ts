@@ -1,5 +1,5 @@
 /**
- * Aggregates over agent_runs for the dashboard, agents and costs pages (ClickHouse SQL, shared by chDB and a
+ * Aggregates over agent_runs for the dashboard and agents pages (ClickHouse SQL, shared by chDB and a
  * server). Each query reads one user's slice of the (user_id, external_id) primary key, and FINAL folds run
  * versions so each run counts once. Candidates for core/clickhouse/ once another component needs them.
  */
@@ -73,69 +73,5 @@ export async function agentRunStats(ch: ClickHouse, userId: number, limit = 500)
   }));
 }
 
-export interface DailyCost { day: string; cost_usd: number; runs: number; total_tokens: number }
-
-/** Cost per UTC day over the last `days` days, with zero-cost days filled in so the chart has no gaps. */
-export async function costPerDay(ch: ClickHouse, userId: number, days: number, now = new Date()): Promise<DailyCost[]> {
-  const rows = await ch.query<Record<string, string | number>>(
-    `SELECT toString(toDate(coalesce(started_at, last_event_at))) AS day,
-            sum(cost_usd) AS cost_usd, count() AS runs, sum(total_tokens) AS total_tokens
-       FROM agent_runs FINAL
-      WHERE user_id = {uid:UInt64} AND coalesce(started_at, last_event_at) >= {from:DateTime64(3, 'UTC')}
-      GROUP BY day ORDER BY day`,
-    { uid: userId, from: chTime(startOfDayUtc(now, days - 1)) },
-  );
-  const byDay = new Map(rows.map((r) => [String(r.day), r]));
-  const out: DailyCost[] = [];
-  for (let i = days - 1; i >= 0; i--) {
-    const day = startOfDayUtc(now, i).toISOString().slice(0, 10);
-    const r = byDay.get(day);
-    out.push({ day, cost_usd: Number(r?.cost_usd ?? 0), runs: Number(r?.runs ?? 0), total_tokens: Number(r?.total_tokens ?? 0) });
-  }
-  return out;
-}
-
-export interface AgentModelCost {
-  agent_name: string;
-  model: string;
-  runs: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cost_usd: number;
-}
-
-/** Cost and tokens per (agent, model) over the last `days` days, most expensive first. */
-export async function costByAgentAndModel(ch: ClickHouse, userId: number, days: number, limit = 200, now = new Date()): Promise<AgentModelCost[]> {
-  const rows = await ch.query<Record<string, string | number>>(
-    `SELECT agent_name, model, count() AS runs,
-            sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens,
-            sum(total_tokens) AS total_tokens, sum(cost_usd) AS cost_usd
-       FROM agent_runs FINAL
-      WHERE user_id = {uid:UInt64} AND coalesce(started_at, last_event_at) >= {from:DateTime64(3, 'UTC')}
-      GROUP BY agent_name, model
-      ORDER BY cost_usd DESC, runs DESC, agent_name, model
-      LIMIT {limit:UInt32}`,
-    { uid: userId, from: chTime(startOfDayUtc(now, days - 1)), limit },
-  );
-  return rows.map((r) => ({
-    agent_name: String(r.agent_name),
-    model: String(r.model),
-    runs: Number(r.runs),
-    prompt_tokens: Number(r.prompt_tokens),
-    completion_tokens: Number(r.completion_tokens),
-    total_tokens: Number(r.total_tokens),
-    cost_usd: Number(r.cost_usd),
-  }));
-}
-
-function startOfDayUtc(now: Date, daysBack: number): Date {
-  const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-  d.setUTCDate(d.getUTCDate() - daysBack);
-  return d;
-}
-
-/** ClickHouse DateTime64 literal text: "2026-11-23 00:00:00.000". */
-const chTime = (d: Date): string => d.toISOString().replace("T", " ").replace("Z", "");
 /** ClickHouse returns "2026-11-23 10:00:00.000" (UTC column); make it ISO. */
 const toIso = (s: string): string => (s.includes("T") ? s : `${s.replace(" ", "T")}Z`);
