@@ -14,6 +14,9 @@
  * Reads: each consumer reads the segments sequentially (never past the durable end), hands batches to its
  * handler, retries a failed handler with backoff (never skips), and commits its offset durably afterwards:
  * at-least-once delivery. Sealed segments every group has committed past are deleted.
+ * A reader learns where a segment ends only from the log's own bookkeeping (the durable size of the active
+ * segment; the final size and next base of a sealed one), never from the file's size: while a group commit's
+ * pwrite runs, fstat already reports a size part-way through it (even mid-record).
  *
  * Recovery on open: the newest segment is scanned and a torn tail (a record half-written when the process died,
  * never acknowledged) is truncated; consumers resume from their committed offsets.
@@ -56,11 +59,19 @@ interface PendingAppend {
   readonly reject: (err: unknown) => void;
 }
 
-/** The durable end of the log: everything before (activeBase, activeSize) / endOffset is fsync'd. */
-interface DurableEnd {
-  readonly base: number;
+/**
+ * What a reader may read of one segment: bytes [MAGIC, limit) are durable, complete records. `next` is the base
+ * of the following segment once this one is sealed (its records end exactly there), null while it is active.
+ */
+interface SegmentView {
+  readonly limit: number;
+  readonly next: number | null;
+}
+
+/** A sealed segment: its final byte size and the offset after its last record (the next segment's base). */
+interface SealedSegment {
   readonly size: number;
-  readonly endOffset: number;
+  readonly end: number;
 }
 
 const GROUP_NAME = /^[A-Za-z0-9._-]{1,100}$/;
@@ -87,6 +98,8 @@ class FileLogImpl implements FileLog {
   private broken: unknown = null;
   private readonly groups = new Map<string, OffsetStore>();
   private readonly consumers = new Map<string, FileConsumer>();
+  /** While > 0 (a group is being registered) no segment is deleted. */
+  private retentionHolds = 0;
   readonly logger: Logger;
 
   private constructor(
@@ -95,6 +108,8 @@ class FileLogImpl implements FileLog {
     private readonly options: Required<Omit<FileLogOptions, "logger">>,
     logger: Logger,
     private segmentBases: number[],
+    /** Every segment but the active one (immutable once sealed). */
+    private readonly sealed: Map<number, SealedSegment>,
     private activeFd: number,
     private activeBase: number,
     private activeSize: number,
@@ -138,7 +153,12 @@ class FileLogImpl implements FileLog {
       await ftruncate(fd, scan.validEnd);
       await fdatasync(fd);
     }
-    const log = new FileLogImpl(dir, lock, opts, logger, bases, fd, activeBase, scan.validEnd, activeBase + scan.records);
+    // Older segments were fdatasync'd in full before their successor was created: their file size is final.
+    const sealed = new Map<number, SealedSegment>();
+    for (let i = 0; i + 1 < bases.length; i++) {
+      sealed.set(bases[i]!, { size: (await fs.stat(segmentFile(dir, bases[i]!))).size, end: bases[i + 1]! });
+    }
+    const log = new FileLogImpl(dir, lock, opts, logger, bases, sealed, fd, activeBase, scan.validEnd, activeBase + scan.records);
     await log.loadGroups();
     return log;
   }
@@ -165,8 +185,14 @@ class FileLogImpl implements FileLog {
     return this.segmentBases;
   }
 
-  durableEnd(): DurableEnd {
-    return { base: this.activeBase, size: this.activeSize, endOffset: this.end };
+  /**
+   * What is durably readable of segment `base`, consistent with endOffset() at the same instant; undefined when
+   * that segment is no longer on disk (deleted once every group had committed past it).
+   */
+  segmentView(base: number): SegmentView | undefined {
+    if (base === this.activeBase) return { limit: this.activeSize, next: null };
+    const s = this.sealed.get(base);
+    return s === undefined ? undefined : { limit: s.size, next: s.end };
   }
 
   append(events: readonly LoggedEvent[]): Promise<void> {
@@ -207,7 +233,7 @@ class FileLogImpl implements FileLog {
           await pwriteAll(this.activeFd, buf, this.activeSize);
         } catch (err) {
           // Nothing of this round is acknowledged. Cut any partial write so the next round starts on a frame.
-          this.logger.error("event log write failed", { err });
+          safeLog(this.logger, "error", "event log write failed", { err });
           for (const p of batch) p.reject(new Unavailable({ service: "event-log", message: "the event log could not write", cause: err }));
           await ftruncate(this.activeFd, this.activeSize).catch((e: unknown) => (this.broken = e));
           continue;
@@ -217,7 +243,7 @@ class FileLogImpl implements FileLog {
         } catch (err) {
           // After a failed fsync the page cache state is unknown (a retry may falsely succeed): stop writing.
           this.broken = err;
-          this.logger.error("event log fdatasync failed; refusing further appends", { err });
+          safeLog(this.logger, "error", "event log fdatasync failed; refusing further appends", { err });
           for (const p of batch) p.reject(this.brokenError());
           break;
         }
@@ -228,7 +254,7 @@ class FileLogImpl implements FileLog {
         if (this.activeSize >= this.options.segmentBytes) {
           await this.rotate().catch((err: unknown) => {
             this.broken = err;
-            this.logger.error("event log segment rotation failed; refusing further appends", { err });
+            safeLog(this.logger, "error", "event log segment rotation failed; refusing further appends", { err });
           });
         }
       }
@@ -247,6 +273,8 @@ class FileLogImpl implements FileLog {
     const base = this.end;
     const fd = await createSegment(this.dir, base);
     const old = this.activeFd;
+    // One synchronous step: readers see the old segment either active or sealed with its final size, never between.
+    this.sealed.set(this.activeBase, { size: this.activeSize, end: base });
     this.segmentBases.push(base);
     this.activeFd = fd;
     this.activeBase = base;
@@ -262,10 +290,16 @@ class FileLogImpl implements FileLog {
     if (!(options.maxBatch >= 1)) throw new Error("maxBatch must be at least 1");
     let store = this.groups.get(group);
     if (store === undefined) {
-      // A new group starts at the oldest record still on disk (like Kafka's auto.offset.reset=earliest).
-      store = await openOffsetStore(path.join(this.dir, "groups", `${group}.offset`), this.segmentBases[0]!);
-      await fsyncDir(path.join(this.dir, "groups"));
-      this.groups.set(group, store);
+      // A new group starts at the oldest record still on disk (like Kafka's auto.offset.reset=earliest); no
+      // segment is deleted until it is registered, so that record is still there when it starts reading.
+      this.retentionHolds++;
+      try {
+        store = await openOffsetStore(path.join(this.dir, "groups", `${group}.offset`), this.segmentBases[0]!);
+        await fsyncDir(path.join(this.dir, "groups"));
+        this.groups.set(group, store);
+      } finally {
+        this.retentionHolds--;
+      }
     }
     const consumer = new FileConsumer(this, store, options, this.options, () => this.consumers.delete(group));
     this.consumers.set(group, consumer);
@@ -277,10 +311,11 @@ class FileLogImpl implements FileLog {
   async afterCommit(): Promise<void> {
     let min = Infinity;
     for (const s of this.groups.values()) min = Math.min(min, s.committed);
-    while (this.segmentBases.length > 1 && this.segmentBases[1]! <= min) {
+    while (this.retentionHolds === 0 && this.segmentBases.length > 1 && this.segmentBases[1]! <= min) {
       const base = this.segmentBases.shift()!;
+      this.sealed.delete(base);
       await fs.rm(segmentFile(this.dir, base), { force: true }).catch((err: unknown) => {
-        this.logger.warn("could not delete a consumed log segment", { base, err });
+        safeLog(this.logger, "warn", "could not delete a consumed log segment", { base, err });
       });
     }
   }
@@ -325,61 +360,81 @@ async function checkMagic(fd: number, file: string): Promise<void> {
 class LogCursor {
   private fd: number | null = null;
   private base = -1;
-  private sealedSize = 0;
   private reader: FrameReader | null = null;
 
   constructor(
     private readonly log: FileLogImpl,
     /** Offset of the next record this cursor returns. */
     public offset: number,
+    private readonly group: string,
   ) {}
 
   private async openAt(base: number): Promise<void> {
     await this.closeFile();
-    const file = segmentFile(this.log.dir, base);
-    this.fd = await openFd(file, "r");
+    this.fd = await openFd(segmentFile(this.log.dir, base), "r");
     this.base = base;
-    this.sealedSize = await fstatSize(this.fd);
     this.reader = new FrameReader(this.fd, MAGIC_BYTES);
+  }
+
+  /** Positions the reader on the record at `offset`: opens the segment holding it and skips the ones before. */
+  private async seek(offset: number): Promise<void> {
+    const first = this.log.firstOffset();
+    if (offset < first) throw new Error(`event log records ${offset}..${first - 1} were deleted before this group read them`);
+    await this.openAt(this.log.segmentFor(offset));
+    this.offset = this.base;
+    while (this.offset < offset) await this.expectRecord();
   }
 
   /** Reads up to max records, never past the durable end. */
   async read(max: number): Promise<LoggedEvent[]> {
-    const durable = this.log.durableEnd();
     if (this.reader === null) {
-      const target = Math.max(this.offset, this.log.firstOffset());
-      await this.openAt(this.log.segmentFor(target));
-      this.offset = this.base;
-      while (this.offset < target) await this.expectRecord(durable);
+      const first = this.log.firstOffset();
+      if (this.offset < first) {
+        // Retention never deletes what a group has not committed, so this means files were removed by hand.
+        safeLog(this.log.logger, "error", "event log records this group had not read are gone; continuing at the oldest one on disk", {
+          group: this.group,
+          from: this.offset,
+          to: first,
+        });
+        this.offset = first;
+      }
+      await this.seek(this.offset);
     }
     const out: LoggedEvent[] = [];
-    while (out.length < max && this.offset < durable.endOffset) {
-      out.push(JSON.parse((await this.expectRecord(durable)).toString("utf8")) as LoggedEvent);
+    while (out.length < max && this.offset < this.log.endOffset()) {
+      out.push(JSON.parse((await this.expectRecord()).toString("utf8")) as LoggedEvent);
     }
     return out;
   }
 
-  private async expectRecord(durable: DurableEnd): Promise<Buffer> {
+  /** The record at `offset`; the caller has checked that offset < endOffset(), i.e. that it is durable. */
+  private async expectRecord(): Promise<Buffer> {
     for (;;) {
-      const limit = this.base === durable.base ? durable.size : this.sealedSize;
-      const r = await this.reader!.next(limit);
+      const view = this.log.segmentView(this.base);
+      if (view === undefined) {
+        // Our (finished) segment was deleted: every group, this one included, committed past it.
+        await this.seek(this.offset);
+        continue;
+      }
+      const r = await this.reader!.next(view.limit);
       if (r.kind === "record") {
         this.offset++;
         return r.payload;
       }
-      if (r.kind === "end" && this.base !== durable.base) {
-        // The segment may have been the active one when we opened it: take its final size once it is sealed.
-        const size = await fstatSize(this.fd!);
-        if (size > this.sealedSize) {
-          this.sealedSize = size;
-          continue;
+      if (r.kind === "end") {
+        const now = this.log.segmentView(this.base);
+        if (now === undefined || now.limit > this.reader!.pos) continue; // deleted, or more became durable meanwhile
+        if (now.next === null) {
+          throw new Error(`event log segment ${this.base} ends at byte ${this.reader!.pos} (offset ${this.offset}) below the durable end offset ${this.log.endOffset()}`);
         }
-        // End of a sealed segment: the next one starts exactly at our offset.
-        if (!this.log.segments().includes(this.offset)) throw new Error(`event log segment ${this.offset} is missing`);
-        await this.openAt(this.offset);
+        if (this.offset !== now.next) {
+          throw new Error(`event log segment ${this.base} holds records up to offset ${this.offset}, but the next segment starts at ${now.next}`);
+        }
+        await this.openAt(now.next);
         continue;
       }
-      const why = r.kind === "corrupt" ? r.reason : r.kind;
+      // Limits are always record boundaries of fdatasync'd data: anything else is damage on disk.
+      const why = r.kind === "corrupt" ? r.reason : "the file is shorter than its durable size";
       throw new Error(`event log segment ${this.base} unreadable at byte ${this.reader!.pos}: ${why}`);
     }
   }
@@ -401,6 +456,20 @@ class LogCursor {
   }
 }
 
+/** Logs without ever throwing: a logger failing (e.g. on a value JSON cannot encode) must not stop a loop. */
+function safeLog(logger: Logger, level: "warn" | "error", msg: string, fields: Record<string, unknown>): void {
+  try {
+    logger[level](msg, fields);
+  } catch {
+    try {
+      const err = fields.err;
+      logger[level](msg, { ...fields, err: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+    } catch {
+      // Nothing left to report with.
+    }
+  }
+}
+
 class FileConsumer implements LogConsumer {
   private stopping = false;
   private running: Promise<void> | null = null;
@@ -414,13 +483,11 @@ class FileConsumer implements LogConsumer {
     private readonly retry: { retryBaseMs: number; retryMaxMs: number },
     private readonly onStopped: () => void,
   ) {
-    this.cursor = new LogCursor(log, store.committed);
+    this.cursor = new LogCursor(log, store.committed, options.group);
   }
 
   start(): void {
-    this.running = this.run().catch((err: unknown) => {
-      this.log.logger.error("event log consumer stopped by an unexpected error", { group: this.options.group, err });
-    });
+    this.running = this.run();
   }
 
   wake(reason: "data" | "stop"): void {
@@ -429,6 +496,7 @@ class FileConsumer implements LogConsumer {
 
   /** Sleeps up to ms; new data (if on === "data") or stop() ends the sleep early. */
   private sleep(ms: number, on: "data" | "stop"): Promise<void> {
+    if (this.stopping) return Promise.resolve();
     return new Promise((resolve) => {
       const entry = {
         on,
@@ -443,49 +511,66 @@ class FileConsumer implements LogConsumer {
     });
   }
 
+  private backoff(failures: number): number {
+    return Math.min(this.retry.retryMaxMs, this.retry.retryBaseMs * 2 ** Math.min(failures, 20));
+  }
+
   private available(): number {
     return this.log.endOffset() - this.cursor.offset;
   }
 
+  /**
+   * The consumer loop. It ends only through stop(): any error (an unreadable segment, a bug) is logged, the
+   * read position goes back to the committed offset, and the loop carries on after a backoff. Nothing is skipped.
+   */
   private async run(): Promise<void> {
-    const { maxBatch, maxWaitMs } = this.options;
-    let readFailures = 0;
-    try {
-      while (!this.stopping) {
-        if (this.available() <= 0) {
-          await this.sleep(Infinity, "data");
-          continue;
-        }
-        // Let a small batch fill for up to maxWaitMs (bigger batches mean cheaper storage writes).
-        const deadline = Date.now() + maxWaitMs;
-        while (!this.stopping && this.available() < maxBatch && Date.now() < deadline) {
-          await this.sleep(deadline - Date.now(), "data");
-        }
-        if (this.stopping) break;
-        let batch: LoggedEvent[];
-        try {
-          batch = await this.cursor.read(maxBatch);
-          readFailures = 0;
-        } catch (err) {
-          // An unreadable segment is never skipped: report it loudly and retry from the committed offset.
-          const delay = Math.min(this.retry.retryMaxMs, this.retry.retryBaseMs * 2 ** Math.min(readFailures++, 20));
-          this.log.logger.error("event log read failed; retrying", { group: this.options.group, retry_in_ms: delay, err });
-          await this.cursor.reset(this.store.committed);
-          await this.sleep(delay, "stop");
-          continue;
-        }
-        if (batch.length === 0) continue;
-        if (!(await this.deliver(batch))) break;
-        try {
-          await this.store.commit(this.cursor.offset);
-          await this.log.afterCommit();
-        } catch (err) {
-          // Not fatal: the next commit writes a later offset; a crash before it only redelivers (idempotent).
-          this.log.logger.error("could not commit consumer offset", { group: this.options.group, err });
-        }
+    let failures = 0;
+    while (!this.stopping) {
+      try {
+        await this.step();
+        failures = 0;
+      } catch (err) {
+        const delay = this.backoff(failures++);
+        safeLog(this.log.logger, "error", "event log consumer failed; retrying from the committed offset", {
+          group: this.options.group,
+          committed: this.store.committed,
+          attempt: failures,
+          retry_in_ms: delay,
+          err,
+        });
+        await this.cursor.reset(this.store.committed);
+        await this.sleep(delay, "stop");
       }
-    } finally {
-      await this.cursor.close();
+    }
+    await this.cursor.close();
+  }
+
+  /** Waits for data, reads one batch, hands it to the handler and commits. */
+  private async step(): Promise<void> {
+    const { maxBatch, maxWaitMs } = this.options;
+    if (this.available() <= 0) {
+      await this.sleep(Infinity, "data");
+      return;
+    }
+    // Let a small batch fill for up to maxWaitMs (bigger batches mean cheaper storage writes).
+    const deadline = Date.now() + maxWaitMs;
+    while (!this.stopping && this.available() < maxBatch && Date.now() < deadline) {
+      await this.sleep(deadline - Date.now(), "data");
+    }
+    if (this.stopping) return;
+    const batch = await this.cursor.read(maxBatch);
+    if (batch.length === 0) return;
+    if (!(await this.deliver(batch))) {
+      // Stopped before the handler succeeded: nothing committed; the batch comes again after a restart.
+      await this.cursor.reset(this.store.committed);
+      return;
+    }
+    try {
+      await this.store.commit(this.cursor.offset);
+      await this.log.afterCommit();
+    } catch (err) {
+      // Not fatal: the next commit writes a later offset; a crash before it only redelivers (idempotent).
+      safeLog(this.log.logger, "error", "could not commit consumer offset", { group: this.options.group, err });
     }
   }
 
@@ -496,8 +581,8 @@ class FileConsumer implements LogConsumer {
         await this.options.handler(batch);
         return true;
       } catch (err) {
-        const delay = Math.min(this.retry.retryMaxMs, this.retry.retryBaseMs * 2 ** Math.min(attempt, 20));
-        this.log.logger.warn("event log handler failed; retrying the same batch", {
+        const delay = this.backoff(attempt);
+        safeLog(this.log.logger, "warn", "event log handler failed; retrying the same batch", {
           group: this.options.group,
           attempt: attempt + 1,
           retry_in_ms: delay,
