@@ -487,7 +487,21 @@ class FileConsumer implements LogConsumer {
   }
 
   start(): void {
-    this.running = this.run();
+    this.running = this.supervise();
+  }
+
+  /** run() handles its own errors; should it still throw (a bug), it is logged and started again, never left dead. */
+  private async supervise(): Promise<void> {
+    for (let crashes = 0; !this.stopping; crashes++) {
+      try {
+        await this.run();
+      } catch (err) {
+        const delay = this.backoff(crashes);
+        safeLog(this.log.logger, "error", "event log consumer loop crashed; restarting it", { group: this.options.group, retry_in_ms: delay, err });
+        await this.cursor.reset(this.store.committed).catch(() => {});
+        await this.sleep(delay, "stop");
+      }
+    }
   }
 
   wake(reason: "data" | "stop"): void {
