@@ -6,6 +6,7 @@
  */
 import type { RunRecord } from "../core/events/run.js";
 import { userChannel } from "../core/ports/pubsub.js";
+import { TimeSlice } from "../core/time-slice.js";
 import type { PipelineEvent, Plugin, PluginContext } from "./plugin.js";
 
 const SCRATCH = "broadcast";
@@ -61,12 +62,18 @@ export const broadcast = (): Plugin => {
       const out = batch.scratch.get(SCRATCH) as [number, string][] | undefined;
       if (!out || !ctx) return;
       const pubsub = ctx.pubsub;
-      // In chunks with a turn for the event loop between them: in-process pub/sub runs the gateway's
-      // handlers synchronously, and ingest shares this event loop in embedded mode.
-      for (let i = 0; i < out.length; i += 500) {
-        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-        await Promise.all(out.slice(i, i + 500).map(([userId, msg]) => pubsub.publish(userChannel(userId), msg)));
+      // In time slices: in-process pub/sub runs the gateway's handlers synchronously, and ingest shares this
+      // event loop in embedded mode.
+      const slice = new TimeSlice();
+      const sent: Promise<void>[] = [];
+      for (let i = 0; i < out.length; i++) {
+        const [userId, msg] = out[i]!;
+        const p = pubsub.publish(userChannel(userId), msg);
+        p.catch(() => {}); // handled by Promise.all below; no unhandled rejection while we yield
+        sent.push(p);
+        if ((i & 15) === 15 && slice.due()) await slice.next();
       }
+      await Promise.all(sent);
     },
   };
 };

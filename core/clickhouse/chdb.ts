@@ -15,7 +15,8 @@
 import { mkdir } from "node:fs/promises";
 import { Session, drainPending } from "chdb";
 import type { ClickHouse } from "../ports/clickhouse.js";
-import { CLICKHOUSE_SETTINGS, parseJsonEachRow, quoteIdent, toJsonEachRow } from "./settings.js";
+import { TimeSlice } from "../time-slice.js";
+import { CLICKHOUSE_SETTINGS, parseJsonEachRow, quoteIdent } from "./settings.js";
 
 const connectionArgs = Object.entries(CLICKHOUSE_SETTINGS).map(([k, v]) => `--${k}=${v}`);
 
@@ -65,7 +66,13 @@ export async function openChdb(dir: string, database: string): Promise<ClickHous
       if (rows.length === 0) return;
       ensureOpen();
       // Raw passthrough: the bytes go to the engine's parallel JSONEachRow parser without a JS object walk.
-      await track(session.insert({ table, values: Buffer.from(toJsonEachRow(rows)), format: "JSONEachRow" }));
+      // Tracked from the start: close() waits for the serialisation too, and the session is checked again after it.
+      await track(
+        jsonEachRowInSlices(rows).then((values) => {
+          ensureOpen();
+          return session.insert({ table, values, format: "JSONEachRow" });
+        }),
+      );
     },
     async close(): Promise<void> {
       if (closed) return;
@@ -75,4 +82,24 @@ export async function openChdb(dir: string, database: string): Promise<ClickHous
       await drainPending();
     },
   };
+}
+
+/**
+ * JSONEachRow bytes of rows, serialised in time slices: thousands of rows in one go would hold the event loop
+ * (shared with ingest in the embedded default) for tens of milliseconds.
+ */
+async function jsonEachRowInSlices(rows: readonly Record<string, unknown>[]): Promise<Buffer> {
+  const slice = new TimeSlice();
+  const parts: Buffer[] = [];
+  let text = "";
+  for (let i = 0; i < rows.length; i++) {
+    text += JSON.stringify(rows[i]) + "\n";
+    if ((i & 63) === 63 && slice.due()) {
+      parts.push(Buffer.from(text));
+      text = "";
+      await slice.next();
+    }
+  }
+  parts.push(Buffer.from(text));
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }

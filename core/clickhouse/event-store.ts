@@ -18,6 +18,7 @@ import type { ClickHouse } from "../ports/clickhouse.js";
 import type { EventType, LoggedEvent, RunStatus } from "../events/schema.js";
 import type { RunRecord } from "../events/run.js";
 import { ValidationError } from "../errors.js";
+import { mapInSlices } from "../time-slice.js";
 import type { EventStore, RunFilter, StoredEvent } from "./types.js";
 
 export const DEFAULT_RUNS_LIMIT = 50;
@@ -152,7 +153,8 @@ export function createEventStore(ch: ClickHouse): EventStore {
   return {
     async insertEvents(events) {
       if (events.length === 0) return;
-      await ch.insert("agent_events", events.map(eventRow));
+      // In time slices: a pipeline batch holds thousands of events and may share the event loop with ingest.
+      await ch.insert("agent_events", await mapInSlices(events, eventRow));
     },
 
     async upsertRuns(runs) {

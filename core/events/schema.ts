@@ -66,10 +66,18 @@ export const PayloadSchemas = {
   human_input_received: Schema.Struct({ response: Str, responded_by: opt(Str) }),
 } as const;
 
+/**
+ * The envelope only checks that payload is a plain JSON object; its fields are decoded once, by the payload
+ * schema of the event type (a Record schema here would walk and copy every payload key a second time).
+ */
+const PayloadObject = Schema.declare(
+  (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u),
+).annotations({ message: () => "must be a JSON object" });
+
 export const Envelope = Schema.Struct({
   event_type: Schema.Literal(...EVENT_TYPES).annotations({ message: () => ({ message: `must be one of ${EVENT_TYPES.join(", ")}`, override: true }) }),
   sdk_run_id: Str.pipe(Schema.minLength(1), Schema.maxLength(256)),
-  payload: JsonObject,
+  payload: PayloadObject,
   occurred_at: opt(IsoTimestamp),
   agent_name: opt(Str.pipe(Schema.minLength(1), Schema.maxLength(200))),
   /** Optional client-chosen idempotency id (UUID). Retried sends with the same id are stored once. */

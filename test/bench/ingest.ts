@@ -12,7 +12,9 @@
  * number of requests in flight: many agents, many connections.
  *
  * Env: BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (single, default 128), BENCH_BATCH_SIZE (default 500),
- * BENCH_BATCH_CONNECTIONS (default 16), BENCH_ROLES (default web,pipeline; "web" measures ingest alone).
+ * BENCH_BATCH_CONNECTIONS (default 16), BENCH_ROLES (default web,pipeline; "web" measures ingest alone),
+ * BENCH_LOG_LEVEL (server log level, default warn; "debug" prints the pipeline's per-stage batch timings),
+ * BENCH_SERVER_NODE_ARGS (node flags for the server only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
@@ -52,7 +54,7 @@ const stepEvent = (run: number, i: number) => ({
   payload: { tool_name: "web_search", phase: "end", input_preview: "latest langgraph release notes", output_preview: `result ${i}: LangGraph 1.x adds durable execution and interrupts for human-in-the-loop.`, duration_ms: 123 },
 });
 
-interface Phase { reqPerSec: number; eventsPerSec: number; p50: number; p99: number; errors: number; non2xx: number }
+interface Phase { reqPerSec: number; eventsPerSec: number; p50: number; p99: number; errors: number; non2xx: number; accepted: number }
 
 async function drive(url: string, key: string, opts: { batch: boolean; connections: number; rate?: number; duration: number }): Promise<Phase> {
   let conn = 0;
@@ -77,6 +79,7 @@ async function drive(url: string, key: string, opts: { batch: boolean; connectio
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    accepted: ok * perRequest,
   };
 }
 
@@ -134,7 +137,25 @@ async function paced(url: string, key: string, opts: { batch: boolean; rate: num
     p99: pct(0.99),
     errors,
     non2xx,
+    accepted: ok * (opts.batch ? BATCH_SIZE : 1),
   };
+}
+
+/**
+ * Whether the pipeline keeps up: waits until the stored runs count `expected` events (every acknowledged one)
+ * and returns how long that took after the phase ended.
+ */
+async function drained(url: string, key: string, expected: number): Promise<string> {
+  const t0 = performance.now();
+  let stored = 0;
+  while (performance.now() - t0 < 120_000) {
+    const res = await fetch(`${url}/api/runs?limit=500`, { headers: { authorization: `Bearer ${key}` } });
+    const { runs } = (await res.json()) as { runs: { event_count: number }[] };
+    stored = runs.reduce((n, r) => n + r.event_count, 0);
+    if (stored >= expected) return `pipeline drained ${Math.round(performance.now() - t0)} ms after the phase`;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return `pipeline NOT drained after 120 s: ${stored} of ${expected} events stored`;
 }
 
 const fmt = (p: Phase, label: string) =>
@@ -148,7 +169,7 @@ async function main() {
     ...process.env,
     NODE_ENV: "production",
     SESSION_SECRET: "bench-".padEnd(64, "x"),
-    LOG_LEVEL: "warn",
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
     RUNWATCH_DATA_DIR: dataDir,
     RUNWATCH_HOST: "127.0.0.1",
     RUNWATCH_WEB_PORT: String(webPort),
@@ -161,7 +182,8 @@ async function main() {
   try {
     cli(env, "user", "create", "--email", "bench@example.com", "--name", "Bench", "--password", "bench-password");
     const key = cli(env, "key", "create", "--email", "bench@example.com", "--name", "bench");
-    child = spawn(process.execPath, [BIN, "start", "--role", ROLES], { cwd: ROOT, env, stdio: ["ignore", "ignore", "inherit"] });
+    const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
+    child = spawn(process.execPath, [...nodeArgs, BIN, "start", "--role", ROLES], { cwd: ROOT, env, stdio: ["ignore", "ignore", "inherit"] });
     for (let i = 0; ; i++) {
       if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
       if (i > 600 || child.exitCode !== null) throw new Error("server did not start");
@@ -169,17 +191,24 @@ async function main() {
     }
     console.log(`Runwatch ingest bench: embedded default, ${os.cpus().length} cores, node ${process.version}, ${DURATION}s per phase`);
     console.log(`roles: ${ROLES}; single: ${CONNECTIONS} connections; batch: ${BATCH_SIZE} events/request, ${BATCH_CONNECTIONS} connections\n`);
-    await drive(url, key, { batch: false, connections: CONNECTIONS, duration: 3 }); // warm-up (JIT, caches)
+    let accepted = (await drive(url, key, { batch: false, connections: CONNECTIONS, duration: 3 })).accepted; // warm-up (JIT, caches)
+    // The pipeline must keep up (the stored counts reach every acknowledged event) before the next phase starts.
+    const withPipeline = ROLES.split(",").some((r) => r === "pipeline" || r === "all");
+    const report = async (p: Phase, label: string) => {
+      accepted += p.accepted;
+      console.log(fmt(p, label) + (withPipeline ? `   (${await drained(url, key, accepted)})` : ""));
+    };
+    if (withPipeline) await drained(url, key, accepted);
 
     const single = await drive(url, key, { batch: false, connections: CONNECTIONS, duration: DURATION });
-    console.log(fmt(single, "single, max load"));
+    await report(single, "single, max load");
     const singleHalf = await paced(url, key, { batch: false, duration: DURATION, rate: Math.max(1, Math.round(single.reqPerSec / 2)) });
-    console.log(fmt(singleHalf, "single, half load"));
+    await report(singleHalf, "single, half load");
 
     const batch = await drive(url, key, { batch: true, connections: BATCH_CONNECTIONS, duration: DURATION });
-    console.log(fmt(batch, "batch, max load"));
+    await report(batch, "batch, max load");
     const batchHalf = await paced(url, key, { batch: true, duration: DURATION, rate: Math.max(1, Math.round(batch.reqPerSec / 2)) });
-    console.log(fmt(batchHalf, "batch, half load"));
+    await report(batchHalf, "batch, half load");
 
     console.log("\ntargets: single ≥ 8,000 req/s, batch ≥ 50,000 events/s, p99 < 25 ms at half load");
   } finally {
