@@ -143,16 +143,22 @@ async function paced(url: string, key: string, opts: { batch: boolean; rate: num
 
 /**
  * Whether the pipeline keeps up: waits until the stored runs count `expected` events (every acknowledged one)
- * and returns how long that took after the phase ended.
+ * and reports how long that took after the phase ended, and the pipeline's rate on the backlog it had left.
  */
 async function drained(url: string, key: string, expected: number): Promise<string> {
   const t0 = performance.now();
+  let first: number | undefined;
   let stored = 0;
   while (performance.now() - t0 < 120_000) {
     const res = await fetch(`${url}/api/runs?limit=500`, { headers: { authorization: `Bearer ${key}` } });
     const { runs } = (await res.json()) as { runs: { event_count: number }[] };
     stored = runs.reduce((n, r) => n + r.event_count, 0);
-    if (stored >= expected) return `pipeline drained ${Math.round(performance.now() - t0)} ms after the phase`;
+    first ??= stored;
+    const ms = performance.now() - t0;
+    if (stored >= expected) {
+      const backlog = expected - first;
+      return `pipeline drained ${Math.round(ms)} ms after the phase` + (ms > 1000 ? `, ${backlog} events at ${Math.round(backlog / (ms / 1000))}/s` : "");
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return `pipeline NOT drained after 120 s: ${stored} of ${expected} events stored`;
