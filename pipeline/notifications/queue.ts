@@ -15,6 +15,7 @@ import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Sql } from "../../core/ports/sql.js";
 import type { AlertFiring } from "../../plugins/alert-evaluation.js";
 import { triggerByType } from "../../plugins/alerts/index.js";
+import type { RuleInput } from "../../plugins/alerts/rules.js";
 import { loadNotificationSettings } from "./settings.js";
 
 export type JobStatus = "pending" | "retrying" | "delivered" | "dead";
@@ -95,15 +96,10 @@ export function payloadOf(f: AlertFiring, publicWebUrl: string, suppressed: numb
   };
 }
 
-interface RuleRow {
+/** An alert rule (as stored) joined with its cooldown state, read under a row lock at dispatch. */
+interface RuleRow extends RuleInput {
   rule_id: number;
   user_id: number;
-  name: string;
-  trigger_type: string;
-  channel: string;
-  target: string;
-  config: Record<string, unknown>;
-  enabled: boolean;
   open: boolean;
   suppressed: number;
   now: string;
