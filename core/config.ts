@@ -31,6 +31,11 @@ export interface Config {
   readonly previewMaxChars: number;
   /** Extra pipeline plugins: comma-separated module paths, appended to the built-in chain. */
   readonly extraPlugins: readonly string[];
+  /**
+   * Where `runwatch start` runs the pipeline: "auto" (default) on a worker thread of its own when the same
+   * process also serves web (ingest), on the main thread otherwise; "thread" or "main" to force either.
+   */
+  readonly pipelineThread: "auto" | "thread" | "main";
   readonly logLevel: "debug" | "info" | "warn" | "error";
 }
 
@@ -39,6 +44,12 @@ const int = (v: string | undefined, dflt: number): number => {
   const n = Number(v);
   if (!Number.isFinite(n)) throw new Error(`expected a number, got ${JSON.stringify(v)}`);
   return n;
+};
+
+const oneOf = <T extends string>(v: string | undefined, allowed: readonly T[], dflt: T, name: string): T => {
+  if (v === undefined || v === "") return dflt;
+  if (!allowed.includes(v as T)) throw new Error(`${name} must be one of ${allowed.join(", ")}, got ${JSON.stringify(v)}`);
+  return v as T;
 };
 
 const list = (v: string | undefined): string[] =>
@@ -74,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBatchEvents: int(env.RUNWATCH_MAX_BATCH_EVENTS, 1000),
     previewMaxChars: int(env.RUNWATCH_PREVIEW_MAX_CHARS, 500),
     extraPlugins: list(env.RUNWATCH_PLUGINS),
+    pipelineThread: oneOf(env.RUNWATCH_PIPELINE_THREAD, ["auto", "thread", "main"], "auto", "RUNWATCH_PIPELINE_THREAD"),
     logLevel: (env.LOG_LEVEL as Config["logLevel"]) ?? "info",
   };
 }

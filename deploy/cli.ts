@@ -86,7 +86,7 @@ async function start(config: Config, roleArg: string | undefined, logger: Logger
 
   try {
     for (const role of roles) {
-      const svc = await ROLES[role].start(ports, config, logger);
+      const svc = await ROLES[role].start(ports, config, logger, roles);
       if (svc) running.push(svc);
     }
     const web = running.find((s) => s.role === "web");
@@ -124,7 +124,7 @@ async function demo(config: Config, values: Record<string, unknown>, logger: Log
       // No server runs on this data dir: run web (on a free port) and the pipeline here, just for the demo.
       const ports = await openPorts(config);
       local = { ports, services: [] };
-      const pipeline = await ROLES.pipeline.start(ports, config, logger);
+      const pipeline = await ROLES.pipeline.start(ports, config, logger, ["pipeline"]);
       if (!pipeline) throw new Error("this build has no pipeline; the demo runs cannot be processed");
       local.services.push(pipeline);
       const { startWeb } = await import("../web/server.js");

@@ -21,8 +21,11 @@ export interface RunningService {
 export interface Role {
   readonly name: RoleName;
   readonly needs: readonly PortName[];
-  /** Starts the service, or resolves undefined when this build does not contain it. */
-  start(ports: Ports, config: Config, logger: Logger): Promise<RunningService | undefined>;
+  /**
+   * Starts the service, or resolves undefined when this build does not contain it. `together` lists every
+   * role this process runs.
+   */
+  start(ports: Ports, config: Config, logger: Logger, together: readonly RoleName[]): Promise<RunningService | undefined>;
 }
 
 /** Whatever shape a service returns, the one way to stop it. */
@@ -64,10 +67,14 @@ export const ROLES: Record<RoleName, Role> = {
   pipeline: {
     name: "pipeline",
     needs: ["log", "clickhouse", "sql", "pubsub"],
-    async start(ports, _config, logger) {
+    async start(ports, config, logger, together) {
       const mod = await optionalImport<{ startPipeline(p: Ports): Promise<unknown> }>("../pipeline/runner.js", logger, "the pipeline");
       if (!mod) return undefined;
-      const p = await mod.startPipeline(ports);
+      // Beside ingest, the pipeline gets a thread of its own so its batches do not hold up HTTP requests.
+      const onThread = config.pipelineThread === "thread" || (config.pipelineThread === "auto" && together.includes("web"));
+      const p = onThread
+        ? await (await import("../pipeline/thread/host.js")).startPipelineThread(ports)
+        : await mod.startPipeline(ports);
       // Alert notifications are delivered by a worker beside each pipeline (pipeline/notifications/worker.ts).
       const { startNotificationWorker } = await import("../pipeline/notifications/worker.js");
       const notifier = await startNotificationWorker({ sql: ports.sql, pubsub: ports.pubsub, logger });

@@ -64,8 +64,17 @@ function versionClock(): (previous: number) => number {
   };
 }
 
-export async function startPipeline(ports: Ports, options: PipelineOptions = {}): Promise<Pipeline> {
-  const logger = (options.logger ?? createLogger(ports.config.logLevel)).child({ component: "pipeline" });
+/** The ports the pipeline's plugins and store use (the log is driven from outside: startPipeline or a thread host). */
+export type PipelinePorts = Pick<Ports, "config" | "sql" | "clickhouse" | "pubsub">;
+
+/** The batch processor with its plugin chain built and initialised; close() closes the plugins. */
+export interface PipelineCore {
+  readonly processor: BatchProcessor;
+  readonly plugins: readonly Plugin[];
+  close(): Promise<void>;
+}
+
+export async function createPipelineCore(ports: PipelinePorts, options: PipelineOptions, logger: Logger): Promise<PipelineCore> {
   const store = createEventStore(ports.clickhouse);
   const ctx: PluginContext = {
     config: ports.config,
@@ -77,30 +86,46 @@ export async function startPipeline(ports: Ports, options: PipelineOptions = {})
   };
   const plugins = await buildChain(ctx, { extra: options.plugins, alertRegistry: options.alertRegistry });
   for (const p of plugins) await p.init?.(ctx);
-  const processor = createBatchProcessor(ctx, store, plugins, options.cacheSize ?? 50_000);
+  return {
+    processor: createBatchProcessor(ctx, store, plugins, options.cacheSize ?? 50_000),
+    plugins,
+    async close() {
+      for (const p of plugins) {
+        try {
+          await p.close?.();
+        } catch (err) {
+          logger.warn("plugin close failed", { plugin: p.name, err });
+        }
+      }
+    },
+  };
+}
 
+/** How the pipeline consumes the log, whether it runs on this thread or another. */
+export const consumeOptionsFor = (options: PipelineOptions) => ({
+  group: options.group ?? "pipeline",
+  maxBatch: options.maxBatch ?? 5000,
+  maxWaitMs: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+});
+
+/** Runs the pipeline on this thread (a pipeline-only process, tests); pipeline/thread runs it beside ingest. */
+export async function startPipeline(ports: Ports, options: PipelineOptions = {}): Promise<Pipeline> {
+  const logger = (options.logger ?? createLogger(ports.config.logLevel)).child({ component: "pipeline" });
+  const core = await createPipelineCore(ports, options, logger);
   const consumer = await ports.log.consume({
-    group: options.group ?? "pipeline",
-    maxBatch: options.maxBatch ?? 5000,
-    maxWaitMs: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
-    handler: processor,
+    ...consumeOptionsFor(options),
+    handler: core.processor,
     // Another worker may have advanced runs of partitions we get back: reload them from storage.
-    onRebalance: () => processor.forgetRuns(),
+    onRebalance: () => core.processor.forgetRuns(),
   });
-  logger.info("pipeline started", { plugins: plugins.map((p) => p.name) });
+  logger.info("pipeline started", { plugins: core.plugins.map((p) => p.name) });
 
   let stopped: Promise<void> | undefined;
   return {
     stop: () =>
       (stopped ??= (async () => {
         await consumer.stop();
-        for (const p of plugins) {
-          try {
-            await p.close?.();
-          } catch (err) {
-            logger.warn("plugin close failed", { plugin: p.name, err });
-          }
-        }
+        await core.close();
       })()),
     lag: () => consumer.lag(),
   };

@@ -74,6 +74,11 @@ export async function openChdb(dir: string, database: string): Promise<ClickHous
         }),
       );
     },
+    async insertEncoded(table: string, jsonEachRow: Uint8Array): Promise<void> {
+      if (jsonEachRow.length === 0) return;
+      ensureOpen();
+      await track(session.insert({ table, values: jsonEachRow, format: "JSONEachRow" }));
+    },
     async close(): Promise<void> {
       if (closed) return;
       closed = true;

@@ -3,6 +3,8 @@
  * the SQL is the same (event-store.ts, migrations/). Needs a server with query parameters and DateTime64
  * (ClickHouse 21.x or newer; Debian's 18.16 has neither, see docs/STORAGE.md).
  */
+import { Readable } from "node:stream";
+import { finished } from "node:stream/promises";
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from "@clickhouse/client";
 import type { ClickHouse } from "../ports/clickhouse.js";
 import { CLICKHOUSE_SETTINGS, quoteIdent } from "./settings.js";
@@ -78,6 +80,16 @@ export async function connectClickHouse(url: string, database: string, clickhous
     async insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
       if (rows.length === 0) return;
       await client.insert({ table, values: rows as Record<string, unknown>[], format: "JSONEachRow" });
+    },
+    async insertEncoded(table: string, jsonEachRow: Uint8Array): Promise<void> {
+      if (jsonEachRow.length === 0) return;
+      const { stream } = await client.exec({
+        query: `INSERT INTO ${quoteIdent(table)} FORMAT JSONEachRow`,
+        values: Readable.from([Buffer.from(jsonEachRow.buffer, jsonEachRow.byteOffset, jsonEachRow.byteLength)]),
+      });
+      // The (empty) response body must be read to release the connection.
+      stream.resume();
+      await finished(stream);
     },
     close: () => client.close(),
   };

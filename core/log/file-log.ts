@@ -97,7 +97,7 @@ class FileLogImpl implements FileLog {
   /** Set when a write or fdatasync failed in a way that leaves the file state unknown; a restart recovers. */
   private broken: unknown = null;
   private readonly groups = new Map<string, OffsetStore>();
-  private readonly consumers = new Map<string, FileConsumer>();
+  private readonly consumers = new Map<string, Pick<FileConsumer<unknown>, "wake" | "stop">>();
   /** While > 0 (a group is being registered) no segment is deleted. */
   private retentionHolds = 0;
   readonly logger: Logger;
@@ -282,7 +282,15 @@ class FileLogImpl implements FileLog {
     await closeFd(old);
   }
 
-  async consume(options: ConsumeOptions): Promise<LogConsumer> {
+  consume(options: ConsumeOptions): Promise<LogConsumer> {
+    return this.subscribe(options, decodeJson);
+  }
+
+  consumeEncoded(options: ConsumeOptions<Uint8Array>): Promise<LogConsumer> {
+    return this.subscribe(options, copyBytes);
+  }
+
+  private async subscribe<T>(options: ConsumeOptions<T>, decode: (payload: Buffer) => T): Promise<LogConsumer> {
     if (this.closed) throw new Unavailable({ service: "event-log", message: "the event log is closed" });
     const { group } = options;
     if (!GROUP_NAME.test(group)) throw new Error(`invalid consumer group name ${JSON.stringify(group)} (letters, digits, . _ -)`);
@@ -301,7 +309,7 @@ class FileLogImpl implements FileLog {
         this.retentionHolds--;
       }
     }
-    const consumer = new FileConsumer(this, store, options, this.options, () => this.consumers.delete(group));
+    const consumer = new FileConsumer(this, store, options, decode, this.options, () => this.consumers.delete(group));
     this.consumers.set(group, consumer);
     consumer.start();
     return consumer;
@@ -350,6 +358,10 @@ async function createSegment(dir: string, base: number): Promise<number> {
   return fd;
 }
 
+const decodeJson = (payload: Buffer): LoggedEvent => JSON.parse(payload.toString("utf8")) as LoggedEvent;
+/** The reader's buffer is reused by its next read: an undecoded record must be copied out. */
+const copyBytes = (payload: Buffer): Uint8Array => Uint8Array.prototype.slice.call(payload);
+
 async function checkMagic(fd: number, file: string): Promise<void> {
   const head = Buffer.alloc(MAGIC_BYTES);
   await pread(fd, head, 0, MAGIC_BYTES, 0);
@@ -385,8 +397,8 @@ class LogCursor {
     while (this.offset < offset) await this.expectRecord();
   }
 
-  /** Reads up to max records, never past the durable end. */
-  async read(max: number): Promise<LoggedEvent[]> {
+  /** Reads up to max records, never past the durable end, each decoded by `decode`. */
+  async read<T>(max: number, decode: (payload: Buffer) => T): Promise<T[]> {
     if (this.reader === null) {
       const first = this.log.firstOffset();
       if (this.offset < first) {
@@ -400,9 +412,9 @@ class LogCursor {
       }
       await this.seek(this.offset);
     }
-    const out: LoggedEvent[] = [];
+    const out: T[] = [];
     while (out.length < max && this.offset < this.log.endOffset()) {
-      out.push(JSON.parse((await this.expectRecord()).toString("utf8")) as LoggedEvent);
+      out.push(decode(await this.expectRecord()));
     }
     return out;
   }
@@ -470,7 +482,7 @@ function safeLog(logger: Logger, level: "warn" | "error", msg: string, fields: R
   }
 }
 
-class FileConsumer implements LogConsumer {
+class FileConsumer<T> implements LogConsumer {
   private stopping = false;
   private running: Promise<void> | null = null;
   private wakers = new Set<{ on: "data" | "stop"; wake: () => void }>();
@@ -479,7 +491,8 @@ class FileConsumer implements LogConsumer {
   constructor(
     private readonly log: FileLogImpl,
     private readonly store: OffsetStore,
-    private readonly options: ConsumeOptions,
+    private readonly options: ConsumeOptions<T>,
+    private readonly decode: (payload: Buffer) => T,
     private readonly retry: { retryBaseMs: number; retryMaxMs: number },
     private readonly onStopped: () => void,
   ) {
@@ -572,7 +585,7 @@ class FileConsumer implements LogConsumer {
       await this.sleep(deadline - Date.now(), "data");
     }
     if (this.stopping) return;
-    const batch = await this.cursor.read(maxBatch);
+    const batch = await this.cursor.read(maxBatch, this.decode);
     if (batch.length === 0) return;
     if (!(await this.deliver(batch))) {
       // Stopped before the handler succeeded: nothing committed; the batch comes again after a restart.
@@ -589,7 +602,7 @@ class FileConsumer implements LogConsumer {
   }
 
   /** Hands the batch to the handler until it succeeds; false when stopped before it did. */
-  private async deliver(batch: LoggedEvent[]): Promise<boolean> {
+  private async deliver(batch: T[]): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.options.handler(batch);

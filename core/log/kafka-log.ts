@@ -119,7 +119,7 @@ export async function openKafkaLog(config: Config, options: KafkaLogOptions = {}
   const queue: PendingAppend[] = [];
   let sending = false;
   let closed = false;
-  const consumers = new Set<KafkaConsumer>();
+  const consumers = new Set<Pick<KafkaConsumer<unknown>, "stop">>();
 
   async function pump(): Promise<void> {
     if (sending) return;
@@ -148,6 +148,17 @@ export async function openKafkaLog(config: Config, options: KafkaLogOptions = {}
     }
   }
 
+  async function subscribe<T>(opts: ConsumeOptions<T>, decode: (value: Buffer) => T): Promise<LogConsumer> {
+    if (closed) throw new Error("event log is closed");
+    const c = new KafkaConsumer(kafka, admin, topic, opts, decode, logger);
+    await c.start();
+    consumers.add(c);
+    return {
+      lag: () => c.lag(),
+      stop: async () => { consumers.delete(c); await c.stop(); },
+    };
+  }
+
   return {
     append(events) {
       if (closed) return Promise.reject(new Unavailable({ service: "kafka", message: "event log is closed" }));
@@ -174,15 +185,12 @@ export async function openKafkaLog(config: Config, options: KafkaLogOptions = {}
       });
     },
 
-    async consume(opts) {
-      if (closed) throw new Error("event log is closed");
-      const c = new KafkaConsumer(kafka, admin, topic, opts, logger);
-      await c.start();
-      consumers.add(c);
-      return {
-        lag: () => c.lag(),
-        stop: async () => { consumers.delete(c); await c.stop(); },
-      };
+    consume(opts) {
+      return subscribe(opts, decodeJson);
+    },
+
+    consumeEncoded(opts) {
+      return subscribe(opts, keepBytes);
     },
 
     async close() {
@@ -217,16 +225,19 @@ async function ensureTopic(admin: Admin, topic: string, partitions: number, logg
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** One partition batch waiting in the coalescer, with the offset to commit once it is handled. */
-interface Slice {
+const decodeJson = (value: Buffer): LoggedEvent => JSON.parse(value.toString("utf8")) as LoggedEvent;
+const keepBytes = (value: Buffer): Uint8Array => value;
+
+interface Slice<T> {
   readonly partition: number;
-  readonly events: LoggedEvent[];
+  readonly events: T[];
   readonly nextOffset: string;
   readonly done: (ok: boolean) => void;
 }
 
-class KafkaConsumer implements LogConsumer {
+class KafkaConsumer<T> implements LogConsumer {
   private readonly consumer: Consumer;
-  private readonly waiting: Slice[] = [];
+  private readonly waiting: Slice<T>[] = [];
   private flushing = false;
   private flushTimer: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -237,7 +248,8 @@ class KafkaConsumer implements LogConsumer {
     kafka: Kafka,
     private readonly admin: Admin,
     private readonly topic: string,
-    private readonly opts: ConsumeOptions,
+    private readonly opts: ConsumeOptions<T>,
+    private readonly decode: (value: Buffer) => T,
     logger: Logger,
   ) {
     this.groupId = consumerGroupId(topic, opts.group);
@@ -270,10 +282,10 @@ class KafkaConsumer implements LogConsumer {
   private async eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     if (!batch.messages.length) return;
-    const events: LoggedEvent[] = [];
+    const events: T[] = [];
     for (const m of batch.messages) {
       try {
-        if (m.value) events.push(JSON.parse(m.value.toString("utf8")) as LoggedEvent);
+        if (m.value) events.push(this.decode(m.value));
       } catch (err) {
         // A record that is not ours (or corrupt) cannot be processed by retrying: log it and move past it.
         this.log.error("skipping undecodable log record", { partition: batch.partition, offset: m.offset, error: err });
@@ -296,7 +308,7 @@ class KafkaConsumer implements LogConsumer {
   }
 
   /** Adds a partition batch to the coalescer; resolves true once the handler stored every event of it. */
-  private enqueue(partition: number, events: LoggedEvent[], nextOffset: string): Promise<boolean> {
+  private enqueue(partition: number, events: T[], nextOffset: string): Promise<boolean> {
     return new Promise((resolve) => {
       this.waiting.push({ partition, events, nextOffset, done: resolve });
       this.scheduleFlush();
@@ -316,7 +328,7 @@ class KafkaConsumer implements LogConsumer {
     this.flushing = true;
     try {
       while (this.waiting.length) {
-        const slices: Slice[] = [];
+        const slices: Slice<T>[] = [];
         let n = 0;
         while (this.waiting.length && (slices.length === 0 || n + this.waiting[0].events.length <= this.opts.maxBatch)) {
           const s = this.waiting.shift()!;
@@ -332,7 +344,7 @@ class KafkaConsumer implements LogConsumer {
   }
 
   /** Runs the handler over the slices in chunks of ≤ maxBatch, retrying with backoff until it succeeds. */
-  private async handleWithRetry(slices: readonly Slice[]): Promise<boolean> {
+  private async handleWithRetry(slices: readonly Slice<T>[]): Promise<boolean> {
     const all = slices.flatMap((s) => s.events);
     for (let i = 0; i < all.length || (i === 0 && all.length === 0); i += this.opts.maxBatch) {
       const chunk = all.slice(i, i + this.opts.maxBatch);

@@ -10,5 +10,7 @@ export interface ClickHouse {
   exec(sql: string, params?: Record<string, unknown>): Promise<void>;
   /** Batched insert as JSONEachRow. */
   insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void>;
+  /** Batched insert of rows already serialised as JSONEachRow (one JSON object per line). */
+  insertEncoded(table: string, jsonEachRow: Uint8Array): Promise<void>;
   close(): Promise<void>;
 }

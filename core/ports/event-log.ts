@@ -16,14 +16,20 @@ export interface EventLog {
    * backoff, so delivery is at-least-once: handlers must be idempotent (the store dedups on event_id).
    */
   consume(options: ConsumeOptions): Promise<LogConsumer>;
+  /**
+   * consume() with the same delivery guarantees, but each event arrives as the UTF-8 JSON bytes the log holds,
+   * not decoded: for a consumer that hands whole batches to another thread (pipeline/thread), which decodes them
+   * there instead of on the thread that serves ingest.
+   */
+  consumeEncoded(options: ConsumeOptions<Uint8Array>): Promise<LogConsumer>;
   close(): Promise<void>;
 }
 
-export interface ConsumeOptions {
+export interface ConsumeOptions<T = LoggedEvent> {
   readonly group: string;
   readonly maxBatch: number;
   readonly maxWaitMs: number;
-  readonly handler: (batch: readonly LoggedEvent[]) => Promise<void>;
+  readonly handler: (batch: readonly T[]) => Promise<void>;
   /**
    * Called when this member's share of the log may have changed (a consumer-group rebalance). Keys can have
    * been processed by another member meanwhile, so state cached per key must be dropped. A single-member log

@@ -1,0 +1,95 @@
+/**
+ * The pipeline on a worker thread of its own, for a process that also serves ingest (the embedded default runs
+ * everything in one process). On one thread, every batch's decoding, plugin work and row serialisation
+ * competed with HTTP requests for the event loop, and ingest's tail latency paid for it.
+ *
+ * Split: this (host) thread consumes the log with consumeEncoded(): it reads records without decoding them and
+ * hands each batch to the pipeline thread as one transferred buffer; it commits the batch only when the
+ * pipeline thread reports it stored, so delivery stays at-least-once. The pipeline thread decodes, runs the
+ * plugins, serialises the rows, and calls back here for SQL, ClickHouse and pub/sub (port-server.ts): PGlite
+ * is one connection, chDB's engine belongs to the process, and the gateway listens on this thread.
+ *
+ * Supervision: if the pipeline thread dies, the batch in flight fails (the log retries it with backoff), its
+ * open transactions are rolled back, and the next batch starts a new thread. Run state it cached is rebuilt
+ * from storage.
+ */
+import { Worker } from "node:worker_threads";
+import { createLogger } from "../../core/logger.js";
+import type { Ports } from "../../core/runtime.js";
+import { consumeOptionsFor, type Pipeline, type PipelineOptions } from "../runner.js";
+import { encodeBatch } from "./batch-codec.js";
+import { servePorts, type PortServer } from "./port-server.js";
+import { Rpc } from "./rpc.js";
+import type { WorkerData } from "./worker.js";
+
+const ENTRY = new URL("./worker-entry.mjs", import.meta.url);
+
+interface Thread {
+  readonly worker: Worker;
+  readonly rpc: Rpc;
+  readonly server: PortServer;
+}
+
+export type ThreadPipelineOptions = Pick<PipelineOptions, "group" | "maxBatch" | "maxWaitMs" | "cacheSize" | "logger">;
+
+export async function startPipelineThread(ports: Ports, options: ThreadPipelineOptions = {}): Promise<Pipeline> {
+  const logger = (options.logger ?? createLogger(ports.config.logLevel)).child({ component: "pipeline" });
+  const data: WorkerData = { config: ports.config, options: { cacheSize: options.cacheSize } };
+  let current: Promise<Thread> | undefined;
+  let stopping = false;
+
+  const spawn = (): Promise<Thread> => {
+    const worker = new Worker(ENTRY, { workerData: data, name: "runwatch-pipeline" });
+    let rpc!: Rpc;
+    const server = servePorts(ports, (id, channel, message) => rpc.notify("pubsub.message", [id, channel, message]));
+    rpc = new Rpc(worker, server.handlers);
+    const thread: Thread = { worker, rpc, server };
+    worker.on("error", (err) => logger.error("the pipeline thread failed", { err }));
+    worker.once("exit", (code) => {
+      rpc.failPending(new Error(`the pipeline thread exited (code ${code})`));
+      rpc.detach();
+      void server.abort();
+      if (current === started) current = undefined;
+      if (!stopping) logger.error("the pipeline thread exited; a new one starts with the next batch", { code });
+    });
+    const started = rpc.call<string[]>("start").then(
+      (plugins) => {
+        logger.info("pipeline started on its own thread", { plugins });
+        return thread;
+      },
+      async (err: unknown) => {
+        await worker.terminate();
+        throw err;
+      },
+    );
+    return started;
+  };
+  const thread = (): Promise<Thread> => (current ??= spawn());
+
+  await thread(); // fail at start (e.g. a plugin that does not load), as the in-thread pipeline does
+  const consumer = await ports.log.consumeEncoded({
+    ...consumeOptionsFor(options),
+    async handler(records) {
+      const batch = encodeBatch(records);
+      await (await thread()).rpc.call("batch", [batch], [batch.data.buffer, batch.ends.buffer]);
+    },
+    onRebalance: () => {
+      void current?.then((t) => t.rpc.call("forget")).catch(() => {}); // a new thread starts with no cache anyway
+    },
+  });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    stop: () =>
+      (stopped ??= (async () => {
+        await consumer.stop();
+        stopping = true;
+        const t = await current?.catch(() => undefined);
+        if (t) {
+          await t.rpc.call("close").catch((err: unknown) => logger.warn("pipeline plugins did not close cleanly", { err }));
+          await t.worker.terminate();
+        }
+      })()),
+    lag: () => consumer.lag(),
+  };
+}

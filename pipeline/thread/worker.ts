@@ -1,0 +1,40 @@
+/**
+ * The pipeline thread (see host.ts): runs the plugin chain and the batch processor on batches the host hands
+ * over, with ports that call back to the host (remote-ports.ts).
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import type { Config } from "../../core/config.js";
+import { createLogger } from "../../core/logger.js";
+import { createPipelineCore, type PipelineCore, type PipelineOptions } from "../runner.js";
+import { decodeBatch, type EncodedBatch } from "./batch-codec.js";
+import { remotePorts, type Subscribers } from "./remote-ports.js";
+import { Rpc } from "./rpc.js";
+
+export interface WorkerData {
+  readonly config: Config;
+  readonly options: Pick<PipelineOptions, "cacheSize">;
+}
+
+const { config, options } = workerData as WorkerData;
+const logger = createLogger(config.logLevel).child({ component: "pipeline", thread: "pipeline" });
+const subscribers: Subscribers = new Map();
+let core: PipelineCore | undefined;
+
+const started = (): PipelineCore => {
+  if (!core) throw new Error("the pipeline thread has not started");
+  return core;
+};
+
+const rpc = new Rpc(parentPort!, {
+  async start(): Promise<string[]> {
+    core ??= await createPipelineCore(remotePorts(rpc, config, subscribers), options, logger);
+    return core.plugins.map((p) => p.name);
+  },
+  batch: (batch: EncodedBatch) =>
+    started().processor(
+      decodeBatch(batch, (index, err) => logger.error("skipping an undecodable log record", { index, err })),
+    ),
+  forget: () => started().processor.forgetRuns(),
+  close: () => core?.close(),
+  "pubsub.message": (id: number, channel: string, message: string) => subscribers.get(id)?.(channel, message),
+});
