@@ -1,6 +1,7 @@
 import type { Ports } from "../core/runtime.js";
 import type { EventStore } from "../core/clickhouse/types.js";
 import type { Logger } from "../core/logger.js";
+import type { BatchDecoder } from "./ingest/decode-thread.js";
 
 /** What every web route module receives. */
 export interface WebDeps {
@@ -9,6 +10,8 @@ export interface WebDeps {
   readonly logger: Logger;
   /** Signs session cookies and realtime (gateway) tokens; same value in web and gateway processes. */
   readonly sessionSecret: string;
+  /** Decodes ingest batch bodies; on the request's thread when absent (web/ingest/decode-thread.ts). */
+  readonly batchDecoder?: BatchDecoder;
 }
 
 /** The logged-in user, set on ctx.state.user by web/auth/session.ts requireUser. */

@@ -6,6 +6,7 @@ import { createEventStore } from "../core/clickhouse/event-store.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { resolveSessionSecret } from "../core/secrets.js";
 import { createWebApp, type WebApp } from "./app.js";
+import { threadDecoder } from "./ingest/decode-thread.js";
 
 export interface WebServer {
   readonly url: string;
@@ -18,7 +19,8 @@ export async function startWeb(ports: Ports, opts: { port?: number; host?: strin
   const config = ports.config;
   const logger = opts.logger ?? createLogger(config.logLevel).child({ svc: "web" });
   const sessionSecret = await resolveSessionSecret(config);
-  const app = createWebApp({ ports, events: createEventStore(ports.clickhouse), logger, sessionSecret });
+  const batchDecoder = config.ingestThreads > 0 ? threadDecoder({ maxBatchEvents: config.maxBatchEvents, threads: config.ingestThreads, logger }) : undefined;
+  const app = createWebApp({ ports, events: createEventStore(ports.clickhouse), logger, sessionSecret, batchDecoder });
   const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, app.callback());
   const host = opts.host ?? config.host;
   await new Promise<void>((resolve, reject) => {
@@ -38,7 +40,10 @@ export async function startWeb(ports: Ports, opts: { port?: number; host?: strin
     close: () =>
       new Promise<void>((resolve) => {
         // Stop accepting, let in-flight requests finish (their 202s mean durable), then drop idle sockets.
-        server.close(() => resolve());
+        server.close(() => {
+          if (batchDecoder) void batchDecoder.close().then(resolve, resolve);
+          else resolve();
+        });
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5_000).unref();
       }),

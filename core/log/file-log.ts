@@ -28,7 +28,8 @@ import type { LoggedEvent } from "../events/schema.js";
 import { createLogger, type Logger } from "../logger.js";
 import type { ConsumeOptions, EventLog, LogConsumer } from "../ports/event-log.js";
 import { lockDir, type DirLock } from "./dir-lock.js";
-import { encodeRecords, SEGMENT_MAGIC } from "./framing.js";
+import type { EncodedEvents } from "./encoded-batch.js";
+import { encodeRecords, frameRecords, SEGMENT_MAGIC } from "./framing.js";
 import { closeFd, fdatasync, fstatSize, fsyncDir, ftruncate, openFd, pread, pwriteAll } from "./fs-io.js";
 import { openOffsetStore, type OffsetStore } from "./offset-store.js";
 import { FrameReader, listSegments, scanSegment, segmentFile } from "./segments.js";
@@ -196,12 +197,21 @@ class FileLogImpl implements FileLog {
   }
 
   append(events: readonly LoggedEvent[]): Promise<void> {
+    return this.enqueue(events.length, () => encodeRecords(events));
+  }
+
+  appendEncoded(events: EncodedEvents): Promise<void> {
+    return this.enqueue(events.ends.length, () => frameRecords(events));
+  }
+
+  /** Queues `count` records, framed by `frame`, for the next group commit. */
+  private enqueue(count: number, frame: () => Buffer): Promise<void> {
     if (this.closed) return Promise.reject(new Unavailable({ service: "event-log", message: "the event log is closed" }));
     if (this.broken !== null) return Promise.reject(this.brokenError());
-    if (events.length === 0) return Promise.resolve();
+    if (count === 0) return Promise.resolve();
     let buf: Buffer;
     try {
-      buf = encodeRecords(events);
+      buf = frame();
     } catch (err) {
       return Promise.reject(err); // e.g. a value JSON cannot encode: a caller bug, reported the async way
     }
@@ -209,7 +219,7 @@ class FileLogImpl implements FileLog {
       return Promise.reject(new Unavailable({ service: "event-log", message: "the event log write queue is full; retry shortly" }));
     }
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ buf, count: events.length, resolve, reject });
+      this.pending.push({ buf, count, resolve, reject });
       this.pendingBytes += buf.length;
       this.flushing ??= this.flushLoop();
     });

@@ -7,6 +7,7 @@
  * so a zero-filled tail (a file extended but not written before a crash) is detected as torn too.
  */
 import { crc32 } from "node:zlib";
+import { recordAt, type EncodedBatch } from "./encoded-batch.js";
 
 export const SEGMENT_MAGIC = Buffer.from("RWLOG01\n", "latin1");
 export const FRAME_HEADER_BYTES = 8;
@@ -28,6 +29,23 @@ export function encodeRecords(records: readonly unknown[]): Buffer {
     buf.writeUInt32LE(len, pos);
     buf.writeUInt32LE(crc32(buf.subarray(start, start + len)), pos + 4);
     pos = start + len;
+  }
+  return buf;
+}
+
+/** Frames records that are already bytes (one JSON LoggedEvent each). */
+export function frameRecords(batch: EncodedBatch): Buffer {
+  const n = batch.ends.length;
+  const payloadBytes = n === 0 ? 0 : batch.ends[n - 1]! - 1 - (n - 1); // the array's bytes minus "[", commas
+  const buf = Buffer.allocUnsafe(payloadBytes + n * FRAME_HEADER_BYTES);
+  let pos = 0;
+  for (let i = 0; i < n; i++) {
+    const record = recordAt(batch, i);
+    const start = pos + FRAME_HEADER_BYTES;
+    buf.set(record, start);
+    buf.writeUInt32LE(record.byteLength, pos);
+    buf.writeUInt32LE(crc32(record), pos + 4);
+    pos = start + record.byteLength;
   }
   return buf;
 }

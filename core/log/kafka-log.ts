@@ -23,6 +23,7 @@ import { Unavailable } from "../errors.js";
 import { logKey, type LoggedEvent } from "../events/schema.js";
 import { createLogger, type Logger } from "../logger.js";
 import type { ConsumeOptions, EventLog, LogConsumer } from "../ports/event-log.js";
+import { recordAt } from "./encoded-batch.js";
 
 /**
  * The Kafka group id of a logical consumer group: namespaced by topic. kafkajs' assigner spreads the
@@ -51,7 +52,7 @@ export interface KafkaLogOptions {
 }
 
 interface PendingAppend {
-  readonly messages: { key: string; value: string }[];
+  readonly messages: { key: string; value: string | Buffer }[];
   readonly bytes: number;
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
@@ -148,6 +149,31 @@ export async function openKafkaLog(config: Config, options: KafkaLogOptions = {}
     }
   }
 
+  /** Queues messages for the next send (appends of the same tick share one). */
+  function send(messages: { key: string; value: string | Buffer }[]): Promise<void> {
+    if (closed) return Promise.reject(new Unavailable({ service: "kafka", message: "event log is closed" }));
+    if (!messages.length) return Promise.resolve();
+    const bytes = messages.reduce((n, m) => n + m.key.length + (typeof m.value === "string" ? Buffer.byteLength(m.value) : m.value.byteLength) + 64, 0);
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (pending.settled) return;
+        pending.settled = true;
+        reject(new Unavailable({ service: "kafka", message: `event log did not acknowledge within ${appendTimeoutMs} ms` }));
+      }, appendTimeoutMs);
+      const pending: PendingAppend = {
+        messages,
+        bytes,
+        settled: false,
+        resolve: () => { clearTimeout(timer); resolve(); },
+        // A send that fails after the timeout already answered the caller: nothing more to say.
+        reject: (err) => { clearTimeout(timer); reject(err); },
+      };
+      queue.push(pending);
+      // Let appends of the same tick join this send (group commit), then send.
+      if (!sending) queueMicrotask(() => void pump());
+    });
+  }
+
   async function subscribe<T>(opts: ConsumeOptions<T>, decode: (value: Buffer) => T): Promise<LogConsumer> {
     if (closed) throw new Error("event log is closed");
     const c = new KafkaConsumer(kafka, admin, topic, opts, decode, logger);
@@ -161,28 +187,14 @@ export async function openKafkaLog(config: Config, options: KafkaLogOptions = {}
 
   return {
     append(events) {
-      if (closed) return Promise.reject(new Unavailable({ service: "kafka", message: "event log is closed" }));
-      if (!events.length) return Promise.resolve();
-      const messages = events.map((e) => ({ key: logKey(e), value: JSON.stringify(e) }));
-      const bytes = messages.reduce((n, m) => n + m.key.length + Buffer.byteLength(m.value) + 64, 0);
-      return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          if (pending.settled) return;
-          pending.settled = true;
-          reject(new Unavailable({ service: "kafka", message: `event log did not acknowledge within ${appendTimeoutMs} ms` }));
-        }, appendTimeoutMs);
-        const pending: PendingAppend = {
-          messages,
-          bytes,
-          settled: false,
-          resolve: () => { clearTimeout(timer); resolve(); },
-          // A send that fails after the timeout already answered the caller: nothing more to say.
-          reject: (err) => { clearTimeout(timer); reject(err); },
-        };
-        queue.push(pending);
-        // Let appends of the same tick join this send (group commit), then send.
-        if (!sending) queueMicrotask(() => void pump());
-      });
+      return send(events.map((e) => ({ key: logKey(e), value: JSON.stringify(e) })));
+    },
+
+    appendEncoded(events) {
+      return send(events.keys.map((key, i) => {
+        const r = recordAt(events, i);
+        return { key, value: Buffer.from(r.buffer, r.byteOffset, r.byteLength) };
+      }));
     },
 
     consume(opts) {
@@ -192,7 +204,6 @@ export async function openKafkaLog(config: Config, options: KafkaLogOptions = {}
     consumeEncoded(opts) {
       return subscribe(opts, keepBytes);
     },
-
     async close() {
       if (closed) return;
       closed = true;

@@ -1,4 +1,5 @@
 import type { LoggedEvent } from "../events/schema.js";
+import type { EncodedEvents } from "../log/encoded-batch.js";
 
 /**
  * The durable log between ingest and the pipeline (Kafka in scale mode, an fsync'd file log embedded).
@@ -10,6 +11,8 @@ export interface EventLog {
    * Rejects with core/errors Unavailable when the log cannot take them (ingest answers 503 + Retry-After).
    */
   append(events: readonly LoggedEvent[]): Promise<void>;
+  /** append() of events already serialised, e.g. on another thread (core/log/encoded-batch.ts). */
+  appendEncoded(events: EncodedEvents): Promise<void>;
   /**
    * Consumes as member of `group`. The handler receives batches (≤ maxBatch events, waiting ≤ maxWaitMs to
    * fill one); offsets are committed only after the handler resolves. A rejected handler is retried with

@@ -13,16 +13,16 @@
  * open transactions are rolled back, and the next batch starts a new thread. Run state it cached is rebuilt
  * from storage.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { createLogger } from "../../core/logger.js";
 import type { Ports } from "../../core/runtime.js";
 import { consumeOptionsFor, type Pipeline, type PipelineOptions } from "../runner.js";
-import { encodeBatch } from "./batch-codec.js";
+import { encodeBatch } from "../../core/log/encoded-batch.js";
 import { servePorts, type PortServer } from "./port-server.js";
-import { Rpc } from "./rpc.js";
+import { Rpc } from "../../core/threads/rpc.js";
+import { spawnThread } from "../../core/threads/spawn.js";
 import type { WorkerData } from "./worker.js";
 
-const ENTRY = new URL("./worker-entry.mjs", import.meta.url);
 
 interface Thread {
   readonly worker: Worker;
@@ -39,7 +39,7 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
   let stopping = false;
 
   const spawn = (): Promise<Thread> => {
-    const worker = new Worker(ENTRY, { workerData: data, name: "runwatch-pipeline" });
+    const worker = spawnThread(new URL("./worker.ts", import.meta.url), data, "runwatch-pipeline");
     let rpc!: Rpc;
     const server = servePorts(ports, (id, channel, message) => rpc.notify("pubsub.message", [id, channel, message]));
     rpc = new Rpc(worker, server.handlers);

@@ -11,7 +11,7 @@
 import type { Ports } from "../../core/runtime.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { TimeSlice } from "../../core/time-slice.js";
-import type { Handlers } from "./rpc.js";
+import type { Handlers } from "../../core/threads/rpc.js";
 
 interface OpenTransaction {
   readonly tx: Sql;

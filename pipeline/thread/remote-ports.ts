@@ -10,7 +10,7 @@ import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { transactionSql, type QueryFn } from "../../core/postgres/sql-common.js";
 import type { PipelinePorts } from "../runner.js";
-import type { Rpc } from "./rpc.js";
+import { ownBytes, type Rpc } from "../../core/threads/rpc.js";
 
 /** Handlers of messages on subscribed channels, by subscription id (the host pushes `pubsub.message`). */
 export type Subscribers = Map<number, (channel: string, message: string) => void>;
@@ -46,9 +46,8 @@ const encoder = new TextEncoder();
 
 function remoteClickHouse(rpc: Rpc): ClickHouse {
   const insertEncoded = (table: string, bytes: Uint8Array): Promise<void> => {
-    // Move the bytes rather than copy them; a view into a larger buffer is copied out first.
-    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-    return rpc.call("clickhouse.insertEncoded", [table, own], [own.buffer as ArrayBuffer]);
+    const own = ownBytes(bytes); // moved, not copied
+    return rpc.call("clickhouse.insertEncoded", [table, own], [own.buffer]);
   };
   return {
     query: <T>(sql: string, params?: Record<string, unknown>) => rpc.call<T[]>("clickhouse.query", [sql, params]),

@@ -6,16 +6,17 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { Config } from "../../core/config.js";
 import { createLogger } from "../../core/logger.js";
 import { createPipelineCore, type PipelineCore, type PipelineOptions } from "../runner.js";
-import { decodeBatch, type EncodedBatch } from "./batch-codec.js";
+import { decodeBatch, type EncodedBatch } from "../../core/log/encoded-batch.js";
 import { remotePorts, type Subscribers } from "./remote-ports.js";
-import { Rpc } from "./rpc.js";
+import { Rpc } from "../../core/threads/rpc.js";
+import { threadData } from "../../core/threads/spawn.js";
 
 export interface WorkerData {
   readonly config: Config;
   readonly options: Pick<PipelineOptions, "cacheSize">;
 }
 
-const { config, options } = workerData as WorkerData;
+const { config, options } = threadData<WorkerData>(workerData);
 const logger = createLogger(config.logLevel).child({ component: "pipeline", thread: "pipeline" });
 const subscribers: Subscribers = new Map();
 let core: PipelineCore | undefined;

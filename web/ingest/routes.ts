@@ -7,11 +7,12 @@
  */
 import type { Context } from "koa";
 import { Either } from "effect";
-import { parseIngestEvent, type LoggedEvent } from "../../core/events/schema.js";
-import { Unavailable, ValidationError } from "../../core/errors.js";
+import { parseIngestEvent } from "../../core/events/schema.js";
+import { Unavailable } from "../../core/errors.js";
 import type { WebDeps } from "../deps.js";
-import { readJsonBody } from "../json-body.js";
-import { toHttpError } from "../http-errors.js";
+import { readJsonBody, readJsonBodyBytes } from "../json-body.js";
+import { HttpProblem } from "../http-errors.js";
+import { inThreadDecoder } from "./decode-thread.js";
 import type { ApiKeyAuth, KeyPrincipal } from "./api-key-auth.js";
 import { enrichEvent } from "./enrich.js";
 import { enforceRateLimit } from "./rate-limit.js";
@@ -20,10 +21,6 @@ export interface IngestHandlers {
   single(ctx: Context): Promise<void>;
   batch(ctx: Context): Promise<void>;
 }
-
-type BatchResult =
-  | { index: number; status: 202; event_id: string; run_id: string; sdk_run_id: string }
-  | { index: number; status: 422; error: { code: string; message: string; field?: string } };
 
 export function ingestHandlers(deps: WebDeps, auth: ApiKeyAuth): IngestHandlers {
   const { config, log, limiter } = deps.ports;
@@ -35,13 +32,15 @@ export function ingestHandlers(deps: WebDeps, auth: ApiKeyAuth): IngestHandlers 
     return principal;
   };
 
+  const batchDecoder = deps.batchDecoder ?? inThreadDecoder(config.maxBatchEvents);
+
   /** Appends durably; anything but Unavailable is an internal error (logged, 500, nothing acknowledged). */
-  const append = async (events: readonly LoggedEvent[]): Promise<void> => {
+  const append = async (write: () => Promise<void>, count: number): Promise<void> => {
     try {
-      await log.append(events);
+      await write();
     } catch (err) {
       if ((err as { _tag?: string })._tag === "Unavailable") throw err;
-      logger.error("event log append failed", { err, events: events.length });
+      logger.error("event log append failed", { err, events: count });
       throw new Unavailable({ service: "event log", message: "the event could not be stored", cause: err });
     }
   };
@@ -53,40 +52,20 @@ export function ingestHandlers(deps: WebDeps, auth: ApiKeyAuth): IngestHandlers 
       const parsed = parseIngestEvent(body);
       if (Either.isLeft(parsed)) throw parsed.left;
       const event = enrichEvent(parsed.right, principal.userId, new Date());
-      await append([event]);
+      await append(() => log.append([event]), 1);
       ctx.status = 202;
       ctx.body = { event_id: event.event_id, run_id: event.run_id, sdk_run_id: event.sdk_run_id };
     },
 
     async batch(ctx) {
       const principal = await admit(ctx);
-      const body = await readJsonBody(ctx, config.maxBodyBytes);
-      const items = (body as { events?: unknown } | null)?.events;
-      if (typeof body !== "object" || body === null || Array.isArray(body)) {
-        throw new ValidationError({ message: 'the body must be an object like {"events": [...]}', field: "events" });
-      }
-      if (!Array.isArray(items)) throw new ValidationError({ message: "events is required and must be an array of events", field: "events" });
-      if (items.length === 0) throw new ValidationError({ message: "events must contain at least one event", field: "events" });
-      if (items.length > config.maxBatchEvents) {
-        throw new ValidationError({ message: `a batch holds at most ${config.maxBatchEvents} events; got ${items.length}`, field: "events" });
-      }
-      const receivedAt = new Date();
-      const results: BatchResult[] = new Array(items.length);
-      const accepted: LoggedEvent[] = [];
-      const runIds = new Map<string, string>();
-      for (let i = 0; i < items.length; i++) {
-        const parsed = parseIngestEvent(items[i]);
-        if (Either.isLeft(parsed)) {
-          results[i] = { index: i, status: 422, error: toHttpError(parsed.left).body.error };
-        } else {
-          const e = enrichEvent(parsed.right, principal.userId, receivedAt, runIds);
-          accepted.push(e);
-          results[i] = { index: i, status: 202, event_id: e.event_id, run_id: e.run_id, sdk_run_id: e.sdk_run_id };
-        }
-      }
-      if (accepted.length > 0) await append(accepted);
+      const body = await readJsonBodyBytes(ctx, config.maxBodyBytes);
+      const decoded = await batchDecoder.decode(body, principal.userId, Date.now());
+      if (!decoded.ok) throw new HttpProblem(decoded.status, decoded.error.code, decoded.error.message, decoded.error.field);
+      if (decoded.accepted > 0) await append(() => log.appendEncoded(decoded.events), decoded.accepted);
       ctx.status = 207;
-      ctx.body = { accepted: accepted.length, rejected: items.length - accepted.length, results };
+      ctx.type = "application/json";
+      ctx.body = decoded.response;
     },
   };
 }

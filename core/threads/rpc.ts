@@ -6,6 +6,23 @@
 import type { MessagePort, Transferable, Worker } from "node:worker_threads";
 
 export type Handler = (...args: any[]) => unknown;
+
+/** A handler's result whose buffers move to the caller instead of being copied. */
+export class Transfer<T> {
+  constructor(
+    readonly value: T,
+    readonly list: readonly Transferable[],
+  ) {}
+}
+
+/**
+ * bytes, or a copy of them that owns its whole ArrayBuffer: only such a buffer may be transferred (a Buffer is
+ * often a view into a larger, shared one: Node's pool, a socket's read buffer).
+ */
+export function ownBytes(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+  return (own ? bytes : bytes.slice()) as Uint8Array<ArrayBuffer>;
+}
 export type Handlers = Record<string, Handler>;
 
 type Endpoint = Pick<MessagePort | Worker, "postMessage" | "on" | "off">;
@@ -83,14 +100,15 @@ export class Rpc {
       return;
     }
     done.then(
-      (value) => this.reply({ t: "ok", id: m.id, value }),
+      (value) =>
+        value instanceof Transfer ? this.reply({ t: "ok", id: m.id, value: value.value }, value.list) : this.reply({ t: "ok", id: m.id, value }),
       (err: unknown) => this.reply({ t: "err", id: m.id, error: toWire(err) }),
     );
   }
 
-  private reply(m: Message): void {
+  private reply(m: Message, transfer?: readonly Transferable[]): void {
     try {
-      this.endpoint.postMessage(m);
+      this.endpoint.postMessage(m, transfer as Transferable[] | undefined);
     } catch (err) {
       // A result that cannot be cloned: report that instead of leaving the caller waiting forever.
       if (m.t === "ok") this.endpoint.postMessage({ t: "err", id: m.id, error: toWire(err) } satisfies Message);

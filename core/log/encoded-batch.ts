@@ -1,0 +1,81 @@
+/**
+ * Events as JSON bytes, the form in which batches cross between threads: the records (one LoggedEvent each)
+ * joined into one JSON array in a buffer of its own (transferred, not copied), with the byte offset where each
+ * record ends.
+ * - Ingest (web/ingest/decode-thread.ts) validates a batch on another thread and hands the log its events in
+ *   this form (EventLog.appendEncoded, with each record's log key).
+ * - The pipeline thread receives the records the log holds in this form and decodes the array with one
+ *   JSON.parse; should that fail (a record that is not a Runwatch event, possible on a shared Kafka topic), it
+ *   decodes record by record and skips the ones that are not JSON, as the in-thread Kafka consumer does.
+ */
+import { logKey, type LoggedEvent } from "../events/schema.js";
+
+export interface EncodedBatch {
+  /** `[r0,r1,…]`: record i spans bytes [start(i), ends[i]) with start(0) = 1 and start(i) = ends[i-1] + 1. */
+  readonly data: Uint8Array<ArrayBuffer>;
+  readonly ends: Uint32Array<ArrayBuffer>;
+}
+
+const OPEN = 0x5b; // [
+const COMMA = 0x2c;
+const CLOSE = 0x5d; // ]
+
+export function encodeBatch(records: readonly Uint8Array[]): EncodedBatch {
+  let total = 1 + Math.max(1, records.length);
+  for (const r of records) total += r.byteLength;
+  const data = new Uint8Array(total);
+  const ends = new Uint32Array(records.length);
+  data[0] = OPEN;
+  let pos = 1;
+  for (let i = 0; i < records.length; i++) {
+    if (i > 0) data[pos++] = COMMA;
+    data.set(records[i]!, pos);
+    pos += records[i]!.byteLength;
+    ends[i] = pos;
+  }
+  data[pos] = CLOSE;
+  return { data, ends };
+}
+
+/** Encoded events with the log key (logKey: user + run) of each, for EventLog.appendEncoded. */
+export interface EncodedEvents extends EncodedBatch {
+  readonly keys: readonly string[];
+}
+
+const utf8 = new TextEncoder();
+
+/** Encodes events (JSON.stringify of each). */
+export function encodeEvents(events: readonly LoggedEvent[]): EncodedEvents {
+  const jsons = events.map((e) => JSON.stringify(e));
+  const ends = new Uint32Array(jsons.length);
+  let pos = 1;
+  for (let i = 0; i < jsons.length; i++) {
+    pos += Buffer.byteLength(jsons[i]!, "utf8");
+    ends[i] = pos;
+    pos += 1; // the comma
+  }
+  return { data: utf8.encode(`[${jsons.join(",")}]`), ends, keys: events.map(logKey) };
+}
+
+/** The bytes of record i (a view into batch.data). */
+export function recordAt(batch: EncodedBatch, i: number): Uint8Array {
+  const start = i === 0 ? 1 : batch.ends[i - 1]! + 1;
+  return batch.data.subarray(start, batch.ends[i]!);
+}
+
+export function decodeBatch(batch: EncodedBatch, onUndecodable: (index: number, err: unknown) => void): LoggedEvent[] {
+  try {
+    return JSON.parse(Buffer.from(batch.data.buffer, batch.data.byteOffset, batch.data.byteLength).toString("utf8")) as LoggedEvent[];
+  } catch {
+    const out: LoggedEvent[] = [];
+    for (let i = 0; i < batch.ends.length; i++) {
+      const r = recordAt(batch, i);
+      try {
+        out.push(JSON.parse(Buffer.from(r.buffer, r.byteOffset, r.byteLength).toString("utf8")) as LoggedEvent);
+      } catch (err) {
+        onUndecodable(i, err);
+      }
+    }
+    return out;
+  }
+}

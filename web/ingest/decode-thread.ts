@@ -1,0 +1,89 @@
+/**
+ * Where POST /api/ingest/batch decodes its bodies (batch-decode.ts). A 500-event body costs ~3-5 ms of CPU to
+ * parse, validate, enrich and serialise; on the thread that serves every request, each such body held all the
+ * others up (and in the embedded default that thread also serves the pipeline's storage calls and the gateway).
+ * threadDecoder runs it on ingest threads of their own; this thread keeps only HTTP, auth, rate limit, the
+ * durable append and the response. inThreadDecoder is the fallback (RUNWATCH_INGEST_THREADS=0).
+ *
+ * A thread that dies fails the requests it was decoding with 503 (nothing was acknowledged) and is replaced on
+ * the next request.
+ */
+import type { Worker } from "node:worker_threads";
+import { Unavailable } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import { ownBytes, Rpc } from "../../core/threads/rpc.js";
+import { spawnThread } from "../../core/threads/spawn.js";
+import { decodeIngestBatch, type DecodedBatch } from "./batch-decode.js";
+
+export interface BatchDecoder {
+  decode(body: Uint8Array, userId: number, receivedAtMs: number): Promise<DecodedBatch>;
+  close(): Promise<void>;
+}
+
+export interface DecodeThreadData {
+  readonly maxBatchEvents: number;
+}
+
+export function inThreadDecoder(maxBatchEvents: number): BatchDecoder {
+  return {
+    decode: async (body, userId, receivedAtMs) => decodeIngestBatch(body, userId, receivedAtMs, maxBatchEvents),
+    close: async () => {},
+  };
+}
+
+interface DecodeThread {
+  readonly worker: Worker;
+  readonly rpc: Rpc;
+  inflight: number;
+  alive: boolean;
+}
+
+export function threadDecoder(opts: { maxBatchEvents: number; threads: number; logger: Logger }): BatchDecoder {
+  const data: DecodeThreadData = { maxBatchEvents: opts.maxBatchEvents };
+  const slots: (DecodeThread | undefined)[] = new Array(Math.max(1, opts.threads)).fill(undefined);
+  let closed = false;
+
+  const spawn = (slot: number): DecodeThread => {
+    const worker = spawnThread(new URL("./decode-worker.ts", import.meta.url), data, "runwatch-ingest");
+    const thread: DecodeThread = { worker, rpc: new Rpc(worker, {}), inflight: 0, alive: true };
+    worker.on("error", (err) => opts.logger.error("an ingest decode thread failed", { err }));
+    worker.once("exit", (code) => {
+      thread.alive = false;
+      thread.rpc.failPending(new Unavailable({ service: "ingest", message: `the ingest decode thread exited (code ${code})` }));
+      thread.rpc.detach();
+      if (slots[slot] === thread) slots[slot] = undefined;
+      if (!closed) opts.logger.error("an ingest decode thread exited; a new one starts with the next batch", { code });
+    });
+    worker.unref(); // an idle decoder never keeps the process alive
+    return (slots[slot] = thread);
+  };
+  for (let i = 0; i < slots.length; i++) spawn(i); // ready before the first request (loading takes a moment)
+
+  /** The least busy thread (a dead one is replaced). */
+  const pick = (): DecodeThread => {
+    let best: DecodeThread | undefined;
+    for (let i = 0; i < slots.length; i++) {
+      const t = slots[i]?.alive ? slots[i]! : spawn(i);
+      if (!best || t.inflight < best.inflight) best = t;
+    }
+    return best!;
+  };
+
+  return {
+    async decode(body, userId, receivedAtMs) {
+      if (closed) throw new Unavailable({ service: "ingest", message: "the server is shutting down" });
+      const thread = pick();
+      const own = ownBytes(body);
+      thread.inflight++;
+      try {
+        return await thread.rpc.call<DecodedBatch>("decode", [own, userId, receivedAtMs], [own.buffer]);
+      } finally {
+        thread.inflight--;
+      }
+    },
+    async close() {
+      closed = true;
+      await Promise.all(slots.map((t) => t?.worker.terminate()));
+    },
+  };
+}
