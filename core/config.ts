@@ -3,6 +3,7 @@
  * Scale mode is chosen per port: each of KAFKA_BROKERS, CLICKHOUSE_URL, DATABASE_URL, REDIS_URL
  * switches its own port from the embedded adapter to the server adapter.
  */
+import os from "node:os";
 import path from "node:path";
 
 export interface Config {
@@ -36,7 +37,7 @@ export interface Config {
    * process also serves web (ingest), on the main thread otherwise; "thread" or "main" to force either.
    */
   readonly pipelineThread: "auto" | "thread" | "main";
-  /** Threads that decode ingest batch bodies off the request thread (RUNWATCH_INGEST_THREADS, default 1; 0 = none). */
+  /** Threads that decode ingest batch bodies off the request thread (RUNWATCH_INGEST_THREADS; default 2, or 1 on one core; 0 = none). */
   readonly ingestThreads: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
 }
@@ -87,7 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBatchEvents: int(env.RUNWATCH_MAX_BATCH_EVENTS, 1000),
     previewMaxChars: int(env.RUNWATCH_PREVIEW_MAX_CHARS, 500),
     extraPlugins: list(env.RUNWATCH_PLUGINS),
-    ingestThreads: Math.max(0, Math.floor(int(env.RUNWATCH_INGEST_THREADS, 1))),
+    ingestThreads: Math.max(0, Math.floor(int(env.RUNWATCH_INGEST_THREADS, Math.min(2, os.availableParallelism())))),
     pipelineThread: oneOf(env.RUNWATCH_PIPELINE_THREAD, ["auto", "thread", "main"], "auto", "RUNWATCH_PIPELINE_THREAD"),
     logLevel: (env.LOG_LEVEL as Config["logLevel"]) ?? "info",
   };

@@ -36,6 +36,13 @@ const suite = () => {
     expect(dbs).toEqual([{ d: database }]);
   });
 
+  it("inserts rows already serialised as JSONEachRow (insertEncoded)", async () => {
+    await ch.exec("CREATE TABLE IF NOT EXISTS enc (k String, v UInt32) ENGINE = MergeTree ORDER BY k");
+    const rows = [{ k: "é\n\"x\"", v: 1 }, { k: "b", v: 2 }];
+    await ch.insertEncoded("enc", new TextEncoder().encode(rows.map((r) => JSON.stringify(r)).join("\n") + "\n"));
+    expect(await ch.query("SELECT k, v FROM enc ORDER BY v")).toEqual(rows);
+  });
+
   it("openClickHouseServer accepts a current server and refuses a too-old one with a clear message", async () => {
     if (Number(version.split(".")[0]) < MIN_SERVER_MAJOR) {
       await expect(openClickHouseServer(url!, database)).rejects.toThrow(/too old/);

@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { LoggedEvent } from "../events/schema.js";
 import { createLogger } from "../logger.js";
+import { encodeEvents } from "./encoded-batch.js";
 import { openFileLog, type FileLog } from "./file-log.js";
 import { segmentFile } from "./segments.js";
 
@@ -101,6 +102,25 @@ describe("file log", () => {
     const { got } = await drain(log, "g", 2000);
     expect(got.map((e) => e.event_id)).toEqual(events.map((e) => e.event_id));
     expect(got[13]!.payload.s).toBe(events[13]!.payload.s);
+  });
+
+  it("appendEncoded and consumeEncoded: the same records as append/consume, interleaved in call order", async () => {
+    const log = await openLog(await tempDir());
+    const events = Array.from({ length: 300 }, (_, i) => ev(`x${i}`, { s: "é✓😀".repeat(i % 5) }));
+    await Promise.all([
+      log.append(events.slice(0, 100)),
+      log.appendEncoded(encodeEvents(events.slice(100, 200))),
+      log.append(events.slice(200)),
+    ]);
+    const decoded = await drain(log, "plain", 300);
+    expect(decoded.got).toEqual(events);
+
+    const records: Uint8Array[] = [];
+    const c = await log.consumeEncoded({ group: "encoded", maxBatch: 64, maxWaitMs: 1, handler: async (b) => void records.push(...b) });
+    await waitFor(async () => records.length === 300);
+    await c.stop();
+    // Each record is a copy that outlives the reader's buffer.
+    expect(records.map((r) => JSON.parse(Buffer.from(r).toString("utf8")))).toEqual(events);
   });
 
   it("resumes from the committed offset after reopening; nothing committed is redelivered", async () => {

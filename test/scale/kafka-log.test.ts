@@ -9,6 +9,7 @@ import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { randomUUID } from "node:crypto";
 import { openKafkaLog } from "../../core/log/kafka-log.js";
+import { encodeEvents } from "../../core/log/encoded-batch.js";
 import { Unavailable } from "../../core/errors.js";
 import type { LoggedEvent } from "../../core/events/schema.js";
 import type { EventLog } from "../../core/ports/event-log.js";
@@ -101,6 +102,23 @@ describeWith(["KAFKA_BROKERS"], "kafka event log", () => {
     expect(ids.size).toBe(events.length);
     await eventually("lag 0", async () => (await c.lag()) === 0);
     await c.stop();
+  }, 120_000);
+
+  it("appendEncoded and consumeEncoded carry the same records, keyed and ordered per run", async () => {
+    const { log } = await open();
+    const events = Array.from({ length: 200 }, (_, i) => loggedEvent(3, `enc-${i % 5}`, i));
+    await log.appendEncoded(encodeEvents(events.slice(0, 120)));
+    await log.append(events.slice(120));
+    const records: Uint8Array[] = [];
+    const c = await log.consumeEncoded({ group: `g-${randomUUID()}`, maxBatch: 500, maxWaitMs: 20, handler: async (b) => { records.push(...b); } });
+    await eventually("all records consumed", () => records.length >= events.length, 60_000);
+    await c.stop();
+    const got = records.map((r) => JSON.parse(Buffer.from(r).toString("utf8")) as LoggedEvent);
+    expect(new Set(got.map((e) => e.event_id)).size).toBe(events.length);
+    for (let run = 0; run < 5; run++) {
+      const seqs = got.filter((e) => e.sdk_run_id === `enc-${run}`).map((e) => e.payload.seq);
+      expect(seqs).toEqual([...seqs].sort((a, b) => Number(a) - Number(b)));
+    }
   }, 120_000);
 
   it("keeps consumer groups of the same name apart on different topics (two deployments on one cluster)", async () => {

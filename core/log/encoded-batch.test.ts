@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import type { LoggedEvent } from "../events/schema.js";
+import { decodeBatch, encodeBatch, encodeEvents, recordAt } from "./encoded-batch.js";
+import { encodeRecords, frameRecords } from "./framing.js";
+
+const event = (i: number, text = ""): LoggedEvent => ({
+  event_id: `0190b6a0-0000-7000-8000-${String(i).padStart(12, "0")}`,
+  user_id: 1 + (i % 3),
+  run_id: "00000000-0000-5000-8000-000000000001",
+  sdk_run_id: `run-${i % 4}`,
+  event_type: "tool_call",
+  agent_name: null,
+  payload: { tool_name: "search", phase: "end", output_preview: `${text}${i}` },
+  occurred_at: "2026-11-23T10:00:00.000Z",
+  received_at: "2026-11-23T10:00:00.000Z",
+  config_version: null,
+});
+
+describe("encoded batches", () => {
+  const events = Array.from({ length: 50 }, (_, i) => event(i, "é✓😀\n\"quoted\"".repeat(i % 3)));
+
+  it("round-trips events, multi-byte text included, with each record's log key", () => {
+    const encoded = encodeEvents(events);
+    expect(encoded.keys).toEqual(events.map((e) => `${e.user_id}:${e.sdk_run_id}`));
+    expect(decodeBatch(encoded, () => {})).toEqual(events);
+    expect(JSON.parse(Buffer.from(recordAt(encoded, 7)).toString("utf8"))).toEqual(events[7]);
+  });
+
+  it("frames encoded records byte for byte as the file log frames events", () => {
+    expect(frameRecords(encodeEvents(events)).equals(encodeRecords(events))).toBe(true);
+  });
+
+  it("encodes raw records (the log's bytes) the same way, an empty batch included", () => {
+    const records = events.map((e) => new TextEncoder().encode(JSON.stringify(e)));
+    expect(decodeBatch(encodeBatch(records), () => {})).toEqual(events);
+    expect(decodeBatch(encodeBatch([]), () => {})).toEqual([]);
+  });
+
+  it("skips a record that is not JSON and keeps the others", () => {
+    const records = [JSON.stringify(events[0]), "not json {", JSON.stringify(events[1])].map((s) => new TextEncoder().encode(s));
+    const skipped: number[] = [];
+    expect(decodeBatch(encodeBatch(records), (i) => skipped.push(i))).toEqual([events[0], events[1]]);
+    expect(skipped).toEqual([1]);
+  });
+});

@@ -1,0 +1,61 @@
+/**
+ * Batch bodies decoded on ingest threads give exactly what decoding on the request's thread gives (the HTTP
+ * behaviour is tested end to end in web/ingest.test.ts and test/e2e), and a closed decoder answers Unavailable.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { decodeBatch } from "../../core/log/encoded-batch.js";
+import { createLogger } from "../../core/logger.js";
+import { inThreadDecoder, threadDecoder } from "./decode-thread.js";
+
+const threads = threadDecoder({ maxBatchEvents: 5, threads: 2, logger: createLogger("error") });
+const local = inThreadDecoder(5);
+afterAll(() => threads.close());
+
+const body = (v: unknown) => new TextEncoder().encode(typeof v === "string" ? v : JSON.stringify(v));
+const ev = (i: number, extra: Record<string, unknown> = {}) => ({
+  event_type: "step",
+  sdk_run_id: `run-${i % 2}`,
+  event_id: `0190b6a0-0000-7000-8000-${String(i).padStart(12, "0")}`,
+  occurred_at: "2026-11-23T10:00:00.000Z",
+  payload: { node_name: "plan", phase: "start", note: "é✓😀" },
+  ...extra,
+});
+
+const cases: [string, Uint8Array][] = [
+  ["valid events", body({ events: [ev(1), ev(2), ev(3)] })],
+  ["valid and invalid events", body({ events: [ev(1), ev(2, { payload: { phase: "start" } }), ev(3, { event_type: "nope" })] })],
+  ["an empty body", body("")],
+  ["malformed JSON", body('{"events": [')],
+  ["an array body", body([ev(1)])],
+  ["no events", body({ events: [] })],
+  ["too many events", body({ events: [1, 2, 3, 4, 5, 6].map((i) => ev(i)) })],
+];
+
+describe("ingest decode threads", () => {
+  it.each(cases)("decode %s as the request thread does", async (_, bytes) => {
+    const at = Date.parse("2026-11-23T10:00:01.000Z");
+    const [remote, here] = await Promise.all([threads.decode(bytes.slice(), 42, at), local.decode(bytes.slice(), 42, at)]);
+    if (remote.ok && here.ok) {
+      expect(JSON.parse(remote.response)).toEqual(JSON.parse(here.response));
+      expect(decodeBatch(remote.events, () => {})).toEqual(decodeBatch(here.events, () => {}));
+      expect(remote.events.keys).toEqual(here.events.keys);
+    } else {
+      expect(remote).toEqual(here);
+      expect(remote.ok).toBe(false);
+    }
+  });
+
+  it("spreads concurrent bodies over its threads and keeps each result with its request", async () => {
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => threads.decode(body({ events: [ev(i)] }), i + 1, Date.now())));
+    results.forEach((r, i) => {
+      expect(r.ok).toBe(true);
+      if (r.ok) expect(decodeBatch(r.events, () => {})[0]).toMatchObject({ user_id: i + 1, sdk_run_id: `run-${i % 2}` });
+    });
+  });
+
+  it("answers Unavailable once closed", async () => {
+    const d = threadDecoder({ maxBatchEvents: 5, threads: 1, logger: createLogger("error") });
+    await d.close();
+    await expect(d.decode(body({ events: [ev(1)] }), 1, Date.now())).rejects.toMatchObject({ _tag: "Unavailable" });
+  });
+});
