@@ -37,6 +37,11 @@ export interface Config {
    * process also serves web (ingest), on the main thread otherwise; "thread" or "main" to force either.
    */
   readonly pipelineThread: "auto" | "thread" | "main";
+  /**
+   * CPU priority (a Unix nice value, 0-19) of background work beside ingest: the pipeline thread and chDB's query
+   * threads. Higher yields more readily to the threads that answer ingest requests. 0 turns it off.
+   */
+  readonly backgroundNice: number;
   /** Threads that decode ingest batch bodies off the request thread (RUNWATCH_INGEST_THREADS; default 2, or 1 on one core; 0 = none). */
   readonly ingestThreads: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
@@ -88,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBatchEvents: int(env.RUNWATCH_MAX_BATCH_EVENTS, 1000),
     previewMaxChars: int(env.RUNWATCH_PREVIEW_MAX_CHARS, 500),
     extraPlugins: list(env.RUNWATCH_PLUGINS),
+    backgroundNice: Math.min(19, Math.max(0, Math.floor(int(env.RUNWATCH_BACKGROUND_NICE, 10)))),
     ingestThreads: Math.max(0, Math.floor(int(env.RUNWATCH_INGEST_THREADS, Math.min(2, os.availableParallelism())))),
     pipelineThread: oneOf(env.RUNWATCH_PIPELINE_THREAD, ["auto", "thread", "main"], "auto", "RUNWATCH_PIPELINE_THREAD"),
     logLevel: (env.LOG_LEVEL as Config["logLevel"]) ?? "info",

@@ -34,7 +34,7 @@ export const clickHouseLayer = (c: Config) =>
   scoped(ClickHouseService, async () => {
     const ch = c.clickhouseUrl
       ? await (await import("./clickhouse/server.js")).openClickHouseServer(c.clickhouseUrl, c.clickhouseDatabase)
-      : await (await import("./clickhouse/chdb.js")).openChdb(path.join(c.dataDir, "clickhouse"), c.clickhouseDatabase);
+      : await (await import("./clickhouse/chdb.js")).openChdb(path.join(c.dataDir, "clickhouse"), c.clickhouseDatabase, { queryNice: c.backgroundNice });
     await (await import("./clickhouse/migrate.js")).migrateClickHouse(ch);
     return ch;
   });

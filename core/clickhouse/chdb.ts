@@ -18,10 +18,18 @@ import type { ClickHouse } from "../ports/clickhouse.js";
 import { TimeSlice } from "../time-slice.js";
 import { CLICKHOUSE_SETTINGS, parseJsonEachRow, quoteIdent } from "./settings.js";
 
-const connectionArgs = Object.entries(CLICKHOUSE_SETTINGS).map(([k, v]) => `--${k}=${v}`);
+export interface ChdbOptions {
+  /**
+   * Nice value of the engine's query threads (ClickHouse's os_thread_priority; only lowering is allowed without
+   * privileges): in the embedded default they share the cores with the threads that answer ingest.
+   */
+  readonly queryNice?: number;
+}
 
-export async function openChdb(dir: string, database: string): Promise<ClickHouse> {
+export async function openChdb(dir: string, database: string, options: ChdbOptions = {}): Promise<ClickHouse> {
   await mkdir(dir, { recursive: true });
+  const settings = { ...CLICKHOUSE_SETTINGS, ...(options.queryNice ? { os_thread_priority: options.queryNice } : {}) };
+  const connectionArgs = Object.entries(settings).map(([k, v]) => `--${k}=${v}`);
   let session: Session;
   try {
     session = new Session(dir, { connectionArgs });

@@ -5,6 +5,7 @@
  * one message.
  */
 import type { Config } from "../../core/config.js";
+import { toJsonEachRow } from "../../core/clickhouse/settings.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Sql } from "../../core/ports/sql.js";
@@ -54,9 +55,7 @@ function remoteClickHouse(rpc: Rpc): ClickHouse {
     exec: (sql: string, params?: Record<string, unknown>) => rpc.call<void>("clickhouse.exec", [sql, params]),
     async insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
       if (rows.length === 0) return;
-      let text = "";
-      for (const row of rows) text += JSON.stringify(row) + "\n";
-      await insertEncoded(table, encoder.encode(text));
+      await insertEncoded(table, encoder.encode(toJsonEachRow(rows)));
     },
     insertEncoded,
     close: async () => {},

@@ -9,6 +9,7 @@ import { createPipelineCore, type PipelineCore, type PipelineOptions } from "../
 import { decodeBatch, type EncodedBatch } from "../../core/log/encoded-batch.js";
 import { remotePorts, type Subscribers } from "./remote-ports.js";
 import { Rpc } from "../../core/threads/rpc.js";
+import { lowerThisThreadPriority } from "../../core/threads/priority.js";
 import { threadData } from "../../core/threads/spawn.js";
 
 export interface WorkerData {
@@ -25,6 +26,10 @@ const started = (): PipelineCore => {
   if (!core) throw new Error("the pipeline thread has not started");
   return core;
 };
+
+// Background work: let the threads that answer ingest requests have the cores first (RUNWATCH_BACKGROUND_NICE).
+const priority = lowerThisThreadPriority(config.backgroundNice);
+if (!priority.ok && config.backgroundNice > 0) logger.debug("pipeline thread priority unchanged", { reason: priority.reason });
 
 const rpc = new Rpc(parentPort!, {
   async start(): Promise<string[]> {
