@@ -18,9 +18,6 @@ interface Message {
   stop_reason?: string | null;
 }
 
-export const anthropicErrorMessage = (body: unknown): string | undefined =>
-  (body as { error?: { message?: string } } | undefined)?.error?.message;
-
 export const anthropic: Provider = {
   id: "anthropic",
   name: "Anthropic",
@@ -50,7 +47,6 @@ export const anthropic: Provider = {
       policy: ctx.policy,
       fetch: ctx.fetch,
       signal: req.signal,
-      errorMessage: anthropicErrorMessage,
     });
     const message = body as Message;
     if (message?.stop_reason === "max_tokens") {

@@ -33,9 +33,6 @@ export function toGeminiSchema(s: Record<string, unknown>): Record<string, unkno
 
 const RESPONSE_SCHEMA = toGeminiSchema(ANSWER_JSON_SCHEMA as unknown as Record<string, unknown>);
 
-export const geminiErrorMessage = (body: unknown): string | undefined =>
-  (body as { error?: { message?: string } } | undefined)?.error?.message;
-
 export const gemini: Provider = {
   id: "gemini",
   name: "Google Gemini",
@@ -59,7 +56,6 @@ export const gemini: Provider = {
       policy: ctx.policy,
       fetch: ctx.fetch,
       signal: req.signal,
-      errorMessage: geminiErrorMessage,
     });
     const res = body as GenerateContentResponse;
     if (res?.promptFeedback?.blockReason) throw malformedAnswer("Gemini", `the prompt was blocked (${res.promptFeedback.blockReason})`);

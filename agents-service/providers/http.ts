@@ -24,9 +24,11 @@ export interface CallOptions {
   readonly fetch: typeof fetch;
   /** Aborts the whole call (e.g. the client went away). */
   readonly signal?: AbortSignal;
-  /** Pulls the human-readable message out of the provider's error body. */
-  readonly errorMessage: (body: unknown) => string | undefined;
 }
+
+/** The message of an error body: OpenAI, Anthropic and Gemini all answer `{"error": {"message": …}}`. */
+const errorMessage = (body: unknown): string | undefined =>
+  (body as { error?: { message?: string } } | undefined)?.error?.message;
 
 export interface CallResult {
   readonly body: unknown;
@@ -110,7 +112,7 @@ export async function postJson(o: CallOptions): Promise<CallResult> {
     }
     if (res.ok) return { body, attempts: attempt + 1 };
 
-    const detail = o.errorMessage(body) ?? (typeof body === "string" ? body.slice(0, 300) : undefined);
+    const detail = errorMessage(body) ?? (typeof body === "string" ? body.slice(0, 300) : undefined);
     const described = `${o.provider} answered HTTP ${res.status}${detail ? `: ${detail}` : ""}`;
     if (!RETRYABLE(res.status)) {
       const auth = res.status === 401 || res.status === 403;

@@ -15,9 +15,6 @@ interface ChatCompletion {
   choices?: Array<{ message?: { content?: string | null; refusal?: string | null }; finish_reason?: string }>;
 }
 
-export const openaiErrorMessage = (body: unknown): string | undefined =>
-  (body as { error?: { message?: string } } | undefined)?.error?.message;
-
 export const openai: Provider = {
   id: "openai",
   name: "OpenAI",
@@ -43,7 +40,6 @@ export const openai: Provider = {
       policy: ctx.policy,
       fetch: ctx.fetch,
       signal: req.signal,
-      errorMessage: openaiErrorMessage,
     });
     const completion = body as ChatCompletion;
     const choice = completion?.choices?.[0];
