@@ -57,6 +57,10 @@ export function encodeEvents(events: readonly LoggedEvent[]): EncodedEvents {
   return { data: utf8.encode(`[${jsons.join(",")}]`), ends, keys: events.map(logKey) };
 }
 
+/** One record (the UTF-8 JSON of a LoggedEvent) decoded; throws on bytes that are not JSON. */
+export const decodeRecord = (bytes: Uint8Array): LoggedEvent =>
+  JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")) as LoggedEvent;
+
 /** The bytes of record i (a view into batch.data). */
 export function recordAt(batch: EncodedBatch, i: number): Uint8Array {
   const start = i === 0 ? 1 : batch.ends[i - 1]! + 1;
@@ -69,9 +73,8 @@ export function decodeBatch(batch: EncodedBatch, onUndecodable: (index: number, 
   } catch {
     const out: LoggedEvent[] = [];
     for (let i = 0; i < batch.ends.length; i++) {
-      const r = recordAt(batch, i);
       try {
-        out.push(JSON.parse(Buffer.from(r.buffer, r.byteOffset, r.byteLength).toString("utf8")) as LoggedEvent);
+        out.push(decodeRecord(recordAt(batch, i)));
       } catch (err) {
         onUndecodable(i, err);
       }

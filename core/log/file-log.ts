@@ -28,7 +28,7 @@ import type { LoggedEvent } from "../events/schema.js";
 import { createLogger, type Logger } from "../logger.js";
 import type { ConsumeOptions, EventLog, LogConsumer } from "../ports/event-log.js";
 import { lockDir, type DirLock } from "./dir-lock.js";
-import type { EncodedEvents } from "./encoded-batch.js";
+import { decodeRecord, type EncodedEvents } from "./encoded-batch.js";
 import { encodeRecords, frameRecords, SEGMENT_MAGIC } from "./framing.js";
 import { closeFd, fdatasync, fstatSize, fsyncDir, ftruncate, openFd, pread, pwriteAll } from "./fs-io.js";
 import { openOffsetStore, type OffsetStore } from "./offset-store.js";
@@ -293,7 +293,7 @@ class FileLogImpl implements FileLog {
   }
 
   consume(options: ConsumeOptions): Promise<LogConsumer> {
-    return this.subscribe(options, decodeJson);
+    return this.subscribe(options, decodeRecord);
   }
 
   consumeEncoded(options: ConsumeOptions<Uint8Array>): Promise<LogConsumer> {
@@ -368,7 +368,6 @@ async function createSegment(dir: string, base: number): Promise<number> {
   return fd;
 }
 
-const decodeJson = (payload: Buffer): LoggedEvent => JSON.parse(payload.toString("utf8")) as LoggedEvent;
 /** The reader's buffer is reused by its next read: an undecoded record must be copied out. */
 const copyBytes = (payload: Buffer): Uint8Array => Uint8Array.prototype.slice.call(payload);
 

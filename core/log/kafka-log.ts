@@ -20,10 +20,10 @@
 import { Kafka, logLevel as KafkaLogLevel, type Consumer, type EachBatchPayload, type LogEntry, type Producer, type Admin } from "kafkajs";
 import type { Config } from "../config.js";
 import { Unavailable } from "../errors.js";
-import { logKey, type LoggedEvent } from "../events/schema.js";
+import { logKey } from "../events/schema.js";
 import { createLogger, type Logger } from "../logger.js";
 import type { ConsumeOptions, EventLog, LogConsumer } from "../ports/event-log.js";
-import { recordAt } from "./encoded-batch.js";
+import { decodeRecord, recordAt } from "./encoded-batch.js";
 
 /**
  * The Kafka group id of a logical consumer group: namespaced by topic. kafkajs' assigner spreads the
@@ -198,12 +198,13 @@ export async function openKafkaLog(config: Config, options: KafkaLogOptions = {}
     },
 
     consume(opts) {
-      return subscribe(opts, decodeJson);
+      return subscribe(opts, decodeRecord);
     },
 
     consumeEncoded(opts) {
       return subscribe(opts, keepBytes);
     },
+
     async close() {
       if (closed) return;
       closed = true;
@@ -236,7 +237,6 @@ async function ensureTopic(admin: Admin, topic: string, partitions: number, logg
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** One partition batch waiting in the coalescer, with the offset to commit once it is handled. */
-const decodeJson = (value: Buffer): LoggedEvent => JSON.parse(value.toString("utf8")) as LoggedEvent;
 const keepBytes = (value: Buffer): Uint8Array => value;
 
 interface Slice<T> {
