@@ -6,7 +6,7 @@
  */
 import type { RunRecord } from "../core/events/run.js";
 import { userChannel } from "../core/ports/pubsub.js";
-import { TimeSlice } from "../core/time-slice.js";
+import { publishAll } from "../core/pubsub/publish-all.js";
 import type { PipelineEvent, Plugin, PluginContext } from "./plugin.js";
 
 const SCRATCH = "broadcast";
@@ -53,27 +53,15 @@ export const broadcast = (): Plugin => {
     },
     onEvent(event, draft, batch) {
       if (event.duplicate) return;
-      let out = batch.scratch.get(SCRATCH) as [number, string][] | undefined;
+      let out = batch.scratch.get(SCRATCH) as [string, string][] | undefined;
       if (!out) batch.scratch.set(SCRATCH, (out = []));
       // Serialised now: the snapshot of the run after this event, not after the whole batch.
-      out.push([event.user_id, broadcastMessage(event, draft.run)]);
+      out.push([userChannel(event.user_id), broadcastMessage(event, draft.run)]);
     },
     async afterCommit(batch) {
-      const out = batch.scratch.get(SCRATCH) as [number, string][] | undefined;
+      const out = batch.scratch.get(SCRATCH) as [string, string][] | undefined;
       if (!out || !ctx) return;
-      const pubsub = ctx.pubsub;
-      // In time slices: in-process pub/sub runs the gateway's handlers synchronously, and ingest shares this
-      // event loop in embedded mode.
-      const slice = new TimeSlice();
-      const sent: Promise<void>[] = [];
-      for (let i = 0; i < out.length; i++) {
-        const [userId, msg] = out[i]!;
-        const p = pubsub.publish(userChannel(userId), msg);
-        p.catch(() => {}); // handled by Promise.all below; no unhandled rejection while we yield
-        sent.push(p);
-        if ((i & 15) === 15 && slice.due()) await slice.next();
-      }
-      await Promise.all(sent);
+      await publishAll(ctx.pubsub, out);
     },
   };
 };

@@ -10,6 +10,7 @@
  */
 import type { Ports } from "../../core/runtime.js";
 import type { Sql } from "../../core/ports/sql.js";
+import { publishAll } from "../../core/pubsub/publish-all.js";
 import { TimeSlice } from "../../core/time-slice.js";
 import type { Handlers } from "../../core/threads/rpc.js";
 
@@ -78,19 +79,8 @@ export function servePorts(ports: Pick<Ports, "sql" | "clickhouse" | "pubsub">, 
     "clickhouse.query": (sql: string, params?: Record<string, unknown>) => ports.clickhouse.query(sql, params),
     "clickhouse.exec": (sql: string, params?: Record<string, unknown>) => ports.clickhouse.exec(sql, params),
     "clickhouse.insertEncoded": (table: string, rows: Uint8Array) => ports.clickhouse.insertEncoded(table, rows),
-    // Broadcasts of a whole batch arrive together; in-process pub/sub runs the gateway's handlers synchronously,
-    // and this is the thread that serves ingest: publish in time slices.
-    "pubsub.publish": async (messages: readonly (readonly [string, string])[]) => {
-      const slice = new TimeSlice(1);
-      const sent: Promise<void>[] = [];
-      for (let i = 0; i < messages.length; i++) {
-        const p = ports.pubsub.publish(messages[i]![0], messages[i]![1]);
-        p.catch(() => {}); // awaited below
-        sent.push(p);
-        if ((i & 15) === 15 && slice.due()) await slice.next();
-      }
-      await Promise.all(sent);
-    },
+    // Broadcasts of a whole batch arrive together; this thread also serves ingest: publish in 1 ms slices.
+    "pubsub.publish": (messages: readonly (readonly [string, string])[]) => publishAll(ports.pubsub, messages, new TimeSlice(1)),
     "pubsub.subscribe": async (prefix: string) => {
       const id = nextId++;
       subscriptions.set(id, await ports.pubsub.subscribePrefix(prefix, (channel, message) => deliver(id, channel, message)));
