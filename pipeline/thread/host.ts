@@ -18,7 +18,7 @@ import { createLogger } from "../../core/logger.js";
 import type { Ports } from "../../core/runtime.js";
 import { consumeOptionsFor, type Pipeline, type PipelineOptions } from "../runner.js";
 import { encodeBatch } from "../../core/log/encoded-batch.js";
-import { servePorts, type PortServer } from "./port-server.js";
+import { servePorts } from "./port-server.js";
 import { Rpc } from "../../core/threads/rpc.js";
 import { spawnThread } from "../../core/threads/spawn.js";
 import type { WorkerData } from "./worker.js";
@@ -27,7 +27,6 @@ import type { WorkerData } from "./worker.js";
 interface Thread {
   readonly worker: Worker;
   readonly rpc: Rpc;
-  readonly server: PortServer;
 }
 
 export type ThreadPipelineOptions = Pick<PipelineOptions, "group" | "maxBatch" | "maxWaitMs" | "cacheSize" | "logger">;
@@ -43,7 +42,7 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
     let rpc!: Rpc;
     const server = servePorts(ports, (id, channel, message) => rpc.notify("pubsub.message", [id, channel, message]));
     rpc = new Rpc(worker, server.handlers);
-    const thread: Thread = { worker, rpc, server };
+    const thread: Thread = { worker, rpc };
     worker.on("error", (err) => logger.error("the pipeline thread failed", { err }));
     worker.once("exit", (code) => {
       rpc.failPending(new Error(`the pipeline thread exited (code ${code})`));
