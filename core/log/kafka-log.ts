@@ -35,6 +35,8 @@ export const consumerGroupId = (topic: string, group: string): string => `${topi
 
 /** Partitions for a topic we create (upper bound on useful pipeline processes). */
 export const DEFAULT_PARTITIONS = 12;
+/** How long a new topic may take to get its partition leaders. */
+const TOPIC_READY_TIMEOUT_MS = 15_000;
 /** How long an append may wait for the broker before it is answered with Unavailable. */
 const APPEND_TIMEOUT_MS = 5_000;
 /** Upper bound of one produce request (sum of message sizes); stays below default broker limits. */
@@ -224,13 +226,32 @@ async function ensureTopic(admin: Admin, topic: string, partitions: number, logg
   if (existing.includes(topic)) return;
   try {
     const created = await admin.createTopics({
-      waitForLeaders: true,
+      // kafkajs' own wait retries only LEADER_NOT_AVAILABLE; a KRaft broker may first answer
+      // UNKNOWN_TOPIC_OR_PARTITION for a topic it has just created, so the wait is ours.
+      waitForLeaders: false,
       topics: [{ topic, numPartitions: partitions, configEntries: [{ name: "max.message.bytes", value: String(10 * 1024 * 1024) }] }],
     });
     if (created) logger.info("created topic", { topic, partitions });
   } catch (err) {
     // Another process created it at the same moment.
     if (!(err instanceof Error && /already exists/i.test(err.message))) throw err;
+  }
+  await waitForLeaders(admin, topic);
+}
+
+/** Waits until every partition of a new topic has a leader, riding out the broker's retriable answers. */
+async function waitForLeaders(admin: Admin, topic: string, timeoutMs = TOPIC_READY_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const parts = topics.find((t) => t.name === topic)?.partitions ?? [];
+      if (parts.length && parts.every((p) => p.leader >= 0)) return;
+    } catch (err) {
+      if (!(err as { retriable?: boolean }).retriable || Date.now() > deadline) throw err;
+    }
+    if (Date.now() > deadline) throw new Error(`topic ${topic} has no leader after ${timeoutMs} ms`);
+    await sleep(100);
   }
 }
 
