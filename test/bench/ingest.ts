@@ -11,9 +11,9 @@
  * A durable ack costs one fdatasync shared by every request in the group commit, so throughput grows with the
  * number of requests in flight: many agents, many connections.
  *
- * Env: BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (single, default 128), BENCH_BATCH_SIZE (default 500),
+ * Env: BENCH_DURATION (s, default 10; a paced phase runs at least BENCH_MIN_SAMPLES requests, default 3000), BENCH_CONNECTIONS (single, default 128), BENCH_BATCH_SIZE (default 500),
  * BENCH_BATCH_CONNECTIONS (default 16), BENCH_ROLES (default web,pipeline; "web" measures ingest alone),
- * BENCH_PHASES (default single,batch),
+ * BENCH_PHASES (default single,batch; or single-max, single-half, single-target, batch-max, batch-half, batch-target),
  * BENCH_LOG_LEVEL (server log level, default warn; "debug" prints the pipeline's per-stage batch timings),
  * BENCH_SERVER_NODE_ARGS (node flags for the server only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
@@ -33,8 +33,12 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 128);
 const BATCH_SIZE = Number(process.env.BENCH_BATCH_SIZE ?? 500);
 const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 16);
 const ROLES = process.env.BENCH_ROLES ?? "web,pipeline";
-const PHASES = (process.env.BENCH_PHASES ?? "single,batch").split(",");
+/** "single" and "batch" stand for their three phases: -max, -half (of the measured max; needs -max), -target. */
+const PHASES = (process.env.BENCH_PHASES ?? "single,batch").split(",").flatMap((p) => (p === "single" || p === "batch" ? [`${p}-max`, `${p}-half`, `${p}-target`] : [p]));
+const runs = (phase: string) => PHASES.includes(phase);
 const RUNS = 64;
+/** A paced phase runs at least long enough for this many requests, so that its p99 is not one stall. */
+const MIN_SAMPLES = Number(process.env.BENCH_MIN_SAMPLES ?? 3000);
 /** The issue's targets on 2 cores; "half load" is measured both at half the measured maximum and at half these. */
 const TARGET_SINGLE_REQ_S = 8_000;
 const TARGET_BATCH_EVENTS_S = 50_000;
@@ -94,7 +98,9 @@ async function paced(url: string, key: string, opts: { batch: boolean; rate: num
   const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
   const requests = Array.from({ length: RUNS }, (_, run) =>
     httpRequestBytes(target, "POST", headers, Buffer.from(JSON.stringify(opts.batch ? { events: Array.from({ length: BATCH_SIZE }, (_, i) => stepEvent(run, i)) } : stepEvent(run, 0)))));
-  const r = await pacedLoad(target, requests, { rate: opts.rate, seconds: opts.duration });
+  // A p99 needs samples: at 50 batches/s a 10 s phase has 500 requests and its p99 is the 5th slowest one.
+  const seconds = Math.max(opts.duration, Math.ceil(MIN_SAMPLES / opts.rate));
+  const r = await pacedLoad(target, requests, { rate: opts.rate, seconds });
   let ok = 0, non2xx = 0;
   for (const [status, n] of r.statuses) {
     if (status === 202 || status === 207) ok += n;
@@ -169,7 +175,9 @@ async function main() {
     }
     console.log(`Runwatch ingest bench: embedded default, ${os.cpus().length} cores, node ${process.version}, ${DURATION}s per phase`);
     console.log(`roles: ${ROLES}; single: ${CONNECTIONS} connections; batch: ${BATCH_SIZE} events/request, ${BATCH_CONNECTIONS} connections\n`);
-    let accepted = (await drive(url, key, { batch: false, connections: CONNECTIONS, duration: 3 })).accepted; // warm-up (JIT, caches)
+    // Warm-up of both paths (JIT, caches, the decode threads), so that no phase measures a cold start.
+    let accepted = (await drive(url, key, { batch: false, connections: CONNECTIONS, duration: 3 })).accepted;
+    accepted += (await drive(url, key, { batch: true, connections: 2, duration: 3 })).accepted;
     // The pipeline must keep up (the stored counts reach every acknowledged event) before the next phase starts.
     const withPipeline = ROLES.split(",").some((r) => r === "pipeline" || r === "all");
     const report = async (p: Phase, label: string) => {
@@ -178,19 +186,27 @@ async function main() {
     };
     if (withPipeline) await drained(url, key, accepted);
 
-    if (PHASES.includes("single")) {
+    if (runs("single-max")) {
       const single = await drive(url, key, { batch: false, connections: CONNECTIONS, duration: DURATION });
       await report(single, "single, max load");
-      const singleHalf = await paced(url, key, { batch: false, duration: DURATION, rate: Math.max(1, Math.round(single.reqPerSec / 2)) });
-      await report(singleHalf, "single, half load");
+      if (runs("single-half")) {
+        const singleHalf = await paced(url, key, { batch: false, duration: DURATION, rate: Math.max(1, Math.round(single.reqPerSec / 2)) });
+        await report(singleHalf, "single, half load");
+      }
+    }
+    if (runs("single-target")) {
       const singleHalfTarget = await paced(url, key, { batch: false, duration: DURATION, rate: TARGET_SINGLE_REQ_S / 2 });
       await report(singleHalfTarget, "single, half the target");
     }
-    if (PHASES.includes("batch")) {
+    if (runs("batch-max")) {
       const batch = await drive(url, key, { batch: true, connections: BATCH_CONNECTIONS, duration: DURATION });
       await report(batch, "batch, max load");
-      const batchHalf = await paced(url, key, { batch: true, duration: DURATION, rate: Math.max(1, Math.round(batch.reqPerSec / 2)) });
-      await report(batchHalf, "batch, half load");
+      if (runs("batch-half")) {
+        const batchHalf = await paced(url, key, { batch: true, duration: DURATION, rate: Math.max(1, Math.round(batch.reqPerSec / 2)) });
+        await report(batchHalf, "batch, half load");
+      }
+    }
+    if (runs("batch-target")) {
       const batchHalfTarget = await paced(url, key, { batch: true, duration: DURATION, rate: TARGET_BATCH_EVENTS_S / 2 / BATCH_SIZE });
       await report(batchHalfTarget, "batch, half the target");
     }
