@@ -186,29 +186,22 @@ async function main() {
     };
     if (withPipeline) await drained(url, key, accepted);
 
-    if (runs("single-max")) {
-      const single = await drive(url, key, { batch: false, connections: CONNECTIONS, duration: DURATION });
-      await report(single, "single, max load");
-      if (runs("single-half")) {
-        const singleHalf = await paced(url, key, { batch: false, duration: DURATION, rate: Math.max(1, Math.round(single.reqPerSec / 2)) });
-        await report(singleHalf, "single, half load");
+    // Per kind: saturation, then paced at half of what it measured, then paced at half the target (in req/s).
+    const kinds = [
+      { kind: "single", batch: false, connections: CONNECTIONS, halfTargetRate: TARGET_SINGLE_REQ_S / 2 },
+      { kind: "batch", batch: true, connections: BATCH_CONNECTIONS, halfTargetRate: TARGET_BATCH_EVENTS_S / 2 / BATCH_SIZE },
+    ];
+    for (const k of kinds) {
+      if (runs(`${k.kind}-max`)) {
+        const max = await drive(url, key, { batch: k.batch, connections: k.connections, duration: DURATION });
+        await report(max, `${k.kind}, max load`);
+        if (runs(`${k.kind}-half`)) {
+          await report(await paced(url, key, { batch: k.batch, duration: DURATION, rate: Math.max(1, Math.round(max.reqPerSec / 2)) }), `${k.kind}, half load`);
+        }
       }
-    }
-    if (runs("single-target")) {
-      const singleHalfTarget = await paced(url, key, { batch: false, duration: DURATION, rate: TARGET_SINGLE_REQ_S / 2 });
-      await report(singleHalfTarget, "single, half the target");
-    }
-    if (runs("batch-max")) {
-      const batch = await drive(url, key, { batch: true, connections: BATCH_CONNECTIONS, duration: DURATION });
-      await report(batch, "batch, max load");
-      if (runs("batch-half")) {
-        const batchHalf = await paced(url, key, { batch: true, duration: DURATION, rate: Math.max(1, Math.round(batch.reqPerSec / 2)) });
-        await report(batchHalf, "batch, half load");
+      if (runs(`${k.kind}-target`)) {
+        await report(await paced(url, key, { batch: k.batch, duration: DURATION, rate: k.halfTargetRate }), `${k.kind}, half the target`);
       }
-    }
-    if (runs("batch-target")) {
-      const batchHalfTarget = await paced(url, key, { batch: true, duration: DURATION, rate: TARGET_BATCH_EVENTS_S / 2 / BATCH_SIZE });
-      await report(batchHalfTarget, "batch, half the target");
     }
 
     console.log(`\ntargets: single ≥ ${TARGET_SINGLE_REQ_S} req/s, batch ≥ ${TARGET_BATCH_EVENTS_S} events/s, p99 < 25 ms at half load`);
