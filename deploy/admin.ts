@@ -11,7 +11,9 @@ import fs from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import type { EventLog } from "../core/ports/event-log.js";
 import type { Sql } from "../core/ports/sql.js";
+import { listDeadLetters, purgeDeadLetters, replayDeadLetters, type DeadLetter, type DeadLetterFilter, type ReplayResult } from "../stores/dead-letters.js";
 import type { SessionUser } from "../web/deps.js";
 import { createUser, findUserByEmail } from "../web/accounts/users.js";
 import { createApiKey, parseExpiry, type ApiKeyInfo } from "../web/accounts/api-keys.js";
@@ -20,12 +22,31 @@ export type AdminRequest =
   | { cmd: "user.create"; email: string; name: string; password: string }
   | { cmd: "key.create"; email: string; name: string; expires?: string }
   | { cmd: "demo.account"; email: string; name: string; password: string }
-  | { cmd: "info" };
+  | { cmd: "info" }
+  | ({ cmd: "dead-letters.list"; limit?: number } & DeadLetterSelection)
+  | ({ cmd: "dead-letters.replay" } & DeadLetterSelection)
+  | ({ cmd: "dead-letters.purge" } & DeadLetterSelection);
+
+/** Which dead letters a command acts on: some ids, one account's (by email), or (`all`) every pending one. */
+export interface DeadLetterSelection {
+  ids?: number[];
+  email?: string;
+  all?: boolean;
+}
 
 export type AdminResult =
   | { user: SessionUser }
   | { user: SessionUser; key: string; info: ApiKeyInfo; created_user?: boolean }
-  | { web_url: string | null };
+  | { web_url: string | null }
+  | { dead_letters: DeadLetter[] }
+  | ReplayResult
+  | { purged: number };
+
+/** What admin commands use: the metadata store always, the event log for replays. */
+export interface AdminPorts {
+  readonly sql: Sql;
+  readonly log?: Pick<EventLog, "append">;
+}
 
 export interface AdminFailure { tag: string; message: string; field?: string }
 
@@ -35,9 +56,32 @@ export class AdminError extends Error {
   }
 }
 
-/** Executes one command against the metadata store. */
-export async function runAdmin(sql: Sql, req: AdminRequest, webUrl: string | null = null): Promise<AdminResult> {
+async function deadLetterFilter(sql: Sql, sel: DeadLetterSelection, verb: string): Promise<DeadLetterFilter> {
+  const ids = sel.ids?.filter((n) => Number.isSafeInteger(n) && n > 0);
+  let userId: number | undefined;
+  if (sel.email) {
+    const user = await findUserByEmail(sql, sel.email);
+    if (!user) throw new AdminError({ tag: "NotFound", message: `no user with email ${sel.email}`, field: "email" });
+    userId = user.id;
+  }
+  if (verb !== "list" && !ids?.length && userId === undefined && !sel.all) {
+    throw new AdminError({ tag: "ValidationError", message: `say which dead letters to ${verb}: --id N[,N…], --email E, or --all`, field: "id" });
+  }
+  return { ids: ids?.length ? ids : undefined, userId };
+}
+
+/** Executes one command against the metadata store (and, for replays, the event log). */
+export async function runAdmin(ports: AdminPorts, req: AdminRequest, webUrl: string | null = null): Promise<AdminResult> {
+  const { sql } = ports;
   switch (req.cmd) {
+    case "dead-letters.list":
+      return { dead_letters: await listDeadLetters(sql, { ...(await deadLetterFilter(sql, req, "list")), limit: req.limit ?? 100 }) };
+    case "dead-letters.replay": {
+      if (!ports.log) throw new AdminError({ tag: "Unavailable", message: "replaying needs the event log, which this process has not opened" });
+      return replayDeadLetters(sql, ports.log, await deadLetterFilter(sql, req, "replay"));
+    }
+    case "dead-letters.purge":
+      return { purged: await purgeDeadLetters(sql, await deadLetterFilter(sql, req, "purge")) };
     case "user.create":
       return { user: await createUser(sql, req) };
     case "key.create": {
@@ -102,7 +146,7 @@ export function callAdmin(socketPath: string, req: AdminRequest, timeoutMs = 30_
  * Serves admin commands for a running server. Refuses to start when another live server already owns the
  * socket; a socket file left by a killed server is removed.
  */
-export async function serveAdmin(socketPath: string, sql: Sql, webUrl: string | null): Promise<{ close(): Promise<void> }> {
+export async function serveAdmin(socketPath: string, ports: AdminPorts, webUrl: string | null): Promise<{ close(): Promise<void> }> {
   if (await callAdmin(socketPath, { cmd: "info" }, 2_000).catch(() => undefined)) {
     throw new Error(`another Runwatch server is already running on this data dir (admin socket ${socketPath})`);
   }
@@ -122,7 +166,7 @@ export async function serveAdmin(socketPath: string, sql: Sql, webUrl: string | 
       } catch {
         return sock.end(JSON.stringify({ ok: false, error: { tag: "BadRequest", message: "invalid JSON" } }) + "\n");
       }
-      runAdmin(sql, req, webUrl).then(
+      runAdmin(ports, req, webUrl).then(
         (result) => sock.end(JSON.stringify({ ok: true, result }) + "\n"),
         (err) => sock.end(JSON.stringify({ ok: false, error: toFailure(err) }) + "\n"),
       );

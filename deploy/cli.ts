@@ -6,6 +6,7 @@
  *   runwatch user create --email <e> --name <n> --password <p>
  *   runwatch key create --email <e> --name <n> [--expires 30d|2027-01-31]
  *   runwatch demo [--email <e>] [--password <p>]
+ *   runwatch dead-letters list|replay|purge [--id N[,N…]] [--email E] [--all] [--limit N] [--json]
  */
 import { parseArgs } from "node:util";
 import { loadConfig, type Config } from "../core/config.js";
@@ -15,6 +16,7 @@ import { resolveSessionSecret } from "../core/secrets.js";
 import { AdminError, adminSocketPath, callAdmin, runAdmin, serveAdmin, type AdminRequest, type AdminResult } from "./admin.js";
 import { ROLES, parseRoles, portsFor, type RunningService } from "./roles.js";
 import { demoRuns, ingestDemo } from "./demo.js";
+import type { DeadLetter, ReplayResult } from "../stores/dead-letters.js";
 
 const USAGE = `Runwatch: observability for AI agent runs.
 
@@ -24,6 +26,12 @@ Usage:
   runwatch user create --email E --name N --password P     create a login account
   runwatch key create --email E --name N [--expires 30d]   create an API key for that account (printed once)
   runwatch demo [--email E] [--password P]                 demo account, key and a few runs to look at
+  runwatch dead-letters list [--email E] [--limit N] [--json]
+                                                           events the pipeline could not store, with the error
+  runwatch dead-letters replay --id N[,N…] | --email E | --all
+                                                           put them back into the event log (after a fix)
+  runwatch dead-letters purge --id N[,N…] | --email E | --all
+                                                           delete them for good
 
 Environment: RUNWATCH_DATA_DIR (default ./.data), RUNWATCH_WEB_PORT (8080), RUNWATCH_GATEWAY_PORT (8082),
 RUNWATCH_AGENTS_PORT (8081), RUNWATCH_HOST (127.0.0.1), SESSION_SECRET, KAFKA_BROKERS, CLICKHOUSE_URL,
@@ -50,9 +58,9 @@ async function admin(config: Config, req: AdminRequest): Promise<AdminResult> {
     const viaServer = await callAdmin(adminSocketPath(config.dataDir), req);
     if (viaServer) return viaServer;
   }
-  const ports = await openPorts(config, ["sql"]);
+  const ports = await openPorts(config, req.cmd === "dead-letters.replay" ? ["sql", "log"] : ["sql"]);
   try {
-    return await runAdmin(ports.sql, req);
+    return await runAdmin(req.cmd === "dead-letters.replay" ? { sql: ports.sql, log: ports.log } : { sql: ports.sql }, req);
   } finally {
     await ports.close();
   }
@@ -91,7 +99,7 @@ async function start(config: Config, roleArg: string | undefined, logger: Logger
     }
     const web = running.find((s) => s.role === "web");
     if (!config.databaseUrl && roles.includes("web")) {
-      adminServer = await serveAdmin(adminSocketPath(config.dataDir), ports.sql, web?.url ?? null);
+      adminServer = await serveAdmin(adminSocketPath(config.dataDir), { sql: ports.sql, log: ports.log }, web?.url ?? null);
     }
   } catch (err) {
     for (const svc of running.reverse()) await svc.close().catch(() => {});
@@ -131,7 +139,7 @@ async function demo(config: Config, values: Record<string, unknown>, logger: Log
       const web = await startWeb(ports, { port: 0, host: "127.0.0.1", logger: logger.child({ svc: "web" }) });
       local.services.push({ role: "web", url: web.url, close: () => web.close() });
       baseUrl = web.url;
-      result = await runAdmin(ports.sql, account);
+      result = await runAdmin(ports, account);
     }
     if (!baseUrl) throw new Error("the running server has no web role; start it with --role all or web");
     const { user, key, created_user } = result as { user: { email: string }; key: string; created_user?: boolean };
@@ -153,6 +161,41 @@ async function demo(config: Config, values: Record<string, unknown>, logger: Log
   }
 }
 
+function deadLetterSelection(values: Record<string, unknown>): { ids?: number[]; email?: string; all?: boolean } {
+  const ids = typeof values.id === "string" ? values.id.split(",").map((s) => Number(s.trim())) : undefined;
+  if (ids?.some((n) => !Number.isSafeInteger(n) || n <= 0)) throw new UsageError("--id takes dead-letter ids, e.g. --id 3 or --id 3,4");
+  return { ids, email: values.email as string | undefined, all: values.all === true };
+}
+
+async function deadLettersCommand(config: Config, verb: string, values: Record<string, unknown>): Promise<number> {
+  const selection = deadLetterSelection(values);
+  if (verb === "list") {
+    const limit = values.limit === undefined ? 100 : Number(values.limit);
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError("--limit takes a positive whole number");
+    const { dead_letters: letters } = (await admin(config, { cmd: "dead-letters.list", limit, ...selection })) as { dead_letters: DeadLetter[] };
+    if (values.json) {
+      out(JSON.stringify(letters, null, 2));
+      return 0;
+    }
+    if (!letters.length) out("No dead letters: every acknowledged event was stored.");
+    for (const d of letters) {
+      out(`#${d.id}  ${d.last_failed_at}  user ${d.user_id ?? "-"}  run ${d.sdk_run_id ?? "-"}  ${d.event_type ?? "(not an event)"}  attempts ${d.attempts}`);
+      out(`    error: ${d.error}`);
+      out(`    event: ${d.raw.length > 500 ? `${d.raw.slice(0, 500)}… (${d.raw.length} chars; --json shows all)` : d.raw}`);
+    }
+    return 0;
+  }
+  if (verb === "replay") {
+    const r = (await admin(config, { cmd: "dead-letters.replay", ...selection })) as ReplayResult;
+    out(`Replayed ${r.replayed} dead letter${r.replayed === 1 ? "" : "s"} into the event log.`);
+    for (const s of r.skipped) out(`  #${s.id} not replayed: ${s.reason}`);
+    return 0;
+  }
+  const { purged } = (await admin(config, { cmd: "dead-letters.purge", ...selection })) as { purged: number };
+  out(`Purged ${purged} dead letter${purged === 1 ? "" : "s"}.`);
+  return 0;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -163,6 +206,10 @@ export async function main(argv: string[]): Promise<number> {
       name: { type: "string" },
       password: { type: "string" },
       expires: { type: "string" },
+      id: { type: "string" },
+      all: { type: "boolean" },
+      limit: { type: "string" },
+      json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -202,6 +249,10 @@ export async function main(argv: string[]): Promise<number> {
     case "demo":
       await demo(config, values, logger);
       return 0;
+    case "dead-letters list":
+    case "dead-letters replay":
+    case "dead-letters purge":
+      return deadLettersCommand(config, sub!, values);
     default:
       throw new UsageError(`unknown command: ${positionals.join(" ")}`);
   }

@@ -6,9 +6,11 @@
  *   4. stores the new events (agent_events) and a new version of every touched run (agent_runs),
  *   5. runs every plugin's afterCommit (agents' total_runs, alerts, broadcast),
  *   6. lets the log commit the batch.
- * A failure anywhere fails the batch: the cache entries it touched are dropped and the log retries the same
- * batch with backoff. Storage is idempotent on event_id and run counters are reconciled with storage (see
- * docs/PIPELINE.md), so with at-least-once delivery every event is stored and counted exactly once.
+ * A failure anywhere fails the batch: the cache entries it touched are dropped. Then record-handler.ts and
+ * isolation.ts decide: an outage makes the log retry the same batch with backoff; an event that fails on its
+ * own while storage answers is dead-lettered and the rest of the batch is stored. Storage is idempotent on
+ * event_id and run counters are reconciled with storage (see docs/PIPELINE.md), so with at-least-once delivery
+ * every event is stored and counted exactly once, or dead-lettered.
  */
 import { createEventStore } from "../core/clickhouse/event-store.js";
 import type { EventStore } from "../core/clickhouse/types.js";
@@ -20,6 +22,9 @@ import type { Ports } from "../core/runtime.js";
 import type { AlertRegistry } from "../plugins/alert-evaluation.js";
 import { buildChain } from "../plugins/index.js";
 import type { Batch, PipelineEvent, Plugin, PluginContext } from "../plugins/plugin.js";
+import { encodeBatch } from "../core/log/encoded-batch.js";
+import { ProgressTracker, startHealthReporter } from "./health.js";
+import { createRecordHandler, type RecordHandler } from "./record-handler.js";
 import { RunCache, type CachedRun } from "./run-cache.js";
 import { countStoredEvents, findStoredEventIds } from "./stored-events.js";
 
@@ -36,6 +41,8 @@ export interface PipelineOptions {
   cacheSize?: number;
   alertRegistry?: AlertRegistry;
   logger?: Logger;
+  /** Pauses before a single failing event is retried ahead of dead-lettering (isolation.ts); tests shorten them. */
+  singleRetryDelaysMs?: readonly number[];
 }
 
 export interface Pipeline {
@@ -70,6 +77,8 @@ export type PipelinePorts = Pick<Ports, "config" | "sql" | "clickhouse" | "pubsu
 /** The batch processor with its plugin chain built and initialised; close() closes the plugins. */
 export interface PipelineCore {
   readonly processor: BatchProcessor;
+  /** The processor behind decoding, dead letters and failure isolation: what the log's handler calls. */
+  readonly handleRecords: RecordHandler;
   readonly plugins: readonly Plugin[];
   close(): Promise<void>;
 }
@@ -86,8 +95,10 @@ export async function createPipelineCore(ports: PipelinePorts, options: Pipeline
   };
   const plugins = await buildChain(ctx, { extra: options.plugins, alertRegistry: options.alertRegistry });
   for (const p of plugins) await p.init?.(ctx);
+  const processor = createBatchProcessor(ctx, store, plugins, options.cacheSize ?? 50_000);
   return {
-    processor: createBatchProcessor(ctx, store, plugins, options.cacheSize ?? 50_000),
+    processor,
+    handleRecords: createRecordHandler(processor, ports, logger, { singleRetryDelaysMs: options.singleRetryDelaysMs }),
     plugins,
     async close() {
       for (const p of plugins) {
@@ -112,18 +123,21 @@ export const consumeOptionsFor = (options: PipelineOptions) => ({
 export async function startPipeline(ports: Ports, options: PipelineOptions = {}): Promise<Pipeline> {
   const logger = (options.logger ?? createLogger(ports.config.logLevel)).child({ component: "pipeline" });
   const core = await createPipelineCore(ports, options, logger);
-  const consumer = await ports.log.consume({
+  const tracker = new ProgressTracker();
+  const consumer = await ports.log.consumeEncoded({
     ...consumeOptionsFor(options),
-    handler: core.processor,
+    handler: tracker.track((records) => core.handleRecords(encodeBatch(records))),
     // Another worker may have advanced runs of partitions we get back: reload them from storage.
     onRebalance: () => core.processor.forgetRuns(),
   });
+  const reporter = startHealthReporter(ports.pubsub, consumer, tracker, logger);
   logger.info("pipeline started", { plugins: core.plugins.map((p) => p.name) });
 
   let stopped: Promise<void> | undefined;
   return {
     stop: () =>
       (stopped ??= (async () => {
+        reporter.stop();
         await consumer.stop();
         await core.close();
       })()),

@@ -94,7 +94,10 @@ export function createWebApp(deps: WebDeps): WebApp {
   app.use(csrfProtection);
 
   const router = new Router();
-  router.get("/healthz", (ctx) => { ctx.body = { status: "ok" }; });
+  router.get("/healthz", async (ctx) => {
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = await deps.health.snapshot();
+  });
   registerRunsApi(router, deps, apiKeys);
   registerHumanInputApi(router, deps, apiKeys);
   registerAgentConfigApi(router, deps, apiKeys);

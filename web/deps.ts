@@ -2,6 +2,7 @@ import type { Ports } from "../core/runtime.js";
 import type { EventStore } from "../core/clickhouse/types.js";
 import type { Logger } from "../core/logger.js";
 import type { BatchDecoder } from "./ingest/decode-thread.js";
+import type { HealthView } from "./health.js";
 
 /** What every web route module receives. */
 export interface WebDeps {
@@ -12,6 +13,8 @@ export interface WebDeps {
   readonly sessionSecret: string;
   /** Decodes ingest batch bodies; on the request's thread when absent (web/ingest/decode-thread.ts). */
   readonly batchDecoder?: BatchDecoder;
+  /** The pipeline's progress as reported over pub/sub, for GET /healthz (web/health.ts). */
+  readonly health: HealthView;
 }
 
 /** The logged-in user, set on ctx.state.user by web/auth/session.ts requireUser. */

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from "../core/logger.js";
 import { resolveSessionSecret } from "../core/secrets.js";
 import { createWebApp, type WebApp } from "./app.js";
 import { threadDecoder } from "./ingest/decode-thread.js";
+import { watchPipelineHealth } from "./health.js";
 
 export interface WebServer {
   readonly url: string;
@@ -20,7 +21,8 @@ export async function startWeb(ports: Ports, opts: { port?: number; host?: strin
   const logger = opts.logger ?? createLogger(config.logLevel).child({ svc: "web" });
   const sessionSecret = await resolveSessionSecret(config);
   const batchDecoder = config.ingestThreads > 0 ? threadDecoder({ maxBatchEvents: config.maxBatchEvents, threads: config.ingestThreads, logger }) : undefined;
-  const app = createWebApp({ ports, events: createEventStore(ports.clickhouse), logger, sessionSecret, batchDecoder });
+  const health = await watchPipelineHealth(ports.pubsub, ports.sql, logger);
+  const app = createWebApp({ ports, events: createEventStore(ports.clickhouse), logger, sessionSecret, batchDecoder, health });
   const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, app.callback());
   const host = opts.host ?? config.host;
   await new Promise<void>((resolve, reject) => {
@@ -41,8 +43,7 @@ export async function startWeb(ports: Ports, opts: { port?: number; host?: strin
       new Promise<void>((resolve) => {
         // Stop accepting, let in-flight requests finish (their 202s mean durable), then drop idle sockets.
         server.close(() => {
-          if (batchDecoder) void batchDecoder.close().then(resolve, resolve);
-          else resolve();
+          void Promise.allSettled([batchDecoder?.close(), health.close()]).then(() => resolve());
         });
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5_000).unref();

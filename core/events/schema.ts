@@ -7,6 +7,7 @@
  */
 import { Either, ParseResult, Schema } from "effect";
 import { ValidationError } from "../errors.js";
+import { makeStorable } from "./storable.js";
 
 export const EVENT_TYPES = [
   "run_start",
@@ -26,16 +27,32 @@ const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).
   message: () => "must be a JSON object",
 });
 const Phase = Schema.Literal("start", "end").annotations({ message: () => ({ message: 'must be "start" or "end"', override: true }) });
-const Count = Schema.NonNegativeInt;
+/** Token counts, durations: whole, not negative, and exact in a JSON number (≤ 2^53 − 1). */
+const Count = Schema.NonNegativeInt.pipe(
+  Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER, { message: () => "must be a whole number from 0 to 9007199254740991 (2^53 − 1)" }),
+);
+/** Costs in USD: finite, not negative, at most a million per event. */
+export const MAX_COST_USD = 1_000_000;
+const CostUsd = Schema.Number.pipe(
+  Schema.filter((n) => (Number.isFinite(n) && n >= 0 && n <= MAX_COST_USD) || `must be a number from 0 to ${MAX_COST_USD}`),
+);
 const Str = Schema.String;
 const opt = Schema.optional;
+
+/** Timestamps are stored as DateTime64(3) in ClickHouse; outside these years a date is a client bug. */
+export const MIN_TIMESTAMP_MS = Date.UTC(1970, 0, 1);
+export const MAX_TIMESTAMP_MS = Date.UTC(2200, 11, 31, 23, 59, 59, 999);
 
 /** ISO 8601 date-time with an explicit offset or Z, e.g. 2026-11-23T10:00:00.123Z. */
 const IsoTimestamp = Str.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/, {
     message: () => "must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-23T10:00:00.000Z",
   }),
-  Schema.filter((s) => !Number.isNaN(Date.parse(s)) || "is not a valid date"),
+  Schema.filter((s) => {
+    const t = Date.parse(s);
+    if (Number.isNaN(t)) return "is not a valid date";
+    return (t >= MIN_TIMESTAMP_MS && t <= MAX_TIMESTAMP_MS) || "must be between 1970-01-01 and 2200-12-31";
+  }),
 );
 
 export const PayloadSchemas = {
@@ -45,7 +62,7 @@ export const PayloadSchemas = {
     prompt_tokens: opt(Count),
     completion_tokens: opt(Count),
     total_tokens: opt(Count),
-    cost_usd: opt(Schema.NonNegative.pipe(Schema.finite())),
+    cost_usd: opt(CostUsd),
     model: opt(Str),
   }),
   error: Schema.Struct({ error_type: opt(Str), error_message: opt(Str), traceback: opt(Str) }),
@@ -83,7 +100,9 @@ export const Envelope = Schema.Struct({
   /** Optional client-chosen idempotency id (UUID). Retried sends with the same id are stored once. */
   event_id: opt(Str.pipe(Schema.pattern(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, { message: () => "must be a UUID" }))),
   /** Optional version of the agent config the run uses (agent registry). */
-  config_version: opt(Schema.Int.pipe(Schema.positive())),
+  config_version: opt(
+    Schema.Int.pipe(Schema.between(1, 4_294_967_295, { message: () => "must be a whole number from 1 to 4294967295" })),
+  ),
 });
 
 /** A validated ingest event, as the client sent it (before server-side enrichment). */
@@ -119,6 +138,12 @@ function toValidationError(err: ParseResult.ParseError, prefix: string): Validat
 export function parseIngestEvent(input: unknown): Either.Either<IngestEvent, ValidationError> {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     return Either.left(new ValidationError({ message: "the event must be a JSON object" }));
+  }
+  try {
+    input = makeStorable(input);
+  } catch (err) {
+    if (err instanceof ValidationError) return Either.left(err);
+    throw err;
   }
   const env = decodeEnvelope(input);
   if (Either.isLeft(env)) return Either.left(toValidationError(env.left, ""));

@@ -22,6 +22,7 @@ import { servePorts } from "./port-server.js";
 import { Rpc } from "../../core/threads/rpc.js";
 import { spawnThread } from "../../core/threads/spawn.js";
 import type { WorkerData } from "./worker.js";
+import { ProgressTracker, startHealthReporter } from "../health.js";
 
 
 interface Thread {
@@ -29,11 +30,11 @@ interface Thread {
   readonly rpc: Rpc;
 }
 
-export type ThreadPipelineOptions = Pick<PipelineOptions, "group" | "maxBatch" | "maxWaitMs" | "cacheSize" | "logger">;
+export type ThreadPipelineOptions = Pick<PipelineOptions, "group" | "maxBatch" | "maxWaitMs" | "cacheSize" | "logger" | "singleRetryDelaysMs">;
 
 export async function startPipelineThread(ports: Ports, options: ThreadPipelineOptions = {}): Promise<Pipeline> {
   const logger = (options.logger ?? createLogger(ports.config.logLevel)).child({ component: "pipeline" });
-  const data: WorkerData = { config: ports.config, options: { cacheSize: options.cacheSize } };
+  const data: WorkerData = { config: ports.config, options: { cacheSize: options.cacheSize, singleRetryDelaysMs: options.singleRetryDelaysMs } };
   let current: Promise<Thread> | undefined;
   let stopping = false;
 
@@ -66,21 +67,25 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
   const thread = (): Promise<Thread> => (current ??= spawn());
 
   await thread(); // fail at start (e.g. a plugin that does not load), as the in-thread pipeline does
+  const tracker = new ProgressTracker();
   const consumer = await ports.log.consumeEncoded({
     ...consumeOptionsFor(options),
-    async handler(records) {
+    handler: tracker.track(async (records) => {
       const batch = encodeBatch(records);
       await (await thread()).rpc.call("batch", [batch], [batch.data.buffer, batch.ends.buffer]);
-    },
+    }),
     onRebalance: () => {
       void current?.then((t) => t.rpc.call("forget")).catch(() => {}); // a new thread starts with no cache anyway
     },
   });
 
+  const reporter = startHealthReporter(ports.pubsub, consumer, tracker, logger);
+
   let stopped: Promise<void> | undefined;
   return {
     stop: () =>
       (stopped ??= (async () => {
+        reporter.stop();
         await consumer.stop();
         stopping = true;
         const t = await current?.catch(() => undefined);

@@ -6,7 +6,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { Config } from "../../core/config.js";
 import { createLogger } from "../../core/logger.js";
 import { createPipelineCore, type PipelineCore, type PipelineOptions } from "../runner.js";
-import { decodeBatch, type EncodedBatch } from "../../core/log/encoded-batch.js";
+import type { EncodedBatch } from "../../core/log/encoded-batch.js";
 import { remotePorts, type Subscribers } from "./remote-ports.js";
 import { Rpc } from "../../core/threads/rpc.js";
 import { lowerThisThreadPriority } from "../../core/threads/priority.js";
@@ -14,7 +14,7 @@ import { threadData } from "../../core/threads/spawn.js";
 
 export interface WorkerData {
   readonly config: Config;
-  readonly options: Pick<PipelineOptions, "cacheSize">;
+  readonly options: Pick<PipelineOptions, "cacheSize" | "singleRetryDelaysMs">;
 }
 
 const { config, options } = threadData<WorkerData>(workerData);
@@ -36,10 +36,7 @@ const rpc = new Rpc(parentPort!, {
     core ??= await createPipelineCore(remotePorts(rpc, config, subscribers), options, logger);
     return core.plugins.map((p) => p.name);
   },
-  batch: (batch: EncodedBatch) =>
-    started().processor(
-      decodeBatch(batch, (index, err) => logger.error("skipping an undecodable log record", { index, err })),
-    ),
+  batch: (batch: EncodedBatch) => started().handleRecords(batch),
   forget: () => started().processor.forgetRuns(),
   close: () => core?.close(),
   "pubsub.message": (id: number, channel: string, message: string) => subscribers.get(id)?.(channel, message),

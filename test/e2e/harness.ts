@@ -26,14 +26,16 @@ export interface TestServer {
 
 let seq = 0;
 
-export async function startTestServer(opts: { env?: Record<string, string>; pipeline?: boolean } = {}): Promise<TestServer> {
+export async function startTestServer(
+  opts: { env?: Record<string, string>; pipeline?: boolean; pipelineOptions?: import("../../pipeline/runner.js").PipelineOptions } = {},
+): Promise<TestServer> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-test-"));
   const config = loadConfig({ RUNWATCH_DATA_DIR: dataDir, NODE_ENV: "test", LOG_LEVEL: "error", RUNWATCH_HOST: "127.0.0.1", ...opts.env });
   const ports = await openPorts(config);
   let pipeline: { stop?: () => Promise<void>; close?: () => Promise<void> } | undefined;
   if (opts.pipeline) {
     const { startPipeline } = await import("../../pipeline/runner.js");
-    pipeline = (await startPipeline(ports)) as typeof pipeline;
+    pipeline = (await startPipeline(ports, opts.pipelineOptions)) as typeof pipeline;
   }
   const web = await startWeb(ports, { port: 0, host: "127.0.0.1" });
   return {
@@ -170,4 +172,13 @@ export function runwatchCli(env: NodeJS.ProcessEnv, ...args: string[]): string {
   const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "utf8", timeout: 60_000 });
   if (r.status !== 0) throw new Error(`runwatch ${args.join(" ")} failed (${r.status}): ${r.stderr}`);
   return r.stdout.trim();
+}
+
+/** A cookie jar logged in as `email` through the real login form (CSRF token included). */
+export async function loginJar(url: string, email: string, password = "correct horse battery"): Promise<CookieJar> {
+  const jar = new CookieJar();
+  const csrf = csrfFrom(await (await jar.fetch(`${url}/login`)).text());
+  const res = await jar.form(`${url}/login`, { _csrf: csrf, email, password });
+  if (res.status !== 302) throw new Error(`login as ${email} answered ${res.status}`);
+  return jar;
 }

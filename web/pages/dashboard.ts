@@ -13,6 +13,7 @@ import { ValidationError } from "../../core/errors.js";
 import { requireUser } from "../auth/session.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
 import { agentNames, statusCounts } from "./run-stats.js";
+import { deadLetterCount } from "./dead-letters.js";
 
 export const PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
@@ -69,9 +70,10 @@ export function register(router: Router, deps: WebDeps): void {
       throw err;
     }
     const keep = { status: view === "errors" ? undefined : f.status, agent: f.agent, config_version: f.config_version, limit: f.limit === PAGE_SIZE ? undefined : f.limit };
-    const [sum, agents] = await Promise.all([
+    const [sum, agents, deadLetters] = await Promise.all([
       view === "dashboard" ? summary(deps, user.id) : Promise.resolve(undefined),
       agentNames(deps.ports.clickhouse, user.id),
+      deadLetterCount(deps, user.id),
     ]);
     renderPage(ctx, "dashboard.njk", {
       title: view === "errors" ? "Errors" : "Dashboard",
@@ -84,6 +86,7 @@ export function register(router: Router, deps: WebDeps): void {
       next_url: page.next_cursor ? ctx.path + qs({ ...keep, cursor: page.next_cursor }) : null,
       statuses: RUN_STATUSES,
       agent_names: agents,
+      dead_letters: deadLetters,
       error_total: view === "errors" ? (await statusCounts(deps.ports.clickhouse, user.id)).error : undefined,
     });
   };

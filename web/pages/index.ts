@@ -8,6 +8,7 @@ import * as costs from "./costs.js";
 import * as realtimeToken from "./realtime-token.js";
 import * as improve from "./improve.js";
 import * as settings from "./settings.js";
+import * as deadLetters from "./dead-letters.js";
 
 /**
  * Mounts the session-authenticated dashboard pages (/dashboard, /dashboard/:run, /errors, /agents, /alerts,
@@ -22,4 +23,5 @@ export function registerPages(router: Router, deps: WebDeps): void {
   realtimeToken.register(router, deps);
   improve.register(router, deps);
   settings.register(router, deps);
+  deadLetters.register(router, deps);
 }

@@ -1,0 +1,185 @@
+/**
+ * Dead letters: acknowledged events the pipeline could not store (docs/PIPELINE.md, "Failure isolation").
+ * A Postgres table in both modes (PGlite embedded, PostgreSQL in scale mode): durable, written in the same
+ * round trip that decides it, and queryable per tenant for the dashboard and the CLI. The pipeline adds a dead
+ * letter before it commits the batch, so a crash in between redelivers the batch and the same record is
+ * dead-lettered again, which the dedup key folds into one row (attempts + 1).
+ *
+ * Replay puts a dead letter back into the event log, as the event it was, after the storable-value rules
+ * (core/events/storable.ts) repaired what they can; the pipeline then stores it like any event (dedup by
+ * event_id makes a second replay store nothing new).
+ */
+import { createHash } from "node:crypto";
+import type { LoggedEvent } from "../core/events/schema.js";
+import { makeStorable, repairString } from "../core/events/storable.js";
+import type { EventLog } from "../core/ports/event-log.js";
+import type { Sql } from "../core/ports/sql.js";
+
+/** Longest error text kept per dead letter. */
+const MAX_ERROR_CHARS = 2_000;
+
+export interface NewDeadLetter {
+  /** The log record as the log held it. */
+  readonly raw: Uint8Array;
+  /** The decoded event, when the record was one. */
+  readonly event?: Pick<LoggedEvent, "user_id" | "run_id" | "sdk_run_id" | "event_id" | "event_type">;
+  readonly error: string;
+}
+
+export interface DeadLetter {
+  readonly id: number;
+  readonly user_id: number | null;
+  readonly sdk_run_id: string | null;
+  readonly event_id: string | null;
+  readonly event_type: string | null;
+  readonly error: string;
+  /** The record as text (invalid UTF-8 shown as U+FFFD). */
+  readonly raw: string;
+  readonly attempts: number;
+  readonly created_at: string;
+  readonly last_failed_at: string;
+  readonly replayed_at: string | null;
+}
+
+const dedupKey = (d: NewDeadLetter): string =>
+  d.event && typeof d.event.user_id === "number" && typeof d.event.event_id === "string"
+    ? `event:${d.event.user_id}:${d.event.run_id}:${d.event.event_id.toLowerCase()}`
+    : `raw:${createHash("sha256").update(d.raw).digest("hex")}`;
+
+/** Text a Postgres text column takes, whatever the source. */
+const storableText = (s: unknown, max: number): string | null =>
+  typeof s === "string" ? repairString(s.length > max ? s.slice(0, max) : s) : null;
+
+/** Adds (or, for a record already dead-lettered, counts another failure of) each dead letter. */
+export async function addDeadLetters(sql: Sql, letters: readonly NewDeadLetter[]): Promise<void> {
+  for (const d of letters) {
+    const e = d.event;
+    await sql.query(
+      `INSERT INTO dead_letters (dedup_key, user_id, sdk_run_id, event_id, event_type, error, raw)
+       VALUES ($1, $2, $3, $4, $5, $6, decode($7, 'hex'))
+       ON CONFLICT (dedup_key) DO UPDATE
+         SET attempts = dead_letters.attempts + 1, error = EXCLUDED.error, last_failed_at = now(), replayed_at = NULL`,
+      [
+        dedupKey(d),
+        e && Number.isSafeInteger(e.user_id) ? e.user_id : null,
+        storableText(e?.sdk_run_id, 256),
+        storableText(e?.event_id, 64),
+        storableText(e?.event_type, 64),
+        storableText(d.error, MAX_ERROR_CHARS) ?? "unknown error",
+        Buffer.from(d.raw.buffer, d.raw.byteOffset, d.raw.byteLength).toString("hex"),
+      ],
+    );
+  }
+}
+
+export interface DeadLetterFilter {
+  /** Only this tenant's dead letters (the dashboard always sets it; the CLI may not). */
+  readonly userId?: number;
+  /** Only these ids. */
+  readonly ids?: readonly number[];
+  /** Include dead letters already replayed (default: only pending ones). */
+  readonly includeReplayed?: boolean;
+}
+
+function where(f: DeadLetterFilter, params: unknown[]): string {
+  const cond: string[] = [];
+  if (!f.includeReplayed) cond.push("replayed_at IS NULL");
+  if (f.userId !== undefined) cond.push(`user_id = $${params.push(f.userId)}`);
+  if (f.ids) cond.push(`id = ANY($${params.push(f.ids)}::bigint[])`);
+  return cond.length ? `WHERE ${cond.join(" AND ")}` : "";
+}
+
+/** Pending dead letters (not replayed), all tenants or one. */
+export async function countDeadLetters(sql: Sql, f: DeadLetterFilter = {}): Promise<number> {
+  const params: unknown[] = [];
+  const [row] = await sql.query<{ n: string | number }>(`SELECT count(*) AS n FROM dead_letters ${where(f, params)}`, params);
+  return Number(row?.n ?? 0);
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: false });
+
+/** Newest first; `maxRawChars` cuts each raw record for display. */
+export async function listDeadLetters(sql: Sql, f: DeadLetterFilter & { limit?: number; maxRawChars?: number } = {}): Promise<DeadLetter[]> {
+  const params: unknown[] = [];
+  const limit = Math.min(Math.max(1, f.limit ?? 100), 1_000);
+  const rows = await sql.query<Omit<DeadLetter, "raw" | "id" | "user_id" | "created_at" | "last_failed_at" | "replayed_at"> & {
+    id: string | number; user_id: string | number | null; raw_hex: string; created_at: Date | string; last_failed_at: Date | string; replayed_at: Date | string | null;
+  }>(
+    `SELECT id, user_id, sdk_run_id, event_id, event_type, error, encode(raw, 'hex') AS raw_hex, attempts,
+            created_at, last_failed_at, replayed_at
+       FROM dead_letters ${where(f, params)} ORDER BY last_failed_at DESC, id DESC LIMIT ${limit}`,
+    params,
+  );
+  const iso = (d: Date | string) => new Date(d).toISOString();
+  return rows.map((r) => {
+    const raw = utf8.decode(Buffer.from(r.raw_hex, "hex"));
+    const max = f.maxRawChars ?? Infinity;
+    return {
+      id: Number(r.id),
+      user_id: r.user_id === null ? null : Number(r.user_id),
+      sdk_run_id: r.sdk_run_id,
+      event_id: r.event_id,
+      event_type: r.event_type,
+      error: r.error,
+      raw: raw.length > max ? `${raw.slice(0, max)}…` : raw,
+      attempts: Number(r.attempts),
+      created_at: iso(r.created_at),
+      last_failed_at: iso(r.last_failed_at),
+      replayed_at: r.replayed_at === null ? null : iso(r.replayed_at),
+    };
+  });
+}
+
+/** Deletes dead letters (pending ones unless includeReplayed); returns how many. */
+export async function purgeDeadLetters(sql: Sql, f: DeadLetterFilter = {}): Promise<number> {
+  const params: unknown[] = [];
+  const rows = await sql.query<{ id: string }>(`DELETE FROM dead_letters ${where(f, params)} RETURNING id`, params);
+  return rows.length;
+}
+
+export interface ReplayResult {
+  /** Appended to the event log again. */
+  readonly replayed: number;
+  /** Left as they are: records that are not an event (nothing to replay). */
+  readonly skipped: { id: number; reason: string }[];
+}
+
+/**
+ * Appends pending dead letters back to the event log (in the order they failed), then marks them replayed.
+ * Identifiers are repaired too here, not refused: the operator chose to replay, and the event's other fields
+ * would otherwise be lost. A replay that fails again comes back as a pending dead letter.
+ */
+export async function replayDeadLetters(sql: Sql, log: Pick<EventLog, "append">, f: DeadLetterFilter = {}): Promise<ReplayResult> {
+  const params: unknown[] = [];
+  const rows = await sql.query<{ id: string | number; raw_hex: string }>(
+    `SELECT id, encode(raw, 'hex') AS raw_hex FROM dead_letters ${where({ ...f, includeReplayed: false }, params)} ORDER BY id`,
+    params,
+  );
+  const skipped: { id: number; reason: string }[] = [];
+  const events: LoggedEvent[] = [];
+  const ids: number[] = [];
+  for (const r of rows) {
+    const id = Number(r.id);
+    try {
+      const event = JSON.parse(utf8.decode(Buffer.from(r.raw_hex, "hex"))) as LoggedEvent;
+      if (typeof event !== "object" || event === null || typeof event.event_id !== "string" || typeof event.user_id !== "number") {
+        throw new Error("the record is not a Runwatch event");
+      }
+      events.push(makeStorable(event, { identifiers: new Set() }));
+      ids.push(id);
+    } catch (err) {
+      skipped.push({ id, reason: (err as Error).message });
+    }
+  }
+  if (ids.length === 0) return { replayed: 0, skipped };
+  // Marked first: the pipeline may fail the replayed event again before this call returns, and its new
+  // failure (which clears replayed_at) must win over this mark.
+  await sql.query(`UPDATE dead_letters SET replayed_at = now() WHERE id = ANY($1::bigint[])`, [ids]);
+  try {
+    for (let i = 0; i < events.length; i += 500) await log.append(events.slice(i, i + 500));
+  } catch (err) {
+    await sql.query(`UPDATE dead_letters SET replayed_at = NULL WHERE id = ANY($1::bigint[])`, [ids]).catch(() => {});
+    throw err;
+  }
+  return { replayed: ids.length, skipped };
+}

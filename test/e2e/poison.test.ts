@@ -1,0 +1,241 @@
+/**
+ * No event can stop the pipeline (docs/PIPELINE.md "Failure isolation", docs/API.md "Values that can be stored"),
+ * over real HTTP with the real embedded stores:
+ * - the poison set (NUL, lone surrogates, dates out of range, unsafe or negative numbers, deep JSON, huge strings)
+ *   is refused with a 422 naming the field or repaired, through single and batch ingest; valid events of the same
+ *   and of another tenant sent afterwards are stored within seconds;
+ * - events that fail in the pipeline anyway (a plugin that throws, a record written before these rules, a record
+ *   that is not JSON) are dead-lettered alone; the rest of their batch and other tenants' events are stored;
+ *   acknowledged = stored + dead-lettered; /healthz and the owner's dashboard show them, another tenant does not;
+ * - a dead letter replayed after the fix is stored once, however often it is replayed.
+ */
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LoggedEvent } from "../../core/events/schema.js";
+import { encodeBatch } from "../../core/log/encoded-batch.js";
+import { runIdFor, uuidv7 } from "../../core/ids.js";
+import { runAdmin } from "../../deploy/admin.js";
+import { countDeadLetters, listDeadLetters } from "../../stores/dead-letters.js";
+import { bearer, json, loginJar, startTestServer, waitForRun, type TestServer } from "./harness.js";
+
+const FIXTURE = path.resolve(import.meta.dirname, "fixtures/poison-plugin.ts");
+let srv: TestServer;
+let flag: string;
+let alice: { id: number; email: string; key: string };
+let bob: { id: number; email: string; key: string };
+
+beforeAll(async () => {
+  flag = path.join(await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-poison-")), "poison-on");
+  await fs.writeFile(flag, "");
+  process.env.RUNWATCH_TEST_POISON_FLAG = flag;
+  srv = await startTestServer({
+    pipeline: true,
+    pipelineOptions: { maxWaitMs: 5, singleRetryDelaysMs: [10] },
+    env: { RUNWATCH_PLUGINS: FIXTURE, RUNWATCH_MAX_BODY_BYTES: String(4 * 1024 * 1024), RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" },
+  });
+  const mk = async () => {
+    const u = await srv.user();
+    return { id: u.id, email: u.email, key: await srv.key(u.id) };
+  };
+  alice = await mk();
+  bob = await mk();
+});
+afterAll(async () => {
+  await srv?.close();
+  await fs.rm(path.dirname(flag), { recursive: true, force: true }).catch(() => {});
+});
+
+const post = (p: string, key: string, body: unknown) => fetch(`${srv.url}${p}`, json(key, body));
+
+/** Event ids of a user that ClickHouse holds (deduplicated). */
+async function storedIds(userId: number): Promise<Set<string>> {
+  const rows = await srv.ports.clickhouse.query<{ event_id: string }>(
+    "SELECT DISTINCT toString(event_id) AS event_id FROM agent_events WHERE user_id = {uid:UInt64}",
+    { uid: userId },
+  );
+  return new Set(rows.map((r) => r.event_id));
+}
+
+async function deadIds(userId: number): Promise<Set<string>> {
+  return new Set((await listDeadLetters(srv.ports.sql, { userId, limit: 1000 })).map((d) => d.event_id!));
+}
+
+async function eventually<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms; last: ${JSON.stringify(v, (_k, x) => (x instanceof Set ? [...x] : x)).slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const nested = (depth: number): unknown => (depth === 0 ? "leaf" : { d: nested(depth - 1) });
+
+/** The poison set: [what, event, expected status, the field a 422 names]. */
+const POISON: [string, Record<string, unknown>, 202 | 422, string?][] = [
+  ["NUL in agent_name", { event_type: "run_start", sdk_run_id: "p-nul-agent", agent_name: "bad\u0000agent", payload: {} }, 422, "agent_name"],
+  ["lone surrogate in agent_name", { event_type: "run_start", sdk_run_id: "p-sur-agent", agent_name: "bad\ud800", payload: {} }, 422, "agent_name"],
+  ["NUL in sdk_run_id", { event_type: "step", sdk_run_id: "p\u0000run", payload: { node_name: "n", phase: "start" } }, 422, "sdk_run_id"],
+  ["NUL in payload text", { event_type: "run_start", sdk_run_id: "p-nul-text", agent_name: "poison-agent", payload: { input: "before\u0000after" } }, 202],
+  ["lone surrogate in payload text", { event_type: "step", sdk_run_id: "p-nul-text", payload: { node_name: "cut\ud83d", phase: "start", output: "stream cut \udc00" } }, 202],
+  ["NUL and surrogate in an object key", { event_type: "step", sdk_run_id: "p-nul-text", payload: { node_name: "n", phase: "end", output: { "k\u0000": 1, "j\ud800": 2 } } }, 202],
+  ["date after 2200", { event_type: "step", sdk_run_id: "p-date", occurred_at: "2201-01-01T00:00:00Z", payload: { node_name: "n", phase: "start" } }, 422, "occurred_at"],
+  ["date before 1970", { event_type: "step", sdk_run_id: "p-date", occurred_at: "1969-12-31T23:59:59Z", payload: { node_name: "n", phase: "start" } }, 422, "occurred_at"],
+  ["tokens beyond 2^53", { event_type: "run_end", sdk_run_id: "p-num", payload: { prompt_tokens: 2 ** 60 } }, 422, "payload.prompt_tokens"],
+  ["negative count", { event_type: "run_end", sdk_run_id: "p-num", payload: { total_tokens: -1 } }, 422, "payload.total_tokens"],
+  ["negative cost", { event_type: "run_end", sdk_run_id: "p-num", payload: { cost_usd: -0.01 } }, 422, "payload.cost_usd"],
+  ["huge cost", { event_type: "run_end", sdk_run_id: "p-num", payload: { cost_usd: 1e300 } }, 422, "payload.cost_usd"],
+  ["negative duration", { event_type: "step", sdk_run_id: "p-num", payload: { node_name: "n", phase: "end", duration_ms: -5 } }, 422, "payload.duration_ms"],
+  ["config_version beyond UInt32", { event_type: "step", sdk_run_id: "p-num", config_version: 2 ** 32, payload: { node_name: "n", phase: "end" } }, 422, "config_version"],
+  ["JSON 100 deep", { event_type: "step", sdk_run_id: "p-deep", payload: { node_name: "n", phase: "end", output: nested(100) } }, 422, "payload.output"],
+  ["a 1.5 M-character string", { event_type: "step", sdk_run_id: "p-big", payload: { node_name: "n", phase: "end", output: "x".repeat(1_500_000) } }, 422, "payload.output"],
+];
+
+describe("the poison set at ingest", () => {
+  it.each(POISON)("single: %s", async (_what, event, status, field) => {
+    const res = await post("/api/ingest", alice.key, event);
+    const body = (await res.json()) as { error?: { field?: string; message: string } };
+    expect(res.status, JSON.stringify(body)).toBe(status);
+    if (status === 422) {
+      expect(body.error!.field === field || body.error!.field?.startsWith(`${field}.`), JSON.stringify(body)).toBe(true);
+      expect(body.error!.message).toContain(field!.split(".").pop()!);
+    }
+  });
+
+  it("batch: each item answered on its own, and valid events of both tenants are stored right after", async () => {
+    const res = await post("/api/ingest/batch", alice.key, { events: POISON.filter(([w]) => !w.includes("1.5 M")).map(([, e]) => e) });
+    expect(res.status).toBe(207);
+    const body = (await res.json()) as { results: { status: number; error?: { field: string } }[] };
+    POISON.filter(([w]) => !w.includes("1.5 M")).forEach(([what, , status], i) => expect(body.results[i]!.status, what).toBe(status));
+
+    const t0 = Date.now();
+    expect((await post("/api/ingest", alice.key, { event_type: "run_start", sdk_run_id: "after-poison-a", agent_name: "ok-agent", payload: {} })).status).toBe(202);
+    expect((await post("/api/ingest", bob.key, { event_type: "run_start", sdk_run_id: "after-poison-b", agent_name: "ok-agent", payload: {} })).status).toBe(202);
+    await waitForRun(srv.url, alice.key, "after-poison-a", (b) => b.events.length === 1, 5_000);
+    await waitForRun(srv.url, bob.key, "after-poison-b", (b) => b.events.length === 1, 5_000);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+
+    // The repaired events are stored with U+FFFD where the bad characters were.
+    const run = await waitForRun(srv.url, alice.key, "p-nul-text", (b) => b.events.length >= 3);
+    const [start, step, keys] = run.events;
+    expect(start!.payload.input).toBe("before\uFFFDafter");
+    expect(step!.payload.node_name).toBe("cut\uFFFD");
+    expect(step!.payload.output).toBe("stream cut \uFFFD");
+    expect(Object.keys(keys!.payload.output as object).sort()).toEqual(["j\uFFFD", "k\uFFFD"]);
+    expect(run.run.agent_name).toBe("poison-agent");
+  });
+});
+
+describe("events that fail in the pipeline", () => {
+  it("are dead-lettered alone: the rest of the batch and the other tenant are stored; acknowledged = stored + dead-lettered", async () => {
+    const acked = new Map<string, number>(); // event_id → user
+    const poisoned = new Set<string>();
+    for (const [who, n] of [[alice, 0], [bob, 1]] as const) {
+      const events = Array.from({ length: 120 }, (_, i) => ({
+        event_type: i === 0 ? "run_start" : "step",
+        sdk_run_id: `iso-${n}-${i % 4}`,
+        agent_name: "iso-agent",
+        payload: { node_name: `n${i}`, phase: "end", poison: who === alice && i % 40 === 7 },
+      }));
+      const res = await post("/api/ingest/batch", who.key, { events });
+      expect(res.status).toBe(207);
+      const { results } = (await res.json()) as { results: { status: number; event_id: string }[] };
+      results.forEach((r, i) => {
+        expect(r.status).toBe(202);
+        acked.set(r.event_id, who.id);
+        if (events[i]!.payload.poison) poisoned.add(r.event_id);
+      });
+    }
+    // A single poison event too.
+    const single = await post("/api/ingest", alice.key, { event_type: "step", sdk_run_id: "iso-single", payload: { node_name: "x", phase: "end", poison: true } });
+    const singleId = ((await single.json()) as { event_id: string }).event_id;
+    acked.set(singleId, alice.id);
+    poisoned.add(singleId);
+
+    // Records acknowledged before today's value rules (written straight to the log), and a record that is not JSON.
+    const legacy = (sdk: string, agent: string): LoggedEvent => ({
+      event_id: uuidv7(), user_id: alice.id, run_id: runIdFor(alice.id, sdk), sdk_run_id: sdk, event_type: "run_start",
+      agent_name: agent, payload: { input: "lone \ud800 surrogate" }, occurred_at: new Date().toISOString(),
+      received_at: new Date().toISOString(), config_version: null,
+    });
+    const legacyNul = legacy("legacy-nul", "nul\u0000agent");
+    await srv.ports.log.append([legacyNul, legacy("legacy-surrogate", "fine-agent")]);
+    await srv.ports.log.appendEncoded({ ...encodeBatch([new TextEncoder().encode("{not json at all")]), keys: ["garbage"] });
+
+    const wantStored = [...acked].filter(([id]) => !poisoned.has(id));
+    await eventually("every acknowledged event stored or dead-lettered", async () => {
+      const [a, b, da] = await Promise.all([storedIds(alice.id), storedIds(bob.id), deadIds(alice.id)]);
+      return { missing: wantStored.filter(([id, u]) => !(u === alice.id ? a : b).has(id)).length, dead: [...poisoned].filter((id) => da.has(id)).length };
+    }, (v) => v.missing === 0 && v.dead === poisoned.size);
+
+    const [storedA, storedB, deadA, deadB] = await Promise.all([storedIds(alice.id), storedIds(bob.id), deadIds(alice.id), deadIds(bob.id)]);
+    for (const [id, u] of acked) {
+      const stored = (u === alice.id ? storedA : storedB).has(id);
+      const dead = (u === alice.id ? deadA : deadB).has(id);
+      expect(stored !== dead, `event ${id}: stored ${stored}, dead-lettered ${dead}`).toBe(true);
+    }
+    expect(deadB.size).toBe(0);
+
+    // The legacy NUL agent is dead-lettered (Postgres refuses it); the surrogate one is stored or dead-lettered, never lost.
+    await eventually("legacy records settled", async () => ({ dead: await deadIds(alice.id), stored: await storedIds(alice.id) }),
+      (v) => v.dead.has(legacyNul.event_id) || v.stored.has(legacyNul.event_id));
+    const all = await listDeadLetters(srv.ports.sql, { limit: 1000 });
+    const garbage = all.find((d) => d.raw === "{not json at all");
+    expect(garbage?.user_id).toBeNull();
+    expect(garbage?.error).toMatch(/not JSON/);
+
+    // Health and the owner's dashboard say so; the other tenant sees nothing of it.
+    const health = (await (await fetch(`${srv.url}/healthz`)).json()) as { status: string; pipeline: Record<string, number> };
+    expect(health.pipeline.dead_letters).toBeGreaterThanOrEqual(poisoned.size + 1);
+    expect(health.pipeline.workers).toBe(1);
+    expect(Object.keys(health.pipeline).sort()).toEqual(["dead_letters", "lag_events", "oldest_unprocessed_age_ms", "workers"]);
+    expect(JSON.stringify(health)).not.toContain(String(alice.email));
+
+    const page = async (who: typeof alice, p: string) => (await (await loginJar(srv.url, who.email)).fetch(`${srv.url}${p}`)).text();
+    const mine = await page(alice, "/dead-letters");
+    expect(mine).toContain(singleId);
+    expect(mine).toContain("poison event");
+    expect(await page(alice, "/dashboard")).toContain('id="dead-letter-banner"');
+    const theirs = await page(bob, "/dead-letters");
+    expect(theirs).not.toContain(singleId);
+    expect(theirs).toContain("Every event you sent was stored");
+    expect(await page(bob, "/dashboard")).not.toContain('id="dead-letter-banner"');
+  }, 60_000);
+
+  it("a replayed dead letter is stored once after the fix, however often it is replayed", async () => {
+    const res = await post("/api/ingest", alice.key, { event_type: "step", sdk_run_id: "replay-run", payload: { node_name: "r", phase: "end", poison: true } });
+    const { event_id } = (await res.json()) as { event_id: string };
+    await eventually("dead-lettered", () => deadIds(alice.id), (d) => d.has(event_id));
+
+    await fs.rm(flag); // the fix
+    const letter = (await listDeadLetters(srv.ports.sql, { userId: alice.id, limit: 1000 })).find((d) => d.event_id === event_id)!;
+    const r1 = await runAdmin({ sql: srv.ports.sql, log: srv.ports.log }, { cmd: "dead-letters.replay", ids: [letter.id] });
+    expect(r1).toEqual({ replayed: 1, skipped: [] });
+    await waitForRun(srv.url, alice.key, "replay-run", (b) => b.events.length === 1);
+    // Replaying again (a replayed letter is no longer pending) and replaying the event itself store nothing new.
+    expect(await runAdmin({ sql: srv.ports.sql, log: srv.ports.log }, { cmd: "dead-letters.replay", ids: [letter.id] })).toEqual({ replayed: 0, skipped: [] });
+    const raw = JSON.parse(letter.raw) as LoggedEvent;
+    await srv.ports.log.append([raw]);
+    await new Promise((r) => setTimeout(r, 500));
+    const body = await waitForRun(srv.url, alice.key, "replay-run", (b) => b.run.event_count === 1);
+    expect(body.events.map((e) => e.event_id)).toEqual([event_id]);
+    expect(await countDeadLetters(srv.ports.sql, { userId: alice.id, ids: [letter.id] })).toBe(0);
+    await fs.writeFile(flag, "");
+  }, 30_000);
+});
+
+describe("GET /healthz", () => {
+  it("answers the pipeline's lag, the age of its oldest unprocessed event and the dead-letter count, without tenant data", async () => {
+    const res = await fetch(`${srv.url}/healthz`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { status: string; pipeline: { lag_events: number; oldest_unprocessed_age_ms: number; dead_letters: number } };
+    expect(["ok", "degraded"]).toContain(body.status);
+    expect(body.pipeline.lag_events).toBeGreaterThanOrEqual(0);
+    expect(body.pipeline.oldest_unprocessed_age_ms).toBeGreaterThanOrEqual(0);
+    expect(Number.isInteger(body.pipeline.dead_letters)).toBe(true);
+    expect(await fetch(`${srv.url}/healthz`, bearer("nope")).then((r) => r.status)).toBe(200);
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * GET /healthz (docs/API.md, "Health"): whether this web process can take events and whether the pipeline keeps
+ * up with them. Pipeline processes report their lag over pub/sub (pipeline/health.ts); this view keeps the
+ * latest report of each and answers without touching the log. Counts only, never tenant data.
+ *
+ * "degraded" when the oldest unprocessed event has waited more than 30 s, when the lag has grown for 30 s
+ * without a pause, when no pipeline has reported for 10 s (after a 10 s grace at start), or when the
+ * dead-letter count cannot be read (Postgres down). The status code is 200 either way: this process serves;
+ * a load balancer should not take it out of rotation because the pipeline is behind.
+ */
+import { PIPELINE_HEALTH_CHANNEL, PIPELINE_HEALTH_INTERVAL_MS, type PipelineHealthReport } from "../core/pipeline-health.js";
+import type { Logger } from "../core/logger.js";
+import type { PubSub } from "../core/ports/pubsub.js";
+import type { Sql } from "../core/ports/sql.js";
+import { countDeadLetters } from "../stores/dead-letters.js";
+
+export const DEGRADED_AGE_MS = 30_000;
+const SILENT_AFTER_MS = PIPELINE_HEALTH_INTERVAL_MS * 5;
+const DEAD_LETTER_CACHE_MS = 2_000;
+
+export interface HealthBody {
+  readonly status: "ok" | "degraded";
+  readonly pipeline: {
+    readonly lag_events: number | null;
+    readonly oldest_unprocessed_age_ms: number | null;
+    readonly dead_letters: number | null;
+    /** Pipeline processes that reported in the last 10 s. */
+    readonly workers: number;
+  };
+}
+
+export interface HealthView {
+  snapshot(): Promise<HealthBody>;
+  close(): Promise<void>;
+}
+
+const isReport = (v: unknown): v is PipelineHealthReport => {
+  const r = v as PipelineHealthReport;
+  return typeof r === "object" && r !== null && typeof r.member === "string" && Number.isFinite(r.lag_events) && Number.isFinite(r.oldest_unprocessed_age_ms);
+};
+
+export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logger): Promise<HealthView> {
+  const startedAt = Date.now();
+  const latest = new Map<string, { report: PipelineHealthReport; receivedAt: number }>();
+  /** (time, group lag) samples of the last minute, for "the lag has grown for 30 s". */
+  const samples: { at: number; lag: number }[] = [];
+  const unsubscribe = await pubsub.subscribePrefix(PIPELINE_HEALTH_CHANNEL, (_channel, message) => {
+    try {
+      const report = JSON.parse(message) as unknown;
+      if (!isReport(report)) return;
+      const now = Date.now();
+      latest.set(report.member, { report, receivedAt: now });
+      samples.push({ at: now, lag: report.lag_events });
+      while (samples.length && samples[0]!.at < now - 60_000) samples.shift();
+    } catch (err) {
+      logger.debug("ignoring a malformed pipeline health report", { err });
+    }
+  });
+
+  let deadLetters: { value: number | null; at: number } | undefined;
+  const deadLetterCount = async (): Promise<number | null> => {
+    if (deadLetters && Date.now() - deadLetters.at < DEAD_LETTER_CACHE_MS) return deadLetters.value;
+    let timer: NodeJS.Timeout | undefined;
+    const value = await Promise.race([
+      countDeadLetters(sql).catch(() => null),
+      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 1_000))),
+    ]);
+    clearTimeout(timer);
+    deadLetters = { value, at: Date.now() };
+    return value;
+  };
+
+  const lagGrowing = (now: number): boolean => {
+    const window = samples.filter((s) => s.at >= now - DEGRADED_AGE_MS - PIPELINE_HEALTH_INTERVAL_MS);
+    if (window.length < 2 || window[0]!.at > now - DEGRADED_AGE_MS + PIPELINE_HEALTH_INTERVAL_MS) return false;
+    for (let i = 1; i < window.length; i++) if (window[i]!.lag <= window[i - 1]!.lag) return false;
+    return true;
+  };
+
+  return {
+    async snapshot() {
+      const now = Date.now();
+      for (const [member, r] of latest) if (now - r.receivedAt > SILENT_AFTER_MS) latest.delete(member);
+      const reports = [...latest.values()].map((r) => r.report);
+      const dead = await deadLetterCount();
+      // Every Kafka member reports the whole group's lag, so the largest report is the group's.
+      const lag = reports.length ? Math.max(...reports.map((r) => r.lag_events)) : null;
+      const age = reports.length ? Math.max(...reports.map((r) => r.oldest_unprocessed_age_ms)) : null;
+      const silent = reports.length === 0 && now - startedAt > SILENT_AFTER_MS;
+      const degraded = silent || dead === null || (age ?? 0) > DEGRADED_AGE_MS || lagGrowing(now);
+      return {
+        status: degraded ? "degraded" : "ok",
+        pipeline: { lag_events: lag, oldest_unprocessed_age_ms: age, dead_letters: dead, workers: reports.length },
+      };
+    },
+    close: () => unsubscribe(),
+  };
+}
