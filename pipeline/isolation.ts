@@ -5,56 +5,91 @@
  * (it fails alone while others succeed). This module tells them apart:
  *   - If storage does not answer a probe (SELECT 1 on Postgres and ClickHouse), it is an outage: the batch
  *     fails as a whole and the log retries it with backoff, as before. Nothing is dead-lettered during an outage.
+ *   - When a plugin failed on particular events, the processor names them (EventsFailed): they are set aside and
+ *     the rest goes on at once.
  *   - Otherwise the batch is split by tenant first, so that other tenants' events are stored after a single
- *     extra attempt, whatever one tenant sent; a tenant's events that still fail are bisected: each half is
- *     processed on its own, a failing half is split again, and a single event that still fails after a short
- *     retry (and while storage answers) is a dead letter: it is written to the dead-letter store with its
- *     error, and the batch goes on. Parts run in log order, so the events of one run keep their order.
+ *     extra attempt, whatever one tenant sent; a tenant's events that still fail are bisected.
+ *   - A single event that still fails alone after a short retry, while storage answers, is a dead letter: it is
+ *     written to the dead-letter store with its error, and the batch goes on. Parts run in log order, so the
+ *     events of one run keep their order (an event set aside and then stored after a retry comes later).
  * Processing is idempotent (storage dedups on event_id, run counters are reconciled), so re-processing the
- * halves that an earlier attempt partly stored is safe. The cost is O(k·log n) batch attempts for k poison
- * events in a batch of n.
+ * parts that an earlier attempt partly stored is safe. Cost, for k poison events in a batch of n: about 2k + 1
+ * attempts when plugins name them, O(k·log n) when only storage can fail on them.
  */
 import type { LoggedEvent } from "../core/events/schema.js";
 import type { Logger } from "../core/logger.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { Sql } from "../core/ports/sql.js";
 
+/**
+ * Thrown by the batch processor when plugins failed on particular events (an onEvent hook threw): the batch
+ * stored nothing, and `failures` names each failing event by its index in the batch. Later events of a run
+ * whose event failed were not tried in that pass.
+ */
+export class EventsFailed extends Error {
+  constructor(readonly failures: readonly { readonly index: number; readonly plugin: string; readonly error: unknown }[]) {
+    super(`${failures.length} event(s) failed in plugins: ${failures.slice(0, 3).map((f) => `#${f.index} in ${f.plugin}: ${(f.error as Error)?.message ?? String(f.error)}`).join("; ")}`);
+    this.name = "EventsFailed";
+  }
+}
+
 export interface IsolationDeps {
   /** Processes a batch (all or nothing as far as the log is concerned). */
   readonly process: (events: readonly LoggedEvent[]) => Promise<void>;
-  /** Stores a dead letter for one event; must be durable when it resolves. */
-  readonly deadLetter: (event: LoggedEvent, error: unknown) => Promise<void>;
+  /** Stores dead letters; must be durable when it resolves. */
+  readonly deadLetter: (failed: readonly { event: LoggedEvent; error: unknown }[]) => Promise<void>;
   /** True when storage answers (an outage is not a poison event). */
   readonly storageUp: () => Promise<boolean>;
   readonly logger: Logger;
-  /** Pauses before a single failing event is tried again; default one retry after 50 ms. */
+  /** Each entry is one more try of every suspect alone, after that pause; default one try at once ([0]). */
   readonly singleRetryDelaysMs?: readonly number[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Processes `events`; dead-letters only events that fail on their own; throws (for a retry) on an outage. */
+/**
+ * Processes `events`; dead-letters only events that fail on their own; throws (for a retry of the whole batch)
+ * on an outage.
+ * - Events a plugin failed on (EventsFailed) are set aside and the rest is processed again at once: k such
+ *   events cost about k + 1 attempts, however they are spread.
+ * - Any other failure while storage answers: the events are split (by tenant when several are in the batch,
+ *   else in halves) and each part is processed the same way, down to single events.
+ * - Each event set aside is then tried alone (with a short retry); if it still fails while storage answers,
+ *   it is dead-lettered.
+ */
 export async function processIsolated(events: readonly LoggedEvent[], deps: IsolationDeps): Promise<void> {
-  try {
-    await deps.process(events);
-    return;
-  } catch (err) {
-    if (!(await deps.storageUp())) throw err;
-    deps.logger.warn("a batch failed while storage answers: isolating the events that fail", { events: events.length, err });
-    const tenants = byTenant(events);
-    if (tenants.length === 1) return isolate(events, err, deps);
-    for (const part of tenants) {
-      try {
-        await deps.process(part);
-      } catch (e) {
-        await isolate(part, e, deps);
+  const suspects: { event: LoggedEvent; error: unknown }[] = [];
+  let rest = events;
+  while (rest.length > 0) {
+    try {
+      await deps.process(rest);
+      break;
+    } catch (err) {
+      if (err instanceof EventsFailed && err.failures.length > 0) {
+        const failed = new Set<LoggedEvent>();
+        for (const f of err.failures) {
+          const event = rest[f.index]!;
+          failed.add(event);
+          suspects.push({ event, error: f.error });
+        }
+        rest = rest.filter((e) => !failed.has(e));
+        continue;
       }
+      if (!(await deps.storageUp())) throw err;
+      if (rest.length === 1) {
+        suspects.push({ event: rest[0]!, error: err });
+        break;
+      }
+      deps.logger.warn("a batch failed while storage answers: isolating the events that fail", { events: rest.length, err });
+      for (const part of split(rest)) await processIsolated(part, deps);
+      break;
     }
   }
+  if (suspects.length > 0) await settleSuspects(suspects, deps);
 }
 
-/** The events of each user_id, in log order (a run belongs to one user, so each run's order is kept). */
-function byTenant(events: readonly LoggedEvent[]): LoggedEvent[][] {
+/** A failing batch's parts: one per tenant, so other tenants' events pass after one extra attempt; else halves. */
+function split(events: readonly LoggedEvent[]): LoggedEvent[][] {
   const groups = new Map<unknown, LoggedEvent[]>();
   for (const e of events) {
     const key = (e as Partial<LoggedEvent> | null)?.user_id;
@@ -62,36 +97,39 @@ function byTenant(events: readonly LoggedEvent[]): LoggedEvent[][] {
     if (g) g.push(e);
     else groups.set(key, [e]);
   }
-  return [...groups.values()];
+  if (groups.size > 1) return [...groups.values()];
+  const mid = events.length >>> 1;
+  return [events.slice(0, mid), events.slice(mid)];
 }
 
-async function isolate(events: readonly LoggedEvent[], error: unknown, deps: IsolationDeps): Promise<void> {
-  if (events.length === 1) {
-    for (const delay of deps.singleRetryDelaysMs ?? [50]) {
-      await sleep(delay);
+/**
+ * Each suspect alone: one that now passes was transient or failed only beside another event; the others, if
+ * storage still answers, are dead-lettered together.
+ */
+async function settleSuspects(suspects: readonly { event: LoggedEvent; error: unknown }[], deps: IsolationDeps): Promise<void> {
+  let failing = suspects;
+  for (const delay of deps.singleRetryDelaysMs ?? [0]) {
+    if (failing.length === 0) return;
+    if (delay > 0) await sleep(delay);
+    const still: { event: LoggedEvent; error: unknown }[] = [];
+    for (const s of failing) {
       try {
-        await deps.process(events);
-        return; // it was transient
+        await deps.process([s.event]);
       } catch (err) {
-        error = err;
+        still.push({ event: s.event, error: err instanceof EventsFailed && err.failures.length === 1 ? err.failures[0]!.error : err });
       }
     }
-    if (!(await deps.storageUp())) throw error; // storage went down meanwhile: retry the whole batch later
-    const e = events[0]!;
+    failing = still;
+  }
+  if (failing.length === 0) return;
+  if (!(await deps.storageUp())) throw failing[0]!.error; // storage went down meanwhile: retry the whole batch later
+  for (const { event, error } of failing.slice(0, 20)) {
     deps.logger.error("dead-lettering an event that cannot be stored", {
-      user_id: e.user_id, sdk_run_id: e.sdk_run_id, event_id: e.event_id, event_type: e.event_type, err: error,
+      user_id: event.user_id, sdk_run_id: event.sdk_run_id, event_id: event.event_id, event_type: event.event_type, err: error,
     });
-    await deps.deadLetter(e, error);
-    return;
   }
-  const mid = events.length >>> 1;
-  for (const half of [events.slice(0, mid), events.slice(mid)]) {
-    try {
-      await deps.process(half);
-    } catch (err) {
-      await isolate(half, err, deps);
-    }
-  }
+  if (failing.length > 20) deps.logger.error("dead-lettering more events that cannot be stored", { events: failing.length - 20 });
+  await deps.deadLetter(failing);
 }
 
 /** The probe: both stores answer a trivial query within `timeoutMs`. */

@@ -21,6 +21,16 @@ export function describeError(err: unknown): string {
   return String(err);
 }
 
+/** The fields the processor relies on before any plugin runs (ingest wrote them; a foreign record may lack them). */
+function isLoggedEvent(e: unknown): e is LoggedEvent {
+  const x = e as Partial<LoggedEvent> | null;
+  return (
+    typeof x === "object" && x !== null && typeof x.event_id === "string" && Number.isSafeInteger(x.user_id) &&
+    typeof x.sdk_run_id === "string" && typeof x.run_id === "string" && typeof x.event_type === "string" &&
+    typeof x.payload === "object" && x.payload !== null && typeof x.occurred_at === "string" && typeof x.received_at === "string"
+  );
+}
+
 export function createRecordHandler(
   processor: BatchProcessor,
   ports: Pick<PipelinePorts, "sql" | "clickhouse">,
@@ -31,26 +41,33 @@ export function createRecordHandler(
   return async (batch) => {
     const skipped = new Set<number>();
     const notEvents: NewDeadLetter[] = [];
-    const events = decodeBatch(batch, (index, err) => {
+    const decoded = decodeBatch(batch, (index, err) => {
       skipped.add(index);
       notEvents.push({ raw: recordAt(batch, index), error: `the log record is not JSON: ${describeError(err)}` });
     });
+    // Position of each decoded record in the batch (for its raw bytes), and the ones that are not events at all.
+    const positions = new Map<LoggedEvent, number>();
+    const events: LoggedEvent[] = [];
+    for (let i = 0, k = 0; i < batch.ends.length; i++) {
+      if (skipped.has(i)) continue;
+      const e = decoded[k++]!;
+      if (isLoggedEvent(e)) {
+        events.push(e);
+        positions.set(e, i);
+      } else {
+        notEvents.push({ raw: recordAt(batch, i), error: "the log record is JSON but not a Runwatch event" });
+      }
+    }
     if (notEvents.length) {
-      logger.error("dead-lettering log records that are not JSON", { records: notEvents.length });
+      logger.error("dead-lettering log records that are not events", { records: notEvents.length });
       await addDeadLetters(ports.sql, notEvents);
     }
     if (events.length === 0) return;
-    let positions: Map<LoggedEvent, number> | undefined;
-    const positionOf = (e: LoggedEvent): number => {
-      if (!positions) {
-        positions = new Map();
-        for (let i = 0, k = 0; i < batch.ends.length; i++) if (!skipped.has(i)) positions.set(events[k++]!, i);
-      }
-      return positions.get(e)!;
-    };
+    const positionOf = (e: LoggedEvent): number => positions.get(e)!;
     await processIsolated(events, {
       process: processor,
-      deadLetter: (e, err) => addDeadLetters(ports.sql, [{ raw: recordAt(batch, positionOf(e)), event: e, error: describeError(err) }]),
+      deadLetter: (failed) =>
+        addDeadLetters(ports.sql, failed.map(({ event, error }) => ({ raw: recordAt(batch, positionOf(event)), event, error: describeError(error) }))),
       storageUp,
       logger,
       singleRetryDelaysMs: options.singleRetryDelaysMs,

@@ -25,6 +25,7 @@ import type { Batch, PipelineEvent, Plugin, PluginContext } from "../plugins/plu
 import { encodeBatch } from "../core/log/encoded-batch.js";
 import { ProgressTracker, startHealthReporter } from "./health.js";
 import { createRecordHandler, type RecordHandler } from "./record-handler.js";
+import { EventsFailed } from "./isolation.js";
 import { RunCache, type CachedRun } from "./run-cache.js";
 import { countStoredEvents, findStoredEventIds } from "./stored-events.js";
 
@@ -41,7 +42,7 @@ export interface PipelineOptions {
   cacheSize?: number;
   alertRegistry?: AlertRegistry;
   logger?: Logger;
-  /** Pauses before a single failing event is retried ahead of dead-lettering (isolation.ts); tests shorten them. */
+  /** Tries of each failing event alone before it is dead-lettered, as pauses in ms (isolation.ts); default [0]. */
   singleRetryDelaysMs?: readonly number[];
 }
 
@@ -217,18 +218,33 @@ export function createBatchProcessor(
 
       lap("find_duplicates_ms");
 
-      // 3. Plugins, per event in log order.
+      // 3. Plugins, per event in log order. An event a plugin fails on is noted (and the rest of its run in this
+      //    pass skipped, since its draft may be half-changed); if any failed, nothing is stored and
+      //    EventsFailed names them, so isolation.ts can set exactly those aside.
       const batch: Batch = { events, runs: drafts, scratch: new Map() };
+      const failures: { index: number; plugin: string; error: unknown }[] = [];
+      const brokenRuns = new Set<string>();
       for (let i = 0; i < events.length; i++) {
         if ((i & 15) === 15 && slice.due()) await slice.next();
         const e = events[i]!;
-        const draft = drafts.get(logKey(e))!;
-        for (const p of eventHooks) {
-          const r = p.onEvent!(e, draft, batch);
-          if (r) await r;
+        const key = logKey(e);
+        if (brokenRuns.has(key)) continue;
+        const draft = drafts.get(key)!;
+        let plugin = "";
+        try {
+          for (const p of eventHooks) {
+            plugin = p.name;
+            const r = p.onEvent!(e, draft, batch);
+            if (r) await r;
+          }
+        } catch (error) {
+          failures.push({ index: i, plugin, error });
+          brokenRuns.add(key);
+          continue;
         }
         draft.fresh = false;
       }
+      if (failures.length > 0) throw new EventsFailed(failures);
 
       lap("plugins_ms");
 

@@ -39,8 +39,8 @@ const isReport = (v: unknown): v is PipelineHealthReport => {
   return typeof r === "object" && r !== null && typeof r.member === "string" && Number.isFinite(r.lag_events) && Number.isFinite(r.oldest_unprocessed_age_ms);
 };
 
-export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logger): Promise<HealthView> {
-  const startedAt = Date.now();
+export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logger, clock: () => number = Date.now): Promise<HealthView> {
+  const startedAt = clock();
   const latest = new Map<string, { report: PipelineHealthReport; receivedAt: number }>();
   /** (time, group lag) samples of the last minute, for "the lag has grown for 30 s". */
   const samples: { at: number; lag: number }[] = [];
@@ -48,7 +48,7 @@ export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logg
     try {
       const report = JSON.parse(message) as unknown;
       if (!isReport(report)) return;
-      const now = Date.now();
+      const now = clock();
       latest.set(report.member, { report, receivedAt: now });
       samples.push({ at: now, lag: report.lag_events });
       while (samples.length && samples[0]!.at < now - 60_000) samples.shift();
@@ -59,14 +59,14 @@ export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logg
 
   let deadLetters: { value: number | null; at: number } | undefined;
   const deadLetterCount = async (): Promise<number | null> => {
-    if (deadLetters && Date.now() - deadLetters.at < DEAD_LETTER_CACHE_MS) return deadLetters.value;
+    if (deadLetters && clock() - deadLetters.at < DEAD_LETTER_CACHE_MS) return deadLetters.value;
     let timer: NodeJS.Timeout | undefined;
     const value = await Promise.race([
       countDeadLetters(sql).catch(() => null),
       new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 1_000))),
     ]);
     clearTimeout(timer);
-    deadLetters = { value, at: Date.now() };
+    deadLetters = { value, at: clock() };
     return value;
   };
 
@@ -79,7 +79,7 @@ export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logg
 
   return {
     async snapshot() {
-      const now = Date.now();
+      const now = clock();
       for (const [member, r] of latest) if (now - r.receivedAt > SILENT_AFTER_MS) latest.delete(member);
       const reports = [...latest.values()].map((r) => r.report);
       const dead = await deadLetterCount();

@@ -1,0 +1,76 @@
+/** GET /healthz's view of the pipeline (web/health.ts), driven by reports on a real in-process pub/sub and a clock. */
+import { describe, expect, it } from "vitest";
+import { createLogger } from "../core/logger.js";
+import { PIPELINE_HEALTH_CHANNEL, type PipelineHealthReport } from "../core/pipeline-health.js";
+import type { Sql } from "../core/ports/sql.js";
+import { memoryPubSub } from "../core/pubsub/memory.js";
+import { watchPipelineHealth } from "./health.js";
+
+const sqlWith = (count: () => number): Sql => ({
+  query: async <T>() => {
+    const n = count();
+    if (n < 0) throw new Error("postgres is down");
+    return [{ n }] as T[];
+  },
+  transaction: async () => { throw new Error("unused"); },
+  close: async () => {},
+});
+
+async function setup(deadLetters: () => number = () => 0) {
+  let now = 1_000_000;
+  const bus = memoryPubSub();
+  const view = await watchPipelineHealth(bus, sqlWith(deadLetters), createLogger("error"), () => now);
+  const report = (r: Partial<PipelineHealthReport>) =>
+    bus.publish(PIPELINE_HEALTH_CHANNEL, JSON.stringify({ member: "m1", lag_events: 0, oldest_unprocessed_age_ms: 0, at: now, ...r }));
+  return { view, report, advance: (ms: number) => (now += ms) };
+}
+
+describe("pipeline health", () => {
+  it("ok while the pipeline keeps up; reports lag, age and dead letters", async () => {
+    const { view, report } = await setup(() => 3);
+    await report({ lag_events: 12, oldest_unprocessed_age_ms: 40 });
+    expect(await view.snapshot()).toEqual({ status: "ok", pipeline: { lag_events: 12, oldest_unprocessed_age_ms: 40, dead_letters: 3, workers: 1 } });
+  });
+
+  it("degraded when the oldest unprocessed event is older than 30 s", async () => {
+    const { view, report } = await setup();
+    await report({ lag_events: 5, oldest_unprocessed_age_ms: 30_001 });
+    expect((await view.snapshot()).status).toBe("degraded");
+  });
+
+  it("degraded when the lag has grown for 30 s, ok again once it falls", async () => {
+    const { view, report, advance } = await setup();
+    for (let i = 0; i <= 16; i++) {
+      await report({ lag_events: 1000 * (i + 1), oldest_unprocessed_age_ms: 500 });
+      advance(2_000);
+    }
+    expect((await view.snapshot()).status).toBe("degraded");
+    await report({ lag_events: 10, oldest_unprocessed_age_ms: 10 });
+    expect((await view.snapshot()).status).toBe("ok");
+  });
+
+  it("degraded when no pipeline has reported for 10 s (after the grace at start), and when Postgres cannot count", async () => {
+    const { view, report, advance } = await setup();
+    expect((await view.snapshot()).status).toBe("ok"); // grace
+    advance(11_000);
+    expect(await view.snapshot()).toMatchObject({ status: "degraded", pipeline: { workers: 0, lag_events: null } });
+    await report({});
+    expect((await view.snapshot()).status).toBe("ok");
+
+    let n = 0;
+    const down = await setup(() => n);
+    await down.report({});
+    n = -1;
+    down.advance(3_000);
+    await down.report({});
+    expect(await down.view.snapshot()).toMatchObject({ status: "degraded", pipeline: { dead_letters: null } });
+  });
+
+  it("the largest lag of the members is the group's; ignores malformed reports", async () => {
+    const { view, report } = await setup();
+    await report({ member: "a", lag_events: 7 });
+    await report({ member: "b", lag_events: 9 });
+    await report({ member: "c", lag_events: Number.NaN });
+    expect((await view.snapshot()).pipeline).toMatchObject({ lag_events: 9, workers: 2 });
+  });
+});
