@@ -27,6 +27,15 @@ export interface Config {
   readonly sessionSecret: string | undefined;
   readonly agentSecret: string | undefined;
   readonly rateLimitPerMinute: number;
+  /** Ingest requests per minute per user, over all of the user's keys (a user cannot multiply the budget with keys). */
+  readonly userRateLimitPerMinute: number;
+  /** `closed`: /register refuses new accounts (the CLI still creates them). */
+  readonly registration: "open" | "closed";
+  /** Test notifications ("Send test" on /alerts) per user per hour. */
+  readonly testSendsPerHour: number;
+  /** /improve requests per user per hour, and the operator's daily LLM spend cap for /improve in USD (0 = none). */
+  readonly improvePerHour: number;
+  readonly improveDailyBudgetUsd: number;
   readonly maxBodyBytes: number;
   readonly maxBatchEvents: number;
   readonly previewMaxChars: number;
@@ -89,6 +98,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionSecret: env.SESSION_SECRET || undefined,
     agentSecret: env.AGENT_SECRET || undefined,
     rateLimitPerMinute: int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200),
+    userRateLimitPerMinute: int(env.RUNWATCH_USER_RATE_LIMIT_PER_MINUTE, 5 * int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200)),
+    registration: oneOf(env.RUNWATCH_REGISTRATION, ["open", "closed"], "open", "RUNWATCH_REGISTRATION"),
+    testSendsPerHour: int(env.RUNWATCH_TEST_SENDS_PER_HOUR, 10),
+    improvePerHour: int(env.RUNWATCH_IMPROVE_PER_HOUR, 20),
+    improveDailyBudgetUsd: Number(env.RUNWATCH_IMPROVE_DAILY_BUDGET_USD ?? 5) || 0,
     maxBodyBytes: int(env.RUNWATCH_MAX_BODY_BYTES, 1024 * 1024),
     maxBatchEvents: int(env.RUNWATCH_MAX_BATCH_EVENTS, 1000),
     previewMaxChars: int(env.RUNWATCH_PREVIEW_MAX_CHARS, 500),

@@ -4,6 +4,8 @@
  * The web app (session-authenticated) mints a token for the logged-in user; the gateway, which has no session
  * store, verifies it with the same secret. Format: `base64url(JSON claims) "." base64url(HMAC-SHA256)`.
  * The `p` claim pins the token's purpose so a token minted for one use cannot be replayed for another.
+ * Browsers send it in the Sec-WebSocket-Protocol header (REALTIME_SUBPROTOCOL, then `token.<token>`), never in
+ * the URL, where proxies and logs would keep it.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 
@@ -12,24 +14,38 @@ export interface RealtimeClaims {
   readonly uid: number;
   /** Expiry, seconds since the epoch. */
   readonly exp: number;
+  /**
+   * The login session it was minted in (a random id kept in that session, never the session id itself). When
+   * the session ends (logout), web publishes it on REALTIME_REVOKE_CHANNEL: gateways close its sockets and
+   * refuse its tokens from then on.
+   */
+  readonly sid: string;
 }
+
+/** Pub/sub channel on which web announces ended sessions (message: the `sid` of realtime tokens). */
+export const REALTIME_REVOKE_CHANNEL = "realtime.revoke";
+
+/** The subprotocol the gateway speaks; the client offers it first, then `token.<token>`. */
+export const REALTIME_SUBPROTOCOL = "runwatch.v1";
+export const TOKEN_PROTOCOL_PREFIX = "token.";
 
 export type TokenError = "malformed" | "bad_signature" | "expired" | "wrong_purpose";
 
 const PURPOSE = "rt";
 /** Default lifetime: long enough to open a WebSocket after the page fetched it, short enough to be useless if leaked. */
-export const REALTIME_TOKEN_TTL_SECONDS = 120;
+export const REALTIME_TOKEN_TTL_SECONDS = 60;
 
 const mac = (secret: string, body: string): Buffer => createHmac("sha256", secret).update(body).digest();
 
 export function signRealtimeToken(
   secret: string,
   uid: number,
+  sid: string,
   ttlSeconds: number = REALTIME_TOKEN_TTL_SECONDS,
   nowMs: number = Date.now(),
 ): { token: string; exp: number } {
   const exp = Math.floor(nowMs / 1000) + ttlSeconds;
-  const body = Buffer.from(JSON.stringify({ p: PURPOSE, uid, exp })).toString("base64url");
+  const body = Buffer.from(JSON.stringify({ p: PURPOSE, uid, sid, exp })).toString("base64url");
   return { token: `${body}.${mac(secret, body).toString("base64url")}`, exp };
 }
 
@@ -45,7 +61,7 @@ export function verifyRealtimeToken(
   const want = mac(secret, body);
   // Compare in constant time; a length mismatch is already a failure (and timingSafeEqual would throw).
   if (sig.length !== want.length || !timingSafeEqual(sig, want)) return { ok: false, error: "bad_signature" };
-  let claims: { p?: unknown; uid?: unknown; exp?: unknown };
+  let claims: { p?: unknown; uid?: unknown; exp?: unknown; sid?: unknown };
   try {
     claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
   } catch {
@@ -55,6 +71,7 @@ export function verifyRealtimeToken(
   if (!Number.isSafeInteger(claims.uid) || (claims.uid as number) <= 0 || !Number.isSafeInteger(claims.exp)) {
     return { ok: false, error: "malformed" };
   }
+  if (typeof claims.sid !== "string" || claims.sid.length < 16 || claims.sid.length > 64) return { ok: false, error: "malformed" };
   if ((claims.exp as number) * 1000 <= nowMs) return { ok: false, error: "expired" };
-  return { ok: true, claims: { uid: claims.uid as number, exp: claims.exp as number } };
+  return { ok: true, claims: { uid: claims.uid as number, exp: claims.exp as number, sid: claims.sid } };
 }

@@ -8,7 +8,7 @@
 
 /** WebSocket close codes used by the gateway (4000-4999 is the application range). */
 export const CloseCode = {
-  /** Missing, malformed, forged or expired token. Fetch a new token and reconnect. */
+  /** Missing, malformed, forged or expired token, or the login session ended. Fetch a new token and reconnect. */
   unauthorized: 4401,
   /** Subscription to a channel the token does not grant. Do not retry. */
   forbidden: 4403,
@@ -18,7 +18,7 @@ export const CloseCode = {
   goingAway: 1001,
 } as const;
 
-export type ErrorCode = "missing_token" | "invalid_token" | "expired_token" | "forbidden_channel" | "bad_message";
+export type ErrorCode = "missing_token" | "invalid_token" | "expired_token" | "session_ended" | "forbidden_channel" | "bad_message";
 
 export type ClientMessage = { type: "subscribe"; channel: string } | { type: "ping" };
 

@@ -5,14 +5,17 @@ import path from "node:path";
 import WebSocket from "ws";
 import { loadConfig } from "../core/config.js";
 import { openPorts, type Ports } from "../core/runtime.js";
-import { signRealtimeToken } from "../core/tokens.js";
+import { REALTIME_REVOKE_CHANNEL, REALTIME_SUBPROTOCOL, signRealtimeToken, TOKEN_PROTOCOL_PREFIX } from "../core/tokens.js";
 import { startGateway, type Gateway } from "./server.js";
 
 const SECRET = "test-secret-0123456789abcdef";
 
-/** A real WebSocket client that records every frame and how it closed. */
-function connect(url: string) {
-  const ws = new WebSocket(url);
+const SID = "test-session-0123456789";
+const token = (uid: number, secret = SECRET, sid = SID) => signRealtimeToken(secret, uid, sid).token;
+
+/** A real WebSocket client (offering the token as a subprotocol, as browsers do) that records every frame and how it closed. */
+function connect(url: string, tok?: string) {
+  const ws = new WebSocket(url, tok === undefined ? [REALTIME_SUBPROTOCOL] : [REALTIME_SUBPROTOCOL, `${TOKEN_PROTOCOL_PREFIX}${tok}`]);
   const frames: any[] = [];
   const waiters: { pred: (f: any) => boolean; resolve: (f: any) => void }[] = [];
   ws.on("message", (data) => {
@@ -33,8 +36,8 @@ function connect(url: string) {
   return { ws, frames, closed, next, send: (m: unknown) => ws.send(JSON.stringify(m)) };
 }
 
-async function subscribed(gw: Gateway, uid: number) {
-  const c = connect(`${gw.url}/ws?token=${signRealtimeToken(SECRET, uid).token}`);
+async function subscribed(gw: Gateway, uid: number, sid = SID) {
+  const c = connect(`${gw.url}/ws`, token(uid, SECRET, sid));
   await c.next((f) => f.type === "hello");
   c.send({ type: "subscribe", channel: `user.${uid}` });
   await c.next((f) => f.type === "subscribed");
@@ -84,7 +87,7 @@ describe("realtime gateway (uWebSockets.js)", () => {
   });
 
   it("refuses a subscription to another user's channel with an error frame and close 4403", async () => {
-    const c = connect(`${gw.url}/ws?token=${signRealtimeToken(SECRET, 201).token}`);
+    const c = connect(`${gw.url}/ws`, token(201));
     await c.next((f) => f.type === "hello");
     c.send({ type: "subscribe", channel: "user.202" });
     const err = await c.next((f) => f.type === "error");
@@ -98,20 +101,47 @@ describe("realtime gateway (uWebSockets.js)", () => {
 
   it.each([
     ["missing", "", "missing_token"],
-    ["forged (signed with another secret)", signRealtimeToken("another-secret", 1).token, "invalid_token"],
-    ["tampered", signRealtimeToken(SECRET, 1).token.replace(/^./, (ch) => (ch === "e" ? "f" : "e")), "invalid_token"],
-    ["expired", signRealtimeToken(SECRET, 1, 60, Date.now() - 61_000).token, "expired_token"],
+    ["forged (signed with another secret)", token(1, "another-secret"), "invalid_token"],
+    ["tampered", token(1).replace(/^./, (ch) => (ch === "e" ? "f" : "e")), "invalid_token"],
+    ["expired", signRealtimeToken(SECRET, 1, SID, 60, Date.now() - 61_000).token, "expired_token"],
     ["garbage", "not-a-token", "invalid_token"],
-  ])("refuses a %s token with an error frame and close 4401", async (_name, token, code) => {
-    const c = connect(`${gw.url}/ws${token ? `?token=${encodeURIComponent(token)}` : ""}`);
+  ])("refuses a %s token with an error frame and close 4401", async (_name, tok, code) => {
+    const c = connect(`${gw.url}/ws`, tok || undefined);
     const err = await c.next((f) => f.type === "error");
     expect(err.error.code).toBe(code);
     expect((await c.closed).code).toBe(4401);
     expect(c.frames.some((f) => f.type === "hello")).toBe(false);
   });
 
+  it("ignores a token in the URL (it must not travel where proxies log it)", async () => {
+    const c = connect(`${gw.url}/ws?token=${encodeURIComponent(token(9))}`);
+    expect((await c.next((f) => f.type === "error")).error.code).toBe("missing_token");
+    expect((await c.closed).code).toBe(4401);
+  });
+
+  it("answers with its own subprotocol only, never echoing the token back", async () => {
+    const c = connect(`${gw.url}/ws`, token(10));
+    await c.next((f) => f.type === "hello");
+    expect(c.ws.protocol).toBe(REALTIME_SUBPROTOCOL);
+    c.ws.close();
+  });
+
+  it("a logout closes that session's sockets and its tokens open nothing more; other sessions stay (security row i)", async () => {
+    const mine = await subscribed(gw, 11, "session-to-end-0123456789");
+    const other = await subscribed(gw, 11, "another-session-0123456789");
+    const leaked = token(11, SECRET, "session-to-end-0123456789");
+    await ports.pubsub.publish(REALTIME_REVOKE_CHANNEL, "session-to-end-0123456789");
+    expect((await mine.next((f) => f.type === "error")).error.code).toBe("session_ended");
+    expect((await mine.closed).code).toBe(4401);
+    const again = connect(`${gw.url}/ws`, leaked);
+    expect((await again.next((f) => f.type === "error")).error.code).toBe("session_ended");
+    await ports.pubsub.publish("user.11", JSON.stringify({ type: "event", user_id: 11, after: true }));
+    await other.next((f) => f.after === true);
+    other.ws.close();
+  });
+
   it("closes a client that sends an unknown frame", async () => {
-    const c = connect(`${gw.url}/ws?token=${signRealtimeToken(SECRET, 5).token}`);
+    const c = connect(`${gw.url}/ws`, token(5));
     await c.next((f) => f.type === "hello");
     c.ws.send("{nope");
     expect((await c.next((f) => f.type === "error")).error.code).toBe("bad_message");

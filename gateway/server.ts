@@ -2,8 +2,11 @@
  * The realtime gateway: uWebSockets.js on config.gatewayPort (default 8082).
  *
  * A dashboard page fetches a short-lived signed token from web (GET /api/realtime/token), connects to
- * `ws://host:8082/ws?token=...` and sends {"type":"subscribe","channel":"user.{id}"}. The gateway only ever
- * grants the channel named by the token. Messages arrive from PubSub (in-process embedded, Redis in scale
+ * `ws://host:8082/ws` offering the subprotocols `runwatch.v1` and `token.<token>` (the token travels in the
+ * Sec-WebSocket-Protocol header, not in the URL that proxies log), and sends
+ * {"type":"subscribe","channel":"user.{id}"}. The gateway only ever grants the channel named by the token.
+ * Tokens are bound to the login session they were minted in: when it ends, web announces it on
+ * REALTIME_REVOKE_CHANNEL and every gateway closes that session's sockets and refuses its tokens. Messages arrive from PubSub (in-process embedded, Redis in scale
  * mode) on the "user." prefix and are fanned out with uWS topics, one topic per user channel, so a publish
  * costs one lookup however many tabs a user has open.
  *
@@ -16,7 +19,7 @@ import uWS from "uWebSockets.js";
 import type { Config } from "../core/config.js";
 import type { Ports } from "../core/runtime.js";
 import { userChannel } from "../core/ports/pubsub.js";
-import { verifyRealtimeToken } from "../core/tokens.js";
+import { REALTIME_REVOKE_CHANNEL, REALTIME_SUBPROTOCOL, REALTIME_TOKEN_TTL_SECONDS, TOKEN_PROTOCOL_PREFIX, verifyRealtimeToken } from "../core/tokens.js";
 import { resolveSessionSecret } from "../core/secrets.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { CloseCode, frame, parseClientMessage, type ErrorCode } from "./protocol.js";
@@ -45,6 +48,8 @@ export interface Gateway {
 interface SocketData {
   userId: number;
   channel: string;
+  /** The login session the token was minted in. */
+  sid: string;
   /** Set when the upgrade carried no valid token: the socket is told why and closed at open. */
   rejection?: { code: ErrorCode; message: string };
 }
@@ -54,6 +59,27 @@ export async function startGateway(ports: Ports, config: Config, opts: GatewayOp
   const secret = opts.sessionSecret ?? (await resolveSessionSecret(config));
   const idleTimeout = opts.idleTimeoutSeconds ?? 32;
   const sockets = new Set<uWS.WebSocket<SocketData>>();
+  /** Ended sessions (sid → until when their tokens could still be valid). */
+  const revoked = new Map<string, number>();
+  const isRevoked = (sid: string): boolean => {
+    const until = revoked.get(sid);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    revoked.delete(sid);
+    return false;
+  };
+  const endSession = (sid: string) => {
+    if (!sid) return;
+    revoked.set(sid, Date.now() + REALTIME_TOKEN_TTL_SECONDS * 1000 * 2);
+    for (const ws of sockets) {
+      if (ws.getUserData().sid !== sid) continue;
+      ws.cork(() => {
+        ws.send(frame.error("session_ended", "you logged out"));
+        ws.end(CloseCode.unauthorized, "session_ended");
+      });
+    }
+  };
+  const unsubscribeRevoke = await ports.pubsub.subscribePrefix(REALTIME_REVOKE_CHANNEL, (_c, sid) => endSession(sid));
   let dropped = 0;
 
   const app = uWS.App();
@@ -69,15 +95,19 @@ export async function startGateway(ports: Ports, config: Config, opts: GatewayOp
 
     // Synchronous: the token is verified before the socket exists; headers must be read before returning.
     upgrade(res, req, context) {
-      const token = req.getQuery("token") ?? "";
-      const data: SocketData = { userId: 0, channel: "" };
+      const offered = req.getHeader("sec-websocket-protocol").split(",").map((p) => p.trim());
+      const token = offered.find((p) => p.startsWith(TOKEN_PROTOCOL_PREFIX))?.slice(TOKEN_PROTOCOL_PREFIX.length) ?? "";
+      const data: SocketData = { userId: 0, channel: "", sid: "" };
       if (!token) {
-        data.rejection = { code: "missing_token", message: "connect with ?token= from GET /api/realtime/token" };
+        data.rejection = { code: "missing_token", message: `offer the subprotocols ${REALTIME_SUBPROTOCOL} and ${TOKEN_PROTOCOL_PREFIX}<token from GET /api/realtime/token>` };
       } else {
         const v = verifyRealtimeToken(secret, token);
-        if (v.ok) {
+        if (v.ok && isRevoked(v.claims.sid)) {
+          data.rejection = { code: "session_ended", message: "the session that issued this token has ended; log in again" };
+        } else if (v.ok) {
           data.userId = v.claims.uid;
           data.channel = userChannel(v.claims.uid);
+          data.sid = v.claims.sid;
         } else if (v.error === "expired") {
           data.rejection = { code: "expired_token", message: "the realtime token has expired; fetch a new one" };
         } else {
@@ -86,10 +116,11 @@ export async function startGateway(ports: Ports, config: Config, opts: GatewayOp
       }
       // Rejected clients are still upgraded so that they get a readable error frame and close code
       // (a browser cannot read the body of a refused upgrade); they never subscribe to anything.
+      // Answer with our subprotocol only: echoing the offered list would send the token back in a header.
       res.upgrade(
         data,
         req.getHeader("sec-websocket-key"),
-        req.getHeader("sec-websocket-protocol"),
+        offered.includes(REALTIME_SUBPROTOCOL) ? REALTIME_SUBPROTOCOL : "",
         req.getHeader("sec-websocket-extensions"),
         context,
       );
@@ -180,6 +211,7 @@ export async function startGateway(ports: Ports, config: Config, opts: GatewayOp
       if (closed) return;
       closed = true;
       await unsubscribe();
+      await unsubscribeRevoke();
       uWS.us_listen_socket_close(listenSocket);
       for (const ws of [...sockets]) {
         try { ws.end(CloseCode.goingAway, "server shutting down"); } catch { /* already closed */ }

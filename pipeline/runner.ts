@@ -27,7 +27,7 @@ import { ProgressTracker, startHealthReporter } from "./health.js";
 import { createRecordHandler, type RecordHandler } from "./record-handler.js";
 import { EventsFailed } from "./isolation.js";
 import { RunCache, type CachedRun } from "./run-cache.js";
-import { countStoredEvents, findStoredEventIds } from "./stored-events.js";
+import { countStoredEvents, findStoredEventIds, storedEventKey } from "./stored-events.js";
 
 export interface PipelineOptions {
   /** Custom plugins added to the chain (before alert-evaluation and broadcast), besides RUNWATCH_PLUGINS. */
@@ -209,7 +209,7 @@ export function createBatchProcessor(
       for (let i = 0; i < events.length; i++) {
         if ((i & 63) === 63 && slice.due()) await slice.next();
         const e = events[i]!;
-        const id = e.event_id.toLowerCase();
+        const id = storedEventKey(e);
         const duplicate = stored.has(id) || seen.has(id);
         seen.add(id);
         (e as { duplicate: boolean }).duplicate = duplicate;

@@ -7,6 +7,7 @@
  * is not earlier than that of the event that set the current status (ties go to log order). Fields tied to
  * the status (ended_at, pending_question) move with it; counters and last_event_at take every event.
  */
+import { summaryText } from "../core/events/run.js";
 import { isTerminal, transition } from "../core/events/status-machine.js";
 import type { Plugin } from "./plugin.js";
 
@@ -24,7 +25,7 @@ export const statusMachine = (): Plugin => ({
       run.status_at = next.status_at;
       run.ended_at = isTerminal(next.status) ? event.occurred_at : null;
       run.pending_question =
-        next.status === "waiting_for_input" ? (str(event.payload.question) ?? run.pending_question) : "";
+        next.status === "waiting_for_input" ? summaryText(str(event.payload.question) ?? run.pending_question) : "";
     }
     if (draft.fresh || later(run.last_event_at, event.occurred_at)) run.last_event_at = event.occurred_at;
     if (!event.duplicate) {
@@ -32,7 +33,7 @@ export const statusMachine = (): Plugin => ({
       if (event.event_type === "error") run.error_count += 1;
     }
     if (event.event_type === "error") {
-      run.last_error = str(event.payload.error_message) ?? str(event.payload.error_type) ?? "error";
+      run.last_error = summaryText(str(event.payload.error_message) ?? str(event.payload.error_type) ?? "error");
     }
     if (event.event_type === "run_start") {
       // The earliest run_start wins: a retried run_start must not move the start forward.

@@ -68,19 +68,21 @@ describe("register", () => {
     expect(await mismatch.text()).toContain("The passwords do not match.");
   });
 
-  it("409 for an email that is taken (case-insensitive)", async () => {
+  it("a taken email (case-insensitive) is refused with the same 422 as any unusable email, not a 409 that confirms the account", async () => {
     const { email } = await registered();
     const jar = new CookieJar();
     const csrf = csrfFrom(await (await jar.fetch(`${srv.url}/register`)).text());
     const res = await jar.form(`${srv.url}/register`, { _csrf: csrf, name: "X", email: email.toUpperCase(), password: "long enough", password_confirm: "long enough" });
-    expect(res.status).toBe(409);
-    expect(await res.text()).toContain("An account with this email already exists.");
+    expect(res.status).toBe(422);
+    const text = await res.text();
+    expect(text).toContain("This email cannot be used for a new account.");
+    expect(text).not.toContain("already exists");
   });
 
   it("stores only a scrypt hash of the password", async () => {
     const { email } = await registered();
     const rows = await srv.ports.sql.query<{ password_hash: string }>("SELECT password_hash FROM users WHERE email = $1", [email]);
-    expect(rows[0]!.password_hash).toMatch(/^scrypt\$16384\$8\$1\$/);
+    expect(rows[0]!.password_hash).toMatch(/^scrypt\$131072\$8\$1\$/);
     expect(rows[0]!.password_hash).not.toContain("s3cret-pass");
   });
 });

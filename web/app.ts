@@ -21,6 +21,9 @@ import { csrfProtection, sessionMiddleware } from "./auth/session.js";
 import { registerApiKeySettings } from "./settings/api-keys.js";
 import { registerPages } from "./pages/index.js";
 import { serveStatic } from "./static-files.js";
+import { securityHeaders } from "./middleware/security-headers.js";
+import { gatewayBaseUrl } from "./realtime-url.js";
+import { throttleKeyFailures } from "./middleware/api-key-throttle.js";
 import { render } from "./views.js";
 
 export interface WebApp extends Koa {
@@ -41,7 +44,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   app.keys = [deps.sessionSecret];
   // Behind an https public URL there is a TLS-terminating proxy: trust X-Forwarded-Proto so Secure cookies work.
   app.proxy = deps.ports.config.publicWebUrl.startsWith("https:");
-  const apiKeys = createApiKeyAuth(deps.ports.sql, deps.logger);
+  const apiKeys = throttleKeyFailures(createApiKeyAuth(deps.ports.sql, deps.logger), deps.throttles.badKeysPerIp, deps.logger);
   Object.defineProperty(app, "apiKeys", { value: apiKeys });
   const ingest = ingestHandlers(deps, apiKeys);
 
@@ -81,13 +84,10 @@ export function createWebApp(deps: WebDeps): WebApp {
       }
       return p === "/api/ingest" ? ingest.single(ctx) : ingest.batch(ctx);
     }
-    ctx.set("X-Content-Type-Options", "nosniff");
-    if (!p.startsWith("/api/")) {
-      ctx.set("X-Frame-Options", "DENY");
-      ctx.set("Referrer-Policy", "same-origin");
-    }
     return next();
   });
+
+  app.use(securityHeaders({ publicWebUrl: deps.ports.config.publicWebUrl, gatewayBaseUrl: (ctx) => gatewayBaseUrl(ctx, deps) }));
 
   app.use(serveStatic());
   app.use(sessionMiddleware(app, deps));

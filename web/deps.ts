@@ -3,6 +3,7 @@ import type { EventStore } from "../core/clickhouse/types.js";
 import type { Logger } from "../core/logger.js";
 import type { BatchDecoder } from "./ingest/decode-thread.js";
 import type { HealthView } from "./health.js";
+import type { Throttles } from "./middleware/throttles.js";
 
 /** What every web route module receives. */
 export interface WebDeps {
@@ -15,6 +16,8 @@ export interface WebDeps {
   readonly batchDecoder?: BatchDecoder;
   /** The pipeline's progress as reported over pub/sub, for GET /healthz (web/health.ts). */
   readonly health: HealthView;
+  /** Login, registration, bad-key, test-send and /improve budgets (web/middleware/throttles.ts). */
+  readonly throttles: Throttles;
 }
 
 /** The logged-in user, set on ctx.state.user by web/auth/session.ts requireUser. */

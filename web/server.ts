@@ -8,6 +8,7 @@ import { resolveSessionSecret } from "../core/secrets.js";
 import { createWebApp, type WebApp } from "./app.js";
 import { threadDecoder } from "./ingest/decode-thread.js";
 import { watchPipelineHealth } from "./health.js";
+import { createThrottles } from "./middleware/throttles.js";
 
 export interface WebServer {
   readonly url: string;
@@ -22,7 +23,7 @@ export async function startWeb(ports: Ports, opts: { port?: number; host?: strin
   const sessionSecret = await resolveSessionSecret(config);
   const batchDecoder = config.ingestThreads > 0 ? threadDecoder({ maxBatchEvents: config.maxBatchEvents, threads: config.ingestThreads, logger }) : undefined;
   const health = await watchPipelineHealth(ports.pubsub, ports.sql, logger);
-  const app = createWebApp({ ports, events: createEventStore(ports.clickhouse), logger, sessionSecret, batchDecoder, health });
+  const app = createWebApp({ ports, events: createEventStore(ports.clickhouse), logger, sessionSecret, batchDecoder, health, throttles: createThrottles(ports.limiter, config) });
   const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, app.callback());
   const host = opts.host ?? config.host;
   await new Promise<void>((resolve, reject) => {

@@ -61,3 +61,11 @@ export function newRunRecord(userId: number, externalId: string, runId: string, 
     version: 0,
   };
 }
+
+/**
+ * Run summaries (last_error, pending_question) are copied into every run row version, list and live frame: a
+ * client-sized error text there would make every one of them client-sized. The event keeps the whole text.
+ */
+export const MAX_SUMMARY_CHARS = 1_000;
+
+export const summaryText = (s: string): string => (s.length > MAX_SUMMARY_CHARS ? `${s.slice(0, MAX_SUMMARY_CHARS - 1)}…` : s);

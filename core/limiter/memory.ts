@@ -1,6 +1,6 @@
 import { RateLimiterMemory } from "rate-limiter-flexible";
 import type { RateDecision, RateLimiter } from "../ports/rate-limiter.js";
-import { decisionFrom } from "./decision.js";
+import { budgetOver, decisionFrom } from "./decision.js";
 
 export function memoryRateLimiter(pointsPerMinute: number): RateLimiter {
   const limiter = new RateLimiterMemory({ points: pointsPerMinute, duration: 60 });
@@ -13,6 +13,7 @@ export function memoryRateLimiter(pointsPerMinute: number): RateLimiter {
         return decisionFrom(false, pointsPerMinute, res as never);
       }
     },
+    budget: (name, points, durationSec) => budgetOver(new RateLimiterMemory({ keyPrefix: name, points, duration: durationSec }), points),
     async close() {},
   };
 }

@@ -11,7 +11,7 @@
 import { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis } from "rate-limiter-flexible";
 import type { RateDecision, RateLimiter } from "../ports/rate-limiter.js";
-import { decisionFrom } from "./decision.js";
+import { budgetOver, decisionFrom } from "./decision.js";
 
 export const RATE_LIMIT_KEY_PREFIX = "runwatch:rl";
 const FIRST_CONNECT_WAIT_MS = 2_000;
@@ -51,6 +51,17 @@ export function redisRateLimiter(url: string, pointsPerMinute: number): RateLimi
         if (res instanceof Error) throw res;
         return decisionFrom(false, pointsPerMinute, res as never);
       }
+    },
+    budget(name, points, durationSec) {
+      const limiter = new RateLimiterRedis({
+        storeClient: client,
+        keyPrefix: `${RATE_LIMIT_KEY_PREFIX}:${name}`,
+        points,
+        duration: durationSec,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: new RateLimiterMemory({ keyPrefix: `${RATE_LIMIT_KEY_PREFIX}:insurance:${name}`, points, duration: durationSec }),
+      });
+      return budgetOver(limiter, points);
     },
     async close() {
       client.disconnect();

@@ -212,6 +212,18 @@ describe("SSRF guard", () => {
     for (const ip of ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "93.184.216.34"]) expect(isPrivateAddress(ip), ip).toBe(false);
   });
 
+  it("refuses every special-use range and every IPv6 form that embeds an IPv4 address (security row l)", async () => {
+    const special = [
+      "::7f00:1", "::127.0.0.1", "::ffff:0:7f00:1", "::ffff:0:127.0.0.1", "64:ff9b::7f00:1", "64:ff9b:1::a9fe:a9fe",
+      "2002:7f00:1::", "2001::1", "5f00::1", "100::1", "2001:db8::1", "192.0.0.8", "192.0.2.1", "198.18.0.1",
+      "198.51.100.1", "203.0.113.1", "240.0.0.1", "255.255.255.255", "not-an-ip",
+    ];
+    for (const ip of special) expect(isPrivateAddress(ip), ip).toBe(true);
+    await expect(checkTarget(new URL("http://[::7f00:1]:9/x"), false)).rejects.toThrow(/private, loopback or link-local/);
+    await expect(checkTarget(new URL("http://[::ffff:0:7f00:1]:9/x"), false)).rejects.toThrow(/private, loopback or link-local/);
+    await expect(checkTarget(new URL("http://0x7f.1:9/x"), false)).rejects.toThrow(/127\.0\.0\.1/);
+  });
+
   it("refuses loopback targets (literal and by name) unless allowed", async () => {
     await expect(checkTarget(new URL("http://127.0.0.1:9/x"), false)).rejects.toBeInstanceOf(TargetRefused);
     await expect(checkTarget(new URL("http://[::1]:9/x"), false)).rejects.toThrow(/private, loopback or link-local/);

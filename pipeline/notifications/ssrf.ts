@@ -9,40 +9,22 @@ import dns from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
+import ipaddr from "ipaddr.js";
 
-const blocked = new net.BlockList();
-for (const [addr, prefix] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
-  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
-] as const) blocked.addSubnet(addr, prefix, "ipv4");
-for (const [addr, prefix] of [
-  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8], ["100::", 64],
-  ["2001:db8::", 32], ["64:ff9b:1::", 48],
-] as const) blocked.addSubnet(addr, prefix, "ipv6");
+/** IANA's global unicast block: every IPv6 address outside it (::/96 IPv4-compatible, 5f00::/16, …) is refused. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
 
-/** An IPv4 address embedded in an IPv6 one (::ffff:a.b.c.d, ::a.b.c.d, 64:ff9b::a.b.c.d NAT64), if any. */
-function embeddedIpv4(ip: string): string | undefined {
-  const m = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (m) return m[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
-  if (hex) {
-    const hi = parseInt(hex[1]!, 16), lo = parseInt(hex[2]!, 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  }
-  return undefined;
-}
-
-/** True for loopback, private, link-local, unique-local, CGNAT, multicast, reserved and documentation addresses. */
+/**
+ * True for every address that is not plain public unicast: loopback, private, link-local, unique-local, CGNAT,
+ * multicast, reserved, documentation, benchmarking, and every form that embeds another address (IPv4-mapped,
+ * IPv4-compatible ::/96, ::ffff:0:0:0/96, NAT64, 6to4, Teredo). The special-use tables are ipaddr.js's (the
+ * library Express trusts for proxy addresses), not ours; IPv4-mapped IPv6 is judged as the IPv4 it carries.
+ */
 export function isPrivateAddress(ip: string): boolean {
-  const family = net.isIP(ip);
-  if (family === 4) return blocked.check(ip, "ipv4");
-  if (family === 6) {
-    const v4 = embeddedIpv4(ip);
-    if (v4) return blocked.check(v4, "ipv4");
-    return blocked.check(ip, "ipv6");
-  }
-  return true; // not an IP address at all: refuse rather than guess
+  if (!ipaddr.isValid(ip)) return true; // not an IP address at all: refuse rather than guess
+  const addr = ipaddr.process(ip);
+  if (addr.range() !== "unicast") return true;
+  return addr.kind() === "ipv6" && !addr.match(GLOBAL_UNICAST_V6);
 }
 
 export class TargetRefused extends Error {

@@ -52,11 +52,11 @@ async function main() {
     const csrf = csrfFrom(await loginPage.text());
     const login = await jar.form(`${base}/login`, { _csrf: csrf, email, password, next: "/dashboard" });
     if (login.status !== 302 && login.status !== 303) throw new Error(`login failed: ${login.status}`);
-    const info = (await (await jar.fetch(`${base}/api/realtime/token`)).json()) as { url: string; token: string; channel: string };
+    const info = (await (await jar.fetch(`${base}/api/realtime/token`)).json()) as { url: string; token: string; channel: string; protocols: string[] };
 
     const acked = new Map<string, number>();
     const arrived = new Map<string, number>();
-    const ws = new WebSocket(`${info.url}?token=${encodeURIComponent(info.token)}`);
+    const ws = new WebSocket(info.url, info.protocols);
     await new Promise<void>((resolve, reject) => {
       ws.on("error", reject);
       ws.on("message", (data) => {

@@ -182,7 +182,7 @@ describe.skipIf(!haveBrowser)("live dashboard in a real browser", () => {
     const forged = await b.evaluate(async (channel) => {
       const info = await (await fetch("/api/realtime/token")).json();
       return await new Promise<{ frames: string[]; code: number }>((resolve) => {
-        const ws = new WebSocket(`${info.url}?token=${encodeURIComponent(info.token)}`);
+        const ws = new WebSocket(info.url, info.protocols);
         const frames: string[] = [];
         ws.onmessage = (e) => {
           frames.push(e.data);

@@ -15,7 +15,7 @@ import { startNotificationWorker, type NotificationWorker } from "../../pipeline
 import { startHttpReceiver, type HttpReceiver } from "../../pipeline/notifications/testing/peers.js";
 import { verifySignature } from "../../pipeline/notifications/signature.js";
 import { startGateway, type Gateway } from "../../gateway/server.js";
-import { signRealtimeToken } from "../../core/tokens.js";
+import { REALTIME_SUBPROTOCOL, signRealtimeToken, TOKEN_PROTOCOL_PREFIX } from "../../core/tokens.js";
 import type { SessionUser } from "../../web/deps.js";
 
 const SECRET = "alerts-e2e-secret-0123456789abcdef";
@@ -54,7 +54,7 @@ const ingest = (body: unknown) => fetch(`${srv.url}/api/ingest`, json(key, body)
 const ingestBatch = (events: unknown[]) => fetch(`${srv.url}/api/ingest/batch`, json(key, { events }));
 
 function wsClient(uid: number) {
-  const ws = new WebSocket(`${gateway.url}/ws?token=${signRealtimeToken(SECRET, uid).token}`);
+  const ws = new WebSocket(`${gateway.url}/ws`, [REALTIME_SUBPROTOCOL, `${TOKEN_PROTOCOL_PREFIX}${signRealtimeToken(SECRET, uid, "alerts-test-session-0001").token}`]);
   const frames: any[] = [];
   ws.on("message", (d) => frames.push(JSON.parse(d.toString())));
   return { ws, frames };
@@ -126,7 +126,12 @@ describe("/alerts rule management", () => {
     expect(req.path).toBe("/hook2");
     expect(req.headers["x-runwatch-event"]).toBe("alert.test");
     expect(verifySignature(secret, req.body, { signature: req.headers["x-runwatch-signature"] as string, timestamp: req.headers["x-runwatch-timestamp"] as string })).toEqual({ ok: true });
-    list = await page(test.headers.get("location")!.replace("#history", ""));
+    // The attempt runs after the answer: the history shows it once it is delivered.
+    for (let i = 0; i < 50; i++) {
+      list = await page(test.headers.get("location")!.replace("#history", ""));
+      if (list.includes('data-status="delivered"')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     expect(list).toContain("Test notification delivered via webhook.");
     expect(list).toMatch(/<tr data-job-id="\d+" data-status="delivered">/);
 

@@ -2,7 +2,7 @@
 import WebSocket from "ws";
 import { openClickHouseServer } from "../../core/clickhouse/server.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
-import { signRealtimeToken } from "../../core/tokens.js";
+import { REALTIME_SUBPROTOCOL, signRealtimeToken, TOKEN_PROTOCOL_PREFIX } from "../../core/tokens.js";
 
 export interface Ack { status: number; retryAfter: string | null; body: any }
 
@@ -40,8 +40,8 @@ export async function storedCounts(ch: ClickHouse, userId: number): Promise<{ ro
 
 /** A browser-less realtime client: subscribes to user.{id} on a gateway and collects "event" messages. */
 export async function realtimeClient(gatewayUrl: string, secret: string, userId: number) {
-  const { token } = signRealtimeToken(secret, userId, 600);
-  const ws = new WebSocket(`${gatewayUrl}/ws?token=${encodeURIComponent(token)}`);
+  const { token } = signRealtimeToken(secret, userId, `scale-test-session-${userId}-0000`, 600);
+  const ws = new WebSocket(`${gatewayUrl}/ws`, [REALTIME_SUBPROTOCOL, `${TOKEN_PROTOCOL_PREFIX}${token}`]);
   const events: any[] = [];
   let subscribed!: () => void;
   const ready = new Promise<void>((r) => { subscribed = r; });

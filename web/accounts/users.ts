@@ -2,7 +2,7 @@
 import { Conflict, ValidationError } from "../../core/errors.js";
 import type { Sql } from "../../core/ports/sql.js";
 import type { SessionUser } from "../deps.js";
-import { dummyPasswordHash, hashPassword, verifyPassword } from "./passwords.js";
+import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from "./passwords.js";
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 256;
@@ -65,5 +65,10 @@ export async function checkCredentials(sql: Sql, email: string, password: string
   );
   const row = rows[0];
   const ok = await verifyPassword(password, row?.password_hash ?? (await dummyPasswordHash()));
-  return row && ok ? toUser(row) : undefined;
+  if (!row || !ok) return undefined;
+  if (needsRehash(row.password_hash)) {
+    // Upgrade an old hash now that we have the password; only if nobody changed it meanwhile.
+    await sql.query("UPDATE users SET password_hash = $1 WHERE id = $2 AND password_hash = $3", [await hashPassword(password), row.id, row.password_hash]);
+  }
+  return toUser(row);
 }

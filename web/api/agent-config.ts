@@ -24,7 +24,7 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 
 export function registerAgentConfigApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   router.get("/api/agents/:name/config", async (ctx: Context) => {
-    const p = await auth.authenticate(ctx.req.headers.authorization);
+    const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
     await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
     const cfg = await activeConfig(deps.ports.sql, p.userId, String(ctx.params.name));
     const body = JSON.stringify(cfg);

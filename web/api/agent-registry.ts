@@ -13,7 +13,7 @@ import type { Sql } from "../../core/ports/sql.js";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { HttpProblem } from "../http-errors.js";
 
-export const MAX_CONFIG_BYTES = 256 * 1024;
+export const MAX_CONFIG_BYTES = 64 * 1024;
 export const MAX_NAME = 200;
 export const MAX_TAGS = 20;
 
@@ -252,19 +252,29 @@ export interface DiffLine {
   text: string;
 }
 
+/**
+ * Bounds of one config diff: the Myers diff costs O((N+M)·D) for D edits, so two large, very different configs
+ * could hold the event loop for seconds (every request of the process waits). Past either bound the page shows
+ * the counts of lines only, and says the diff is too large to show.
+ */
+export const DIFF_MAX_EDIT_LENGTH = 2_000;
+export const DIFF_TIMEOUT_MS = 100;
+
 /** Line diff of two configs as pretty JSON (Postgres jsonb stores keys in a canonical order). */
-export function diffConfigs(from: unknown, to: unknown): { lines: DiffLine[]; added: number; removed: number } {
+export function diffConfigs(from: unknown, to: unknown): { lines: DiffLine[]; added: number; removed: number; too_large: boolean } {
   const a = `${JSON.stringify(from, null, 2)}\n`;
   const b = `${JSON.stringify(to, null, 2)}\n`;
   const lines: DiffLine[] = [];
   let added = 0;
   let removed = 0;
-  for (const part of diffLines(a, b)) {
+  const parts = diffLines(a, b, { maxEditLength: DIFF_MAX_EDIT_LENGTH, timeout: DIFF_TIMEOUT_MS });
+  if (!parts) return { lines, added: b.split("\n").length - 1, removed: a.split("\n").length - 1, too_large: true };
+  for (const part of parts) {
     const kind = part.added ? "add" : part.removed ? "del" : "ctx";
     const texts = part.value.replace(/\n$/, "").split("\n");
     if (kind === "add") added += texts.length;
     if (kind === "del") removed += texts.length;
     for (const t of texts) lines.push({ kind, text: `${kind === "add" ? "+" : kind === "del" ? "-" : " "} ${t}` });
   }
-  return { lines, added, removed };
+  return { lines, added, removed, too_large: false };
 }

@@ -48,7 +48,7 @@ function waitSeconds(ctx: Context): number {
 /** Registers the input API and the run page's answer routes (web/pages/human-input.ts). */
 export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = async (ctx: Context) => {
-    const p = await auth.authenticate(ctx.req.headers.authorization);
+    const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
     await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
     return p;
   };

@@ -2,9 +2,11 @@
  * Read API with the same Bearer key as ingest:
  *   GET /api/runs?status&agent_name&since&config_version&cursor&limit → { runs, next_cursor }
  *   GET /api/runs/{sdk_run_id}?limit&after                            → { run, events, next_after }
+ *     (a page also ends before MAX_EVENTS_PAGE_BYTES of JSON; next_after then continues from its last event)
  * Reads have their own rate-limit bucket per key, so polling a run never eats into the ingest budget.
  */
 import type Router from "@koa/router";
+import { countWithinBytes, jsonSize, MAX_EVENTS_PAGE_BYTES } from "./byte-pages.js";
 import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
@@ -56,7 +58,7 @@ export function parseRunFilter(ctx: Context): RunFilter {
 
 export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = async (ctx: Context) => {
-    const p = await auth.authenticate(ctx.req.headers.authorization);
+    const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
     await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
     return p;
   };
@@ -75,10 +77,12 @@ export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth)
     const run = await deps.events.getRun(p.userId, id);
     if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(id)} not found` });
     const events = await deps.events.listEvents(p.userId, run.run_id, { limit, after });
+    const json = events.map(eventJson);
+    const fit = countWithinBytes(json, MAX_EVENTS_PAGE_BYTES, jsonSize);
     ctx.body = {
       run: runJson(run),
-      events: events.map(eventJson),
-      next_after: events.length === limit ? events[events.length - 1]!.event_id : null,
+      events: json.slice(0, fit),
+      next_after: fit < events.length || events.length === limit ? events[fit - 1]!.event_id : null,
     };
   });
 }

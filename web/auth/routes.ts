@@ -4,8 +4,10 @@ import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
 import { readForm } from "../forms.js";
 import { render } from "../views.js";
-import { checkCredentials, createUser } from "../accounts/users.js";
+import { checkCredentials, createUser, normalizeEmail } from "../accounts/users.js";
+import { check, refuse, waitText } from "../middleware/throttles.js";
 import { currentUser, logIn, logOut } from "./session.js";
+import { REALTIME_REVOKE_CHANNEL } from "../../core/tokens.js";
 
 /** Only same-site relative paths are followed after login (no open redirect). */
 export const safeNext = (next: unknown): string =>
@@ -13,19 +15,31 @@ export const safeNext = (next: unknown): string =>
 
 interface FieldErrors { [field: string]: string }
 
+const UNUSABLE_EMAIL = "This email cannot be used for a new account. If it is yours, log in instead.";
+
 export function registerAuthRoutes(router: Router, deps: WebDeps): void {
-  const { sql } = deps.ports;
+  const { sql, config } = deps.ports;
+  const { throttles, logger } = deps;
+  const closed = () => config.registration === "closed";
 
   router.get("/", (ctx) => ctx.redirect(currentUser(ctx) ? "/dashboard" : "/login"));
 
   const registerPage = (ctx: Context, values: Record<string, string> = {}, errors: FieldErrors = {}, status = 200) =>
     render(ctx, "auth/register.njk", { title: "Create your account", values, errors }, status);
 
-  router.get("/register", (ctx) => (currentUser(ctx) ? ctx.redirect("/dashboard") : registerPage(ctx)));
+  const closedPage = (ctx: Context) =>
+    render(ctx, "error.njk", { title: "Registration is closed", heading: "Registration is closed", message: "This Runwatch server does not take new accounts. Ask its administrator for one (runwatch user create)." }, 403);
+
+  router.get("/register", (ctx) => (currentUser(ctx) ? ctx.redirect("/dashboard") : closed() ? closedPage(ctx) : registerPage(ctx)));
 
   router.post("/register", async (ctx) => {
+    if (closed()) return closedPage(ctx);
     const form = await readForm(ctx);
-    const values = { email: form.email ?? "", name: form.name ?? "" };
+    const values = { email: (form.email ?? "").slice(0, 254), name: (form.name ?? "").slice(0, 100) };
+    const quota = await check(() => throttles.registrationsPerIp.consume(ctx.ip), logger);
+    if (!quota.allowed) {
+      return registerPage(ctx, values, { form: `Too many new accounts from your address. Try again in ${waitText(refuse(ctx, quota))}.` }, 429);
+    }
     if ((form.password ?? "") !== (form.password_confirm ?? form.password ?? "")) {
       return registerPage(ctx, values, { password_confirm: "The passwords do not match." }, 422);
     }
@@ -36,9 +50,10 @@ export function registerAuthRoutes(router: Router, deps: WebDeps): void {
       ctx.redirect("/settings/api-keys");
     } catch (err) {
       const e = err as { _tag?: string; field?: string; message: string };
-      if (e._tag === "ValidationError" || e._tag === "Conflict") {
-        return registerPage(ctx, values, { [e.field ?? "form"]: e.message }, e._tag === "Conflict" ? 409 : 422);
-      }
+      // A taken email gets the same 422 and wording as any unusable email, so that the form does not confirm
+      // that an account exists (docs/SECURITY.md says what remains to a determined prober).
+      if (e._tag === "Conflict") return registerPage(ctx, values, { email: UNUSABLE_EMAIL }, 422);
+      if (e._tag === "ValidationError") return registerPage(ctx, values, { [e.field ?? "form"]: e.message }, 422);
       throw err;
     }
   });
@@ -52,14 +67,29 @@ export function registerAuthRoutes(router: Router, deps: WebDeps): void {
     const form = await readForm(ctx);
     const values = { email: form.email ?? "", next: form.next ?? "" };
     if (!values.email.trim() || !form.password) return loginPage(ctx, values, "Enter your email and password.", 422);
+    if (values.email.length > 254 || form.password.length > 256) return loginPage(ctx, values, "Wrong email or password.", 401);
+    // Per IP (every attempt) and per account (failures): 429 + Retry-After, the same words whether or not the
+    // account exists.
+    const account = `acct:${normalizeEmail(values.email)}`;
+    const byIp = await check(() => throttles.loginPerIp.consume(ctx.ip), logger);
+    const byAccount = byIp.allowed ? await check(() => throttles.loginFailuresPerAccount.peek(account), logger) : byIp;
+    if (!byAccount.allowed) {
+      return loginPage(ctx, values, `Too many attempts. Try again in ${waitText(refuse(ctx, byAccount))}.`, 429);
+    }
     const user = await checkCredentials(sql, values.email, form.password);
-    if (!user) return loginPage(ctx, values, "Wrong email or password.", 401);
+    if (!user) {
+      await check(() => throttles.loginFailuresPerAccount.consume(account), logger);
+      return loginPage(ctx, values, "Wrong email or password.", 401);
+    }
+    await check(async () => (await throttles.loginFailuresPerAccount.reset(account), { allowed: true, limit: 0, remaining: 0, resetMs: 0 }), logger);
     await logIn(ctx, user);
     ctx.redirect(safeNext(values.next));
   });
 
-  router.post("/logout", (ctx) => {
-    logOut(ctx);
+  router.post("/logout", async (ctx) => {
+    const rt = logOut(ctx);
+    // Every gateway closes this session's live sockets and refuses its tokens (across processes via pub/sub).
+    if (rt) await deps.ports.pubsub.publish(REALTIME_REVOKE_CHANNEL, rt).catch((err: unknown) => logger.warn("could not announce the logout to gateways", { err }));
     ctx.redirect("/login");
   });
 }

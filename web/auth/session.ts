@@ -4,7 +4,7 @@
  * - koa-session with the Postgres store; cookie `runwatch.sid` is httpOnly, SameSite=Lax, signed with the
  *   session secret, and Secure when the public URL is https.
  * - requireUser: sets ctx.state.user (SessionUser); pages redirect to /login, /api paths answer 401 JSON.
- * - CSRF: every unsafe request that is not Bearer-authenticated must carry the form's token, as the `_csrf`
+ * - CSRF: every unsafe request to a cookie route (every route but the Bearer APIs) must carry the form's token, as the `_csrf`
  *   field or the X-CSRF-Token header. A logged-in user's token lives in the session; before login (the login
  *   and register forms) it lives in a signed httpOnly cookie. Tokens are compared in constant time.
  */
@@ -25,6 +25,8 @@ const SESSION_MAX_AGE_MS = 7 * 86_400_000;
 interface SessionData {
   user?: SessionUser;
   csrf?: string;
+  /** Binds realtime tokens to this login (core/tokens.ts `sid`); announced on logout so sockets close. */
+  rt?: string;
   regenerate?: () => Promise<void>;
 }
 
@@ -83,12 +85,22 @@ export async function logIn(ctx: Context, user: SessionUser): Promise<void> {
   await s.regenerate?.();
   s.user = { id: user.id, name: user.name, email: user.email };
   s.csrf = newToken();
+  s.rt = newToken();
   ctx.state.user = s.user;
 }
 
-export function logOut(ctx: Context): void {
+/** The realtime binding of this login (created for sessions made before it existed). */
+export function realtimeSessionId(ctx: Context): string {
+  const s = session(ctx)!;
+  return (s.rt ??= newToken());
+}
+
+/** Ends the session; returns its realtime binding so the caller can close its sockets. */
+export function logOut(ctx: Context): string | undefined {
+  const rt = session(ctx)?.rt;
   (ctx as unknown as { session: null }).session = null;
   ctx.state.user = undefined;
+  return rt;
 }
 
 const newToken = () => randomBytes(32).toString("base64url");
@@ -125,7 +137,9 @@ const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** Rejects unsafe cookie-authenticated requests without the right CSRF token (403). */
 export const csrfProtection: Middleware = async (ctx, next) => {
-  if (!UNSAFE.has(ctx.method) || SESSIONLESS.test(ctx.path) || /^Bearer\s/i.test(ctx.get("Authorization"))) return next();
+  // Exempt: only the Bearer-authenticated routes, which never read the session cookie. An Authorization header
+  // on a cookie route changes nothing: the cookie would still authenticate it.
+  if (!UNSAFE.has(ctx.method) || SESSIONLESS.test(ctx.path)) return next();
   const submitted = ctx.get("X-CSRF-Token") || (await readForm(ctx))._csrf;
   if (!sameToken(submitted, expectedToken(ctx))) {
     throw new HttpProblem(403, "csrf_failed", "The form expired or did not come from this site. Reload the page and try again.");

@@ -26,8 +26,11 @@ export interface ApiKeyAuthOptions {
 }
 
 export interface ApiKeyAuth {
-  /** Resolves the principal for an Authorization header, or rejects with AuthError. */
-  authenticate(authorization: string | undefined): Promise<KeyPrincipal>;
+  /**
+   * Resolves the principal for an Authorization header, or rejects with AuthError. With the client's `ip`, a
+   * throttled authenticator (web/middleware/api-key-throttle.ts) counts failed lookups per IP.
+   */
+  authenticate(authorization: string | undefined, ip?: string): Promise<KeyPrincipal>;
   /** Forgets a key (after revocation) so the next request re-reads it. */
   evictKey(keyId: number): void;
 }

@@ -1,7 +1,7 @@
 import type { Context } from "koa";
 import { RateLimited } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
-import type { RateLimiter } from "../../core/ports/rate-limiter.js";
+import type { Budget, RateLimiter } from "../../core/ports/rate-limiter.js";
 import { rateLimitHeaders } from "../http-errors.js";
 
 let lastFailureLog = 0;
@@ -11,7 +11,13 @@ let lastFailureLog = 0;
  * budget is spent. If the limiter itself fails (Redis down) the request is let through and the failure
  * logged: losing the limit briefly is better than refusing every agent's events.
  */
-export async function enforceRateLimit(ctx: Context, limiter: RateLimiter, bucket: string, logger: Logger): Promise<void> {
+export async function enforceRateLimit(
+  ctx: Context,
+  limiter: Pick<RateLimiter | Budget, "consume">,
+  bucket: string,
+  logger: Logger,
+  opts: { headers?: boolean } = {},
+): Promise<void> {
   let d;
   try {
     d = await limiter.consume(bucket, 1);
@@ -24,6 +30,7 @@ export async function enforceRateLimit(ctx: Context, limiter: RateLimiter, bucke
     return;
   }
   if (!d.allowed) throw new RateLimited({ limit: d.limit, remaining: d.remaining, retryAfterMs: d.resetMs });
+  if (opts.headers === false) return;
   const h = rateLimitHeaders(d.limit, d.remaining, d.resetMs);
   for (const k in h) ctx.set(k, h[k]!);
 }

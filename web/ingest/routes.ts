@@ -25,10 +25,14 @@ export interface IngestHandlers {
 export function ingestHandlers(deps: WebDeps, auth: ApiKeyAuth): IngestHandlers {
   const { config, log, limiter } = deps.ports;
   const logger = deps.logger;
+  const perUser = deps.throttles.ingestPerUser;
 
   const admit = async (ctx: Context): Promise<KeyPrincipal> => {
-    const principal = await auth.authenticate(ctx.req.headers.authorization);
+    const principal = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
     await enforceRateLimit(ctx, limiter, `ingest:${principal.keyId}`, logger);
+    // The same user's keys together: more keys do not buy a bigger budget.
+    // RateLimit-* headers keep describing the key's budget; the user's only shows when it refuses (429).
+    await enforceRateLimit(ctx, perUser, String(principal.userId), logger, { headers: false });
     return principal;
   };
 

@@ -13,6 +13,7 @@
  * user's rules (PubSub "alerts.rules").
  */
 import type Router from "@koa/router";
+import { check, refuse, waitText } from "../middleware/throttles.js";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
@@ -176,10 +177,19 @@ export function register(router: Router, deps: WebDeps): void {
   router.post("/alerts/:id/test", requireUser, async (ctx) => {
     const rule = await owned(ctx);
     if (!rule) return;
+    const user = ctx.state.user as SessionUser;
+    // Each test reaches an outside address (a mailbox, a webhook): a per-user budget, so the server cannot be
+    // used to spam or probe. The attempt runs after the answer; the history on /alerts shows how it went.
+    const quota = await check(() => deps.throttles.testSendsPerUser.consume(String(user.id)), deps.logger);
+    if (!quota.allowed) {
+      const wait = waitText(refuse(ctx, quota));
+      return renderPage(ctx, "error.njk", { title: "Slow down", heading: "Too many test notifications", message: `You can send ${deps.ports.config.testSendsPerHour} test notifications an hour. Try again in ${wait}.` }, 429);
+    }
     const s = settings();
     const jobId = await enqueueTest(sql, rule, { publicWebUrl: deps.ports.config.publicWebUrl, maxAttempts: s.maxAttempts });
-    // One attempt right away so the page can say whether the channel works; retries continue in the workers.
-    await deliverNow({ sql, pubsub, settings: s, logger: deps.logger }, jobId);
+    void deliverNow({ sql, pubsub, settings: s, logger: deps.logger }, jobId).catch((err: unknown) =>
+      deps.logger.warn("test notification attempt failed; the workers retry it", { job_id: jobId, err }),
+    );
     ctx.redirect(`/alerts?test=${jobId}#history`);
   });
 

@@ -5,6 +5,8 @@
  * the secret never reaches the browser. The form is CSRF-protected by the app-wide csrfProtection middleware.
  */
 import type Router from "@koa/router";
+import { addSpend, spentToday } from "../../stores/improve-spend.js";
+import { check, refuse, waitText } from "../middleware/throttles.js";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
 import type { Config } from "../../core/config.js";
@@ -157,6 +159,17 @@ export function register(router: Router, deps: WebDeps): void {
       return page(ctx, values, { failure: { status: 422, code: "validation_failed", message: "temperature must be a number", field: "temperature" } }, 422);
     }
 
+    // Per-user quota, then the operator's daily spend cap: each call spends the operator's LLM credit.
+    const quota = await check(() => deps.throttles.improvePerUser.consume(String(user.id)), deps.logger);
+    if (!quota.allowed) {
+      const wait = waitText(refuse(ctx, quota));
+      return page(ctx, values, { failure: { status: 429, code: "rate_limited", message: `You have used your ${config.improvePerHour} improvements for this hour. Try again in ${wait}.` } }, 429);
+    }
+    if (config.improveDailyBudgetUsd > 0 && (await spentToday(deps.ports.sql)) >= config.improveDailyBudgetUsd) {
+      ctx.set("Retry-After", String(secondsToMidnightUtc()));
+      return page(ctx, values, { failure: { status: 429, code: "budget_exhausted", message: `Today's budget for code improvement ($${config.improveDailyBudgetUsd.toFixed(2)}) is used up. It resets at midnight UTC.` } }, 429);
+    }
+
     let secret: string;
     try {
       secret = await resolveAgentSecret(config);
@@ -177,6 +190,7 @@ export function register(router: Router, deps: WebDeps): void {
       body: JSON.stringify(body),
       timeoutMs: IMPROVE_TIMEOUT_MS,
     });
+    if (!isFailure(result)) await addSpend(deps.ports.sql, result.usage?.cost_usd ?? 0);
     if (isFailure(result)) {
       deps.logger.warn("improve failed", { user_id: user.id, code: result.code, status: result.status });
       return page(ctx, values, { failure: result }, result.status >= 500 ? 502 : result.status);
@@ -192,3 +206,8 @@ export function register(router: Router, deps: WebDeps): void {
     });
   });
 }
+
+const secondsToMidnightUtc = (): number => {
+  const now = new Date();
+  return Math.max(1, Math.ceil((Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000));
+};

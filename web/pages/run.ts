@@ -4,6 +4,7 @@
  * gateway pushes an event of this run, so the page is rendered by one template whether loaded or updated.
  */
 import type Router from "@koa/router";
+import { countWithinBytes, jsonSize, MAX_RUN_PAGE_BYTES } from "../api/byte-pages.js";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
@@ -28,8 +29,9 @@ export function register(router: Router, deps: WebDeps): void {
     }
     const after = queryParam(ctx, "after");
     const events = await deps.events.listEvents(user.id, run.run_id, { limit: EVENTS_PER_PAGE + 1, after });
-    const more = events.length > EVENTS_PER_PAGE;
-    if (more) events.length = EVENTS_PER_PAGE;
+    const fit = countWithinBytes(events.slice(0, EVENTS_PER_PAGE), MAX_RUN_PAGE_BYTES, (e) => jsonSize(e.payload));
+    const more = events.length > fit;
+    if (more) events.length = fit;
     const live = run.status === "running" || run.status === "waiting_for_input";
     const timeline = buildTimeline(events, { live });
     const vars = {

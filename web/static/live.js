@@ -35,7 +35,7 @@ async function connect() {
   } catch (err) {
     return retry();
   }
-  const ws = new WebSocket(`${info.url}?token=${encodeURIComponent(info.token)}`);
+  const ws = new WebSocket(info.url, info.protocols);
   socket = ws;
   let refused = false;
   ws.onmessage = (e) => {
