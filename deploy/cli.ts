@@ -3,7 +3,7 @@
  *
  *   runwatch start [--role web|pipeline|gateway|agents|all]   (comma-separated roles allowed)
  *   runwatch migrate
- *   runwatch user create --email <e> --name <n> --password <p>
+ *   runwatch user create --email <e> --name <n>   (password from RUNWATCH_PASSWORD, --password-stdin or a prompt)
  *   runwatch key create --email <e> --name <n> [--expires 30d|2027-01-31]
  *   runwatch demo [--email <e>] [--password <p>]
  *   runwatch dead-letters list|replay|purge [--id N[,N…]] [--email E] [--all] [--limit N] [--json]
@@ -23,7 +23,8 @@ const USAGE = `Runwatch: observability for AI agent runs.
 Usage:
   runwatch start [--role web|pipeline|gateway|agents|all]  start services (default: all in one process)
   runwatch migrate                                         apply database migrations and exit
-  runwatch user create --email E --name N --password P     create a login account
+  runwatch user create --email E --name N                  create a login account; the password comes from
+                                                           RUNWATCH_PASSWORD, --password-stdin, or a prompt
   runwatch key create --email E --name N [--expires 30d]   create an API key for that account (printed once)
   runwatch demo [--email E] [--password P]                 demo account, key and a few runs to look at
   runwatch dead-letters list [--email E] [--limit N] [--json]
@@ -161,6 +162,58 @@ async function demo(config: Config, values: Record<string, unknown>, logger: Log
   }
 }
 
+/**
+ * A new account's password, never from the command line if it can be helped (argv is visible to every user
+ * of the machine in `ps` and lands in shell history): --password-stdin (one line), RUNWATCH_PASSWORD, or a
+ * prompt on a terminal. --password still works for old scripts, with a warning.
+ */
+async function readPassword(values: Record<string, unknown>): Promise<string> {
+  if (values["password-stdin"]) {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  }
+  if (process.env.RUNWATCH_PASSWORD) return process.env.RUNWATCH_PASSWORD;
+  if (typeof values.password === "string" && values.password) {
+    process.stderr.write("runwatch: warning: --password is visible to other users (ps, shell history); use --password-stdin or RUNWATCH_PASSWORD\n");
+    return values.password;
+  }
+  if (process.stdin.isTTY) return promptHidden("Password for the new account: ");
+  throw new UsageError("give the password with --password-stdin, the RUNWATCH_PASSWORD variable, or type it at the prompt");
+}
+
+/** Reads a line from the terminal without echoing it. */
+function promptHidden(question: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const stdin = process.stdin;
+    process.stderr.write(question);
+    stdin.setRawMode(true);
+    stdin.resume();
+    let typed = "";
+    const onData = (buf: Buffer) => {
+      for (const ch of buf.toString("utf8")) {
+        if (ch === "\r" || ch === "\n") {
+          done();
+          process.stderr.write("\n");
+          return resolve(typed);
+        }
+        if (ch === "\u0003") {
+          done();
+          return reject(new UsageError("cancelled"));
+        }
+        if (ch === "\u007f") typed = typed.slice(0, -1);
+        else typed += ch;
+      }
+    };
+    const done = () => {
+      stdin.off("data", onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+    };
+    stdin.on("data", onData);
+  });
+}
+
 function deadLetterSelection(values: Record<string, unknown>): { ids?: number[]; email?: string; all?: boolean } {
   const ids = typeof values.id === "string" ? values.id.split(",").map((s) => Number(s.trim())) : undefined;
   if (ids?.some((n) => !Number.isSafeInteger(n) || n <= 0)) throw new UsageError("--id takes dead-letter ids, e.g. --id 3 or --id 3,4");
@@ -205,6 +258,7 @@ export async function main(argv: string[]): Promise<number> {
       email: { type: "string" },
       name: { type: "string" },
       password: { type: "string" },
+      "password-stdin": { type: "boolean" },
       expires: { type: "string" },
       id: { type: "string" },
       all: { type: "boolean" },
@@ -232,8 +286,9 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case "user create": {
-      required(values, "email", "name", "password");
-      const { user } = (await admin(config, { cmd: "user.create", email: values.email!, name: values.name!, password: values.password! })) as { user: { id: number; email: string } };
+      required(values, "email", "name");
+      const password = await readPassword(values);
+      const { user } = (await admin(config, { cmd: "user.create", email: values.email!, name: values.name!, password })) as { user: { id: number; email: string } };
       out(`Created user ${user.email} (id ${user.id}).`);
       return 0;
     }

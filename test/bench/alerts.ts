@@ -112,7 +112,7 @@ async function ingestRun(withRules: boolean): Promise<{ single: number; batch: n
   const env = {
     ...process.env, NODE_ENV: "production", SESSION_SECRET: "bench-".padEnd(64, "x"), LOG_LEVEL: "warn", RUNWATCH_DATA_DIR: dataDir,
     RUNWATCH_HOST: "127.0.0.1", RUNWATCH_WEB_PORT: String(webPort), RUNWATCH_GATEWAY_PORT: String(await freePort()),
-    RUNWATCH_AGENTS_PORT: String(await freePort()), RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000",
+    RUNWATCH_AGENTS_PORT: String(await freePort()), RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000", RUNWATCH_PASSWORD: "bench-password",
   };
   const cli = (...args: string[]) => {
     const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "utf8" });
@@ -122,7 +122,7 @@ async function ingestRun(withRules: boolean): Promise<{ single: number; batch: n
   const url = `http://127.0.0.1:${webPort}`;
   let child: ChildProcess | undefined;
   try {
-    cli("user", "create", "--email", "bench@example.com", "--name", "Bench", "--password", "bench-password");
+    cli("user", "create", "--email", "bench@example.com", "--name", "Bench");
     const key = cli("key", "create", "--email", "bench@example.com", "--name", "bench");
     child = spawn(process.execPath, [BIN, "start", "--role", "web,pipeline"], { cwd: ROOT, env, stdio: ["ignore", "ignore", "inherit"] });
     for (let i = 0; !(await fetch(`${url}/healthz`).then((r) => r.ok, () => false)); i++) {

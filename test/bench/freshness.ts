@@ -43,7 +43,7 @@ async function main() {
   try {
     await waitFor(server, /Runwatch is running/, 120_000);
     const email = "bench@example.com", password = "bench password 123";
-    await runCli(env, ["user", "create", "--email", email, "--name", "Bench", "--password", password]);
+    await runCli({ ...env, RUNWATCH_PASSWORD: password }, ["user", "create", "--email", email, "--name", "Bench"]);
     const key = /[0-9a-f]{64}/.exec(await runCli(env, ["key", "create", "--email", email, "--name", "bench"]))![0];
 
     // A dashboard session: log in like a browser, get a realtime token, subscribe.

@@ -164,7 +164,7 @@ async function main() {
   const url = `http://127.0.0.1:${webPort}`;
   let child: ChildProcess | undefined;
   try {
-    cli(env, "user", "create", "--email", "bench@example.com", "--name", "Bench", "--password", "bench-password");
+    cli({ ...env, RUNWATCH_PASSWORD: "bench-password" }, "user", "create", "--email", "bench@example.com", "--name", "Bench");
     const key = cli(env, "key", "create", "--email", "bench@example.com", "--name", "bench");
     const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
     child = spawn(process.execPath, [...nodeArgs, BIN, "start", "--role", ROLES], { cwd: ROOT, env, stdio: ["ignore", process.env.BENCH_SERVER_STDOUT ? "inherit" : "ignore", "inherit"] });

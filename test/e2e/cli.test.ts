@@ -13,6 +13,9 @@ let dataDir = "";
 let env: NodeJS.ProcessEnv;
 
 const run = (...args: string[]) => spawnSync(process.execPath, [path.join(ROOT, "deploy/bin/runwatch.mjs"), ...args], { cwd: ROOT, env, encoding: "utf8", timeout: 90_000 });
+/** The CLI with extra environment and standard input (the ways a password may arrive). */
+const runWith = (extra: { env?: Record<string, string>; input?: string }, ...args: string[]) =>
+  spawnSync(process.execPath, [path.join(ROOT, "deploy/bin/runwatch.mjs"), ...args], { cwd: ROOT, env: { ...env, ...extra.env }, input: extra.input, encoding: "utf8", timeout: 90_000 });
 
 beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-cli-"));
@@ -28,7 +31,10 @@ describe("runwatch CLI", () => {
     expect(bad.stderr).toContain("unknown command: frobnicate");
     const missing = run("user", "create", "--email", "x@example.com");
     expect(missing.status).toBe(2);
-    expect(missing.stderr).toContain("missing --name, --password");
+    expect(missing.stderr).toContain("missing --name");
+    const noPassword = run("user", "create", "--email", "x@example.com", "--name", "X");
+    expect(noPassword.status).toBe(2);
+    expect(noPassword.stderr).toContain("--password-stdin, the RUNWATCH_PASSWORD variable, or type it at the prompt");
   }, 60_000);
 
   it("migrate, user create, key create (printed once, stored hashed, with expiry), and clear failures", async () => {
@@ -36,9 +42,15 @@ describe("runwatch CLI", () => {
     expect(m.status, m.stderr).toBe(0);
     expect(m.stdout).toMatch(/Schemas are up to date \(Postgres migrations: 1/);
 
-    const u = run("user", "create", "--email", "Cli@Example.com", "--name", "Cli User", "--password", "cli-password");
+    // The password never needs to be on the command line (security row m): standard input or the environment.
+    const u = runWith({ input: "cli-password\n" }, "user", "create", "--email", "Cli@Example.com", "--name", "Cli User", "--password-stdin");
     expect(u.status, u.stderr).toBe(0);
     expect(u.stdout).toMatch(/Created user cli@example.com \(id \d+\)/);
+    const viaEnv = runWith({ env: { RUNWATCH_PASSWORD: "env-password" } }, "user", "create", "--email", "env@example.com", "--name", "Env User");
+    expect(viaEnv.status, viaEnv.stderr).toBe(0);
+    const legacy = run("user", "create", "--email", "legacy@example.com", "--name", "Legacy", "--password", "legacy-password");
+    expect(legacy.status, legacy.stderr).toBe(0);
+    expect(legacy.stderr).toContain("--password is visible to other users");
     const dup = run("user", "create", "--email", "cli@example.com", "--name", "Again", "--password", "cli-password");
     expect(dup.status).toBe(1);
     expect(dup.stderr).toContain("already exists");

@@ -41,7 +41,7 @@ describe("crash safety", () => {
   it("every 202 survives kill -9 and a restart, exactly once", async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-crash-"));
     const { env, url } = await childServerEnv(dataDir, { NODE_ENV: "test", LOG_LEVEL: "warn", RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000" });
-    cli(env, "user", "create", "--email", "crash@example.com", "--name", "Crash", "--password", "crash-test-pw");
+    cli({ ...env, RUNWATCH_PASSWORD: "crash-test-pw" }, "user", "create", "--email", "crash@example.com", "--name", "Crash");
     const key = cli(env, "key", "create", "--email", "crash@example.com", "--name", "crash");
     expect(key).toMatch(/^[0-9a-f]{64}$/);
 

@@ -56,7 +56,7 @@ describe("dead letters across kill -9, and the dead-letters CLI", () => {
       KAFKA_TOPIC: `runwatch.test.dlq.${tag}`, CLICKHOUSE_DATABASE: `runwatch_test_dlq_${tag}`,
     });
     const email = `dlq-${tag}@example.com`;
-    cli(env, "user", "create", "--email", email, "--name", "DLQ", "--password", "dlq-test-password");
+    cli({ ...env, RUNWATCH_PASSWORD: "dlq-test-password" }, "user", "create", "--email", email, "--name", "DLQ");
     const key = cli(env, "key", "create", "--email", email, "--name", "dlq");
 
     const first = await startServer(env, url);

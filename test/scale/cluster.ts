@@ -37,7 +37,7 @@ export interface Cluster {
   readonly procs: RoleProcess[];
   byRole(role: RoleName): RoleProcess[];
   start(role: RoleName, name?: string): Promise<RoleProcess>;
-  cli(args: string[]): string;
+  cli(args: string[], input?: string): string;
   /** A user with one API key: { userId, key }. */
   createUserWithKey(): { userId: number; key: string; email: string };
   stop(): Promise<void>;
@@ -100,8 +100,8 @@ export async function startCluster(opts: { roles: Partial<Record<RoleName, numbe
     return p;
   }
 
-  const cli = (args: string[]): string => {
-    const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...env, RUNWATCH_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "rw-cli-")) }, encoding: "utf8" });
+  const cli = (args: string[], input?: string): string => {
+    const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...env, RUNWATCH_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "rw-cli-")) }, input, encoding: "utf8" });
     if (r.status !== 0) throw new Error(`runwatch ${args.join(" ")} failed (${r.status}):\n${r.stderr}\n${r.stdout}`);
     return r.stdout;
   };
@@ -120,7 +120,7 @@ export async function startCluster(opts: { roles: Partial<Record<RoleName, numbe
     cli,
     createUserWithKey() {
       const email = `scale-${randomUUID()}@test.runwatch.dev`;
-      const created = cli(["user", "create", "--email", email, "--name", "Scale Test", "--password", "correct horse battery staple"]);
+      const created = cli(["user", "create", "--email", email, "--name", "Scale Test", "--password-stdin"], "correct horse battery staple\n");
       const userId = Number(/id (\d+)/.exec(created)?.[1]);
       if (!Number.isFinite(userId)) throw new Error(`no user id in: ${created}`);
       const key = cli(["key", "create", "--email", email, "--name", "scale"]).trim().split("\n").pop()!.trim();

@@ -13,7 +13,7 @@ import type { Sql } from "../../core/ports/sql.js";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { HttpProblem } from "../http-errors.js";
 
-export const MAX_CONFIG_BYTES = 64 * 1024;
+export const MAX_CONFIG_BYTES = 48 * 1024;
 export const MAX_NAME = 200;
 export const MAX_TAGS = 20;
 
