@@ -234,6 +234,7 @@ async function deadLettersCommand(config: Config, verb: string, values: Record<s
     for (const d of letters) {
       out(`#${d.id}  ${d.last_failed_at}  user ${d.user_id ?? "-"}  run ${d.sdk_run_id ?? "-"}  ${d.event_type ?? "(not an event)"}  attempts ${d.attempts}`);
       out(`    error: ${d.error}`);
+      if (d.error_at) out(`    at:    ${d.error_at.split("\n").join("\n           ")}`);
       out(`    event: ${d.raw.length > 500 ? `${d.raw.slice(0, 500)}… (${d.raw.length} chars; --json shows all)` : d.raw}`);
     }
     return 0;

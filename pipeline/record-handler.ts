@@ -12,13 +12,12 @@ import type { BatchProcessor, PipelinePorts } from "./runner.js";
 
 export type RecordHandler = (batch: EncodedBatch) => Promise<void>;
 
-/** The error text a dead letter keeps: the message, and where it was thrown. */
-export function describeError(err: unknown): string {
+/** What a dead letter keeps of an error: its name and message, and (for operators) where it was thrown. */
+export function describeError(err: unknown): { error: string; errorAt: string } {
   if (err instanceof Error) {
-    const where = err.stack?.split("\n").slice(1, 4).map((l) => l.trim()).join(" | ");
-    return where ? `${err.name}: ${err.message} (${where})` : `${err.name}: ${err.message}`;
+    return { error: `${err.name}: ${err.message}`, errorAt: err.stack?.split("\n").slice(1, 6).map((l) => l.trim()).join("\n") ?? "" };
   }
-  return String(err);
+  return { error: String(err), errorAt: "" };
 }
 
 /** The fields the processor relies on before any plugin runs (ingest wrote them; a foreign record may lack them). */
@@ -43,7 +42,7 @@ export function createRecordHandler(
     const notEvents: NewDeadLetter[] = [];
     const decoded = decodeBatch(batch, (index, err) => {
       skipped.add(index);
-      notEvents.push({ raw: recordAt(batch, index), error: `the log record is not JSON: ${describeError(err)}` });
+      notEvents.push({ raw: recordAt(batch, index), error: `the log record is not JSON: ${describeError(err).error}` });
     });
     // Position of each decoded record in the batch (for its raw bytes), and the ones that are not events at all.
     const positions = new Map<LoggedEvent, number>();
@@ -67,7 +66,7 @@ export function createRecordHandler(
     await processIsolated(events, {
       process: processor,
       deadLetter: (failed) =>
-        addDeadLetters(ports.sql, failed.map(({ event, error }) => ({ raw: recordAt(batch, positionOf(event)), event, error: describeError(error) }))),
+        addDeadLetters(ports.sql, failed.map(({ event, error }) => ({ raw: recordAt(batch, positionOf(event)), event, ...describeError(error) }))),
       storageUp,
       logger,
       singleRetryDelaysMs: options.singleRetryDelaysMs,

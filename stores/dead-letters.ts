@@ -24,6 +24,8 @@ export interface NewDeadLetter {
   /** The decoded event, when the record was one. */
   readonly event?: Pick<LoggedEvent, "user_id" | "run_id" | "sdk_run_id" | "event_id" | "event_type">;
   readonly error: string;
+  /** Where it was thrown, if known (stack frames). */
+  readonly errorAt?: string;
 }
 
 export interface DeadLetter {
@@ -33,6 +35,7 @@ export interface DeadLetter {
   readonly event_id: string | null;
   readonly event_type: string | null;
   readonly error: string;
+  readonly error_at: string;
   /** The record as text (invalid UTF-8 shown as U+FFFD). */
   readonly raw: string;
   readonly attempts: number;
@@ -55,10 +58,11 @@ export async function addDeadLetters(sql: Sql, letters: readonly NewDeadLetter[]
   for (const d of letters) {
     const e = d.event;
     await sql.query(
-      `INSERT INTO dead_letters (dedup_key, user_id, sdk_run_id, event_id, event_type, error, raw)
-       VALUES ($1, $2, $3, $4, $5, $6, decode($7, 'hex'))
+      `INSERT INTO dead_letters (dedup_key, user_id, sdk_run_id, event_id, event_type, error, error_at, raw)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, decode($8, 'hex'))
        ON CONFLICT (dedup_key) DO UPDATE
-         SET attempts = dead_letters.attempts + 1, error = EXCLUDED.error, last_failed_at = now(), replayed_at = NULL`,
+         SET attempts = dead_letters.attempts + 1, error = EXCLUDED.error, error_at = EXCLUDED.error_at,
+             last_failed_at = now(), replayed_at = NULL`,
       [
         dedupKey(d),
         e && Number.isSafeInteger(e.user_id) ? e.user_id : null,
@@ -66,6 +70,7 @@ export async function addDeadLetters(sql: Sql, letters: readonly NewDeadLetter[]
         storableText(e?.event_id, 64),
         storableText(e?.event_type, 64),
         storableText(d.error, MAX_ERROR_CHARS) ?? "unknown error",
+        storableText(d.errorAt ?? "", MAX_ERROR_CHARS) ?? "",
         Buffer.from(d.raw.buffer, d.raw.byteOffset, d.raw.byteLength).toString("hex"),
       ],
     );
@@ -105,7 +110,7 @@ export async function listDeadLetters(sql: Sql, f: DeadLetterFilter & { limit?: 
   const rows = await sql.query<Omit<DeadLetter, "raw" | "id" | "user_id" | "created_at" | "last_failed_at" | "replayed_at"> & {
     id: string | number; user_id: string | number | null; raw_hex: string; created_at: Date | string; last_failed_at: Date | string; replayed_at: Date | string | null;
   }>(
-    `SELECT id, user_id, sdk_run_id, event_id, event_type, error, encode(raw, 'hex') AS raw_hex, attempts,
+    `SELECT id, user_id, sdk_run_id, event_id, event_type, error, error_at, encode(raw, 'hex') AS raw_hex, attempts,
             created_at, last_failed_at, replayed_at
        FROM dead_letters ${where(f, params)} ORDER BY last_failed_at DESC, id DESC LIMIT ${limit}`,
     params,
@@ -121,6 +126,7 @@ export async function listDeadLetters(sql: Sql, f: DeadLetterFilter & { limit?: 
       event_id: r.event_id,
       event_type: r.event_type,
       error: r.error,
+      error_at: r.error_at,
       raw: raw.length > max ? `${raw.slice(0, max)}…` : raw,
       attempts: Number(r.attempts),
       created_at: iso(r.created_at),

@@ -11,6 +11,8 @@ CREATE TABLE dead_letters (
     event_id       text,
     event_type     text,
     error          text        NOT NULL,
+    -- Where it was thrown (stack frames): for operators (CLI); the owner's page shows only `error`.
+    error_at       text        NOT NULL DEFAULT '',
     raw            bytea       NOT NULL,
     attempts       integer     NOT NULL DEFAULT 1,
     created_at     timestamptz NOT NULL DEFAULT now(),
