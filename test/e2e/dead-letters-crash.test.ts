@@ -60,6 +60,10 @@ describe("dead letters across kill -9, and the dead-letters CLI", () => {
     const key = cli(env, "key", "create", "--email", email, "--name", "dlq");
 
     const first = await startServer(env, url);
+    // The poison set is refused at ingest in either mode (the e2e poison tests cover every case embedded).
+    const nul = await fetch(`${url}/api/ingest`, json(key, { event_type: "run_start", sdk_run_id: "dlq-nul", agent_name: "a\u0000b", payload: {} }));
+    expect(nul.status).toBe(422);
+    expect(((await nul.json()) as { error: { field: string } }).error.field).toBe("agent_name");
     const acked = new Map<string, { sdk: string; poison: boolean }>();
     const RUNS = 4;
     for (let r = 0; r < RUNS; r++) {
@@ -85,6 +89,11 @@ describe("dead letters across kill -9, and the dead-letters CLI", () => {
       if (Date.now() > deadline) throw new Error(`no dead letter within 30 s:\n${first.output()}`);
       await new Promise((r) => setTimeout(r, 20));
     }
+    // Health in either mode: the pipeline reports over pub/sub (Redis in scale mode) with the group's lag.
+    const health = (await (await fetch(`${url}/healthz`)).json()) as { status: string; pipeline: { workers: number; lag_events: number; oldest_unprocessed_age_ms: number } };
+    expect(health.pipeline.workers).toBeGreaterThanOrEqual(1);
+    expect(health.pipeline.lag_events).toBeGreaterThanOrEqual(0);
+    expect(health.pipeline.oldest_unprocessed_age_ms).toBeGreaterThanOrEqual(0);
     killed = true;
     first.child.kill("SIGKILL");
     await exited(first.child);
