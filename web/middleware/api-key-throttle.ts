@@ -10,19 +10,38 @@ import type { ApiKeyAuth } from "../ingest/api-key-auth.js";
 import { check } from "./throttles.js";
 
 export function throttleKeyFailures(auth: ApiKeyAuth, failuresPerIp: Budget, logger: Logger): ApiKeyAuth {
+  // IPs with a failed lookup in the last minute, here: only their requests consult the budget, so a client with a
+  // good key pays nothing extra. (In scale mode an IP that failed on another web process is checked here after
+  // its first failure here.)
+  const suspects = new Map<string, number>();
+  const suspect = (ip: string): boolean => {
+    const until = suspects.get(ip);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    suspects.delete(ip);
+    return false;
+  };
   return {
     evictKey: (id) => auth.evictKey(id),
     async authenticate(authorization, ip) {
       if (ip === undefined) return auth.authenticate(authorization);
-      const d = await check(() => failuresPerIp.peek(ip), logger);
-      if (!d.allowed) throw new RateLimited({ limit: d.limit, remaining: 0, retryAfterMs: d.resetMs });
+      if (suspect(ip)) {
+        const d = await check(() => failuresPerIp.peek(ip), logger);
+        if (!d.allowed) throw new RateLimited({ limit: d.limit, remaining: 0, retryAfterMs: d.resetMs });
+      }
       try {
         return await auth.authenticate(authorization);
       } catch (err) {
         const code = (err as { _tag?: string; code?: string })._tag === "AuthError" ? (err as { code: string }).code : undefined;
-        if (code === "invalid_api_key" || code === "expired_api_key") await check(() => failuresPerIp.consume(ip), logger);
+        if (code === "invalid_api_key" || code === "expired_api_key") {
+          if (suspects.size >= MAX_SUSPECTS) suspects.delete(suspects.keys().next().value!);
+          suspects.set(ip, Date.now() + 60_000);
+          await check(() => failuresPerIp.consume(ip), logger);
+        }
         throw err;
       }
     },
   };
 }
+
+const MAX_SUSPECTS = 10_000;
