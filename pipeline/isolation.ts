@@ -6,15 +6,16 @@
  *   - If storage does not answer a probe (SELECT 1 on Postgres and ClickHouse), it is an outage: the batch
  *     fails as a whole and the log retries it with backoff, as before. Nothing is dead-lettered during an outage.
  *   - When a plugin failed on particular events, the processor names them (EventsFailed): they are set aside and
- *     the rest goes on at once.
+ *     the rest goes on at once; the suspects are then tried again together (and one by one only when a failure is
+ *     not attributed).
  *   - Otherwise the batch is split by tenant first, so that other tenants' events are stored after a single
  *     extra attempt, whatever one tenant sent; a tenant's events that still fail are bisected.
  *   - A single event that still fails alone after a short retry, while storage answers, is a dead letter: it is
  *     written to the dead-letter store with its error, and the batch goes on. Parts run in log order, so the
  *     events of one run keep their order (an event set aside and then stored after a retry comes later).
  * Processing is idempotent (storage dedups on event_id, run counters are reconciled), so re-processing the
- * parts that an earlier attempt partly stored is safe. Cost, for k poison events in a batch of n: about 2k + 1
- * attempts when plugins name them, O(k·log n) when only storage can fail on them.
+ * parts that an earlier attempt partly stored is safe. Cost, for k poison events in a batch of n: a few attempts
+ * when plugins name them (however many and however spread), O(k·log n) when only storage can fail on them.
  */
 import type { LoggedEvent } from "../core/events/schema.js";
 import type { Logger } from "../core/logger.js";
@@ -41,7 +42,7 @@ export interface IsolationDeps {
   /** True when storage answers (an outage is not a poison event). */
   readonly storageUp: () => Promise<boolean>;
   readonly logger: Logger;
-  /** Each entry is one more try of every suspect alone, after that pause; default one try at once ([0]). */
+  /** Each entry is one more try of the suspects (isolation.ts settleSuspects), after that pause; default one at once ([0]). */
   readonly singleRetryDelaysMs?: readonly number[];
 }
 
@@ -58,7 +59,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  *   it is dead-lettered.
  */
 export async function processIsolated(events: readonly LoggedEvent[], deps: IsolationDeps): Promise<void> {
-  const suspects: { event: LoggedEvent; error: unknown }[] = [];
+  const suspects: Suspect[] = [];
   let rest = events;
   while (rest.length > 0) {
     try {
@@ -103,23 +104,17 @@ function split(events: readonly LoggedEvent[]): LoggedEvent[][] {
 }
 
 /**
- * Each suspect alone: one that now passes was transient or failed only beside another event; the others, if
- * storage still answers, are dead-lettered together.
+ * Each suspect is tried again (after each pause of singleRetryDelaysMs): together while the processor names the
+ * ones that fail (so k suspects cost a few attempts, not k), one by one when a failure is not attributed. One
+ * that now passes was transient or failed only beside another event; the others, if storage still answers,
+ * are dead-lettered together.
  */
-async function settleSuspects(suspects: readonly { event: LoggedEvent; error: unknown }[], deps: IsolationDeps): Promise<void> {
+async function settleSuspects(suspects: readonly Suspect[], deps: IsolationDeps): Promise<void> {
   let failing = suspects;
   for (const delay of deps.singleRetryDelaysMs ?? [0]) {
     if (failing.length === 0) return;
     if (delay > 0) await sleep(delay);
-    const still: { event: LoggedEvent; error: unknown }[] = [];
-    for (const s of failing) {
-      try {
-        await deps.process([s.event]);
-      } catch (err) {
-        still.push({ event: s.event, error: err instanceof EventsFailed && err.failures.length === 1 ? err.failures[0]!.error : err });
-      }
-    }
-    failing = still;
+    failing = await retry(failing, deps);
   }
   if (failing.length === 0) return;
   if (!(await deps.storageUp())) throw failing[0]!.error; // storage went down meanwhile: retry the whole batch later
@@ -130,6 +125,39 @@ async function settleSuspects(suspects: readonly { event: LoggedEvent; error: un
   }
   if (failing.length > 20) deps.logger.error("dead-lettering more events that cannot be stored", { events: failing.length - 20 });
   await deps.deadLetter(failing);
+}
+
+interface Suspect {
+  readonly event: LoggedEvent;
+  readonly error: unknown;
+}
+
+/** The suspects that still fail. */
+async function retry(suspects: readonly Suspect[], deps: IsolationDeps): Promise<Suspect[]> {
+  const still: Suspect[] = [];
+  let rest = suspects;
+  while (rest.length > 0) {
+    try {
+      await deps.process(rest.map((s) => s.event));
+      return still;
+    } catch (err) {
+      if (err instanceof EventsFailed && err.failures.length > 0) {
+        const failed = new Set(err.failures.map((f) => f.index));
+        for (const f of err.failures) still.push({ event: rest[f.index]!.event, error: f.error });
+        rest = rest.filter((_, i) => !failed.has(i));
+        continue;
+      }
+      for (const s of rest) {
+        try {
+          await deps.process([s.event]);
+        } catch (e) {
+          still.push({ event: s.event, error: e instanceof EventsFailed && e.failures.length === 1 ? e.failures[0]!.error : e });
+        }
+      }
+      return still;
+    }
+  }
+  return still;
 }
 
 /** The probe: both stores answer a trivial query within `timeoutMs`. */

@@ -55,16 +55,17 @@ const storableText = (s: unknown, max: number): string | null =>
 
 /** Adds (or, for a record already dead-lettered, counts another failure of) each dead letter. */
 export async function addDeadLetters(sql: Sql, letters: readonly NewDeadLetter[]): Promise<void> {
-  for (const d of letters) {
-    const e = d.event;
-    await sql.query(
-      `INSERT INTO dead_letters (dedup_key, user_id, sdk_run_id, event_id, event_type, error, error_at, raw)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, decode($8, 'hex'))
-       ON CONFLICT (dedup_key) DO UPDATE
-         SET attempts = dead_letters.attempts + 1, error = EXCLUDED.error, error_at = EXCLUDED.error_at,
-             last_failed_at = now(), replayed_at = NULL`,
-      [
-        dedupKey(d),
+  // One statement per chunk; a key twice in one statement cannot be upserted twice, so the last one wins here.
+  const byKey = new Map<string, NewDeadLetter>();
+  for (const d of letters) byKey.set(dedupKey(d), d);
+  const rows = [...byKey];
+  for (let i = 0; i < rows.length; i += 200) {
+    const params: unknown[] = [];
+    const values = rows.slice(i, i + 200).map(([key, d]) => {
+      const e = d.event;
+      const at = params.length;
+      params.push(
+        key,
         e && Number.isSafeInteger(e.user_id) ? e.user_id : null,
         storableText(e?.sdk_run_id, 256),
         storableText(e?.event_id, 64),
@@ -72,7 +73,16 @@ export async function addDeadLetters(sql: Sql, letters: readonly NewDeadLetter[]
         storableText(d.error, MAX_ERROR_CHARS) ?? "unknown error",
         storableText(d.errorAt ?? "", MAX_ERROR_CHARS) ?? "",
         Buffer.from(d.raw.buffer, d.raw.byteOffset, d.raw.byteLength).toString("hex"),
-      ],
+      );
+      return `($${at + 1}, $${at + 2}::bigint, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}, decode($${at + 8}, 'hex'))`;
+    });
+    await sql.query(
+      `INSERT INTO dead_letters (dedup_key, user_id, sdk_run_id, event_id, event_type, error, error_at, raw)
+       VALUES ${values.join(", ")}
+       ON CONFLICT (dedup_key) DO UPDATE
+         SET attempts = dead_letters.attempts + 1, error = EXCLUDED.error, error_at = EXCLUDED.error_at,
+             last_failed_at = now(), replayed_at = NULL`,
+      params,
     );
   }
 }
