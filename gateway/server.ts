@@ -22,6 +22,7 @@ import { userChannel } from "../core/ports/pubsub.js";
 import { REALTIME_REVOKE_CHANNEL, REALTIME_SUBPROTOCOL, REALTIME_TOKEN_TTL_SECONDS, TOKEN_PROTOCOL_PREFIX, verifyRealtimeToken } from "../core/tokens.js";
 import { resolveSessionSecret } from "../core/secrets.js";
 import { createLogger, type Logger } from "../core/logger.js";
+import { ExpiringSet } from "../core/expiring-set.js";
 import { CloseCode, frame, parseClientMessage, type ErrorCode } from "./protocol.js";
 
 export interface GatewayOptions {
@@ -59,18 +60,12 @@ export async function startGateway(ports: Ports, config: Config, opts: GatewayOp
   const secret = opts.sessionSecret ?? (await resolveSessionSecret(config));
   const idleTimeout = opts.idleTimeoutSeconds ?? 32;
   const sockets = new Set<uWS.WebSocket<SocketData>>();
-  /** Ended sessions (sid → until when their tokens could still be valid). */
-  const revoked = new Map<string, number>();
-  const isRevoked = (sid: string): boolean => {
-    const until = revoked.get(sid);
-    if (until === undefined) return false;
-    if (until > Date.now()) return true;
-    revoked.delete(sid);
-    return false;
-  };
+  /** Ended sessions, kept until their tokens have expired anyway. */
+  const revoked = new ExpiringSet(100_000);
+  const isRevoked = (sid: string): boolean => revoked.has(sid);
   const endSession = (sid: string) => {
     if (!sid) return;
-    revoked.set(sid, Date.now() + REALTIME_TOKEN_TTL_SECONDS * 1000 * 2);
+    revoked.add(sid, REALTIME_TOKEN_TTL_SECONDS * 1000 * 2);
     for (const ws of sockets) {
       if (ws.getUserData().sid !== sid) continue;
       ws.cork(() => {

@@ -3,15 +3,13 @@
  * 202 (more requests still in flight), restart on the same data dir: every acknowledged event is in
  * GET /api/runs/{id}, and no event is there twice.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { childServerEnv, json, runwatchCli as cli, waitForRun } from "./harness.js";
+import { childServerEnv, json, startChildServer, runwatchCli as cli, waitForRun } from "./harness.js";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
-const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
 
 const children = new Set<ChildProcess>();
 let dataDir = "";
@@ -20,22 +18,7 @@ afterAll(async () => {
   if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
 });
 
-async function startServer(env: NodeJS.ProcessEnv, url: string): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, [BIN, "start"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  children.add(child);
-  child.on("exit", () => children.delete(child));
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited early:\n${out}`);
-    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
-    if (ok) return { child, output: () => out };
-    if (Date.now() > deadline) throw new Error(`server did not come up:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const startServer = (env: NodeJS.ProcessEnv, url: string) => startChildServer(env, url, children);
 
 describe("crash safety", () => {
   it("every 202 survives kill -9 and a restart, exactly once", async () => {

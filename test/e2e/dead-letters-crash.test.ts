@@ -6,17 +6,15 @@
  * `runwatch dead-letters replay --all` stores every one of them once; a second replay and a purge find nothing.
  * In scale mode (KAFKA_BROKERS, ...) the child gets a topic and ClickHouse database of its own.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { DeadLetter } from "../../stores/dead-letters.js";
-import { bearer, childServerEnv, json, runwatchCli as cli } from "./harness.js";
+import { bearer, childServerEnv, json, startChildServer, runwatchCli as cli } from "./harness.js";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
-const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
 const FIXTURE = path.resolve(import.meta.dirname, "fixtures/poison-plugin.ts");
 
 const children = new Set<ChildProcess>();
@@ -26,21 +24,7 @@ afterAll(async () => {
   if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
 });
 
-async function startServer(env: NodeJS.ProcessEnv, url: string): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, [BIN, "start"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  children.add(child);
-  child.on("exit", () => children.delete(child));
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited early:\n${out}`);
-    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) return { child, output: () => out };
-    if (Date.now() > deadline) throw new Error(`server did not come up:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const startServer = (env: NodeJS.ProcessEnv, url: string) => startChildServer(env, url, children);
 
 const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode ? r() : c.once("exit", () => r())));
 

@@ -2,7 +2,7 @@
  * Test harness: a real Runwatch web server (optionally with the pipeline) on 127.0.0.1:0 over a temporary
  * data dir, plus small HTTP helpers (Bearer requests, a cookie jar for browser-like sessions).
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
@@ -21,7 +21,15 @@ export interface TestServer {
   readonly web: WebServer;
   user(email?: string): Promise<SessionUser>;
   key(userId: number, opts?: { expiresAt?: Date | null; name?: string }): Promise<string>;
+  /** A new user with one API key (the user's password is "correct horse battery"). */
+  account(): Promise<TestAccount>;
   close(): Promise<void>;
+}
+
+export interface TestAccount {
+  readonly id: number;
+  readonly email: string;
+  readonly key: string;
 }
 
 let seq = 0;
@@ -45,6 +53,10 @@ export async function startTestServer(
     web,
     user: (email = `user${++seq}-${Date.now()}@example.com`) => createUser(ports.sql, { email, name: "Test User", password: "correct horse battery" }),
     key: async (userId, o = {}) => (await createApiKey(ports.sql, userId, o.name ?? "test", o.expiresAt ?? null)).key,
+    async account() {
+      const u = await createUser(ports.sql, { email: `user${++seq}-${Date.now()}@example.com`, name: "Test User", password: "correct horse battery" });
+      return { id: u.id, email: u.email, key: (await createApiKey(ports.sql, u.id, "test", null)).key };
+    },
     async close() {
       await web.close();
       await (pipeline?.stop ?? pipeline?.close)?.call(pipeline);
@@ -181,4 +193,27 @@ export async function loginJar(url: string, email: string, password = "correct h
   const res = await jar.form(`${url}/login`, { _csrf: csrf, email, password });
   if (res.status !== 302) throw new Error(`login as ${email} answered ${res.status}`);
   return jar;
+}
+
+const CHILD_BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
+
+/** `runwatch start` as a child process, once its /healthz answers; output() is what it printed. */
+export async function startChildServer(
+  env: NodeJS.ProcessEnv,
+  url: string,
+  children: Set<ChildProcess>,
+): Promise<{ child: ChildProcess; output: () => string }> {
+  const child = spawn(process.execPath, [CHILD_BIN, "start"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  children.add(child);
+  child.on("exit", () => children.delete(child));
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited early:\n${out}`);
+    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) return { child, output: () => out };
+    if (Date.now() > deadline) throw new Error(`server did not come up:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

@@ -18,13 +18,13 @@ import { encodeBatch } from "../../core/log/encoded-batch.js";
 import { runIdFor, uuidv7 } from "../../core/ids.js";
 import { runAdmin } from "../../deploy/admin.js";
 import { countDeadLetters, listDeadLetters } from "../../stores/dead-letters.js";
-import { bearer, json, loginJar, startTestServer, waitForRun, type TestServer } from "./harness.js";
+import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 
 const FIXTURE = path.resolve(import.meta.dirname, "fixtures/poison-plugin.ts");
 let srv: TestServer;
 let flag: string;
-let alice: { id: number; email: string; key: string };
-let bob: { id: number; email: string; key: string };
+let alice: TestAccount;
+let bob: TestAccount;
 
 beforeAll(async () => {
   flag = path.join(await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-poison-")), "poison-on");
@@ -35,12 +35,8 @@ beforeAll(async () => {
     pipelineOptions: { maxWaitMs: 5, singleRetryDelaysMs: [10] },
     env: { RUNWATCH_PLUGINS: FIXTURE, RUNWATCH_MAX_BODY_BYTES: String(4 * 1024 * 1024), RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" },
   });
-  const mk = async () => {
-    const u = await srv.user();
-    return { id: u.id, email: u.email, key: await srv.key(u.id) };
-  };
-  alice = await mk();
-  bob = await mk();
+  alice = await srv.account();
+  bob = await srv.account();
 });
 afterAll(async () => {
   await srv?.close();

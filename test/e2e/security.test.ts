@@ -10,12 +10,12 @@ import WebSocket from "ws";
 import { loadConfig } from "../../core/config.js";
 import { startGateway, type Gateway } from "../../gateway/server.js";
 import { hashPasswordWith } from "./fixtures/legacy-hash.js";
-import { bearer, CookieJar, csrfFrom, freePort, json, loginJar, startTestServer, waitForRun, type TestServer } from "./harness.js";
+import { bearer, CookieJar, csrfFrom, freePort, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 
 let srv: TestServer;
 let gateway: Gateway;
-let alice: { id: number; email: string; key: string };
-let bob: { id: number; email: string; key: string };
+let alice: TestAccount;
+let bob: TestAccount;
 
 beforeAll(async () => {
   srv = await startTestServer({
@@ -31,12 +31,8 @@ beforeAll(async () => {
     },
   });
   gateway = await startGateway(srv.ports, loadConfig({ RUNWATCH_DATA_DIR: srv.dataDir, RUNWATCH_GATEWAY_PORT: "0", LOG_LEVEL: "error" }));
-  const mk = async () => {
-    const u = await srv.user();
-    return { id: u.id, email: u.email, key: await srv.key(u.id) };
-  };
-  alice = await mk();
-  bob = await mk();
+  alice = await srv.account();
+  bob = await srv.account();
 });
 afterAll(async () => {
   await gateway?.close();

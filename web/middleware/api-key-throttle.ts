@@ -4,6 +4,7 @@
  * Retry-After after 30 failures a minute, before any lookup, until its window passes. Valid keys never count.
  */
 import { RateLimited } from "../../core/errors.js";
+import { ExpiringSet } from "../../core/expiring-set.js";
 import type { Logger } from "../../core/logger.js";
 import type { Budget } from "../../core/ports/rate-limiter.js";
 import type { ApiKeyAuth } from "../ingest/api-key-auth.js";
@@ -13,19 +14,12 @@ export function throttleKeyFailures(auth: ApiKeyAuth, failuresPerIp: Budget, log
   // IPs with a failed lookup in the last minute, here: only their requests consult the budget, so a client with a
   // good key pays nothing extra. (In scale mode an IP that failed on another web process is checked here after
   // its first failure here.)
-  const suspects = new Map<string, number>();
-  const suspect = (ip: string): boolean => {
-    const until = suspects.get(ip);
-    if (until === undefined) return false;
-    if (until > Date.now()) return true;
-    suspects.delete(ip);
-    return false;
-  };
+  const suspects = new ExpiringSet();
   return {
     evictKey: (id) => auth.evictKey(id),
     async authenticate(authorization, ip) {
       if (ip === undefined) return auth.authenticate(authorization);
-      if (suspect(ip)) {
+      if (suspects.has(ip)) {
         const d = await check(() => failuresPerIp.peek(ip), logger);
         if (!d.allowed) throw new RateLimited({ limit: d.limit, remaining: 0, retryAfterMs: d.resetMs });
       }
@@ -34,8 +28,7 @@ export function throttleKeyFailures(auth: ApiKeyAuth, failuresPerIp: Budget, log
       } catch (err) {
         const code = (err as { _tag?: string; code?: string })._tag === "AuthError" ? (err as { code: string }).code : undefined;
         if (code === "invalid_api_key" || code === "expired_api_key") {
-          if (suspects.size >= MAX_SUSPECTS) suspects.delete(suspects.keys().next().value!);
-          suspects.set(ip, Date.now() + 60_000);
+          suspects.add(ip, 60_000);
           await check(() => failuresPerIp.consume(ip), logger);
         }
         throw err;
@@ -44,4 +37,3 @@ export function throttleKeyFailures(auth: ApiKeyAuth, failuresPerIp: Budget, log
   };
 }
 
-const MAX_SUSPECTS = 10_000;
