@@ -5,6 +5,7 @@
  * Rows that need other settings (h, closed registration, HSTS) are in security-settings.test.ts. Row l (SSRF ranges) is also unit-tested in pipeline/notifications/delivery.test.ts, row i's gateway side in
  * gateway/server.test.ts, row m's CLI in test/e2e/cli.test.ts.
  */
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { loadConfig } from "../../core/config.js";
@@ -286,6 +287,19 @@ describe("j: password hashes", () => {
 });
 
 describe("k: response headers", () => {
+  it("a Host header that makes no URL still gets a page with a CSP, never a 500", async () => {
+    const { port } = new URL(srv.url);
+    const statusLine = await new Promise<string>((resolve, reject) => {
+      const sock = net.connect(Number(port), "127.0.0.1", () => sock.write("GET /login HTTP/1.1\r\nHost: a b:99999\r\nConnection: close\r\n\r\n"));
+      let out = "";
+      sock.on("data", (d) => (out += d));
+      sock.on("end", () => resolve(out));
+      sock.on("error", reject);
+    });
+    expect(statusLine).toMatch(/^HTTP\/1\.1 [234]\d\d /);
+    if (statusLine.startsWith("HTTP/1.1 200")) expect(statusLine).toMatch(/content-security-policy: default-src 'self'; script-src 'self'/i);
+  });
+
   it("pages carry a strict CSP (no inline script), frame-ancestors, Referrer-Policy; no page has an inline script", async () => {
     const jar = await loginJar(srv.url, alice.email);
     for (const p of ["/login", "/dashboard", "/alerts", "/improve", "/agents", "/settings", "/dead-letters"]) {

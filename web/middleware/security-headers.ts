@@ -17,18 +17,26 @@ export function securityHeaders(opts: { publicWebUrl: string; gatewayBaseUrl: (c
     "style-src 'self'",
     "style-src-attr 'unsafe-inline'",
     "img-src 'self' data:",
-    `connect-src 'self' ${gatewayOrigin}`,
+    `connect-src 'self'${gatewayOrigin ? ` ${gatewayOrigin}` : ""}`,
     "object-src 'none'",
     "base-uri 'none'",
     "form-action 'self'",
     "frame-ancestors 'none'",
   ].join("; ");
   const apiCsp = "default-src 'none'; frame-ancestors 'none'";
+  // The gateway's origin as this request's browser reaches it; a Host header that makes no URL gets none.
+  const gatewayOrigin = (ctx: Context): string => {
+    try {
+      return new URL(opts.gatewayBaseUrl(ctx)).origin;
+    } catch {
+      return "";
+    }
+  };
   const hsts = opts.publicWebUrl.startsWith("https:") ? "max-age=31536000; includeSubDomains" : undefined;
   return async (ctx, next) => {
     const api = ctx.path.startsWith("/api/") || ctx.path === "/healthz";
     ctx.set("X-Content-Type-Options", "nosniff");
-    ctx.set("Content-Security-Policy", api ? apiCsp : pageCsp(new URL(opts.gatewayBaseUrl(ctx)).origin));
+    ctx.set("Content-Security-Policy", api ? apiCsp : pageCsp(gatewayOrigin(ctx)));
     if (hsts) ctx.set("Strict-Transport-Security", hsts);
     if (!api) {
       ctx.set("X-Frame-Options", "DENY");
