@@ -42,7 +42,7 @@ export interface PipelineOptions {
   cacheSize?: number;
   alertRegistry?: AlertRegistry;
   logger?: Logger;
-  /** Tries of each failing event alone before it is dead-lettered, as pauses in ms (isolation.ts); default [0]. */
+  /** Pauses (ms) before each new try of the failing events ahead of dead-lettering them (isolation.ts); default [0]. */
   singleRetryDelaysMs?: readonly number[];
 }
 
