@@ -6,9 +6,9 @@
  * Sec-WebSocket-Protocol header, not in the URL that proxies log), and sends
  * {"type":"subscribe","channel":"user.{id}"}. The gateway only ever grants the channel named by the token.
  * Tokens are bound to the login session they were minted in: when it ends, web announces it on
- * REALTIME_REVOKE_CHANNEL and every gateway closes that session's sockets and refuses its tokens. Messages arrive from PubSub (in-process embedded, Redis in scale
- * mode) on the "user." prefix and are fanned out with uWS topics, one topic per user channel, so a publish
- * costs one lookup however many tabs a user has open.
+ * REALTIME_REVOKE_CHANNEL and every gateway closes that session's sockets and refuses its tokens.
+ * Messages arrive from PubSub (in-process embedded, Redis in scale mode) on the "user." prefix and are fanned
+ * out with uWS topics, one topic per user channel, so a publish costs one lookup however many tabs a user has open.
  *
  * Bounded memory: each socket may hold at most `maxBackpressure` bytes of unsent data; a publish that would
  * exceed it closes that socket (closeOnBackpressureLimit). The client reconnects and reloads state from the
@@ -62,7 +62,6 @@ export async function startGateway(ports: Ports, config: Config, opts: GatewayOp
   const sockets = new Set<uWS.WebSocket<SocketData>>();
   /** Ended sessions, kept until their tokens have expired anyway. */
   const revoked = new ExpiringSet(100_000);
-  const isRevoked = (sid: string): boolean => revoked.has(sid);
   const endSession = (sid: string) => {
     if (!sid) return;
     revoked.add(sid, REALTIME_TOKEN_TTL_SECONDS * 1000 * 2);
@@ -97,7 +96,7 @@ export async function startGateway(ports: Ports, config: Config, opts: GatewayOp
         data.rejection = { code: "missing_token", message: `offer the subprotocols ${REALTIME_SUBPROTOCOL} and ${TOKEN_PROTOCOL_PREFIX}<token from GET /api/realtime/token>` };
       } else {
         const v = verifyRealtimeToken(secret, token);
-        if (v.ok && isRevoked(v.claims.sid)) {
+        if (v.ok && revoked.has(v.claims.sid)) {
           data.rejection = { code: "session_ended", message: "the session that issued this token has ended; log in again" };
         } else if (v.ok) {
           data.userId = v.claims.uid;

@@ -21,6 +21,7 @@ import type { LoggedEvent } from "../core/events/schema.js";
 import type { Logger } from "../core/logger.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { Sql } from "../core/ports/sql.js";
+import { settleWithin } from "../core/settle-within.js";
 
 /**
  * Thrown by the batch processor when plugins failed on particular events (an onEvent hook threw): the batch
@@ -51,12 +52,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * Processes `events`; dead-letters only events that fail on their own; throws (for a retry of the whole batch)
  * on an outage.
- * - Events a plugin failed on (EventsFailed) are set aside and the rest is processed again at once: k such
- *   events cost about k + 1 attempts, however they are spread.
+ * - Events a plugin failed on (EventsFailed) are set aside and the rest is processed again at once.
  * - Any other failure while storage answers: the events are split (by tenant when several are in the batch,
  *   else in halves) and each part is processed the same way, down to single events.
- * - Each event set aside is then tried alone (with a short retry); if it still fails while storage answers,
- *   it is dead-lettered.
+ * - The events set aside are then tried again (settleSuspects); those that still fail while storage answers are
+ *   dead-lettered.
  */
 export async function processIsolated(events: readonly LoggedEvent[], deps: IsolationDeps): Promise<void> {
   const suspects: Suspect[] = [];
@@ -162,16 +162,5 @@ async function retry(suspects: readonly Suspect[], deps: IsolationDeps): Promise
 
 /** The probe: both stores answer a trivial query within `timeoutMs`. */
 export function storageProbe(sql: Sql, clickhouse: ClickHouse, timeoutMs = 5_000): () => Promise<boolean> {
-  return async () => {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-    try {
-      return await Promise.race([
-        Promise.all([sql.query("SELECT 1"), clickhouse.query("SELECT 1")]).then(() => true, () => false),
-        timeout,
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+  return () => settleWithin(Promise.all([sql.query("SELECT 1"), clickhouse.query("SELECT 1")]).then(() => true), timeoutMs, false);
 }

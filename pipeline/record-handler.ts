@@ -44,15 +44,15 @@ export function createRecordHandler(
       skipped.add(index);
       notEvents.push({ raw: recordAt(batch, index), error: `the log record is not JSON: ${describeError(err).error}` });
     });
-    // Position of each decoded record in the batch (for its raw bytes), and the ones that are not events at all.
-    const positions = new Map<LoggedEvent, number>();
+    // The events, with each one's position in the batch (for its raw bytes), and the records that are not events.
     const events: LoggedEvent[] = [];
+    const indexes: number[] = [];
     for (let i = 0, k = 0; i < batch.ends.length; i++) {
       if (skipped.has(i)) continue;
       const e = decoded[k++]!;
       if (isLoggedEvent(e)) {
         events.push(e);
-        positions.set(e, i);
+        indexes.push(i);
       } else {
         notEvents.push({ raw: recordAt(batch, i), error: "the log record is JSON but not a Runwatch event" });
       }
@@ -62,7 +62,9 @@ export function createRecordHandler(
       await addDeadLetters(ports.sql, notEvents);
     }
     if (events.length === 0) return;
-    const positionOf = (e: LoggedEvent): number => positions.get(e)!;
+    // Looked up only when something is dead-lettered: a batch that stores cleanly builds no map.
+    let positions: Map<LoggedEvent, number> | undefined;
+    const positionOf = (e: LoggedEvent): number => (positions ??= new Map(events.map((ev, k) => [ev, indexes[k]!]))).get(e)!;
     await processIsolated(events, {
       process: processor,
       deadLetter: (failed) =>

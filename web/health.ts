@@ -13,6 +13,7 @@ import type { Logger } from "../core/logger.js";
 import type { PubSub } from "../core/ports/pubsub.js";
 import type { Sql } from "../core/ports/sql.js";
 import { countDeadLetters } from "../stores/dead-letters.js";
+import { settleWithin } from "../core/settle-within.js";
 
 export const DEGRADED_AGE_MS = 30_000;
 const SILENT_AFTER_MS = PIPELINE_HEALTH_INTERVAL_MS * 5;
@@ -60,12 +61,7 @@ export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logg
   let deadLetters: { value: number | null; at: number } | undefined;
   const deadLetterCount = async (): Promise<number | null> => {
     if (deadLetters && clock() - deadLetters.at < DEAD_LETTER_CACHE_MS) return deadLetters.value;
-    let timer: NodeJS.Timeout | undefined;
-    const value = await Promise.race([
-      countDeadLetters(sql).catch(() => null),
-      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 1_000))),
-    ]);
-    clearTimeout(timer);
+    const value = await settleWithin<number | null>(countDeadLetters(sql), 1_000, null);
     deadLetters = { value, at: clock() };
     return value;
   };

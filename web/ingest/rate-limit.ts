@@ -3,8 +3,7 @@ import { RateLimited } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { Budget, RateLimiter } from "../../core/ports/rate-limiter.js";
 import { rateLimitHeaders } from "../http-errors.js";
-
-let lastFailureLog = 0;
+import { check, LIMITER_DOWN } from "../middleware/throttles.js";
 
 /**
  * Takes one token for `bucket`; sets RateLimit-* headers on the response, throws RateLimited (429) when the
@@ -18,17 +17,8 @@ export async function enforceRateLimit(
   logger: Logger,
   opts: { headers?: boolean } = {},
 ): Promise<void> {
-  let d;
-  try {
-    d = await limiter.consume(bucket, 1);
-  } catch (err) {
-    const now = Date.now();
-    if (now - lastFailureLog > 10_000) {
-      lastFailureLog = now;
-      logger.error("rate limiter unavailable; requests are not limited", { err });
-    }
-    return;
-  }
+  const d = await check(() => limiter.consume(bucket, 1), logger);
+  if (d === LIMITER_DOWN) return;
   if (!d.allowed) throw new RateLimited({ limit: d.limit, remaining: d.remaining, retryAfterMs: d.resetMs });
   if (opts.headers === false) return;
   const h = rateLimitHeaders(d.limit, d.remaining, d.resetMs);

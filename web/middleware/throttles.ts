@@ -40,19 +40,20 @@ export function createThrottles(limiter: RateLimiter, config: Config): Throttles
   };
 }
 
-const ALLOW: RateDecision = { allowed: true, limit: 0, remaining: 0, resetMs: 0 };
+/** What check() answers when the limiter itself failed: allowed, with nothing to report in headers. */
+export const LIMITER_DOWN: RateDecision = Object.freeze({ allowed: true, limit: 0, remaining: 0, resetMs: 0 });
 let lastFailureLog = 0;
 
-/** Runs a budget call; a failing limiter allows (and is logged at most every 10 s). */
+/** Runs a budget call; a failing limiter (Redis down) allows, answering LIMITER_DOWN (logged at most every 10 s). */
 export async function check(call: () => Promise<RateDecision>, logger: Logger): Promise<RateDecision> {
   try {
     return await call();
   } catch (err) {
     if (Date.now() - lastFailureLog > 10_000) {
       lastFailureLog = Date.now();
-      logger.error("rate limiter unavailable; a throttle is not applied", { err });
+      logger.error("rate limiter unavailable; requests are not limited", { err });
     }
-    return ALLOW;
+    return LIMITER_DOWN;
   }
 }
 
