@@ -107,12 +107,22 @@ describe("the poison set at ingest", () => {
     const body = (await res.json()) as { results: { status: number; error?: { field: string } }[] };
     POISON.filter(([w]) => !w.includes("1.5 M")).forEach(([what, , status], i) => expect(body.results[i]!.status, what).toBe(status));
 
+    // What the gateway fans out to dashboards: the live broadcast of the valid events that follow.
+    const pushed: string[] = [];
+    const unsubscribe = await srv.ports.pubsub.subscribePrefix("user.", (channel, message) => pushed.push(`${channel} ${message}`));
     const t0 = Date.now();
     expect((await post("/api/ingest", alice.key, { event_type: "run_start", sdk_run_id: "after-poison-a", agent_name: "ok-agent", payload: {} })).status).toBe(202);
     expect((await post("/api/ingest", bob.key, { event_type: "run_start", sdk_run_id: "after-poison-b", agent_name: "ok-agent", payload: {} })).status).toBe(202);
     await waitForRun(srv.url, alice.key, "after-poison-a", (b) => b.events.length === 1, 5_000);
     await waitForRun(srv.url, bob.key, "after-poison-b", (b) => b.events.length === 1, 5_000);
     expect(Date.now() - t0).toBeLessThan(5_000);
+    for (const [who, run] of [[alice, "after-poison-a"], [bob, "after-poison-b"]] as const) {
+      for (let i = 0; !pushed.some((m) => m.startsWith(`user.${who.id} `) && m.includes(run)); i++) {
+        if (i > 50) throw new Error(`no live broadcast of ${run}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    await unsubscribe();
 
     // The repaired events are stored with U+FFFD where the bad characters were.
     const run = await waitForRun(srv.url, alice.key, "p-nul-text", (b) => b.events.length >= 3);
