@@ -1,5 +1,5 @@
 /**
- * A bounded fuzz of ingest (a few thousand random malformed bodies in ~25 s, seeded: FUZZ_SEED reproduces a run)
+ * A bounded fuzz of ingest (2,500 random malformed bodies, ~20 s on a quiet machine; seeded: FUZZ_SEED reproduces a run)
  * against a real server with the pipeline: no answer is a 5xx, every error names what is wrong, every event that
  * was acknowledged ends up stored or dead-lettered, and a valid event sent afterwards is stored within seconds.
  */
@@ -8,8 +8,8 @@ import { listDeadLetters } from "../../stores/dead-letters.js";
 import { json, startTestServer, waitForRun, type TestServer } from "./harness.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
-const BODIES = 3_000;
-const BUDGET_MS = 25_000;
+/** A fixed count, not a time budget: on a loaded machine the run takes longer but tests just as much. */
+const BODIES = 2_500;
 
 let srv: TestServer;
 let key: string;
@@ -116,7 +116,7 @@ describe(`ingest fuzz (seed ${SEED})`, () => {
     const t0 = Date.now();
     let sent = 0;
     const worker = async () => {
-      while (sent < BODIES && Date.now() - t0 < BUDGET_MS) {
+      while (sent < BODIES) {
         sent++;
         const [path, body, ct] = next();
         const res = await fetch(`${srv.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, ...(ct ? { "content-type": ct } : {}) }, body: body as BodyInit });
@@ -137,7 +137,7 @@ describe(`ingest fuzz (seed ${SEED})`, () => {
     const elapsed = Date.now() - t0;
     console.log(`fuzz seed ${SEED}: ${sent} bodies in ${elapsed} ms, statuses ${JSON.stringify(Object.fromEntries(statuses))}, ${acked.size} events acknowledged`);
     expect(problems).toEqual([]);
-    expect(sent).toBeGreaterThanOrEqual(1_000);
+    expect(sent).toBe(BODIES);
 
     // The pipeline is not stuck: a valid event sent now is stored within seconds.
     const res = await fetch(`${srv.url}/api/ingest`, json(key, { event_type: "run_start", sdk_run_id: "after-fuzz", agent_name: "ok", payload: {} }));
@@ -159,5 +159,5 @@ describe(`ingest fuzz (seed ${SEED})`, () => {
       await new Promise((r) => setTimeout(r, 250));
     }
     expect(missing).toEqual([]);
-  }, 90_000);
+  }, 150_000);
 });
