@@ -41,6 +41,8 @@ export interface Config {
   readonly previewMaxChars: number;
   /** Extra pipeline plugins: comma-separated module paths, appended to the built-in chain. */
   readonly extraPlugins: readonly string[];
+  /** Extra alert triggers: comma-separated module paths (RUNWATCH_ALERT_TRIGGERS), after the built-ins. */
+  readonly alertTriggers: readonly string[];
   /**
    * Where `runwatch start` runs the pipeline: "auto" (default) on a worker thread of its own when the same
    * process also serves web (ingest), on the main thread otherwise; "thread" or "main" to force either.
@@ -107,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBatchEvents: int(env.RUNWATCH_MAX_BATCH_EVENTS, 1000),
     previewMaxChars: int(env.RUNWATCH_PREVIEW_MAX_CHARS, 500),
     extraPlugins: list(env.RUNWATCH_PLUGINS),
+    alertTriggers: list(env.RUNWATCH_ALERT_TRIGGERS),
     backgroundNice: Math.min(19, Math.max(0, Math.floor(int(env.RUNWATCH_BACKGROUND_NICE, 10)))),
     ingestThreads: Math.max(0, Math.floor(int(env.RUNWATCH_INGEST_THREADS, Math.min(2, os.availableParallelism())))),
     pipelineThread: oneOf(env.RUNWATCH_PIPELINE_THREAD, ["auto", "thread", "main"], "auto", "RUNWATCH_PIPELINE_THREAD"),

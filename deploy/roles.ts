@@ -75,8 +75,8 @@ export const ROLES: Record<RoleName, Role> = {
       const p = onThread
         ? await (await import("../pipeline/thread/host.js")).startPipelineThread(ports)
         : await mod.startPipeline(ports);
-      // Alert notifications are delivered by a worker beside each pipeline (pipeline/notifications/worker.ts).
-      const { startNotificationWorker } = await import("../pipeline/notifications/worker.js");
+      // Alert notifications are delivered by a worker beside each pipeline (alerts/delivery/worker.ts).
+      const { startNotificationWorker } = await import("../alerts/index.js");
       const notifier = await startNotificationWorker({ sql: ports.sql, pubsub: ports.pubsub, logger });
       return { role: "pipeline", close: async () => { await closer(p)(); await notifier.close(); } };
     },

@@ -19,7 +19,7 @@ import { logKey, type LoggedEvent } from "../core/events/schema.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { TimeSlice } from "../core/time-slice.js";
 import type { Ports } from "../core/runtime.js";
-import type { AlertRegistry } from "../plugins/alert-evaluation.js";
+import type { TriggerDefinition } from "../alerts/index.js";
 import { buildChain } from "../plugins/index.js";
 import type { Batch, PipelineEvent, Plugin, PluginContext } from "../plugins/plugin.js";
 import { encodeBatch } from "../core/log/encoded-batch.js";
@@ -40,7 +40,8 @@ export interface PipelineOptions {
   maxWaitMs?: number;
   /** Runs kept in memory; default 50,000. */
   cacheSize?: number;
-  alertRegistry?: AlertRegistry;
+  /** Custom alert triggers besides the built-ins and RUNWATCH_ALERT_TRIGGERS (defineTrigger from alerts/). */
+  triggers?: readonly TriggerDefinition[];
   logger?: Logger;
   /** Pauses (ms) before each new try of the failing events ahead of dead-lettering them (isolation.ts); default [0]. */
   singleRetryDelaysMs?: readonly number[];
@@ -94,7 +95,7 @@ export async function createPipelineCore(ports: PipelinePorts, options: Pipeline
     pubsub: ports.pubsub,
     store,
   };
-  const plugins = await buildChain(ctx, { extra: options.plugins, alertRegistry: options.alertRegistry });
+  const plugins = await buildChain(ctx, { extra: options.plugins, triggers: options.triggers });
   for (const p of plugins) await p.init?.(ctx);
   const processor = createBatchProcessor(ctx, store, plugins, options.cacheSize ?? 50_000);
   return {

@@ -6,9 +6,9 @@
  *   [custom, order "early"…] → status-machine → preview-truncation → cost-aggregation
  *     → [custom, order "late" (default)…] → alert-evaluation → broadcast
  */
-import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { alertEvaluation, type AlertRegistry } from "./alert-evaluation.js";
+import { loadTriggers, type TriggerDefinition } from "../alerts/index.js";
+import { importConfigured } from "../core/modules.js";
+import { alertEvaluation } from "./alert-evaluation.js";
 import { broadcast } from "./broadcast.js";
 import { costAggregation } from "./cost-aggregation.js";
 import type { Plugin, PluginContext, PluginFactory } from "./plugin.js";
@@ -26,8 +26,7 @@ const isPlugin = (v: unknown): v is Plugin =>
  * It must export a Plugin or a factory `(ctx) => Plugin` as default or as `plugin`.
  */
 export async function loadPluginModule(spec: string, ctx: PluginContext): Promise<Plugin> {
-  const url = spec.startsWith(".") || path.isAbsolute(spec) ? pathToFileURL(path.resolve(spec)).href : spec;
-  const mod = (await import(url)) as { default?: unknown; plugin?: unknown };
+  const mod = await importConfigured(spec);
   const exported = mod.plugin ?? mod.default;
   const plugin = typeof exported === "function" ? await (exported as PluginFactory)(ctx) : exported;
   if (!isPlugin(plugin)) {
@@ -38,7 +37,7 @@ export async function loadPluginModule(spec: string, ctx: PluginContext): Promis
 
 export async function buildChain(
   ctx: PluginContext,
-  opts: { extra?: readonly Plugin[]; alertRegistry?: AlertRegistry } = {},
+  opts: { extra?: readonly Plugin[]; triggers?: readonly TriggerDefinition[] } = {},
 ): Promise<Plugin[]> {
   const custom = [...(opts.extra ?? [])];
   for (const spec of ctx.config.extraPlugins) custom.push(await loadPluginModule(spec, ctx));
@@ -48,7 +47,7 @@ export async function buildChain(
     previewTruncation(),
     costAggregation(),
     ...custom.filter((p) => p.order !== "early"),
-    alertEvaluation({ registry: opts.alertRegistry }),
+    alertEvaluation({ triggers: await loadTriggers(ctx.config, opts.triggers) }),
     broadcast(),
   ];
   const names = new Set<string>();

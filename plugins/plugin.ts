@@ -17,7 +17,9 @@
 import type { Config } from "../core/config.js";
 import type { EventStore } from "../core/clickhouse/types.js";
 import type { RunRecord } from "../core/events/run.js";
-import type { LoggedEvent } from "../core/events/schema.js";
+import type { PipelineEvent } from "../core/events/schema.js";
+
+export type { PipelineEvent };
 import type { Logger } from "../core/logger.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { PubSub } from "../core/ports/pubsub.js";
@@ -42,16 +44,6 @@ export interface RunDraft {
   readonly run: RunRecord;
   /** True until the first event of this run has been processed (no stored row, nothing applied yet). */
   readonly fresh: boolean;
-}
-
-/** An event as plugins see it in onEvent: the payload may be replaced or edited (e.g. truncated). */
-export interface PipelineEvent extends LoggedEvent {
-  /**
-   * The event_id is already stored (a client retry with the same event_id, or a replay after a crash).
-   * It is not stored again, not counted again and not broadcast again; status rules still see it (they are
-   * idempotent).
-   */
-  readonly duplicate: boolean;
 }
 
 /** One batch, as passed to onEvent (still being processed) and afterCommit (stored). */

@@ -1,3 +1,4 @@
+import type { TriggerRegistry } from "../alerts/index.js";
 import type { Ports } from "../core/runtime.js";
 import type { EventStore } from "../core/clickhouse/types.js";
 import type { Logger } from "../core/logger.js";
@@ -18,6 +19,8 @@ export interface WebDeps {
   readonly health: HealthView;
   /** Login, registration, bad-key, test-send and /improve budgets (web/middleware/throttles.ts). */
   readonly throttles: Throttles;
+  /** The alert triggers /alerts offers and validates (built-ins plus RUNWATCH_ALERT_TRIGGERS). */
+  readonly triggers: TriggerRegistry;
 }
 
 /** The logged-in user, set on ctx.state.user by web/auth/session.ts requireUser. */

@@ -1,4 +1,5 @@
 /** Starts the web app on an HTTP server (default config.host:config.webPort; port 0 picks a free one). */
+import { loadTriggers, type TriggerDefinition } from "../alerts/index.js";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Ports } from "../core/runtime.js";
@@ -17,13 +18,21 @@ export interface WebServer {
   close(): Promise<void>;
 }
 
-export async function startWeb(ports: Ports, opts: { port?: number; host?: string; logger?: Logger } = {}): Promise<WebServer> {
+export interface WebOptions {
+  port?: number;
+  host?: string;
+  logger?: Logger;
+  /** Custom alert triggers for the /alerts form, besides the built-ins and RUNWATCH_ALERT_TRIGGERS (give the pipeline the same). */
+  triggers?: readonly TriggerDefinition[];
+}
+
+export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<WebServer> {
   const config = ports.config;
   const logger = opts.logger ?? createLogger(config.logLevel).child({ svc: "web" });
   const sessionSecret = await resolveSessionSecret(config);
   const batchDecoder = config.ingestThreads > 0 ? threadDecoder({ maxBatchEvents: config.maxBatchEvents, threads: config.ingestThreads, logger }) : undefined;
   const health = await watchPipelineHealth(ports.pubsub, ports.sql, logger);
-  const app = createWebApp({ ports, events: createEventStore(ports.clickhouse), logger, sessionSecret, batchDecoder, health, throttles: createThrottles(ports.limiter, config) });
+  const app = createWebApp({ ports, events: createEventStore(ports.clickhouse), logger, sessionSecret, batchDecoder, health, throttles: createThrottles(ports.limiter, config), triggers: await loadTriggers(config, opts.triggers) });
   const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, app.callback());
   const host = opts.host ?? config.host;
   await new Promise<void>((resolve, reject) => {

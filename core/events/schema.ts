@@ -174,5 +174,15 @@ export interface LoggedEvent {
   readonly config_version: number | null;
 }
 
+/** An event as plugins see it in onEvent: the payload may be replaced or edited (e.g. truncated). */
+export interface PipelineEvent extends LoggedEvent {
+  /**
+   * The event_id is already stored (a client retry with the same event_id, or a replay after a crash).
+   * It is not stored again, not counted again and not broadcast again; status rules still see it (they are
+   * idempotent).
+   */
+  readonly duplicate: boolean;
+}
+
 /** The log key: all events of one run share it, so they stay ordered (one Kafka partition, one consumer). */
 export const logKey = (e: Pick<LoggedEvent, "user_id" | "sdk_run_id">): string => `${e.user_id}:${e.sdk_run_id}`;

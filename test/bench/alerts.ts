@@ -24,7 +24,7 @@ import { runIdFor, uuidv7 } from "../../core/ids.js";
 import { createLogger } from "../../core/logger.js";
 import { openPorts } from "../../core/runtime.js";
 import { startPipeline } from "../../pipeline/runner.js";
-import { createRule } from "../../plugins/alerts/rules.js";
+import { createRule } from "../../alerts/index.js";
 import { CookieJar, csrfFrom } from "../e2e/harness.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");

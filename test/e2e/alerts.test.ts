@@ -9,16 +9,18 @@ process.env.RUNWATCH_NOTIFY_POLL_MS = "50";
 process.env.RUNWATCH_ALERT_SWEEP_MS = "300";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import { CookieJar, csrfFrom, json, startTestServer, type TestServer } from "./harness.js";
-import { startNotificationWorker, type NotificationWorker } from "../../pipeline/notifications/worker.js";
-import { startHttpReceiver, type HttpReceiver } from "../../pipeline/notifications/testing/peers.js";
-import { verifySignature } from "../../pipeline/notifications/signature.js";
+import { startNotificationWorker, type NotificationWorker } from "../../alerts/index.js";
+import { startHttpReceiver, type HttpReceiver } from "../../alerts/testing/peers.js";
+import { verifySignature } from "../../alerts/index.js";
 import { startGateway, type Gateway } from "../../gateway/server.js";
 import { REALTIME_SUBPROTOCOL, signRealtimeToken, TOKEN_PROTOCOL_PREFIX } from "../../core/tokens.js";
 import type { SessionUser } from "../../web/deps.js";
 
 const SECRET = "alerts-e2e-secret-0123456789abcdef";
+const TOKENS_TRIGGER = fileURLToPath(new URL("./fixtures/tokens-trigger.ts", import.meta.url));
 
 let srv: TestServer;
 let worker: NotificationWorker;
@@ -61,7 +63,7 @@ function wsClient(uid: number) {
 }
 
 beforeAll(async () => {
-  srv = await startTestServer({ pipeline: true, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000", RUNWATCH_PUBLIC_URL: "http://runwatch.test" } });
+  srv = await startTestServer({ pipeline: true, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000", RUNWATCH_PUBLIC_URL: "http://runwatch.test", RUNWATCH_ALERT_TRIGGERS: TOKENS_TRIGGER } });
   worker = await startNotificationWorker({ sql: srv.ports.sql, pubsub: srv.ports.pubsub });
   gateway = await startGateway(srv.ports, { ...srv.ports.config, gatewayPort: 0 }, { sessionSecret: SECRET });
   receiver = await startHttpReceiver();
@@ -243,5 +245,21 @@ describe("evaluation on ingest", () => {
     const rate = (await jobsOf(ids.rate))[0]!.payload;
     expect(rate.details).toMatchObject({ errors: 2, runs: 4, error_rate_pct: 50 });
     for (const id of Object.values(ids)) await expect.poll(async () => (await jobsOf(id))[0]!.status, { timeout: 5000 }).toBe("delivered");
+  });
+
+  it("a team's own trigger (RUNWATCH_ALERT_TRIGGERS) is offered by the form, validated by its schema and fired by the pipeline", async () => {
+    expect(await page("/alerts/new")).toContain("Run used many tokens");
+    const bad = await submitRule({ name: "Tokens", trigger_type: "run_tokens_above", channel: "dashboard", "config.max_tokens": "-5" });
+    expect(bad.status).toBe(422);
+    expect(await bad.text()).toContain("Max tokens must be greater than 0");
+    expect((await submitRule({ name: "Tokens", trigger_type: "run_tokens_above", channel: "dashboard", "config.max_tokens": "1000" })).status).toBe(302);
+    const id = await ruleIdByName("Tokens");
+    for (const [run, tokens] of [["t-small", 900], ["t-big", 1500]] as const) {
+      expect((await ingest({ event_type: "run_start", sdk_run_id: run, agent_name: "writer", payload: {} })).status).toBe(202);
+      expect((await ingest({ event_type: "run_end", sdk_run_id: run, payload: { total_tokens: tokens } })).status).toBe(202);
+    }
+    await expect.poll(async () => (await jobsOf(id)).length, { timeout: 10_000 }).toBe(1);
+    expect((await jobsOf(id))[0]!.payload).toMatchObject({ run: { external_id: "t-big" }, details: { total_tokens: 1500, max_tokens: 1000 } });
+    expect((await jobsOf(id))[0]!.payload.message).toBe("writer run t-big used 1500 tokens (more than 1000)");
   });
 });

@@ -19,16 +19,11 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
 import { readForm } from "../forms.js";
 import { renderPage } from "./render.js";
-import { publishRulesChanged } from "../../plugins/alert-evaluation.js";
-import { TRIGGERS, triggerByType } from "../../plugins/alerts/index.js";
 import {
-  MAX_RULES, createRule, deleteRule, getRule, listRules, parseRuleForm, rotateRuleSecret, setRuleEnabled, updateRule,
-  type FieldErrors, type StoredRule,
-} from "../../plugins/alerts/rules.js";
-import { CHANNELS } from "../../pipeline/notifications/channels/index.js";
-import { JOBS_CHANNEL, cooldownSecondsOf, enqueueTest, getJob, listJobs, requeueJob } from "../../pipeline/notifications/queue.js";
-import { loadNotificationSettings } from "../../pipeline/notifications/settings.js";
-import { deliverNow } from "../../pipeline/notifications/worker.js";
+  CHANNELS, JOBS_CHANNEL, MAX_RULES, cooldownSecondsOf, createRule, deleteRule, deliverNow, enqueueTest, getJob, getRule, listJobs,
+  listRules, loadNotificationSettings, parseRuleForm, publishRulesChanged, requeueJob, rotateRuleSecret, setRuleEnabled,
+  updateRule, type FieldErrors, type StoredRule, type TriggerRegistry,
+} from "../../alerts/index.js";
 
 export { MAX_RULES };
 const HISTORY_LIMIT = 100;
@@ -49,12 +44,12 @@ const ruleId = (ctx: Context): number | undefined => {
 };
 
 /** What the list shows for a rule: its config as "key=value" pairs and its effective cooldown. */
-function ruleView(r: StoredRule) {
-  const trigger = triggerByType(r.trigger_type);
+function ruleView(r: StoredRule, triggers: TriggerRegistry) {
+  const trigger = triggers.get(r.trigger_type);
   const conditions = (trigger?.fields ?? [])
     .filter((f) => f.name !== "cooldown_seconds" && r.config[f.name] !== undefined && r.config[f.name] !== "")
     .map((f) => `${f.label.replace(/ \(.*\)$/, "").toLowerCase()}: ${r.config[f.name]}`);
-  return { ...r, trigger_label: trigger?.label ?? r.trigger_type, conditions, cooldown: cooldownSecondsOf(r.trigger_type, r.config) };
+  return { ...r, trigger_label: trigger?.label ?? r.trigger_type, conditions, cooldown: cooldownSecondsOf(trigger, r.config) };
 }
 
 /** The form's field values for a stored rule (or the defaults of a new one). */
@@ -82,7 +77,7 @@ export function register(router: Router, deps: WebDeps): void {
     }
     renderPage(ctx, "alerts.njk", {
       title: "Alerts",
-      rules: rules.map(ruleView),
+      rules: rules.map((r) => ruleView(r, deps.triggers)),
       jobs,
       limit: MAX_RULES,
       notice,
@@ -98,7 +93,7 @@ export function register(router: Router, deps: WebDeps): void {
       rule: vars.rule ?? null,
       values: vars.values,
       errors: vars.errors ?? {},
-      triggers: TRIGGERS.map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, defaultCooldown: t.defaultCooldownSeconds })),
+      triggers: deps.triggers.all().map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, defaultCooldown: t.defaultCooldownSeconds })),
       channels: CHANNELS.map((c) => ({ name: c.name, label: c.label, help: c.targetHelp, placeholder: c.targetPlaceholder })),
       smtpConfigured: Boolean(settings().smtp.host),
     }, status);
@@ -120,7 +115,7 @@ export function register(router: Router, deps: WebDeps): void {
   router.post("/alerts", requireUser, async (ctx) => {
     const user = ctx.state.user as SessionUser;
     const form = await readForm(ctx);
-    const parsed = await parseRuleForm(form, settings());
+    const parsed = await parseRuleForm(form, settings(), deps.triggers);
     if (!parsed.ok) return formPage(ctx, { values: form, errors: parsed.errors }, 422);
     const id = await createRule(sql, user.id, parsed.value);
     if (id === "limit") return formPage(ctx, { values: form, errors: { name: `You have ${MAX_RULES} rules, the most an account can have.` } }, 422);
@@ -140,7 +135,7 @@ export function register(router: Router, deps: WebDeps): void {
     const rule = await owned(ctx);
     if (!rule) return;
     const form = await readForm(ctx);
-    const parsed = await parseRuleForm(form, settings());
+    const parsed = await parseRuleForm(form, settings(), deps.triggers);
     if (!parsed.ok) return formPage(ctx, { rule, values: form, errors: parsed.errors }, 422);
     await updateRule(sql, user.id, rule.id, parsed.value);
     await changed(user.id);

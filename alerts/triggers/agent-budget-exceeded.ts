@@ -6,11 +6,10 @@
  * most every 2 s per process; the periodic sweep checks every budgeted agent too, so a skipped check is caught.
  * Fires once per agent and period.
  */
-import { Either, Schema } from "effect";
-import type { AlertFiring, AlertRule } from "../alert-evaluation.js";
-import type { PluginContext } from "../plugin.js";
+import { Schema } from "effect";
+import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
 import { toChTime } from "../../core/clickhouse/event-store.js";
-import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, decodeTriggerConfig, usd, type TriggerDefinition } from "./trigger.js";
+import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, usd, defineTrigger } from "./define.js";
 
 const BUDGET_TTL_MS = 10_000;
 const budgets = new Map<string, { at: number; budget: number | null }>();
@@ -22,7 +21,7 @@ export function periodStart(period: "day" | "month", now: Date): Date {
     : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
 }
 
-async function budgetsOf(ctx: PluginContext, pairs: { user_id: number; agent: string }[]): Promise<Map<string, number | null>> {
+async function budgetsOf(ctx: AlertContext, pairs: { user_id: number; agent: string }[]): Promise<Map<string, number | null>> {
   const now = Date.now();
   const out = new Map<string, number | null>();
   const missing = pairs.filter((p) => {
@@ -50,7 +49,7 @@ const SPEND_INTERVAL_MS = 2_000;
 const lastSpendQuery = new Map<string, number>();
 
 /** Compares each (rule, agent)'s spend in the rule's period with the agent's budget. */
-async function judge(ctx: PluginContext, pairs: { rule: AlertRule; agent: string }[], now: Date): Promise<AlertFiring[]> {
+async function judge(ctx: AlertContext, pairs: { rule: AlertRule; agent: string }[], now: Date): Promise<AlertFiring[]> {
   if (pairs.length === 0) return [];
   const budgetOf = await budgetsOf(ctx, pairs.map((w) => ({ user_id: w.rule.user_id, agent: w.agent })));
   const judged = pairs.filter((w) => (budgetOf.get(`${w.rule.user_id}:${w.agent}`) ?? null) !== null);
@@ -93,7 +92,7 @@ async function judge(ctx: PluginContext, pairs: { rule: AlertRule; agent: string
   return out;
 }
 
-export const agentBudgetExceeded: TriggerDefinition = {
+export const agentBudgetExceeded = defineTrigger({
   type: "agent_budget_exceeded",
   label: "Agent over budget",
   description: "An agent's spend in the current day or month (UTC) goes over its budget (set on the agent).",
@@ -108,38 +107,33 @@ export const agentBudgetExceeded: TriggerDefinition = {
     COOLDOWN_FIELD,
   ],
   defaultCooldownSeconds: 0,
-  evaluator: {
-    triggerType: "agent_budget_exceeded",
-    parseConfig: (raw) => Either.getOrUndefined(decodeTriggerConfig(agentBudgetExceeded, raw)),
-    evaluate: () => undefined,
-    async evaluateBatch(checks, ctx) {
-      // (rule, agent) pairs whose agent just ended a costed run, at most one spend query per user and
-      // period every SPEND_INTERVAL_MS per process; the sweep catches a crossing skipped here.
-      const now = new Date();
-      const wanted = new Map<string, { rule: AlertRule; agent: string }>();
-      for (const c of checks) {
-        const agent = c.run.agent_name;
-        if (!agent || !(c.run.cost_usd > 0) || !c.events.some((e) => e.event_type === "run_end")) continue;
-        const only = c.rule.config.agent_name;
-        if (typeof only === "string" && only && only !== agent) continue;
-        if (now.getTime() - (lastSpendQuery.get(`${c.rule.user_id}:${c.rule.config.period}`) ?? 0) < SPEND_INTERVAL_MS) continue;
-        wanted.set(`${c.rule.id}:${agent}`, { rule: c.rule, agent });
-      }
-      return judge(ctx, [...wanted.values()], now);
-    },
-    async sweep(rules, ctx, now) {
-      // Every agent with a budget of the rules' users (or the rule's one agent).
-      const users = [...new Set(rules.map((r) => r.user_id))];
-      const rows = await ctx.sql.query<{ user_id: number; name: string }>(
-        `SELECT user_id, name FROM agents WHERE budget_usd IS NOT NULL AND user_id = ANY($1::bigint[])`,
-        [users],
-      );
-      const pairs: { rule: AlertRule; agent: string }[] = [];
-      for (const rule of rules) {
-        const only = typeof rule.config.agent_name === "string" ? rule.config.agent_name : "";
-        for (const a of rows) if (Number(a.user_id) === rule.user_id && (!only || only === a.name)) pairs.push({ rule, agent: a.name });
-      }
-      return judge(ctx, pairs, now);
-    },
+  async evaluateBatch(checks, ctx) {
+    // (rule, agent) pairs whose agent just ended a costed run, at most one spend query per user and
+    // period every SPEND_INTERVAL_MS per process; the sweep catches a crossing skipped here.
+    const now = new Date();
+    const wanted = new Map<string, { rule: AlertRule; agent: string }>();
+    for (const c of checks) {
+      const agent = c.run.agent_name;
+      if (!agent || !(c.run.cost_usd > 0) || !c.events.some((e) => e.event_type === "run_end")) continue;
+      const only = c.rule.config.agent_name;
+      if (typeof only === "string" && only && only !== agent) continue;
+      if (now.getTime() - (lastSpendQuery.get(`${c.rule.user_id}:${c.rule.config.period}`) ?? 0) < SPEND_INTERVAL_MS) continue;
+      wanted.set(`${c.rule.id}:${agent}`, { rule: c.rule, agent });
+    }
+    return judge(ctx, [...wanted.values()], now);
   },
-};
+  async sweep(rules, ctx, now) {
+    // Every agent with a budget of the rules' users (or the rule's one agent).
+    const users = [...new Set(rules.map((r) => r.user_id))];
+    const rows = await ctx.sql.query<{ user_id: number; name: string }>(
+      `SELECT user_id, name FROM agents WHERE budget_usd IS NOT NULL AND user_id = ANY($1::bigint[])`,
+      [users],
+    );
+    const pairs: { rule: AlertRule; agent: string }[] = [];
+    for (const rule of rules) {
+      const only = typeof rule.config.agent_name === "string" ? rule.config.agent_name : "";
+      for (const a of rows) if (Number(a.user_id) === rule.user_id && (!only || only === a.name)) pairs.push({ rule, agent: a.name });
+    }
+    return judge(ctx, pairs, now);
+  },
+});

@@ -1,9 +1,12 @@
 /**
- * What every alert trigger module exports: its trigger_type, the effect Schema of its config (alert_rules.config
- * jsonb, decoded with defaults applied), the form fields /alerts renders for it, and its evaluator.
+ * What an alert trigger is, and `defineTrigger` to write one: its trigger_type, the effect Schema of its config
+ * (alert_rules.config jsonb, decoded with defaults applied), the form fields /alerts renders for it, and how it
+ * is evaluated — per changed run (`evaluate`), per batch (`evaluateBatch`, when it needs a query) and/or on a
+ * timer (`sweep`, for the absence of an event or a window). Built-ins live next to this file; a team's own
+ * trigger is a module exporting one of these, listed in RUNWATCH_ALERT_TRIGGERS (see alerts/registry.ts).
  */
 import { Either, ParseResult, Schema } from "effect";
-import type { AlertEvaluator, AlertRule } from "../alert-evaluation.js";
+import type { AlertEvaluator, AlertRule } from "../model.js";
 import type { RunRecord } from "../../core/events/run.js";
 
 export interface ConfigField {
@@ -18,7 +21,8 @@ export interface ConfigField {
   readonly required?: boolean;
 }
 
-export interface TriggerDefinition {
+export interface TriggerDefinition extends AlertEvaluator {
+  /** alert_rules.trigger_type: lower case, digits and underscores, e.g. "run_error". */
   readonly type: string;
   /** Short name shown in the UI, e.g. "Run failed". */
   readonly label: string;
@@ -28,7 +32,16 @@ export interface TriggerDefinition {
   readonly fields: readonly ConfigField[];
   /** Cooldown used when the rule does not set cooldown_seconds. */
   readonly defaultCooldownSeconds: number;
-  readonly evaluator: AlertEvaluator;
+}
+
+const TRIGGER_TYPE = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** Checks a trigger's shape once, where it is written, so a mistake fails at start-up and not on the hot path. */
+export function defineTrigger(def: TriggerDefinition): TriggerDefinition {
+  if (!TRIGGER_TYPE.test(def.type)) throw new Error(`alert trigger type ${JSON.stringify(def.type)}: use lower case letters, digits and _ (at most 64)`);
+  if (!def.evaluate && !def.evaluateBatch && !def.sweep) throw new Error(`alert trigger ${def.type}: give it evaluate, evaluateBatch or sweep`);
+  if (!Schema.isSchema(def.schema)) throw new Error(`alert trigger ${def.type}: schema must be an effect Schema`);
+  return def;
 }
 
 /** Config fields every trigger accepts. */

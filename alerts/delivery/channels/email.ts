@@ -4,8 +4,8 @@ import validator from "validator";
 
 const { isEmail } = validator;
 import type { Transporter } from "nodemailer";
-import { htmlOf, subjectOf, textOf } from "../message.js";
-import type { NotificationSettings } from "../settings.js";
+import { htmlOf, subjectOf, textOf } from "../../message.js";
+import type { NotificationSettings } from "../../settings.js";
 import type { NotificationChannel } from "./types.js";
 
 export const MAX_RECIPIENTS = 20;

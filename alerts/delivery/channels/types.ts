@@ -1,7 +1,7 @@
 import type { Logger } from "../../../core/logger.js";
 import type { PubSub } from "../../../core/ports/pubsub.js";
-import type { ClaimedJob } from "../queue.js";
-import type { NotificationSettings } from "../settings.js";
+import type { ClaimedJob } from "../../queue.js";
+import type { NotificationSettings } from "../../settings.js";
 
 export interface ChannelContext {
   readonly settings: NotificationSettings;

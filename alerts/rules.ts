@@ -3,11 +3,20 @@
  * change is announced with publishRulesChanged so pipelines reload the user's rules at once.
  */
 import { Either } from "effect";
-import type { Sql } from "../../core/ports/sql.js";
-import { channelByName, CHANNELS } from "../../pipeline/notifications/channels/index.js";
-import type { NotificationSettings } from "../../pipeline/notifications/settings.js";
-import { newRuleSecret } from "../../pipeline/notifications/signature.js";
-import { decodeTriggerConfig, TRIGGERS, triggerByType } from "./index.js";
+import type { PubSub } from "../core/ports/pubsub.js";
+import type { Sql } from "../core/ports/sql.js";
+import { channelByName, CHANNELS } from "./delivery/channels/index.js";
+import type { TriggerRegistry } from "./registry.js";
+import type { NotificationSettings } from "./settings.js";
+import { newRuleSecret } from "./signature.js";
+import { decodeTriggerConfig } from "./triggers/define.js";
+
+/** PubSub channel on which /alerts announces rule changes (message: the user id). */
+export const RULES_CHANGED_CHANNEL = "alerts.rules";
+
+/** Tells every pipeline process to reload this user's rules now (best effort; the cache TTL is the fallback). */
+export const publishRulesChanged = (pubsub: PubSub, userId: number): Promise<void> =>
+  pubsub.publish(RULES_CHANGED_CHANNEL, String(userId));
 
 export const MAX_RULES = 500;
 
@@ -40,14 +49,15 @@ export type FormValues = Record<string, string>;
 export async function parseRuleForm(
   form: Record<string, string | undefined>,
   settings: NotificationSettings,
+  triggers: TriggerRegistry,
 ): Promise<{ ok: true; value: RuleInput } | { ok: false; errors: FieldErrors }> {
   const errors: FieldErrors = {};
   const name = (form.name ?? "").trim();
   if (!name) errors.name = "Give the rule a name.";
   else if (name.length > 100) errors.name = "Keep the name under 100 characters.";
 
-  const trigger = triggerByType(form.trigger_type ?? "");
-  if (!trigger) errors.trigger_type = `Choose a trigger: ${TRIGGERS.map((t) => t.type).join(", ")}.`;
+  const trigger = triggers.get(form.trigger_type ?? "");
+  if (!trigger) errors.trigger_type = `Choose a trigger: ${triggers.types().join(", ")}.`;
   const channel = channelByName(form.channel ?? "");
   if (!channel) errors.channel = `Choose a channel: ${CHANNELS.map((c) => c.name).join(", ")}.`;
 

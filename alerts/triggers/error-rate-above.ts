@@ -5,15 +5,14 @@
  * work. Checked when a batch ends runs of a user with such a rule (at most every 5 s per rule and process),
  * and by every sweep. While the rate stays high it fires once per window (the key is the window's slot).
  */
-import { Either, Schema } from "effect";
-import type { AlertFiring, AlertRule } from "../alert-evaluation.js";
-import type { PluginContext } from "../plugin.js";
+import { Schema } from "effect";
+import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
 import { toChTime } from "../../core/clickhouse/event-store.js";
-import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, decodeTriggerConfig, type TriggerDefinition } from "./trigger.js";
+import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger } from "./define.js";
 
 const MIN_EVAL_INTERVAL_MS = 5_000;
 
-export async function errorRate(ctx: PluginContext, rule: AlertRule, now: Date): Promise<{ errors: number; runs: number }> {
+export async function errorRate(ctx: AlertContext, rule: AlertRule, now: Date): Promise<{ errors: number; runs: number }> {
   const since = new Date(now.getTime() - (rule.config.window_minutes as number) * 60_000).toISOString();
   const agent = typeof rule.config.agent_name === "string" ? rule.config.agent_name : "";
   const [row] = await ctx.clickhouse.query<{ errors: string | number; runs: string | number }>(
@@ -44,7 +43,7 @@ function check(rule: AlertRule, counts: { errors: number; runs: number }, now: D
 
 const lastEval = new Map<number, number>();
 
-export const errorRateAbove: TriggerDefinition = {
+export const errorRateAbove = defineTrigger({
   type: "error_rate_above",
   label: "Error rate above",
   description: "The share of runs ending in error over a sliding window reaches a threshold.",
@@ -63,36 +62,31 @@ export const errorRateAbove: TriggerDefinition = {
     COOLDOWN_FIELD,
   ],
   defaultCooldownSeconds: 900,
-  evaluator: {
-    triggerType: "error_rate_above",
-    parseConfig: (raw) => Either.getOrUndefined(decodeTriggerConfig(errorRateAbove, raw)),
-    evaluate: () => undefined,
-    async evaluateBatch(checks, ctx) {
-      const now = new Date();
-      const rules = new Map<number, AlertRule>();
-      for (const c of checks) {
-        if (!c.events.some((e) => e.event_type === "run_end" || e.event_type === "error")) continue;
-        const agent = c.rule.config.agent_name;
-        if (typeof agent === "string" && agent && agent !== c.run.agent_name) continue;
-        if (now.getTime() - (lastEval.get(c.rule.id) ?? 0) < MIN_EVAL_INTERVAL_MS) continue;
-        rules.set(c.rule.id, c.rule);
-      }
-      const out: AlertFiring[] = [];
-      for (const rule of rules.values()) {
-        lastEval.set(rule.id, now.getTime());
-        const f = check(rule, await errorRate(ctx, rule, now), now);
-        if (f) out.push(f);
-      }
-      return out;
-    },
-    async sweep(rules, ctx, now) {
-      const out: AlertFiring[] = [];
-      for (const rule of rules) {
-        lastEval.set(rule.id, now.getTime());
-        const f = check(rule, await errorRate(ctx, rule, now), now);
-        if (f) out.push(f);
-      }
-      return out;
-    },
+  async evaluateBatch(checks, ctx) {
+    const now = new Date();
+    const rules = new Map<number, AlertRule>();
+    for (const c of checks) {
+      if (!c.events.some((e) => e.event_type === "run_end" || e.event_type === "error")) continue;
+      const agent = c.rule.config.agent_name;
+      if (typeof agent === "string" && agent && agent !== c.run.agent_name) continue;
+      if (now.getTime() - (lastEval.get(c.rule.id) ?? 0) < MIN_EVAL_INTERVAL_MS) continue;
+      rules.set(c.rule.id, c.rule);
+    }
+    const out: AlertFiring[] = [];
+    for (const rule of rules.values()) {
+      lastEval.set(rule.id, now.getTime());
+      const f = check(rule, await errorRate(ctx, rule, now), now);
+      if (f) out.push(f);
+    }
+    return out;
   },
-};
+  async sweep(rules, ctx, now) {
+    const out: AlertFiring[] = [];
+    for (const rule of rules) {
+      lastEval.set(rule.id, now.getTime());
+      const f = check(rule, await errorRate(ctx, rule, now), now);
+      if (f) out.push(f);
+    }
+    return out;
+  },
+});

@@ -10,12 +10,12 @@
  *   3. inserts the jobs; the firing rows point at them.
  * Workers (worker.ts) claim due jobs with FOR UPDATE SKIP LOCKED and a lease, and record the outcome here.
  */
-import type { Logger } from "../../core/logger.js";
-import type { PubSub } from "../../core/ports/pubsub.js";
-import type { Sql } from "../../core/ports/sql.js";
-import type { AlertFiring } from "../../plugins/alert-evaluation.js";
-import { triggerByType } from "../../plugins/alerts/index.js";
-import type { RuleInput } from "../../plugins/alerts/rules.js";
+import type { Logger } from "../core/logger.js";
+import type { PubSub } from "../core/ports/pubsub.js";
+import type { Sql } from "../core/ports/sql.js";
+import type { AlertFiring } from "./model.js";
+import { TriggerRegistry } from "./registry.js";
+import type { RuleInput } from "./rules.js";
 import { loadNotificationSettings } from "./settings.js";
 
 export type JobStatus = "pending" | "retrying" | "delivered" | "dead";
@@ -67,9 +67,10 @@ export interface NotificationJob {
 /** PubSub channel that wakes idle workers when jobs were queued (best effort; workers also poll). */
 export const JOBS_CHANNEL = "notify.jobs";
 
-export const cooldownSecondsOf = (trigger: string, config: Record<string, unknown>): number => {
+/** The rule's cooldown_seconds, or its trigger's default (300 s for a trigger this process does not know). */
+export const cooldownSecondsOf = (trigger: { defaultCooldownSeconds: number } | undefined, config: Record<string, unknown>): number => {
   const c = config.cooldown_seconds;
-  return typeof c === "number" && Number.isFinite(c) && c >= 0 ? c : (triggerByType(trigger)?.defaultCooldownSeconds ?? 300);
+  return typeof c === "number" && Number.isFinite(c) && c >= 0 ? c : (trigger?.defaultCooldownSeconds ?? 300);
 };
 
 export function runLink(publicWebUrl: string, externalId: string): string {
@@ -115,7 +116,7 @@ export interface DispatchResult {
 export async function dispatchFirings(
   sql: Sql,
   firings: readonly AlertFiring[],
-  opts: { publicWebUrl: string; logger?: Logger; pubsub?: PubSub; maxAttempts?: number },
+  opts: { publicWebUrl: string; logger?: Logger; pubsub?: PubSub; maxAttempts?: number; triggers?: TriggerRegistry },
 ): Promise<DispatchResult> {
   const result: DispatchResult = { jobs: [], suppressed: 0, duplicates: 0 };
   // Same key twice in one call: keep the first.
@@ -124,6 +125,7 @@ export async function dispatchFirings(
   if (unique.size === 0) return result;
   const list = [...unique.values()];
   const maxAttempts = opts.maxAttempts ?? loadNotificationSettings().maxAttempts;
+  const triggers = opts.triggers ?? new TriggerRegistry();
 
   await sql.transaction(async (tx) => {
     const fresh = await tx.query<{ rule_id: number; dedup_key: string }>(
@@ -161,7 +163,7 @@ export async function dispatchFirings(
       if (!row.enabled || fired.length === 0) continue; // disabled since the evaluator's cache was filled
       const now = new Date(row.now).toISOString();
       const config = typeof row.config === "string" ? JSON.parse(row.config) : (row.config ?? {});
-      const cooldown = cooldownSecondsOf(row.trigger_type, config);
+      const cooldown = cooldownSecondsOf(triggers.get(row.trigger_type), config);
       // Cooldown 0: every firing is sent. Otherwise the first one, if the window is open.
       const toSend = cooldown === 0 ? fired : row.open ? fired.slice(0, 1) : [];
       const suppressedNow = fired.length - toSend.length;

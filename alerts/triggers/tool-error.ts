@@ -3,10 +3,10 @@
  * non-empty `error` (what both Runwatch SDKs send from their tool wrappers and LangChain on_tool_error /
  * handleToolError callbacks), or `status: "error"` from agents instrumented by hand.
  */
-import { Either, Schema } from "effect";
-import type { AlertFiring } from "../alert-evaluation.js";
-import type { PipelineEvent } from "../plugin.js";
-import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, decodeTriggerConfig, agentMatches, runLabel, type TriggerDefinition } from "./trigger.js";
+import { Schema } from "effect";
+import type { AlertFiring } from "../model.js";
+import type { PipelineEvent } from "../../core/events/schema.js";
+import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, agentMatches, runLabel, defineTrigger } from "./define.js";
 
 /** The tool_call end's failure text, or undefined when the call succeeded. */
 export function toolFailure(e: Pick<PipelineEvent, "event_type" | "payload">): string | undefined {
@@ -20,7 +20,7 @@ export function toolFailure(e: Pick<PipelineEvent, "event_type" | "payload">): s
   return undefined;
 }
 
-export const toolError: TriggerDefinition = {
+export const toolError = defineTrigger({
   type: "tool_error",
   label: "Tool call failed",
   description: "A tool call ends with an error (tool_call end carrying an error field).",
@@ -35,29 +35,25 @@ export const toolError: TriggerDefinition = {
     COOLDOWN_FIELD,
   ],
   defaultCooldownSeconds: 300,
-  evaluator: {
-    triggerType: "tool_error",
-    parseConfig: (raw) => Either.getOrUndefined(decodeTriggerConfig(toolError, raw)),
-    evaluate({ rule, run, events }) {
-      if (!agentMatches(rule, run)) return undefined;
-      const tool = typeof rule.config.tool_name === "string" ? rule.config.tool_name : "";
-      let out: AlertFiring[] | undefined;
-      for (const e of events) {
-        const failure = toolFailure(e);
-        if (failure === undefined) continue;
-        const name = String(e.payload.tool_name ?? "");
-        if (tool && name !== tool) continue;
-        const short = failure.length > 300 ? `${failure.slice(0, 299)}…` : failure;
-        (out ??= []).push({
-          key: `tool:${e.event_id}`,
-          rule,
-          run,
-          event: e,
-          message: `Tool ${name} failed in ${runLabel(run)}: ${short}`,
-          details: { tool_name: name, error: failure.slice(0, 2000) },
-        });
-      }
-      return out;
-    },
+  evaluate({ rule, run, events }) {
+    if (!agentMatches(rule, run)) return undefined;
+    const tool = typeof rule.config.tool_name === "string" ? rule.config.tool_name : "";
+    let out: AlertFiring[] | undefined;
+    for (const e of events) {
+      const failure = toolFailure(e);
+      if (failure === undefined) continue;
+      const name = String(e.payload.tool_name ?? "");
+      if (tool && name !== tool) continue;
+      const short = failure.length > 300 ? `${failure.slice(0, 299)}…` : failure;
+      (out ??= []).push({
+        key: `tool:${e.event_id}`,
+        rule,
+        run,
+        event: e,
+        message: `Tool ${name} failed in ${runLabel(run)}: ${short}`,
+        details: { tool_name: name, error: failure.slice(0, 2000) },
+      });
+    }
+    return out;
   },
-};
+});

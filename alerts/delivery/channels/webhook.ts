@@ -1,6 +1,6 @@
 /** webhook: POST JSON, signed (X-Runwatch-Signature over `${timestamp}.${body}` with the rule's secret). */
-import { webhookBody } from "../message.js";
-import { sign } from "../signature.js";
+import { webhookBody } from "../../message.js";
+import { sign } from "../../signature.js";
 import { postJson, validateUrlTarget } from "./http.js";
 import { PermanentFailure, type NotificationChannel } from "./types.js";
 

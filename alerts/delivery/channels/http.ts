@@ -1,6 +1,6 @@
 /** Shared by slack and webhook: the SSRF-guarded POST, and what an HTTP answer means for the job. */
-import { TargetRefused, checkTarget, guardedPost, parseTargetUrl } from "../ssrf.js";
-import type { NotificationSettings } from "../settings.js";
+import { TargetRefused, checkTarget, guardedPost, parseTargetUrl } from "../../ssrf.js";
+import type { NotificationSettings } from "../../settings.js";
 import { PermanentFailure } from "./types.js";
 
 export async function validateUrlTarget(target: string, settings: NotificationSettings): Promise<string> {

@@ -2,15 +2,17 @@
 import { describe, expect, it } from "vitest";
 import { Either } from "effect";
 import { newRunRecord } from "../../core/events/run.js";
-import type { AlertRule } from "../alert-evaluation.js";
-import type { PipelineEvent } from "../plugin.js";
-import { decodeTriggerConfig, TRIGGERS, triggerByType } from "./index.js";
-import { parseRuleForm } from "./rules.js";
+import type { AlertRule } from "../model.js";
+import type { PipelineEvent } from "../../core/events/schema.js";
+import { TriggerRegistry } from "../registry.js";
+import { decodeTriggerConfig } from "./define.js";
+import { parseRuleForm } from "../rules.js";
 import { toolFailure } from "./tool-error.js";
 import { periodStart } from "./agent-budget-exceeded.js";
-import { loadNotificationSettings } from "../../pipeline/notifications/settings.js";
+import { loadNotificationSettings } from "../settings.js";
 
-const def = (t: string) => triggerByType(t)!;
+const triggers = new TriggerRegistry();
+const def = (t: string) => triggers.get(t)!;
 const rule = (trigger_type: string, raw: Record<string, unknown> = {}): AlertRule => ({
   id: 1, user_id: 7, name: "r", trigger_type, channel: "dashboard", target: "",
   config: Either.getOrThrow(decodeTriggerConfig(def(trigger_type), raw)),
@@ -24,7 +26,7 @@ const ev = (event_type: PipelineEvent["event_type"], payload: Record<string, unk
 
 describe("trigger configs", () => {
   it("every trigger decodes an empty-but-valid config or names the missing field", () => {
-    for (const t of TRIGGERS) {
+    for (const t of triggers.all()) {
       const r = decodeTriggerConfig(t, {});
       if (Either.isLeft(r)) expect(r.left.field, t.type).toMatch(/^config\.\w+$/);
     }
@@ -42,14 +44,14 @@ describe("trigger configs", () => {
 
   it("the rule form: numbers parsed, unknown trigger/channel and bad targets refused", async () => {
     const s = loadNotificationSettings({});
-    const ok = await parseRuleForm({ name: " Costly ", trigger_type: "run_cost_above", channel: "email", target: "a@example.com; b@example.com", "config.threshold_usd": "1.5", enabled: "on" }, s);
+    const ok = await parseRuleForm({ name: " Costly ", trigger_type: "run_cost_above", channel: "email", target: "a@example.com; b@example.com", "config.threshold_usd": "1.5", enabled: "on" }, s, triggers);
     expect(ok).toEqual({ ok: true, value: { name: "Costly", trigger_type: "run_cost_above", channel: "email", target: "a@example.com, b@example.com", config: { threshold_usd: 1.5 }, enabled: true } });
-    const bad = await parseRuleForm({ name: "x", trigger_type: "nope", channel: "pager", target: "" }, s);
+    const bad = await parseRuleForm({ name: "x", trigger_type: "nope", channel: "pager", target: "" }, s, triggers);
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(Object.keys(bad.errors).sort()).toEqual(["channel", "trigger_type"]);
-    const priv = await parseRuleForm({ name: "x", trigger_type: "run_error", channel: "webhook", target: "http://127.0.0.1:8080/hook" }, s);
+    const priv = await parseRuleForm({ name: "x", trigger_type: "run_error", channel: "webhook", target: "http://127.0.0.1:8080/hook" }, s, triggers);
     expect(priv.ok ? "" : priv.errors.target).toMatch(/private, loopback or link-local/);
-    const nan = await parseRuleForm({ name: "x", trigger_type: "run_cost_above", channel: "dashboard", "config.threshold_usd": "abc" }, s);
+    const nan = await parseRuleForm({ name: "x", trigger_type: "run_cost_above", channel: "dashboard", "config.threshold_usd": "abc" }, s, triggers);
     expect(nan.ok ? "" : nan.errors["config.threshold_usd"]).toBe("Threshold (USD) must be a number.");
   });
 });
@@ -57,25 +59,25 @@ describe("trigger configs", () => {
 describe("event evaluators", () => {
   it("run_error: one firing per error event, agent and error_type filters", () => {
     const e = ev("error", { error_type: "TimeoutError", error_message: "slow" });
-    const fired = def("run_error").evaluator.evaluate({ rule: rule("run_error"), run: run({ status: "error" }), events: [ev("step", { node_name: "a", phase: "end" }), e] }) as any[];
+    const fired = def("run_error").evaluate!({ rule: rule("run_error"), run: run({ status: "error" }), events: [ev("step", { node_name: "a", phase: "end" }), e] }) as any[];
     expect(fired).toHaveLength(1);
     expect(fired[0]).toMatchObject({ key: `error:${e.event_id}`, message: "planner run run-1 failed: TimeoutError: slow" });
-    expect(def("run_error").evaluator.evaluate({ rule: rule("run_error", { agent_name: "other" }), run: run(), events: [e] })).toBeUndefined();
-    expect(def("run_error").evaluator.evaluate({ rule: rule("run_error", { error_type: "ValueError" }), run: run(), events: [e] })).toBeUndefined();
+    expect(def("run_error").evaluate!({ rule: rule("run_error", { agent_name: "other" }), run: run(), events: [e] })).toBeUndefined();
+    expect(def("run_error").evaluate!({ rule: rule("run_error", { error_type: "ValueError" }), run: run(), events: [e] })).toBeUndefined();
   });
 
   it("waiting_for_input quotes the question", () => {
-    const fired = def("waiting_for_input").evaluator.evaluate({ rule: rule("waiting_for_input"), run: run(), events: [ev("human_input_requested", { question: "Ship it?" })] }) as any[];
+    const fired = def("waiting_for_input").evaluate!({ rule: rule("waiting_for_input"), run: run(), events: [ev("human_input_requested", { question: "Ship it?" })] }) as any[];
     expect(fired[0].message).toBe("planner run run-1 is waiting for your input: “Ship it?”");
   });
 
   it("run_cost_above fires once per run (stable key) only with a run_end over the threshold", () => {
     const r = rule("run_cost_above", { threshold_usd: 0.5 });
     const end = ev("run_end", { cost_usd: 0.75 });
-    const a = def("run_cost_above").evaluator.evaluate({ rule: r, run: run({ cost_usd: 0.75 }), events: [end] }) as any[];
+    const a = def("run_cost_above").evaluate!({ rule: r, run: run({ cost_usd: 0.75 }), events: [end] }) as any[];
     expect(a[0]).toMatchObject({ key: "cost:0190a0a0-0000-7000-8000-00000000000a", message: "planner run run-1 cost $0.75, above the $0.50 threshold" });
-    expect(def("run_cost_above").evaluator.evaluate({ rule: r, run: run({ cost_usd: 0.25 }), events: [end] })).toBeUndefined();
-    expect(def("run_cost_above").evaluator.evaluate({ rule: r, run: run({ cost_usd: 0.75 }), events: [ev("step", { node_name: "a", phase: "end" })] })).toBeUndefined();
+    expect(def("run_cost_above").evaluate!({ rule: r, run: run({ cost_usd: 0.25 }), events: [end] })).toBeUndefined();
+    expect(def("run_cost_above").evaluate!({ rule: r, run: run({ cost_usd: 0.75 }), events: [ev("step", { node_name: "a", phase: "end" })] })).toBeUndefined();
   });
 
   it("tool_error: the tool_call end's error field (or status: error) is the signal", () => {
@@ -83,7 +85,7 @@ describe("event evaluators", () => {
     expect(toolFailure(ev("tool_call", { tool_name: "t", phase: "end", status: "error", output_preview: "boom" }))).toBe("boom");
     expect(toolFailure(ev("tool_call", { tool_name: "t", phase: "end", output_preview: "Error: not really" }))).toBeUndefined();
     expect(toolFailure(ev("tool_call", { tool_name: "t", phase: "start", error: "x" }))).toBeUndefined();
-    const fired = def("tool_error").evaluator.evaluate({ rule: rule("tool_error", { tool_name: "search" }), run: run(), events: [
+    const fired = def("tool_error").evaluate!({ rule: rule("tool_error", { tool_name: "search" }), run: run(), events: [
       ev("tool_call", { tool_name: "search", phase: "end", error: "Timeout" }), ev("tool_call", { tool_name: "calc", phase: "end", error: "Div0" }),
     ] }) as any[];
     expect(fired.map((f) => f.message)).toEqual(["Tool search failed in planner run run-1: Timeout"]);

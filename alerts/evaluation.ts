@@ -1,0 +1,203 @@
+/**
+ * Alert evaluation: rules are checked on every stored batch (the pipeline's alert-evaluation plugin hands it
+ * over), and on a timer for the triggers that fire on the absence of an event (a run still running after N
+ * seconds) or on a window (error rate).
+ *
+ * Hot path: for the users whose runs changed, the enabled rules come from an in-memory cache (one query per
+ * batch for the users not cached; entries live 5 s and are dropped at once when /alerts publishes a change on
+ * PubSub "alerts.rules"); each rule's trigger is asked about each changed run and the firings go to the
+ * dispatcher (by default the durable queue, alerts/queue.ts). A user without rules costs one Map lookup.
+ *
+ * Sweeps: every RUNWATCH_ALERT_SWEEP_MS (15 s) one pipeline process (a lease row in Postgres elects it) loads
+ * the enabled rules of trigger types that sweep and runs those sweeps (ClickHouse queries). State lives in the
+ * stores, so sweeps work across restarts and across processes.
+ *
+ * Delivery is at-least-once, so a firing carries a stable `key` (rule, run, event, or rule and period) that the
+ * dispatcher deduplicates: replayed batches and repeated sweeps notify once.
+ */
+import { hostname } from "node:os";
+import { Either } from "effect";
+import type { RunRecord } from "../core/events/run.js";
+import type { PipelineEvent } from "../core/events/schema.js";
+import { enqueueNotifications } from "./dispatch.js";
+import type { AlertCheck, AlertContext, AlertDispatcher, AlertFiring, AlertRule } from "./model.js";
+import type { TriggerRegistry } from "./registry.js";
+import { RULES_CHANGED_CHANNEL } from "./rules.js";
+import { loadNotificationSettings } from "./settings.js";
+import { decodeTriggerConfig, type TriggerDefinition } from "./triggers/define.js";
+
+const RULES_TTL_MS = 5_000;
+const PRUNE_EVERY_MS = 3_600_000;
+
+type RawRule = Omit<AlertRule, "id" | "user_id" | "config"> & { id: string | number; user_id: string | number; config: unknown };
+
+const RULE_COLUMNS = "id, user_id, name, trigger_type, channel, target, config";
+
+export interface AlertEvaluationOptions {
+  readonly triggers: TriggerRegistry;
+  /** Where firings go; default: the durable notification queue. */
+  readonly dispatcher?: AlertDispatcher;
+  readonly rulesTtlMs?: number;
+  readonly sweepMs?: number;
+}
+
+/** The alert engine the pipeline drives: start it, hand it every stored batch, close it. */
+export interface AlertEvaluation {
+  start(ctx: AlertContext): Promise<void>;
+  /** Evaluates a stored batch: `events` in log order, `runs` by log key (`${user_id}:${sdk_run_id}`). */
+  evaluate(events: readonly PipelineEvent[], runs: ReadonlyMap<string, RunRecord>): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvaluation {
+  const registry = opts.triggers;
+  const dispatch: AlertDispatcher = opts.dispatcher ?? ((firings, c) => enqueueNotifications(firings, c, registry));
+  const ttl = opts.rulesTtlMs ?? RULES_TTL_MS;
+  let ctx: AlertContext | undefined;
+  /** user_id → enabled rules of registered trigger types, with load time. */
+  const cache = new Map<number, { at: number; rules: AlertRule[] }>();
+  let unsubscribe: (() => Promise<void>) | undefined;
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<void> | undefined;
+  let lastPrune = 0;
+  const holder = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  const warned = new Set<number>();
+
+  /** Raw rows → rules with decoded configs; rules whose config no longer decodes are skipped (logged once). */
+  function decodeRules(rows: RawRule[]): AlertRule[] {
+    const out: AlertRule[] = [];
+    for (const r of rows) {
+      const id = Number(r.id);
+      const trigger = registry.get(r.trigger_type);
+      const raw = typeof r.config === "string" ? JSON.parse(r.config) : r.config;
+      const config = trigger ? Either.getOrUndefined(decodeTriggerConfig(trigger, raw)) : undefined;
+      if (!config) {
+        if (!warned.has(id)) ctx?.logger.warn("alert rule skipped: its config is invalid", { rule_id: id, trigger_type: r.trigger_type });
+        warned.add(id);
+        continue;
+      }
+      out.push({ id, user_id: Number(r.user_id), name: r.name, trigger_type: r.trigger_type, channel: r.channel, target: r.target, config });
+    }
+    return out;
+  }
+
+  async function rulesOf(userIds: number[], types: string[]): Promise<Map<number, AlertRule[]>> {
+    const now = Date.now();
+    const out = new Map<number, AlertRule[]>();
+    const missing: number[] = [];
+    for (const u of userIds) {
+      const hit = cache.get(u);
+      if (hit && now - hit.at < ttl) out.set(u, hit.rules);
+      else missing.push(u);
+    }
+    if (missing.length > 0) {
+      const rows = await ctx!.sql.query<RawRule>(
+        `SELECT ${RULE_COLUMNS} FROM alert_rules
+         WHERE enabled AND user_id = ANY($1::bigint[]) AND trigger_type = ANY($2::text[])
+         ORDER BY id`,
+        [missing, types],
+      );
+      for (const u of missing) out.set(u, []);
+      for (const rule of decodeRules(rows)) out.get(rule.user_id)!.push(rule);
+      for (const u of missing) cache.set(u, { at: now, rules: out.get(u)! });
+    }
+    return out;
+  }
+
+  /** Takes the sweep lease (one sweeper per interval across processes), then runs every sweeping evaluator. */
+  async function sweep(intervalMs: number): Promise<void> {
+    const c = ctx!;
+    const types = registry.sweepTypes();
+    if (types.length === 0) return;
+    const won = await c.sql.query(
+      `UPDATE alert_sweep_lease SET held_until = now() + make_interval(secs => $1::double precision), holder = $2
+       WHERE id = 1 AND (held_until <= now() OR holder = $2) RETURNING id`,
+      [(intervalMs * 0.8) / 1000, holder],
+    );
+    if (won.length === 0) return;
+    const rows = await c.sql.query<RawRule>(
+      `SELECT ${RULE_COLUMNS} FROM alert_rules WHERE enabled AND trigger_type = ANY($1::text[]) ORDER BY id`,
+      [types],
+    );
+    const rules = decodeRules(rows);
+    const now = new Date();
+    const firings: AlertFiring[] = [];
+    for (const type of types) {
+      const ofType = rules.filter((r) => r.trigger_type === type);
+      if (ofType.length === 0) continue;
+      const trigger = registry.get(type)!;
+      firings.push(...(await trigger.sweep!(ofType, c, now)));
+    }
+    if (firings.length > 0) await dispatch(firings, c);
+    if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
+      lastPrune = Date.now();
+      // Firing keys older than any trigger's look-back can go; the jobs (history) stay.
+      await c.sql.query(`DELETE FROM alert_firings WHERE fired_at < now() - interval '30 days'`);
+    }
+  }
+
+  return {
+    async start(c) {
+      ctx = c;
+      if (registry.types().length === 0) return;
+      unsubscribe = await c.pubsub.subscribePrefix(RULES_CHANGED_CHANNEL, (_ch, msg) => {
+        const uid = Number(msg);
+        if (Number.isSafeInteger(uid)) cache.delete(uid);
+        else cache.clear();
+      });
+      if (registry.sweepTypes().length > 0) {
+        const every = opts.sweepMs ?? loadNotificationSettings().sweepMs;
+        sweepTimer = setInterval(() => {
+          if (sweeping) return; // a slow sweep is not stacked
+          sweeping = sweep(every)
+            .catch((err) => c.logger.error("alert sweep failed", { err }))
+            .finally(() => { sweeping = undefined; });
+        }, every);
+        sweepTimer.unref();
+      }
+    },
+    async evaluate(events, runs) {
+      const types = registry.types();
+      if (types.length === 0 || !ctx) return;
+      const eventsByRun = new Map<string, PipelineEvent[]>();
+      // Duplicates included: a batch retried after a failed hook must still be evaluated (firing keys dedupe).
+      for (const e of events) {
+        const k = `${e.user_id}:${e.sdk_run_id}`;
+        const list = eventsByRun.get(k);
+        if (list) list.push(e);
+        else eventsByRun.set(k, [e]);
+      }
+      if (eventsByRun.size === 0) return;
+      const users = [...new Set([...eventsByRun.keys()].map((k) => runs.get(k)!.user_id))];
+      const rules = await rulesOf(users, types);
+      const firings: AlertFiring[] = [];
+      const batched = new Map<TriggerDefinition, AlertCheck[]>();
+      for (const [k, runEvents] of eventsByRun) {
+        const run = runs.get(k)!;
+        const userRules = rules.get(run.user_id);
+        if (!userRules || userRules.length === 0) continue;
+        for (const rule of userRules) {
+          const trigger = registry.get(rule.trigger_type);
+          if (!trigger) continue;
+          if (trigger.evaluateBatch) {
+            const list = batched.get(trigger);
+            if (list) list.push({ rule, run, events: runEvents });
+            else batched.set(trigger, [{ rule, run, events: runEvents }]);
+            continue;
+          }
+          if (!trigger.evaluate) continue; // sweep only
+          const r = trigger.evaluate({ rule, run, events: runEvents });
+          const fired = r instanceof Promise ? await r : r; // built-ins are synchronous: no microtask per run
+          if (fired) firings.push(...fired);
+        }
+      }
+      for (const [trigger, checks] of batched) firings.push(...(await trigger.evaluateBatch!(checks, ctx)));
+      if (firings.length > 0) await dispatch(firings, ctx);
+    },
+    async close() {
+      clearInterval(sweepTimer);
+      await sweeping;
+      await unsubscribe?.();
+    },
+  };
+}

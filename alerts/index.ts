@@ -1,0 +1,26 @@
+/**
+ * Alerting, as the rest of Runwatch sees it (the only module outside alerts/ imports):
+ *
+ *   triggers/     what can fire: defineTrigger + the built-ins; a registry per process (registry.ts)
+ *   evaluation    rules checked on each stored batch and on a timer (driven by plugins/alert-evaluation.ts)
+ *   rules         the alert_rules store and its form validation
+ *   queue         firings → durable notification jobs (dedupe, cooldown), the same in both modes
+ *   delivery/     the worker and its channels (email, Slack, webhook, dashboard)
+ *
+ * Layering: alerts imports core only; plugins, web and deploy import alerts through this file.
+ */
+export type { AlertCheck, AlertContext, AlertDispatcher, AlertEvaluator, AlertFiring, AlertRule } from "./model.js";
+export { defineTrigger, decodeTriggerConfig, agentMatches, runLabel, usd, type ConfigField, type TriggerDefinition } from "./triggers/define.js";
+export { BUILTIN_TRIGGERS } from "./triggers/index.js";
+export { TriggerRegistry, loadTriggers, loadTriggerModule } from "./registry.js";
+export { createAlertEvaluation, type AlertEvaluation, type AlertEvaluationOptions } from "./evaluation.js";
+export { enqueueNotifications, publishNotifications } from "./dispatch.js";
+export {
+  MAX_RULES, RULES_CHANGED_CHANNEL, createRule, deleteRule, getRule, listRules, parseRuleForm, publishRulesChanged,
+  rotateRuleSecret, setRuleEnabled, updateRule, type FieldErrors, type FormValues, type RuleInput, type StoredRule,
+} from "./rules.js";
+export { JOBS_CHANNEL, cooldownSecondsOf, dispatchFirings, enqueueTest, getJob, listJobs, requeueJob } from "./queue.js";
+export { loadNotificationSettings, type NotificationSettings } from "./settings.js";
+export { CHANNELS, type NotificationChannel } from "./delivery/channels/index.js";
+export { deliverNow, startNotificationWorker, type NotificationWorker } from "./delivery/worker.js";
+export { verifySignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "./signature.js";

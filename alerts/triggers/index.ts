@@ -1,0 +1,13 @@
+/** The built-in alert triggers, in the order /alerts lists them. Each module is one defineTrigger(...). */
+import { agentBudgetExceeded } from "./agent-budget-exceeded.js";
+import { errorRateAbove } from "./error-rate-above.js";
+import type { TriggerDefinition } from "./define.js";
+import { runCostAbove } from "./run-cost-above.js";
+import { runDurationAbove } from "./run-duration-above.js";
+import { runError } from "./run-error.js";
+import { toolError } from "./tool-error.js";
+import { waitingForInput } from "./waiting-for-input.js";
+
+export const BUILTIN_TRIGGERS: readonly TriggerDefinition[] = [
+  runError, waitingForInput, runCostAbove, agentBudgetExceeded, runDurationAbove, errorRateAbove, toolError,
+];
