@@ -15,54 +15,9 @@ import type { PubSub } from "../core/ports/pubsub.js";
 import type { Sql } from "../core/ports/sql.js";
 import type { AlertFiring } from "./model.js";
 import { TriggerRegistry } from "./registry.js";
-import type { RuleInput } from "./rules.js";
+import type { Channel, ClaimedJob, JobStatus, NotificationJob, NotificationPayload } from "./jobs.js";
+import type { RuleInput } from "./model.js";
 import { loadNotificationSettings } from "./settings.js";
-
-export type JobStatus = "pending" | "retrying" | "delivered" | "dead";
-export type Channel = "email" | "slack" | "webhook" | "dashboard";
-
-/** What a notification says, fixed when the job is made (channels format it). */
-export interface NotificationPayload {
-  message: string;
-  fired_at: string;
-  url: string;
-  rule: { id: number | null; name: string; trigger_type: string };
-  run: {
-    external_id: string;
-    run_id: string;
-    agent_name: string;
-    status: string;
-    started_at: string | null;
-    ended_at: string | null;
-    cost_usd: number;
-    error_count: number;
-    last_error: string;
-  } | null;
-  event: { event_id: string; event_type: string; occurred_at: string } | null;
-  details: Record<string, unknown>;
-  /** Firings of this rule suppressed by the cooldown since the previous notification. */
-  suppressed_since_last: number;
-  test: boolean;
-}
-
-export interface NotificationJob {
-  id: number;
-  user_id: number;
-  rule_id: number | null;
-  rule_name: string;
-  trigger_type: string;
-  channel: Channel;
-  target: string;
-  kind: "alert" | "test";
-  payload: NotificationPayload;
-  status: JobStatus;
-  attempts: number;
-  max_attempts: number;
-  next_attempt_at: string;
-  last_error: string;
-  created_at: string;
-  delivered_at: string | null;
-}
 
 /** PubSub channel that wakes idle workers when jobs were queued (best effort; workers also poll). */
 export const JOBS_CHANNEL = "notify.jobs";
@@ -228,12 +183,6 @@ export async function enqueueTest(
     [rule.user_id, rule.id, rule.name, rule.trigger_type, rule.channel, rule.target, JSON.stringify(payload), opts.maxAttempts ?? loadNotificationSettings().maxAttempts],
   );
   return Number(job!.id);
-}
-
-export interface ClaimedJob extends NotificationJob {
-  /** The rule's current signing secret ("" when the rule is gone). */
-  secret: string;
-  rule_exists: boolean;
 }
 
 const JOB_COLUMNS = `j.id, j.user_id, j.rule_id, j.rule_name, j.trigger_type, j.channel, j.target, j.kind, j.payload, j.status,

@@ -6,6 +6,7 @@ import { Either } from "effect";
 import type { PubSub } from "../core/ports/pubsub.js";
 import type { Sql } from "../core/ports/sql.js";
 import { channelByName, CHANNELS } from "./delivery/channels/index.js";
+import type { RuleInput } from "./model.js";
 import type { TriggerRegistry } from "./registry.js";
 import type { NotificationSettings } from "./settings.js";
 import { newRuleSecret } from "./signature.js";
@@ -18,16 +19,10 @@ export const RULES_CHANGED_CHANNEL = "alerts.rules";
 export const publishRulesChanged = (pubsub: PubSub, userId: number): Promise<void> =>
   pubsub.publish(RULES_CHANGED_CHANNEL, String(userId));
 
+export type { RuleInput };
+
 export const MAX_RULES = 500;
 
-export interface RuleInput {
-  name: string;
-  trigger_type: string;
-  channel: string;
-  target: string;
-  config: Record<string, unknown>;
-  enabled: boolean;
-}
 
 export interface StoredRule extends RuleInput {
   id: number;

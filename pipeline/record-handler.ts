@@ -8,7 +8,8 @@ import type { LoggedEvent } from "../core/events/schema.js";
 import type { Logger } from "../core/logger.js";
 import { addDeadLetters, type NewDeadLetter } from "../stores/dead-letters.js";
 import { processIsolated, storageProbe } from "./isolation.js";
-import type { BatchProcessor, PipelinePorts } from "./runner.js";
+import type { BatchProcessor } from "./batch-processor.js";
+import type { PipelinePorts } from "./pipeline-ports.js";
 
 export type RecordHandler = (batch: EncodedBatch) => Promise<void>;
 

@@ -12,7 +12,8 @@ import { createLogger, type Logger } from "../../core/logger.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { channelByName, PermanentFailure, type ChannelContext } from "./channels/index.js";
-import { JOBS_CHANNEL, claimJobs, markDelivered, markFailed, type ClaimedJob, type JobStatus } from "../queue.js";
+import type { ClaimedJob, JobStatus } from "../jobs.js";
+import { JOBS_CHANNEL, claimJobs, markDelivered, markFailed } from "../queue.js";
 import { backoffDelay, loadNotificationSettings, type NotificationSettings } from "../settings.js";
 
 export interface WorkerDeps {

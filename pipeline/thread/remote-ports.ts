@@ -10,7 +10,7 @@ import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { transactionSql, type QueryFn } from "../../core/postgres/sql-common.js";
-import type { PipelinePorts } from "../runner.js";
+import type { PipelinePorts } from "../pipeline-ports.js";
 import { ownBytes, type Rpc } from "../../core/threads/rpc.js";
 
 /** Handlers of messages on subscribed channels, by subscription id (the host pushes `pubsub.message`). */

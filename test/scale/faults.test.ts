@@ -8,9 +8,8 @@
  * them does not disturb other suites.
  */
 import { afterAll, expect, it } from "vitest";
-import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { describeWith, eventually, sleep } from "./services.js";
-import { startCluster, type Cluster } from "./cluster.js";
+import { startCluster } from "./cluster.js";
 import { clickhouseFor, postJson, runEvents, storedCounts } from "./helpers.js";
 import { privateKafka, privateRedis, type PrivateServer } from "./private-servers.js";
 

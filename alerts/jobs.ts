@@ -1,0 +1,52 @@
+/** A notification job as the queue stores it (notification_jobs) and the delivery worker claims it. Types only. */
+export type JobStatus = "pending" | "retrying" | "delivered" | "dead";
+export type Channel = "email" | "slack" | "webhook" | "dashboard";
+
+/** What a notification says, fixed when the job is made (channels format it). */
+export interface NotificationPayload {
+  message: string;
+  fired_at: string;
+  url: string;
+  rule: { id: number | null; name: string; trigger_type: string };
+  run: {
+    external_id: string;
+    run_id: string;
+    agent_name: string;
+    status: string;
+    started_at: string | null;
+    ended_at: string | null;
+    cost_usd: number;
+    error_count: number;
+    last_error: string;
+  } | null;
+  event: { event_id: string; event_type: string; occurred_at: string } | null;
+  details: Record<string, unknown>;
+  /** Firings of this rule suppressed by the cooldown since the previous notification. */
+  suppressed_since_last: number;
+  test: boolean;
+}
+
+export interface NotificationJob {
+  id: number;
+  user_id: number;
+  rule_id: number | null;
+  rule_name: string;
+  trigger_type: string;
+  channel: Channel;
+  target: string;
+  kind: "alert" | "test";
+  payload: NotificationPayload;
+  status: JobStatus;
+  attempts: number;
+  max_attempts: number;
+  next_attempt_at: string;
+  last_error: string;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+export interface ClaimedJob extends NotificationJob {
+  /** The rule's current signing secret ("" when the rule is gone). */
+  secret: string;
+  rule_exists: boolean;
+}

@@ -1,0 +1,165 @@
+/**
+ * The batch processor (steps 1–5 of pipeline/runner.ts's comment): drafts of the batch's runs, duplicate flags,
+ * the plugins' onEvent, storage of events and run versions, the plugins' afterCommit. The log wiring, failure
+ * isolation and dead letters are around it (runner.ts, record-handler.ts, isolation.ts).
+ */
+import type { EventStore } from "../core/clickhouse/types.js";
+import { newRunRecord } from "../core/events/run.js";
+import { logKey, type LoggedEvent } from "../core/events/schema.js";
+import { TimeSlice } from "../core/time-slice.js";
+import type { Batch, PipelineEvent, Plugin, PluginContext } from "../plugins/plugin.js";
+import { EventsFailed } from "./isolation.js";
+import { RunCache, type CachedRun } from "./run-cache.js";
+import { countStoredEvents, findStoredEventIds, storedEventKey } from "./stored-events.js";
+
+/** Run versions: the ms clock * 1000 + a sequence, and always above the stored version. */
+function versionClock(): (previous: number) => number {
+  let last = 0;
+  return (previous) => {
+    let v = Date.now() * 1000;
+    if (v <= last) v = last + 1;
+    if (v <= previous) v = previous + 1;
+    last = v;
+    return v;
+  };
+}
+
+/** The batch handler; forgetRuns drops every cached run so the next batch reloads them from storage. */
+export type BatchProcessor = ((batch: readonly LoggedEvent[]) => Promise<void>) & { forgetRuns(): void };
+
+/** The batch handler, separate from the log wiring so it can be driven directly. */
+export function createBatchProcessor(
+  ctx: PluginContext,
+  store: EventStore,
+  plugins: readonly Plugin[],
+  cacheSize: number,
+): BatchProcessor {
+  const cache = new RunCache(cacheSize);
+  const nextVersion = versionClock();
+  const eventHooks = plugins.filter((p) => p.onEvent);
+  const commitHooks = plugins.filter((p) => p.afterCommit);
+
+  async function processBatch(logged: readonly LoggedEvent[]): Promise<void> {
+    const t0 = performance.now();
+    const timings: Record<string, number> = {};
+    let mark = t0;
+    const lap = (stage: string) => {
+      const now = performance.now();
+      timings[stage] = Math.round((now - mark) * 10) / 10;
+      mark = now;
+    };
+    // Ingest shares this event loop in the embedded default: every per-event loop below gives it a turn
+    // whenever it has run for a slice (a few ms), so a big batch never stalls requests for long.
+    const slice = new TimeSlice();
+    const keys = new Map<string, LoggedEvent>(); // run key → first event of that run in the batch
+    for (const e of logged) if (!keys.has(logKey(e))) keys.set(logKey(e), e);
+    try {
+      // 1. Drafts. A run loaded from storage (or new) is "cold": its counters may not yet include events
+      //    of this batch that an earlier, failed attempt already stored.
+      //    The duplicate look-up (step 2) does not depend on it and runs concurrently.
+      const cold = new Set<string>();
+      const drafts = new Map<string, CachedRun>();
+      for (const k of keys.keys()) {
+        const hit = cache.get(k);
+        if (hit) drafts.set(k, hit);
+      }
+      const missing = [...keys].filter(([k]) => !drafts.has(k));
+      const storedIds = findStoredEventIds(ctx.clickhouse, logged);
+      storedIds.catch(() => {}); // awaited below; avoid an unhandled rejection if loadRuns fails first
+      if (missing.length > 0) {
+        const loaded = await store.loadRuns(missing.map(([, e]) => ({ user_id: e.user_id, external_id: e.sdk_run_id })));
+        const byKey = new Map(loaded.map((r) => [`${r.user_id}:${r.external_id}`, r]));
+        for (const [k, e] of missing) {
+          const run = byKey.get(k);
+          const entry = run ? { run, fresh: false } : { run: newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true };
+          drafts.set(k, entry); // drafts hold their entries even if the LRU evicts them during a huge batch
+          cache.set(k, entry);
+          cold.add(k);
+        }
+      }
+      lap("load_runs_ms");
+
+      // 2. Duplicates: already stored, or repeated within this batch.
+      const stored = await storedIds;
+      const seen = new Set<string>();
+      const events = logged as PipelineEvent[];
+      const recount = new Set<string>();
+      for (let i = 0; i < events.length; i++) {
+        if ((i & 63) === 63 && slice.due()) await slice.next();
+        const e = events[i]!;
+        const id = storedEventKey(e);
+        const duplicate = stored.has(id) || seen.has(id);
+        seen.add(id);
+        (e as { duplicate: boolean }).duplicate = duplicate;
+        if (duplicate && cold.has(logKey(e))) recount.add(logKey(e));
+      }
+
+      lap("find_duplicates_ms");
+
+      // 3. Plugins, per event in log order. An event a plugin fails on is noted (and the rest of its run in this
+      //    pass skipped, since its draft may be half-changed); if any failed, nothing is stored and
+      //    EventsFailed names them, so isolation.ts can set exactly those aside.
+      const batch: Batch = { events, runs: drafts, scratch: new Map() };
+      const failures: { index: number; plugin: string; error: unknown }[] = [];
+      const brokenRuns = new Set<string>();
+      for (let i = 0; i < events.length; i++) {
+        if ((i & 15) === 15 && slice.due()) await slice.next();
+        const e = events[i]!;
+        const key = logKey(e);
+        if (brokenRuns.has(key)) continue;
+        const draft = drafts.get(key)!;
+        let plugin = "";
+        try {
+          for (const p of eventHooks) {
+            plugin = p.name;
+            const r = p.onEvent!(e, draft, batch);
+            if (r) await r;
+          }
+        } catch (error) {
+          failures.push({ index: i, plugin, error });
+          brokenRuns.add(key);
+          continue;
+        }
+        draft.fresh = false;
+      }
+      if (failures.length > 0) throw new EventsFailed(failures);
+
+      lap("plugins_ms");
+
+      // 4. Store events, then the runs (their counters reconciled with storage where needed).
+      await store.insertEvents(events.filter((e) => !e.duplicate));
+      lap("insert_events_ms");
+      if (recount.size > 0) {
+        const counts = await countStoredEvents(ctx.clickhouse, [...recount].map((k) => drafts.get(k)!.run));
+        for (const k of recount) {
+          const run = drafts.get(k)!.run;
+          const c = counts.get(run.run_id.toLowerCase()) ?? { events: 0, errors: 0 };
+          run.event_count = c.events;
+          run.error_count = c.errors;
+        }
+      }
+      for (const d of drafts.values()) d.run.version = nextVersion(d.run.version);
+      await store.upsertRuns([...drafts.values()].map((d) => d.run));
+      lap("upsert_runs_ms");
+
+      // 5. After-commit hooks: all run even if one fails (a broadcast should not wait on a Postgres outage);
+      //    any failure fails the batch, which is retried.
+      let failure: unknown;
+      for (const p of commitHooks) {
+        try {
+          await p.afterCommit!(batch);
+        } catch (err) {
+          ctx.logger.error("plugin afterCommit failed", { plugin: p.name, err });
+          failure ??= err;
+        }
+      }
+      if (failure !== undefined) throw failure;
+      lap("after_commit_ms");
+      ctx.logger.debug("batch processed", { events: logged.length, runs: drafts.size, total_ms: Math.round(performance.now() - t0), ...timings });
+    } catch (err) {
+      for (const k of keys.keys()) cache.delete(k);
+      throw err;
+    }
+  }
+  return Object.assign(processBatch, { forgetRuns: () => cache.clear() });
+}
