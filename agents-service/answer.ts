@@ -5,8 +5,9 @@
  */
 import { Either, ParseResult, Schema } from "effect";
 
-export const SEVERITIES = ["low", "medium", "high"] as const;
-export type Severity = (typeof SEVERITIES)[number];
+import { SEVERITIES, type Severity } from "../core/agents/contract.js";
+
+export { SEVERITIES, type Severity };
 
 export const MAX_SUGGESTIONS = 50;
 

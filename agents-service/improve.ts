@@ -4,30 +4,17 @@
  * tracer (self-reporting to Runwatch, report.ts) when one is configured.
  */
 import { createTwoFilesPatch } from "diff";
-import { callerLanguage, detectLanguage, type Detection } from "./language/detect.js";
-import { findLanguage } from "./language/languages.js";
+import { callerLanguage, detectLanguage } from "./language/detect.js";
+import type { ImproveResponse } from "../core/agents/contract.js";
+import { findLanguage } from "../core/agents/languages.js";
 import { badRequest, ServiceError } from "./errors.js";
 import { systemPrompt, userPrompt } from "./prompt.js";
 import { PROVIDERS } from "./providers/index.js";
 import type { ImproveRequest } from "./request.js";
 import { isConfigured, resolveDefaultProvider, type AgentsSettings, type ProviderId } from "./settings.js";
-import type { Severity } from "./answer.js";
-import type { Usage } from "./pricing.js";
 import type { RunTrace } from "./report.js";
 
-export interface ImproveResponse {
-  readonly language: string;
-  readonly confidence: number;
-  readonly detection: { readonly method: Detection["method"]; readonly candidates: Detection["candidates"] };
-  readonly provider: ProviderId;
-  readonly model: string;
-  readonly suggestions: ReadonlyArray<{ title: string; explanation: string; severity: Severity }>;
-  readonly improved_code: string;
-  /** Unified diff from the submitted code to improved_code ("" when unchanged). */
-  readonly diff: string;
-  readonly usage: Usage;
-  readonly duration_ms: number;
-}
+export type { ImproveResponse };
 
 export interface ImproveDeps {
   readonly settings: AgentsSettings;

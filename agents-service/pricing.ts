@@ -5,11 +5,9 @@
  */
 import { calcPrice, extractUsage, findProvider } from "@pydantic/genai-prices";
 
-export interface Usage {
-  readonly prompt_tokens: number;
-  readonly completion_tokens: number;
-  readonly cost_usd: number | null;
-}
+import type { Usage } from "../core/agents/contract.js";
+
+export type { Usage };
 
 export function usageAndCost(priceProviderId: string, apiFlavor: string, response: unknown, model: string): Usage {
   const provider = findProvider({ providerId: priceProviderId });

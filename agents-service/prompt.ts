@@ -1,5 +1,5 @@
 /** The instructions sent to every provider: same text, so providers are comparable. */
-import { languageName } from "./language/languages.js";
+import { languageName } from "../core/agents/languages.js";
 
 export interface PromptInput {
   readonly code: string;

@@ -20,7 +20,7 @@ import { modelPrice } from "./pricing.js";
 import { PROVIDERS } from "./providers/index.js";
 import { makeRequestParser } from "./request.js";
 import { noopTracer, type RunTracer } from "./report.js";
-import { resolveAgentSecret, secretMatches } from "./secret.js";
+import { resolveAgentSecret, secretMatches } from "../core/agents/secret.js";
 import { isConfigured, loadAgentsSettings, PROVIDER_IDS, resolveDefaultProvider, type AgentsSettings } from "./settings.js";
 
 const VERSION: string = createRequire(import.meta.url)("../package.json").version;

@@ -3,8 +3,9 @@
  * request limits, and the optional Runwatch self-reporting key. Read from the environment here only;
  * tests build an AgentsSettings directly.
  */
-export type ProviderId = "openai" | "anthropic" | "gemini";
-export const PROVIDER_IDS: readonly ProviderId[] = ["openai", "anthropic", "gemini"];
+import { PROVIDER_IDS, type ProviderId } from "../core/agents/contract.js";
+
+export { PROVIDER_IDS, type ProviderId };
 
 export interface ProviderSettings {
   readonly apiKey: string | undefined;

@@ -4,10 +4,12 @@
  * snippets. Falls back to "plaintext" when neither gives enough evidence.
  */
 import languageDetection from "@vscode/vscode-languagedetection";
-import { fromModelLabel, findLanguage } from "./languages.js";
+import { fromModelLabel, findLanguage } from "../../core/agents/languages.js";
 import { markerScores } from "./heuristics.js";
 
-export type DetectionMethod = "caller" | "model" | "model+heuristics" | "heuristics" | "fallback";
+import type { DetectionMethod } from "../../core/agents/contract.js";
+
+export type { DetectionMethod };
 
 export interface Detection {
   /** VS Code language id, e.g. "python", "typescript", or "plaintext". */

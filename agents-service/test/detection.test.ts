@@ -8,7 +8,7 @@ import path from "node:path";
 import languageDetection from "@vscode/vscode-languagedetection";
 import { describe, expect, it } from "vitest";
 import { detectLanguage, callerLanguage } from "../language/detect.js";
-import { fromModelLabel } from "../language/languages.js";
+import { fromModelLabel } from "../../core/agents/languages.js";
 
 const DIR = path.join(import.meta.dirname, "fixtures");
 const fixtures = readdirSync(DIR).sort().flatMap((lang) =>

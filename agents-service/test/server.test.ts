@@ -7,7 +7,7 @@ import { loadConfig } from "../../core/config.js";
 import { createLogger } from "../../core/logger.js";
 import { startAgentsService } from "../server.js";
 import { loadAgentsSettings } from "../settings.js";
-import { AGENT_SECRET_FILE, secretMatches } from "../secret.js";
+import { AGENT_SECRET_FILE, secretMatches } from "../../core/agents/secret.js";
 import { PY_CODE, SECRET, startHarness, type Harness } from "./harness.js";
 
 let h: Harness;

@@ -13,9 +13,9 @@ import type { Config } from "../../core/config.js";
 import { requireUser } from "../auth/session.js";
 import { readForm } from "../forms.js";
 import { renderPage } from "./render.js";
-import { resolveAgentSecret } from "../../agents-service/secret.js";
-import { LANGUAGES, languageName } from "../../agents-service/language/languages.js";
-import type { ImproveResponse } from "../../agents-service/improve.js";
+import { resolveAgentSecret } from "../../core/agents/secret.js";
+import { LANGUAGES, languageName } from "../../core/agents/languages.js";
+import type { ImproveResponse } from "../../core/agents/contract.js";
 
 /** Longer than the service's own provider timeout (120 s by default), so its 504 arrives first. */
 const IMPROVE_TIMEOUT_MS = 150_000;

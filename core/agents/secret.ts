@@ -10,8 +10,8 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import path from "node:path";
-import type { Config } from "../core/config.js";
-import { readOrCreate } from "../core/secrets.js";
+import type { Config } from "../config.js";
+import { readOrCreate } from "../secrets.js";
 
 export const MIN_SECRET_CHARS = 16;
 export const AGENT_SECRET_FILE = "agent-secret";
