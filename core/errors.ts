@@ -35,6 +35,8 @@ export class NotFound extends Data.TaggedError("NotFound")<{
 }> {}
 
 export class Conflict extends Data.TaggedError("Conflict")<{
+  /** Machine-readable reason for clients, e.g. "agent_exists"; "conflict" when absent. */
+  readonly code?: string;
   readonly message: string;
   readonly field?: string;
 }> {}

@@ -15,8 +15,8 @@ import type { EventLog } from "../core/ports/event-log.js";
 import type { Sql } from "../core/ports/sql.js";
 import { listDeadLetters, purgeDeadLetters, replayDeadLetters, type DeadLetter, type DeadLetterFilter, type ReplayResult } from "../stores/dead-letters.js";
 import type { SessionUser } from "../web/deps.js";
-import { createUser, findUserByEmail } from "../web/accounts/users.js";
-import { createApiKey, parseExpiry, type ApiKeyInfo } from "../web/accounts/api-keys.js";
+import { createUser, findUserByEmail } from "../stores/accounts/users.js";
+import { createApiKey, parseExpiry, type ApiKeyInfo } from "../stores/accounts/api-keys.js";
 
 export type AdminRequest =
   | { cmd: "user.create"; email: string; name: string; password: string }

@@ -11,7 +11,7 @@ import type { Context } from "koa";
 import Router from "@koa/router";
 import type { WebDeps } from "./deps.js";
 import { HttpProblem, sendError, toHttpError } from "./http-errors.js";
-import { createApiKeyAuth, type ApiKeyAuth } from "./ingest/api-key-auth.js";
+import { createApiKeyAuth, type ApiKeyAuth } from "./middleware/api-key-auth.js";
 import { ingestHandlers } from "./ingest/routes.js";
 import { registerRunsApi } from "./api/runs.js";
 import { registerHumanInputApi } from "./api/human-input.js";

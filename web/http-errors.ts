@@ -78,7 +78,7 @@ export function toHttpError(err: unknown): HttpError {
       case "NotFound":
         return { status: 404, body: errorBody("not_found", err.message), headers: {} };
       case "Conflict":
-        return { status: 409, body: errorBody("conflict", err.message, err.field), headers: {} };
+        return { status: 409, body: errorBody(err.code ?? "conflict", err.message, err.field), headers: {} };
     }
   }
   const status = (err as { status?: unknown })?.status;

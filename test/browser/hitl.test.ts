@@ -18,8 +18,8 @@ import { openPorts, type Ports } from "../../core/runtime.js";
 import { startWeb, type WebServer } from "../../web/server.js";
 import { startPipeline, type Pipeline } from "../../pipeline/runner.js";
 import { startGateway, type Gateway } from "../../gateway/server.js";
-import { findUserByEmail } from "../../web/accounts/users.js";
-import { createApiKey } from "../../web/accounts/api-keys.js";
+import { findUserByEmail } from "../../stores/accounts/users.js";
+import { createApiKey } from "../../stores/accounts/api-keys.js";
 import { freePort, json, waitForRun } from "../e2e/harness.js";
 
 const CHROMIUM = "/usr/bin/chromium";

@@ -10,8 +10,8 @@ import path from "node:path";
 import { loadConfig } from "../../core/config.js";
 import { openPorts, type Ports } from "../../core/runtime.js";
 import { startWeb, type WebServer } from "../../web/server.js";
-import { createUser } from "../../web/accounts/users.js";
-import { createApiKey } from "../../web/accounts/api-keys.js";
+import { createUser } from "../../stores/accounts/users.js";
+import { createApiKey } from "../../stores/accounts/api-keys.js";
 import type { SessionUser } from "../../web/deps.js";
 
 export interface TestServer {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, CookieJar, csrfFrom, json, startTestServer, waitForRun, type TestServer } from "./harness.js";
 import type { SessionUser } from "../../web/deps.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { activateVersion, addVersion, createAgent } from "../../web/api/agent-registry.js";
+import { activateVersion, addVersion, createAgent } from "../../stores/agent-registry.js";
 import { computeCost } from "../../plugins/cost-aggregation.js";
 
 let srv: TestServer;
@@ -122,7 +122,7 @@ describe("concurrent activations", () => {
     if (!process.env.DATABASE_URL) throw new Error("REQUIRE_SERVICES=1 but DATABASE_URL is not set");
     const { openPg } = await import("../../core/postgres/pg.js");
     const { migratePostgres } = await import("../../core/postgres/migrate.js");
-    const { createUser } = await import("../../web/accounts/users.js");
+    const { createUser } = await import("../../stores/accounts/users.js");
     const sql = await openPg(process.env.DATABASE_URL);
     try {
       await migratePostgres(sql);

@@ -8,9 +8,9 @@ import { createHash } from "node:crypto";
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
-import type { ApiKeyAuth } from "../ingest/api-key-auth.js";
-import { enforceRateLimit } from "../ingest/rate-limit.js";
-import { activeConfig } from "./agent-registry.js";
+import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import { enforceRateLimit } from "../middleware/rate-limit.js";
+import { activeConfig } from "../../stores/agent-registry.js";
 
 export const etagOf = (body: string): string => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
 

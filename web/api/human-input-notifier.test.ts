@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { memoryPubSub } from "../../core/pubsub/memory.js";
 import { createLogger } from "../../core/logger.js";
-import { createInputNotifier } from "./human-input-store.js";
+import { createInputNotifier } from "../../stores/human-input.js";
 
 const logger = createLogger("error");
 

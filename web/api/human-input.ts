@@ -14,13 +14,13 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
-import type { WebDeps } from "../deps.js";
-import type { ApiKeyAuth } from "../ingest/api-key-auth.js";
-import { enforceRateLimit } from "../ingest/rate-limit.js";
+import { humanInputDeps, type WebDeps } from "../deps.js";
+import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import { enforceRateLimit } from "../middleware/rate-limit.js";
 import { readJsonBody } from "../json-body.js";
-import { findUserById } from "../accounts/users.js";
+import { findUserById } from "../../stores/accounts/users.js";
 import { registerHumanInputPage } from "../pages/human-input.js";
-import { answerQuestion, inputNotifier, pendingAnswer, type AnswerInput, type HumanAnswer } from "./human-input-store.js";
+import { answerQuestion, inputNotifier, pendingAnswer, type AnswerInput, type HumanAnswer } from "../../stores/human-input.js";
 
 export const MAX_WAIT_SECONDS = 30;
 /** A waiting poll re-reads the stores at least this often, even without a notification. */
@@ -63,7 +63,7 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
 
     let answer: HumanAnswer | undefined;
     if (wait === 0) {
-      answer = await pendingAnswer(deps, run);
+      answer = await pendingAnswer(deps.ports, run);
     } else {
       const deadline = Date.now() + wait * 1000;
       const gone = new AbortController();
@@ -72,7 +72,7 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
       const listener = await inputNotifier(deps.ports.pubsub, deps.logger).listen(p.userId, sdkRunId);
       try {
         for (;;) {
-          answer = await pendingAnswer(deps, run);
+          answer = await pendingAnswer(deps.ports, run);
           const left = deadline - Date.now();
           if (answer || left <= 0 || gone.signal.aborted) break;
           await listener.wait(Math.min(left, FALLBACK_CHECK_MS), gone.signal);
@@ -97,7 +97,7 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
     }
     const owner = await findUserById(deps.ports.sql, p.userId);
     if (!owner) throw new NotFound({ resource: "user", message: "the key's user no longer exists" });
-    const answer = await answerQuestion(deps, p.userId, ctx.params.sdk_run_id!, body as AnswerInput, owner);
+    const answer = await answerQuestion(humanInputDeps(deps), p.userId, ctx.params.sdk_run_id!, body as AnswerInput, owner);
     deps.logger.info("human input answered", { user_id: p.userId, sdk_run_id: ctx.params.sdk_run_id, via: "api" });
     ctx.status = 201;
     ctx.body = answerJson(answer);

@@ -12,8 +12,8 @@ import { NotFound, ValidationError } from "../../core/errors.js";
 import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
 import type { RunFilter } from "../../core/clickhouse/types.js";
 import type { WebDeps } from "../deps.js";
-import type { ApiKeyAuth } from "../ingest/api-key-auth.js";
-import { enforceRateLimit } from "../ingest/rate-limit.js";
+import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import { enforceRateLimit } from "../middleware/rate-limit.js";
 import { eventJson, runJson } from "./run-json.js";
 
 const DEFAULT_EVENTS = 1000;

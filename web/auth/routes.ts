@@ -4,7 +4,7 @@ import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
 import { readForm } from "../forms.js";
 import { render } from "../views.js";
-import { checkCredentials, createUser, normalizeEmail } from "../accounts/users.js";
+import { checkCredentials, createUser, normalizeEmail } from "../../stores/accounts/users.js";
 import { check, refuse, waitText } from "../middleware/throttles.js";
 import { currentUser, logIn, logOut } from "./session.js";
 import { REALTIME_REVOKE_CHANNEL } from "../../core/tokens.js";

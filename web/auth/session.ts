@@ -16,7 +16,7 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { AuthError } from "../../core/errors.js";
 import { sendError, HttpProblem } from "../http-errors.js";
 import { readForm } from "../forms.js";
-import { pgSessionStore } from "./session-store.js";
+import { pgSessionStore } from "../../stores/sessions.js";
 
 export const SESSION_COOKIE = "runwatch.sid";
 export const CSRF_COOKIE = "runwatch.csrf";

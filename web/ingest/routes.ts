@@ -13,9 +13,9 @@ import type { WebDeps } from "../deps.js";
 import { readJsonBody, readJsonBodyBytes } from "../json-body.js";
 import { HttpProblem } from "../http-errors.js";
 import { inThreadDecoder } from "./decode-thread.js";
-import type { ApiKeyAuth, KeyPrincipal } from "./api-key-auth.js";
+import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
 import { enrichEvent } from "./enrich.js";
-import { enforceRateLimit } from "./rate-limit.js";
+import { enforceRateLimit } from "../middleware/rate-limit.js";
 
 export interface IngestHandlers {
   single(ctx: Context): Promise<void>;

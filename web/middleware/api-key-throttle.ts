@@ -7,7 +7,7 @@ import { RateLimited } from "../../core/errors.js";
 import { ExpiringSet } from "../../core/expiring-set.js";
 import type { Logger } from "../../core/logger.js";
 import type { Budget } from "../../core/ports/rate-limiter.js";
-import type { ApiKeyAuth } from "../ingest/api-key-auth.js";
+import type { ApiKeyAuth } from "./api-key-auth.js";
 import { check } from "./throttles.js";
 
 export function throttleKeyFailures(auth: ApiKeyAuth, failuresPerIp: Budget, logger: Logger): ApiKeyAuth {

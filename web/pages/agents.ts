@@ -8,7 +8,7 @@
  *   POST /agents/:name                        edit framework, tags, budget, description
  *   POST /agents/:name/configs                add a config version (JSON object, changelog, optionally activate)
  *   POST /agents/:name/configs/:v/activate    make version v the active one (also the roll back)
- * Store: web/api/agent-registry.ts.
+ * Store: stores/agent-registry.ts.
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
@@ -16,54 +16,27 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
 import { queryParam, renderPage } from "./render.js";
 import { readForm } from "../forms.js";
-import { ValidationError } from "../../core/errors.js";
-import { HttpProblem } from "../http-errors.js";
+import { Conflict, ValidationError } from "../../core/errors.js";
 import {
-  activateVersion, addVersion, createAgent, diffConfigs, getAgent, listVersions, updateAgent, type AgentFields,
-} from "../api/agent-registry.js";
+  activateVersion, addVersion, createAgent, diffConfigs, getAgent, listAgentSummaries, listVersions, updateAgent,
+  type AgentFields, type AgentSummary,
+} from "../../stores/agent-registry.js";
 import { agentMonthSpend } from "../../core/clickhouse/costs.js";
 import { agentRunStats, type AgentRunStats } from "./run-stats.js";
 
 export const MAX_AGENTS = 500;
 
-export interface AgentRow {
-  name: string;
-  framework: string;
-  total_runs: number;
-  budget_usd: number | null;
-  tags: string[];
-  active_version: number | null;
-  versions: number;
-  created_at: string | null;
+export interface AgentRow extends AgentSummary {
   stats: AgentRunStats | undefined;
 }
 
 export async function listAgents(deps: WebDeps, userId: number): Promise<AgentRow[]> {
   const [registry, stats] = await Promise.all([
-    deps.ports.sql.query<Record<string, unknown>>(
-      `SELECT a.name, a.framework, a.total_runs, a.budget_usd, a.tags, a.created_at,
-              (SELECT max(c.version) FROM agent_configs c WHERE c.agent_id = a.id AND c.is_active) AS active_version,
-              (SELECT count(*) FROM agent_configs c WHERE c.agent_id = a.id) AS versions
-         FROM agents a
-        WHERE a.user_id = $1
-        ORDER BY a.name
-        LIMIT $2`,
-      [userId, MAX_AGENTS],
-    ),
+    listAgentSummaries(deps.ports.sql, userId, MAX_AGENTS),
     agentRunStats(deps.ports.clickhouse, userId, MAX_AGENTS),
   ]);
   const byName = new Map(stats.map((s) => [s.agent_name, s]));
-  const rows: AgentRow[] = registry.map((r) => ({
-    name: String(r.name),
-    framework: String(r.framework ?? ""),
-    total_runs: Number(r.total_runs ?? 0),
-    budget_usd: r.budget_usd === null || r.budget_usd === undefined ? null : Number(r.budget_usd),
-    tags: toTags(r.tags),
-    active_version: r.active_version === null || r.active_version === undefined ? null : Number(r.active_version),
-    versions: Number(r.versions ?? 0),
-    created_at: r.created_at ? new Date(r.created_at as string).toISOString() : null,
-    stats: byName.get(String(r.name)),
-  }));
+  const rows: AgentRow[] = registry.map((r) => ({ ...r, stats: byName.get(r.name) }));
   const known = new Set(rows.map((r) => r.name));
   for (const s of stats) {
     if (!s.agent_name || known.has(s.agent_name)) continue;
@@ -72,19 +45,10 @@ export async function listAgents(deps: WebDeps, userId: number): Promise<AgentRo
   return rows.sort((a, b) => (b.stats?.last_run_at ?? "").localeCompare(a.stats?.last_run_at ?? "") || a.name.localeCompare(b.name));
 }
 
-function toTags(v: unknown): string[] {
-  if (Array.isArray(v)) return v.map(String);
-  if (typeof v === "string" && v) {
-    try { const p = JSON.parse(v); if (Array.isArray(p)) return p.map(String); } catch { /* plain text */ }
-    return v.split(",").map((s) => s.trim()).filter(Boolean);
-  }
-  return [];
-}
-
 /** A form error shown next to its field (422 validation, 409 duplicate name), or undefined for other errors. */
 function formError(err: unknown): { status: number; field: string; message: string } | undefined {
   if (err instanceof ValidationError) return { status: 422, field: err.field ?? "form", message: err.message };
-  if (err instanceof HttpProblem && err.status === 409) return { status: 409, field: err.field ?? "form", message: err.message };
+  if (err instanceof Conflict) return { status: 409, field: err.field ?? "form", message: err.message };
   return undefined;
 }
 

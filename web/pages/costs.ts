@@ -5,6 +5,7 @@
  * GET /costs.csv?from&to: the same range as CSV, one row per (day, agent, model).
  * Aggregates: core/clickhouse/costs.ts (one grouped scan of run_costs per page).
  */
+import { budgetedAgents } from "../../stores/agent-registry.js";
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
@@ -23,10 +24,7 @@ function rangeOf(ctx: Context, now = new Date()): CostRange & { error?: string }
 
 /** Budgeted agents (Postgres) with their spend this month (ClickHouse), most used budget first. */
 async function budgets(deps: WebDeps, userId: number) {
-  const agents = await deps.ports.sql.query<{ name: string; budget_usd: unknown }>(
-    `SELECT name, budget_usd FROM agents WHERE user_id = $1 AND budget_usd IS NOT NULL ORDER BY name LIMIT 500`,
-    [userId],
-  );
+  const agents = await budgetedAgents(deps.ports.sql, userId);
   if (agents.length === 0) return [];
   const spend = await agentMonthSpend(deps.ports.clickhouse, userId, agents.map((a) => a.name));
   return agents

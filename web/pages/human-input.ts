@@ -11,11 +11,11 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { RunRecord } from "../../core/events/run.js";
-import type { SessionUser, WebDeps } from "../deps.js";
+import { humanInputDeps, type SessionUser, type WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
 import { readForm } from "../forms.js";
 import { NotFound } from "../../core/errors.js";
-import { answerQuestion, findAnswer, latestRequest, type HumanAnswer, type HumanRequest } from "../api/human-input-store.js";
+import { answerQuestion, findAnswer, latestRequest, type HumanAnswer, type HumanRequest } from "../../stores/human-input.js";
 import { renderFragment } from "./render.js";
 
 export interface HumanInputView {
@@ -52,7 +52,7 @@ export function registerHumanInputPage(router: Router, deps: WebDeps): void {
     const user = ctx.state.user as SessionUser;
     const sdkRunId = String(ctx.params.run ?? "");
     const form = await readForm(ctx);
-    const answer = await answerQuestion(deps, user.id, sdkRunId, { response: form.response, request_event_id: form.request_event_id }, user);
+    const answer = await answerQuestion(humanInputDeps(deps), user.id, sdkRunId, { response: form.response, request_event_id: form.request_event_id }, user);
     deps.logger.info("human input answered", { user_id: user.id, sdk_run_id: sdkRunId, via: "dashboard" });
     if (wantsJson(ctx)) {
       ctx.status = 201;

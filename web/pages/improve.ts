@@ -4,6 +4,7 @@
  * language, suggestions and a diff. web calls agents-service server-side with X-Agent-Secret (config.agentsUrl);
  * the secret never reaches the browser. The form is CSRF-protected by the app-wide csrfProtection middleware.
  */
+import { loadUserLlmSettings, saveUserLlmSettings } from "../../stores/user-settings.js";
 import type Router from "@koa/router";
 import { addSpend, spentToday } from "../../stores/improve-spend.js";
 import { check, refuse, waitText } from "../middleware/throttles.js";
@@ -20,12 +21,6 @@ import type { ImproveResponse } from "../../core/agents/contract.js";
 /** Longer than the service's own provider timeout (120 s by default), so its 504 arrives first. */
 const IMPROVE_TIMEOUT_MS = 150_000;
 const PROVIDERS_TIMEOUT_MS = 3_000;
-
-export interface UserLlmSettings {
-  provider: string | null;
-  model: string | null;
-  temperature: number | null;
-}
 
 interface ProviderEntry {
   id: string;
@@ -45,29 +40,6 @@ interface ServiceFailure {
   code: string;
   message: string;
   field?: string;
-}
-
-export async function loadUserLlmSettings(deps: WebDeps, userId: number): Promise<UserLlmSettings> {
-  const rows = await deps.ports.sql.query<Record<string, unknown>>(
-    "SELECT provider, model, temperature FROM user_settings WHERE user_id = $1",
-    [userId],
-  );
-  const r = rows[0];
-  return {
-    provider: r?.provider ? String(r.provider) : null,
-    model: r?.model ? String(r.model) : null,
-    temperature: r?.temperature === null || r?.temperature === undefined ? null : Number(r.temperature),
-  };
-}
-
-/** Upserts the user's user_settings row (the /settings form and /improve's "save as defaults" both save through it). */
-export async function saveUserLlmSettings(deps: WebDeps, userId: number, s: UserLlmSettings): Promise<void> {
-  await deps.ports.sql.query(
-    `INSERT INTO user_settings (user_id, provider, model, temperature, updated_at) VALUES ($1, $2, $3, $4, now())
-     ON CONFLICT (user_id) DO UPDATE SET provider = EXCLUDED.provider, model = EXCLUDED.model,
-       temperature = EXCLUDED.temperature, updated_at = now()`,
-    [userId, s.provider, s.model, s.temperature],
-  );
 }
 
 /** Calls agents-service; every failure (unreachable, timeout, error status) becomes a ServiceFailure. */
@@ -114,7 +86,7 @@ export function register(router: Router, deps: WebDeps): void {
   const page = async (ctx: Context, form: FormValues | undefined, extra: Record<string, unknown> = {}, status = 200) => {
     const user = ctx.state.user as SessionUser;
     const [saved, providers] = await Promise.all([
-      loadUserLlmSettings(deps, user.id),
+      loadUserLlmSettings(deps.ports.sql, user.id),
       callAgents<ProvidersBody>(config, "/providers", { method: "GET", timeoutMs: PROVIDERS_TIMEOUT_MS }),
     ]);
     const list = isFailure(providers) ? null : providers;
@@ -196,7 +168,7 @@ export function register(router: Router, deps: WebDeps): void {
       return page(ctx, values, { failure: result }, result.status >= 500 ? 502 : result.status);
     }
     if (values.save_defaults) {
-      await saveUserLlmSettings(deps, user.id, { provider: result.provider, model: values.model || null, temperature: temperature ?? null });
+      await saveUserLlmSettings(deps.ports.sql, user.id, { provider: result.provider, model: values.model || null, temperature: temperature ?? null });
     }
     return page(ctx, { ...values, provider: result.provider }, {
       result,

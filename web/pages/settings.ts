@@ -9,7 +9,7 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
 import { readForm } from "../forms.js";
 import { renderPage, queryParam } from "./render.js";
-import { loadUserLlmSettings, saveUserLlmSettings, type UserLlmSettings } from "./improve.js";
+import { loadUserLlmSettings, saveUserLlmSettings, type UserLlmSettings } from "../../stores/user-settings.js";
 
 const PROVIDERS_TIMEOUT_MS = 3_000;
 
@@ -56,7 +56,7 @@ export function parseSettings(form: Record<string, string>, providers: Provider[
 export function register(router: Router, deps: WebDeps): void {
   const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
     const user = ctx.state.user as SessionUser;
-    const [saved, list] = await Promise.all([loadUserLlmSettings(deps, user.id), fetchProviders(deps)]);
+    const [saved, list] = await Promise.all([loadUserLlmSettings(deps.ports.sql, user.id), fetchProviders(deps)]);
     renderPage(ctx, "settings.njk", {
       title: "Settings",
       values: { provider: saved.provider ?? "", model: saved.model ?? "", temperature: saved.temperature ?? "" },
@@ -76,7 +76,7 @@ export function register(router: Router, deps: WebDeps): void {
     const { providers } = await fetchProviders(deps);
     const { settings, errors } = parseSettings(form, providers);
     if (Object.keys(errors).length) return page(ctx, { values: form, errors }, 422);
-    await saveUserLlmSettings(deps, user.id, settings);
+    await saveUserLlmSettings(deps.ports.sql, user.id, settings);
     ctx.status = 303;
     ctx.redirect("/settings?saved=1");
   });

@@ -9,8 +9,8 @@ import type { SessionUser } from "../deps.js";
 import { readForm } from "../forms.js";
 import { render } from "../views.js";
 import { requireUser } from "../auth/session.js";
-import type { ApiKeyAuth } from "../ingest/api-key-auth.js";
-import { createApiKey, listApiKeys, parseExpiry, revokeApiKey } from "../accounts/api-keys.js";
+import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import { createApiKey, listApiKeys, parseExpiry, revokeApiKey } from "../../stores/accounts/api-keys.js";
 
 export const EXPIRY_CHOICES = [
   { value: "", label: "Never" },

@@ -7,8 +7,8 @@ import { loadConfig } from "../../core/config.js";
 import { openPorts, type Ports } from "../../core/runtime.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { createLogger } from "../../core/logger.js";
-import { createUser } from "../accounts/users.js";
-import { createApiKey, revokeApiKey } from "../accounts/api-keys.js";
+import { createUser } from "../../stores/accounts/users.js";
+import { createApiKey, revokeApiKey } from "../../stores/accounts/api-keys.js";
 import { createApiKeyAuth } from "./api-key-auth.js";
 
 let ports: Ports;

@@ -3,8 +3,8 @@
  * the data (user and CSRF token) stays server-side, so logout and expiry are real. Expired rows are ignored
  * on read and pruned at most every ten minutes.
  */
-import type { Sql } from "../../core/ports/sql.js";
-import type { Logger } from "../../core/logger.js";
+import type { Sql } from "../core/ports/sql.js";
+import type { Logger } from "../core/logger.js";
 
 const PRUNE_EVERY_MS = 10 * 60_000;
 

@@ -1,7 +1,7 @@
 /** Accounts over real HTTP: register, login, logout, sessions, CSRF, and API keys (shown once, stored hashed). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashApiKey } from "../core/ids.js";
-import { CookieJar, csrfFrom, json, startTestServer, type TestServer } from "../test/e2e/harness.js";
+import { hashApiKey } from "../../core/ids.js";
+import { CookieJar, csrfFrom, json, startTestServer, type TestServer } from "../../test/e2e/harness.js";
 
 let srv: TestServer;
 beforeAll(async () => {

@@ -9,9 +9,8 @@
  * activated_at moves, so the SDK endpoint's ETag changes).
  */
 import { diffLines } from "diff";
-import type { Sql } from "../../core/ports/sql.js";
-import { NotFound, ValidationError } from "../../core/errors.js";
-import { HttpProblem } from "../http-errors.js";
+import type { Sql } from "../core/ports/sql.js";
+import { Conflict, NotFound, ValidationError } from "../core/errors.js";
 
 export const MAX_CONFIG_BYTES = 48 * 1024;
 export const MAX_NAME = 200;
@@ -134,7 +133,7 @@ export async function createAgent(sql: Sql, userId: number, f: AgentFields): Pro
      RETURNING *`,
     [userId, name, str(f.framework, "framework", 100), parseTags(f.tags), parseBudget(f.budget_usd), str(f.description, "description", 2000)],
   );
-  if (!rows[0]) throw new HttpProblem(409, "agent_exists", `an agent named ${JSON.stringify(name)} already exists`, "name");
+  if (!rows[0]) throw new Conflict({ code: "agent_exists", message: `an agent named ${JSON.stringify(name)} already exists`, field: "name" });
   return toAgent(rows[0]);
 }
 
@@ -164,17 +163,6 @@ export async function listVersions(sql: Sql, agentId: number): Promise<ConfigVer
     [agentId],
   );
   return rows.map(toVersion);
-}
-
-export async function getVersion(sql: Sql, agentId: number, version: number): Promise<ConfigVersion> {
-  const rows = await sql.query<Record<string, unknown>>(
-    `SELECT c.version, c.config, c.changelog, c.is_active, c.created_at, c.activated_at, u.name AS created_by_name
-       FROM agent_configs c LEFT JOIN users u ON u.id = c.created_by
-      WHERE c.agent_id = $1 AND c.version = $2`,
-    [agentId, version],
-  );
-  if (!rows[0]) throw new NotFound({ resource: "config_version", message: `version ${version} does not exist` });
-  return toVersion(rows[0]);
 }
 
 /** Adds the next version (max + 1, under the agent's row lock); optionally activates it in the same transaction. */
@@ -277,4 +265,57 @@ export function diffConfigs(from: unknown, to: unknown): { lines: DiffLine[]; ad
     for (const t of texts) lines.push({ kind, text: `${kind === "add" ? "+" : kind === "del" ? "-" : " "} ${t}` });
   }
   return { lines, added, removed, too_large: false };
+}
+
+/** A row of the registry as /agents lists it: the agent, its active config version and how many it has. */
+export interface AgentSummary {
+  name: string;
+  framework: string;
+  total_runs: number;
+  budget_usd: number | null;
+  tags: string[];
+  active_version: number | null;
+  versions: number;
+  created_at: string | null;
+}
+
+export async function listAgentSummaries(sql: Sql, userId: number, limit: number): Promise<AgentSummary[]> {
+  const rows = await sql.query<Record<string, unknown>>(
+    `SELECT a.name, a.framework, a.total_runs, a.budget_usd, a.tags, a.created_at,
+            (SELECT max(c.version) FROM agent_configs c WHERE c.agent_id = a.id AND c.is_active) AS active_version,
+            (SELECT count(*) FROM agent_configs c WHERE c.agent_id = a.id) AS versions
+       FROM agents a
+      WHERE a.user_id = $1
+      ORDER BY a.name
+      LIMIT $2`,
+    [userId, limit],
+  );
+  return rows.map((r) => ({
+    name: String(r.name),
+    framework: String(r.framework ?? ""),
+    total_runs: Number(r.total_runs ?? 0),
+    budget_usd: r.budget_usd === null || r.budget_usd === undefined ? null : Number(r.budget_usd),
+    tags: toTags(r.tags),
+    active_version: r.active_version === null || r.active_version === undefined ? null : Number(r.active_version),
+    versions: Number(r.versions ?? 0),
+    created_at: r.created_at ? new Date(r.created_at as string).toISOString() : null,
+  }));
+}
+
+/** The user's agents that have a budget (at most 500), by name. */
+export async function budgetedAgents(sql: Sql, userId: number): Promise<{ name: string; budget_usd: number }[]> {
+  const rows = await sql.query<{ name: string; budget_usd: unknown }>(
+    `SELECT name, budget_usd FROM agents WHERE user_id = $1 AND budget_usd IS NOT NULL ORDER BY name LIMIT 500`,
+    [userId],
+  );
+  return rows.map((r) => ({ name: String(r.name), budget_usd: Number(r.budget_usd) }));
+}
+
+function toTags(v: unknown): string[] {
+  if (Array.isArray(v)) return v.map(String);
+  if (typeof v === "string" && v) {
+    try { const p = JSON.parse(v); if (Array.isArray(p)) return p.map(String); } catch { /* plain text */ }
+    return v.split(",").map((s) => s.trim()).filter(Boolean);
+  }
+  return [];
 }

@@ -9,14 +9,13 @@
  *   PubSub channel `input.{userId}` when the answer was given on another web process (scale mode).
  */
 import { randomUUID } from "node:crypto";
-import type { ClickHouse } from "../../core/ports/clickhouse.js";
-import type { PubSub } from "../../core/ports/pubsub.js";
-import type { Sql } from "../../core/ports/sql.js";
-import type { Logger } from "../../core/logger.js";
-import type { RunRecord } from "../../core/events/run.js";
-import { NotFound, ValidationError } from "../../core/errors.js";
-import type { WebDeps } from "../deps.js";
-import { HttpProblem } from "../http-errors.js";
+import type { ClickHouse } from "../core/ports/clickhouse.js";
+import type { PubSub } from "../core/ports/pubsub.js";
+import type { Sql } from "../core/ports/sql.js";
+import type { Logger } from "../core/logger.js";
+import type { RunRecord } from "../core/events/run.js";
+import { Conflict, NotFound, ValidationError } from "../core/errors.js";
+import type { EventStore } from "../core/clickhouse/types.js";
 
 export const MAX_RESPONSE_CHARS = 20_000;
 export const MAX_RESPONDED_BY_CHARS = 200;
@@ -89,10 +88,19 @@ export async function findAnswer(sql: Sql, userId: number, sdkRunId: string, req
 }
 
 /** The answer the agent should get now: the one to the latest request, while that request is open. */
-export async function pendingAnswer(deps: WebDeps, run: RunRecord): Promise<HumanAnswer | undefined> {
-  const req = await latestRequest(deps.ports.clickhouse, run.user_id, run.run_id);
+/** What answering needs: the stores, the event store (the run's status) and the logger. */
+export interface HumanInputDeps {
+  readonly sql: Sql;
+  readonly clickhouse: ClickHouse;
+  readonly pubsub: PubSub;
+  readonly events: EventStore;
+  readonly logger: Logger;
+}
+
+export async function pendingAnswer(deps: Pick<HumanInputDeps, "sql" | "clickhouse">, run: RunRecord): Promise<HumanAnswer | undefined> {
+  const req = await latestRequest(deps.clickhouse, run.user_id, run.run_id);
   if (!req?.open) return undefined;
-  return findAnswer(deps.ports.sql, run.user_id, run.external_id, req.event_id);
+  return findAnswer(deps.sql, run.user_id, run.external_id, req.event_id);
 }
 
 export interface AnswerInput {
@@ -139,20 +147,20 @@ function validateAnswer(input: AnswerInput, responder: Responder): { response: s
  * Records the answer to the run's open question and wakes the agents waiting for it.
  * 404 unknown run, 409 no open question / a newer question / already answered, 422 bad input.
  */
-export async function answerQuestion(deps: WebDeps, userId: number, sdkRunId: string, input: AnswerInput, responder: Responder): Promise<HumanAnswer> {
+export async function answerQuestion(deps: HumanInputDeps, userId: number, sdkRunId: string, input: AnswerInput, responder: Responder): Promise<HumanAnswer> {
   const v = validateAnswer(input, responder);
   const run = await deps.events.getRun(userId, sdkRunId);
   if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(sdkRunId)} not found` });
   if (run.status === "success" || run.status === "error") {
-    throw new HttpProblem(409, "run_ended", `run ${JSON.stringify(sdkRunId)} has already ended (${run.status}); it is not waiting for input`);
+    throw new Conflict({ code: "run_ended", message: `run ${JSON.stringify(sdkRunId)} has already ended (${run.status}); it is not waiting for input` });
   }
-  const req = await latestRequest(deps.ports.clickhouse, userId, run.run_id);
-  if (!req) throw new HttpProblem(409, "no_open_question", `run ${JSON.stringify(sdkRunId)} has not asked for human input`);
+  const req = await latestRequest(deps.clickhouse, userId, run.run_id);
+  if (!req) throw new Conflict({ code: "no_open_question", message: `run ${JSON.stringify(sdkRunId)} has not asked for human input` });
   if (v.request_event_id && v.request_event_id !== req.event_id) {
-    throw new HttpProblem(409, "question_superseded", "the agent has asked a newer question since this one was shown; reload to see it", "request_event_id");
+    throw new Conflict({ code: "question_superseded", message: "the agent has asked a newer question since this one was shown; reload to see it", field: "request_event_id" });
   }
-  if (!req.open) throw new HttpProblem(409, "no_open_question", "the agent has already received an answer to its latest question");
-  const rows = await deps.ports.sql.query<Record<string, unknown>>(
+  if (!req.open) throw new Conflict({ code: "no_open_question", message: "the agent has already received an answer to its latest question" });
+  const rows = await deps.sql.query<Record<string, unknown>>(
     `INSERT INTO human_inputs (user_id, sdk_run_id, request_event_id, question, response, responded_by, responder_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (user_id, sdk_run_id, request_event_id) DO NOTHING
@@ -160,15 +168,14 @@ export async function answerQuestion(deps: WebDeps, userId: number, sdkRunId: st
     [userId, sdkRunId, req.event_id, req.question, v.response, v.responded_by, responder.id],
   );
   if (!rows[0]) {
-    const existing = await findAnswer(deps.ports.sql, userId, sdkRunId, req.event_id);
-    throw new HttpProblem(
-      409,
-      "already_answered",
-      existing ? `this question was already answered by ${existing.responded_by} at ${existing.answered_at}` : "this question was already answered",
-    );
+    const existing = await findAnswer(deps.sql, userId, sdkRunId, req.event_id);
+    throw new Conflict({
+      code: "already_answered",
+      message: existing ? `this question was already answered by ${existing.responded_by} at ${existing.answered_at}` : "this question was already answered",
+    });
   }
   const answer = answerOf(rows[0]);
-  await inputNotifier(deps.ports.pubsub, deps.logger).notify(userId, sdkRunId);
+  await inputNotifier(deps.pubsub, deps.logger).notify(userId, sdkRunId);
   return answer;
 }
 

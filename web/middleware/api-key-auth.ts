@@ -11,7 +11,7 @@ import { AuthError, Unavailable } from "../../core/errors.js";
 import { hashApiKey, isApiKeyShape } from "../../core/ids.js";
 import type { Logger } from "../../core/logger.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { findActiveKeyByHash, touchKey, type KeyPrincipal } from "../accounts/api-keys.js";
+import { findActiveKeyByHash, touchKey, type KeyPrincipal } from "../../stores/accounts/api-keys.js";
 
 export type { KeyPrincipal };
 

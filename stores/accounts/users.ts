@@ -1,8 +1,14 @@
 /** The users repository: registration rules, creation with a scrypt hash, and credential checks. */
 import { Conflict, ValidationError } from "../../core/errors.js";
 import type { Sql } from "../../core/ports/sql.js";
-import type { SessionUser } from "../deps.js";
 import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from "./passwords.js";
+
+/** An account as the rest of Runwatch sees it (never the password hash). */
+export interface User {
+  readonly id: number;
+  readonly name: string;
+  readonly email: string;
+}
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 256;
@@ -30,10 +36,10 @@ export function validateNewUser(u: NewUser): ValidationError | undefined {
   return undefined;
 }
 
-const toUser = (r: { id: unknown; name: unknown; email: unknown }): SessionUser => ({ id: Number(r.id), name: String(r.name), email: String(r.email) });
+const toUser = (r: { id: unknown; name: unknown; email: unknown }): User => ({ id: Number(r.id), name: String(r.name), email: String(r.email) });
 
 /** Creates a user; ValidationError for bad fields, Conflict when the email is taken. */
-export async function createUser(sql: Sql, input: NewUser): Promise<SessionUser> {
+export async function createUser(sql: Sql, input: NewUser): Promise<User> {
   const problem = validateNewUser(input);
   if (problem) throw problem;
   const email = normalizeEmail(input.email);
@@ -47,18 +53,18 @@ export async function createUser(sql: Sql, input: NewUser): Promise<SessionUser>
   return toUser(rows[0]);
 }
 
-export async function findUserByEmail(sql: Sql, email: string): Promise<SessionUser | undefined> {
+export async function findUserByEmail(sql: Sql, email: string): Promise<User | undefined> {
   const rows = await sql.query<{ id: unknown; name: unknown; email: unknown }>("SELECT id, name, email FROM users WHERE lower(email) = lower($1)", [normalizeEmail(email)]);
   return rows[0] ? toUser(rows[0]) : undefined;
 }
 
-export async function findUserById(sql: Sql, id: number): Promise<SessionUser | undefined> {
+export async function findUserById(sql: Sql, id: number): Promise<User | undefined> {
   const rows = await sql.query<{ id: unknown; name: unknown; email: unknown }>("SELECT id, name, email FROM users WHERE id = $1", [id]);
   return rows[0] ? toUser(rows[0]) : undefined;
 }
 
 /** The user when email and password match, else undefined. Unknown emails cost the same scrypt time. */
-export async function checkCredentials(sql: Sql, email: string, password: string): Promise<SessionUser | undefined> {
+export async function checkCredentials(sql: Sql, email: string, password: string): Promise<User | undefined> {
   const rows = await sql.query<{ id: unknown; name: unknown; email: unknown; password_hash: string }>(
     "SELECT id, name, email, password_hash FROM users WHERE lower(email) = lower($1)",
     [normalizeEmail(email)],

@@ -3,7 +3,7 @@ import { RateLimited } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { Budget, RateLimiter } from "../../core/ports/rate-limiter.js";
 import { rateLimitHeaders } from "../http-errors.js";
-import { check, LIMITER_DOWN } from "../middleware/throttles.js";
+import { check, LIMITER_DOWN } from "./throttles.js";
 
 /**
  * Takes one token for `bucket`; sets RateLimit-* headers on the response, throws RateLimited (429) when the
