@@ -1,5 +1,5 @@
 /**
- * agents-service (SPEC §4.3): plain node:http, three routes.
+ * agents-service (docs/AGENTS-SERVICE.md): plain node:http, three routes.
  *   GET  /health     status, version, uptime, which providers are configured, detector state
  *   GET  /providers  the three providers, their models (with prices) and whether each is configured
  *   POST /improve    X-Agent-Secret required; detect language, ask the LLM, return suggestions + diff + usage

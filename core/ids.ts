@@ -61,7 +61,7 @@ function formatUuid(b: Uint8Array): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** An API key: 32 random bytes, hex-encoded (64 chars), as SPEC §2 requires. */
+/** An API key: 32 random bytes, hex-encoded (64 chars), as docs/API.md (Authentication) describes. */
 export const newApiKey = (): string => randomBytes(32).toString("hex");
 
 /** Keys are stored only as this hash; lookups hash the presented key. SHA-256 suffices for 256-bit random keys. */

@@ -11,7 +11,7 @@ import type { PipelineEvent, Plugin, PluginContext } from "./plugin.js";
 
 const SCRATCH = "broadcast";
 
-/** The run fields the broadcast message carries (COMMON.md contract). */
+/** The run fields the broadcast message carries (the `event` frame of docs/REALTIME.md). */
 export function broadcastRun(run: RunRecord) {
   return {
     external_id: run.external_id,

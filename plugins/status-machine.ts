@@ -1,5 +1,5 @@
 /**
- * status-machine: applies SPEC §3 (core/events/status-machine.ts) and keeps the run's bookkeeping fields:
+ * status-machine: applies the run status rule (docs/API.md; core/events/status-machine.ts) and keeps the run's bookkeeping fields:
  * started_at, ended_at, last_event_at, event_count, error_count, last_error, pending_question, framework,
  * agent_name, config_version.
  *

@@ -1,5 +1,5 @@
 /**
- * The ingest contract (SPEC §4.1 and §6) as effect Schemas.
+ * The ingest contract (docs/API.md: POST /api/ingest, its payloads and value rules) as effect Schemas.
  *
  * Decoding is two-stage so that errors name one precise field: first the envelope, then the payload
  * schema chosen by event_type (paths come back prefixed with "payload."). Known payload fields are typed;

@@ -11,7 +11,7 @@ function replay(events: [EventType, number][]): StatusState | undefined {
   return s;
 }
 
-describe("run status machine (SPEC §3)", () => {
+describe("run status machine (docs/API.md, Run statuses)", () => {
   it("follows the spec's transitions", () => {
     expect(replay([["run_start", 0]])?.status).toBe("running");
     expect(replay([["run_start", 0], ["step", 1], ["tool_call", 2]])?.status).toBe("running");

@@ -1,5 +1,5 @@
 /**
- * The run status machine of SPEC §3, as pure functions.
+ * The run status machine of docs/API.md ("Run statuses"), as pure functions.
  *
  * Ordering rule (documented in docs/ARCHITECTURE.md): events of one run are processed in log order, but a
  * status-moving event only moves the status if its occurred_at is not earlier than the occurred_at of the

@@ -30,7 +30,7 @@ export function toJson(value: unknown): unknown {
   return s === undefined ? undefined : JSON.parse(s);
 }
 
-/** SPEC §6 types input/output/context as objects: plain objects pass through, anything else is wrapped. */
+/** docs/API.md types input/output/context as objects: plain objects pass through, anything else is wrapped. */
 export function toJsonObject(value: unknown): Record<string, unknown> | undefined {
   const v = toJson(value);
   if (v === undefined) return undefined;
@@ -49,7 +49,7 @@ export function truncate(s: string, max: number): string {
   return s.slice(0, Math.max(0, max - 1)) + "…";
 }
 
-/** error payload fields (SPEC §6) from anything thrown. */
+/** error payload fields (docs/API.md: error_type, error_message, traceback) from anything thrown. */
 export function errorPayload(err: unknown): { error_type: string; error_message: string; traceback?: string } {
   if (err instanceof Error || (err !== null && typeof err === "object" && "message" in err)) {
     const e = err as Error;

@@ -108,7 +108,7 @@ export class Run {
     };
   }
 
-  /** Sends any event of this run (low level; the helpers below cover the SPEC's events). */
+  /** Sends any event of this run (low level; the helpers below cover the event types of docs/API.md). */
   emit(type: EventType, payload: Record<string, unknown>): void {
     this.host.emit(this.sdkRunId, this.agentName, type, payload, this.configVersion);
   }

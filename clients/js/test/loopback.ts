@@ -1,4 +1,4 @@
-/** A programmable ingest server on loopback (real HTTP), speaking the batch contract of COMMON.md. */
+/** A programmable ingest server on loopback (real HTTP), speaking the batch contract of docs/API.md (POST /api/ingest/batch). */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 

@@ -195,7 +195,7 @@ describe("transport", () => {
 });
 
 describe("run API", () => {
-  it("run/step/toolCall/setUsage produce the SPEC §6 payloads", async () => {
+  it("run/step/toolCall/setUsage produce the payloads of docs/API.md", async () => {
     const s = await server();
     const { c } = client(s.url);
     await c.run({ agentName: "writer", input: "draft a haiku", sdkRunId: "run-42", framework: "custom", configVersion: 3 }, async (run) => {
