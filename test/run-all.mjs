@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The README's test command (`npm test`): typecheck, the TypeScript suites (vitest), then the Python client's suite.
+// The README's test command (`npm test`): typecheck, the structure check (layers, cycles, file sizes), the
+// TypeScript suites (vitest), then the Python client's suite.
 // `npm test -- <filter>` runs only the matching vitest files.
 // Every suite runs; the exit code is non-zero if any failed. Each suite decides what to skip when a server
 // is absent; REQUIRE_SERVICES=1 (set by CI in scale mode) turns those skips into failures.
@@ -11,6 +12,7 @@ const run = (cmd, args) => spawnSync(cmd, args, { stdio: "inherit" }).status ?? 
 const whole = process.argv.length <= 2;
 const results = [];
 if (whole) results.push(["typecheck", run("npx", ["tsc", "--noEmit", "-p", "tsconfig.json"])]);
+if (whole) results.push(["structure", run("node", ["test/check-structure.mjs"])]);
 results.push(["vitest", run("npx", ["vitest", "run", "--config", "test/vitest.config.ts", ...process.argv.slice(2)])]);
 if (existsSync("clients/python/run-tests.mjs") && whole) {
   results.push(["python client", run("node", ["clients/python/run-tests.mjs"])]);

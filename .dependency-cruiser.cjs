@@ -1,0 +1,46 @@
+/**
+ * The layer rule of docs/ARCHITECTURE.md, checked by `npm test` (test/check-structure.mjs):
+ *
+ *   deploy → {web, pipeline, gateway, agents-service} → plugins → {alerts, stores} → core
+ *
+ * Imports point down only; alerts/ is entered through alerts/index.ts; no cycles. Tests (*.test.ts, test/,
+ * testing/ folders) may reach across layers to wire a real stack, but not into a cycle.
+ */
+const TESTS = "(\\.test\\.ts$|^test/|/testing/|^agents-service/test/|^clients/js/test/)";
+const SERVICES = "^(web|pipeline|gateway|agents-service)/";
+
+/** A rule forbidding imports from `from` (source files, not tests) to `to`. */
+const forbid = (name, comment, from, to) => ({
+  name,
+  comment,
+  severity: "error",
+  from: { path: from, pathNot: TESTS },
+  to: { path: to },
+});
+
+module.exports = {
+  forbidden: [
+    { name: "no-cycles", comment: "modules that import each other cannot be read or changed alone", severity: "error", from: {}, to: { circular: true } },
+    forbid("core-is-the-bottom", "core imports nothing outside core", "^core/", "^(alerts|stores|plugins|pipeline|web|gateway|agents-service|deploy|clients)/"),
+    forbid("alerts-over-core", "alerts/ imports core only", "^alerts/", "^(stores|plugins|pipeline|web|gateway|agents-service|deploy)/"),
+    forbid("stores-over-core", "stores/ imports core only", "^stores/", "^(alerts|plugins|pipeline|web|gateway|agents-service|deploy)/"),
+    forbid("plugins-below-services", "plugins import alerts, stores and core only", "^plugins/", "^(pipeline|web|gateway|agents-service|deploy)/"),
+    forbid("web-not-sideways", "web imports no other service, plugin or deploy code", "^web/", "^(pipeline|plugins|gateway|agents-service|deploy)/"),
+    forbid("pipeline-not-sideways", "pipeline imports no other service or deploy code", "^pipeline/", "^(web|gateway|agents-service|deploy)/"),
+    forbid("gateway-not-sideways", "gateway imports no other service, plugin or deploy code", "^gateway/", "^(web|pipeline|plugins|agents-service|deploy)/"),
+    forbid("agents-service-apart", "agents-service imports core and the JS SDK (clients/js) only", "^agents-service/", "^(web|pipeline|plugins|gateway|deploy|alerts|stores)/"),
+    {
+      name: "alerts-through-its-index",
+      comment: "outside alerts/, import alerts/index.ts only",
+      severity: "error",
+      from: { path: "^(?!alerts/)", pathNot: TESTS },
+      to: { path: "^alerts/", pathNot: "^alerts/index\\.ts$" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "(^|/)(node_modules|dist|\\.cache)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+  },
+};
