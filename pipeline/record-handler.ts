@@ -3,7 +3,7 @@
  * records that are not events, and process the events with failure isolation (isolation.ts). It resolves only
  * when every record is stored or dead-lettered, so the log may commit: acknowledged = stored + dead-lettered.
  */
-import { decodeBatch, recordAt, type EncodedBatch } from "../core/log/encoded-batch.js";
+import { decodeBatch, recordAt, type EncodedBatch } from "../core/events/wire.js";
 import type { LoggedEvent } from "../core/events/schema.js";
 import type { Logger } from "../core/logger.js";
 import { addDeadLetters, type NewDeadLetter } from "../stores/dead-letters.js";

@@ -15,6 +15,7 @@ import { openPorts, type Ports } from "../core/runtime.js";
 import { buildChain } from "../plugins/index.js";
 import type { Plugin, PluginContext } from "../plugins/plugin.js";
 import { createBatchProcessor, startPipeline, type Pipeline } from "./runner.js";
+import { appendEvents } from "../core/log/events.js";
 
 let dir: string;
 let ports: Ports;
@@ -102,7 +103,7 @@ describe("pipeline (embedded adapters)", () => {
   it("moves a run running → waiting_for_input → running → success, stores each event once, truncates, counts, broadcasts", async () => {
     const user = await createUser("flow@example.com");
     const events = lifecycle(user, "run-a", "support-bot");
-    for (const e of events) await ports.log.append([e]); // one request per event, as single ingest does
+    for (const e of events) await appendEvents(ports.log, [e]); // one request per event, as single ingest does
     await settle();
 
     const run = await store.getRun(user, "run-a");
@@ -135,7 +136,7 @@ describe("pipeline (embedded adapters)", () => {
 
   it("ends a run with an error event in error", async () => {
     const user = await createUser("err@example.com");
-    await ports.log.append([
+    await appendEvents(ports.log, [
       event(user, "run-e", "run_start", { framework: "custom" }, "etl"),
       event(user, "run-e", "step", { node_name: "load", phase: "start" }),
       event(user, "run-e", "error", { error_type: "KeyError", error_message: "missing column 'id'", traceback: "..." }),
@@ -147,11 +148,11 @@ describe("pipeline (embedded adapters)", () => {
   it("stores and counts replayed and retried events exactly once (client retry, failed hook, restart)", async () => {
     const user = await createUser("replay@example.com");
     const events = lifecycle(user, "run-r", "replayer");
-    await ports.log.append(events.slice(0, 3));
+    await appendEvents(ports.log, events.slice(0, 3));
     await settle();
     // A client re-sends events with the same event_id, and a hook fails once: the batch is retried.
     failAfterCommit = 1;
-    await ports.log.append([...events.slice(2), events[0]!]);
+    await appendEvents(ports.log, [...events.slice(2), events[0]!]);
     await settle();
     expect(failAfterCommit).toBe(0);
     let run = await store.getRun(user, "run-r");
@@ -192,7 +193,7 @@ describe("pipeline (embedded adapters)", () => {
     expect(await store.getRun(user, "run-w")).toMatchObject({ event_count: 8, error_count: 1, status: "error" });
 
     // A second run of the same agent counts once more.
-    await ports.log.append(lifecycle(user, "run-r2", "replayer"));
+    await appendEvents(ports.log, lifecycle(user, "run-r2", "replayer"));
     await settle();
     expect(await totalRuns(user, "replayer")).toBe(3); // run-r, run-w, run-r2
   });

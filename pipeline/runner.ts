@@ -18,7 +18,7 @@ import type { Ports } from "../core/runtime.js";
 import type { TriggerDefinition } from "../alerts/index.js";
 import { buildChain } from "../plugins/index.js";
 import type { Plugin, PluginContext } from "../plugins/plugin.js";
-import { encodeBatch } from "../core/log/encoded-batch.js";
+import { encodeBatch } from "../core/events/wire.js";
 import { ProgressTracker, startHealthReporter } from "./health.js";
 import { createBatchProcessor, type BatchProcessor } from "./batch-processor.js";
 import type { PipelinePorts } from "./pipeline-ports.js";
@@ -109,7 +109,7 @@ export async function startPipeline(ports: Ports, options: PipelineOptions = {})
   const logger = (options.logger ?? createLogger(ports.config.logLevel)).child({ component: "pipeline" });
   const core = await createPipelineCore(ports, options, logger);
   const tracker = new ProgressTracker();
-  const consumer = await ports.log.consumeEncoded({
+  const consumer = await ports.log.consume({
     ...consumeOptionsFor(options),
     handler: tracker.track((records) => core.handleRecords(encodeBatch(records))),
     // Another worker may have advanced runs of partitions we get back: reload them from storage.

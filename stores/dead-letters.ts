@@ -14,6 +14,7 @@ import type { LoggedEvent } from "../core/events/schema.js";
 import { makeStorable, repairString } from "../core/events/storable.js";
 import type { EventLog } from "../core/ports/event-log.js";
 import type { Sql } from "../core/ports/sql.js";
+import { appendEvents } from "../core/log/events.js";
 
 /** Longest error text kept per dead letter. */
 const MAX_ERROR_CHARS = 2_000;
@@ -192,7 +193,7 @@ export async function replayDeadLetters(sql: Sql, log: Pick<EventLog, "append">,
   // failure (which clears replayed_at) must win over this mark.
   await sql.query(`UPDATE dead_letters SET replayed_at = now() WHERE id = ANY($1::bigint[])`, [ids]);
   try {
-    for (let i = 0; i < events.length; i += 500) await log.append(events.slice(i, i + 500));
+    for (let i = 0; i < events.length; i += 500) await appendEvents(log, events.slice(i, i + 500));
   } catch (err) {
     await sql.query(`UPDATE dead_letters SET replayed_at = NULL WHERE id = ANY($1::bigint[])`, [ids]).catch(() => {});
     throw err;

@@ -15,6 +15,7 @@ import type { LoggedEvent } from "../events/schema.js";
 import type { Logger } from "../logger.js";
 import { openFileLog, type FileLog } from "./file-log.js";
 import { encodeRecords } from "./framing.js";
+import { appendEvents, consumeEvents } from "./events.js";
 
 /** When set, the next pwriteAll longer than `split` writes `split` bytes, waits for `resume`, then writes the rest. */
 let armed: { split: number; paused: () => void; resume: Promise<void> } | null = null;
@@ -97,7 +98,7 @@ describe("file log rotation under a lagging consumer", () => {
     logs.push(log);
 
     // Segment 0 fills up and is sealed; segment 40 becomes the active one.
-    await log.append(range(0, 40));
+    await appendEvents(log, range(0, 40));
     await waitFor(() => log.segments().length === 2, "the rotation"); // it follows the append's ack
     expect(log.segments()).toEqual([0, 40]);
 
@@ -105,7 +106,7 @@ describe("file log rotation under a lagging consumer", () => {
     let releaseHandler!: () => void;
     let handlerBlocked = new Promise<void>((r) => (releaseHandler = r));
     let blockNext = true;
-    const consumer = await log.consume({
+    const consumer = await consumeEvents(log, {
       group: "pipeline",
       maxBatch: 40,
       maxWaitMs: 0,
@@ -121,12 +122,12 @@ describe("file log rotation under a lagging consumer", () => {
 
     // While it lags: one durable record lands in the new segment, then a big group commit starts and is caught
     // half-way (mid-record) at the moment the consumer moves on and opens the new segment.
-    await log.append(range(40, 41));
+    await appendEvents(log, range(40, 41));
     let paused!: () => void;
     const writePaused = new Promise<void>((r) => (paused = r));
     let resume!: () => void;
     armed = { split, paused, resume: new Promise<void>((r) => (resume = r)) };
-    const big = log.append(range(41, 80));
+    const big = appendEvents(log, range(41, 80));
     await writePaused;
 
     // Release the first batch; the consumer commits it, reads on, opens segment 40 (its file now ends mid-record)
@@ -140,7 +141,7 @@ describe("file log rotation under a lagging consumer", () => {
     // The big write completes; the segment is sealed (past segmentBytes) and a new one starts.
     resume();
     await big;
-    await log.append(range(80, 120)); // queued behind the rotation, so it lands in segment 80
+    await appendEvents(log, range(80, 120)); // queued behind the rotation, so it lands in segment 80
     expect(log.segments().slice(0, 2)).toEqual([40, 80]);
 
     // The consumer resumes in the sealed segment from the record after 40.
@@ -171,10 +172,10 @@ describe("file log consumer resilience", () => {
     };
     const log = await openFileLog(dir, { logger: flaky, retryBaseMs: 2, retryMaxMs: 10 });
     logs.push(log);
-    await log.append(range(0, 10));
+    await appendEvents(log, range(0, 10));
     const seen: number[] = [];
     let failures = 2;
-    const consumer = await log.consume({
+    const consumer = await consumeEvents(log, {
       group: "pipeline",
       maxBatch: 4,
       maxWaitMs: 0,
@@ -183,7 +184,7 @@ describe("file log consumer resilience", () => {
         for (const e of batch) seen.push((e.payload as { i: number }).i);
       },
     });
-    await log.append(range(10, 20));
+    await appendEvents(log, range(10, 20));
     await waitFor(() => seen.length >= 20, "every record despite the failures");
     await consumer.stop();
     expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => i));
@@ -198,7 +199,7 @@ describe("file log consumer resilience", () => {
     const log = await openFileLog(dir, { segmentBytes: 512 * 1024, logger: capturingLogger(logged), retryBaseMs: 5, retryMaxMs: 20 });
     logs.push(log);
     const seen: number[] = [];
-    const consumer = await log.consume({
+    const consumer = await consumeEvents(log, {
       group: "pipeline",
       maxBatch: 700,
       maxWaitMs: 5,
@@ -214,7 +215,7 @@ describe("file log consumer resilience", () => {
         for (let k = 0; k < perWriter; k++) {
           const from = next;
           next += 500;
-          await log.append(Array.from({ length: 500 }, (_, j) => ev(from + j, (from + j) % 400)));
+          await appendEvents(log, Array.from({ length: 500 }, (_, j) => ev(from + j, (from + j) % 400)));
         }
       }),
     );

@@ -5,9 +5,10 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { LoggedEvent } from "../events/schema.js";
 import { createLogger } from "../logger.js";
-import { encodeEvents } from "./encoded-batch.js";
+import { encodeEvents } from "../events/wire.js";
 import { openFileLog, type FileLog } from "./file-log.js";
 import { segmentFile } from "./segments.js";
+import { appendEvents, consumeEvents } from "./events.js";
 
 const quiet = createLogger("error");
 const dirs: string[] = [];
@@ -63,7 +64,7 @@ async function drain(log: FileLog, group: string, count: number, opts: { maxBatc
   let done!: () => void;
   const all = new Promise<void>((r) => (done = r));
   if (count === 0) done();
-  const consumer = await log.consume({
+  const consumer = await consumeEvents(log, {
     group,
     maxBatch: opts.maxBatch ?? 1000,
     maxWaitMs: 2,
@@ -86,8 +87,8 @@ describe("file log", () => {
   it("delivers appended events in order, in batches no larger than maxBatch", async () => {
     const log = await openLog(await tempDir());
     const events = Array.from({ length: 250 }, (_, i) => ev(`e${i}`));
-    await log.append(events.slice(0, 100));
-    await Promise.all(events.slice(100).map((e) => log.append([e])));
+    await appendEvents(log, events.slice(0, 100));
+    await Promise.all(events.slice(100).map((e) => appendEvents(log, [e])));
     expect(log.endOffset()).toBe(250);
     const { got, batches } = await drain(log, "g", 250, { maxBatch: 64 });
     expect(got.map((e) => e.event_id)).toEqual(events.map((e) => e.event_id));
@@ -98,7 +99,7 @@ describe("file log", () => {
   it("group-commits concurrent appends: all resolve, order of calls kept", async () => {
     const log = await openLog(await tempDir());
     const events = Array.from({ length: 2000 }, (_, i) => ev(`c${i}`, { s: "é✓😀".repeat(i % 7) }));
-    await Promise.all(events.map((e) => log.append([e])));
+    await Promise.all(events.map((e) => appendEvents(log, [e])));
     const { got } = await drain(log, "g", 2000);
     expect(got.map((e) => e.event_id)).toEqual(events.map((e) => e.event_id));
     expect(got[13]!.payload.s).toBe(events[13]!.payload.s);
@@ -108,15 +109,15 @@ describe("file log", () => {
     const log = await openLog(await tempDir());
     const events = Array.from({ length: 300 }, (_, i) => ev(`x${i}`, { s: "é✓😀".repeat(i % 5) }));
     await Promise.all([
-      log.append(events.slice(0, 100)),
-      log.appendEncoded(encodeEvents(events.slice(100, 200))),
-      log.append(events.slice(200)),
+      appendEvents(log, events.slice(0, 100)),
+      log.append(encodeEvents(events.slice(100, 200))),
+      appendEvents(log, events.slice(200)),
     ]);
     const decoded = await drain(log, "plain", 300);
     expect(decoded.got).toEqual(events);
 
     const records: Uint8Array[] = [];
-    const c = await log.consumeEncoded({ group: "encoded", maxBatch: 64, maxWaitMs: 1, handler: async (b) => void records.push(...b) });
+    const c = await log.consume({ group: "encoded", maxBatch: 64, maxWaitMs: 1, handler: async (b) => void records.push(...b) });
     await waitFor(async () => records.length === 300);
     await c.stop();
     // Each record is a copy that outlives the reader's buffer.
@@ -126,15 +127,15 @@ describe("file log", () => {
   it("resumes from the committed offset after reopening; nothing committed is redelivered", async () => {
     const dir = await tempDir();
     let log = await openLog(dir);
-    await log.append(Array.from({ length: 30 }, (_, i) => ev(`r${i}`)));
+    await appendEvents(log, Array.from({ length: 30 }, (_, i) => ev(`r${i}`)));
     const first = await drain(log, "g", 30);
     expect(first.got).toHaveLength(30);
-    await log.append(Array.from({ length: 5 }, (_, i) => ev(`s${i}`)));
+    await appendEvents(log, Array.from({ length: 5 }, (_, i) => ev(`s${i}`)));
     await log.close();
 
     log = await openLog(dir);
     expect(log.endOffset()).toBe(35);
-    const consumer = await log.consume({ group: "g", maxBatch: 100, maxWaitMs: 1, handler: async () => {} });
+    const consumer = await consumeEvents(log, { group: "g", maxBatch: 100, maxWaitMs: 1, handler: async () => {} });
     const second = await drain(log, "other", 35);
     await consumer.stop();
     expect(second.got).toHaveLength(35); // a new group starts at the oldest record on disk
@@ -148,18 +149,18 @@ describe("file log", () => {
 
   it("retries a failing handler with the same batch and never skips it", async () => {
     const log = await openLog(await tempDir());
-    await log.append([ev("a"), ev("b"), ev("c")]);
+    await appendEvents(log, [ev("a"), ev("b"), ev("c")]);
     const { got } = await drain(log, "g", 3, { fail: 3 });
     expect(got.map((e) => e.event_id)).toEqual(["a", "b", "c"]);
   });
 
   it("reports lag: appended but not yet committed", async () => {
     const log = await openLog(await tempDir());
-    await log.append([ev("a"), ev("b")]);
+    await appendEvents(log, [ev("a"), ev("b")]);
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const seen: string[] = [];
-    const consumer = await log.consume({
+    const consumer = await consumeEvents(log, {
       group: "g",
       maxBatch: 10,
       maxWaitMs: 1,
@@ -172,7 +173,7 @@ describe("file log", () => {
     expect(await consumer.lag()).toBe(2);
     release();
     await waitFor(async () => (await consumer.lag()) === 0);
-    await log.append([ev("c")]);
+    await appendEvents(log, [ev("c")]);
     await waitFor(async () => seen.length === 3);
     expect(seen).toEqual(["a", "b", "c"]);
     await consumer.stop();
@@ -181,7 +182,7 @@ describe("file log", () => {
   it("truncates a torn tail record on open and keeps every complete one", async () => {
     const dir = await tempDir();
     let log = await openLog(dir);
-    await log.append([ev("x1"), ev("x2")]);
+    await appendEvents(log, [ev("x1"), ev("x2")]);
     await log.close();
     const seg = segmentFile(dir, 0);
     const goodSize = (await fs.stat(seg)).size;
@@ -193,7 +194,7 @@ describe("file log", () => {
     log = await openLog(dir);
     expect(log.endOffset()).toBe(2);
     expect((await fs.stat(seg)).size).toBe(goodSize);
-    await log.append([ev("x3")]);
+    await appendEvents(log, [ev("x3")]);
     const { got } = await drain(log, "g", 3);
     expect(got.map((e) => e.event_id)).toEqual(["x1", "x2", "x3"]);
   });
@@ -202,7 +203,7 @@ describe("file log", () => {
     const dir = await tempDir();
     let log = await openLog(dir, { segmentBytes: 4096 });
     const events = Array.from({ length: 200 }, (_, i) => ev(`z${i}`, { pad: "p".repeat(100) }));
-    for (let i = 0; i < 200; i += 10) await log.append(events.slice(i, i + 10));
+    for (let i = 0; i < 200; i += 10) await appendEvents(log, events.slice(i, i + 10));
     expect(log.segments().length).toBeGreaterThan(5);
     const a = await drain(log, "a", 200, { maxBatch: 7 });
     expect(a.got.map((e) => e.event_id)).toEqual(events.map((e) => e.event_id));
@@ -214,7 +215,7 @@ describe("file log", () => {
 
     log = await openLog(dir, { segmentBytes: 4096 });
     expect(log.endOffset()).toBe(200);
-    await log.append([ev("after")]);
+    await appendEvents(log, [ev("after")]);
     const b = await drain(log, "a", 1);
     expect(b.got.map((e) => e.event_id)).toEqual(["after"]);
   });
@@ -222,11 +223,11 @@ describe("file log", () => {
   it("follows the active segment as it is sealed and a new one starts (live consumer)", async () => {
     const log = await openLog(await tempDir(), { segmentBytes: 2048 });
     const seen: string[] = [];
-    const consumer = await log.consume({ group: "live", maxBatch: 3, maxWaitMs: 0, handler: async (b) => void seen.push(...b.map((e) => e.event_id)) });
+    const consumer = await consumeEvents(log, { group: "live", maxBatch: 3, maxWaitMs: 0, handler: async (b) => void seen.push(...b.map((e) => e.event_id)) });
     const ids: string[] = [];
     for (let i = 0; i < 150; i++) {
       ids.push(`l${i}`);
-      await log.append([ev(`l${i}`, { pad: "p".repeat(60) })]);
+      await appendEvents(log, [ev(`l${i}`, { pad: "p".repeat(60) })]);
       if (i % 10 === 0) await new Promise((r) => setTimeout(r, 2));
     }
     await waitFor(async () => seen.length >= 150);
@@ -238,7 +239,7 @@ describe("file log", () => {
   it("keeps segments a slower group still needs", async () => {
     const log = await openLog(await tempDir(), { segmentBytes: 4096 });
     await drain(log, "slow", 0); // registers the group at offset 0
-    for (let i = 0; i < 100; i++) await log.append([ev(`k${i}`, { pad: "p".repeat(100) })]);
+    for (let i = 0; i < 100; i++) await appendEvents(log, [ev(`k${i}`, { pad: "p".repeat(100) })]);
     await drain(log, "fast", 100);
     const before = log.segments().length;
     expect(before).toBeGreaterThan(2);
@@ -261,7 +262,7 @@ describe("file log", () => {
   it("refuses appends after close with Unavailable", async () => {
     const log = await openLog(await tempDir());
     await log.close();
-    await expect(log.append([ev("late")])).rejects.toMatchObject({ _tag: "Unavailable" });
+    await expect(appendEvents(log, [ev("late")])).rejects.toMatchObject({ _tag: "Unavailable" });
   });
 
   it("keeps every acknowledged event after kill -9, in order, none twice", async () => {

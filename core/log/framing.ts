@@ -7,7 +7,7 @@
  * so a zero-filled tail (a file extended but not written before a crash) is detected as torn too.
  */
 import { crc32 } from "node:zlib";
-import { recordAt, type EncodedBatch } from "./encoded-batch.js";
+import { recordAt, type EncodedBatch } from "../events/wire.js";
 
 export const SEGMENT_MAGIC = Buffer.from("RWLOG01\n", "latin1");
 export const FRAME_HEADER_BYTES = 8;

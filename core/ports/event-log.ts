@@ -1,34 +1,28 @@
-import type { LoggedEvent } from "../events/schema.js";
-import type { EncodedEvents } from "../log/encoded-batch.js";
+import type { EncodedEvents } from "../events/wire.js";
 
 /**
  * The durable log between ingest and the pipeline (Kafka in scale mode, an fsync'd file log embedded).
- * Events with the same logKey (user + run) are delivered in append order to one consumer at a time.
+ * Events travel in their wire form (core/events/wire.ts: UTF-8 JSON records with their log keys); events with
+ * the same log key (user + run) are delivered in append order to one consumer at a time.
+ * core/log/events.ts has appendEvents / consumeEvents for callers that hold decoded events.
  */
 export interface EventLog {
   /**
-   * Appends events; resolves only when they are durable (fsync'd, or acknowledged by all in-sync replicas).
-   * Rejects with core/errors Unavailable when the log cannot take them (ingest answers 503 + Retry-After).
+   * Appends encoded events; resolves only when they are durable (fsync'd, or acknowledged by all in-sync
+   * replicas). Rejects with core/errors Unavailable when the log cannot take them (ingest answers 503 + Retry-After).
    */
-  append(events: readonly LoggedEvent[]): Promise<void>;
-  /** append() of events already serialised, e.g. on another thread (core/log/encoded-batch.ts). */
-  appendEncoded(events: EncodedEvents): Promise<void>;
+  append(events: EncodedEvents): Promise<void>;
   /**
-   * Consumes as member of `group`. The handler receives batches (≤ maxBatch events, waiting ≤ maxWaitMs to
-   * fill one); offsets are committed only after the handler resolves. A rejected handler is retried with
-   * backoff, so delivery is at-least-once: handlers must be idempotent (the store dedups on event_id).
+   * Consumes as member of `group`. The handler receives batches of records as the log holds them (≤ maxBatch,
+   * waiting ≤ maxWaitMs to fill one), undecoded: the pipeline decodes them (on its own thread) and sets aside
+   * records that are not events. Offsets are committed only after the handler resolves; a rejected handler is
+   * retried with backoff (core/log/delivery.ts), so delivery is at-least-once: handlers must be idempotent.
    */
   consume(options: ConsumeOptions): Promise<LogConsumer>;
-  /**
-   * consume() with the same delivery guarantees, but each event arrives as the UTF-8 JSON bytes the log holds,
-   * not decoded: for a consumer that hands whole batches to another thread (pipeline/thread), which decodes them
-   * there instead of on the thread that serves ingest.
-   */
-  consumeEncoded(options: ConsumeOptions<Uint8Array>): Promise<LogConsumer>;
   close(): Promise<void>;
 }
 
-export interface ConsumeOptions<T = LoggedEvent> {
+export interface ConsumeOptions<T = Uint8Array> {
   readonly group: string;
   readonly maxBatch: number;
   readonly maxWaitMs: number;

@@ -10,6 +10,7 @@ import { runIdFor, uuidv7 } from "../../core/ids.js";
 import { createLogger } from "../../core/logger.js";
 import { openPorts } from "../../core/runtime.js";
 import { startPipeline } from "../runner.js";
+import { appendEvents } from "../../core/log/events.js";
 
 const dir = process.argv[2]!;
 const round = process.argv[3] ?? "0";
@@ -44,7 +45,7 @@ await Promise.all(
       for (let i = 0; i < 12; ) {
         const n = i % 4 === 1 ? 3 : 1;
         const batch = Array.from({ length: Math.min(n, 12 - i) }, (_, k) => event(sdk, i + k));
-        await ports.log.append(batch);
+        await appendEvents(ports.log, batch);
         writeSync(1, batch.map((e) => `${sdk} ${e.event_id}`).join("\n") + "\n");
         i += batch.length;
       }

@@ -16,6 +16,7 @@ import { createLogger } from "../../core/logger.js";
 import { openPorts, type Ports } from "../../core/runtime.js";
 import type { Pipeline } from "../runner.js";
 import { startPipelineThread } from "./host.js";
+import { appendEvents } from "../../core/log/events.js";
 
 let dir: string;
 let ports: Ports;
@@ -68,7 +69,7 @@ describe("pipeline thread (embedded adapters)", () => {
       event(user, "run-t", "tool_call", { tool_name: "search", phase: "end", output_preview: "ö😀".repeat(400) }),
       event(user, "run-t", "run_end", { prompt_tokens: 1000, completion_tokens: 200, model: "gpt-4o" }),
     ];
-    for (const e of events) await ports.log.append([e]);
+    for (const e of events) await appendEvents(ports.log, [e]);
     await settle();
     expect(await store.getRun(user, "run-t")).toMatchObject({ status: "success", agent_name: "thread-bot", event_count: 3, model: "gpt-4o" });
     const stored = await store.listEvents(user, runIdFor(user, "run-t"));
@@ -94,7 +95,7 @@ describe("pipeline thread (embedded adapters)", () => {
         events.push(event(user, `run-${r}`, "step", payload));
       }
     }
-    await ports.log.append(events);
+    await appendEvents(ports.log, events);
     await settle();
     expect(await fs.readFile(marker, "utf8")).toBe("exited"); // the first thread did die
     const runs = await store.loadRuns(Array.from({ length: 20 }, (_, r) => ({ user_id: user, external_id: `run-${r}` })));

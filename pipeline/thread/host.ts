@@ -17,7 +17,7 @@ import type { Worker } from "node:worker_threads";
 import { createLogger } from "../../core/logger.js";
 import type { Ports } from "../../core/runtime.js";
 import { consumeOptionsFor, type Pipeline, type PipelineOptions } from "../runner.js";
-import { encodeBatch } from "../../core/log/encoded-batch.js";
+import { encodeBatch } from "../../core/events/wire.js";
 import { servePorts } from "./port-server.js";
 import { Rpc } from "../../core/threads/rpc.js";
 import { spawnThread } from "../../core/threads/spawn.js";
@@ -68,7 +68,7 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
 
   await thread(); // fail at start (e.g. a plugin that does not load), as the in-thread pipeline does
   const tracker = new ProgressTracker();
-  const consumer = await ports.log.consumeEncoded({
+  const consumer = await ports.log.consume({
     ...consumeOptionsFor(options),
     handler: tracker.track(async (records) => {
       const batch = encodeBatch(records);

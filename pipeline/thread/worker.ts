@@ -6,7 +6,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { Config } from "../../core/config.js";
 import { createLogger } from "../../core/logger.js";
 import { createPipelineCore, type PipelineCore, type PipelineOptions } from "../runner.js";
-import type { EncodedBatch } from "../../core/log/encoded-batch.js";
+import type { EncodedBatch } from "../../core/events/wire.js";
 import { remotePorts, type Subscribers } from "./remote-ports.js";
 import { Rpc } from "../../core/threads/rpc.js";
 import { lowerThisThreadPriority } from "../../core/threads/priority.js";

@@ -26,6 +26,7 @@ import { openPorts } from "../../core/runtime.js";
 import { startPipeline } from "../../pipeline/runner.js";
 import { createRule } from "../../alerts/index.js";
 import { CookieJar, csrfFrom } from "../e2e/harness.js";
+import { appendEvents } from "../../core/log/events.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
@@ -81,7 +82,7 @@ async function pipelineDrain(withRules: boolean): Promise<{ eps: number; secs: n
       }
     }
     const events = makeEvents(users, EVENTS, RUNS, "b");
-    for (let i = 0; i < events.length; i += 1000) await ports.log.append(events.slice(i, i + 1000));
+    for (let i = 0; i < events.length; i += 1000) await appendEvents(ports.log, events.slice(i, i + 1000));
     const t0 = performance.now();
     const c0 = process.cpuUsage();
     const pipeline = await startPipeline(ports, { logger: createLogger("error") });

@@ -16,6 +16,7 @@ import { createLogger } from "../../core/logger.js";
 import { openFileLog } from "../../core/log/file-log.js";
 import { openPorts } from "../../core/runtime.js";
 import { startPipeline } from "../../pipeline/runner.js";
+import { appendEvents } from "../../core/log/events.js";
 
 const TOTAL = Number(process.argv[2] ?? 200_000);
 const RUNS = Number(process.argv[3] ?? 2_000);
@@ -58,7 +59,7 @@ async function benchLog(dir: string): Promise<void> {
       while (next < single.length) {
         const e = single[next++]!;
         const s = performance.now();
-        await log.append([e]);
+        await appendEvents(log, [e]);
         lat.push(performance.now() - s);
       }
     }),
@@ -75,7 +76,7 @@ async function benchLog(dir: string): Promise<void> {
       while (b < batched.length) {
         const start = b;
         b += 1000;
-        await log.append(batched.slice(start, start + 1000));
+        await appendEvents(log, batched.slice(start, start + 1000));
       }
     }),
   );
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
 
     // Backlog: everything in the log first, then drain.
     const backlog = makeEvents(userId, TOTAL, RUNS, "backlog");
-    for (let i = 0; i < backlog.length; i += 1000) await ports.log.append(backlog.slice(i, i + 1000));
+    for (let i = 0; i < backlog.length; i += 1000) await appendEvents(ports.log, backlog.slice(i, i + 1000));
     // Ingest shares the event loop with the pipeline in embedded mode: its stalls add to ingest latency.
     const loopDelay = monitorEventLoopDelay({ resolution: 5 });
     loopDelay.enable();
@@ -116,7 +117,7 @@ async function main(): Promise<void> {
     // Live: a steady stream of 200-event appends while the pipeline runs.
     const live = makeEvents(userId, Math.min(TOTAL, 100_000), RUNS, "live");
     const t1 = performance.now();
-    for (let i = 0; i < live.length; i += 200) await ports.log.append(live.slice(i, i + 200));
+    for (let i = 0; i < live.length; i += 200) await appendEvents(ports.log, live.slice(i, i + 200));
     const appended = performance.now();
     await waitForLag(() => pipeline.lag());
     const liveSecs = (performance.now() - t1) / 1000;

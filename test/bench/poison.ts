@@ -15,6 +15,7 @@ import { createLogger } from "../../core/logger.js";
 import { openPorts, type Ports } from "../../core/runtime.js";
 import { startPipeline } from "../../pipeline/runner.js";
 import { countDeadLetters } from "../../stores/dead-letters.js";
+import { appendEvents } from "../../core/log/events.js";
 
 const TOTAL = Number(process.argv[2] ?? 40_000);
 const SHARES = (process.argv[3] ?? "0,0.001,0.01,0.05").split(",").map(Number);
@@ -46,7 +47,7 @@ async function once(share: number): Promise<void> {
     const evA = events(a, TOTAL / 2, share, "a");
     const evB = events(b, TOTAL / 2, 0, "b");
     const mixed = evA.flatMap((e, i) => [e, evB[i]!]);
-    for (let i = 0; i < mixed.length; i += 1000) await ports.log.append(mixed.slice(i, i + 1000));
+    for (let i = 0; i < mixed.length; i += 1000) await appendEvents(ports.log, mixed.slice(i, i + 1000));
     const poison = evA.filter((e) => e.payload.poison).length;
     const t0 = performance.now();
     const pipeline = await startPipeline(ports, { logger: createLogger("error") });

@@ -14,11 +14,12 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LoggedEvent } from "../../core/events/schema.js";
-import { encodeBatch } from "../../core/log/encoded-batch.js";
+import { encodeBatch } from "../../core/events/wire.js";
 import { runIdFor, uuidv7 } from "../../core/ids.js";
 import { runAdmin } from "../../deploy/admin.js";
 import { countDeadLetters, listDeadLetters } from "../../stores/dead-letters.js";
 import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+import { appendEvents } from "../../core/log/events.js";
 
 const FIXTURE = path.resolve(import.meta.dirname, "fixtures/poison-plugin.ts");
 let srv: TestServer;
@@ -168,8 +169,8 @@ describe("events that fail in the pipeline", () => {
       received_at: new Date().toISOString(), config_version: null,
     });
     const legacyNul = legacy("legacy-nul", "nul\u0000agent");
-    await srv.ports.log.append([legacyNul, legacy("legacy-surrogate", "fine-agent")]);
-    await srv.ports.log.appendEncoded({ ...encodeBatch([new TextEncoder().encode("{not json at all")]), keys: ["garbage"] });
+    await appendEvents(srv.ports.log, [legacyNul, legacy("legacy-surrogate", "fine-agent")]);
+    await srv.ports.log.append({ ...encodeBatch([new TextEncoder().encode("{not json at all")]), keys: ["garbage"] });
 
     const wantStored = [...acked].filter(([id]) => !poisoned.has(id));
     await eventually("every acknowledged event stored or dead-lettered", async () => {
@@ -224,7 +225,7 @@ describe("events that fail in the pipeline", () => {
     // Replaying again (a replayed letter is no longer pending) and replaying the event itself store nothing new.
     expect(await runAdmin({ sql: srv.ports.sql, log: srv.ports.log }, { cmd: "dead-letters.replay", ids: [letter.id] })).toEqual({ replayed: 0, skipped: [] });
     const raw = JSON.parse(letter.raw) as LoggedEvent;
-    await srv.ports.log.append([raw]);
+    await appendEvents(srv.ports.log, [raw]);
     await new Promise((r) => setTimeout(r, 500));
     const body = await waitForRun(srv.url, alice.key, "replay-run", (b) => b.run.event_count === 1);
     expect(body.events.map((e) => e.event_id)).toEqual([event_id]);

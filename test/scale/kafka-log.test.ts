@@ -9,12 +9,13 @@ import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { randomUUID } from "node:crypto";
 import { openKafkaLog } from "../../core/log/kafka-log.js";
-import { encodeEvents } from "../../core/log/encoded-batch.js";
+import { encodeEvents } from "../../core/events/wire.js";
 import { Unavailable } from "../../core/errors.js";
 import type { LoggedEvent } from "../../core/events/schema.js";
 import type { EventLog } from "../../core/ports/event-log.js";
 import { describeWith, eventually, testConfig } from "./services.js";
 import { loggedEvent } from "./fixtures/make-events.js";
+import { appendEvents, consumeEvents } from "../../core/log/events.js";
 
 const opened: EventLog[] = [];
 const open = async (overrides: Record<string, string> = {}) => {
@@ -33,11 +34,11 @@ describeWith(["KAFKA_BROKERS"], "kafka event log", () => {
     // Many concurrent appends per run, each awaited in order per run (as ingest does per request).
     await Promise.all(runs.map(async (run, r) => {
       for (let seq = 0; seq < perRun; seq += 10) {
-        await log.append(Array.from({ length: 10 }, (_, k) => loggedEvent(1000 + r, run, seq + k)));
+        await appendEvents(log, Array.from({ length: 10 }, (_, k) => loggedEvent(1000 + r, run, seq + k)));
       }
     }));
     const seen = new Map<string, number[]>();
-    const c = await log.consume({
+    const c = await consumeEvents(log, {
       group: `g-${randomUUID()}`, maxBatch: 500, maxWaitMs: 20,
       handler: async (batch) => {
         for (const e of batch) {
@@ -56,12 +57,12 @@ describeWith(["KAFKA_BROKERS"], "kafka event log", () => {
   it("commits only after the handler resolved, and retries a failing handler", async () => {
     const { log } = await open();
     const events = Array.from({ length: 50 }, (_, i) => loggedEvent(7, "commit-run", i));
-    await log.append(events);
+    await appendEvents(log, events);
     let release!: () => void;
     const gate = new Promise<void>((r) => { release = r; });
     let calls = 0;
     const handled: string[] = [];
-    const c = await log.consume({
+    const c = await consumeEvents(log, {
       group: `g-${randomUUID()}`, maxBatch: 1000, maxWaitMs: 20,
       handler: async (batch) => {
         calls++;
@@ -83,7 +84,7 @@ describeWith(["KAFKA_BROKERS"], "kafka event log", () => {
     const { log, config } = await open();
     const group = `g-${randomUUID()}`;
     const events = Array.from({ length: 300 }, (_, i) => loggedEvent(9, `kill-run-${i % 3}`, i));
-    await log.append(events);
+    await appendEvents(log, events);
     const child = spawn(process.execPath, ["--import", "tsx", new URL("./fixtures/kafka-consumer-child.ts", import.meta.url).pathname], {
       env: { ...process.env, KAFKA_TOPIC: config.kafkaTopic, GROUP: group, LOG_LEVEL: "error" },
       stdio: ["ignore", "pipe", "inherit"],
@@ -95,7 +96,7 @@ describeWith(["KAFKA_BROKERS"], "kafka event log", () => {
     child.kill("SIGKILL");
     await once(child, "exit");
     const got: LoggedEvent[] = [];
-    const c = await log.consume({ group, maxBatch: 1000, maxWaitMs: 20, handler: async (b) => { got.push(...b); } });
+    const c = await consumeEvents(log, { group, maxBatch: 1000, maxWaitMs: 20, handler: async (b) => { got.push(...b); } });
     await eventually("peer consumed everything", () => got.length >= events.length, 60_000);
     const ids = new Set(got.map((e) => e.event_id));
     for (const id of childSaw) expect(ids.has(id)).toBe(true);
@@ -107,10 +108,10 @@ describeWith(["KAFKA_BROKERS"], "kafka event log", () => {
   it("appendEncoded and consumeEncoded carry the same records, keyed and ordered per run", async () => {
     const { log } = await open();
     const events = Array.from({ length: 200 }, (_, i) => loggedEvent(3, `enc-${i % 5}`, i));
-    await log.appendEncoded(encodeEvents(events.slice(0, 120)));
-    await log.append(events.slice(120));
+    await log.append(encodeEvents(events.slice(0, 120)));
+    await appendEvents(log, events.slice(120));
     const records: Uint8Array[] = [];
-    const c = await log.consumeEncoded({ group: `g-${randomUUID()}`, maxBatch: 500, maxWaitMs: 20, handler: async (b) => { records.push(...b); } });
+    const c = await log.consume({ group: `g-${randomUUID()}`, maxBatch: 500, maxWaitMs: 20, handler: async (b) => { records.push(...b); } });
     await eventually("all records consumed", () => records.length >= events.length, 60_000);
     await c.stop();
     const got = records.map((r) => JSON.parse(Buffer.from(r).toString("utf8")) as LoggedEvent);
@@ -124,11 +125,11 @@ describeWith(["KAFKA_BROKERS"], "kafka event log", () => {
   it("keeps consumer groups of the same name apart on different topics (two deployments on one cluster)", async () => {
     const a = await open();
     const b = await open();
-    await a.log.append(Array.from({ length: 60 }, (_, i) => loggedEvent(1, `a-${i % 6}`, i)));
-    await b.log.append(Array.from({ length: 60 }, (_, i) => loggedEvent(2, `b-${i % 6}`, i)));
+    await appendEvents(a.log, Array.from({ length: 60 }, (_, i) => loggedEvent(1, `a-${i % 6}`, i)));
+    await appendEvents(b.log, Array.from({ length: 60 }, (_, i) => loggedEvent(2, `b-${i % 6}`, i)));
     const got = { a: 0, b: 0 };
-    const ca = await a.log.consume({ group: "pipeline", maxBatch: 100, maxWaitMs: 20, handler: async (x) => { got.a += x.length; } });
-    const cb = await b.log.consume({ group: "pipeline", maxBatch: 100, maxWaitMs: 20, handler: async (x) => { got.b += x.length; } });
+    const ca = await consumeEvents(a.log, { group: "pipeline", maxBatch: 100, maxWaitMs: 20, handler: async (x) => { got.a += x.length; } });
+    const cb = await consumeEvents(b.log, { group: "pipeline", maxBatch: 100, maxWaitMs: 20, handler: async (x) => { got.b += x.length; } });
     await eventually("both consumed everything", () => got.a === 60 && got.b === 60, 30_000);
     await Promise.all([ca.stop(), cb.stop()]);
   });
@@ -136,7 +137,7 @@ describeWith(["KAFKA_BROKERS"], "kafka event log", () => {
   it("answers Unavailable quickly when no broker is reachable", async () => {
     const started = Date.now();
     const err = await openKafkaLog(testConfig({ KAFKA_BROKERS: "127.0.0.1:1" })).then(
-      async (log) => { opened.push(log); return log.append([loggedEvent(1, "x", 0)]).then(() => undefined, (e) => e); },
+      async (log) => { opened.push(log); return appendEvents(log, [loggedEvent(1, "x", 0)]).then(() => undefined, (e) => e); },
       (e) => e,
     );
     expect(err).toBeInstanceOf(Unavailable);

@@ -7,7 +7,7 @@
 import { Either } from "effect";
 import { ValidationError } from "../../core/errors.js";
 import { parseIngestEvent, type LoggedEvent } from "../../core/events/schema.js";
-import { encodeEvents, type EncodedEvents } from "../../core/log/encoded-batch.js";
+import { encodeEvents, type EncodedEvents } from "../../core/events/wire.js";
 import { HttpProblem, toHttpError, type ErrorBody } from "../http-errors.js";
 import { enrichEvent } from "./enrich.js";
 

@@ -3,7 +3,7 @@
  * behaviour is tested end to end in web/ingest.test.ts and test/e2e), and a closed decoder answers Unavailable.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { decodeBatch } from "../../core/log/encoded-batch.js";
+import { decodeBatch } from "../../core/events/wire.js";
 import { createLogger } from "../../core/logger.js";
 import { inThreadDecoder, threadDecoder } from "./decode-thread.js";
 

@@ -16,6 +16,7 @@ import { inThreadDecoder } from "./decode-thread.js";
 import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
 import { enrichEvent } from "./enrich.js";
 import { enforceRateLimit } from "../middleware/rate-limit.js";
+import { appendEvents } from "../../core/log/events.js";
 
 export interface IngestHandlers {
   single(ctx: Context): Promise<void>;
@@ -56,7 +57,7 @@ export function ingestHandlers(deps: WebDeps, auth: ApiKeyAuth): IngestHandlers 
       const parsed = parseIngestEvent(body);
       if (Either.isLeft(parsed)) throw parsed.left;
       const event = enrichEvent(parsed.right, principal.userId, new Date());
-      await append(() => log.append([event]), 1);
+      await append(() => appendEvents(log, [event]), 1);
       ctx.status = 202;
       ctx.body = { event_id: event.event_id, run_id: event.run_id, sdk_run_id: event.sdk_run_id };
     },
@@ -66,7 +67,7 @@ export function ingestHandlers(deps: WebDeps, auth: ApiKeyAuth): IngestHandlers 
       const body = await readJsonBodyBytes(ctx, config.maxBodyBytes);
       const decoded = await batchDecoder.decode(body, principal.userId, Date.now());
       if (!decoded.ok) throw new HttpProblem(decoded.status, decoded.error.code, decoded.error.message, decoded.error.field);
-      if (decoded.accepted > 0) await append(() => log.appendEncoded(decoded.events), decoded.accepted);
+      if (decoded.accepted > 0) await append(() => log.append(decoded.events), decoded.accepted);
       ctx.status = 207;
       ctx.type = "application/json";
       ctx.body = decoded.response;

@@ -6,6 +6,7 @@
 import { writeSync } from "node:fs";
 import { openFileLog } from "../file-log.js";
 import type { LoggedEvent } from "../../events/schema.js";
+import { appendEvents } from "../events.js";
 
 const dir = process.argv[2]!;
 const writers = Number(process.argv[3] ?? 8);
@@ -32,7 +33,7 @@ await Promise.all(
       // Alternate single appends and bursts, as single and batch ingest do.
       const n = seq % 5 === 0 ? 50 : 1;
       const batch = Array.from({ length: n }, (_, i) => event(w, seq + i));
-      await log.append(batch);
+      await appendEvents(log, batch);
       writeSync(1, batch.map((e) => e.event_id).join("\n") + "\n");
       seq += n;
     }

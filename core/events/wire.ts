@@ -1,5 +1,6 @@
 /**
- * Events as JSON bytes, the form in which batches cross between threads: the records (one LoggedEvent each)
+ * The wire form of events: JSON bytes, the form in which events are appended to and read from the event log
+ * (EventLog) and in which batches cross between threads: the records (one LoggedEvent each)
  * joined into one JSON array in a buffer of its own (transferred, not copied), with the byte offset where each
  * record ends.
  * - Ingest (web/ingest/decode-thread.ts) validates a batch on another thread and hands the log its events in
@@ -8,7 +9,7 @@
  *   JSON.parse; should that fail (a record that is not a Runwatch event, possible on a shared Kafka topic), it
  *   decodes record by record and skips the ones that are not JSON, as the in-thread Kafka consumer does.
  */
-import { logKey, type LoggedEvent } from "../events/schema.js";
+import { logKey, type LoggedEvent } from "./schema.js";
 
 export interface EncodedBatch {
   /** `[r0,r1,…]`: record i spans bytes [start(i), ends[i]) with start(0) = 1 and start(i) = ends[i-1] + 1. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { LoggedEvent } from "../events/schema.js";
-import { decodeBatch, encodeBatch, encodeEvents, recordAt } from "./encoded-batch.js";
-import { encodeRecords, frameRecords } from "./framing.js";
+import type { LoggedEvent } from "./schema.js";
+import { decodeBatch, encodeBatch, encodeEvents, recordAt } from "./wire.js";
+import { encodeRecords, frameRecords } from "../log/framing.js";
 
 const event = (i: number, text = ""): LoggedEvent => ({
   event_id: `0190b6a0-0000-7000-8000-${String(i).padStart(12, "0")}`,
