@@ -19,8 +19,13 @@ export {
   MAX_RULES, RULES_CHANGED_CHANNEL, createRule, deleteRule, getRule, listRules, parseRuleForm, publishRulesChanged,
   rotateRuleSecret, setRuleEnabled, updateRule, type FieldErrors, type FormValues, type RuleInput, type StoredRule,
 } from "./rules.js";
-export { JOBS_CHANNEL, cooldownSecondsOf, dispatchFirings, enqueueTest, getJob, listJobs, requeueJob } from "./queue.js";
+export { JOBS_CHANNEL, cooldownSecondsOf, dispatchFirings, enqueueTest, getJob, listJobs, recordFirings, requeueJob } from "./queue.js";
 export { loadNotificationSettings, type NotificationSettings } from "./settings.js";
 export { CHANNELS, type NotificationChannel } from "./delivery/channels/index.js";
 export { deliverNow, startNotificationWorker, type NotificationWorker } from "./delivery/worker.js";
 export { verifySignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "./signature.js";
+
+import { recordFirings } from "./queue.js";
+
+/** The SQL procedures of alerts (transactions the pipeline thread runs on its host in one call). */
+export const ALERT_PROCEDURES = [recordFirings] as const;

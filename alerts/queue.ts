@@ -12,7 +12,7 @@
  */
 import type { Logger } from "../core/logger.js";
 import type { PubSub } from "../core/ports/pubsub.js";
-import type { Sql } from "../core/ports/sql.js";
+import { defineProcedure, type Sql } from "../core/ports/sql.js";
 import type { AlertFiring } from "./model.js";
 import { TriggerRegistry } from "./registry.js";
 import type { Channel, ClaimedJob, JobStatus, NotificationJob, NotificationPayload } from "./jobs.js";
@@ -73,15 +73,39 @@ export async function dispatchFirings(
   firings: readonly AlertFiring[],
   opts: { publicWebUrl: string; logger?: Logger; pubsub?: PubSub; maxAttempts?: number; triggers?: TriggerRegistry },
 ): Promise<DispatchResult> {
-  const result: DispatchResult = { jobs: [], suppressed: 0, duplicates: 0 };
   // Same key twice in one call: keep the first.
   const unique = new Map<string, AlertFiring>();
   for (const f of firings) if (!unique.has(`${f.rule.id}\u0000${f.key}`)) unique.set(`${f.rule.id}\u0000${f.key}`, f);
-  if (unique.size === 0) return result;
+  if (unique.size === 0) return { jobs: [], suppressed: 0, duplicates: 0 };
   const list = [...unique.values()];
-  const maxAttempts = opts.maxAttempts ?? loadNotificationSettings().maxAttempts;
   const triggers = opts.triggers ?? new TriggerRegistry();
+  const defaultCooldowns: Record<string, number> = {};
+  for (const f of list) defaultCooldowns[f.rule.trigger_type] ??= cooldownSecondsOf(triggers.get(f.rule.trigger_type), {});
+  const result = await sql.run(recordFirings, {
+    firings: list,
+    publicWebUrl: opts.publicWebUrl,
+    maxAttempts: opts.maxAttempts ?? loadNotificationSettings().maxAttempts,
+    defaultCooldowns,
+  });
+  if (result.jobs.length > 0) {
+    opts.logger?.info("notifications queued", { jobs: result.jobs.length, suppressed: result.suppressed });
+    await opts.pubsub?.publish(JOBS_CHANNEL, String(result.jobs.length));
+  }
+  return result;
+}
 
+interface RecordFiringsArgs {
+  readonly firings: readonly AlertFiring[];
+  readonly publicWebUrl: string;
+  readonly maxAttempts: number;
+  /** Cooldown of each trigger type whose rules do not set cooldown_seconds. */
+  readonly defaultCooldowns: Readonly<Record<string, number>>;
+}
+
+/** dispatchFirings' transaction (steps 1–3 of the module comment), run where the connection lives. */
+export const recordFirings = defineProcedure("alerts.record-firings", async (sql, args: RecordFiringsArgs): Promise<DispatchResult> => {
+  const result: DispatchResult = { jobs: [], suppressed: 0, duplicates: 0 };
+  const list = args.firings;
   await sql.transaction(async (tx) => {
     const fresh = await tx.query<{ rule_id: number; dedup_key: string }>(
       `INSERT INTO alert_firings (rule_id, dedup_key)
@@ -118,7 +142,7 @@ export async function dispatchFirings(
       if (!row.enabled || fired.length === 0) continue; // disabled since the evaluator's cache was filled
       const now = new Date(row.now).toISOString();
       const config = typeof row.config === "string" ? JSON.parse(row.config) : (row.config ?? {});
-      const cooldown = cooldownSecondsOf(triggers.get(row.trigger_type), config);
+      const cooldown = cooldownSecondsOf({ defaultCooldownSeconds: args.defaultCooldowns[row.trigger_type] ?? 300 }, config);
       // Cooldown 0: every firing is sent. Otherwise the first one, if the window is open.
       const toSend = cooldown === 0 ? fired : row.open ? fired.slice(0, 1) : [];
       const suppressedNow = fired.length - toSend.length;
@@ -126,12 +150,12 @@ export async function dispatchFirings(
       for (const f of toSend) {
         // The rule as it is now (a rename or new target applies to new notifications).
         const rule = { ...f.rule, name: row.name, channel: row.channel, target: row.target };
-        const payload = payloadOf({ ...f, rule }, opts.publicWebUrl, carried, now);
+        const payload = payloadOf({ ...f, rule }, args.publicWebUrl, carried, now);
         carried = 0;
         const [job] = await tx.query<{ id: number }>(
           `INSERT INTO notification_jobs (user_id, rule_id, rule_name, trigger_type, channel, target, kind, payload, max_attempts)
            VALUES ($1, $2, $3, $4, $5, $6, 'alert', $7, $8) RETURNING id`,
-          [row.user_id, ruleId, row.name, row.trigger_type, row.channel, row.target, JSON.stringify(payload), maxAttempts],
+          [row.user_id, ruleId, row.name, row.trigger_type, row.channel, row.target, JSON.stringify(payload), args.maxAttempts],
         );
         result.jobs.push(Number(job!.id));
         await tx.query(`UPDATE alert_firings SET job_id = $3 WHERE rule_id = $1 AND dedup_key = $2`, [ruleId, f.key, job!.id]);
@@ -152,12 +176,8 @@ export async function dispatchFirings(
       }
     }
   });
-  if (result.jobs.length > 0) {
-    opts.logger?.info("notifications queued", { jobs: result.jobs.length, suppressed: result.suppressed });
-    await opts.pubsub?.publish(JOBS_CHANNEL, String(result.jobs.length));
-  }
   return result;
-}
+});
 
 /** A test notification for a rule (the /alerts "Send test" button). Bypasses dedupe and cooldown. */
 export async function enqueueTest(

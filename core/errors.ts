@@ -42,3 +42,17 @@ export class Conflict extends Data.TaggedError("Conflict")<{
 }> {}
 
 export type AppError = ValidationError | AuthError | RateLimited | Unavailable | NotFound | Conflict;
+
+const TAGGED = { ValidationError, AuthError, RateLimited, Unavailable, NotFound, Conflict } as const;
+
+/**
+ * Rebuilds a tagged error from its tag and fields after it crossed a thread (core/threads/rpc.ts): a core error
+ * becomes its own class again (so `_tag` checks and HTTP mapping still work); another tag, an Error that carries it.
+ */
+export function reviveTaggedError(tag: string, fields: Record<string, unknown>): Error {
+  const Known = (TAGGED as Record<string, new (args: any) => Error>)[tag];
+  if (Known) return new Known(fields);
+  const err = new Error(typeof fields.message === "string" ? fields.message : tag);
+  Object.assign(err, fields, { _tag: tag, name: tag });
+  return err;
+}

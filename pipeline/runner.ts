@@ -28,8 +28,11 @@ export type { BatchProcessor, PipelinePorts };
 export { createBatchProcessor };
 
 export interface PipelineOptions {
-  /** Custom plugins added to the chain (before alert-evaluation and broadcast), besides RUNWATCH_PLUGINS. */
-  plugins?: readonly Plugin[];
+  /**
+   * Custom plugins added to the chain (before alert-evaluation and broadcast), besides RUNWATCH_PLUGINS: module
+   * paths (the one way that works in every mode, on the pipeline thread too) or, in this process only, objects.
+   */
+  plugins?: readonly (string | Plugin)[];
   /** Consumer group; default "pipeline". */
   group?: string;
   /** Largest batch taken from the log; default 5000. */

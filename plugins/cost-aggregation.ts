@@ -11,7 +11,7 @@
  * transaction per batch: the count is exact under replays.
  */
 import { calcPrice } from "@pydantic/genai-prices";
-import type { Sql } from "../core/ports/sql.js";
+import { defineProcedure, type Sql } from "../core/ports/sql.js";
 import type { Batch, Plugin, PluginContext } from "./plugin.js";
 
 const SCRATCH = "cost-aggregation";
@@ -42,7 +42,11 @@ export function computeCost(model: string, promptTokens: number, completionToken
 
 /** Creates missing agents and adds each run not yet counted to its agent's total_runs, exactly once. */
 export async function countAgentRuns(sql: Sql, starts: readonly RunStart[]): Promise<void> {
-  if (starts.length === 0) return;
+  if (starts.length > 0) await sql.run(countAgentRunsProcedure, starts);
+}
+
+/** countAgentRuns' transaction, run where the connection lives (one call from the pipeline thread). */
+export const countAgentRunsProcedure = defineProcedure("plugins.count-agent-runs", async (sql, starts: readonly RunStart[]) => {
   const col = <K extends keyof RunStart>(k: K) => starts.map((s) => s[k]);
   await sql.transaction(async (tx) => {
     // Only for users that still exist (a user deleted while their events were in flight must not wedge the pipeline).
@@ -77,7 +81,7 @@ export async function countAgentRuns(sql: Sql, starts: readonly RunStart[]): Pro
       [col("user_id"), col("agent_name"), col("framework")],
     );
   });
-}
+});
 
 export const costAggregation = (): Plugin => {
   let ctx: PluginContext | undefined;

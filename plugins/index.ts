@@ -10,13 +10,16 @@ import { loadTriggers, type TriggerDefinition } from "../alerts/index.js";
 import { importConfigured } from "../core/modules.js";
 import { alertEvaluation } from "./alert-evaluation.js";
 import { broadcast } from "./broadcast.js";
-import { costAggregation } from "./cost-aggregation.js";
+import { costAggregation, countAgentRunsProcedure } from "./cost-aggregation.js";
 import type { Plugin, PluginContext, PluginFactory } from "./plugin.js";
 import { previewTruncation } from "./preview-truncation.js";
 import { statusMachine } from "./status-machine.js";
 
 export type { Batch, PipelineEvent, Plugin, PluginContext, PluginFactory, RunDraft } from "./plugin.js";
 export { definePlugin } from "./plugin.js";
+
+/** The built-in plugins' SQL procedures (see core/ports/sql.ts: transactions run where the connection lives). */
+export const PLUGIN_PROCEDURES = [countAgentRunsProcedure] as const;
 
 const isPlugin = (v: unknown): v is Plugin =>
   typeof v === "object" && v !== null && typeof (v as Plugin).name === "string";
@@ -37,10 +40,10 @@ export async function loadPluginModule(spec: string, ctx: PluginContext): Promis
 
 export async function buildChain(
   ctx: PluginContext,
-  opts: { extra?: readonly Plugin[]; triggers?: readonly TriggerDefinition[] } = {},
+  opts: { extra?: readonly (string | Plugin)[]; triggers?: readonly TriggerDefinition[] } = {},
 ): Promise<Plugin[]> {
-  const custom = [...(opts.extra ?? [])];
-  for (const spec of ctx.config.extraPlugins) custom.push(await loadPluginModule(spec, ctx));
+  const custom: Plugin[] = [];
+  for (const p of [...ctx.config.extraPlugins, ...(opts.extra ?? [])]) custom.push(typeof p === "string" ? await loadPluginModule(p, ctx) : p);
   const chain = [
     ...custom.filter((p) => p.order === "early"),
     statusMachine(),

@@ -13,6 +13,7 @@ const sqlWith = (count: () => number): Sql => ({
     return [{ n }] as T[];
   },
   transaction: async () => { throw new Error("unused"); },
+  run: async () => { throw new Error("unused"); },
   close: async () => {},
 });
 

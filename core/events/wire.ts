@@ -4,7 +4,7 @@
  * joined into one JSON array in a buffer of its own (transferred, not copied), with the byte offset where each
  * record ends.
  * - Ingest (web/ingest/decode-thread.ts) validates a batch on another thread and hands the log its events in
- *   this form (EventLog.appendEncoded, with each record's log key).
+ *   this form (EventLog.append, with each record's log key).
  * - The pipeline thread receives the records the log holds in this form and decodes the array with one
  *   JSON.parse; should that fail (a record that is not a Runwatch event, possible on a shared Kafka topic), it
  *   decodes record by record and skips the ones that are not JSON, as the in-thread Kafka consumer does.
@@ -38,7 +38,7 @@ export function encodeBatch(records: readonly Uint8Array[]): EncodedBatch {
   return { data, ends };
 }
 
-/** Encoded events with the log key (logKey: user + run) of each, for EventLog.appendEncoded. */
+/** Encoded events with the log key (logKey: user + run) of each, for EventLog.append. */
 export interface EncodedEvents extends EncodedBatch {
   readonly keys: readonly string[];
 }

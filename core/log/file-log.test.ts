@@ -105,7 +105,7 @@ describe("file log", () => {
     expect(got[13]!.payload.s).toBe(events[13]!.payload.s);
   });
 
-  it("appendEncoded and consumeEncoded: the same records as append/consume, interleaved in call order", async () => {
+  it("append of encoded events and raw consume: the same records as appendEvents/consumeEvents, interleaved in call order", async () => {
     const log = await openLog(await tempDir());
     const events = Array.from({ length: 300 }, (_, i) => ev(`x${i}`, { s: "é✓😀".repeat(i % 5) }));
     await Promise.all([

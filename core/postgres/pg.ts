@@ -2,7 +2,7 @@
  * The server Postgres transport: a pg Pool. Same SQL and result types as PGlite (see sql-common.ts).
  */
 import pg from "pg";
-import type { Sql } from "../ports/sql.js";
+import { runHere, type Sql } from "../ports/sql.js";
 import { createLogger } from "../logger.js";
 import { INT8_ARRAY_OID, INT8_OID, parseInt8, transactionSql, type QueryFn } from "./sql-common.js";
 
@@ -31,8 +31,9 @@ export async function openPg(url: string, opts: { max?: number } = {}): Promise<
   const queryOn = (conn: pg.Pool | pg.PoolClient): QueryFn =>
     async <T>(sql: string, params?: readonly unknown[]) =>
       (await conn.query(sql, params ? [...params] : undefined)).rows as T[];
-  return {
+  const sql: Sql = {
     query: queryOn(pool),
+    run: runHere(() => sql),
     async transaction(fn) {
       const client = await pool.connect();
       let broken: Error | undefined;
@@ -53,4 +54,5 @@ export async function openPg(url: string, opts: { max?: number } = {}): Promise<
     },
     close: () => pool.end(),
   };
+  return sql;
 }

@@ -5,7 +5,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { PGlite, types } from "@electric-sql/pglite";
-import type { Sql } from "../ports/sql.js";
+import { runHere, type Sql } from "../ports/sql.js";
 import { INT8_ARRAY_OID, INT8_OID, parseInt8, transactionSql, type QueryFn } from "./sql-common.js";
 
 export async function openPglite(dir: string): Promise<Sql> {
@@ -20,9 +20,11 @@ export async function openPglite(dir: string): Promise<Sql> {
   const queryOn = (conn: Pick<PGlite, "query">): QueryFn =>
     async <T>(sql: string, params?: readonly unknown[]) =>
       (await conn.query<T>(sql, params ? [...params] : undefined)).rows;
-  return {
+  const sql: Sql = {
     query: queryOn(db),
     transaction: (fn) => db.transaction((tx) => fn(transactionSql(queryOn(tx)))),
+    run: runHere(() => sql),
     close: () => db.close(),
   };
+  return sql;
 }

@@ -1,7 +1,7 @@
 /**
  * What the PGlite and pg adapters share: how int8 values are decoded and how nested transactions work.
  */
-import type { Sql } from "../ports/sql.js";
+import { runHere, type Sql } from "../ports/sql.js";
 
 /**
  * int8 (bigint: ids, counters, count(*)) as a JS number when it fits exactly, otherwise the decimal string
@@ -23,8 +23,9 @@ export type QueryFn = <T = Record<string, unknown>>(sql: string, params?: readon
  * rolls back only the inner work (and the error still propagates unless the caller catches it).
  */
 export function transactionSql(query: QueryFn, depth = 1): Sql {
-  return {
+  const sql: Sql = {
     query,
+    run: runHere(() => sql),
     async transaction<R>(fn: (tx: Sql) => Promise<R>): Promise<R> {
       const sp = `runwatch_sp_${depth}`;
       await query(`SAVEPOINT ${sp}`);
@@ -39,4 +40,5 @@ export function transactionSql(query: QueryFn, depth = 1): Sql {
     },
     close: () => Promise.reject(new Error("close() is not available inside a transaction")),
   };
+  return sql;
 }

@@ -1,11 +1,20 @@
 /**
- * Request/response calls over a worker_threads message port, both ways: each side serves named handlers and
- * calls the other's. A call's arguments and result are structured-cloned (Transferables in `transfer` move
- * instead). Errors cross as plain data and come back as Errors with the same name, message, code and stack.
+ * Request/response calls over a worker_threads message port, both ways: each side serves the methods of one
+ * protocol interface and calls the other side's, both checked by the compiler (`Rpc<Local, Remote>`, where each
+ * side's handlers are `Local` and the other's `Remote`). A call's arguments and result are structured-cloned
+ * (Transferables in `transfer` move instead). Errors cross as data: core errors (effect tagged errors such as
+ * Unavailable or ValidationError) come back as the same class with the same fields, others as Errors with the
+ * same name, message, code and stack.
  */
 import type { MessagePort, Transferable, Worker } from "node:worker_threads";
+import { reviveTaggedError } from "../errors.js";
 
-export type Handler = (...args: any[]) => unknown;
+/** A protocol (an interface of methods): method name → signature. */
+export type MethodsOf<T> = { [K in keyof T]: (...args: any[]) => unknown };
+
+/** What the caller receives for a handler's return value (a Transfer delivers its value). */
+export type Result<R> = Delivered<Awaited<R>>;
+type Delivered<X> = X extends Transfer<infer T> ? T : X;
 
 /** A handler's result whose buffers move to the caller instead of being copied. */
 export class Transfer<T> {
@@ -23,7 +32,6 @@ export function ownBytes(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
   return (own ? bytes : bytes.slice()) as Uint8Array<ArrayBuffer>;
 }
-export type Handlers = Record<string, Handler>;
 
 type Endpoint = Pick<MessagePort | Worker, "postMessage" | "on" | "off">;
 
@@ -38,23 +46,26 @@ interface WireError {
   readonly message: string;
   readonly stack?: string;
   readonly code?: unknown;
+  /** An effect tagged error: its tag and own fields. */
+  readonly tag?: string;
+  readonly fields?: Record<string, unknown>;
 }
 
-export class Rpc {
+export class Rpc<Local extends MethodsOf<Local>, Remote extends MethodsOf<Remote>> {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   private readonly listener = (m: Message) => this.receive(m);
 
   constructor(
     private readonly endpoint: Endpoint,
-    private readonly handlers: Handlers,
+    private readonly handlers: Local,
   ) {
     endpoint.on("message", this.listener);
   }
 
-  call<T>(method: string, args: unknown[] = [], transfer?: readonly Transferable[]): Promise<T> {
+  call<K extends keyof Remote & string>(method: K, args: Parameters<Remote[K]>, transfer?: readonly Transferable[]): Promise<Result<ReturnType<Remote[K]>>> {
     const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       try {
         this.endpoint.postMessage({ t: "call", id, method, args } satisfies Message, transfer as Transferable[] | undefined);
@@ -66,7 +77,7 @@ export class Rpc {
   }
 
   /** A call without a reply. */
-  notify(method: string, args: unknown[] = []): void {
+  notify<K extends keyof Remote & string>(method: K, args: Parameters<Remote[K]>): void {
     this.endpoint.postMessage({ t: "notify", method, args } satisfies Message);
   }
 
@@ -89,7 +100,7 @@ export class Rpc {
       else p.reject(fromWire(m.error));
       return;
     }
-    const handler = this.handlers[m.method];
+    const handler = Object.hasOwn(this.handlers, m.method) ? (this.handlers as Record<string, (...args: unknown[]) => unknown>)[m.method] : undefined;
     const run = async () => {
       if (!handler) throw new Error(`no handler for ${m.method}`);
       return handler(...m.args);
@@ -117,6 +128,13 @@ export class Rpc {
 }
 
 function toWire(err: unknown): WireError {
+  const tag = (err as { _tag?: unknown } | null)?._tag;
+  if (err instanceof Error && typeof tag === "string") {
+    const { _tag, cause, ...fields } = err as unknown as Record<string, unknown>;
+    void _tag;
+    void cause; // may not survive cloning; its message is in the stack
+    return { name: err.name, message: err.message, stack: err.stack, tag, fields: { ...fields, message: err.message } };
+  }
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
     return { name: err.name, message: err.message, stack: err.stack, code: typeof code === "string" || typeof code === "number" ? code : undefined };
@@ -125,6 +143,11 @@ function toWire(err: unknown): WireError {
 }
 
 function fromWire(w: WireError): Error {
+  if (w.tag !== undefined) {
+    const revived = reviveTaggedError(w.tag, w.fields ?? {});
+    if (w.stack) revived.stack = w.stack;
+    return revived;
+  }
   const err = new Error(w.message);
   err.name = w.name;
   if (w.stack) err.stack = w.stack;

@@ -1,7 +1,8 @@
 /**
- * The pipeline on its own thread (host.ts) over the real embedded adapters: the thread's SQL (transactions
+ * The pipeline on its own thread (host.ts) over the real embedded adapters: the thread's SQL (procedures
  * included), ClickHouse and pub/sub calls are served by this thread, and a thread that dies mid-batch is
- * replaced without losing or doubling an event.
+ * replaced without losing or doubling an event. Custom plugins reach the thread both ways a module can be
+ * named: RUNWATCH_PLUGINS (the redaction example) and `plugins` in code (the thread-killing test plugin).
  */
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -27,10 +28,10 @@ const messages: { channel: string; msg: { event: { event_id: string } } }[] = []
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-pipeline-thread-"));
   const plugin = path.join(path.dirname(new URL(import.meta.url).pathname), "testing/exit-thread-once.ts");
-  ports = await openPorts(loadConfig({ RUNWATCH_DATA_DIR: dir, LOG_LEVEL: "error", RUNWATCH_PLUGINS: plugin }));
+  ports = await openPorts(loadConfig({ RUNWATCH_DATA_DIR: dir, LOG_LEVEL: "error", RUNWATCH_PLUGINS: "./plugins/examples/redact-secrets.ts" }));
   store = createEventStore(ports.clickhouse);
   await ports.pubsub.subscribePrefix("user.", (channel, msg) => messages.push({ channel, msg: JSON.parse(msg) }));
-  pipeline = await startPipelineThread(ports, { maxWaitMs: 2, logger: createLogger("error") });
+  pipeline = await startPipelineThread(ports, { maxWaitMs: 2, logger: createLogger("error"), plugins: [plugin] });
 }, 60_000);
 
 afterAll(async () => {
@@ -62,11 +63,11 @@ async function settle(): Promise<void> {
 }
 
 describe("pipeline thread (embedded adapters)", () => {
-  it("stores, counts (a transaction on PGlite through the host) and broadcasts every event", async () => {
+  it("stores, counts (a procedure run on PGlite by the host) and broadcasts every event", async () => {
     const user = await createUser("thread@example.com");
     const events = [
       event(user, "run-t", "run_start", { framework: "langgraph" }, "thread-bot"),
-      event(user, "run-t", "tool_call", { tool_name: "search", phase: "end", output_preview: "ö😀".repeat(400) }),
+      event(user, "run-t", "tool_call", { tool_name: "search", phase: "end", output_preview: "ö😀".repeat(400), input_preview: "key sk-proj-abcdefghijklmnopqrstuvwxyz012345" }),
       event(user, "run-t", "run_end", { prompt_tokens: 1000, completion_tokens: 200, model: "gpt-4o" }),
     ];
     for (const e of events) await appendEvents(ports.log, [e]);
@@ -75,6 +76,7 @@ describe("pipeline thread (embedded adapters)", () => {
     const stored = await store.listEvents(user, runIdFor(user, "run-t"));
     expect(stored.map((e) => e.event_id)).toEqual(events.map((e) => e.event_id));
     expect(String((stored[1]!.payload as { output_preview: string }).output_preview).length).toBeLessThan(1200); // truncated on the thread
+    expect((stored[1]!.payload as { input_preview: string }).input_preview).toBe("key [REDACTED]"); // RUNWATCH_PLUGINS ran there too
     const [agent] = await ports.sql.query<{ total_runs: number }>("SELECT total_runs FROM agents WHERE user_id = $1 AND name = 'thread-bot'", [user]);
     expect(Number(agent!.total_runs)).toBe(1);
     const pushed = messages.filter((m) => m.channel === `user.${user}`).map((m) => m.msg.event.event_id);
@@ -83,7 +85,7 @@ describe("pipeline thread (embedded adapters)", () => {
 
   it.each([
     ["while processing an event", "exit_thread_marker"],
-    ["inside an open SQL transaction", "exit_in_transaction_marker"],
+    ["while its SQL procedure runs on the host", "exit_in_procedure_marker"],
   ])("replaces a thread that dies %s: the batch is retried, every event stored once, counters exact", async (_, markerField) => {
     const user = await createUser(`${markerField}@example.com`);
     const marker = path.join(dir, markerField);
@@ -103,7 +105,14 @@ describe("pipeline thread (embedded adapters)", () => {
     for (const run of runs) expect(run.event_count).toBe(11);
     const [agent] = await ports.sql.query<{ total_runs: number }>("SELECT total_runs FROM agents WHERE user_id = $1 AND name = 'crash-bot'", [user]);
     expect(Number(agent!.total_runs)).toBe(20);
-    // The host serves other callers again: no transaction was left open by the dead thread.
+    // The host serves other callers: no transaction waits on the dead thread.
     expect(await ports.sql.query("SELECT 1 AS ok")).toEqual([{ ok: 1 }]);
+  });
+});
+
+describe("custom plugins and the pipeline thread", () => {
+  it("refuses a plugin object (it could not cross to the thread) instead of silently dropping it", async () => {
+    const object = { name: "in-code" } as unknown as string;
+    await expect(startPipelineThread(ports, { plugins: [object] })).rejects.toThrow(/plugins must be module paths/);
   });
 });

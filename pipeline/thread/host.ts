@@ -3,11 +3,13 @@
  * everything in one process). On one thread, every batch's decoding, plugin work and row serialisation
  * competed with HTTP requests for the event loop, and ingest's tail latency paid for it.
  *
- * Split: this (host) thread consumes the log with consumeEncoded(): it reads records without decoding them and
+ * Split: this (host) thread consumes the log: it reads records without decoding them and
  * hands each batch to the pipeline thread as one transferred buffer; it commits the batch only when the
  * pipeline thread reports it stored, so delivery stays at-least-once. The pipeline thread decodes, runs the
- * plugins, serialises the rows, and calls back here for SQL, ClickHouse and pub/sub (port-server.ts): PGlite
- * is one connection, chDB's engine belongs to the process, and the gateway listens on this thread.
+ * plugins, serialises the rows, and calls back here for SQL, ClickHouse and pub/sub (port-server.ts; the calls
+ * both ways are typed in protocol.ts): PGlite is one connection, chDB's engine belongs to the process, and the
+ * gateway listens on this thread. Custom plugins reach the thread as module paths (RUNWATCH_PLUGINS, or
+ * `plugins` here): objects cannot cross threads, module paths work the same in every mode.
  *
  * Supervision: if the pipeline thread dies, the batch in flight fails (the log retries it with backoff), its
  * open transactions are rolled back, and the next batch starts a new thread. Run state it cached is rebuilt
@@ -19,30 +21,39 @@ import type { Ports } from "../../core/runtime.js";
 import { consumeOptionsFor, type Pipeline, type PipelineOptions } from "../runner.js";
 import { encodeBatch } from "../../core/events/wire.js";
 import { servePorts } from "./port-server.js";
+import { hostProcedures } from "./procedures.js";
+import type { HostMethods, ThreadMethods, WorkerData } from "./protocol.js";
 import { Rpc } from "../../core/threads/rpc.js";
 import { spawnThread } from "../../core/threads/spawn.js";
-import type { WorkerData } from "./worker.js";
 import { ProgressTracker, startHealthReporter } from "../health.js";
 
 
 interface Thread {
   readonly worker: Worker;
-  readonly rpc: Rpc;
+  readonly rpc: Rpc<HostMethods, ThreadMethods>;
 }
 
-export type ThreadPipelineOptions = Pick<PipelineOptions, "group" | "maxBatch" | "maxWaitMs" | "cacheSize" | "logger" | "singleRetryDelaysMs">;
+export interface ThreadPipelineOptions extends Pick<PipelineOptions, "group" | "maxBatch" | "maxWaitMs" | "cacheSize" | "logger" | "singleRetryDelaysMs"> {
+  /** Custom plugins, as module paths (loaded on the pipeline thread like RUNWATCH_PLUGINS). */
+  readonly plugins?: readonly string[];
+}
 
 export async function startPipelineThread(ports: Ports, options: ThreadPipelineOptions = {}): Promise<Pipeline> {
   const logger = (options.logger ?? createLogger(ports.config.logLevel)).child({ component: "pipeline" });
-  const data: WorkerData = { config: ports.config, options: { cacheSize: options.cacheSize, singleRetryDelaysMs: options.singleRetryDelaysMs } };
+  const pluginModules = [...(options.plugins ?? [])];
+  for (const p of pluginModules) {
+    if (typeof p !== "string") throw new Error("startPipelineThread: plugins must be module paths (a plugin object cannot cross to the pipeline thread)");
+  }
+  const data: WorkerData = { config: ports.config, options: { cacheSize: options.cacheSize, singleRetryDelaysMs: options.singleRetryDelaysMs }, pluginModules };
+  const procedures = await hostProcedures([...ports.config.extraPlugins, ...pluginModules]);
   let current: Promise<Thread> | undefined;
   let stopping = false;
 
   const spawn = (): Promise<Thread> => {
     const worker = spawnThread(new URL("./worker.ts", import.meta.url), data, "runwatch-pipeline");
-    let rpc!: Rpc;
-    const server = servePorts(ports, (id, channel, message) => rpc.notify("pubsub.message", [id, channel, message]));
-    rpc = new Rpc(worker, server.handlers);
+    let rpc!: Rpc<HostMethods, ThreadMethods>;
+    const server = servePorts(ports, procedures, (id, channel, message) => rpc.notify("pubsub.message", [id, channel, message]));
+    rpc = new Rpc<HostMethods, ThreadMethods>(worker, server.handlers);
     const thread: Thread = { worker, rpc };
     worker.on("error", (err) => logger.error("the pipeline thread failed", { err }));
     worker.once("exit", (code) => {
@@ -52,7 +63,7 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
       if (current === started) current = undefined;
       if (!stopping) logger.error("the pipeline thread exited; a new one starts with the next batch", { code });
     });
-    const started = rpc.call<string[]>("start").then(
+    const started = rpc.call("start", []).then(
       (plugins) => {
         logger.info("pipeline started on its own thread", { plugins });
         return thread;
@@ -75,7 +86,7 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
       await (await thread()).rpc.call("batch", [batch], [batch.data.buffer, batch.ends.buffer]);
     }),
     onRebalance: () => {
-      void current?.then((t) => t.rpc.call("forget")).catch(() => {}); // a new thread starts with no cache anyway
+      void current?.then((t) => t.rpc.call("forget", [])).catch(() => {}); // a new thread starts with no cache anyway
     },
   });
 
@@ -90,7 +101,7 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
         stopping = true;
         const t = await current?.catch(() => undefined);
         if (t) {
-          await t.rpc.call("close").catch((err: unknown) => logger.warn("pipeline plugins did not close cleanly", { err }));
+          await t.rpc.call("close", []).catch((err: unknown) => logger.warn("pipeline plugins did not close cleanly", { err }));
           await t.worker.terminate();
         }
       })()),

@@ -8,51 +8,43 @@ import type { Config } from "../../core/config.js";
 import { toJsonEachRow } from "../../core/clickhouse/settings.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
-import type { Sql } from "../../core/ports/sql.js";
-import { transactionSql, type QueryFn } from "../../core/postgres/sql-common.js";
+import type { Sql, SqlProcedure } from "../../core/ports/sql.js";
+import type { QueryFn } from "../../core/postgres/sql-common.js";
 import type { PipelinePorts } from "../pipeline-ports.js";
 import { ownBytes, type Rpc } from "../../core/threads/rpc.js";
+import type { HostMethods, ThreadMethods } from "./protocol.js";
+
+type HostRpc = Rpc<ThreadMethods, HostMethods>;
 
 /** Handlers of messages on subscribed channels, by subscription id (the host pushes `pubsub.message`). */
 export type Subscribers = Map<number, (channel: string, message: string) => void>;
 
-export function remotePorts(rpc: Rpc, config: Config, subscribers: Subscribers): PipelinePorts {
+export function remotePorts(rpc: HostRpc, config: Config, subscribers: Subscribers): PipelinePorts {
   return { config, sql: remoteSql(rpc), clickhouse: remoteClickHouse(rpc), pubsub: remotePubSub(rpc, subscribers) };
 }
 
-function remoteSql(rpc: Rpc): Sql {
-  const queryIn =
-    (txId: number | undefined): QueryFn =>
-    <T>(sql: string, params?: readonly unknown[]) =>
-      rpc.call<T[]>("sql.query", [sql, params, txId]);
+function remoteSql(rpc: HostRpc): Sql {
+  const query: QueryFn = async <T>(sql: string, params?: readonly unknown[]) => (await rpc.call("sql.query", [sql, params])) as T[];
   return {
-    query: queryIn(undefined),
-    async transaction<R>(fn: (tx: Sql) => Promise<R>): Promise<R> {
-      const txId = await rpc.call<number>("sql.begin");
-      let result: R;
-      try {
-        result = await fn(transactionSql(queryIn(txId)));
-      } catch (err) {
-        await rpc.call("sql.end", [txId, false]).catch(() => {});
-        throw err;
-      }
-      await rpc.call("sql.end", [txId, true]);
-      return result;
-    },
+    query,
+    // Work that needs a transaction is a procedure: one call, run on the host (no transaction spans threads).
+    run: async <A, R>(procedure: SqlProcedure<A, R>, args: A) => (await rpc.call("sql.run", [procedure.name, args])) as R,
+    transaction: () =>
+      Promise.reject(new Error("a transaction cannot span the pipeline thread and its host: write the work as a procedure (defineProcedure, core/ports/sql.ts) and call sql.run")),
     close: async () => {},
   };
 }
 
 const encoder = new TextEncoder();
 
-function remoteClickHouse(rpc: Rpc): ClickHouse {
+function remoteClickHouse(rpc: HostRpc): ClickHouse {
   const insertEncoded = (table: string, bytes: Uint8Array): Promise<void> => {
     const own = ownBytes(bytes); // moved, not copied
     return rpc.call("clickhouse.insertEncoded", [table, own], [own.buffer]);
   };
   return {
-    query: <T>(sql: string, params?: Record<string, unknown>) => rpc.call<T[]>("clickhouse.query", [sql, params]),
-    exec: (sql: string, params?: Record<string, unknown>) => rpc.call<void>("clickhouse.exec", [sql, params]),
+    query: async <T>(sql: string, params?: Record<string, unknown>) => (await rpc.call("clickhouse.query", [sql, params])) as T[],
+    exec: (sql: string, params?: Record<string, unknown>) => rpc.call("clickhouse.exec", [sql, params]),
     async insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
       if (rows.length === 0) return;
       await insertEncoded(table, encoder.encode(toJsonEachRow(rows)));
@@ -63,7 +55,7 @@ function remoteClickHouse(rpc: Rpc): ClickHouse {
 }
 
 /** Publishes made in one turn of this thread's event loop cross to the host as one message. */
-function remotePubSub(rpc: Rpc, subscribers: Subscribers): PubSub {
+function remotePubSub(rpc: HostRpc, subscribers: Subscribers): PubSub {
   let queued: [string, string][] = [];
   let settle: { resolve(): void; reject(e: unknown): void }[] = [];
   const flush = () => {
@@ -83,7 +75,7 @@ function remotePubSub(rpc: Rpc, subscribers: Subscribers): PubSub {
       return new Promise<void>((resolve, reject) => settle.push({ resolve, reject }));
     },
     async subscribePrefix(prefix, handler) {
-      const id = await rpc.call<number>("pubsub.subscribe", [prefix]);
+      const id = await rpc.call("pubsub.subscribe", [prefix]);
       subscribers.set(id, handler);
       return async () => {
         subscribers.delete(id);

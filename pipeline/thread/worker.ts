@@ -3,21 +3,15 @@
  * over, with ports that call back to the host (remote-ports.ts).
  */
 import { parentPort, workerData } from "node:worker_threads";
-import type { Config } from "../../core/config.js";
 import { createLogger } from "../../core/logger.js";
-import { createPipelineCore, type PipelineCore, type PipelineOptions } from "../runner.js";
-import type { EncodedBatch } from "../../core/events/wire.js";
+import { createPipelineCore, type PipelineCore } from "../runner.js";
+import type { HostMethods, ThreadMethods, WorkerData } from "./protocol.js";
 import { remotePorts, type Subscribers } from "./remote-ports.js";
 import { Rpc } from "../../core/threads/rpc.js";
 import { lowerThisThreadPriority } from "../../core/threads/priority.js";
 import { threadData } from "../../core/threads/spawn.js";
 
-export interface WorkerData {
-  readonly config: Config;
-  readonly options: Pick<PipelineOptions, "cacheSize" | "singleRetryDelaysMs">;
-}
-
-const { config, options } = threadData<WorkerData>(workerData);
+const { config, options, pluginModules } = threadData<WorkerData>(workerData);
 const logger = createLogger(config.logLevel).child({ component: "pipeline", thread: "pipeline" });
 const subscribers: Subscribers = new Map();
 let core: PipelineCore | undefined;
@@ -31,13 +25,14 @@ const started = (): PipelineCore => {
 const priority = lowerThisThreadPriority(config.backgroundNice);
 if (!priority.ok && config.backgroundNice > 0) logger.debug("pipeline thread priority unchanged", { reason: priority.reason });
 
-const rpc = new Rpc(parentPort!, {
-  async start(): Promise<string[]> {
-    core ??= await createPipelineCore(remotePorts(rpc, config, subscribers), options, logger);
+const methods: ThreadMethods = {
+  async start() {
+    core ??= await createPipelineCore(remotePorts(rpc, config, subscribers), { ...options, plugins: pluginModules }, logger);
     return core.plugins.map((p) => p.name);
   },
-  batch: (batch: EncodedBatch) => started().handleRecords(batch),
+  batch: (batch) => started().handleRecords(batch),
   forget: () => started().processor.forgetRuns(),
-  close: () => core?.close(),
-  "pubsub.message": (id: number, channel: string, message: string) => subscribers.get(id)?.(channel, message),
-});
+  close: async () => core?.close(),
+  "pubsub.message": (id, channel, message) => subscribers.get(id)?.(channel, message),
+};
+const rpc: Rpc<ThreadMethods, HostMethods> = new Rpc<ThreadMethods, HostMethods>(parentPort!, methods);

@@ -8,8 +8,8 @@
  *     Slack tokens, JWTs, Bearer tokens, PEM private keys) inside any string, e.g. a tool's input_preview.
  * Each redaction becomes "[REDACTED]"; the payload gets `redacted: <count>` so the UI can say so.
  *
- * Enable it with RUNWATCH_PLUGINS=./plugins/examples/redact-secrets.ts, or pass `redactSecrets()` in code to
- * startPipeline({ plugins: [...] }). It asks to run "early": before preview truncation, which could otherwise cut
+ * Enable it with RUNWATCH_PLUGINS=./plugins/examples/redact-secrets.ts, or pass that path in code
+ * (startPipeline / startPipelineThread `plugins`). It asks to run "early": before preview truncation, which could otherwise cut
  * a key in half so that the pattern no longer matches and half a key is stored.
  */
 import type { Plugin } from "../plugin.js";

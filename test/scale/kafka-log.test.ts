@@ -105,7 +105,7 @@ describeWith(["KAFKA_BROKERS"], "kafka event log", () => {
     await c.stop();
   }, 120_000);
 
-  it("appendEncoded and consumeEncoded carry the same records, keyed and ordered per run", async () => {
+  it("encoded appends and raw consumption carry the same records as appendEvents/consumeEvents, keyed and ordered per run", async () => {
     const { log } = await open();
     const events = Array.from({ length: 200 }, (_, i) => loggedEvent(3, `enc-${i % 5}`, i));
     await log.append(encodeEvents(events.slice(0, 120)));

@@ -11,7 +11,7 @@
 import type { Worker } from "node:worker_threads";
 import { Unavailable } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
-import { ownBytes, Rpc } from "../../core/threads/rpc.js";
+import { ownBytes, Rpc, type Transfer } from "../../core/threads/rpc.js";
 import { spawnThread } from "../../core/threads/spawn.js";
 import { decodeIngestBatch, type DecodedBatch } from "./batch-decode.js";
 
@@ -24,6 +24,13 @@ export interface DecodeThreadData {
   readonly maxBatchEvents: number;
 }
 
+/** What an ingest decode thread serves (decode-worker.ts); this side serves nothing. */
+export interface DecodeMethods {
+  decode(body: Uint8Array, userId: number, receivedAtMs: number): DecodedBatch | Transfer<DecodedBatch>;
+}
+
+type DecodeRpc = Rpc<Record<never, never>, DecodeMethods>;
+
 export function inThreadDecoder(maxBatchEvents: number): BatchDecoder {
   return {
     decode: async (body, userId, receivedAtMs) => decodeIngestBatch(body, userId, receivedAtMs, maxBatchEvents),
@@ -33,7 +40,7 @@ export function inThreadDecoder(maxBatchEvents: number): BatchDecoder {
 
 interface DecodeThread {
   readonly worker: Worker;
-  readonly rpc: Rpc;
+  readonly rpc: DecodeRpc;
   inflight: number;
   alive: boolean;
 }
@@ -45,7 +52,7 @@ export function threadDecoder(opts: { maxBatchEvents: number; threads: number; l
 
   const spawn = (slot: number): DecodeThread => {
     const worker = spawnThread(new URL("./decode-worker.ts", import.meta.url), data, "runwatch-ingest");
-    const thread: DecodeThread = { worker, rpc: new Rpc(worker, {}), inflight: 0, alive: true };
+    const thread: DecodeThread = { worker, rpc: new Rpc<Record<never, never>, DecodeMethods>(worker, {}), inflight: 0, alive: true };
     worker.on("error", (err) => opts.logger.error("an ingest decode thread failed", { err }));
     worker.once("exit", (code) => {
       thread.alive = false;
@@ -76,7 +83,7 @@ export function threadDecoder(opts: { maxBatchEvents: number; threads: number; l
       const own = ownBytes(body);
       thread.inflight++;
       try {
-        return await thread.rpc.call<DecodedBatch>("decode", [own, userId, receivedAtMs], [own.buffer]);
+        return await thread.rpc.call("decode", [own, userId, receivedAtMs], [own.buffer]);
       } finally {
         thread.inflight--;
       }

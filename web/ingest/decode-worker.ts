@@ -3,13 +3,14 @@ import { parentPort, workerData } from "node:worker_threads";
 import { Rpc, Transfer } from "../../core/threads/rpc.js";
 import { threadData } from "../../core/threads/spawn.js";
 import { decodeIngestBatch } from "./batch-decode.js";
-import type { DecodeThreadData } from "./decode-thread.js";
+import type { DecodeMethods, DecodeThreadData } from "./decode-thread.js";
 
 const { maxBatchEvents } = threadData<DecodeThreadData>(workerData);
 
-new Rpc(parentPort!, {
-  decode(body: Uint8Array, userId: number, receivedAtMs: number) {
+const methods: DecodeMethods = {
+  decode(body, userId, receivedAtMs) {
     const result = decodeIngestBatch(body, userId, receivedAtMs, maxBatchEvents);
     return result.ok ? new Transfer(result, [result.events.data.buffer, result.events.ends.buffer]) : result;
   },
-});
+};
+new Rpc<DecodeMethods, Record<never, never>>(parentPort!, methods);
