@@ -8,7 +8,6 @@ server stores a retried event once. Nothing here raises into the caller.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
@@ -16,13 +15,10 @@ import threading
 import time
 import weakref
 from collections import deque
-from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
 from ._http import HttpClient, Response, TransportError
-from ._ids import uuid7
-from ._json import iso_utc
+from ._wire import TransportStats, _describe, _error_text, _Item, _retry_after
 
 logger = logging.getLogger("runwatch")
 
@@ -33,39 +29,6 @@ _RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 # Statuses for which a failing server is "down" or busy rather than rejecting the data: retried without limit
 # (the bounded queue is what bounds memory meanwhile).
 _UNLIMITED_RETRY_STATUS = frozenset({429, 502, 503, 504})
-
-
-@dataclass
-class TransportStats:
-    enqueued: int = 0
-    sent: int = 0
-    dropped_queue_full: int = 0
-    dropped_rejected: int = 0
-    dropped_failed: int = 0
-    retries: int = 0
-    requests: int = 0
-
-    @property
-    def dropped(self) -> int:
-        return self.dropped_queue_full + self.dropped_rejected + self.dropped_failed
-
-
-class _Item:
-    """One event on its way: the wire JSON is made once, on the sender thread."""
-
-    __slots__ = ("attempts", "event", "wire")
-
-    def __init__(self, event: dict[str, Any]) -> None:
-        self.event = event
-        self.attempts = 0
-        ts = event.pop("_ts", None)
-        if ts is None:
-            ts = time.time()
-        if "event_id" not in event:
-            event["event_id"] = uuid7(ts)
-        if "occurred_at" not in event:
-            event["occurred_at"] = iso_utc(ts)
-        self.wire = json.dumps(event, separators=(",", ":"), default=str).encode()
 
 
 class Transport:
@@ -377,34 +340,6 @@ class Transport:
     def _drop_failed(self, batch: list[_Item], why: str) -> None:
         self.stats.dropped_failed += len(batch)
         logger.error("runwatch: dropped %d event(s): %s", len(batch), why)
-
-
-def _describe(event: dict[str, Any]) -> str:
-    return f"{event.get('event_type')} of run {event.get('sdk_run_id')}"
-
-
-def _error_text(resp: Response) -> str:
-    try:
-        err = resp.json()["error"]
-        return f"{err.get('code')}: {err.get('message')}"
-    except Exception:
-        return resp.body[:200].decode("utf-8", "replace")
-
-
-def _retry_after(resp: Response) -> float | None:
-    """Retry-After as seconds (delta-seconds or HTTP-date), capped at 5 minutes."""
-    raw = resp.header("retry-after")
-    if not raw:
-        return None
-    raw = raw.strip()
-    try:
-        secs = float(raw)
-    except ValueError:
-        try:
-            secs = parsedate_to_datetime(raw).timestamp() - time.time()
-        except (TypeError, ValueError):
-            return None
-    return min(max(secs, 0.0), 300.0)
 
 
 _live_transports: weakref.WeakSet[Transport] = weakref.WeakSet()

@@ -1,0 +1,131 @@
+"""What the LangChain callback handler (langchain.py) builds on: metadata keys, LangGraph interrupts, the state
+of a root run, token usage and names read from LangChain's objects. Needs no LangChain import itself."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+from uuid import UUID
+
+if TYPE_CHECKING:
+    from ._run import Run
+    from ._spans import Step, ToolCall
+
+logger = logging.getLogger("runwatch")
+
+METADATA_SDK_RUN_ID = "runwatch_sdk_run_id"
+METADATA_AGENT_NAME = "runwatch_agent_name"
+METADATA_RESPONDED_BY = "runwatch_responded_by"
+METADATA_INPUT_REPORTED = "runwatch_input_reported"
+MAX_WAITING_RUNS = 10_000
+_M = TypeVar("_M", bound=Callable[..., Any])
+
+
+def _logs_failures(method: _M) -> _M:
+    """A callback never raises into the user's graph: a failure is logged at debug level and swallowed."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except Exception:
+            logger.debug("runwatch: %s failed", method.__name__, exc_info=True)
+            return None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _mro_names(exc: BaseException) -> set[str]:
+    return {c.__name__ for c in type(exc).__mro__}
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """LangGraph's interrupt() (GraphInterrupt, NodeInterrupt): the run pauses for input, it did not fail."""
+    return "GraphInterrupt" in _mro_names(exc)
+
+
+def _is_control_flow(exc: BaseException) -> bool:
+    """LangGraph's GraphBubbleUp family (interrupts, Command(graph=PARENT)): not errors."""
+    return "GraphBubbleUp" in _mro_names(exc)
+
+
+def _interrupts_of(exc: BaseException) -> list[Any]:
+    arg = exc.args[0] if exc.args else None
+    if isinstance(arg, Sequence) and not isinstance(arg, (str, bytes)):
+        return list(arg)
+    return [arg] if arg is not None else []
+
+
+def _resume_value(inputs: Any) -> tuple[bool, Any]:
+    """(True, value) when the graph input is a LangGraph Command(resume=...)."""
+    if type(inputs).__name__ == "Command" and getattr(inputs, "resume", None) is not None:
+        return True, inputs.resume
+    return False, None
+
+
+@dataclass
+class _RootState:
+    run: Run
+    thread_id: str | None
+    owns_run: bool  # False when the callbacks report into a run the user opened with client.run()
+    root_kind: str = "chain"
+    interrupted: bool = False
+    interrupt_ids: set[str] = field(default_factory=set)
+    members: list[UUID] = field(default_factory=list)
+    steps: dict[UUID, Step] = field(default_factory=dict)
+    tools: dict[UUID, ToolCall] = field(default_factory=dict)
+    llm_models: dict[UUID, tuple[str | None, str | None]] = field(default_factory=dict)
+    cost_complete: bool = True
+
+
+def usage_from_llm_result(response: Any) -> tuple[int, int, str | None]:
+    """(prompt_tokens, completion_tokens, model) of an LLMResult: usage_metadata, else llm_output."""
+    prompt = completion = 0
+    model: str | None = None
+    found = False
+    for gens in getattr(response, "generations", None) or []:
+        for gen in gens or []:
+            msg = getattr(gen, "message", None)
+            um = getattr(msg, "usage_metadata", None)
+            if um:
+                prompt += int(um.get("input_tokens") or 0)
+                completion += int(um.get("output_tokens") or 0)
+                found = True
+            rm = getattr(msg, "response_metadata", None) or {}
+            model = model or rm.get("model_name") or rm.get("model")
+    llm_output = getattr(response, "llm_output", None) or {}
+    if not found:
+        tu = llm_output.get("token_usage") or llm_output.get("usage") or {}
+        if isinstance(tu, dict):
+            prompt = int(tu.get("prompt_tokens") or tu.get("input_tokens") or 0)
+            completion = int(tu.get("completion_tokens") or tu.get("output_tokens") or 0)
+    model = model or llm_output.get("model_name") or llm_output.get("model")
+    return prompt, completion, (str(model) if model else None)
+
+
+def _first_generation_text(response: Any) -> Any:
+    try:
+        gen = response.generations[0][0]
+        msg = getattr(gen, "message", None)
+        return msg if msg is not None else gen.text
+    except (AttributeError, IndexError, TypeError):
+        return None
+
+
+def _node_path(metadata: dict[str, Any], node: str) -> str:
+    """'outer/inner' for a node of a subgraph (from langgraph_checkpoint_ns), else the node name."""
+    ns = metadata.get("langgraph_checkpoint_ns")
+    if isinstance(ns, str) and "|" in ns:
+        parts = [p.split(":", 1)[0] for p in ns.split("|") if p]
+        if parts and parts[-1] == node:
+            return "/".join(parts)
+    return node
+
+
+def _short(value: Any) -> str:
+    from ._json import preview
+
+    return preview(value)

@@ -1,0 +1,261 @@
+"""A run: run_start on entry, run_end or error on exit, usage and cost, its steps and tool calls, human input."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Callable
+from contextvars import Token
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from . import _pricing
+from ._context import UNSET, F, _current_run, error_payload
+from ._decorators import _bound_arguments, _wrap
+from ._json import preview, to_jsonable, to_object
+from ._spans import Step, ToolCall
+
+if TYPE_CHECKING:
+    from .client import Runwatch
+
+
+class Run:
+    """One agent run. Enter it (sync or async) to send run_start; leaving sends run_end, or error."""
+
+    def __init__(
+        self,
+        client: Runwatch,
+        agent_name: str,
+        input: Any = UNSET,
+        *,
+        sdk_run_id: str | None = None,
+        framework: str | None = None,
+        config_version: int | None = None,
+    ) -> None:
+        self.client = client
+        self.agent_name = agent_name
+        self.sdk_run_id = sdk_run_id or str(uuid.uuid4())
+        self.framework = framework
+        self.config_version = config_version
+        self._input = input
+        self._output: Any = UNSET
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.total_tokens: int | None = None
+        self.cost_usd: float | None = None
+        self.model: str | None = None
+        self.provider: str | None = None
+        self.estimate_cost = True  # estimate cost_usd with genai-prices (when installed) if none was set
+        self.started = False
+        self.ended = False
+        self._tokens: list[Token[Run | None]] = []
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Run(agent_name={self.agent_name!r}, sdk_run_id={self.sdk_run_id!r})"
+
+    def emit(self, event_type: str, payload: dict[str, Any]) -> None:
+        self.client.emit(
+            event_type, self.sdk_run_id, payload, agent_name=self.agent_name, config_version=self.config_version
+        )
+
+    # ---- lifecycle ------------------------------------------------------------------------------------
+
+    def start(self) -> Run:
+        """Sends run_start (once)."""
+        if not self.started:
+            self.started = True
+            payload: dict[str, Any] = {}
+            if self.framework:
+                payload["framework"] = self.framework
+            if self._input is not UNSET:
+                payload["input"] = to_jsonable(self._input)
+            self.emit("run_start", payload)
+        return self
+
+    def set_output(self, output: Any) -> None:
+        self._output = output
+
+    def set_usage(
+        self,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        model: str | None = None,
+        cost_usd: float | None = None,
+        *,
+        total_tokens: int | None = None,
+        provider: str | None = None,
+    ) -> None:
+        """Sets the run's usage (reported with run_end). Arguments left as None are kept."""
+        with self._lock:
+            if prompt_tokens is not None:
+                self.prompt_tokens = int(prompt_tokens)
+            if completion_tokens is not None:
+                self.completion_tokens = int(completion_tokens)
+            if total_tokens is not None:
+                self.total_tokens = int(total_tokens)
+            if model is not None:
+                self.model = model
+            if provider is not None:
+                self.provider = provider
+            if cost_usd is not None:
+                self.cost_usd = float(cost_usd)
+
+    def add_usage(
+        self,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        model: str | None = None,
+        cost_usd: float | None = None,
+        *,
+        provider: str | None = None,
+    ) -> None:
+        """Adds one LLM call's usage to the run's totals."""
+        with self._lock:
+            self.prompt_tokens += int(prompt_tokens or 0)
+            self.completion_tokens += int(completion_tokens or 0)
+            if model:
+                self.model = model
+            if provider:
+                self.provider = provider
+            if cost_usd is not None:
+                self.cost_usd = (self.cost_usd or 0.0) + float(cost_usd)
+
+    def usage_payload(self) -> dict[str, Any]:
+        p: dict[str, Any] = {}
+        if self.prompt_tokens or self.completion_tokens or self.total_tokens:
+            p["prompt_tokens"] = self.prompt_tokens
+            p["completion_tokens"] = self.completion_tokens
+            p["total_tokens"] = (
+                self.total_tokens if self.total_tokens is not None else self.prompt_tokens + self.completion_tokens
+            )
+        if self.model:
+            p["model"] = self.model
+        cost = self.cost_usd
+        if cost is None and self.estimate_cost:
+            cost = _pricing.estimate_cost_usd(self.model, self.prompt_tokens, self.completion_tokens, self.provider)
+        if cost is not None:
+            p["cost_usd"] = round(cost, 10)
+        return p
+
+    def end(self, output: Any = UNSET) -> None:
+        """Sends run_end with the output and usage (once)."""
+        if self.ended:
+            return
+        self.start()
+        self.ended = True
+        if output is not UNSET:
+            self._output = output
+        payload = self.usage_payload()
+        if self._output is not UNSET:
+            payload["output"] = to_jsonable(self._output)
+        self.emit("run_end", payload)
+
+    def fail(self, error: BaseException | str, message: str | None = None, traceback: str | None = None) -> None:
+        """Sends the error event (once): from an exception, or from a type name, message and traceback."""
+        if self.ended:
+            return
+        self.start()
+        self.ended = True
+        if isinstance(error, BaseException):
+            payload = error_payload(error)
+        else:
+            payload = {"error_type": error, "error_message": message or "", "traceback": traceback or ""}
+        payload.update(self.usage_payload())  # extra fields: what the failed run cost so far
+        self.emit("error", payload)
+
+    def __enter__(self) -> Run:
+        self.start()
+        self._tokens.append(_current_run.set(self))
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, exc: BaseException | None, tb: Any) -> Literal[False]:
+        if self._tokens:
+            try:
+                _current_run.reset(self._tokens.pop())
+            except ValueError:  # exited in another context than entered
+                pass
+        if exc is None:
+            self.end()
+        else:
+            self.fail(exc)
+        return False
+
+    async def __aenter__(self) -> Run:
+        return self.__enter__()
+
+    async def __aexit__(self, et: type[BaseException] | None, exc: BaseException | None, tb: Any) -> Literal[False]:
+        return self.__exit__(et, exc, tb)
+
+    # ---- children -------------------------------------------------------------------------------------
+
+    def step(self, node_name: str, *, input: Any = UNSET) -> Step:
+        """A step (graph node): `with run.step("plan") as step:` sends step start/end with duration_ms."""
+        return Step(self, node_name, input)
+
+    def tool_call(self, tool_name: str, input: Any = UNSET) -> ToolCall:
+        """A tool call: `with run.tool_call("search", input=q) as call: call.set_output(r)`, or .start()/.end()."""
+        return ToolCall(self, tool_name, input)
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
+    def tool(self, fn: None = None, /, *, name: str | None = None) -> Callable[[F], F]: ...
+
+    def tool(self, fn: Any = None, /, *, name: str | None = None) -> Any:
+        """Decorator: each call of the function is a tool call of this run."""
+
+        def decorate(f: F) -> F:
+            tool_name = name or f.__name__
+            return _wrap(f, lambda a, k: self.tool_call(tool_name, input=_bound_arguments(f, a, k)), True)
+
+        return decorate(fn) if fn is not None else decorate
+
+    # ---- human in the loop ----------------------------------------------------------------------------
+
+    def request_human_input(
+        self,
+        question: str,
+        context: Any = None,
+        channel: str | None = None,
+        timeout: float | None = None,
+        *,
+        poll_wait: float = 30.0,
+    ) -> str:
+        """Asks a person on the dashboard and blocks until the answer comes back; returns the answer.
+
+        Sends human_input_requested (status waiting_for_input), long-polls the input endpoint, then sends
+        human_input_received with responded_by (status running). Raises HumanInputTimeout after `timeout`.
+        """
+        self.start()
+        payload: dict[str, Any] = {"question": str(question)}
+        if context is not None:
+            payload["context"] = to_object(context)
+        if channel:
+            payload["channel"] = channel
+        self.emit("human_input_requested", payload)
+        self.client.flush(timeout=min(timeout, 10.0) if timeout is not None else 10.0)
+        answer = self.client.wait_for_input(self.sdk_run_id, timeout, poll_wait=poll_wait)
+        self.report_human_input(answer.response, answer.responded_by)
+        return answer.response
+
+    async def arequest_human_input(
+        self,
+        question: str,
+        context: Any = None,
+        channel: str | None = None,
+        timeout: float | None = None,
+        *,
+        poll_wait: float = 30.0,
+    ) -> str:
+        """request_human_input for async code: the waiting happens in a worker thread."""
+        return await asyncio.to_thread(
+            self.request_human_input, question, context, channel, timeout, poll_wait=poll_wait
+        )
+
+    def report_human_input(self, response: Any, responded_by: str | None = None) -> None:
+        """Sends human_input_received (e.g. when the answer came from somewhere other than the dashboard)."""
+        payload: dict[str, Any] = {"response": response if isinstance(response, str) else preview(response, 4000)}
+        if responded_by:
+            payload["responded_by"] = responded_by
+        self.emit("human_input_received", payload)
