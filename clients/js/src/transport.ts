@@ -13,91 +13,12 @@
  *   dropped and reported through onError.
  * - Timers are unref'd (the client never keeps a process alive) except while somebody awaits flush().
  */
+import { MAX_BATCH, RETRYABLE_ITEM, byteLength, retryAfterMs, type BatchResultItem, type FlushWaiter, type Item, type TransportOptions, type TransportStats } from "./batching.js";
+import { describe, errorMessage, RunwatchError } from "./errors.js";
 import { onBeforeExit, refTimer, unrefTimer, type TimerHandle } from "./platform.js";
 
-export type RunwatchErrorCode =
-  | "network" // the server could not be reached (retried)
-  | "http" // the server answered with an error status for the whole request
-  | "rejected" // the server rejected individual events (not retried)
-  | "dropped" // events given up on (queue full, max attempts, client closed)
-  | "config" // misconfiguration (e.g. no API key)
-  | "human_input"; // waiting for a human answer failed
-
-/** What onError receives. Never thrown into agent code by the transport. */
-export class RunwatchError extends Error {
-  override readonly name = "RunwatchError";
-  constructor(
-    readonly code: RunwatchErrorCode,
-    message: string,
-    readonly details: { status?: number; count?: number; body?: unknown; cause?: unknown; retryInMs?: number } = {},
-  ) {
-    super(message);
-  }
-}
-
-export interface TransportOptions {
-  baseUrl: string;
-  apiKey: string;
-  fetch?: typeof fetch;
-  /** Events held in memory at most; beyond that new events are dropped (and reported). Default 10,000. */
-  maxQueueSize?: number;
-  /** Events per request, at most 1000 (the server's limit). Default 1000. */
-  maxBatchSize?: number;
-  /** Request body bytes per batch; the server accepts 1 MiB. Default 900 KiB. */
-  maxBatchBytes?: number;
-  /** How long an event may wait for companions before a batch is sent. Default 250 ms. */
-  flushIntervalMs?: number;
-  /** Per-request timeout. Default 15 s. */
-  requestTimeoutMs?: number;
-  /** First retry delay; doubles each consecutive failure, with full jitter. Default 500 ms. */
-  backoffBaseMs?: number;
-  /** Longest retry delay. Default 30 s. */
-  backoffMaxMs?: number;
-  /** Attempts per event for server errors (not counting "server unavailable" which retries forever). Default 8. */
-  maxAttempts?: number;
-  /** On beforeExit, how long to try delivering what is queued. Default 5 s. */
-  exitFlushTimeoutMs?: number;
-  onError?: (err: RunwatchError) => void;
-}
-
-interface Item {
-  readonly seq: number;
-  readonly json: string;
-  readonly bytes: number;
-  attempts: number;
-}
-
-interface FlushWaiter {
-  readonly target: number;
-  readonly stopOnUnavailable: boolean;
-  readonly resolve: (ok: boolean) => void;
-}
-
-interface BatchResultItem {
-  index?: number;
-  status?: number;
-  event_id?: string;
-  error?: unknown;
-}
-
-const MAX_BATCH = 1000;
-const encoder = new TextEncoder();
-const RETRYABLE_ITEM = new Set([0, 408, 425, 429, 500, 502, 503, 504]);
-
-const byteLength = (s: string): number => {
-  // Fast path: pure ASCII strings are the common case and need no encoding.
-  // eslint-disable-next-line no-control-regex
-  return /^[\x00-\x7f]*$/.test(s) ? s.length : encoder.encode(s).length;
-};
-
-export interface TransportStats {
-  queued: number;
-  sent: number;
-  dropped: number;
-  rejected: number;
-  requests: number;
-  failedRequests: number;
-}
+export { RunwatchError, type RunwatchErrorCode } from "./errors.js";
+export { retryAfterMs, type TransportOptions, type TransportStats } from "./batching.js";
 
 export class Transport {
   private readonly url: string;
@@ -455,24 +376,3 @@ export class Transport {
   }
 }
 
-/** Retry-After as delay-seconds or an HTTP date, in ms; undefined when absent or unparseable. */
-export function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const secs = Number(header.trim());
-  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
-function describe(err: unknown): string {
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === "AbortError") return "request timed out";
-  const cause = e?.cause?.code ?? e?.cause?.message;
-  return [e?.message ?? String(err), cause].filter(Boolean).join(": ");
-}
-
-function errorMessage(body: unknown): string {
-  const e = (body as { error?: { message?: string; code?: string; field?: string } } | undefined)?.error;
-  if (!e) return "no error body";
-  return [e.code, e.message, e.field ? `(field ${e.field})` : undefined].filter(Boolean).join(" ");
-}
