@@ -2,7 +2,7 @@
  * Security hardening (docs/SECURITY.md), each row of the audit as the real request an attacker with two accounts
  * would send, against a real server (web + pipeline + gateway in process, embedded stores). For the CPU rows
  * (a, b, c) a concurrent /healthz probe must never wait more than 500 ms while the hostile request runs.
- * Rows that need other settings (h, closed registration, HSTS) are in security-settings.test.ts. Row l (SSRF ranges) is also unit-tested in pipeline/notifications/delivery.test.ts, row i's gateway side in
+ * Rows that need other settings (h, closed registration, HSTS) are in security-settings.test.ts. Row l (SSRF ranges) is also unit-tested in alerts/delivery/delivery.test.ts, row i's gateway side in
  * gateway/server.test.ts, row m's CLI in test/e2e/cli.test.ts.
  */
 import net from "node:net";
