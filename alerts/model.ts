@@ -3,14 +3,9 @@
  * check: a rule and a run that just changed), what it answers (firings), and the context it may query.
  * Everything else in alerts/ is built on these types; nothing here does I/O.
  */
-import type { Config } from "../core/config.js";
-import type { EventStore } from "../core/clickhouse/types.js";
 import type { RunRecord } from "../core/events/run.js";
 import type { PipelineEvent } from "../core/events/schema.js";
-import type { Logger } from "../core/logger.js";
-import type { ClickHouse } from "../core/ports/clickhouse.js";
-import type { PubSub } from "../core/ports/pubsub.js";
-import type { Sql } from "../core/ports/sql.js";
+import type { PipelineContext } from "../core/pipeline-context.js";
 
 export interface AlertRule {
   readonly id: number;
@@ -23,15 +18,8 @@ export interface AlertRule {
   readonly config: Record<string, unknown>;
 }
 
-/** What evaluators and sweeps may read and write (the pipeline's PluginContext has all of it). */
-export interface AlertContext {
-  readonly config: Config;
-  readonly logger: Logger;
-  readonly sql: Sql;
-  readonly clickhouse: ClickHouse;
-  readonly pubsub: PubSub;
-  readonly store: EventStore;
-}
+/** What evaluators and sweeps may read and write: what every pipeline component gets. */
+export type AlertContext = PipelineContext;
 
 export interface AlertCheck {
   readonly rule: AlertRule;

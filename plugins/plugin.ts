@@ -14,26 +14,14 @@
  *
  * See plugins/README.md for a walk-through and plugins/examples/ for a complete plugin with its test.
  */
-import type { Config } from "../core/config.js";
-import type { EventStore } from "../core/clickhouse/types.js";
 import type { RunRecord } from "../core/events/run.js";
 import type { PipelineEvent } from "../core/events/schema.js";
+import type { PipelineContext } from "../core/pipeline-context.js";
 
 export type { PipelineEvent };
-import type { Logger } from "../core/logger.js";
-import type { ClickHouse } from "../core/ports/clickhouse.js";
-import type { PubSub } from "../core/ports/pubsub.js";
-import type { Sql } from "../core/ports/sql.js";
 
 /** What a plugin may use: the ports, the config, a logger and the event store. Given to init(). */
-export interface PluginContext {
-  readonly config: Config;
-  readonly logger: Logger;
-  readonly sql: Sql;
-  readonly clickhouse: ClickHouse;
-  readonly pubsub: PubSub;
-  readonly store: EventStore;
-}
+export type PluginContext = PipelineContext;
 
 /**
  * The pipeline's working copy of one run during a batch. Plugins change `run` in place; the runner writes
