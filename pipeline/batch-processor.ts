@@ -10,7 +10,7 @@ import { TimeSlice } from "../core/time-slice.js";
 import type { Batch, PipelineEvent, Plugin, PluginContext } from "../plugins/plugin.js";
 import { EventsFailed } from "./isolation.js";
 import { RunCache, type CachedRun } from "./run-cache.js";
-import { countStoredEvents, findStoredEventIds, storedEventKey } from "./stored-events.js";
+import { countStoredEvents, findStoredEventIds, storedEventKey, sumStoredLlmCalls } from "./stored-events.js";
 
 /** Run versions: the ms clock * 1000 + a sequence, and always above the stored version. */
 function versionClock(): (previous: number) => number {
@@ -130,12 +130,21 @@ export function createBatchProcessor(
       await store.insertEvents(events.filter((e) => !e.duplicate));
       lap("insert_events_ms");
       if (recount.size > 0) {
-        const counts = await countStoredEvents(ctx.clickhouse, [...recount].map((k) => drafts.get(k)!.run));
-        for (const k of recount) {
-          const run = drafts.get(k)!.run;
+        const runs = [...recount].map((k) => drafts.get(k)!.run);
+        const [counts, llm] = await Promise.all([countStoredEvents(ctx.clickhouse, runs), sumStoredLlmCalls(ctx.clickhouse, runs)]);
+        for (const run of runs) {
           const c = counts.get(run.run_id.toLowerCase()) ?? { events: 0, errors: 0 };
           run.event_count = c.events;
           run.error_count = c.errors;
+          const l = llm.get(run.run_id.toLowerCase());
+          if (l) {
+            run.llm_calls = l.calls;
+            run.prompt_tokens = l.prompt;
+            run.completion_tokens = l.completion;
+            run.total_tokens = l.total;
+            run.cost_usd = l.cost;
+            run.cost_source = l.computed > 0 ? "computed" : l.client > 0 ? "client" : "none";
+          }
         }
       }
       for (const d of drafts.values()) d.run.version = nextVersion(d.run.version);

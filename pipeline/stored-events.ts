@@ -54,3 +54,46 @@ export async function countStoredEvents(
   for (const r of rows) out.set(r.rid.toLowerCase(), { events: Number(r.events), errors: Number(r.errors) });
   return out;
 }
+
+export interface StoredLlmTotals {
+  readonly calls: number;
+  readonly prompt: number;
+  readonly completion: number;
+  readonly total: number;
+  readonly cost: number;
+  readonly computed: number;
+  readonly client: number;
+}
+
+/**
+ * LLM-call totals per run_id from the stored events (each event once), for runs whose cached counters cannot be
+ * trusted: the calls' costs were written into their events before storage (plugins/llm-calls.ts), so the sums
+ * equal what the pipeline added up.
+ */
+export async function sumStoredLlmCalls(ch: ClickHouse, runs: readonly { user_id: number; run_id: string }[]): Promise<Map<string, StoredLlmTotals>> {
+  const out = new Map<string, StoredLlmTotals>();
+  if (runs.length === 0) return out;
+  const rows = await ch.query<Record<string, string | number>>(
+    `SELECT toString(run_id) AS rid, count() AS calls,
+            sum(JSONExtractUInt(payload, 'prompt_tokens')) AS prompt,
+            sum(JSONExtractUInt(payload, 'completion_tokens')) AS completion,
+            sum(if(JSONExtractUInt(payload, 'total_tokens') > 0, JSONExtractUInt(payload, 'total_tokens'),
+                   JSONExtractUInt(payload, 'prompt_tokens') + JSONExtractUInt(payload, 'completion_tokens'))) AS total,
+            sum(JSONExtractFloat(payload, 'cost_usd')) AS cost,
+            countIf(JSONExtractString(payload, 'cost_source') = 'computed') AS computed,
+            countIf(JSONExtractString(payload, 'cost_source') = 'client') AS client
+     FROM (SELECT run_id, event_id, any(payload) AS payload FROM agent_events
+           WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)} AND event_type = 'step'
+           GROUP BY run_id, event_id)
+     WHERE JSONExtractString(payload, 'kind') = 'llm' AND JSONExtractString(payload, 'phase') = 'end'
+     GROUP BY run_id`,
+    { users: [...new Set(runs.map((r) => r.user_id))], runs: runs.map((r) => r.run_id) },
+  );
+  for (const r of rows) {
+    out.set(String(r.rid).toLowerCase(), {
+      calls: Number(r.calls), prompt: Number(r.prompt), completion: Number(r.completion), total: Number(r.total),
+      cost: Number(r.cost), computed: Number(r.computed), client: Number(r.client),
+    });
+  }
+  return out;
+}

@@ -30,9 +30,20 @@ const count = (v: unknown): number | undefined => (typeof v === "number" && Numb
  * USD price of a model call from the genai-prices table, or undefined when the model is unknown.
  * Accepts "gpt-4o" as well as provider-qualified names like "openai/gpt-4o" or "anthropic:claude-3-5-sonnet".
  */
-export function computeCost(model: string, promptTokens: number, completionTokens: number, at?: string): number | undefined {
-  const usage = { input_tokens: promptTokens, output_tokens: completionTokens };
+export function computeCost(
+  model: string,
+  promptTokens: number,
+  completionTokens: number,
+  at?: string,
+  more: { provider?: string; cachedTokens?: number; cacheWriteTokens?: number } = {},
+): number | undefined {
+  // genai-prices counts cache reads and writes as parts of input_tokens, priced at their own rates.
+  const usage = { input_tokens: promptTokens, output_tokens: completionTokens, cache_read_tokens: more.cachedTokens || undefined, cache_write_tokens: more.cacheWriteTokens || undefined };
   const timestamp = at ? new Date(at) : undefined;
+  if (more.provider) {
+    const withProvider = calcPrice(usage, model, { providerId: more.provider, timestamp });
+    if (withProvider) return withProvider.total_price;
+  }
   const direct = calcPrice(usage, model, { timestamp });
   if (direct) return direct.total_price;
   const m = /^([\w.-]+)[/:](.+)$/.exec(model);
@@ -112,6 +123,11 @@ export const costAggregation = (): Plugin => {
       }
       if (event.event_type !== "run_end") return;
       const p = event.payload;
+      // The totals rule (docs/API.md, Spans): a run with LLM-call spans sums them; run_end's figures are ignored.
+      if (run.llm_calls > 0) {
+        if (run.model === "" && typeof p.model === "string") run.model = p.model;
+        return;
+      }
       const prompt = count(p.prompt_tokens);
       const completion = count(p.completion_tokens);
       if (prompt !== undefined) run.prompt_tokens = prompt;

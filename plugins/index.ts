@@ -3,7 +3,7 @@
  * config.extraPlugins / RUNWATCH_PLUGINS) placed after the built-ins that shape the data and before the ones
  * that publish it, so alerts and the live broadcast see what custom plugins changed (e.g. redacted secrets):
  *
- *   [custom, order "early"…] → status-machine → preview-truncation → cost-aggregation
+ *   [custom, order "early"…] → status-machine → preview-truncation → llm-calls → cost-aggregation
  *     → [custom, order "late" (default)…] → alert-evaluation → broadcast
  */
 import { loadTriggers, type TriggerDefinition } from "../alerts/index.js";
@@ -11,6 +11,7 @@ import { importConfigured } from "../core/modules.js";
 import { alertEvaluation } from "./alert-evaluation.js";
 import { broadcast } from "./broadcast.js";
 import { costAggregation, countAgentRunsProcedure } from "./cost-aggregation.js";
+import { llmCalls } from "./llm-calls.js";
 import type { Plugin, PluginContext, PluginFactory } from "./plugin.js";
 import { previewTruncation } from "./preview-truncation.js";
 import { statusMachine } from "./status-machine.js";
@@ -48,6 +49,7 @@ export async function buildChain(
     ...custom.filter((p) => p.order === "early"),
     statusMachine(),
     previewTruncation(),
+    llmCalls(),
     costAggregation(),
     ...custom.filter((p) => p.order !== "early"),
     alertEvaluation({ triggers: await loadTriggers(ctx.config, opts.triggers) }),

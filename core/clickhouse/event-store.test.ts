@@ -136,7 +136,7 @@ for (const target of [chdbTarget(), serverTarget()]) {
 
     it("stores an event inserted twice (a replay) once, and round-trips every field", async () => {
       const u = nextUser();
-      const e = { ...event(u, "dup", "tool_call", { tool_name: "search", phase: "end", output_preview: "é ✓ \"quoted\"\n" }), config_version: 3 };
+      const e = { ...event(u, "dup", "tool_call", { tool_name: "search", phase: "end", output_preview: "é ✓ \"quoted\"\n" }), config_version: 3, span_id: "call-7", parent_span_id: "node-2" };
       const other = event(u, "dup", "run_end", { cost_usd: 0.25 });
       await store.insertEvents([e, other]);
       await store.insertEvents([e, other]); // identical block: may be dropped at insert
@@ -153,6 +153,8 @@ for (const target of [chdbTarget(), serverTarget()]) {
         occurred_at: e.occurred_at,
         received_at: e.received_at,
         config_version: 3,
+        span_id: "call-7",
+        parent_span_id: "node-2",
       });
     });
 

@@ -39,12 +39,12 @@ export function toChTime(iso: string): string {
 const RUN_COLUMNS = [
   "user_id", "external_id", "run_id", "agent_name", "status", "status_at", "started_at", "ended_at",
   "last_event_at", "model", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "cost_source",
-  "framework", "config_version", "event_count", "error_count", "last_error", "pending_question", "version",
+  "framework", "config_version", "event_count", "error_count", "last_error", "pending_question", "llm_calls", "version",
 ] as const satisfies readonly (keyof RunRecord)[];
 const RUN_SELECT = RUN_COLUMNS.join(", ");
 
 const EVENT_SELECT =
-  "event_id, run_id, sdk_run_id, event_type, agent_name, payload, occurred_at, received_at, config_version";
+  "event_id, run_id, sdk_run_id, event_type, agent_name, payload, occurred_at, received_at, config_version, span_id, parent_span_id";
 
 /** Sort key of the runs list: start time, or the last event for a run whose run_start has not arrived. */
 const RUN_SORT_AT = "ifNull(started_at, last_event_at)";
@@ -66,6 +66,8 @@ function eventRow(e: LoggedEvent): Raw {
     occurred_at: toChTime(e.occurred_at),
     received_at: toChTime(e.received_at),
     config_version: e.config_version,
+    span_id: e.span_id ?? "",
+    parent_span_id: e.parent_span_id ?? "",
   };
 }
 
@@ -102,6 +104,7 @@ function decodeRun(r: Raw): RunRecord {
     error_count: num(r.error_count),
     last_error: String(r.last_error),
     pending_question: String(r.pending_question),
+    llm_calls: num(r.llm_calls ?? 0),
     version: num(r.version),
   };
 }
@@ -123,6 +126,8 @@ function decodeEvent(r: Raw): StoredEvent {
     occurred_at: String(r.occurred_at),
     received_at: String(r.received_at),
     config_version: numOrNull(r.config_version),
+    span_id: String(r.span_id ?? ""),
+    parent_span_id: String(r.parent_span_id ?? ""),
   };
 }
 

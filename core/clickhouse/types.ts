@@ -12,6 +12,9 @@ export interface StoredEvent {
   occurred_at: string;
   received_at: string;
   config_version: number | null;
+  /** "" when the event was sent without one. */
+  span_id: string;
+  parent_span_id: string;
 }
 
 export interface RunFilter {

@@ -31,6 +31,8 @@ export interface RunRecord {
   last_error: string;
   /** Open human_input_requested question while status is waiting_for_input, else "". */
   pending_question: string;
+  /** LLM-call spans of the run (steps of kind "llm" that ended): with any, tokens and cost are their sum. */
+  llm_calls: number;
   /** Monotonic per run: the pipeline's ms clock * 1000 + sequence. */
   version: number;
 }
@@ -58,6 +60,7 @@ export function newRunRecord(userId: number, externalId: string, runId: string, 
     error_count: 0,
     last_error: "",
     pending_question: "",
+    llm_calls: 0,
     version: 0,
   };
 }

@@ -55,6 +55,17 @@ const IsoTimestamp = Str.pipe(
   }),
 );
 
+export const SPAN_KINDS = ["step", "llm", "retrieval", "embedding", "agent", "chain"] as const;
+export type SpanKind = (typeof SPAN_KINDS)[number];
+const SpanKind = Schema.Literal(...SPAN_KINDS).annotations({ message: () => ({ message: `must be one of ${SPAN_KINDS.join(", ")}`, override: true }) });
+
+/** A span id: the client's (e.g. LangChain's run id), unique within a run; the start and end of a span share it. */
+export const MAX_SPAN_ID_CHARS = 64;
+const SpanId = Str.pipe(
+  Schema.minLength(1, { message: () => "must not be empty" }),
+  Schema.maxLength(MAX_SPAN_ID_CHARS, { message: () => `must be at most ${MAX_SPAN_ID_CHARS} characters` }),
+);
+
 export const PayloadSchemas = {
   run_start: Schema.Struct({ framework: opt(Str), input: opt(Schema.Unknown) }),
   run_end: Schema.Struct({
@@ -71,6 +82,23 @@ export const PayloadSchemas = {
     phase: Phase,
     duration_ms: opt(Count),
     output: opt(Schema.Unknown),
+    /** What the span is (docs/API.md, Spans): "llm" makes it an LLM call with the fields below. */
+    kind: opt(SpanKind),
+    input: opt(Schema.Unknown),
+    model: opt(Str.pipe(Schema.maxLength(200))),
+    provider: opt(Str.pipe(Schema.maxLength(100))),
+    prompt_tokens: opt(Count),
+    completion_tokens: opt(Count),
+    total_tokens: opt(Count),
+    /** Input tokens read from the provider's prompt cache (a part of prompt_tokens). */
+    cached_tokens: opt(Count),
+    /** Input tokens written to the prompt cache (a part of prompt_tokens). */
+    cache_write_tokens: opt(Count),
+    /** Reasoning tokens (a part of completion_tokens, as the providers count them). */
+    reasoning_tokens: opt(Count),
+    cost_usd: opt(CostUsd),
+    finish_reason: opt(Str.pipe(Schema.maxLength(100))),
+    time_to_first_token_ms: opt(Count),
   }),
   tool_call: Schema.Struct({
     tool_name: Str.pipe(Schema.minLength(1)),
@@ -99,6 +127,9 @@ export const Envelope = Schema.Struct({
   agent_name: opt(Str.pipe(Schema.minLength(1), Schema.maxLength(200))),
   /** Optional client-chosen idempotency id (UUID). Retried sends with the same id are stored once. */
   event_id: opt(Str.pipe(Schema.pattern(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, { message: () => "must be a UUID" }))),
+  /** Optional span of the run this event belongs to, and the span it nests in (docs/API.md, Spans). */
+  span_id: opt(SpanId),
+  parent_span_id: opt(SpanId),
   /** Optional version of the agent config the run uses (agent registry). */
   config_version: opt(
     Schema.Int.pipe(Schema.between(1, 4_294_967_295, { message: () => "must be a whole number from 1 to 4294967295" })),
@@ -113,6 +144,8 @@ export interface IngestEvent {
   readonly occurred_at?: string;
   readonly agent_name?: string;
   readonly event_id?: string;
+  readonly span_id?: string;
+  readonly parent_span_id?: string;
   readonly config_version?: number;
 }
 
@@ -172,6 +205,9 @@ export interface LoggedEvent {
   readonly occurred_at: string;
   readonly received_at: string;
   readonly config_version: number | null;
+  /** The span this event belongs to, and its parent span; "" when the client sent none. */
+  readonly span_id?: string;
+  readonly parent_span_id?: string;
 }
 
 /** An event as plugins see it in onEvent: the payload may be replaced or edited (e.g. truncated). */

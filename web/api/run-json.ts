@@ -26,6 +26,7 @@ export function runJson(r: RunRecord) {
     error_count: r.error_count,
     last_error: r.last_error,
     pending_question: r.pending_question,
+    llm_calls: r.llm_calls,
   };
 }
 
@@ -37,6 +38,8 @@ export function eventJson(e: StoredEvent) {
     received_at: e.received_at,
     agent_name: e.agent_name,
     config_version: e.config_version,
+    span_id: e.span_id || null,
+    parent_span_id: e.parent_span_id || null,
     payload: e.payload,
   };
 }

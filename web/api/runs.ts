@@ -2,6 +2,7 @@
  * Read API with the same Bearer key as ingest:
  *   GET /api/runs?status&agent_name&since&config_version&cursor&limit → { runs, next_cursor }
  *   GET /api/runs/{sdk_run_id}?limit&after                            → { run, events, next_after }
+ *   GET /api/runs/{sdk_run_id}/spans?limit&after                      → { run, spans, next_after } (core/events/spans.ts)
  *     (a page also ends before MAX_EVENTS_PAGE_BYTES of JSON; next_after then continues from its last event)
  * Reads have their own rate-limit bucket per key, so polling a run never eats into the ingest budget.
  */
@@ -11,6 +12,8 @@ import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
 import type { RunFilter } from "../../core/clickhouse/types.js";
+import { MAX_EVENTS_LIMIT } from "../../core/clickhouse/event-store.js";
+import { buildSpans } from "../../core/events/spans.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { enforceRateLimit } from "../middleware/rate-limit.js";
@@ -85,4 +88,28 @@ export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth)
       next_after: fit < events.length || events.length === limit ? events[fit - 1]!.event_id : null,
     };
   });
+
+  router.get("/api/runs/:sdk_run_id/spans", async (ctx) => {
+    const p = await authorize(ctx);
+    const id = ctx.params.sdk_run_id!;
+    const limit = intParam(ctx, "limit", 1, MAX_SPANS_PAGE) ?? DEFAULT_SPANS_PAGE;
+    const after = stringParam(ctx, "after");
+    const run = await deps.events.getRun(p.userId, id);
+    if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(id)} not found` });
+    // Spans pair events from anywhere in the run, so the run's events are read whole (at most MAX_EVENTS_LIMIT).
+    const spans = buildSpans(await deps.events.listEvents(p.userId, run.run_id, { limit: MAX_EVENTS_LIMIT }));
+    let from = 0;
+    if (after !== undefined) {
+      const i = spans.findIndex((s) => s.span_id === after);
+      if (i < 0) throw new ValidationError({ message: "after must be a span_id of this run (next_after of the previous page)", field: "after" });
+      from = i + 1;
+    }
+    const page = spans.slice(from, from + limit);
+    const fit = countWithinBytes(page, MAX_EVENTS_PAGE_BYTES, jsonSize);
+    const more = from + fit < spans.length;
+    ctx.body = { run: runJson(run), spans: page.slice(0, fit), next_after: more && fit > 0 ? page[fit - 1]!.span_id : null };
+  });
 }
+
+const DEFAULT_SPANS_PAGE = 1_000;
+const MAX_SPANS_PAGE = 5_000;

@@ -24,5 +24,7 @@ export function enrichEvent(e: IngestEvent, userId: number, receivedAt: Date, ru
     occurred_at: e.occurred_at ? new Date(e.occurred_at).toISOString() : received,
     received_at: received,
     config_version: e.config_version ?? null,
+    ...(e.span_id !== undefined ? { span_id: e.span_id } : {}),
+    ...(e.parent_span_id !== undefined ? { parent_span_id: e.parent_span_id } : {}),
   };
 }

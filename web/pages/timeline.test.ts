@@ -5,7 +5,7 @@ import { buildTimeline } from "./timeline.js";
 let n = 0;
 const ev = (ms: number, event_type: StoredEvent["event_type"], payload: Record<string, unknown> = {}): StoredEvent => ({
   event_id: `e${++n}`, run_id: "r", sdk_run_id: "s", event_type, agent_name: "a", payload,
-  occurred_at: new Date(Date.UTC(2026, 10, 23, 10) + ms).toISOString(), received_at: "", config_version: null,
+  occurred_at: new Date(Date.UTC(2026, 10, 23, 10) + ms).toISOString(), received_at: "", config_version: null, span_id: "", parent_span_id: "",
 });
 
 describe("buildTimeline", () => {

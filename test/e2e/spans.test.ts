@@ -1,0 +1,134 @@
+/**
+ * Spans over real HTTP (docs/API.md, Spans): span ids on events, LLM calls priced one by one, the totals rule,
+ * GET /api/runs/{id}/spans (nesting, paging), the llm_calls table (costs by model), replays, validation.
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { computeCost } from "../../plugins/cost-aggregation.js";
+import { bearer, json, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+
+let srv: TestServer;
+let acct: TestAccount;
+
+beforeAll(async () => {
+  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" } });
+  acct = await srv.account();
+});
+afterAll(async () => {
+  await srv?.close();
+});
+
+const t0 = Date.parse("2026-11-24T09:00:00.000Z");
+const at = (ms: number) => new Date(t0 + ms).toISOString();
+
+/** A ReAct-like run: an agent span holding two LLM calls of two providers and a tool call, a third call of an unknown model. */
+function reactRun(sdkRunId: string) {
+  const ev = (event_type: string, payload: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ event_id: randomUUID(), sdk_run_id: sdkRunId, event_type, payload, ...extra });
+  const llm = { kind: "llm", node_name: "chat" };
+  return [
+    ev("run_start", { framework: "langgraph" }, { agent_name: "researcher", occurred_at: at(0) }),
+    ev("step", { node_name: "agent", phase: "start" }, { span_id: "a1", occurred_at: at(10) }),
+    ev("step", { ...llm, phase: "start", input: [{ role: "user", content: "Where is my order?" }] }, { span_id: "l1", parent_span_id: "a1", occurred_at: at(20) }),
+    ev("step", { ...llm, phase: "end", model: "gpt-4o", provider: "openai", prompt_tokens: 1000, completion_tokens: 200, cached_tokens: 800, output: "I will look it up", duration_ms: 480 }, { span_id: "l1", parent_span_id: "a1", occurred_at: at(500) }),
+    ev("tool_call", { tool_name: "orders_api", phase: "start", input_preview: '{"id": 1234}' }, { span_id: "t1", parent_span_id: "a1", occurred_at: at(510) }),
+    ev("tool_call", { tool_name: "orders_api", phase: "end", output_preview: "shipped", duration_ms: 300 }, { span_id: "t1", parent_span_id: "a1", occurred_at: at(810) }),
+    // Sent only as its end event: complete as it is.
+    ev("step", { ...llm, phase: "end", model: "claude-sonnet-4-5", provider: "anthropic", prompt_tokens: 1500, completion_tokens: 300, duration_ms: 900 }, { span_id: "l2", parent_span_id: "a1", occurred_at: at(1800) }),
+    ev("step", { ...llm, phase: "end", model: "in-house-model-7", prompt_tokens: 50, completion_tokens: 5, duration_ms: 40 }, { span_id: "l3", parent_span_id: "a1", occurred_at: at(1850) }),
+    ev("step", { node_name: "agent", phase: "end", duration_ms: 1850 }, { span_id: "a1", occurred_at: at(1860) }),
+    // The run_end totals are ignored: the run has LLM calls.
+    ev("run_end", { prompt_tokens: 5, completion_tokens: 5, cost_usd: 99, model: "gpt-4o" }, { occurred_at: at(1900) }),
+  ];
+}
+
+const post = (events: unknown[]) => fetch(`${srv.url}/api/ingest/batch`, json(acct.key, { events }));
+
+describe("spans and LLM calls", () => {
+  it("a run's tokens and cost are the sum of its LLM calls, each priced from its own model; spans nest as sent", async () => {
+    const events = reactRun("react-1");
+    expect((await post(events)).status).toBe(207);
+    const { run } = await waitForRun(srv.url, acct.key, "react-1", (b) => b.run.event_count === events.length);
+    const gpt = computeCost("gpt-4o", 1000, 200, at(500), { provider: "openai", cachedTokens: 800 })!;
+    const claude = computeCost("claude-sonnet-4-5", 1500, 300, at(1800), { provider: "anthropic" })!;
+    expect(gpt).toBeLessThan(computeCost("gpt-4o", 1000, 200)!); // cache reads are cheaper
+    expect(run).toMatchObject({ llm_calls: 3, prompt_tokens: 2550, completion_tokens: 505, total_tokens: 3055, cost_source: "computed", model: "gpt-4o" });
+    expect(run.cost_usd).toBeCloseTo(gpt + claude, 9);
+
+    const res = await fetch(`${srv.url}/api/runs/react-1/spans`, bearer(acct.key));
+    expect(res.status).toBe(200);
+    const { spans } = (await res.json()) as { spans: Record<string, any>[] };
+    expect(spans.map((s) => [s.span_id, s.parent_span_id, s.kind, s.name, s.status])).toEqual([
+      ["a1", null, "step", "agent", "ok"],
+      ["l1", "a1", "llm", "chat", "ok"],
+      ["t1", "a1", "tool", "orders_api", "ok"],
+      ["l2", "a1", "llm", "chat", "ok"],
+      ["l3", "a1", "llm", "chat", "ok"],
+    ]);
+    expect(spans[1]).toMatchObject({ model: "gpt-4o", provider: "openai", prompt_tokens: 1000, completion_tokens: 200, cached_tokens: 800, total_tokens: 1200, duration_ms: 480, output_preview: "I will look it up" });
+    expect(spans[1]!.input_preview).toContain("Where is my order?");
+    expect(spans[1]!.cost_usd).toBeCloseTo(gpt, 9);
+    expect(spans[2]).toMatchObject({ input_preview: '{"id": 1234}', output_preview: "shipped", duration_ms: 300 });
+    expect(spans[3]).toMatchObject({ model: "claude-sonnet-4-5", started_at: at(900), ended_at: at(1800), duration_ms: 900 });
+    expect(spans[4]).toMatchObject({ model: "in-house-model-7", cost_usd: null });
+
+    // Paged: two at a time, in the same order.
+    const paged: string[] = [];
+    let after: string | null = null;
+    do {
+      const page = (await (await fetch(`${srv.url}/api/runs/react-1/spans?limit=2${after ? `&after=${after}` : ""}`, bearer(acct.key))).json()) as { spans: { span_id: string }[]; next_after: string | null };
+      paged.push(...page.spans.map((s) => s.span_id));
+      after = page.next_after;
+    } while (after);
+    expect(paged).toEqual(["a1", "l1", "t1", "l2", "l3"]);
+  });
+
+  it("llm_calls has one row per call, so costs split by model even within one run; a replayed batch changes nothing", async () => {
+    const events = reactRun("react-2");
+    expect((await post(events)).status).toBe(207);
+    await waitForRun(srv.url, acct.key, "react-2", (b) => b.run.event_count === events.length);
+    expect((await post(events)).status).toBe(207); // the client retries the whole batch
+    const again = await waitForRun(srv.url, acct.key, "react-2", (b) => b.run.event_count === events.length);
+    expect(again.run).toMatchObject({ llm_calls: 3, prompt_tokens: 2550 });
+    const rows = await srv.ports.clickhouse.query<{ model: string; calls: string | number; cost: number }>(
+      `SELECT model, count() AS calls, sum(cost_usd) AS cost FROM llm_calls FINAL
+       WHERE user_id = {u:UInt64} AND sdk_run_id = 'react-2' GROUP BY model ORDER BY model`,
+      { u: acct.id },
+    );
+    expect(rows.map((r) => [r.model, Number(r.calls)])).toEqual([["claude-sonnet-4-5", 1], ["gpt-4o", 1], ["in-house-model-7", 1]]);
+    expect(rows.find((r) => r.model === "gpt-4o")!.cost).toBeCloseTo(computeCost("gpt-4o", 1000, 200, at(500), { provider: "openai", cachedTokens: 800 })!, 9);
+  });
+
+  it("a call that lands after run_end (a resumed run) still counts; events without span ids pair as before", async () => {
+    const id = "resumed-1";
+    expect((await post([
+      { sdk_run_id: id, event_type: "run_start", agent_name: "resumer", occurred_at: at(0), payload: {} },
+      { sdk_run_id: id, event_type: "run_end", occurred_at: at(100), payload: { prompt_tokens: 115, completion_tokens: 30, model: "gpt-4o" } },
+    ])).status).toBe(207);
+    const before = await waitForRun(srv.url, acct.key, id, (b) => b.run.event_count === 2);
+    expect(before.run).toMatchObject({ llm_calls: 0, prompt_tokens: 115, completion_tokens: 30 });
+    expect((await post([
+      { sdk_run_id: id, event_type: "step", occurred_at: at(200), payload: { kind: "llm", node_name: "chat", phase: "end", model: "gpt-4o", prompt_tokens: 343, completion_tokens: 69 } },
+      { sdk_run_id: id, event_type: "step", occurred_at: at(210), payload: { node_name: "plain", phase: "start" } },
+      { sdk_run_id: id, event_type: "step", occurred_at: at(260), payload: { node_name: "plain", phase: "end" } },
+    ])).status).toBe(207);
+    const after = await waitForRun(srv.url, acct.key, id, (b) => b.run.event_count === 5);
+    expect(after.run).toMatchObject({ llm_calls: 1, prompt_tokens: 343, completion_tokens: 69, total_tokens: 412 });
+    const { spans } = (await (await fetch(`${srv.url}/api/runs/${id}/spans`, bearer(acct.key))).json()) as { spans: Record<string, any>[] };
+    expect(spans.map((s) => [s.kind, s.name, s.duration_ms])).toEqual([["llm", "chat", 0], ["step", "plain", 50]]);
+  });
+
+  it("refuses bad span ids and kinds with a 422 naming the field", async () => {
+    const one = (body: unknown) => fetch(`${srv.url}/api/ingest`, json(acct.key, body));
+    const long = await one({ sdk_run_id: "bad-1", event_type: "step", span_id: "x".repeat(65), payload: { node_name: "n", phase: "start" } });
+    expect(long.status).toBe(422);
+    expect(await long.json()).toMatchObject({ error: { field: "span_id" } });
+    const kind = await one({ sdk_run_id: "bad-1", event_type: "step", payload: { node_name: "n", phase: "start", kind: "gpu" } });
+    expect(kind.status).toBe(422);
+    expect(await kind.json()).toMatchObject({ error: { field: "payload.kind" } });
+    const tokens = await one({ sdk_run_id: "bad-1", event_type: "step", payload: { node_name: "n", phase: "end", kind: "llm", cached_tokens: -1 } });
+    expect(tokens.status).toBe(422);
+    expect(await tokens.json()).toMatchObject({ error: { field: "payload.cached_tokens" } });
+    expect((await fetch(`${srv.url}/api/runs/nope/spans`, bearer(acct.key))).status).toBe(404);
+    expect((await fetch(`${srv.url}/api/runs/react-1/spans?after=zzz`, bearer(acct.key))).status).toBe(422);
+  });
+});
