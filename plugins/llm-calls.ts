@@ -10,15 +10,13 @@
  */
 import type { RunRecord } from "../core/events/run.js";
 import { toChTime } from "../core/clickhouse/event-store.js";
+import { isLlmCallEnd } from "../core/events/spans.js";
 import { computeCost } from "./cost-aggregation.js";
 import type { Batch, PipelineEvent, Plugin, PluginContext } from "./plugin.js";
 
 const count = (v: unknown): number => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : 0);
 const text = (v: unknown): string => (typeof v === "string" ? v : "");
 
-/** An LLM call that has ended: a step of kind "llm" with phase "end". */
-export const isLlmCallEnd = (e: Pick<PipelineEvent, "event_type" | "payload">): boolean =>
-  e.event_type === "step" && e.payload.kind === "llm" && e.payload.phase === "end";
 
 type CostSource = RunRecord["cost_source"];
 const SOURCE_RANK: Record<CostSource, number> = { none: 0, client: 1, computed: 2 };

@@ -9,6 +9,7 @@
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
 import { toChTime } from "../../core/clickhouse/event-store.js";
+import { isLlmCallEnd } from "../../core/events/spans.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, usd, defineTrigger } from "./define.js";
 
 const BUDGET_TTL_MS = 10_000;
@@ -114,7 +115,8 @@ export const agentBudgetExceeded = defineTrigger({
     const wanted = new Map<string, { rule: AlertRule; agent: string }>();
     for (const c of checks) {
       const agent = c.run.agent_name;
-      if (!agent || !(c.run.cost_usd > 0) || !c.events.some((e) => e.event_type === "run_end")) continue;
+      // A run's cost grows with each LLM call (the totals rule), so a call that lands is checked as a run_end is.
+      if (!agent || !(c.run.cost_usd > 0) || !c.events.some((e) => e.event_type === "run_end" || isLlmCallEnd(e))) continue;
       const only = c.rule.config.agent_name;
       if (typeof only === "string" && only && only !== agent) continue;
       if (now.getTime() - (lastSpendQuery.get(`${c.rule.user_id}:${c.rule.config.period}`) ?? 0) < SPEND_INTERVAL_MS) continue;

@@ -1,5 +1,6 @@
-/** run_cost_above: a run's cost_usd goes over a threshold (checked when run_end brings the cost). Once per run. */
+/** run_cost_above: a run's cost_usd goes over a threshold (checked when run_end or an LLM call brings cost). Once per run. */
 import { Schema } from "effect";
+import { isLlmCallEnd } from "../../core/events/spans.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, agentMatches, positiveNumber, runLabel, usd, defineTrigger } from "./define.js";
 
 export const runCostAbove = defineTrigger({
@@ -16,8 +17,8 @@ export const runCostAbove = defineTrigger({
   evaluate({ rule, run, events }) {
     const threshold = rule.config.threshold_usd as number;
     if (!(run.cost_usd > threshold) || !agentMatches(rule, run)) return undefined;
-    const end = events.find((e) => e.event_type === "run_end");
-    if (!end) return undefined; // the cost only changes on run_end
+    const end = events.find((e) => e.event_type === "run_end" || isLlmCallEnd(e));
+    if (!end) return undefined; // the cost only changes with these (the key makes it once per run)
     return [{
       key: `cost:${run.run_id}`,
       rule,

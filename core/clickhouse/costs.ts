@@ -1,10 +1,11 @@
 /**
- * Cost and token aggregates for /costs, its CSV export and the agents' budgets, from run_costs (migration
- * 050: one narrow row per run version, folded per run by ReplacingMergeTree + FINAL, so every total counts a
- * run exactly once). A page needs one grouped scan of the range: per (day, agent, model), from which the
- * per-day, per-agent, per-model and total views are summed in memory (at most MAX_GROUPS groups).
- *
- * Days are UTC days of the run's start (its first event when run_start is missing).
+ * Cost and token aggregates for /costs, its CSV export and the agents' budgets. Two sources, never both for one
+ * run: a run with LLM calls counts through llm_calls (migration 060: one row per call, so a run that used two
+ * models splits between them, and a call counts on the day it ended); any other run through run_costs (migration
+ * 050: one narrow row per run version, folded per run by ReplacingMergeTree + FINAL, its run_end figures, on the
+ * UTC day of its start). A page needs one grouped scan of the range: per (day, agent, model), from which the
+ * per-day, per-agent, per-model and total views are summed in memory (at most MAX_GROUPS groups). `runs` of a
+ * group is the runs with cost in it: a run that used two models is one run in each model's group.
  */
 import type { ClickHouse } from "../ports/clickhouse.js";
 
@@ -41,17 +42,29 @@ const n = (v: unknown): number => Number(v ?? 0);
 /** One row per (day, agent, model) with runs in the range, ordered by day, agent, model. */
 export async function costGroups(ch: ClickHouse, userId: number, range: CostRange): Promise<CostGroup[]> {
   const rows = await ch.query<Record<string, unknown>>(
-    `SELECT toString(day) AS day_text, agent_name, model,
-            count() AS runs,
-            sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, sum(total_tokens) AS total_tokens,
-            sum(cost_usd) AS cost,
-            sumIf(cost_usd, cost_source = 'computed') AS computed_cost,
-            countIf(cost_source = 'computed') AS computed_runs,
-            countIf(cost_source = 'client') AS client_runs
-       FROM run_costs FINAL
-      WHERE user_id = {uid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
-      GROUP BY day, agent_name, model
-      ORDER BY day, agent_name, model
+    `SELECT day_text, agent_name, model, sum(runs) AS runs, sum(prompt) AS prompt_tokens, sum(completion) AS completion_tokens,
+            sum(total) AS total_tokens, sum(cost) AS cost, sum(computed_cost) AS computed_cost,
+            sum(computed_runs) AS computed_runs, sum(client_runs) AS client_runs
+       FROM (
+         SELECT toString(day) AS day_text, toString(agent_name) AS agent_name, toString(model) AS model,
+                uniqExact(run_id) AS runs, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion,
+                sum(total_tokens) AS total, sum(cost_usd) AS cost, sumIf(cost_usd, cost_source = 'computed') AS computed_cost,
+                uniqExactIf(run_id, cost_source = 'computed') AS computed_runs, uniqExactIf(run_id, cost_source = 'client') AS client_runs
+           FROM llm_calls FINAL
+          WHERE user_id = {uid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
+          GROUP BY day, agent_name, model
+         UNION ALL
+         SELECT toString(day) AS day_text, toString(agent_name) AS agent_name, toString(model) AS model,
+                count() AS runs, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion,
+                sum(total_tokens) AS total, sum(cost_usd) AS cost, sumIf(cost_usd, cost_source = 'computed') AS computed_cost,
+                countIf(cost_source = 'computed') AS computed_runs, countIf(cost_source = 'client') AS client_runs
+           FROM run_costs FINAL
+          WHERE user_id = {uid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
+            AND external_id NOT IN (SELECT sdk_run_id FROM llm_calls WHERE user_id = {uid:UInt64})
+          GROUP BY day, agent_name, model
+       )
+      GROUP BY day_text, agent_name, model
+      ORDER BY day_text, agent_name, model
       LIMIT {limit:UInt32}`,
     { uid: userId, from: range.from, to: range.to, limit: MAX_GROUPS },
   );
@@ -117,10 +130,19 @@ export function perDay(groups: readonly CostGroup[], range: CostRange): (CostTot
 /** Spend this calendar month (UTC) per agent name. */
 export async function agentMonthSpend(ch: ClickHouse, userId: number, agents?: readonly string[], now = new Date()): Promise<Map<string, number>> {
   const first = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString().slice(0, 10);
+  const only = agents ? "AND agent_name IN {agents:Array(String)}" : "";
   const rows = await ch.query<{ agent_name: string; cost_usd: unknown }>(
-    `SELECT agent_name, sum(cost_usd) AS cost_usd
-       FROM run_costs FINAL
-      WHERE user_id = {uid:UInt64} AND day >= {from:Date} ${agents ? "AND agent_name IN {agents:Array(String)}" : ""}
+    `SELECT agent_name, sum(cost) AS cost_usd
+       FROM (
+         SELECT toString(agent_name) AS agent_name, sum(cost_usd) AS cost
+           FROM llm_calls FINAL WHERE user_id = {uid:UInt64} AND day >= {from:Date} ${only} GROUP BY agent_name
+         UNION ALL
+         SELECT toString(agent_name) AS agent_name, sum(cost_usd) AS cost
+           FROM run_costs FINAL
+          WHERE user_id = {uid:UInt64} AND day >= {from:Date} ${only}
+            AND external_id NOT IN (SELECT sdk_run_id FROM llm_calls WHERE user_id = {uid:UInt64})
+          GROUP BY agent_name
+       )
       GROUP BY agent_name`,
     agents ? { uid: userId, from: first, agents } : { uid: userId, from: first },
   );

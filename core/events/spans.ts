@@ -30,6 +30,10 @@ export interface Span {
 
 export const PREVIEW_CHARS = 1_000;
 
+/** An LLM call that has ended: a step of kind "llm" with phase "end" (docs/API.md, Spans). */
+export const isLlmCallEnd = (e: { readonly event_type: string; readonly payload: Record<string, unknown> }): boolean =>
+  e.event_type === "step" && e.payload.kind === "llm" && e.payload.phase === "end";
+
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null);
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
 

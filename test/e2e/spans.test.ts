@@ -4,6 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentMonthSpend, costGroups } from "../../core/clickhouse/costs.js";
 import { computeCost } from "../../plugins/cost-aggregation.js";
 import { bearer, json, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 
@@ -95,7 +96,19 @@ describe("spans and LLM calls", () => {
       { u: acct.id },
     );
     expect(rows.map((r) => [r.model, Number(r.calls)])).toEqual([["claude-sonnet-4-5", 1], ["gpt-4o", 1], ["in-house-model-7", 1]]);
-    expect(rows.find((r) => r.model === "gpt-4o")!.cost).toBeCloseTo(computeCost("gpt-4o", 1000, 200, at(500), { provider: "openai", cachedTokens: 800 })!, 9);
+    const gpt = computeCost("gpt-4o", 1000, 200, at(500), { provider: "openai", cachedTokens: 800 })!;
+    const claude = computeCost("claude-sonnet-4-5", 1500, 300, at(1800), { provider: "anthropic" })!;
+    expect(rows.find((r) => r.model === "gpt-4o")!.cost).toBeCloseTo(gpt, 9);
+
+    // /costs and budgets: the two runs so far each split between their models (the run_end's "gpt-4o", 99 USD is not counted).
+    const groups = await costGroups(srv.ports.clickhouse, acct.id, { from: "2026-11-24", to: "2026-11-24" });
+    expect(groups.map((g) => [g.agent_name, g.model, g.runs, g.prompt_tokens])).toEqual([
+      ["researcher", "claude-sonnet-4-5", 2, 3000],
+      ["researcher", "gpt-4o", 2, 2000],
+      ["researcher", "in-house-model-7", 2, 100],
+    ]);
+    expect(groups.find((g) => g.model === "claude-sonnet-4-5")!.cost_usd).toBeCloseTo(2 * claude, 9);
+    expect((await agentMonthSpend(srv.ports.clickhouse, acct.id, ["researcher"], new Date(at(0)))).get("researcher")).toBeCloseTo(2 * (gpt + claude), 9);
   });
 
   it("a call that lands after run_end (a resumed run) still counts; events without span ids pair as before", async () => {
