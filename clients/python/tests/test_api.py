@@ -57,6 +57,49 @@ def test_run_context_manager_sends_the_lifecycle(capture: CaptureServer, make_cl
     assert times == sorted(times)
 
 
+def test_spans_nest_by_context_and_llm_calls_carry_their_own_usage(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    with client.run("planner", sdk_run_id="spans-1") as run:
+        with run.step("plan") as plan:
+            with run.llm_call(
+                "chat", model="gpt-4o", provider="openai", input=[{"role": "user", "content": "hi"}]
+            ) as call:
+                call.set_output("hello")
+                call.set_usage(prompt_tokens=12, completion_tokens=3, cached_tokens=8, reasoning_tokens=1)
+            with run.tool_call("search", input="q") as tool:
+                tool.set_output("r")
+        with run.llm_call("summarize", model="claude-sonnet-4-5", provider="anthropic") as second:
+            second.set_usage(prompt_tokens=20, completion_tokens=5, cost_usd=0.001)
+    assert client.flush(5)
+    events = [e for e in capture.events() if e["sdk_run_id"] == "spans-1"]
+    spans = {e["span_id"] for e in events if e["event_type"] in ("step", "tool_call")}
+    assert len(spans) == 4  # plan, chat, search, summarize: start and end of each share an id
+    chat_end = next(e for e in events if e["payload"].get("node_name") == "chat" and e["payload"]["phase"] == "end")
+    assert chat_end["parent_span_id"] == plan.span_id
+    assert chat_end["payload"] | {"duration_ms": 0} == {
+        "node_name": "chat",
+        "kind": "llm",
+        "model": "gpt-4o",
+        "provider": "openai",
+        "phase": "end",
+        "duration_ms": 0,
+        "output": "hello",
+        "prompt_tokens": 12,
+        "completion_tokens": 3,
+        "cached_tokens": 8,
+        "reasoning_tokens": 1,
+    }
+    chat_start = next(e for e in events if e["payload"].get("node_name") == "chat" and e["payload"]["phase"] == "start")
+    assert chat_start["payload"]["input"] == [{"role": "user", "content": "hi"}]
+    assert next(e for e in events if e["event_type"] == "tool_call")["parent_span_id"] == plan.span_id
+    summarize_end = next(
+        e for e in events if e["payload"].get("node_name") == "summarize" and e["payload"]["phase"] == "end"
+    )
+    assert "parent_span_id" not in summarize_end  # at the top of the run
+    assert summarize_end["payload"]["cost_usd"] == 0.001
+    assert second.span_id == summarize_end["span_id"]
+
+
 def test_exception_sends_error_with_traceback_and_is_reraised(capture: CaptureServer, make_client: Any) -> None:
     client: Runwatch = make_client()
     with pytest.raises(ValueError, match="bad input"), client.run("a", sdk_run_id="run-err-1") as run:

@@ -85,6 +85,17 @@ def test_langgraph_run_with_tool_and_interrupt(real_server: RealServer, client: 
     assert (run["prompt_tokens"], run["completion_tokens"], run["total_tokens"]) == (300, 40, 340)
     assert run["model"] == "gpt-4o-mini"
     assert run["error_count"] == 0
+    # The run's tokens are the sum of its two LLM calls (the totals rule), and its spans nest as the graph ran.
+    assert run["llm_calls"] == 2
+    status, body = real_server.get(f"/api/runs/{thread}/spans")
+    assert status == 200
+    spans = {s["span_id"]: s for s in body["spans"]}
+    llms = [s for s in body["spans"] if s["kind"] == "llm"]
+    assert [(s["model"], s["status"]) for s in llms] == [("gpt-4o-mini", "ok"), ("gpt-4o-mini", "ok")]
+    assert all(spans[s["parent_span_id"]]["name"] == "agent" for s in llms)
+    (tool,) = [s for s in body["spans"] if s["kind"] == "tool"]
+    assert spans[tool["parent_span_id"]]["name"] == "tools"
+    assert sum(s["prompt_tokens"] for s in llms) == 300
 
 
 def test_failing_node_ends_in_error_with_traceback(real_server: RealServer, client: Runwatch) -> None:

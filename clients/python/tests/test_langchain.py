@@ -42,7 +42,9 @@ def summary(events: list[dict[str, Any]]) -> list[str]:
     out = []
     for e in events:
         p = e["payload"]
-        if e["event_type"] == "step":
+        if e["event_type"] == "step" and p.get("kind") == "llm":
+            out.append(f"llm:{p['node_name']}:{p['phase']}")
+        elif e["event_type"] == "step":
             out.append(f"step:{p['node_name']}:{p['phase']}")
         elif e["event_type"] == "tool_call":
             out.append(f"tool:{p['tool_name']}:{p['phase']}")
@@ -54,12 +56,16 @@ def summary(events: list[dict[str, Any]]) -> list[str]:
 EXPECTED_UNTIL_INTERRUPT = [
     "run_start",
     "step:agent:start",
+    "llm:GenericFakeChatModel:start",
+    "llm:GenericFakeChatModel:end",
     "step:agent:end",
     "step:tools:start",
     "tool:get_weather:start",
     "tool:get_weather:end",
     "step:tools:end",
     "step:agent:start",
+    "llm:GenericFakeChatModel:start",
+    "llm:GenericFakeChatModel:end",
     "step:agent:end",
     "step:review:start",
     "step:review:end",
@@ -92,18 +98,34 @@ def test_graph_with_tool_and_interrupt_then_resume(capture: CaptureServer, make_
     assert start["agent_name"] == "weather-agent"
     assert start["payload"]["framework"] == "langgraph"
     assert start["payload"]["input"] == {"messages": [{"type": "human", "content": "What's the weather in Paris?"}]}
-    tool_start, tool_end = events[4]["payload"], events[5]["payload"]
+    tool_start, tool_end = events[6]["payload"], events[7]["payload"]
     assert tool_start["input_preview"] == '{"city": "Paris"}'
     assert tool_end["output_preview"] == "It is sunny and 21°C in Paris."
     assert isinstance(tool_end["duration_ms"], int)
-    agent_end = events[2]["payload"]
+    agent_end = events[4]["payload"]
     assert agent_end["output"]["messages"][0]["tool_calls"][0]["name"] == "get_weather"
-    asked = events[11]["payload"]
+    asked = events[15]["payload"]
     assert asked["question"] == "Send this answer to the customer?"
     assert asked["context"]["draft"] == "Paris is sunny today, 21°C."
     assert asked["context"]["node"] == "review"
     assert asked["channel"] == "langgraph"
-    assert events[12]["payload"] == {"response": "yes, send it", "responded_by": "langgraph"}
+    assert events[16]["payload"] == {"response": "yes, send it", "responded_by": "langgraph"}
+    # Spans: LangChain's run ids; each model call nests in its node, the tool in the tools node, and carries
+    # its own usage (the server sums them into the run).
+    by_span = {e["span_id"]: e for e in events if e.get("span_id")}
+    llm_ends = [
+        e
+        for e in events
+        if e["event_type"] == "step" and e["payload"].get("kind") == "llm" and e["payload"]["phase"] == "end"
+    ]
+    assert len(llm_ends) == 2
+    for e in llm_ends:
+        assert by_span[e["parent_span_id"]]["payload"]["node_name"] == "agent"
+        assert e["payload"]["model"] == "gpt-4o-mini"
+    assert sum(e["payload"]["prompt_tokens"] for e in llm_ends) == 300
+    assert sum(e["payload"]["completion_tokens"] for e in llm_ends) == 40
+    assert by_span[events[6]["parent_span_id"]]["payload"]["node_name"] == "tools"
+    assert events[6]["span_id"] == events[7]["span_id"]
     end = events[-1]["payload"]
     assert (end["prompt_tokens"], end["completion_tokens"], end["total_tokens"]) == (300, 40, 340)
     assert end["model"] == "gpt-4o-mini"
@@ -145,7 +167,7 @@ async def test_async_invocations_run_concurrently_and_stay_apart(capture: Captur
     assert sorted(runs) == [f"async-{i}" for i in range(4)]
     for i in range(4):
         assert summary(runs[f"async-{i}"]) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
-        assert runs[f"async-{i}"][12]["payload"]["response"] == f"ok {i}"
+        assert runs[f"async-{i}"][16]["payload"]["response"] == f"ok {i}"
         assert runs[f"async-{i}"][-1]["payload"]["total_tokens"] == 340
 
 
@@ -257,7 +279,25 @@ def test_handler_inside_a_manual_run_reports_into_it(capture: CaptureServer, mak
         model.invoke("hi", config={"callbacks": [CallbackHandler(client)]})
     assert client.flush(5)
     events = by_run(capture)["manual-1"]
-    assert summary(events) == ["run_start", "step:ask-model:start", "step:ask-model:end", "run_end"]
+    assert summary(events) == [
+        "run_start",
+        "step:ask-model:start",
+        "llm:GenericFakeChatModel:start",
+        "llm:GenericFakeChatModel:end",
+        "step:ask-model:end",
+        "run_end",
+    ]
+    step_span = events[1]["span_id"]
+    assert events[2]["parent_span_id"] == step_span  # the model call nests in the step it was made in
+    llm_end = events[3]["payload"]
+    assert {k: llm_end[k] for k in ("node_name", "kind", "phase", "output", "prompt_tokens", "completion_tokens")} == {
+        "node_name": "GenericFakeChatModel",
+        "kind": "llm",
+        "phase": "end",
+        "output": {"type": "ai", "content": "hello"},
+        "prompt_tokens": 7,
+        "completion_tokens": 3,
+    }
     assert events[-1]["payload"]["prompt_tokens"] == 7
     assert events[-1]["payload"]["completion_tokens"] == 3
 
@@ -272,7 +312,7 @@ def test_a_bare_chat_model_call_is_a_run(capture: CaptureServer, make_client: An
     model.invoke("2+2?", config={"callbacks": [CallbackHandler(client, agent_name="calc")]})
     assert client.flush(5)
     (events,) = by_run(capture).values()
-    assert summary(events) == ["run_start", "run_end"]
+    assert summary(events) == ["run_start", "llm:GenericFakeChatModel:start", "llm:GenericFakeChatModel:end", "run_end"]
     assert events[-1]["payload"]["total_tokens"] == 6
     assert events[-1]["payload"]["output"]["content"] == "4"
 
@@ -341,7 +381,7 @@ def test_resume_from_dashboard(capture: CaptureServer, make_client: Any) -> None
     assert client.flush(5)
     events = by_run(capture)["dash-1"]
     assert summary(events) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
-    assert events[12]["payload"] == {"response": "approved", "responded_by": "dana@example.com"}
+    assert events[16]["payload"] == {"response": "approved", "responded_by": "dana@example.com"}
 
 
 def test_callback_failures_never_reach_the_graph(capture: CaptureServer, make_client: Any) -> None:

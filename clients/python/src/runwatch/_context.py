@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from ._run import Run
+    from ._spans import _Span
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,6 +22,8 @@ class _Unset:
 UNSET: Any = _Unset()
 
 _current_run: ContextVar[Run | None] = ContextVar("runwatch_current_run", default=None)
+# The span entered most recently in this context: a new span of the same run nests in it.
+_current_span: ContextVar[_Span | None] = ContextVar("runwatch_current_span", default=None)
 
 
 def current_run() -> Run | None:

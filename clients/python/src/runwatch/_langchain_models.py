@@ -1,5 +1,6 @@
-"""The model callbacks of the LangChain handler (langchain.py): an LLM or chat model call records its model, token
-usage and cost on the run it belongs to (or is a run of its own when called outside one)."""
+"""The model callbacks of the LangChain handler (langchain.py): each LLM or chat model call is an LLM span (its
+LangChain run id is the span id) with its own model, provider, messages, answer and token usage; the usage is also
+added to the run (or the call is a run of its own when made outside one)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ from typing import Any
 from uuid import UUID
 
 from . import _pricing
-from ._langchain_support import _first_generation_text, _logs_failures, _RootState, usage_from_llm_result
+from ._context import UNSET
+from ._langchain_support import (
+    _first_generation_text,
+    _logs_failures,
+    _RootState,
+    messages_of,
+    usage_details_from_llm_result,
+    usage_from_llm_result,
+)
 
 
 class _ModelCallbacks:
@@ -34,6 +43,16 @@ class _ModelCallbacks:
         model = md.get("ls_model_name") or params.get("model") or params.get("model_name")
         provider = md.get("ls_provider")
         state.llm_models[run_id] = (str(model) if model else None, str(provider) if provider else None)
+        state.llms[run_id] = state.run.llm_call(
+            str(name),
+            model=str(model) if model else None,
+            provider=str(provider) if provider else None,
+            input=messages_of(inputs),
+            span_id=str(run_id),
+            # No span above it in LangChain's tree: the span around the call in this context, if any.
+            parent_span_id=state.span_parent(parent_run_id) or UNSET,
+        ).start()
+        state.spans.add(run_id)
 
     @_logs_failures
     def on_chat_model_start(
@@ -71,6 +90,15 @@ class _ModelCallbacks:
         start_model, provider = state.llm_models.pop(run_id, (None, None))
         prompt, completion, model = usage_from_llm_result(response)
         model = model or start_model
+        span = state.llms.pop(run_id, None)
+        if span is not None:
+            span.set_usage(
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                model=model,
+                **usage_details_from_llm_result(response),
+            )
+            span.end(output=_first_generation_text(response))
         if prompt or completion:
             cost = None
             if _pricing.available():
@@ -91,4 +119,7 @@ class _ModelCallbacks:
         if state is None:
             return
         state.llm_models.pop(run_id, None)
+        span = state.llms.pop(run_id, None)
+        if span is not None:
+            span.end(error=error)
         self._end_root(run_id, error=error)

@@ -12,7 +12,7 @@ from uuid import UUID
 
 if TYPE_CHECKING:
     from ._run import Run
-    from ._spans import Step, ToolCall
+    from ._spans import LlmCall, Step, ToolCall
 
 logger = logging.getLogger("runwatch")
 
@@ -78,6 +78,21 @@ class _RootState:
     steps: dict[UUID, Step] = field(default_factory=dict)
     tools: dict[UUID, ToolCall] = field(default_factory=dict)
     llm_models: dict[UUID, tuple[str | None, str | None]] = field(default_factory=dict)
+    llms: dict[UUID, LlmCall] = field(default_factory=dict)
+    # LangChain's run tree: each member's parent, and which members are spans (their run id is the span id).
+    parent_of: dict[UUID, UUID | None] = field(default_factory=dict)
+    spans: set[UUID] = field(default_factory=set)
+
+    def span_parent(self, parent_run_id: UUID | None) -> str | None:
+        """The nearest ancestor that is a span (a node, a tool or an LLM call), as a span id; None at the top."""
+        seen = 0
+        while parent_run_id is not None and seen < 1000:
+            if parent_run_id in self.spans:
+                return str(parent_run_id)
+            parent_run_id = self.parent_of.get(parent_run_id)
+            seen += 1
+        return None
+
     cost_complete: bool = True
 
 
@@ -129,3 +144,32 @@ def _short(value: Any) -> str:
     from ._json import preview
 
     return preview(value)
+
+
+def usage_details_from_llm_result(response: Any) -> dict[str, int]:
+    """cached_tokens, cache_write_tokens and reasoning_tokens from the messages' usage_metadata, where reported."""
+    out: dict[str, int] = {}
+    for gens in getattr(response, "generations", None) or []:
+        for gen in gens or []:
+            um = getattr(getattr(gen, "message", None), "usage_metadata", None) or {}
+            inp = um.get("input_token_details") or {}
+            outp = um.get("output_token_details") or {}
+            for key, value in (
+                ("cached_tokens", inp.get("cache_read")),
+                ("cache_write_tokens", inp.get("cache_creation")),
+                ("reasoning_tokens", outp.get("reasoning")),
+            ):
+                if isinstance(value, int) and value > 0:
+                    out[key] = out.get(key, 0) + value
+    return out
+
+
+def messages_of(inputs: Any) -> Any:
+    """A chat model's messages ([[BaseMessage]]) as role/content pairs; prompts as they are."""
+    if isinstance(inputs, list) and inputs and isinstance(inputs[0], list):
+        return [
+            {"role": str(getattr(m, "type", "message")), "content": getattr(m, "content", str(m))}
+            for batch in inputs
+            for m in batch
+        ]
+    return inputs

@@ -13,7 +13,7 @@ from . import _pricing
 from ._context import UNSET, F, _current_run, error_payload
 from ._decorators import _bound_arguments, _wrap
 from ._json import preview, to_jsonable, to_object
-from ._spans import Step, ToolCall
+from ._spans import LlmCall, Step, ToolCall
 
 if TYPE_CHECKING:
     from .client import Runwatch
@@ -54,9 +54,17 @@ class Run:
     def __repr__(self) -> str:
         return f"Run(agent_name={self.agent_name!r}, sdk_run_id={self.sdk_run_id!r})"
 
-    def emit(self, event_type: str, payload: dict[str, Any]) -> None:
+    def emit(
+        self, event_type: str, payload: dict[str, Any], *, span_id: str | None = None, parent_span_id: str | None = None
+    ) -> None:
         self.client.emit(
-            event_type, self.sdk_run_id, payload, agent_name=self.agent_name, config_version=self.config_version
+            event_type,
+            self.sdk_run_id,
+            payload,
+            agent_name=self.agent_name,
+            config_version=self.config_version,
+            span_id=span_id,
+            parent_span_id=parent_span_id,
         )
 
     # ---- lifecycle ------------------------------------------------------------------------------------
@@ -189,13 +197,41 @@ class Run:
 
     # ---- children -------------------------------------------------------------------------------------
 
-    def step(self, node_name: str, *, input: Any = UNSET) -> Step:
-        """A step (graph node): `with run.step("plan") as step:` sends step start/end with duration_ms."""
-        return Step(self, node_name, input)
+    def step(
+        self, node_name: str, *, input: Any = UNSET, span_id: str | None = None, parent_span_id: Any = UNSET
+    ) -> Step:
+        """A step (graph node): `with run.step("plan") as step:` sends step start/end with duration_ms.
 
-    def tool_call(self, tool_name: str, input: Any = UNSET) -> ToolCall:
+        Spans nest by context (a step entered inside another nests in it); span_id / parent_span_id set them.
+        """
+        return Step(self, node_name, input, span_id=span_id, parent_span_id=parent_span_id)
+
+    def tool_call(
+        self, tool_name: str, input: Any = UNSET, *, span_id: str | None = None, parent_span_id: Any = UNSET
+    ) -> ToolCall:
         """A tool call: `with run.tool_call("search", input=q) as call: call.set_output(r)`, or .start()/.end()."""
-        return ToolCall(self, tool_name, input)
+        return ToolCall(self, tool_name, input, span_id=span_id, parent_span_id=parent_span_id)
+
+    def llm_call(
+        self,
+        name: str = "llm",
+        *,
+        model: str | None = None,
+        provider: str | None = None,
+        input: Any = UNSET,
+        span_id: str | None = None,
+        parent_span_id: Any = UNSET,
+    ) -> LlmCall:
+        """An LLM call, a span with its own model, tokens and cost (the run's totals are the sum of its calls):
+
+        with run.llm_call("chat", model="gpt-4o", provider="openai", input=messages) as call:
+            reply = llm(messages)
+            call.set_output(reply.text)
+            call.set_usage(prompt_tokens=reply.usage.input, completion_tokens=reply.usage.output)
+        """
+        return LlmCall(
+            self, name, model=model, provider=provider, input=input, span_id=span_id, parent_span_id=parent_span_id
+        )
 
     @overload
     def tool(self, fn: F, /) -> F: ...

@@ -84,6 +84,8 @@ class Runwatch:
         agent_name: str | None = None,
         config_version: int | None = None,
         occurred_at: float | None = None,
+        span_id: str | None = None,
+        parent_span_id: str | None = None,
     ) -> None:
         """Queues one raw event (see the ingest contract). `payload` must already be JSON-safe."""
         if not self.enabled:
@@ -99,6 +101,10 @@ class Runwatch:
                 ev["agent_name"] = agent_name
             if config_version is not None:
                 ev["config_version"] = config_version
+            if span_id:
+                ev["span_id"] = span_id
+            if parent_span_id:
+                ev["parent_span_id"] = parent_span_id
             self._transport.enqueue(ev)
         except Exception:  # pragma: no cover - defensive: instrumentation must never break the agent
             logger.debug("runwatch: failed to queue an event", exc_info=True)

@@ -28,6 +28,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("runwatch.langchain needs langchain-core: pip install 'runwatch[langchain]'") from e
 
+from ._context import UNSET
 from ._langchain_models import _ModelCallbacks
 from ._langchain_support import (
     MAX_WAITING_RUNS,
@@ -113,6 +114,7 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
         if state is not None:
             self._owner[run_id] = self._owner[parent_run_id]  # type: ignore[index]
             state.members.append(run_id)
+            state.parent_of[run_id] = parent_run_id
         return state
 
     def _open_root(
@@ -256,7 +258,12 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
         parent_step = state.steps.get(parent_run_id) if parent_run_id is not None else None
         if parent_step is not None and parent_step.node_name.endswith(str(node)):
             return  # a runnable inside the node that carries the node's name
-        state.steps[run_id] = state.run.step(_node_path(metadata or {}, str(node))).start()
+        state.steps[run_id] = state.run.step(
+            _node_path(metadata or {}, str(node)),
+            span_id=str(run_id),
+            parent_span_id=state.span_parent(parent_run_id) or UNSET,
+        ).start()
+        state.spans.add(run_id)
 
     @_logs_failures
     def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
@@ -292,7 +299,10 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
         state = self._adopt(run_id, parent_run_id)
         if state is None:
             state = self._open_root(run_id, name, input_value, None, "tool")
-        state.tools[run_id] = state.run.tool_call(name, input=input_value).start()
+        state.tools[run_id] = state.run.tool_call(
+            name, input=input_value, span_id=str(run_id), parent_span_id=state.span_parent(parent_run_id) or UNSET
+        ).start()
+        state.spans.add(run_id)
 
     def _tool_end(self, run_id: UUID, output: Any = None, error: BaseException | None = None) -> None:
         state = self._state_of(run_id)
