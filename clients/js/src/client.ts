@@ -1,7 +1,7 @@
 import { uuidv7, randomUuid } from "./ids.js";
 import { safeStringify, toJsonObject, truncate } from "./json.js";
 import { readEnv } from "./platform.js";
-import { Run, type EventType, type HumanInputAnswer, type HumanInputOptions, type RunHost } from "./run.js";
+import { Run, type EventType, type HumanInputAnswer, type HumanInputOptions, type RunHost, type SpanIds } from "./run.js";
 import { RunwatchError, Transport, retryAfterMs, type TransportOptions, type TransportStats } from "./transport.js";
 
 export const DEFAULT_BASE_URL = "http://localhost:8080";
@@ -126,7 +126,7 @@ export class Runwatch implements RunHost {
   }
 
   /** Low level: queue one event. Used by Run; available for custom integrations. Never throws. */
-  emit(sdkRunId: string, agentName: string | undefined, type: EventType, payload: Record<string, unknown>, configVersion?: number): void {
+  emit(sdkRunId: string, agentName: string | undefined, type: EventType, payload: Record<string, unknown>, configVersion?: number, ids?: SpanIds): void {
     if (!this.transport) return;
     try {
       const event = {
@@ -136,6 +136,8 @@ export class Runwatch implements RunHost {
         occurred_at: new Date().toISOString(),
         agent_name: agentName,
         config_version: configVersion,
+        span_id: ids?.spanId || undefined,
+        parent_span_id: ids?.parentSpanId || undefined,
         payload,
       };
       this.transport.enqueue(this.serialize(event));

@@ -12,6 +12,9 @@ export {
   type HumanInputAnswer,
   type StepEndOptions,
   type ToolEndOptions,
+  type SpanIds,
+  type LlmUsage,
+  type LlmCallHandle,
 } from "./run.js";
 export { RunwatchError, type RunwatchErrorCode, type TransportOptions, type TransportStats } from "./transport.js";
 export { uuidv7 } from "./ids.js";

@@ -68,10 +68,13 @@ export function modelFromStart(extraParams: Record<string, unknown> | undefined,
 }
 
 /** Token usage of one model call: usage_metadata on the messages, else llmOutput.tokenUsage / usage. */
-export function usageOf(output: unknown): { prompt: number; completion: number; total: number; model?: string; found: boolean } {
+export function usageOf(output: unknown): { prompt: number; completion: number; total: number; cached: number; cacheWrite: number; reasoning: number; model?: string; found: boolean } {
   let prompt = 0;
   let completion = 0;
   let total = 0;
+  let cached = 0;
+  let cacheWrite = 0;
+  let reasoning = 0;
   let found = false;
   let model: string | undefined;
   const gens = isObj(output) && Array.isArray(output.generations) ? output.generations : [];
@@ -86,6 +89,11 @@ export function usageOf(output: unknown): { prompt: number; completion: number; 
         prompt += p;
         completion += c;
         total += num(um.total_tokens) || p + c;
+        const inDetails = isObj(um.input_token_details) ? um.input_token_details : undefined;
+        const outDetails = isObj(um.output_token_details) ? um.output_token_details : undefined;
+        cached += num(inDetails?.cache_read);
+        cacheWrite += num(inDetails?.cache_creation);
+        reasoning += num(outDetails?.reasoning);
       }
       const rm = msg && isObj(msg.response_metadata) ? msg.response_metadata : undefined;
       model ??= str(rm?.model_name) ?? str(rm?.model);
@@ -102,5 +110,34 @@ export function usageOf(output: unknown): { prompt: number; completion: number; 
     }
   }
   model ??= str(llmOutput?.model_name) ?? str(llmOutput?.model);
-  return { prompt, completion, total, model, found };
+  return { prompt, completion, total, cached, cacheWrite, reasoning, model, found };
+}
+
+/** "outer/inner" for a node of a subgraph (from langgraph_checkpoint_ns, as the Python client names it), else the node. */
+export function nodePath(metadata: Record<string, unknown> | undefined, node: string): string {
+  const ns = metadata?.langgraph_checkpoint_ns;
+  if (typeof ns === "string" && ns.includes("|")) {
+    const parts = ns.split("|").filter(Boolean).map((p) => p.split(":")[0]!);
+    if (parts.length > 0 && parts[parts.length - 1] === node) return parts.join("/");
+  }
+  return node;
+}
+
+/** A chat model's messages ([[BaseMessage]]) as role/content pairs; prompts as they are. */
+export function messagesOf(input: unknown): unknown {
+  if (!Array.isArray(input) || !Array.isArray(input[0])) return input;
+  return (input as unknown[][]).flat().map((m) => {
+    const o = isObj(m) ? m : {};
+    const role = typeof o._getType === "function" ? String((o._getType as () => string).call(m)) : str(o.type) ?? str(o.role) ?? "message";
+    return { role, content: o.content ?? String(m) };
+  });
+}
+
+/** The text of a model call's first generation (what the span shows as its output). */
+export function firstGenerationText(output: unknown): unknown {
+  const gens = isObj(output) && Array.isArray(output.generations) ? output.generations : [];
+  const first = Array.isArray(gens[0]) ? gens[0][0] : gens[0];
+  if (!isObj(first)) return undefined;
+  const msg = isObj(first.message) ? first.message : undefined;
+  return msg?.content ?? first.text;
 }

@@ -16,7 +16,7 @@
 import { getDefaultClient, type Runwatch } from "./client.js";
 import { safeStringify } from "./json.js";
 import { Run } from "./run.js";
-import { CONTROL_FLOW_ERRORS, MAX_WAITING_THREADS, describeInterrupt, errName, isInterrupt, isObj, modelFromStart, now, resumeValue, simplify, str, usageOf } from "./langchain-support.js";
+import { CONTROL_FLOW_ERRORS, MAX_WAITING_THREADS, describeInterrupt, errName, isInterrupt, isObj, messagesOf, modelFromStart, nodePath, now, resumeValue, simplify, str, usageOf, firstGenerationText } from "./langchain-support.js";
 
 export interface CallbackHandlerOptions {
   /** Default: a process-wide client from RUNWATCH_API_KEY / RUNWATCH_BASE_URL. */
@@ -76,6 +76,8 @@ interface RootState {
 interface Timed {
   readonly root: string;
   readonly name: string;
+  /** The nearest enclosing span (LangChain run id), if any. */
+  readonly parentSpanId?: string;
   readonly t0: number;
   readonly input?: unknown;
 }
@@ -88,7 +90,18 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
   const rootOf = new Map<string, string>();
   const nodes = new Map<string, Timed>();
   const tools = new Map<string, Timed>();
-  const llmModels = new Map<string, string | undefined>();
+  const llms = new Map<string, Timed & { model?: string; provider?: string }>();
+  /** LangChain's run tree (child → parent) and which runs are spans (a node, a tool, a model call). */
+  const parentOf = new Map<string, string | undefined>();
+  const spanRuns = new Set<string>();
+  /** The nearest ancestor that is a span: tools nest in their node, model calls in theirs, subgraph nodes in the outer node. */
+  const spanParent = (parentRunId: string | undefined): string | undefined => {
+    for (let id = parentRunId, hops = 0; id !== undefined && hops < 1000; hops++) {
+      if (spanRuns.has(id)) return id;
+      id = parentOf.get(id);
+    }
+    return undefined;
+  };
   /** Runs paused by an interrupt, by thread: a resume in this process continues them (usage carried over). */
   const waitingByThread = new Map<string, Run>();
   const answeredBy = new Map<string, string | undefined>();
@@ -113,6 +126,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
     if (!state) return undefined;
     rootOf.set(runId, root);
     state.children.add(runId);
+    parentOf.set(runId, parentRunId);
     return state;
   };
 
@@ -128,7 +142,9 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
       rootOf.delete(child);
       nodes.delete(child);
       tools.delete(child);
-      llmModels.delete(child);
+      llms.delete(child);
+      parentOf.delete(child);
+      spanRuns.delete(child);
     }
     rootOf.delete(rootId);
     roots.delete(rootId);
@@ -183,6 +199,20 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
     rootOf.set(runId, runId);
   };
 
+  /** A model call inside a run we follow becomes an LLM span (its LangChain run id is the span id). */
+  const llmStart = (llm: unknown, input: unknown, runId: string, parentRunId: string | undefined, extraParams: Record<string, unknown> | undefined, metadata: Record<string, unknown> | undefined, runName: string | undefined): void => {
+    const state = attach(runId, parentRunId);
+    if (!state) return;
+    const id = isObj(llm) && Array.isArray(llm.id) ? llm.id[llm.id.length - 1] : undefined;
+    const name = str(runName) ?? str(id) ?? "llm";
+    const model = modelFromStart(extraParams, metadata);
+    const provider = str(metadata?.ls_provider);
+    const parentSpanId = spanParent(parentRunId);
+    llms.set(runId, { root: rootOf.get(runId)!, name, t0: now(), model, provider, parentSpanId });
+    spanRuns.add(runId);
+    state.run.llmCallStart(name, { model, provider, input: captureOutputs ? simplify(input) : undefined }, { spanId: runId, parentSpanId });
+  };
+
   const handler: RunwatchCallbackHandler = {
     // LangChain awaits these (cheap, synchronous) methods, so every event is queued before invoke() returns.
     awaitHandlers: true,
@@ -199,8 +229,11 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
       if (node === undefined || node !== runName || hidden || node.startsWith("__")) return;
       const parentNode = nodes.get(parentRunId);
       if (parentNode && parentNode.name === node) return; // a subgraph's own chain inside its node
-      nodes.set(runId, { root: rootOf.get(runId)!, name: node, t0: now() });
-      state.run.stepStart(node, typeof metadata?.langgraph_step === "number" ? { langgraph_step: metadata.langgraph_step } : undefined);
+      const name = nodePath(metadata, node);
+      const parentSpanId = spanParent(parentRunId);
+      nodes.set(runId, { root: rootOf.get(runId)!, name, t0: now(), parentSpanId });
+      spanRuns.add(runId);
+      state.run.stepStart(name, typeof metadata?.langgraph_step === "number" ? { langgraph_step: metadata.langgraph_step } : undefined, { spanId: runId, parentSpanId });
     }),
 
     handleChainEnd: guard((outputs, runId) => {
@@ -219,7 +252,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
       const node = nodes.get(runId);
       if (node) {
         nodes.delete(runId);
-        rootFor(runId)?.run.stepEnd(node.name, { durationMs: now() - node.t0, output: captureOutputs ? simplify(outputs) : undefined });
+        rootFor(runId)?.run.stepEnd(node.name, { spanId: runId, parentSpanId: node.parentSpanId, durationMs: now() - node.t0, output: captureOutputs ? simplify(outputs) : undefined });
       }
     }),
 
@@ -240,13 +273,14 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
         nodes.delete(runId);
         const state = rootFor(runId);
         if (!state) return;
+        const ids = { spanId: runId, parentSpanId: node.parentSpanId };
         if (isInterrupt(err)) {
-          state.run.stepEnd(node.name, { durationMs: now() - node.t0, extra: { interrupted: true } });
+          state.run.stepEnd(node.name, { ...ids, durationMs: now() - node.t0, extra: { interrupted: true } });
           reportInterrupts(state, (err as { interrupts?: unknown }).interrupts ?? []);
         } else if (CONTROL_FLOW_ERRORS.has(errName(err))) {
-          state.run.stepEnd(node.name, { durationMs: now() - node.t0 });
+          state.run.stepEnd(node.name, { ...ids, durationMs: now() - node.t0 });
         } else {
-          state.run.stepEnd(node.name, { durationMs: now() - node.t0, error: err });
+          state.run.stepEnd(node.name, { ...ids, durationMs: now() - node.t0, error: err });
         }
       }
     }),
@@ -256,8 +290,10 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
       if (!state) return;
       const id = isObj(tool) && Array.isArray(tool.id) ? tool.id[tool.id.length - 1] : undefined;
       const name = str(runName) ?? str(isObj(tool) ? tool.name : undefined) ?? str(id) ?? "tool";
-      tools.set(runId, { root: rootOf.get(runId)!, name, t0: now(), input });
-      state.run.toolStart(name, input, toolCallId ? { tool_call_id: toolCallId } : undefined);
+      const parentSpanId = spanParent(parentRunId);
+      tools.set(runId, { root: rootOf.get(runId)!, name, t0: now(), input, parentSpanId });
+      spanRuns.add(runId);
+      state.run.toolStart(name, input, toolCallId ? { tool_call_id: toolCallId } : undefined, { spanId: runId, parentSpanId });
     }),
 
     handleToolEnd: guard((output, runId) => {
@@ -265,37 +301,44 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
       if (!t) return;
       tools.delete(runId);
       const content = isObj(output) && "content" in output && (typeof output.getType === "function" || typeof output._getType === "function") ? output.content : output;
-      rootFor(runId)?.run.toolEnd(t.name, { durationMs: now() - t.t0, output: content });
+      rootFor(runId)?.run.toolEnd(t.name, { spanId: runId, parentSpanId: t.parentSpanId, durationMs: now() - t.t0, output: content });
     }),
 
     handleToolError: guard((err, runId) => {
       const t = tools.get(runId);
       if (!t) return;
       tools.delete(runId);
-      rootFor(runId)?.run.toolEnd(t.name, { durationMs: now() - t.t0, error: err });
+      rootFor(runId)?.run.toolEnd(t.name, { spanId: runId, parentSpanId: t.parentSpanId, durationMs: now() - t.t0, error: err });
     }),
 
-    handleChatModelStart: guard((_llm, _messages, runId, parentRunId, extraParams, _tags, metadata) => {
-      if (!attach(runId, parentRunId)) return;
-      llmModels.set(runId, modelFromStart(extraParams, metadata));
+    handleChatModelStart: guard((llm, messages, runId, parentRunId, extraParams, _tags, metadata, runName) => {
+      llmStart(llm, messagesOf(messages), runId, parentRunId, extraParams, metadata, runName);
     }),
 
-    handleLLMStart: guard((_llm, _prompts, runId, parentRunId, extraParams, _tags, metadata) => {
-      if (!attach(runId, parentRunId)) return;
-      llmModels.set(runId, modelFromStart(extraParams, metadata));
+    handleLLMStart: guard((llm, prompts, runId, parentRunId, extraParams, _tags, metadata, runName) => {
+      llmStart(llm, prompts, runId, parentRunId, extraParams, metadata, runName);
     }),
 
     handleLLMEnd: guard((output, runId) => {
       const state = rootFor(runId);
-      if (!state) return;
+      const call = llms.get(runId);
+      llms.delete(runId);
+      if (!state || !call) return;
       const u = usageOf(output);
-      const model = u.model ?? llmModels.get(runId);
-      llmModels.delete(runId);
+      const model = u.model ?? call.model;
+      // The call's own span with its usage (the server sums a run's calls); run_end's totals stay for older servers.
+      state.run.llmCallEnd(call.name, {
+        spanId: runId, parentSpanId: call.parentSpanId, durationMs: now() - call.t0, model, provider: call.provider,
+        ...(u.found ? { promptTokens: u.prompt, completionTokens: u.completion, totalTokens: u.total, cachedTokens: u.cached || undefined, cacheWriteTokens: u.cacheWrite || undefined, reasoningTokens: u.reasoning || undefined } : {}),
+        output: captureOutputs ? simplify(firstGenerationText(output)) : undefined,
+      });
       if (u.found || model) state.run.addUsage({ promptTokens: u.prompt, completionTokens: u.completion, totalTokens: u.total, model });
     }),
 
-    handleLLMError: guard((_err, runId) => {
-      llmModels.delete(runId);
+    handleLLMError: guard((err, runId) => {
+      const call = llms.get(runId);
+      llms.delete(runId);
+      if (call) rootFor(runId)?.run.llmCallEnd(call.name, { spanId: runId, parentSpanId: call.parentSpanId, durationMs: now() - call.t0, model: call.model, provider: call.provider, error: err });
     }),
 
     async waitForAnswer(threadId, waitOptions = {}) {

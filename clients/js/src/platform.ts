@@ -103,3 +103,27 @@ export function formatUuid(b: Uint8Array): string {
   }
   return s;
 }
+
+/** A value that follows async calls (AsyncLocalStorage where the runtime has it), for spans nesting by context. */
+export interface AsyncContext<T> {
+  run<R>(value: T, fn: () => R): R;
+  get(): T | undefined;
+}
+
+/**
+ * Node ≥ 20.16 (and Bun, Deno) expose AsyncLocalStorage through process.getBuiltinModule without an import;
+ * elsewhere spans nest only when given a parent explicitly.
+ */
+export function asyncContext<T>(): AsyncContext<T> {
+  try {
+    const getBuiltin = (g.process as { getBuiltinModule?: (id: string) => unknown } | undefined)?.getBuiltinModule;
+    const hooks = typeof getBuiltin === "function" ? (getBuiltin("node:async_hooks") as { AsyncLocalStorage?: new () => { run<R>(v: T, fn: () => R): R; getStore(): T | undefined } }) : undefined;
+    if (hooks?.AsyncLocalStorage) {
+      const als = new hooks.AsyncLocalStorage();
+      return { run: (value, fn) => als.run(value, fn), get: () => als.getStore() };
+    }
+  } catch {
+    // No AsyncLocalStorage here.
+  }
+  return { run: (_value, fn) => fn(), get: () => undefined };
+}

@@ -1,4 +1,6 @@
-import { errorPayload, preview, toJsonObject } from "./json.js";
+import { randomUuid } from "./ids.js";
+import { errorPayload, preview, toJson, toJsonObject } from "./json.js";
+import { asyncContext } from "./platform.js";
 
 export type EventType =
   | "run_start"
@@ -39,14 +41,34 @@ export interface HumanInputAnswer {
   answeredAt?: string;
 }
 
+/** The span an event belongs to and the span it nests in (docs/API.md, Spans). */
+export interface SpanIds {
+  spanId?: string;
+  parentSpanId?: string;
+}
+
+/** What an LLM call reports (tokens as the provider counts them: cached is part of prompt, reasoning of completion). */
+export interface LlmUsage {
+  model?: string;
+  provider?: string;
+  promptTokens?: number;
+  completionTokens?: number;
+  totalTokens?: number;
+  cachedTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+  /** Leave out to let the server price the call from its model and provider. */
+  costUsd?: number;
+}
+
 /** What a Run needs from its client (kept as an interface so the two modules do not import each other). */
 export interface RunHost {
-  emit(sdkRunId: string, agentName: string, type: EventType, payload: Record<string, unknown>, configVersion?: number): void;
+  emit(sdkRunId: string, agentName: string, type: EventType, payload: Record<string, unknown>, configVersion?: number, ids?: SpanIds): void;
   flush(timeoutMs?: number): Promise<boolean>;
   waitForHumanInput(sdkRunId: string, options?: Pick<HumanInputOptions, "timeoutMs" | "signal">): Promise<HumanInputAnswer>;
 }
 
-export interface StepEndOptions {
+export interface StepEndOptions extends SpanIds {
   durationMs?: number;
   output?: unknown;
   error?: unknown;
@@ -54,12 +76,22 @@ export interface StepEndOptions {
   extra?: Record<string, unknown>;
 }
 
-export interface ToolEndOptions {
+export interface ToolEndOptions extends SpanIds {
   durationMs?: number;
   output?: unknown;
   error?: unknown;
   input?: unknown;
   extra?: Record<string, unknown>;
+}
+
+/** The span entered around the current async call (steps, tool calls and LLM calls nest in it). */
+const currentSpan = asyncContext<{ run: Run; spanId: string }>();
+
+/** A handle inside run.llmCall(): report the call's usage and output. */
+export interface LlmCallHandle {
+  readonly spanId: string;
+  setUsage(u: LlmUsage): void;
+  setOutput(output: unknown): void;
 }
 
 const now = (): number => (typeof performance !== "undefined" && typeof performance.now === "function" ? performance.now() : Date.now());
@@ -109,28 +141,40 @@ export class Run {
   }
 
   /** Sends any event of this run (low level; the helpers below cover the event types of docs/API.md). */
-  emit(type: EventType, payload: Record<string, unknown>): void {
-    this.host.emit(this.sdkRunId, this.agentName, type, payload, this.configVersion);
+  emit(type: EventType, payload: Record<string, unknown>, ids?: SpanIds): void {
+    this.host.emit(this.sdkRunId, this.agentName, type, payload, this.configVersion, ids);
+  }
+
+  /** New span ids: the parent is the span entered around this call (same run), unless given. */
+  private spanIds(parentSpanId?: string): Required<Pick<SpanIds, "spanId">> & SpanIds {
+    const around = currentSpan.get();
+    return { spanId: randomUuid(), parentSpanId: parentSpanId ?? (around?.run === this ? around.spanId : undefined) };
+  }
+
+  /** Runs fn inside a span: start, then end with duration and output (or the error, rethrown); nested spans nest. */
+  private async inSpan<T>(start: (ids: SpanIds) => void, end: (ids: SpanIds, o: { durationMs: number; output?: T; error?: unknown }) => void, fn: () => T | Promise<T>, parentSpanId?: string): Promise<T> {
+    const ids = this.spanIds(parentSpanId);
+    const t0 = now();
+    start(ids);
+    try {
+      const result = await currentSpan.run({ run: this, spanId: ids.spanId }, fn);
+      end(ids, { durationMs: now() - t0, output: result });
+      return result;
+    } catch (err) {
+      end(ids, { durationMs: now() - t0, error: err });
+      throw err;
+    }
   }
 
   // ---- steps ------------------------------------------------------------------------------------------
 
   /** Runs `fn` as a step: step start, then step end with duration and output (or the error, rethrown). */
-  async step<T>(name: string, fn: (run: Run) => T | Promise<T>): Promise<T> {
-    const t0 = now();
-    this.stepStart(name);
-    try {
-      const result = await fn(this);
-      this.stepEnd(name, { durationMs: now() - t0, output: result });
-      return result;
-    } catch (err) {
-      this.stepEnd(name, { durationMs: now() - t0, error: err });
-      throw err;
-    }
+  step<T>(name: string, fn: (run: Run) => T | Promise<T>, options: { parentSpanId?: string } = {}): Promise<T> {
+    return this.inSpan((ids) => this.stepStart(name, undefined, ids), (ids, o) => this.stepEnd(name, { ...ids, ...o }), () => fn(this), options.parentSpanId);
   }
 
-  stepStart(name: string, extra?: Record<string, unknown>): void {
-    this.emit("step", { ...extra, node_name: name, phase: "start" });
+  stepStart(name: string, extra?: Record<string, unknown>, ids?: SpanIds): void {
+    this.emit("step", { ...extra, node_name: name, phase: "start" }, ids);
   }
 
   stepEnd(name: string, o: StepEndOptions = {}): void {
@@ -140,27 +184,62 @@ export class Run {
       const e = errorPayload(o.error);
       payload.error = `${e.error_type}: ${e.error_message}`;
     }
-    this.emit("step", payload);
+    this.emit("step", payload, o);
+  }
+
+  // ---- LLM calls --------------------------------------------------------------------------------------
+
+  /**
+   * Runs `fn` as an LLM call, a span with its own model, tokens and cost (the server sums a run's calls):
+   * `await run.llmCall("chat", { model: "gpt-4o", provider: "openai", input: messages }, async (call) => { … call.setUsage({ promptTokens, completionTokens }); return reply; })`
+   */
+  llmCall<T>(name: string, options: LlmUsage & { input?: unknown; parentSpanId?: string }, fn: (call: LlmCallHandle) => T | Promise<T>): Promise<T> {
+    const usage: LlmUsage = { model: options.model, provider: options.provider };
+    let output: unknown;
+    let hasOutput = false;
+    let spanId = "";
+    const handle: LlmCallHandle = {
+      get spanId() { return spanId; },
+      setUsage: (u) => Object.assign(usage, Object.fromEntries(Object.entries(u).filter(([, v]) => v !== undefined))),
+      setOutput: (o) => { output = o; hasOutput = true; },
+    };
+    return this.inSpan(
+      (ids) => { spanId = ids.spanId!; this.llmCallStart(name, { model: options.model, provider: options.provider, input: options.input }, ids); },
+      (ids, o) => this.llmCallEnd(name, { ...usage, ...ids, durationMs: o.durationMs, error: o.error, output: hasOutput ? output : o.output }),
+      () => fn(handle),
+      options.parentSpanId,
+    );
+  }
+
+  /** Low level: an LLM call starts (a step of kind "llm"). */
+  llmCallStart(name: string, o: Pick<LlmUsage, "model" | "provider"> & { input?: unknown } = {}, ids?: SpanIds): void {
+    this.emit("step", { node_name: name, kind: "llm", phase: "start", model: o.model, provider: o.provider, input: o.input === undefined ? undefined : toJson(o.input) }, ids);
+  }
+
+  /** Low level: an LLM call ends, with its usage (send the same spanId as its start, or only this event). */
+  llmCallEnd(name: string, o: LlmUsage & StepEndOptions = {}): void {
+    this.stepEnd(name, {
+      ...o,
+      output: undefined, // an answer is kept as text, not wrapped as a step's output object
+      extra: {
+        ...o.extra, kind: "llm", model: o.model, provider: o.provider,
+        output: o.output === undefined ? undefined : toJson(o.output),
+        prompt_tokens: count(o.promptTokens), completion_tokens: count(o.completionTokens), total_tokens: count(o.totalTokens),
+        cached_tokens: count(o.cachedTokens), cache_write_tokens: count(o.cacheWriteTokens), reasoning_tokens: count(o.reasoningTokens),
+        cost_usd: typeof o.costUsd === "number" && Number.isFinite(o.costUsd) && o.costUsd >= 0 ? o.costUsd : undefined,
+      },
+    });
   }
 
   // ---- tools ------------------------------------------------------------------------------------------
 
   /** Runs `fn(input)` as a tool call: tool_call start/end with input/output previews and duration. */
-  async toolCall<I, T>(name: string, input: I, fn: (input: I) => T | Promise<T>): Promise<T> {
-    const t0 = now();
-    this.toolStart(name, input);
-    try {
-      const result = await fn(input);
-      this.toolEnd(name, { durationMs: now() - t0, output: result, input });
-      return result;
-    } catch (err) {
-      this.toolEnd(name, { durationMs: now() - t0, error: err, input });
-      throw err;
-    }
+  toolCall<I, T>(name: string, input: I, fn: (input: I) => T | Promise<T>, options: { parentSpanId?: string } = {}): Promise<T> {
+    return this.inSpan((ids) => this.toolStart(name, input, undefined, ids), (ids, o) => this.toolEnd(name, { ...ids, ...o, input }), () => fn(input), options.parentSpanId);
   }
 
-  toolStart(name: string, input?: unknown, extra?: Record<string, unknown>): void {
-    this.emit("tool_call", { ...extra, tool_name: name, phase: "start", input_preview: input === undefined ? undefined : preview(input) });
+  toolStart(name: string, input?: unknown, extra?: Record<string, unknown>, ids?: SpanIds): void {
+    this.emit("tool_call", { ...extra, tool_name: name, phase: "start", input_preview: input === undefined ? undefined : preview(input) }, ids);
   }
 
   toolEnd(name: string, o: ToolEndOptions = {}): void {
@@ -178,7 +257,7 @@ export class Run {
     } else if (o.output !== undefined) {
       payload.output_preview = preview(o.output);
     }
-    this.emit("tool_call", payload);
+    this.emit("tool_call", payload, o);
   }
 
   // ---- usage and output ---------------------------------------------------------------------------------

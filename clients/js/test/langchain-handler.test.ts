@@ -34,7 +34,8 @@ afterEach(async () => {
 });
 
 const S = Annotation.Root({ x: Annotation<string>() });
-const summary = (events: any[]) => events.map((e) => (e.payload.phase ? `${e.payload.node_name ?? e.payload.tool_name}:${e.payload.phase}` : e.event_type));
+const summary = (events: any[]) =>
+  events.map((e) => (e.payload.phase ? `${e.payload.kind === "llm" ? "llm:" : ""}${e.payload.node_name ?? e.payload.tool_name}:${e.payload.phase}` : e.event_type));
 
 describe("runwatch/langchain", () => {
   it("is a plain object without `name`, so LangChain wraps it, and swallows garbage input", () => {
@@ -58,14 +59,18 @@ describe("runwatch/langchain", () => {
       .withConfig({ runName: "math-chain" });
     await chain.invoke(3, { callbacks: [createCallbackHandler({ client })] });
     await client.flush();
-    expect(summary(server.accepted)).toEqual(["run_start", "run_end"]);
+    expect(summary(server.accepted)).toEqual(["run_start", "llm:LegacyUsageModel:start", "llm:LegacyUsageModel:end", "run_end"]);
     expect(server.accepted[0].agent_name).toBe("math-chain");
     expect(server.accepted[0].payload.framework).toBe("langchain");
-    expect(server.accepted[1].payload).toMatchObject({ prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, model: "legacy-1" });
-    expect(server.accepted[1].payload.output).toMatchObject({ type: "ai", content: "ok" });
+    // The model call is an LLM span with its own usage; run_end keeps the totals for servers without spans.
+    const [start, end] = [server.accepted[1], server.accepted[2]];
+    expect(start.span_id).toBe(end.span_id);
+    expect(end.payload).toMatchObject({ kind: "llm", prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, model: "legacy-1", output: "ok" });
+    expect(server.accepted[3].payload).toMatchObject({ prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, model: "legacy-1" });
+    expect(server.accepted[3].payload.output).toMatchObject({ type: "ai", content: "ok" });
   });
 
-  it("subgraph nodes are steps too, each reported once", async () => {
+  it("subgraph nodes are steps too, each reported once, named parent/child and nested in the subgraph's node", async () => {
     const inner = new StateGraph(S).addNode("inner_a", async (s) => ({ x: s.x + "a" })).addEdge(START, "inner_a").addEdge("inner_a", END).compile();
     const outer = new StateGraph(S)
       .addNode("first", async (s) => ({ x: s.x + "1" }))
@@ -76,7 +81,10 @@ describe("runwatch/langchain", () => {
       .compile({ name: "outer" });
     await outer.invoke({ x: "" }, { callbacks: [new CallbackHandler({ client, sdkRunId: "nested-1" })] });
     await client.flush();
-    expect(summary(server.accepted)).toEqual(["run_start", "first:start", "first:end", "sub:start", "inner_a:start", "inner_a:end", "sub:end", "run_end"]);
+    expect(summary(server.accepted)).toEqual(["run_start", "first:start", "first:end", "sub:start", "sub/inner_a:start", "sub/inner_a:end", "sub:end", "run_end"]);
+    const sub = server.accepted[3];
+    expect(server.accepted[4].parent_span_id).toBe(sub.span_id);
+    expect(server.accepted[1].parent_span_id).toBeUndefined();
     expect(server.accepted.every((e) => e.sdk_run_id === "nested-1" && e.agent_name === "outer")).toBe(true);
   });
 

@@ -82,7 +82,7 @@ afterAll(async () => {
 });
 
 const types = (v: { events: { event_type: string; payload: Record<string, any> }[] }) =>
-  v.events.map((e) => (e.payload.phase ? `${e.event_type}:${e.payload.node_name ?? e.payload.tool_name}:${e.payload.phase}` : e.event_type));
+  v.events.map((e) => (e.payload.phase ? `${e.payload.kind === "llm" ? "llm" : e.event_type}:${e.payload.node_name ?? e.payload.tool_name}:${e.payload.phase}` : e.event_type));
 
 describe("LangGraph.js against a real Runwatch server", () => {
   it("two nodes, a tool and an interrupt: steps, tool calls, human input and run_end with tokens; status success", async () => {
@@ -108,12 +108,16 @@ describe("LangGraph.js against a real Runwatch server", () => {
       "step:research:start",
       "tool_call:lookup:start",
       "tool_call:lookup:end",
+      "llm:ScriptedChatModel:start",
+      "llm:ScriptedChatModel:end",
       "step:research:end",
       "step:review:start",
       "step:review:end",
       "human_input_requested",
       "human_input_received",
       "step:review:start",
+      "llm:ScriptedChatModel:start",
+      "llm:ScriptedChatModel:end",
       "step:review:end",
       "run_end",
     ]);
@@ -128,7 +132,16 @@ describe("LangGraph.js against a real Runwatch server", () => {
     expect(ev("human_input_received")).toMatchObject({ response: "yes, ship it" });
     // Usage of both model calls — before and after the interrupt — summed into one run_end.
     expect(ev("run_end")).toMatchObject({ prompt_tokens: 52, completion_tokens: 38, total_tokens: 90, model: "gpt-4o-mini" });
-    expect(v.run).toMatchObject({ status: "success", prompt_tokens: 52, completion_tokens: 38, total_tokens: 90, model: "gpt-4o-mini" });
+    expect(v.run).toMatchObject({ status: "success", prompt_tokens: 52, completion_tokens: 38, total_tokens: 90, model: "gpt-4o-mini", llm_calls: 2 });
+    // The spans nest as the graph ran: the tool and the model call under their nodes.
+    const spans = (await (await fetch(`${server.url}/api/runs/${encodeURIComponent(threadId)}/spans`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as { spans: Record<string, any>[] };
+    const byId = new Map(spans.spans.map((s) => [s.span_id, s]));
+    const llms = spans.spans.filter((s) => s.kind === "llm");
+    expect(llms.map((s) => [byId.get(s.parent_span_id)?.name, s.prompt_tokens, s.completion_tokens, s.model])).toEqual([
+      ["research", 12, 30, "gpt-4o-mini"],
+      ["review", 40, 8, "gpt-4o-mini"],
+    ]);
+    expect(byId.get(spans.spans.find((s) => s.kind === "tool")!.parent_span_id)?.name).toBe("research");
     expect(errors.filter((e) => e.code !== "network")).toEqual([]);
   });
 
@@ -139,7 +152,7 @@ describe("LangGraph.js against a real Runwatch server", () => {
     await expect(graph.invoke({ topic: "crashes" }, { configurable: { thread_id: threadId }, callbacks: [handler] })).rejects.toThrow("reviewer crashed");
     expect(await client.flush(10_000)).toBe(true);
     const v = await waitForRun(server, threadId, (x) => x.run.status === "error");
-    expect(types(v)).toEqual(["run_start", "step:research:start", "tool_call:lookup:start", "tool_call:lookup:end", "step:research:end", "step:review:start", "step:review:end", "error"]);
+    expect(types(v)).toEqual(["run_start", "step:research:start", "tool_call:lookup:start", "tool_call:lookup:end", "llm:ScriptedChatModel:start", "llm:ScriptedChatModel:end", "step:research:end", "step:review:start", "step:review:end", "error"]);
     const err = v.events.at(-1)!.payload;
     expect(err).toMatchObject({ error_type: "RangeError", error_message: "reviewer crashed" });
     expect(err.traceback).toContain("langgraph.test.ts");

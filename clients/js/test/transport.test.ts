@@ -195,6 +195,44 @@ describe("transport", () => {
 });
 
 describe("run API", () => {
+  it("spans nest by async context; llmCall sends an LLM span with its own model, usage and answer", async () => {
+    const s = await server();
+    const { c } = client(s.url);
+    let planSpan = "";
+    await c.run({ agentName: "planner", sdkRunId: "spans-js-1" }, async (run) => {
+      await run.step("plan", async () => {
+        const reply = await run.llmCall("chat", { model: "gpt-4o", provider: "openai", input: [{ role: "user", content: "hi" }] }, async (call) => {
+          await sleep(5);
+          call.setUsage({ promptTokens: 12, completionTokens: 3, cachedTokens: 8, reasoningTokens: 1 });
+          return "hello";
+        });
+        await Promise.all([run.toolCall("search", "q1", async () => "r1"), run.toolCall("search", "q2", async () => "r2")]);
+        return reply;
+      });
+      await run.llmCall("summarize", { model: "claude-sonnet-4-5", provider: "anthropic" }, async (call) => call.setUsage({ promptTokens: 20, completionTokens: 5, costUsd: 0.001 }));
+    });
+    await c.flush();
+    const ev = s.accepted.filter((e: any) => e.sdk_run_id === "spans-js-1");
+    const plan = ev.find((e: any) => e.payload.node_name === "plan" && e.payload.phase === "start");
+    planSpan = plan.span_id;
+    expect(planSpan).toMatch(/^[0-9a-f-]{36}$/);
+    expect(plan.parent_span_id).toBeUndefined();
+    const chatEnd = ev.find((e: any) => e.payload.node_name === "chat" && e.payload.phase === "end");
+    expect(chatEnd.parent_span_id).toBe(planSpan);
+    expect(chatEnd.payload).toMatchObject({ kind: "llm", model: "gpt-4o", provider: "openai", prompt_tokens: 12, completion_tokens: 3, cached_tokens: 8, reasoning_tokens: 1, output: "hello" });
+    expect(chatEnd.payload.duration_ms).toBeGreaterThanOrEqual(4);
+    const chatStart = ev.find((e: any) => e.payload.node_name === "chat" && e.payload.phase === "start");
+    expect(chatStart.span_id).toBe(chatEnd.span_id);
+    expect(chatStart.payload.input).toEqual([{ role: "user", content: "hi" }]);
+    // Two concurrent calls of one tool: each its own span, both under the step.
+    const tools = ev.filter((e: any) => e.event_type === "tool_call");
+    expect(new Set(tools.map((e: any) => e.span_id)).size).toBe(2);
+    expect(tools.every((e: any) => e.parent_span_id === planSpan)).toBe(true);
+    const summarize = ev.find((e: any) => e.payload.node_name === "summarize" && e.payload.phase === "end");
+    expect(summarize.parent_span_id).toBeUndefined();
+    expect(summarize.payload).toMatchObject({ kind: "llm", prompt_tokens: 20, cost_usd: 0.001 });
+  });
+
   it("run/step/toolCall/setUsage produce the payloads of docs/API.md", async () => {
     const s = await server();
     const { c } = client(s.url);
