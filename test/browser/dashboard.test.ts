@@ -7,52 +7,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { loadConfig } from "../../core/config.js";
-import { openPorts, type Ports } from "../../core/runtime.js";
-import { startWeb, type WebServer } from "../../web/server.js";
-import { startPipeline, type Pipeline } from "../../pipeline/runner.js";
-import { startGateway, type Gateway } from "../../gateway/server.js";
-import { freePort } from "../e2e/harness.js";
+import type { Browser, Page } from "playwright-core";
+import { register, startStack, stopStack, type Stack } from "./stack.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const haveBrowser = existsSync(CHROMIUM);
 if (!haveBrowser && process.env.REQUIRE_BROWSER === "1") throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (apt-get install -y chromium)`);
 
 const ARTIFACTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../artifacts");
-
-interface Stack { url: string; dataDir: string; ports: Ports; web: WebServer; pipeline: Pipeline; gateway: Gateway }
-
-async function startStack(): Promise<Stack> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-browser-"));
-  const [webPort, gatewayPort] = [await freePort(), await freePort()];
-  const config = loadConfig({
-    RUNWATCH_DATA_DIR: dataDir, NODE_ENV: "test", LOG_LEVEL: "error", RUNWATCH_HOST: "127.0.0.1",
-    RUNWATCH_WEB_PORT: String(webPort), RUNWATCH_PUBLIC_URL: `http://127.0.0.1:${webPort}`, RUNWATCH_GATEWAY_PORT: String(gatewayPort),
-    RUNWATCH_PUBLIC_GATEWAY_URL: `ws://127.0.0.1:${gatewayPort}`,
-  });
-  const ports = await openPorts(config);
-  const pipeline = await startPipeline(ports);
-  const gateway = await startGateway(ports, config);
-  const web = await startWeb(ports, { port: webPort, host: "127.0.0.1" });
-  return { url: web.url, dataDir, ports, web, pipeline, gateway };
-}
-
-/** Registers through the form and returns the logged-in page. */
-async function register(ctx: BrowserContext, base: string, name: string, email: string, shot?: string): Promise<Page> {
-  const page = await ctx.newPage();
-  await page.goto(`${base}/register`);
-  await page.fill("#name", name);
-  await page.fill("#email", email);
-  await page.fill("#password", "correct horse battery");
-  await page.fill("#password_confirm", "correct horse battery");
-  if (shot) await page.screenshot({ path: path.join(ARTIFACTS, shot) });
-  await Promise.all([page.waitForURL((u) => !u.pathname.startsWith("/register")), page.click("button[type=submit]")]);
-  return page;
-}
 
 /** Watches every WebSocket frame a page receives (to prove what a session did and did not get). */
 function recordFrames(page: Page): string[] {
@@ -78,11 +42,7 @@ describe.skipIf(!haveBrowser)("live dashboard in a real browser", () => {
   });
   afterAll(async () => {
     await browser?.close();
-    await stack?.web.close();
-    await stack?.gateway.close();
-    await stack?.pipeline.stop();
-    await stack?.ports.close();
-    if (stack) await fs.rm(stack.dataDir, { recursive: true, force: true });
+    await stopStack(stack);
   });
 
   it("shows a run appear and finish live, its timeline in order, and nothing to another user", async () => {

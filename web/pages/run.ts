@@ -10,6 +10,8 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
 import { buildTimeline } from "./timeline.js";
+import { buildSpans } from "../../core/events/spans.js";
+import { buildSpanTree } from "./span-tree.js";
 import { humanInputView } from "./human-input.js";
 
 /** Events shown per page of a run; a longer run links to the next page (by event id). */
@@ -34,10 +36,13 @@ export function register(router: Router, deps: WebDeps): void {
     if (more) events.length = fit;
     const live = run.status === "running" || run.status === "waiting_for_input";
     const timeline = buildTimeline(events, { live });
+    // The trace covers the page's events (a run longer than one page shows each page's spans).
+    const tree = buildSpanTree(buildSpans(events), { live });
     const vars = {
       title: `${run.agent_name || "Run"} · ${sdkRunId}`,
       run,
       timeline,
+      tree,
       event_total: run.event_count,
       shown_from: after,
       next_after: more ? events[events.length - 1]!.event_id : null,

@@ -1,0 +1,56 @@
+/**
+ * What the browser tests run against: web + pipeline + gateway in one process over a temporary data dir and free
+ * ports (the live dashboard needs the gateway).
+ */
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { loadConfig } from "../../core/config.js";
+import { openPorts, type Ports } from "../../core/runtime.js";
+import { startGateway, type Gateway } from "../../gateway/server.js";
+import { startPipeline, type Pipeline } from "../../pipeline/runner.js";
+import { startWeb, type WebServer } from "../../web/server.js";
+import type { BrowserContext, Page } from "playwright-core";
+import { fileURLToPath } from "node:url";
+import { freePort } from "../e2e/harness.js";
+
+export const ARTIFACTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../artifacts");
+
+export interface Stack { url: string; dataDir: string; ports: Ports; web: WebServer; pipeline: Pipeline; gateway: Gateway }
+
+export async function startStack(): Promise<Stack> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-browser-"));
+  const [webPort, gatewayPort] = [await freePort(), await freePort()];
+  const config = loadConfig({
+    RUNWATCH_DATA_DIR: dataDir, NODE_ENV: "test", LOG_LEVEL: "error", RUNWATCH_HOST: "127.0.0.1",
+    RUNWATCH_WEB_PORT: String(webPort), RUNWATCH_PUBLIC_URL: `http://127.0.0.1:${webPort}`, RUNWATCH_GATEWAY_PORT: String(gatewayPort),
+    RUNWATCH_PUBLIC_GATEWAY_URL: `ws://127.0.0.1:${gatewayPort}`,
+  });
+  const ports = await openPorts(config);
+  const pipeline = await startPipeline(ports);
+  const gateway = await startGateway(ports, config);
+  const web = await startWeb(ports, { port: webPort, host: "127.0.0.1" });
+  return { url: web.url, dataDir, ports, web, pipeline, gateway };
+}
+
+export async function stopStack(stack: Stack | undefined): Promise<void> {
+  if (!stack) return;
+  await stack.web.close();
+  await stack.gateway.close();
+  await stack.pipeline.stop();
+  await stack.ports.close();
+  await fs.rm(stack.dataDir, { recursive: true, force: true });
+}
+
+/** Registers through the form and returns the logged-in page. */
+export async function register(ctx: BrowserContext, base: string, name: string, email: string, shot?: string): Promise<Page> {
+  const page = await ctx.newPage();
+  await page.goto(`${base}/register`);
+  await page.fill("#name", name);
+  await page.fill("#email", email);
+  await page.fill("#password", "correct horse battery");
+  await page.fill("#password_confirm", "correct horse battery");
+  if (shot) await page.screenshot({ path: path.join(ARTIFACTS, shot) });
+  await Promise.all([page.waitForURL((u) => !u.pathname.startsWith("/register")), page.click("button[type=submit]")]);
+  return page;
+}
