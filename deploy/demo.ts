@@ -1,6 +1,7 @@
 /**
  * `runwatch demo`: a few realistic runs, sent through the real ingest API (single and batch), so a newcomer
- * sees a populated dashboard at once: a finished research run with tools and a human approval, a run that
+ * sees a populated dashboard at once: a finished research run whose trace nests LLM calls of two models and
+ * parallel tool calls under their nodes, with a human approval, a run that
  * failed, one waiting for input, and one still running.
  */
 type DemoEvent = {
@@ -9,6 +10,8 @@ type DemoEvent = {
   agent_name?: string;
   occurred_at: string;
   payload: Record<string, unknown>;
+  span_id?: string;
+  parent_span_id?: string;
 };
 
 export interface DemoRun {
@@ -34,15 +37,24 @@ export function demoRuns(now = Date.now()): DemoRun[] {
       sdk_run_id: research, agent_name: "research-assistant", expected_status: "success",
       events: [
         { event_type: "run_start", sdk_run_id: research, agent_name: "research-assistant", occurred_at: at(18), payload: { framework: "langgraph", input: { question: "How do LangGraph checkpointers work?" } } },
-        { event_type: "step", sdk_run_id: research, occurred_at: at(18, 1), payload: { node_name: "plan", phase: "start" } },
-        { event_type: "step", sdk_run_id: research, occurred_at: at(18, 3), payload: { node_name: "plan", phase: "end", duration_ms: 2140, output: { queries: ["langgraph checkpointer", "langgraph interrupt"] } } },
-        { event_type: "tool_call", sdk_run_id: research, occurred_at: at(18, 4), payload: { tool_name: "web_search", phase: "start", input_preview: "langgraph checkpointer" } },
-        { event_type: "tool_call", sdk_run_id: research, occurred_at: at(18, 6), payload: { tool_name: "web_search", phase: "end", input_preview: "langgraph checkpointer", output_preview: LONG_RESULT, duration_ms: 1830 } },
+        // Spans: each node holds its LLM calls (their own model, tokens and cost) and tools; the run's totals are their sums.
+        { event_type: "step", sdk_run_id: research, occurred_at: at(18, 1), span_id: "plan", payload: { node_name: "plan", phase: "start" } },
+        { event_type: "step", sdk_run_id: research, occurred_at: at(18, 1), span_id: "plan-llm", parent_span_id: "plan", payload: { kind: "llm", node_name: "ChatOpenAI", phase: "start", model: "gpt-4o-mini", provider: "openai", input: [{ role: "user", content: "Plan searches for: How do LangGraph checkpointers work?" }] } },
+        { event_type: "step", sdk_run_id: research, occurred_at: at(18, 3), span_id: "plan-llm", parent_span_id: "plan", payload: { kind: "llm", node_name: "ChatOpenAI", phase: "end", model: "gpt-4o-mini", provider: "openai", prompt_tokens: 820, completion_tokens: 96, cached_tokens: 512, duration_ms: 1910, output: "Search: langgraph checkpointer; langgraph interrupt" } },
+        { event_type: "step", sdk_run_id: research, occurred_at: at(18, 3), span_id: "plan", payload: { node_name: "plan", phase: "end", duration_ms: 2140, output: { queries: ["langgraph checkpointer", "langgraph interrupt"] } } },
+        { event_type: "step", sdk_run_id: research, occurred_at: at(18, 4), span_id: "search", payload: { node_name: "search", phase: "start" } },
+        { event_type: "tool_call", sdk_run_id: research, occurred_at: at(18, 4), span_id: "search-1", parent_span_id: "search", payload: { tool_name: "web_search", phase: "start", input_preview: "langgraph checkpointer" } },
+        { event_type: "tool_call", sdk_run_id: research, occurred_at: at(18, 4), span_id: "search-2", parent_span_id: "search", payload: { tool_name: "web_search", phase: "start", input_preview: "langgraph interrupt" } },
+        { event_type: "tool_call", sdk_run_id: research, occurred_at: at(18, 6), span_id: "search-1", parent_span_id: "search", payload: { tool_name: "web_search", phase: "end", output_preview: LONG_RESULT, duration_ms: 1830 } },
+        { event_type: "tool_call", sdk_run_id: research, occurred_at: at(18, 7), span_id: "search-2", parent_span_id: "search", payload: { tool_name: "web_search", phase: "end", output_preview: "interrupt() pauses a node until Command(resume=...)", duration_ms: 2410 } },
+        { event_type: "step", sdk_run_id: research, occurred_at: at(18, 7), span_id: "search", payload: { node_name: "search", phase: "end", duration_ms: 2500 } },
         { event_type: "human_input_requested", sdk_run_id: research, occurred_at: at(18, 8), payload: { question: "Publish the summary to the team wiki?", context: { draft_words: 412 }, channel: "dashboard" } },
         { event_type: "human_input_received", sdk_run_id: research, occurred_at: at(16), payload: { response: "Yes, publish it", responded_by: "alice@example.com" } },
-        { event_type: "step", sdk_run_id: research, occurred_at: at(16, 1), payload: { node_name: "write", phase: "start" } },
-        { event_type: "step", sdk_run_id: research, occurred_at: at(16, 9), payload: { node_name: "write", phase: "end", duration_ms: 7950, output: { words: 412 } } },
-        { event_type: "run_end", sdk_run_id: research, occurred_at: at(16, 10), payload: { output: { url: "https://wiki.example.com/langgraph-checkpointers" }, prompt_tokens: 5230, completion_tokens: 1410, total_tokens: 6640, cost_usd: 0.0163, model: "gpt-4o-mini" } },
+        { event_type: "step", sdk_run_id: research, occurred_at: at(16, 1), span_id: "write", payload: { node_name: "write", phase: "start" } },
+        { event_type: "step", sdk_run_id: research, occurred_at: at(16, 1), span_id: "write-llm", parent_span_id: "write", payload: { kind: "llm", node_name: "ChatAnthropic", phase: "start", model: "claude-sonnet-4-5", provider: "anthropic", input: [{ role: "user", content: "Write a 400-word summary from these results" }] } },
+        { event_type: "step", sdk_run_id: research, occurred_at: at(16, 9), span_id: "write-llm", parent_span_id: "write", payload: { kind: "llm", node_name: "ChatAnthropic", phase: "end", model: "claude-sonnet-4-5", provider: "anthropic", prompt_tokens: 4410, completion_tokens: 1314, duration_ms: 7800, output: "LangGraph checkpointers save the graph state after every step…" } },
+        { event_type: "step", sdk_run_id: research, occurred_at: at(16, 9), span_id: "write", payload: { node_name: "write", phase: "end", duration_ms: 7950, output: { words: 412 } } },
+        { event_type: "run_end", sdk_run_id: research, occurred_at: at(16, 10), payload: { output: { url: "https://wiki.example.com/langgraph-checkpointers" } } },
       ],
     },
     {

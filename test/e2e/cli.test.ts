@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { openPorts } from "../../core/runtime.js";
 import { hashApiKey } from "../../core/ids.js";
+import { createEventStore } from "../../core/clickhouse/event-store.js";
+import { buildSpans } from "../../core/events/spans.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 let dataDir = "";
@@ -82,14 +84,28 @@ describe("runwatch CLI", () => {
     }
   }, 180_000);
 
-  it("demo ingests runs through the real API and waits until the pipeline stored them", () => {
+  it("demo ingests runs through the real API and waits until the pipeline stored them", async () => {
     const d = run("demo");
     expect(d.status, d.stderr).toBe(0);
-    expect(d.stdout).toMatch(/demo-research-\S+\s+success\s+10 events/);
+    expect(d.stdout).toMatch(/demo-research-\S+\s+success\s+18 events/);
     expect(d.stdout).toMatch(/demo-support-\S+\s+error\s+4 events/);
     expect(d.stdout).toMatch(/demo-review-\S+\s+waiting_for_input\s+3 events/);
     expect(d.stdout).toMatch(/demo-etl-\S+\s+running\s+2 events/);
     expect(d.stdout).toContain("demo@runwatch.dev");
     expect(d.stdout).toMatch(/API key \(shown once\): [0-9a-f]{64}/);
+    // The research run's trace: two LLM calls of two models under their nodes; the run's tokens are their sum.
+    const research = /(demo-research-\S+)/.exec(d.stdout)![1]!;
+    const ports = await openPorts(loadConfig(env), ["clickhouse"]);
+    try {
+      const [row] = await ports.clickhouse.query<{ uid: string | number }>("SELECT user_id AS uid FROM agent_runs WHERE external_id = {id:String} LIMIT 1", { id: research });
+      const store = createEventStore(ports.clickhouse);
+      const runRow = await store.getRun(Number(row!.uid), research);
+      expect(runRow).toMatchObject({ llm_calls: 2, prompt_tokens: 5230, completion_tokens: 1410, status: "success" });
+      const spans = buildSpans(await store.listEvents(Number(row!.uid), runRow!.run_id));
+      expect(spans.filter((x) => x.kind === "llm").map((x) => [x.parent_span_id, x.model])).toEqual([["plan", "gpt-4o-mini"], ["write", "claude-sonnet-4-5"]]);
+      expect(spans.filter((x) => x.kind === "tool").map((x) => x.parent_span_id)).toEqual(["search", "search"]);
+    } finally {
+      await ports.close();
+    }
   }, 120_000);
 });
