@@ -95,6 +95,9 @@ export class Transport {
    */
   flush(timeoutMs: number = 30_000, stopOnUnavailable = false): Promise<boolean> {
     if (this.queue.length === 0) return Promise.resolve(true);
+    // Known to be down (waiting out a retry backoff): a flush that stops on unavailability has nothing to try,
+    // and waiting for the backoff would hold a finished process open for seconds.
+    if (stopOnUnavailable && this.consecutiveFailures > 0 && this.retryAt > Date.now()) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       let timeout: TimerHandle | undefined;
       const waiter: FlushWaiter = {

@@ -142,4 +142,23 @@ describe("package", () => {
     expect(r.stdout.trim()).toBe("done");
     expect(r.ms).toBeLessThan(4000);
   });
+
+  it("with the server down and a retry backing off, a finished script exits within a second of its last work", async () => {
+    const port = await freePort();
+    const r = await nodeScript(
+      `
+      import { Runwatch } from "runwatch";
+      const client = new Runwatch({ backoffBaseMs: 5000, flushIntervalMs: 20 });
+      client.emit("r", "a", "step", { node_name: "n", phase: "start" });
+      // Work goes on long enough for the first send to fail and a 5 s backoff to start.
+      await new Promise((r) => setTimeout(r, 500));
+      client.emit("r", "a", "step", { node_name: "n", phase: "end" });
+      console.log(Date.now());
+    `,
+      { RUNWATCH_API_KEY: "c".repeat(64), RUNWATCH_BASE_URL: `http://127.0.0.1:${port}` },
+    );
+    const end = Date.now();
+    expect(r.code).toBe(0);
+    expect(end - Number(r.stdout.trim())).toBeLessThan(1000);
+  });
 });
