@@ -32,6 +32,25 @@ const bodyBytes = JSON.stringify(server.requests.at(-1)?.body ?? {}).length;
 console.log(`events: ${n}`);
 console.log(`agent-thread cost per event (emit: id, timestamp, serialize, enqueue): ${((busy / n) * 1000).toFixed(2)} µs`);
 console.log(`end-to-end delivered: ${(n / (wall / 1000)).toFixed(0)} events/s to a loopback server (${server.requests.length} requests in all, last body ${bodyBytes} bytes)`);
+
+// An LLM span through the public API (llmCall: ids, context, start and end events with usage), per span.
+const messages = [{ role: "user", content: "What is the weather in Paris?" }];
+const spans = 20_000;
+for (let i = 0; i < 2_000; i++) await run.llmCall("chat", { model: "gpt-4o-mini", provider: "openai", input: messages }, (c) => c.setUsage({ promptTokens: 42, completionTokens: 7 }));
+let spanBusy = 0;
+for (let r = 0; r < spans / 1_000; r++) {
+  const s = performance.now();
+  for (let i = 0; i < 1_000; i++) {
+    await run.llmCall("chat", { model: "gpt-4o-mini", provider: "openai", input: messages }, (c) => {
+      c.setOutput("Sunny, 21°C.");
+      c.setUsage({ promptTokens: 42, completionTokens: 7, cachedTokens: 32 });
+    });
+  }
+  spanBusy += performance.now() - s;
+  await new Promise((res) => setImmediate(res));
+}
+await client.flush(60_000);
+console.log(`agent-thread cost per LLM span (run.llmCall: 2 events, ids, async context): ${((spanBusy / spans) * 1000).toFixed(2)} µs`);
 console.log(`stats: ${JSON.stringify(client.stats)}`);
 await client.shutdown();
 await server.stop();

@@ -97,6 +97,15 @@ def main() -> int:
             call.set_output(["sunny", "21°C"])
 
     results["tool"] = measure("with run.tool_call(...) + previews", n // 2, 2, tool)
+
+    messages = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+    def llm(i: int) -> None:
+        with run.llm_call("chat", model="gpt-4o-mini", provider="openai", input=messages) as call:
+            call.set_output("Sunny, 21°C.")
+            call.set_usage(prompt_tokens=42, completion_tokens=7, cached_tokens=32)
+
+    results["llm"] = measure("with run.llm_call(...) (an LLM span, start+end)", n // 2, 2, llm)
     client.flush(60)
     sent, dropped_main = client.stats.sent, client.stats.dropped_queue_full
 
