@@ -2,7 +2,7 @@
  * A real LangGraph.js graph (two nodes, a tool, a chat model with token usage, an interrupt) reports through
  * runwatch/langchain to a real Runwatch server started by the test; the read API must show the whole run.
  */
-import { Annotation, Command, END, MemorySaver, START, StateGraph, interrupt } from "@langchain/langgraph";
+import { Annotation, Command, END, MemorySaver, START, Send, StateGraph, interrupt } from "@langchain/langgraph";
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
@@ -17,7 +17,10 @@ import { startRealServer, waitForRun, type RealServer } from "./real-server.js";
  * BaseChatModel machinery, so callbacks see the same usage_metadata / response_metadata a provider returns.
  */
 class ScriptedChatModel extends BaseChatModel {
-  constructor(private readonly usage: { input: number; output: number }[]) {
+  constructor(
+    private readonly usage: { input: number; output: number }[],
+    private readonly modelName = "gpt-4o-mini",
+  ) {
     super({});
   }
   _llmType() {
@@ -29,7 +32,7 @@ class ScriptedChatModel extends BaseChatModel {
     const message = new AIMessage({
       content: text,
       usage_metadata: { input_tokens: u.input, output_tokens: u.output, total_tokens: u.input + u.output },
-      response_metadata: { model_name: "gpt-4o-mini" },
+      response_metadata: { model_name: this.modelName },
     });
     return { generations: [{ text, message }] };
   }
@@ -192,5 +195,57 @@ describe("LangGraph.js against a real Runwatch server", () => {
     const v = await waitForRun(server, sdkRunId, (x) => x.run.status === "success");
     expect(types(v)).toEqual(["run_start", "step:think:start", "step:think:end", "tool_call:calculator:start", "tool_call:calculator:end", "run_end"]);
     expect(v.run).toMatchObject({ agent_name: "plain", prompt_tokens: 9, completion_tokens: 1, total_tokens: 10 });
+  });
+
+  it("two models, a tool under its node, three parallel Send branches, a subgraph, an interrupt resumed by a new handler: spans nest, the run sums every call", async () => {
+    const gpt = new ScriptedChatModel([{ input: 120, output: 15 }, { input: 40, output: 8 }], "gpt-4o");
+    const claude = new ScriptedChatModel([{ input: 50, output: 10 }, { input: 50, output: 10 }, { input: 50, output: 10 }, { input: 70, output: 20 }], "claude-3-5-haiku");
+    const Trip = Annotation.Root({
+      notes: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
+      text: Annotation<string>(),
+      verdict: Annotation<string>(),
+    });
+    const writer = new StateGraph(Trip)
+      .addNode("draft", async (s) => ({ text: String((await claude.invoke(`draft from ${s.notes.join("; ")}`)).content) }))
+      .addEdge(START, "draft")
+      .addEdge("draft", END)
+      .compile({ name: "writer" });
+    const graph = new StateGraph(Trip)
+      .addNode("agent", async () => {
+        const facts = await lookup.invoke({ topic: "Lisbon" });
+        await gpt.invoke(`plan with ${facts}`);
+        return {};
+      })
+      .addNode("research", async (b: { topic: string }) => ({ notes: [`${b.topic}: ${String((await claude.invoke(`research ${b.topic}`)).content)}`] }))
+      .addNode("writer", writer)
+      .addNode("review", async (s) => {
+        const verdict = interrupt({ question: "Book this trip?", draft: s.text });
+        return { verdict: String((await gpt.invoke(`polish (${String(verdict)})`)).content) };
+      })
+      .addEdge(START, "agent")
+      .addConditionalEdges("agent", () => ["flights", "hotels", "weather"].map((topic) => new Send("research", { topic })), ["research"])
+      .addEdge("research", "writer")
+      .addEdge("writer", "review")
+      .addEdge("review", END)
+      .compile({ checkpointer: new MemorySaver(), name: "trip-planner" });
+    const threadId = `js-react-${Date.now()}`;
+    // Each invocation gets a new handler, as a web app resuming from another request would.
+    await graph.invoke({ notes: [] }, { configurable: { thread_id: threadId }, callbacks: [new CallbackHandler({ client, agentName: "trip" })] });
+    expect(await client.flush(10_000)).toBe(true);
+    await waitForRun(server, threadId, (v) => v.run.status === "waiting_for_input");
+    await graph.invoke(new Command({ resume: "yes" }), { configurable: { thread_id: threadId }, callbacks: [new CallbackHandler({ client, agentName: "trip" })] });
+    expect(await client.flush(10_000)).toBe(true);
+    const v = await waitForRun(server, threadId, (x) => x.run.status === "success" && x.run.llm_calls === 6);
+    expect(v.run).toMatchObject({ prompt_tokens: 120 + 150 + 70 + 40, completion_tokens: 15 + 30 + 20 + 8 });
+    const { spans } = (await (await fetch(`${server.url}/api/runs/${encodeURIComponent(threadId)}/spans`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as { spans: Record<string, any>[] };
+    const byId = new Map(spans.map((s) => [s.span_id, s]));
+    const parentName = (s: Record<string, any>) => (s.parent_span_id ? byId.get(s.parent_span_id)?.name : null);
+    expect(spans.filter((s) => s.kind === "llm").map((s) => `${parentName(s)} ${s.model}`).sort()).toEqual(
+      ["agent gpt-4o", "research claude-3-5-haiku", "research claude-3-5-haiku", "research claude-3-5-haiku", "review gpt-4o", "writer/draft claude-3-5-haiku"].sort(),
+    );
+    const research = spans.filter((s) => s.name === "research");
+    expect(new Set(research.map((s) => s.span_id)).size).toBe(3); // three parallel branches, told apart
+    expect(parentName(spans.find((s) => s.kind === "tool")!)).toBe("agent");
+    expect(parentName(spans.find((s) => s.name === "writer/draft")!)).toBe("writer");
   });
 });

@@ -3,7 +3,8 @@ endpoint is reachable), a tool through LangGraph's ToolNode, a human-review inte
 
 from __future__ import annotations
 
-from typing import Any
+import operator
+from typing import Annotated, Any, TypedDict
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
@@ -11,7 +12,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
-from langgraph.types import interrupt
+from langgraph.types import Send, interrupt
 
 
 @tool
@@ -92,3 +93,81 @@ def build_graph_with_subgraph() -> Any:
     g.add_edge("writer", "rewrite")
     g.add_edge("rewrite", END)
     return g.compile(name="nested-agent")
+
+
+def _fake(
+    model_name: str, usage: list[tuple[int, int]], *, first_tool_call: bool = False, repeat: int = 50
+) -> GenericFakeChatModel:
+    replies = []
+    for i, (inp, out) in enumerate(usage):
+        calls = (
+            [{"name": "get_weather", "args": {"city": "Lisbon"}, "id": f"call-{i}"}]
+            if first_tool_call and i == 0
+            else []
+        )
+        replies.append(
+            AIMessage(
+                content="" if calls else f"{model_name} answer {i}",
+                tool_calls=calls,
+                usage_metadata={"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out},
+                response_metadata={"model_name": model_name},
+            )
+        )
+    return GenericFakeChatModel(messages=iter(replies * repeat))
+
+
+class TripState(MessagesState):
+    notes: Annotated[list[str], operator.add]
+
+
+class TripBranch(TypedDict):
+    topic: str
+
+
+# Token usage of every model call build_react_graph makes, in the order they are made.
+REACT_AGENT_USAGE = [(120, 15), (180, 25)]  # gpt-4o: tool call, then the answer
+REACT_RESEARCH_USAGE = (50, 10)  # claude-3-5-haiku, once per Send branch (3)
+REACT_DRAFT_USAGE = (70, 20)  # claude-3-5-haiku inside the writer subgraph
+REACT_POLISH_USAGE = (40, 8)  # gpt-4o after the human's answer
+
+
+def build_react_graph(checkpointer: Any = None) -> Any:
+    """agent (gpt-4o) ⇄ tools → three parallel research branches (Send, claude) → writer subgraph (draft, claude)
+    → review: interrupt(), then a polishing call (gpt-4o) after the answer."""
+    gpt = _fake("gpt-4o", [*REACT_AGENT_USAGE, REACT_POLISH_USAGE], first_tool_call=True)
+    claude = _fake("claude-3-5-haiku", [REACT_RESEARCH_USAGE] * 3 + [REACT_DRAFT_USAGE])
+
+    def agent(state: TripState) -> dict[str, Any]:
+        return {"messages": [gpt.invoke(state["messages"])]}
+
+    def route(state: TripState) -> Any:
+        if getattr(state["messages"][-1], "tool_calls", None):
+            return "tools"
+        return [Send("research", {"topic": t}) for t in ("flights", "hotels", "weather")]
+
+    def research(branch: TripBranch) -> dict[str, Any]:
+        reply = claude.invoke(f"research {branch['topic']}")
+        return {"notes": [f"{branch['topic']}: {reply.content}"]}
+
+    inner = StateGraph(TripState)
+    inner.add_node("draft", lambda s: {"messages": [claude.invoke("draft from " + "; ".join(s["notes"]))]})
+    inner.add_edge(START, "draft")
+    writer = inner.compile(name="writer")
+
+    def review(state: TripState) -> dict[str, Any]:
+        verdict = interrupt({"question": "Book this trip?", "draft": state["messages"][-1].content})
+        return {"messages": [gpt.invoke(f"polish ({verdict})")]}
+
+    g = StateGraph(TripState)
+    g.add_node("agent", agent)
+    g.add_node("tools", ToolNode([get_weather]))
+    g.add_node("research", research)
+    g.add_node("writer", writer)
+    g.add_node("review", review)
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", route, ["tools", "research"])
+    g.add_edge("tools", "agent")
+    g.add_edge("research", "writer")
+    g.add_edge("writer", "review")
+    g.add_edge("review", END)
+    return g.compile(checkpointer=checkpointer or InMemorySaver(), name="trip-planner")

@@ -20,7 +20,14 @@ from runwatch import Runwatch, _pricing
 from runwatch.langchain import CallbackHandler
 
 from .conftest import RealServer
-from .graphs import build_graph
+from .graphs import (
+    REACT_AGENT_USAGE,
+    REACT_DRAFT_USAGE,
+    REACT_POLISH_USAGE,
+    REACT_RESEARCH_USAGE,
+    build_graph,
+    build_react_graph,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -225,3 +232,43 @@ def test_langgraph_resume_from_dashboard_answer(real_server: RealServer, client:
     got = _of(body["events"], "human_input_received")
     assert [g["payload"] for g in got] == [{"response": "approved", "responded_by": "lead@example.com"}]
     assert body["run"]["total_tokens"] == 340
+
+
+def test_react_graph_resumed_by_a_new_handler_nests_spans_and_sums_every_call(
+    real_server: RealServer, client: Runwatch
+) -> None:
+    """Two models, a tool under its node, three parallel Send branches, a subgraph, an interrupt resumed by a NEW
+    handler (as a web app resuming from another request would): the run's tokens are the sum of all calls."""
+    graph = build_react_graph()
+    thread = f"py-react-{uuid.uuid4()}"
+    first = graph.invoke(
+        {"messages": [HumanMessage("Plan a trip to Lisbon")]},
+        {"configurable": {"thread_id": thread}, "callbacks": [CallbackHandler(client)]},
+    )
+    assert "__interrupt__" in first
+    assert client.flush(10)
+    real_server.wait_run(thread, lambda b: b["run"]["status"] == "waiting_for_input")
+    graph.invoke(Command(resume="yes"), {"configurable": {"thread_id": thread}, "callbacks": [CallbackHandler(client)]})
+    assert client.flush(10)
+    body = real_server.wait_run(thread, lambda b: b["run"]["status"] == "success" and b["run"]["llm_calls"] == 7)
+    usage = REACT_AGENT_USAGE + [REACT_RESEARCH_USAGE] * 3 + [REACT_DRAFT_USAGE, REACT_POLISH_USAGE]
+    run = body["run"]
+    assert (run["prompt_tokens"], run["completion_tokens"]) == (sum(u[0] for u in usage), sum(u[1] for u in usage))
+
+    status, spans_body = real_server.get(f"/api/runs/{thread}/spans")
+    assert status == 200
+    spans = spans_body["spans"]
+    by_id = {s["span_id"]: s for s in spans}
+    parent_name = lambda s: by_id[s["parent_span_id"]]["name"] if s["parent_span_id"] else None  # noqa: E731
+    llms = [s for s in spans if s["kind"] == "llm"]
+    assert sorted((parent_name(s), s["model"]) for s in llms) == sorted(
+        [("agent", "gpt-4o"), ("agent", "gpt-4o")]
+        + [("research", "claude-3-5-haiku")] * 3
+        + [("writer/draft", "claude-3-5-haiku"), ("review", "gpt-4o")]
+    )
+    research = [s for s in spans if s["name"] == "research"]
+    assert len(research) == 3 and len({s["span_id"] for s in research}) == 3  # three parallel branches, apart
+    (tool,) = [s for s in spans if s["kind"] == "tool"]
+    assert parent_name(tool) == "tools"
+    (draft,) = [s for s in spans if s["name"] == "writer/draft"]
+    assert parent_name(draft) == "writer"  # the subgraph's node nests in the node that runs the subgraph
