@@ -1,5 +1,5 @@
 import { randomUuid } from "./ids.js";
-import { errorPayload, preview, toJson, toJsonObject } from "./json.js";
+import { errorPayload, preview, toJsonObject } from "./json.js";
 import { asyncContext } from "./platform.js";
 
 export type EventType =
@@ -152,18 +152,28 @@ export class Run {
   }
 
   /** Runs fn inside a span: start, then end with duration and output (or the error, rethrown); nested spans nest. */
-  private async inSpan<T>(start: (ids: SpanIds) => void, end: (ids: SpanIds, o: { durationMs: number; output?: T; error?: unknown }) => void, fn: () => T | Promise<T>, parentSpanId?: string): Promise<T> {
+  private inSpan<T>(start: (ids: SpanIds) => void, end: (ids: SpanIds, o: { durationMs: number; output?: T; error?: unknown }) => void, fn: () => T | Promise<T>, parentSpanId?: string): Promise<T> {
     const ids = this.spanIds(parentSpanId);
     const t0 = now();
     start(ids);
-    try {
-      const result = await currentSpan.run({ run: this, spanId: ids.spanId }, fn);
-      end(ids, { durationMs: now() - t0, output: result });
-      return result;
-    } catch (err) {
+    const fail = (err: unknown): Promise<never> => {
       end(ids, { durationMs: now() - t0, error: err });
-      throw err;
+      return Promise.reject(err);
+    };
+    let result: T | Promise<T>;
+    try {
+      result = currentSpan.run({ run: this, spanId: ids.spanId }, fn);
+    } catch (err) {
+      return fail(err);
     }
+    if (result !== null && typeof (result as { then?: unknown })?.then === "function") {
+      return (result as Promise<T>).then((r) => {
+        end(ids, { durationMs: now() - t0, output: r });
+        return r;
+      }, fail);
+    }
+    end(ids, { durationMs: now() - t0, output: result as T }); // a synchronous fn: no extra turn of the event loop
+    return Promise.resolve(result as T);
   }
 
   // ---- steps ------------------------------------------------------------------------------------------
@@ -200,7 +210,12 @@ export class Run {
     let spanId = "";
     const handle: LlmCallHandle = {
       get spanId() { return spanId; },
-      setUsage: (u) => Object.assign(usage, Object.fromEntries(Object.entries(u).filter(([, v]) => v !== undefined))),
+      setUsage: (u) => {
+        for (const k in u) {
+          const v = u[k as keyof LlmUsage];
+          if (v !== undefined) (usage as Record<string, unknown>)[k] = v;
+        }
+      },
       setOutput: (o) => { output = o; hasOutput = true; },
     };
     return this.inSpan(
@@ -213,22 +228,30 @@ export class Run {
 
   /** Low level: an LLM call starts (a step of kind "llm"). */
   llmCallStart(name: string, o: Pick<LlmUsage, "model" | "provider"> & { input?: unknown } = {}, ids?: SpanIds): void {
-    this.emit("step", { node_name: name, kind: "llm", phase: "start", model: o.model, provider: o.provider, input: o.input === undefined ? undefined : toJson(o.input) }, ids);
+    this.emit("step", { node_name: name, kind: "llm", phase: "start", model: o.model, provider: o.provider, input: o.input }, ids); // serialised (safely) with the event
   }
 
   /** Low level: an LLM call ends, with its usage (send the same spanId as its start, or only this event). */
   llmCallEnd(name: string, o: LlmUsage & StepEndOptions = {}): void {
-    this.stepEnd(name, {
-      ...o,
-      output: undefined, // an answer is kept as text, not wrapped as a step's output object
-      extra: {
-        ...o.extra, kind: "llm", model: o.model, provider: o.provider,
-        output: o.output === undefined ? undefined : toJson(o.output),
-        prompt_tokens: count(o.promptTokens), completion_tokens: count(o.completionTokens), total_tokens: count(o.totalTokens),
-        cached_tokens: count(o.cachedTokens), cache_write_tokens: count(o.cacheWriteTokens), reasoning_tokens: count(o.reasoningTokens),
-        cost_usd: typeof o.costUsd === "number" && Number.isFinite(o.costUsd) && o.costUsd >= 0 ? o.costUsd : undefined,
-      },
-    });
+    // Built directly (not through stepEnd): the hot path of every model call, and the answer stays as it is.
+    const payload: Record<string, unknown> = { ...o.extra, node_name: name, kind: "llm", phase: "end", duration_ms: count(o.durationMs) };
+    if (o.model) payload.model = o.model;
+    if (o.provider) payload.provider = o.provider;
+    const counts: [string, number | undefined][] = [
+      ["prompt_tokens", o.promptTokens], ["completion_tokens", o.completionTokens], ["total_tokens", o.totalTokens],
+      ["cached_tokens", o.cachedTokens], ["cache_write_tokens", o.cacheWriteTokens], ["reasoning_tokens", o.reasoningTokens],
+    ];
+    for (const [k, v] of counts) {
+      const c = count(v);
+      if (c !== undefined) payload[k] = c;
+    }
+    if (typeof o.costUsd === "number" && Number.isFinite(o.costUsd) && o.costUsd >= 0) payload.cost_usd = o.costUsd;
+    if (o.output !== undefined) payload.output = o.output; // serialised (safely) with the event
+    if (o.error !== undefined) {
+      const e = errorPayload(o.error);
+      payload.error = `${e.error_type}: ${e.error_message}`;
+    }
+    this.emit("step", payload, o);
   }
 
   // ---- tools ------------------------------------------------------------------------------------------
