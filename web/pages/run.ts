@@ -16,6 +16,8 @@ import { humanInputView } from "./human-input.js";
 
 /** Events shown per page of a run; a longer run links to the next page (by event id). */
 export const EVENTS_PER_PAGE = 1000;
+/** Events read for the trace: 20,000 is a run of 10,000 spans. */
+export const TRACE_EVENTS = 20_000;
 
 export function register(router: Router, deps: WebDeps): void {
   router.get("/dashboard/:run", requireUser, async (ctx: Context) => {
@@ -36,8 +38,10 @@ export function register(router: Router, deps: WebDeps): void {
     if (more) events.length = fit;
     const live = run.status === "running" || run.status === "waiting_for_input";
     const timeline = buildTimeline(events, { live });
-    // The trace covers the page's events (a run longer than one page shows each page's spans).
-    const tree = buildSpanTree(buildSpans(events), { live });
+    // The trace pairs spans across the whole run, so it reads the run's events up to TRACE_EVENTS (the timeline
+    // below pages them); a longer run shows the trace of its first TRACE_EVENTS events.
+    const all = !after && !more ? events : await deps.events.listEvents(user.id, run.run_id, { limit: TRACE_EVENTS });
+    const tree = buildSpanTree(buildSpans(all), { live });
     const vars = {
       title: `${run.agent_name || "Run"} · ${sdkRunId}`,
       run,

@@ -1,0 +1,68 @@
+/**
+ * What a big run costs its page: a run of SPANS spans (nodes holding LLM calls and tool calls, 2 events each) is
+ * ingested through the batch API of an embedded server, then GET /dashboard/{run} (the trace and the first page
+ * of the timeline) and GET /api/runs/{run}/spans are timed, warm, median of 5.
+ *
+ * Run: node --import tsx test/bench/run-page.ts   (env: BENCH_SPANS=5000)
+ */
+import { performance } from "node:perf_hooks";
+import { CookieJar, csrfFrom, json, startTestServer, waitForRun } from "../e2e/harness.js";
+
+const SPANS = Number(process.env.BENCH_SPANS ?? 5_000);
+const srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000", LOG_LEVEL: "error" } });
+const acct = await srv.account();
+const id = "big-run";
+const t0 = Date.now() - 3_600_000;
+const at = (ms: number) => new Date(t0 + ms).toISOString();
+
+// 1 run_start, then nodes of 9 children (6 LLM calls, 3 tool calls), every span a start and an end event.
+const events: Record<string, unknown>[] = [{ sdk_run_id: id, event_type: "run_start", agent_name: "big", occurred_at: at(0), payload: {} }];
+let made = 0;
+for (let n = 0; made < SPANS; n++) {
+  const node = `node-${n}`;
+  const base = n * 10_000;
+  events.push({ sdk_run_id: id, event_type: "step", span_id: node, occurred_at: at(base), payload: { node_name: "agent", phase: "start" } });
+  made++;
+  for (let c = 0; c < 9 && made < SPANS; c++, made++) {
+    const sid = `${node}-${c}`;
+    const llm = c % 3 !== 2;
+    const type = llm ? "step" : "tool_call";
+    const name = llm ? { node_name: "ChatOpenAI", kind: "llm" } : { tool_name: "search" };
+    events.push({ sdk_run_id: id, event_type: type, span_id: sid, parent_span_id: node, occurred_at: at(base + c * 1000 + 1), payload: { ...name, phase: "start", ...(llm ? { input: [{ role: "user", content: "q".repeat(200) }] } : { input_preview: "query" }) } });
+    events.push({ sdk_run_id: id, event_type: type, span_id: sid, parent_span_id: node, occurred_at: at(base + c * 1000 + 900), payload: { ...name, phase: "end", duration_ms: 899, ...(llm ? { model: "gpt-4o-mini", provider: "openai", prompt_tokens: 300, completion_tokens: 40, output: "a".repeat(200) } : { output_preview: "result" }) } });
+  }
+  events.push({ sdk_run_id: id, event_type: "step", span_id: node, occurred_at: at(base + 9_500), payload: { node_name: "agent", phase: "end", duration_ms: 9_500 } });
+}
+const tIngest = performance.now();
+for (let i = 0; i < events.length; i += 1000) {
+  const r = await fetch(`${srv.url}/api/ingest/batch`, json(acct.key, { events: events.slice(i, i + 1000) }));
+  if (r.status !== 207) throw new Error(`ingest answered ${r.status}`);
+}
+await waitForRun(srv.url, acct.key, id, (b) => b.run.event_count === events.length, 120_000);
+const ingestMs = performance.now() - tIngest;
+
+const jar = new CookieJar();
+const csrf = csrfFrom(await (await jar.fetch(`${srv.url}/login`)).text());
+await jar.form(`${srv.url}/login`, { _csrf: csrf, email: acct.email, password: "correct horse battery" });
+
+async function time(label: string, get: () => Promise<Response>): Promise<void> {
+  const ms: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < 6; i++) {
+    const t = performance.now();
+    const res = await get();
+    const body = await res.text();
+    if (res.status !== 200) throw new Error(`${label}: ${res.status}`);
+    if (i > 0) ms.push(performance.now() - t); // the first is the warm-up
+    bytes = body.length;
+  }
+  ms.sort((a, b) => a - b);
+  console.log(`${label}: median ${ms[2]!.toFixed(0)} ms, max ${ms.at(-1)!.toFixed(0)} ms, ${(bytes / 1024).toFixed(0)} KiB`);
+}
+
+console.log(`run of ${SPANS} spans (${events.length} events) ingested and stored in ${(ingestMs / 1000).toFixed(1)} s`);
+await time("GET /dashboard/{run} (trace + first timeline page)", () => jar.fetch(`${srv.url}/dashboard/${id}`));
+await time("GET /api/runs/{run}/spans (first 1,000)", () => fetch(`${srv.url}/api/runs/${id}/spans`, { headers: { authorization: `Bearer ${acct.key}` } }));
+console.log(`RSS ${(process.memoryUsage().rss / 1024 / 1024).toFixed(0)} MB`);
+await srv.close();
+process.exit(0);
