@@ -72,6 +72,7 @@ export function llmCallRow(e: PipelineEvent, run: RunRecord): Record<string, unk
   const prompt = count(p.prompt_tokens);
   const completion = count(p.completion_tokens);
   const ended = toChTime(e.occurred_at);
+  const duration = count(p.duration_ms);
   return {
     user_id: e.user_id,
     run_id: e.run_id,
@@ -94,8 +95,9 @@ export function llmCallRow(e: PipelineEvent, run: RunRecord): Record<string, unk
     cost_usd: typeof p.cost_usd === "number" ? p.cost_usd : 0,
     cost_source: text(p.cost_source) || "none",
     status: p.error !== undefined && p.error !== null && p.error !== "" ? "error" : "ok",
+    started_at: toChTime(new Date(Date.parse(e.occurred_at) - duration).toISOString()),
     ended_at: ended,
-    duration_ms: count(p.duration_ms),
+    duration_ms: duration,
     day: ended.slice(0, 10),
   };
 }

@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS llm_calls
     cost_usd           Float64,
     cost_source        LowCardinality(String),
     status             LowCardinality(String),
+    started_at         DateTime64(3, 'UTC'),
     ended_at           DateTime64(3, 'UTC'),
     duration_ms        UInt64,
     day                Date

@@ -3,8 +3,9 @@ error) carrying its span_id and the span it nests in: by default the span entere
 
 from __future__ import annotations
 
+import itertools
+import os
 import time
-import uuid
 from contextvars import Token
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -15,6 +16,25 @@ if TYPE_CHECKING:
     from ._run import Run
 
 _S = TypeVar("_S", bound="_Span")
+
+# Span ids need only be unique within a run: a random per-process prefix and a counter (cheaper than a uuid4,
+# which reads the OS's random source each time). The prefix is renewed in a forked child.
+_prefix = os.urandom(6).hex()
+_counter = itertools.count(1)
+
+
+def _renew_prefix() -> None:
+    global _prefix, _counter
+    _prefix = os.urandom(6).hex()
+    _counter = itertools.count(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_prefix)
+
+
+def new_span_id() -> str:
+    return f"{_prefix}-{next(_counter):x}"
 
 
 class _Span:
@@ -32,7 +52,7 @@ class _Span:
 
     def _init_span(self, run: Run, span_id: str | None, parent_span_id: Any) -> None:
         self.run = run
-        self.span_id = span_id or uuid.uuid4().hex
+        self.span_id = span_id or new_span_id()
         if parent_span_id is UNSET:
             parent = _current_span.get()
             parent_span_id = parent.span_id if parent is not None and parent.run is run else None
