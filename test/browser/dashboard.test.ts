@@ -5,18 +5,9 @@
  * Skips when /usr/bin/chromium is absent, unless REQUIRE_BROWSER=1. Screenshots go to test/artifacts/.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync } from "node:fs";
-import fs from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
-import { register, startStack, stopStack, type Stack } from "./stack.js";
-
-const CHROMIUM = "/usr/bin/chromium";
-const haveBrowser = existsSync(CHROMIUM);
-if (!haveBrowser && process.env.REQUIRE_BROWSER === "1") throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (apt-get install -y chromium)`);
-
-const ARTIFACTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../artifacts");
+import { ARTIFACTS, haveBrowser, launchBrowser, register, startStack, stopStack, type Stack } from "./stack.js";
 
 /** Watches every WebSocket frame a page receives (to prove what a session did and did not get). */
 function recordFrames(page: Page): string[] {
@@ -32,13 +23,8 @@ describe.skipIf(!haveBrowser)("live dashboard in a real browser", () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    await fs.mkdir(ARTIFACTS, { recursive: true });
     stack = await startStack();
-    const { chromium } = await import("playwright-core");
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();

@@ -10,7 +10,8 @@ import { openPorts, type Ports } from "../../core/runtime.js";
 import { startGateway, type Gateway } from "../../gateway/server.js";
 import { startPipeline, type Pipeline } from "../../pipeline/runner.js";
 import { startWeb, type WebServer } from "../../web/server.js";
-import type { BrowserContext, Page } from "playwright-core";
+import { existsSync } from "node:fs";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../e2e/harness.js";
 
@@ -53,4 +54,16 @@ export async function register(ctx: BrowserContext, base: string, name: string, 
   if (shot) await page.screenshot({ path: path.join(ARTIFACTS, shot) });
   await Promise.all([page.waitForURL((u) => !u.pathname.startsWith("/register")), page.click("button[type=submit]")]);
   return page;
+}
+
+/** Debian's Chromium: the browser tests skip without it, unless REQUIRE_BROWSER=1. */
+export const CHROMIUM = "/usr/bin/chromium";
+export const haveBrowser = existsSync(CHROMIUM);
+if (!haveBrowser && process.env.REQUIRE_BROWSER === "1") throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing (apt-get install -y chromium)`);
+
+/** Headless Chromium with the flags these machines need; the screenshots' folder exists afterwards. */
+export async function launchBrowser(): Promise<Browser> {
+  await fs.mkdir(ARTIFACTS, { recursive: true });
+  const { chromium } = await import("playwright-core");
+  return chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
 }

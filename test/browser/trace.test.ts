@@ -4,28 +4,21 @@
  * and cost; a subtree collapses and expands (without JS: <details>); a span sent later appears live, without a
  * reload; the page renders the tree with JavaScript off. Screenshots go to test/artifacts/.
  */
-import { existsSync } from "node:fs";
-import fs from "node:fs/promises";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../stores/accounts/api-keys.js";
 import { findUserByEmail } from "../../stores/accounts/users.js";
 import { json, waitForRun } from "../e2e/harness.js";
-import { ARTIFACTS, register, startStack, stopStack, type Stack } from "./stack.js";
+import { ARTIFACTS, haveBrowser, launchBrowser, register, startStack, stopStack, type Stack } from "./stack.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const haveBrowser = existsSync(CHROMIUM);
-if (!haveBrowser && process.env.REQUIRE_BROWSER === "1") throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing`);
 
 describe.skipIf(!haveBrowser)("the run trace in a real browser", () => {
   let stack: Stack;
   let browser: Browser;
   beforeAll(async () => {
-    await fs.mkdir(ARTIFACTS, { recursive: true });
     stack = await startStack();
-    const { chromium } = await import("playwright-core");
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+    browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
