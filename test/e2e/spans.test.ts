@@ -96,6 +96,13 @@ describe("spans and LLM calls", () => {
       { u: acct.id },
     );
     expect(rows.map((r) => [r.model, Number(r.calls)])).toEqual([["claude-sonnet-4-5", 1], ["gpt-4o", 1], ["in-house-model-7", 1]]);
+    const [claudeRow] = await srv.ports.clickhouse.query<{ started: string; ended: string; duration_ms: string | number; parent: string; agent: string }>(
+      `SELECT toString(started_at) AS started, toString(ended_at) AS ended, duration_ms, parent_span_id AS parent, agent_name AS agent
+       FROM llm_calls FINAL WHERE user_id = {u:UInt64} AND sdk_run_id = 'react-2' AND model = 'claude-sonnet-4-5'`,
+      { u: acct.id },
+    );
+    expect(claudeRow).toMatchObject({ started: "2026-11-24 09:00:00.900", ended: "2026-11-24 09:00:01.800", parent: "a1", agent: "researcher" });
+    expect(Number(claudeRow!.duration_ms)).toBe(900);
     const gpt = computeCost("gpt-4o", 1000, 200, at(500), { provider: "openai", cachedTokens: 800 })!;
     const claude = computeCost("claude-sonnet-4-5", 1500, 300, at(1800), { provider: "anthropic" })!;
     expect(rows.find((r) => r.model === "gpt-4o")!.cost).toBeCloseTo(gpt, 9);

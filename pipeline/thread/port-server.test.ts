@@ -1,0 +1,39 @@
+/** The thread boundary's SQL rules, without threads: procedures by name on the host, no transaction on the thread. */
+import { describe, expect, it } from "vitest";
+import { defineProcedure, runHere, type Sql } from "../../core/ports/sql.js";
+import { memoryPubSub } from "../../core/pubsub/memory.js";
+import type { Rpc } from "../../core/threads/rpc.js";
+import { servePorts } from "./port-server.js";
+import type { HostMethods, ThreadMethods } from "./protocol.js";
+import { remotePorts } from "./remote-ports.js";
+
+const queries: string[] = [];
+const fakeSql: Sql = {
+  query: async <T>(sql: string) => { queries.push(sql); return [] as T[]; },
+  transaction: async (fn) => { queries.push("BEGIN"); const r = await fn(fakeSql); queries.push("COMMIT"); return r; },
+  run: runHere(() => fakeSql),
+  close: async () => {},
+};
+const countRows = defineProcedure("test.count-rows", async (sql, table: string) => {
+  await sql.transaction(async (tx) => tx.query(`SELECT count(*) FROM ${table}`));
+  return 42;
+});
+
+describe("the pipeline thread's SQL", () => {
+  const server = servePorts({ sql: fakeSql, clickhouse: undefined as never, pubsub: memoryPubSub() }, new Map([[countRows.name, countRows]]), () => {});
+  // A loopback "rpc" that calls the host's handlers directly, as the real one does across the thread.
+  const rpc = { call: (method: keyof HostMethods, args: unknown[]) => (server.handlers[method] as (...a: unknown[]) => unknown)(...args) } as unknown as Rpc<ThreadMethods, HostMethods>;
+  const remote = remotePorts(rpc, {} as never, new Map()).sql;
+
+  it("runs a procedure on the host in one call, its transaction whole", async () => {
+    queries.length = 0;
+    expect(await remote.run(countRows, "agents")).toBe(42);
+    expect(queries).toEqual(["BEGIN", "SELECT count(*) FROM agents", "COMMIT"]);
+  });
+
+  it("refuses a transaction on the thread, and a procedure the host does not know, saying what to do", async () => {
+    await expect(remote.transaction(async () => 1)).rejects.toThrow(/cannot span the pipeline thread and its host: write the work as a procedure/);
+    const stranger = defineProcedure("test.not-listed", async () => 0);
+    await expect(remote.run(stranger, undefined)).rejects.toThrow(/knows no SQL procedure named test.not-listed/);
+  });
+});
