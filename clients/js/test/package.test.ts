@@ -148,9 +148,9 @@ describe("package", () => {
     const r = await nodeScript(
       `
       import { Runwatch } from "runwatch";
-      const client = new Runwatch({ backoffBaseMs: 5000, flushIntervalMs: 20 });
+      const client = new Runwatch({ backoffBaseMs: 30000, backoffMaxMs: 60000, flushIntervalMs: 20 });
       client.emit("r", "a", "step", { node_name: "n", phase: "start" });
-      // Work goes on long enough for the first send to fail and a 5 s backoff to start.
+      // Work goes on long enough for the first send to fail and a long backoff (up to 30 s, jittered) to start.
       await new Promise((r) => setTimeout(r, 500));
       client.emit("r", "a", "step", { node_name: "n", phase: "end" });
       console.log(Date.now());
