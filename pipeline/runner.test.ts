@@ -198,6 +198,29 @@ describe("pipeline (embedded adapters)", () => {
     expect(await totalRuns(user, "replayer")).toBe(3); // run-r, run-w, run-r2
   });
 
+  it("counts each LLM call once into its run's totals across a crash window and a restart replay", async () => {
+    const user = await createUser("llm-replay@example.com");
+    const ctx: PluginContext = { config: ports.config, logger: createLogger("error"), sql: ports.sql, clickhouse: ports.clickhouse, pubsub: ports.pubsub, store };
+    const chain = await buildChain(ctx);
+    for (const p of chain) await p.init?.(ctx);
+    const call = (model: string, prompt: number, completion: number) =>
+      event(user, "run-llm", "step", { kind: "llm", node_name: "chat", phase: "end", model, provider: "openai", prompt_tokens: prompt, completion_tokens: completion });
+    const events = [event(user, "run-llm", "run_start", { framework: "test" }, "caller"), call("gpt-4o", 1000, 200), call("gpt-4o-mini", 300, 50), event(user, "run-llm", "run_end", { prompt_tokens: 1, completion_tokens: 1 })];
+    const expected = { llm_calls: 2, prompt_tokens: 1300, completion_tokens: 250, total_tokens: 1550, cost_source: "computed" };
+    await createBatchProcessor(ctx, store, chain, 100)(structuredClone(events.slice(0, 2)));
+    // The second call's event is stored but the run row is not (a crash between the two writes) ...
+    const failing: EventStore = { ...store, upsertRuns: async () => { throw new Error("ClickHouse went away (test)"); } };
+    await expect(createBatchProcessor(ctx, failing, chain, 100)(structuredClone(events.slice(2, 3)))).rejects.toThrow(/went away/);
+    // ... and a new process (cold cache) gets the batch again: the stored calls are summed, none twice.
+    await createBatchProcessor(ctx, store, chain, 100)(structuredClone(events.slice(2)));
+    const run = await store.getRun(user, "run-llm");
+    expect(run).toMatchObject(expected);
+    // A restart replays everything: still the same totals.
+    await createBatchProcessor(ctx, store, chain, 1)(structuredClone(events));
+    expect(await store.getRun(user, "run-llm")).toMatchObject({ ...expected, cost_usd: run!.cost_usd });
+    expect(run!.cost_usd).toBeGreaterThan(0);
+  });
+
   it("reloads runs after a rebalance instead of trusting a cache another worker made stale", async () => {
     const user = await createUser("rebalance@example.com");
     const ctx: PluginContext = { config: ports.config, logger: createLogger("error"), sql: ports.sql, clickhouse: ports.clickhouse, pubsub: ports.pubsub, store };
