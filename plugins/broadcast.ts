@@ -26,6 +26,7 @@ export function broadcastRun(run: RunRecord) {
     completion_tokens: run.completion_tokens,
     total_tokens: run.total_tokens,
     cost_usd: run.cost_usd,
+    llm_calls: run.llm_calls,
     event_count: run.event_count,
     error_count: run.error_count,
     last_error: run.last_error,
@@ -39,7 +40,12 @@ export function broadcastMessage(event: PipelineEvent, run: RunRecord): string {
     type: "event",
     user_id: event.user_id,
     run: broadcastRun(run),
-    event: { event_id: event.event_id, event_type: event.event_type, occurred_at: event.occurred_at, payload: event.payload },
+    event: {
+      event_id: event.event_id, event_type: event.event_type, occurred_at: event.occurred_at,
+      // Where the event sits in the run's tree, so a live client can place it (docs/API.md, Spans).
+      span_id: event.span_id || null, parent_span_id: event.parent_span_id || null,
+      payload: event.payload,
+    },
   });
 }
 
