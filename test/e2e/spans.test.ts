@@ -151,4 +151,56 @@ describe("spans and LLM calls", () => {
     expect((await fetch(`${srv.url}/api/runs/nope/spans`, bearer(acct.key))).status).toBe(404);
     expect((await fetch(`${srv.url}/api/runs/react-1/spans?after=zzz`, bearer(acct.key))).status).toBe(422);
   });
+
+  it("hostile span ids, counts and content are refused or repaired, another tenant's ids reach nothing of ours, and a valid call afterwards is stored and pushed live", async () => {
+    const one = (key: string, body: unknown) => fetch(`${srv.url}/api/ingest`, json(key, body));
+    const call = (extra: Record<string, unknown>, payload: Record<string, unknown> = {}) => ({
+      sdk_run_id: "react-1", event_type: "step", span_id: `h-${randomUUID()}`, parent_span_id: "a1",
+      payload: { kind: "llm", node_name: "chat", phase: "end", model: "gpt-4o", prompt_tokens: 10, completion_tokens: 2, ...payload }, ...extra,
+    });
+    const refused: [unknown, string][] = [
+      [call({ span_id: "bad\u0000id" }), "span_id"],
+      [call({ parent_span_id: "\ud800" }), "parent_span_id"],
+      [call({}, { prompt_tokens: 2 ** 60 }), "payload.prompt_tokens"],
+      [call({}, { completion_tokens: -1 }), "payload.completion_tokens"],
+      [call({}, { cost_usd: -0.5 }), "payload.cost_usd"],
+      [call({}, { reasoning_tokens: 1.5 }), "payload.reasoning_tokens"],
+    ];
+    for (const [body, field] of refused) {
+      const res = await one(acct.key, body);
+      expect(res.status, field).toBe(422);
+      expect(((await res.json()) as { error: { field: string } }).error.field).toBe(field);
+    }
+    let deep: unknown = "bottom";
+    for (let i = 0; i < 70; i++) deep = { d: deep };
+    const tooDeep = await one(acct.key, call({}, { input: deep }));
+    expect(tooDeep.status).toBe(422);
+
+    // Another tenant sends a call into "their" react-1 with our span ids: it lands in their run only.
+    const other = await srv.account();
+    expect((await one(other.key, call({ span_id: "l1" }))).status).toBe(202);
+    const theirs = await waitForRun(srv.url, other.key, "react-1", (b) => b.run.llm_calls === 1);
+    expect(theirs.run).toMatchObject({ prompt_tokens: 10, completion_tokens: 2 });
+
+    // Content with NUL and lone surrogates is repaired, spans whose parents point at each other do not hang the
+    // tree, and a valid call sent afterwards is stored, counted and broadcast on our channel.
+    const frames: string[] = [];
+    const stop = await srv.ports.pubsub.subscribePrefix(`user.${acct.id}`, (_c, m) => frames.push(m));
+    const before = (await waitForRun(srv.url, acct.key, "react-1", () => true)).run;
+    const batch = [
+      call({ span_id: "loop-a", parent_span_id: "loop-b" }, { model: "gpt\u0000-4o", output: "half a pair \ud83d", prompt_tokens: 1, completion_tokens: 1 }),
+      call({ span_id: "loop-b", parent_span_id: "loop-a" }, { prompt_tokens: 1, completion_tokens: 1 }),
+      call({ span_id: "valid-after" }, { prompt_tokens: 100, completion_tokens: 20 }),
+    ];
+    expect((await fetch(`${srv.url}/api/ingest/batch`, json(acct.key, { events: batch }))).status).toBe(207);
+    const after = await waitForRun(srv.url, acct.key, "react-1", (b) => b.run.llm_calls === before.llm_calls + 3);
+    expect(after.run.prompt_tokens).toBe(before.prompt_tokens + 102);
+    const { spans } = (await (await fetch(`${srv.url}/api/runs/react-1/spans`, bearer(acct.key))).json()) as { spans: Record<string, any>[] };
+    expect(spans.filter((x) => x.span_id === "l1")).toHaveLength(1); // the other tenant's "l1" is not ours
+    expect(spans.find((x) => x.span_id === "loop-a")).toMatchObject({ model: "gpt\ufffd-4o", output_preview: "half a pair \ufffd" });
+    expect(spans.find((x) => x.span_id === "valid-after")).toMatchObject({ parent_span_id: "a1", prompt_tokens: 100, status: "ok" });
+    await expect.poll(() => frames.some((f) => f.includes("valid-after")), { timeout: 10_000 }).toBe(true);
+    expect(frames.some((f) => f.includes(other.key) || f.includes(`"user_id":${other.id}`))).toBe(false);
+    await stop();
+  });
 });
