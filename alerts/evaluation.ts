@@ -18,7 +18,7 @@
 import { hostname } from "node:os";
 import { Either } from "effect";
 import type { RunRecord } from "../core/events/run.js";
-import type { PipelineEvent } from "../core/events/schema.js";
+import { logKey, type PipelineEvent } from "../core/events/schema.js";
 import { enqueueNotifications } from "./dispatch.js";
 import type { AlertCheck, AlertContext, AlertDispatcher, AlertFiring, AlertRule } from "./model.js";
 import type { TriggerRegistry } from "./registry.js";
@@ -162,7 +162,7 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
       const eventsByRun = new Map<string, PipelineEvent[]>();
       // Duplicates included: a batch retried after a failed hook must still be evaluated (firing keys dedupe).
       for (const e of events) {
-        const k = `${e.user_id}:${e.sdk_run_id}`;
+        const k = logKey(e);
         const list = eventsByRun.get(k);
         if (list) list.push(e);
         else eventsByRun.set(k, [e]);

@@ -10,7 +10,8 @@
  */
 import type { RunRecord } from "../core/events/run.js";
 import { toChTime } from "../core/clickhouse/event-store.js";
-import { isLlmCallEnd } from "../core/events/spans.js";
+import { logKey } from "../core/events/schema.js";
+import { errorOf, isLlmCallEnd } from "../core/events/spans.js";
 import { computeCost } from "./cost-aggregation.js";
 import type { Batch, PipelineEvent, Plugin, PluginContext } from "./plugin.js";
 
@@ -94,7 +95,7 @@ export function llmCallRow(e: PipelineEvent, run: RunRecord): Record<string, unk
     reasoning_tokens: count(p.reasoning_tokens),
     cost_usd: typeof p.cost_usd === "number" ? p.cost_usd : 0,
     cost_source: text(p.cost_source) || "none",
-    status: p.error !== undefined && p.error !== null && p.error !== "" ? "error" : "ok",
+    status: errorOf(p) ? "error" : "ok", // as the spans API says it
     started_at: toChTime(new Date(Date.parse(e.occurred_at) - duration).toISOString()),
     ended_at: ended,
     duration_ms: duration,
@@ -120,7 +121,7 @@ export const llmCalls = (): Plugin => {
       const rows: Record<string, unknown>[] = [];
       for (const e of batch.events) {
         if (!isLlmCallEnd(e)) continue;
-        const draft = batch.runs.get(`${e.user_id}:${e.sdk_run_id}`);
+        const draft = batch.runs.get(logKey(e));
         if (draft) rows.push(llmCallRow(e, draft.run));
       }
       if (rows.length > 0 && ctx) await ctx.clickhouse.insert("llm_calls", rows);

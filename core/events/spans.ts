@@ -49,7 +49,8 @@ export function previewOf(v: unknown): string | null {
   return s.length > PREVIEW_CHARS ? `${s.slice(0, PREVIEW_CHARS - 1)}…` : s;
 }
 
-function errorOf(p: Record<string, unknown>): string | null {
+/** A span's error as text from its end event's `error` (a string, or an object with a type and message); null when none. */
+export function errorOf(p: Record<string, unknown>): string | null {
   const e = p.error;
   if (e === undefined || e === null || e === "" || e === false) return null;
   if (typeof e === "string") return e;

@@ -5,6 +5,7 @@
  * collapsing and expanding work without JavaScript.
  */
 import type { Span } from "../../core/events/spans.js";
+import { clampPct } from "./timeline.js";
 
 export interface SpanNode {
   span: Span;
@@ -20,7 +21,6 @@ export interface SpanTree {
   total_ms: number;
 }
 
-const clampPct = (v: number): number => Math.min(100, Math.max(0, Number.isFinite(v) ? v : 0));
 
 export function buildSpanTree(spans: readonly Span[], opts: { now?: number; live?: boolean } = {}): SpanTree {
   const now = opts.now ?? Date.now();

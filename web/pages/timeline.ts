@@ -100,7 +100,8 @@ export function buildTimeline(
   return { items, t0, total_ms: total };
 }
 
-const clampPct = (v: number): number => Math.min(100, Math.max(0, Number.isFinite(v) ? v : 0));
+/** A percentage of the waterfall's width, within 0–100 (also used by span-tree.ts). */
+export const clampPct = (v: number): number => Math.min(100, Math.max(0, Number.isFinite(v) ? v : 0));
 
 function pointName(e: StoredEvent): string {
   switch (e.event_type) {
