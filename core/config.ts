@@ -38,6 +38,10 @@ export interface Config {
   readonly improveDailyBudgetUsd: number;
   readonly maxBodyBytes: number;
   readonly maxBatchEvents: number;
+  /** OTLP/HTTP and gRPC: the most bytes of one export, as received and once decompressed (RUNWATCH_OTLP_MAX_BODY_BYTES). */
+  readonly otlpMaxBodyBytes: number;
+  /** OTLP/gRPC port (RUNWATCH_OTLP_GRPC_PORT, default 4317); null when set to "off". */
+  readonly otlpGrpcPort: number | null;
   readonly previewMaxChars: number;
   /** Extra pipeline plugins: comma-separated module paths, appended to the built-in chain. */
   readonly extraPlugins: readonly string[];
@@ -107,6 +111,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     improveDailyBudgetUsd: Number(env.RUNWATCH_IMPROVE_DAILY_BUDGET_USD ?? 5) || 0,
     maxBodyBytes: int(env.RUNWATCH_MAX_BODY_BYTES, 1024 * 1024),
     maxBatchEvents: int(env.RUNWATCH_MAX_BATCH_EVENTS, 1000),
+    otlpMaxBodyBytes: int(env.RUNWATCH_OTLP_MAX_BODY_BYTES, 16 * 1024 * 1024),
+    otlpGrpcPort: env.RUNWATCH_OTLP_GRPC_PORT === "off" ? null : int(env.RUNWATCH_OTLP_GRPC_PORT, 4317),
     previewMaxChars: int(env.RUNWATCH_PREVIEW_MAX_CHARS, 500),
     extraPlugins: list(env.RUNWATCH_PLUGINS),
     alertTriggers: list(env.RUNWATCH_ALERT_TRIGGERS),

@@ -49,8 +49,17 @@ export function uuidv7(now: number = Date.now()): string {
  * The run id is derived, not looked up: a name-based UUID (v5 layout, SHA-1) of user id and sdk_run_id.
  * Any ingest process computes the same id without a round trip, and two users' identical sdk_run_ids differ.
  */
-export function runIdFor(userId: number, sdkRunId: string): string {
-  const h = createHash("sha1").update(`runwatch:run:${userId}:${sdkRunId}`).digest();
+export const runIdFor = (userId: number, sdkRunId: string): string => nameUuid(`runwatch:run:${userId}:${sdkRunId}`);
+
+/**
+ * A name-based event id (UUID, v5 layout, SHA-1): receivers that must not mint a new id for a resent item (an
+ * OTLP exporter retrying an export) derive it from what identifies the item, e.g. trace id + span id + phase.
+ * Duplicates are recognised per (user, run, event id), so two tenants' equal names never meet.
+ */
+export const eventIdFor = (name: string): string => nameUuid(`runwatch:event:${name}`);
+
+function nameUuid(name: string): string {
+  const h = createHash("sha1").update(name).digest();
   h[6] = 0x50 | (h[6]! & 0x0f);
   h[8] = 0x80 | (h[8]! & 0x3f);
   return formatUuid(h.subarray(0, 16));

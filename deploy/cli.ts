@@ -35,7 +35,7 @@ Usage:
                                                            delete them for good
 
 Environment: RUNWATCH_DATA_DIR (default ./.data), RUNWATCH_WEB_PORT (8080), RUNWATCH_GATEWAY_PORT (8082),
-RUNWATCH_AGENTS_PORT (8081), RUNWATCH_HOST (127.0.0.1), SESSION_SECRET, KAFKA_BROKERS, CLICKHOUSE_URL,
+RUNWATCH_AGENTS_PORT (8081), RUNWATCH_OTLP_GRPC_PORT (4317, or off), RUNWATCH_HOST (127.0.0.1), SESSION_SECRET, KAFKA_BROKERS, CLICKHOUSE_URL,
 DATABASE_URL, REDIS_URL. See README.md.`;
 
 class UsageError extends Error {}
@@ -137,7 +137,7 @@ async function demo(config: Config, values: Record<string, unknown>, logger: Log
       if (!pipeline) throw new Error("this build has no pipeline; the demo runs cannot be processed");
       local.services.push(pipeline);
       const { startWeb } = await import("../web/server.js");
-      const web = await startWeb(ports, { port: 0, host: "127.0.0.1", logger: logger.child({ svc: "web" }) });
+      const web = await startWeb(ports, { port: 0, host: "127.0.0.1", otlpGrpcPort: null, logger: logger.child({ svc: "web" }) });
       local.services.push({ role: "web", url: web.url, close: () => web.close() });
       baseUrl = web.url;
       result = await runAdmin(ports, account);

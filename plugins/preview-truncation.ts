@@ -1,5 +1,5 @@
 /**
- * preview-truncation: tool_call input_preview / output_preview longer than config.previewMaxChars (500)
+ * preview-truncation: tool_call and step input_preview / output_preview longer than config.previewMaxChars (500)
  * characters are cut to that many characters, counted in Unicode code points (an emoji is one character,
  * never split into a lone surrogate). A cut preview ends with "…" (so it is still ≤ the limit) and the payload
  * records `<field>_truncated: true` and `<field>_length` (the original length in code points), so the UI can
@@ -46,7 +46,7 @@ export const previewTruncation = (opts: { maxChars?: number } = {}): Plugin => {
       max = opts.maxChars ?? ctx.config.previewMaxChars;
     },
     onEvent(event) {
-      if (event.event_type !== "tool_call") return;
+      if (event.event_type !== "tool_call" && event.event_type !== "step") return;
       for (const field of PREVIEW_FIELDS) {
         const value = event.payload[field];
         if (typeof value !== "string") continue;

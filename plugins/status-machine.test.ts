@@ -26,6 +26,16 @@ describe("status-machine plugin", () => {
     expect(after()).toMatchObject({ status: "success", ended_at: t(5), event_count: 4, started_at: t(0) });
   });
 
+  it("a resent run_start (an OTLP export's, with a later time) neither reopens a finished run nor renames it, but can move its start earlier", async () => {
+    const { run } = await applyEvents([statusMachine()], [
+      testEvent({ event_type: "run_start", occurred_at: t(1), agent_name: "researcher" }),
+      testEvent({ event_type: "run_end", occurred_at: t(5) }),
+      testEvent({ event_type: "run_start", occurred_at: t(6), agent_name: "support-service", duplicate: true }),
+      testEvent({ event_type: "run_start", occurred_at: t(0), agent_name: "support-service", duplicate: true }),
+    ]);
+    expect(run()).toMatchObject({ status: "success", ended_at: t(5), agent_name: "researcher", started_at: t(0), event_count: 2 });
+  });
+
   it("ends in error with the error counted and its message kept", async () => {
     const { run } = await applyEvents([statusMachine()], [
       testEvent({ event_type: "run_start", occurred_at: t(0) }),

@@ -19,7 +19,10 @@ export const statusMachine = (): Plugin => ({
   name: "status-machine",
   onEvent(event, draft) {
     const run = draft.run;
-    const next = transition(draft.fresh ? undefined : run, event);
+    // A resent run_start (a client retry, or the run_start each OTLP export of a trace carries) never reopens a
+    // run: its status was applied when the run_start was first processed.
+    const resentStart = event.duplicate && event.event_type === "run_start" && !draft.fresh;
+    const next = resentStart ? { ...run, changed: false } : transition(draft.fresh ? undefined : run, event);
     if (next.changed) {
       run.status = next.status;
       run.status_at = next.status_at;
@@ -40,7 +43,7 @@ export const statusMachine = (): Plugin => ({
       if (earlier(run.started_at, event.occurred_at)) run.started_at = event.occurred_at;
       run.framework = str(event.payload.framework) ?? run.framework;
     }
-    if (event.agent_name) run.agent_name = event.agent_name;
+    if (event.agent_name && !resentStart) run.agent_name = event.agent_name;
     if (event.config_version !== null) run.config_version = event.config_version;
   },
 });

@@ -13,6 +13,9 @@ import type { WebDeps } from "./deps.js";
 import { HttpProblem, sendError, toHttpError } from "./http-errors.js";
 import { createApiKeyAuth, type ApiKeyAuth } from "./middleware/api-key-auth.js";
 import { ingestHandlers } from "./ingest/routes.js";
+import { createAdmission } from "./ingest/admission.js";
+import { inThreadDecoder } from "./ingest/decode-thread.js";
+import { otlpTracesHandler } from "./otlp/http-route.js";
 import { registerRunsApi } from "./api/runs.js";
 import { registerHumanInputApi } from "./api/human-input.js";
 import { registerAgentConfigApi } from "./api/agent-config.js";
@@ -32,7 +35,7 @@ export interface WebApp extends Koa {
 }
 
 const isApiRequest = (ctx: Context) =>
-  ctx.path.startsWith("/api/") || (ctx.get("Accept").includes("application/json") && !ctx.get("Accept").includes("text/html"));
+  ctx.path.startsWith("/api/") || ctx.path.startsWith("/v1/") || (ctx.get("Accept").includes("application/json") && !ctx.get("Accept").includes("text/html"));
 
 const PAGE_HEADINGS: Record<number, string> = {
   400: "Bad request", 401: "Please log in", 403: "Not allowed", 404: "Page not found", 413: "Too large",
@@ -47,6 +50,13 @@ export function createWebApp(deps: WebDeps): WebApp {
   const apiKeys = throttleKeyFailures(createApiKeyAuth(deps.ports.sql, deps.logger), deps.throttles.badKeysPerIp, deps.logger);
   Object.defineProperty(app, "apiKeys", { value: apiKeys });
   const ingest = ingestHandlers(deps, apiKeys);
+  const otlpTraces = otlpTracesHandler({
+    admission: createAdmission(deps, apiKeys),
+    decoder: deps.batchDecoder ?? inThreadDecoder(deps.ports.config),
+    log: deps.ports.log,
+    logger: deps.logger,
+    maxBodyBytes: deps.ports.config.otlpMaxBodyBytes,
+  });
 
   // Errors: JSON `{error:{code,message,field?}}` for APIs, an HTML page otherwise; 500s are logged.
   app.use(async (ctx, next) => {
@@ -83,6 +93,13 @@ export function createWebApp(deps: WebDeps): WebApp {
         throw new HttpProblem(405, "method_not_allowed", `${ctx.method} is not allowed on ${p}; use POST`);
       }
       return p === "/api/ingest" ? ingest.single(ctx) : ingest.batch(ctx);
+    }
+    if (p === "/v1/traces") {
+      if (ctx.method !== "POST") {
+        ctx.set("Allow", "POST");
+        throw new HttpProblem(405, "method_not_allowed", `${ctx.method} is not allowed on ${p}; OTLP exporters POST here`);
+      }
+      return otlpTraces(ctx);
     }
     return next();
   });

@@ -7,13 +7,18 @@ import { createEventStore } from "../core/clickhouse/event-store.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { resolveSessionSecret } from "../core/secrets.js";
 import { createWebApp, type WebApp } from "./app.js";
-import { threadDecoder } from "./ingest/decode-thread.js";
+import { inThreadDecoder, threadDecoder } from "./ingest/decode-thread.js";
+import { createAdmission } from "./ingest/admission.js";
+import { startOtlpGrpc } from "./otlp/grpc-server.js";
+import type { WebDeps } from "./deps.js";
 import { watchPipelineHealth } from "./health.js";
 import { createThrottles } from "./middleware/throttles.js";
 
 export interface WebServer {
   readonly url: string;
   readonly port: number;
+  /** The OTLP/gRPC port, null when it is off or could not listen. */
+  readonly otlpGrpcPort: number | null;
   readonly app: WebApp;
   close(): Promise<void>;
 }
@@ -24,15 +29,18 @@ export interface WebOptions {
   logger?: Logger;
   /** Custom alert triggers for the /alerts form, besides the built-ins and RUNWATCH_ALERT_TRIGGERS (give the pipeline the same). */
   triggers?: readonly TriggerDefinition[];
+  /** OTLP/gRPC port instead of config.otlpGrpcPort (0: a free one; null: none). */
+  otlpGrpcPort?: number | null;
 }
 
 export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<WebServer> {
   const config = ports.config;
   const logger = opts.logger ?? createLogger(config.logLevel).child({ svc: "web" });
   const sessionSecret = await resolveSessionSecret(config);
-  const batchDecoder = config.ingestThreads > 0 ? threadDecoder({ maxBatchEvents: config.maxBatchEvents, threads: config.ingestThreads, logger }) : undefined;
+  const batchDecoder = config.ingestThreads > 0 ? threadDecoder({ maxBatchEvents: config.maxBatchEvents, otlpMaxBodyBytes: config.otlpMaxBodyBytes, threads: config.ingestThreads, logger }) : undefined;
   const health = await watchPipelineHealth(ports.pubsub, ports.sql, logger);
-  const app = createWebApp({ ports, events: createEventStore(ports.clickhouse), logger, sessionSecret, batchDecoder, health, throttles: createThrottles(ports.limiter, config), triggers: await loadTriggers(config, opts.triggers) });
+  const deps: WebDeps = { ports, events: createEventStore(ports.clickhouse), logger, sessionSecret, batchDecoder, health, throttles: createThrottles(ports.limiter, config), triggers: await loadTriggers(config, opts.triggers) };
+  const app = createWebApp(deps);
   const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, app.callback());
   const host = opts.host ?? config.host;
   await new Promise<void>((resolve, reject) => {
@@ -45,15 +53,29 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   logger.info("web listening", { url });
+  const grpcPort = opts.otlpGrpcPort === undefined ? config.otlpGrpcPort : opts.otlpGrpcPort;
+  const grpc = grpcPort === null ? undefined : await startOtlpGrpc({
+    admission: createAdmission(deps, app.apiKeys),
+    decoder: batchDecoder ?? inThreadDecoder(config),
+    log: ports.log,
+    logger,
+    maxBodyBytes: config.otlpMaxBodyBytes,
+  }, host, grpcPort).catch((err: unknown) => {
+    // OTLP/HTTP on the web port still works; a collector already on 4317 must not keep Runwatch from starting.
+    logger.error("OTLP/gRPC cannot listen; set RUNWATCH_OTLP_GRPC_PORT to a free port (or off)", { port: grpcPort, err: String(err) });
+    return undefined;
+  });
+  if (grpc) logger.info("OTLP/gRPC listening", { port: grpc.port });
   return {
     url,
     port,
+    otlpGrpcPort: grpc?.port ?? null,
     app,
     close: () =>
       new Promise<void>((resolve) => {
         // Stop accepting, let in-flight requests finish (their 202s mean durable), then drop idle sockets.
         server.close(() => {
-          void Promise.allSettled([batchDecoder?.close(), health.close()]).then(() => resolve());
+          void Promise.allSettled([grpc?.close()]).then(() => Promise.allSettled([batchDecoder?.close(), health.close()])).then(() => resolve());
         });
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5_000).unref();

@@ -75,7 +75,7 @@ function openSpan(e: StoredEvent, id: string): Span {
     duration_ms: null,
     model: null, provider: null, prompt_tokens: null, completion_tokens: null, total_tokens: null,
     cached_tokens: null, reasoning_tokens: null, cost_usd: null,
-    input_preview: isTool ? str(p.input_preview) : previewOf(p.input),
+    input_preview: str(p.input_preview) ?? (isTool ? null : previewOf(p.input)),
     output_preview: null,
     error: null,
   };
@@ -90,8 +90,8 @@ function closeSpan(s: Span, e: StoredEvent): void {
   if (s.started_at === e.occurred_at && given !== null) s.started_at = new Date(Date.parse(e.occurred_at) - given).toISOString();
   s.error = errorOf(p);
   s.status = s.error ? "error" : "ok";
-  s.output_preview = s.kind === "tool" ? str(p.output_preview) : previewOf(p.output);
-  if (s.input_preview === null) s.input_preview = s.kind === "tool" ? str(p.input_preview) : previewOf(p.input);
+  s.output_preview = str(p.output_preview) ?? (s.kind === "tool" ? null : previewOf(p.output));
+  if (s.input_preview === null) s.input_preview = str(p.input_preview) ?? (s.kind === "tool" ? null : previewOf(p.input));
   if (s.kind === "llm") {
     s.model = str(p.model);
     s.provider = str(p.provider);

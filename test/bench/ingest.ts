@@ -159,6 +159,7 @@ async function main() {
     RUNWATCH_WEB_PORT: String(webPort),
     RUNWATCH_GATEWAY_PORT: String(await freePort()),
     RUNWATCH_AGENTS_PORT: String(await freePort()),
+    RUNWATCH_OTLP_GRPC_PORT: "off",
     RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000",
   };
   const url = `http://127.0.0.1:${webPort}`;

@@ -47,7 +47,7 @@ describe.skipIf(!haveBrowser)("answering a waiting run from the dashboard", () =
     ports = await openPorts(config);
     pipeline = await startPipeline(ports);
     gateway = await startGateway(ports, config);
-    web = await startWeb(ports, { port: webPort, host: "127.0.0.1" });
+    web = await startWeb(ports, { port: webPort, host: "127.0.0.1", otlpGrpcPort: null });
     const { chromium } = await import("playwright-core");
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
   });

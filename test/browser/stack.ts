@@ -30,7 +30,7 @@ export async function startStack(): Promise<Stack> {
   const ports = await openPorts(config);
   const pipeline = await startPipeline(ports);
   const gateway = await startGateway(ports, config);
-  const web = await startWeb(ports, { port: webPort, host: "127.0.0.1" });
+  const web = await startWeb(ports, { port: webPort, host: "127.0.0.1", otlpGrpcPort: 0 });
   return { url: web.url, dataDir, ports, web, pipeline, gateway };
 }
 

@@ -45,7 +45,7 @@ export async function startTestServer(
     const { startPipeline } = await import("../../pipeline/runner.js");
     pipeline = (await startPipeline(ports, opts.pipelineOptions)) as typeof pipeline;
   }
-  const web = await startWeb(ports, { port: 0, host: "127.0.0.1" });
+  const web = await startWeb(ports, { port: 0, host: "127.0.0.1", otlpGrpcPort: 0 });
   return {
     url: web.url,
     dataDir,
@@ -174,6 +174,7 @@ export async function childServerEnv(dataDir: string, extra: Record<string, stri
     RUNWATCH_WEB_PORT: String(webPort),
     RUNWATCH_GATEWAY_PORT: String(await freePort()),
     RUNWATCH_AGENTS_PORT: String(await freePort()),
+    RUNWATCH_OTLP_GRPC_PORT: String(await freePort()),
     ...extra,
   };
   return { env, url: `http://127.0.0.1:${webPort}` };

@@ -66,6 +66,7 @@ export async function startCluster(opts: { roles: Partial<Record<RoleName, numbe
       RUNWATCH_WEB_PORT: role === "web" ? String(port) : String(await freePort()),
       RUNWATCH_GATEWAY_PORT: role === "gateway" ? String(port) : String(await freePort()),
       RUNWATCH_AGENTS_PORT: String(await freePort()),
+      RUNWATCH_OTLP_GRPC_PORT: String(await freePort()),
     };
     const p: RoleProcess = {
       role, name, url: undefined, output: [], child: undefined as unknown as ChildProcess,

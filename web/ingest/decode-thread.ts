@@ -13,27 +13,44 @@ import { Unavailable } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import { ownBytes, Rpc, type Transfer } from "../../core/threads/rpc.js";
 import { spawnThread } from "../../core/threads/spawn.js";
+import { decodeOtlpExport, type DecodedExport, type OtlpFormat } from "../otlp/export-decode.js";
 import { decodeIngestBatch, type DecodedBatch } from "./batch-decode.js";
 
+/** Decodes batch bodies (POST /api/ingest/batch) and OTLP trace exports (web/otlp). */
 export interface BatchDecoder {
   decode(body: Uint8Array, userId: number, receivedAtMs: number): Promise<DecodedBatch>;
+  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number): Promise<DecodedExport>;
   close(): Promise<void>;
 }
 
-export interface DecodeThreadData {
+export interface DecodeLimits {
   readonly maxBatchEvents: number;
+  /** RUNWATCH_OTLP_MAX_BODY_BYTES: an OTLP body's limit, also once decompressed. */
+  readonly otlpMaxBodyBytes: number;
 }
+export type DecodeThreadData = DecodeLimits;
 
 /** What an ingest decode thread serves (decode-worker.ts); this side serves nothing. */
 export interface DecodeMethods {
   decode(body: Uint8Array, userId: number, receivedAtMs: number): DecodedBatch | Transfer<DecodedBatch>;
+  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number): DecodedExport | Transfer<DecodedExport>;
 }
 
 type DecodeRpc = Rpc<Record<never, never>, DecodeMethods>;
 
-export function inThreadDecoder(maxBatchEvents: number): BatchDecoder {
+/** The decoder's work on the calling thread (also what a decode thread runs). */
+export const decodeHere = (limits: DecodeLimits) => ({
+  decode: (body: Uint8Array, userId: number, receivedAtMs: number): DecodedBatch =>
+    decodeIngestBatch(body, userId, receivedAtMs, limits.maxBatchEvents),
+  decodeOtlp: (body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number): DecodedExport =>
+    decodeOtlpExport(body, format, gzipped, userId, receivedAtMs, { maxBytes: limits.otlpMaxBodyBytes }),
+});
+
+export function inThreadDecoder(limits: DecodeLimits): BatchDecoder {
+  const here = decodeHere(limits);
   return {
-    decode: async (body, userId, receivedAtMs) => decodeIngestBatch(body, userId, receivedAtMs, maxBatchEvents),
+    decode: async (...args) => here.decode(...args),
+    decodeOtlp: async (...args) => here.decodeOtlp(...args),
     close: async () => {},
   };
 }
@@ -45,8 +62,8 @@ interface DecodeThread {
   alive: boolean;
 }
 
-export function threadDecoder(opts: { maxBatchEvents: number; threads: number; logger: Logger }): BatchDecoder {
-  const data: DecodeThreadData = { maxBatchEvents: opts.maxBatchEvents };
+export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Logger }): BatchDecoder {
+  const data: DecodeThreadData = { maxBatchEvents: opts.maxBatchEvents, otlpMaxBodyBytes: opts.otlpMaxBodyBytes };
   const slots: (DecodeThread | undefined)[] = new Array(Math.max(1, opts.threads)).fill(undefined);
   let closed = false;
 
@@ -76,17 +93,26 @@ export function threadDecoder(opts: { maxBatchEvents: number; threads: number; l
     return best!;
   };
 
+  /** Runs a call on the least busy thread. */
+  const onThread = async <T>(call: (rpc: DecodeRpc) => Promise<T>): Promise<T> => {
+    if (closed) throw new Unavailable({ service: "ingest", message: "the server is shutting down" });
+    const thread = pick();
+    thread.inflight++;
+    try {
+      return await call(thread.rpc);
+    } finally {
+      thread.inflight--;
+    }
+  };
+
   return {
     async decode(body, userId, receivedAtMs) {
-      if (closed) throw new Unavailable({ service: "ingest", message: "the server is shutting down" });
-      const thread = pick();
       const own = ownBytes(body);
-      thread.inflight++;
-      try {
-        return await thread.rpc.call("decode", [own, userId, receivedAtMs], [own.buffer]);
-      } finally {
-        thread.inflight--;
-      }
+      return onThread((rpc) => rpc.call("decode", [own, userId, receivedAtMs], [own.buffer]));
+    },
+    async decodeOtlp(body, format, gzipped, userId, receivedAtMs) {
+      const own = ownBytes(body);
+      return onThread((rpc) => rpc.call("decodeOtlp", [own, format, gzipped, userId, receivedAtMs], [own.buffer]));
     },
     async close() {
       closed = true;

@@ -2,15 +2,20 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { Rpc, Transfer } from "../../core/threads/rpc.js";
 import { threadData } from "../../core/threads/spawn.js";
-import { decodeIngestBatch } from "./batch-decode.js";
-import type { DecodeMethods, DecodeThreadData } from "./decode-thread.js";
+import { preloadProtobuf } from "../otlp/otlp-protobuf.js";
+import { decodeHere, type DecodeMethods, type DecodeThreadData } from "./decode-thread.js";
 
-const { maxBatchEvents } = threadData<DecodeThreadData>(workerData);
+const here = decodeHere(threadData<DecodeThreadData>(workerData));
+preloadProtobuf();
 
 const methods: DecodeMethods = {
-  decode(body, userId, receivedAtMs) {
-    const result = decodeIngestBatch(body, userId, receivedAtMs, maxBatchEvents);
+  decode(...args) {
+    const result = here.decode(...args);
     return result.ok ? new Transfer(result, [result.events.data.buffer, result.events.ends.buffer]) : result;
+  },
+  decodeOtlp(...args) {
+    const result = here.decodeOtlp(...args);
+    return result.ok ? new Transfer(result, [result.events.data.buffer, result.events.ends.buffer, result.response.buffer]) : result;
   },
 };
 new Rpc<DecodeMethods, Record<never, never>>(parentPort!, methods);

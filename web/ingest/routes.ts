@@ -8,14 +8,14 @@
 import type { Context } from "koa";
 import { Either } from "effect";
 import { parseIngestEvent } from "../../core/events/schema.js";
-import { Unavailable } from "../../core/errors.js";
 import type { WebDeps } from "../deps.js";
 import { readJsonBody, readJsonBodyBytes } from "../json-body.js";
 import { HttpProblem } from "../http-errors.js";
 import { inThreadDecoder } from "./decode-thread.js";
 import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
 import { enrichEvent } from "./enrich.js";
-import { enforceRateLimit } from "../middleware/rate-limit.js";
+import { createAdmission } from "./admission.js";
+import { appendDurably } from "./durable-append.js";
 import { appendEvents } from "../../core/log/events.js";
 
 export interface IngestHandlers {
@@ -24,31 +24,19 @@ export interface IngestHandlers {
 }
 
 export function ingestHandlers(deps: WebDeps, auth: ApiKeyAuth): IngestHandlers {
-  const { config, log, limiter } = deps.ports;
+  const { config, log } = deps.ports;
   const logger = deps.logger;
-  const perUser = deps.throttles.ingestPerUser;
 
+  const admission = createAdmission(deps, auth);
   const admit = async (ctx: Context): Promise<KeyPrincipal> => {
-    const principal = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
-    await enforceRateLimit(ctx, limiter, `ingest:${principal.keyId}`, logger);
-    // The same user's keys together: more keys do not buy a bigger budget.
-    // RateLimit-* headers keep describing the key's budget; the user's only shows when it refuses (429).
-    await enforceRateLimit(ctx, perUser, String(principal.userId), logger, { headers: false });
+    const { principal, headers } = await admission(ctx.req.headers.authorization, ctx.ip);
+    ctx.set(headers);
     return principal;
   };
 
-  const batchDecoder = deps.batchDecoder ?? inThreadDecoder(config.maxBatchEvents);
+  const batchDecoder = deps.batchDecoder ?? inThreadDecoder(config);
 
-  /** Appends durably; anything but Unavailable is an internal error (logged, 500, nothing acknowledged). */
-  const append = async (write: () => Promise<void>, count: number): Promise<void> => {
-    try {
-      await write();
-    } catch (err) {
-      if ((err as { _tag?: string })._tag === "Unavailable") throw err;
-      logger.error("event log append failed", { err, events: count });
-      throw new Unavailable({ service: "event log", message: "the event could not be stored", cause: err });
-    }
-  };
+  const append = (write: () => Promise<void>, count: number) => appendDurably(write, count, logger);
 
   return {
     async single(ctx) {

@@ -30,6 +30,7 @@ export async function startRealServer(): Promise<RealServer> {
     RUNWATCH_WEB_PORT: String(web),
     RUNWATCH_GATEWAY_PORT: String(gateway),
     RUNWATCH_AGENTS_PORT: String(agents),
+    RUNWATCH_OTLP_GRPC_PORT: String(await freePort()),
     RUNWATCH_HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
     NODE_ENV: "test",

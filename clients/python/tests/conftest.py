@@ -139,6 +139,7 @@ def real_server() -> Iterator[RealServer]:
         "RUNWATCH_WEB_PORT": str(web_port),
         "RUNWATCH_GATEWAY_PORT": str(free_port()),
         "RUNWATCH_AGENTS_PORT": str(free_port()),
+        "RUNWATCH_OTLP_GRPC_PORT": str(free_port()),
         "RUNWATCH_HOST": "127.0.0.1",
         "LOG_LEVEL": "warn",
     }

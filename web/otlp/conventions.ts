@@ -1,0 +1,103 @@
+/**
+ * Which span attributes mean what, per convention (docs/OTEL.md has these tables for users): OpenTelemetry GenAI
+ * semantic conventions (current names first, then older names still emitted), OpenInference (Arize: LangChain,
+ * LlamaIndex, … instrumentations) and Traceloop/OpenLLMetry. Each list is read first to last; the first attribute
+ * present wins.
+ */
+
+/** A Runwatch span kind (core/events/schema.ts SPAN_KINDS), or "tool" (sent as a tool_call). */
+export type MappedKind = "step" | "llm" | "retrieval" | "embedding" | "agent" | "chain" | "tool" | "reranker" | "guardrail";
+
+/** `gen_ai.operation.name` → kind. */
+export const GEN_AI_OPERATION_KINDS: Readonly<Record<string, MappedKind>> = {
+  chat: "llm",
+  text_completion: "llm",
+  generate_content: "llm",
+  embeddings: "embedding",
+  execute_tool: "tool",
+  invoke_agent: "agent",
+  create_agent: "agent",
+  invoke_workflow: "chain",
+  retrieval: "retrieval",
+};
+
+/** `openinference.span.kind` → kind. */
+export const OPENINFERENCE_KINDS: Readonly<Record<string, MappedKind>> = {
+  LLM: "llm",
+  TOOL: "tool",
+  CHAIN: "chain",
+  AGENT: "agent",
+  RETRIEVER: "retrieval",
+  EMBEDDING: "embedding",
+  RERANKER: "reranker",
+  GUARDRAIL: "guardrail",
+};
+
+/** `traceloop.span.kind` → kind. */
+export const TRACELOOP_KINDS: Readonly<Record<string, MappedKind>> = {
+  workflow: "chain",
+  task: "step",
+  agent: "agent",
+  tool: "tool",
+};
+
+/** The attributes that name a span's kind, in order, with their tables. */
+export const KIND_ATTRIBUTES: readonly (readonly [string, Readonly<Record<string, MappedKind>>])[] = [
+  ["gen_ai.operation.name", GEN_AI_OPERATION_KINDS],
+  ["openinference.span.kind", OPENINFERENCE_KINDS],
+  ["traceloop.span.kind", TRACELOOP_KINDS],
+];
+
+/** LLM call fields (core/events/schema.ts, step payload) ← attributes. */
+export const LLM_ATTRIBUTES = {
+  model: ["gen_ai.response.model", "gen_ai.request.model", "llm.model_name"],
+  provider: ["gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"],
+  prompt_tokens: ["gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"],
+  completion_tokens: ["gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"],
+  total_tokens: ["gen_ai.usage.total_tokens", "llm.token_count.total"],
+  cached_tokens: [
+    "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.usage.cache_read_input_tokens",
+    "llm.token_count.prompt_details.cache_read",
+  ],
+  cache_write_tokens: [
+    "gen_ai.usage.cache_write.input_tokens",
+    "gen_ai.usage.cache_creation.input_tokens",
+    "gen_ai.usage.cache_creation_input_tokens",
+    "llm.token_count.prompt_details.cache_write",
+  ],
+  reasoning_tokens: ["gen_ai.usage.reasoning.output_tokens", "llm.token_count.completion_details.reasoning"],
+  cost_usd: ["gen_ai.usage.cost", "llm.cost.total"],
+} as const satisfies Record<string, readonly string[]>;
+
+/** A span's input and output content (opt-in in most instrumentations). */
+export const CONTENT_ATTRIBUTES = {
+  system: ["gen_ai.system_instructions"],
+  input: ["gen_ai.input.messages", "gen_ai.prompt", "input.value", "traceloop.entity.input"],
+  output: ["gen_ai.output.messages", "gen_ai.completion", "output.value", "traceloop.entity.output"],
+  /** Older instrumentations flatten messages: gen_ai.prompt.0.role, gen_ai.prompt.0.content, … */
+  indexedInput: "gen_ai.prompt",
+  indexedOutput: "gen_ai.completion",
+} as const;
+
+export const TOOL_ATTRIBUTES = {
+  name: ["gen_ai.tool.name", "tool.name"],
+  arguments: ["gen_ai.tool.call.arguments", "input.value", "tool.parameters", "traceloop.entity.input"],
+  result: ["gen_ai.tool.call.result", "output.value", "traceloop.entity.output"],
+} as const;
+
+export const FINISH_REASONS = ["gen_ai.response.finish_reasons", "llm.finish_reason"] as const;
+/** Seconds to the first streamed chunk. */
+export const TIME_TO_FIRST_CHUNK = "gen_ai.response.time_to_first_chunk";
+/** The agent a span (and so its run) belongs to. */
+export const AGENT_NAME = ["gen_ai.agent.name", "agent.name"] as const;
+/** The name a span shows in the trace, when better than the span name. */
+export const ENTITY_NAME = ["traceloop.entity.name"] as const;
+export const SERVICE_NAME = "service.name";
+/** A span whose status is ERROR describes its exception in an event of this name (OTel exception conventions). */
+export const EXCEPTION_EVENT = "exception";
+export const EXCEPTION_ATTRIBUTES = {
+  type: ["exception.type", "error.type"],
+  message: ["exception.message"],
+  stacktrace: ["exception.stacktrace"],
+} as const;

@@ -1,0 +1,112 @@
+/**
+ * OTLP/gRPC trace receiver: opentelemetry.proto.collector.trace.v1.TraceService/Export on
+ * RUNWATCH_OTLP_GRPC_PORT (default 4317), served by @grpc/grpc-js (which also handles grpc-encoding gzip and the
+ * message size limit). The request stays bytes on this thread: it is decoded, mapped and validated on an ingest
+ * decode thread (export-decode.ts), like an OTLP/HTTP body. Status codes as the OTLP specification says:
+ * UNAUTHENTICATED (no or a bad `authorization: Bearer <key>`), INVALID_ARGUMENT (not an export; do not retry),
+ * RESOURCE_EXHAUSTED with RetryInfo (rate limit), UNAVAILABLE with RetryInfo (the log cannot take events now).
+ */
+import * as grpc from "@grpc/grpc-js";
+import type { Logger } from "../../core/logger.js";
+import type { EventLog } from "../../core/ports/event-log.js";
+import { toHttpError } from "../http-errors.js";
+import type { Admission } from "../ingest/admission.js";
+import type { BatchDecoder } from "../ingest/decode-thread.js";
+import { appendDurably } from "../ingest/durable-append.js";
+import { encodeRpcStatus } from "./otlp-protobuf.js";
+
+export interface OtlpGrpcDeps {
+  readonly admission: Admission;
+  readonly decoder: BatchDecoder;
+  readonly log: EventLog;
+  readonly logger: Logger;
+  readonly maxBodyBytes: number;
+}
+
+export interface OtlpGrpcServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export const TRACE_EXPORT_PATH = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+
+const bytes = (b: Buffer): Buffer => b;
+/** TraceService with the messages left as bytes (the decode threads decode them). */
+const TRACE_SERVICE: grpc.ServiceDefinition = {
+  Export: {
+    path: TRACE_EXPORT_PATH,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: bytes,
+    requestDeserialize: bytes,
+    responseSerialize: bytes,
+    responseDeserialize: bytes,
+  },
+};
+
+/** The gRPC status for an HTTP-style error (toHttpError), with RetryInfo when the client should retry later. */
+function grpcError(err: unknown, logger: Logger): Partial<grpc.StatusObject> {
+  const e = toHttpError(err);
+  const retryAfter = e.headers["Retry-After"] !== undefined ? Number(e.headers["Retry-After"]) : undefined;
+  const code =
+    e.status === 401 ? grpc.status.UNAUTHENTICATED
+    : e.status === 403 ? grpc.status.PERMISSION_DENIED
+    : e.status === 429 || e.status === 413 ? grpc.status.RESOURCE_EXHAUSTED
+    : e.status === 503 ? grpc.status.UNAVAILABLE
+    : e.status < 500 ? grpc.status.INVALID_ARGUMENT
+    : grpc.status.INTERNAL;
+  if (code === grpc.status.INTERNAL) logger.error("OTLP/gRPC export failed", { err });
+  const metadata = new grpc.Metadata();
+  metadata.set("grpc-status-details-bin", Buffer.from(encodeRpcStatus(code, e.body.error.message, retryAfter)));
+  return { code, details: e.body.error.message, metadata };
+}
+
+export async function startOtlpGrpc(deps: OtlpGrpcDeps, host: string, port: number): Promise<OtlpGrpcServer> {
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": deps.maxBodyBytes,
+    "grpc.max_send_message_length": 1024 * 1024,
+  });
+  const exportTraces: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
+    void (async () => {
+      try {
+        const authorization = call.metadata.get("authorization")[0];
+        const { principal } = await deps.admission(typeof authorization === "string" ? authorization : undefined, peerIp(call.getPeer()));
+        const decoded = await deps.decoder.decodeOtlp(call.request, "protobuf", false, principal.userId, Date.now());
+        if (!decoded.ok) {
+          const code = decoded.status === 413 ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.INVALID_ARGUMENT;
+          return callback({ code, details: decoded.message });
+        }
+        if (decoded.accepted > 0) await appendDurably(() => deps.log.append(decoded.events), decoded.accepted, deps.logger);
+        callback(null, Buffer.from(decoded.response.buffer, decoded.response.byteOffset, decoded.response.byteLength));
+      } catch (err) {
+        callback(grpcError(err, deps.logger));
+      }
+    })();
+  };
+  server.addService(TRACE_SERVICE, { Export: exportTraces });
+  const address = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return {
+    port: bound,
+    close: () =>
+      new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.forceShutdown(), 5_000);
+        force.unref();
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+  };
+}
+
+/** "ipv4:127.0.0.1:5000" / "ipv6:[::1]:5000" / "127.0.0.1:5000" → the address (for the bad-key budget per IP). */
+function peerIp(peer: string): string {
+  const p = peer.replace(/^ipv[46]:/, "");
+  const v6 = /^\[(.*)\]:\d+$/.exec(p);
+  if (v6) return v6[1]!;
+  const i = p.lastIndexOf(":");
+  return i > 0 ? p.slice(0, i) : p;
+}

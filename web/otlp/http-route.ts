@@ -1,0 +1,104 @@
+/**
+ * OTLP/HTTP trace receiver: POST /v1/traces on the web port, so OTEL_EXPORTER_OTLP_ENDPOINT=http://<host>:8080
+ * works (exporters append /v1/traces). Answers as opentelemetry-proto's specification.md says, in the request's
+ * content type (protobuf or JSON): 200 with an ExportTraceServiceResponse (partial_success when spans were
+ * refused), 400 for a body that is not an export (do not retry), 401, 413, 415, 429/503 with Retry-After; error
+ * bodies are a google.rpc.Status (in JSON it also carries Runwatch's usual `error` object naming the problem).
+ *
+ * Order of checks: Content-Type (415) → Bearer key (401) → rate limit (429) → size (413) → decode (400) →
+ * durable append (503) → 200. A 200 is sent only once the log holds the events.
+ */
+import type { Context } from "koa";
+import getRawBody from "raw-body";
+import type { Logger } from "../../core/logger.js";
+import type { EventLog } from "../../core/ports/event-log.js";
+import { HttpProblem, toHttpError } from "../http-errors.js";
+import type { Admission } from "../ingest/admission.js";
+import type { BatchDecoder } from "../ingest/decode-thread.js";
+import { appendDurably } from "../ingest/durable-append.js";
+import type { OtlpFormat } from "./export-decode.js";
+import { encodeRpcStatus } from "./otlp-protobuf.js";
+
+export interface OtlpHttpDeps {
+  readonly admission: Admission;
+  readonly decoder: BatchDecoder;
+  readonly log: EventLog;
+  readonly logger: Logger;
+  readonly maxBodyBytes: number;
+}
+
+/** google.rpc.Code for an HTTP status (the Status message in error bodies). */
+const RPC_CODES: Readonly<Record<number, number>> = { 400: 3, 401: 16, 403: 7, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8, 503: 14 };
+const rpcCode = (status: number): number => RPC_CODES[status] ?? 13;
+
+function formatOf(contentType: string | undefined): OtlpFormat | undefined {
+  const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type === "application/x-protobuf" || type === "application/protobuf") return "protobuf";
+  if (type === "application/json") return "json";
+  return undefined;
+}
+
+function gzippedOf(ctx: Context): boolean {
+  const enc = (ctx.get("Content-Encoding") || "identity").trim().toLowerCase();
+  if (enc === "gzip") return true;
+  if (enc === "identity") return false;
+  throw new HttpProblem(415, "unsupported_encoding", `Content-Encoding ${enc} is not supported; send gzip or identity`, "Content-Encoding");
+}
+
+async function readBody(ctx: Context, limit: number): Promise<Buffer> {
+  const declared = ctx.req.headers["content-length"];
+  const tooLarge = () => {
+    ctx.set("Connection", "close"); // the unread rest of the body must not be taken for the next request
+    return new HttpProblem(413, "payload_too_large", `the export exceeds the limit of ${limit} bytes (RUNWATCH_OTLP_MAX_BODY_BYTES)`);
+  };
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge();
+  try {
+    return await getRawBody(ctx.req, { length: declared, limit });
+  } catch (err) {
+    const type = (err as { type?: string }).type;
+    if (type === "entity.too.large") throw tooLarge();
+    if (type === "request.size.invalid" || type === "request.aborted") throw new HttpProblem(400, "malformed_body", "the body was cut short");
+    throw err;
+  }
+}
+
+/** Writes an error in the request's format (JSON when the format is unknown). */
+function sendOtlpError(ctx: Context, format: OtlpFormat | undefined, err: unknown, logger: Logger): void {
+  const e = toHttpError(err);
+  if (e.status >= 500 && e.status !== 503) logger.error("OTLP export failed", { err });
+  ctx.status = e.status;
+  ctx.set(e.headers);
+  const message = e.body.error.message;
+  if (format === "protobuf") {
+    ctx.type = "application/x-protobuf";
+    ctx.body = Buffer.from(encodeRpcStatus(rpcCode(e.status), message));
+  } else {
+    ctx.type = "application/json";
+    ctx.body = { code: rpcCode(e.status), message, ...e.body };
+  }
+}
+
+export function otlpTracesHandler(deps: OtlpHttpDeps): (ctx: Context) => Promise<void> {
+  return async (ctx) => {
+    const format = formatOf(ctx.get("Content-Type"));
+    try {
+      if (format === undefined) {
+        throw new HttpProblem(415, "unsupported_media_type", "send an OTLP export as application/x-protobuf or application/json", "Content-Type");
+      }
+      const gzipped = gzippedOf(ctx);
+      const { principal, headers } = await deps.admission(ctx.req.headers.authorization, ctx.ip);
+      ctx.set(headers);
+      const body = await readBody(ctx, deps.maxBodyBytes);
+      const decoded = await deps.decoder.decodeOtlp(body, format, gzipped, principal.userId, Date.now());
+      if (!decoded.ok) {
+        throw new HttpProblem(decoded.status, decoded.status === 413 ? "payload_too_large" : "malformed_export", decoded.message);
+      }
+      if (decoded.accepted > 0) await appendDurably(() => deps.log.append(decoded.events), decoded.accepted, deps.logger);
+      ctx.status = 200;
+      ctx.type = format === "json" ? "application/json" : "application/x-protobuf";
+      ctx.body = Buffer.from(decoded.response.buffer, decoded.response.byteOffset, decoded.response.byteLength);
+    } catch (err) {
+      sendOtlpError(ctx, format, err, deps.logger);
+    }
+  };
+}

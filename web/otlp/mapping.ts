@@ -1,0 +1,235 @@
+/**
+ * OTLP spans → Runwatch events (docs/OTEL.md): a trace is a run (`sdk_run_id` = the trace id, 32 lowercase hex
+ * characters), each span one end event (OTLP delivers a span when it has ended) carrying its span id, parent,
+ * duration and what conventions.ts reads from its attributes. Per trace in an export: a `run_start` (so the run is
+ * live, status running, from its first exported span), and at the root span's end a `run_end` — or, when the root
+ * failed, an `error` event. A child span's failure marks the span (shown red in the trace), not the run: agents
+ * recover from failed tool calls, and their root span says whether the run failed.
+ *
+ * Event ids are derived from trace id + span id + phase, so an exporter's retry of an export is stored once. The
+ * result is raw ingest events: the caller validates each (the value rules of core/events/storable.ts apply) and
+ * refuses a span whose events do not pass.
+ */
+import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from "../../core/events/schema.js";
+import { previewOf } from "../../core/events/spans.js";
+import { eventIdFor } from "../../core/ids.js";
+import {
+  AGENT_NAME, CONTENT_ATTRIBUTES, ENTITY_NAME, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
+  LLM_ATTRIBUTES, SERVICE_NAME, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
+} from "./conventions.js";
+import { STATUS_ERROR, type Attributes, type AttrValue, type OtlpSpan } from "./trace-model.js";
+
+export type RawEvent = Record<string, unknown>;
+export interface MappedSpan {
+  /** The span's position in the export (for partial_success). */
+  readonly index: number;
+  readonly events: RawEvent[];
+}
+export interface MappedTrace {
+  readonly traceId: string;
+  /** The spans of this trace in the export; refused all together when runStart is refused. */
+  readonly runStart: RawEvent;
+  readonly spans: MappedSpan[];
+}
+export interface MappedExport {
+  readonly traces: MappedTrace[];
+  readonly refused: { readonly index: number; readonly reason: string }[];
+}
+
+const MAX_AGENT_NAME = 200;
+
+/** The first of `keys` present (not null) in attrs. */
+export function first(attrs: Attributes, keys: readonly string[]): AttrValue | undefined {
+  for (const k of keys) {
+    const v = attrs.get(k);
+    if (v !== undefined && v !== null && v !== "") return v;
+  }
+  return undefined;
+}
+const firstText = (attrs: Attributes, keys: readonly string[]): string | undefined => {
+  const v = first(attrs, keys);
+  return v === undefined ? undefined : typeof v === "string" ? v : String(v);
+};
+/** Content as text for a preview: strings as sent (often JSON already), anything else as JSON. */
+const asText = (v: AttrValue | undefined): string | undefined =>
+  v === undefined ? undefined : typeof v === "string" ? v : JSON.stringify(v);
+/** Counts may arrive as int64, double or numeric text; anything else is left out. */
+const asNumber = (v: AttrValue | undefined): number | undefined =>
+  typeof v === "number" ? v : typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : undefined;
+
+export function kindOf(attrs: Attributes): MappedKind {
+  for (const [key, table] of KIND_ATTRIBUTES) {
+    const v = attrs.get(key);
+    if (typeof v !== "string") continue;
+    const kind = table[v] ?? table[v.toUpperCase()] ?? table[v.toLowerCase()];
+    if (kind) return kind;
+  }
+  return first(attrs, LLM_ATTRIBUTES.model) !== undefined ? "llm" : "step";
+}
+
+/** Older instrumentations' flattened messages (gen_ai.prompt.0.role, gen_ai.prompt.0.content, …) as a list. */
+function indexedMessages(attrs: Attributes, prefix: string): Record<string, AttrValue>[] | undefined {
+  const out: Record<string, AttrValue>[] = [];
+  const dot = `${prefix}.`;
+  for (const [key, value] of attrs) {
+    if (!key.startsWith(dot)) continue;
+    const m = /^(\d{1,4})\.(.+)$/.exec(key.slice(dot.length));
+    if (!m) continue;
+    const i = Number(m[1]);
+    (out[i] ??= Object.create(null) as Record<string, AttrValue>)[m[2]!] = value;
+  }
+  const list = out.filter(Boolean);
+  return list.length ? list : undefined;
+}
+
+function content(attrs: Attributes, which: "input" | "output", kind: MappedKind): string | undefined {
+  if (kind === "tool") return asText(first(attrs, which === "input" ? TOOL_ATTRIBUTES.arguments : TOOL_ATTRIBUTES.result));
+  const direct = first(attrs, CONTENT_ATTRIBUTES[which]) ??
+    (kind === "llm" ? indexedMessages(attrs, which === "input" ? CONTENT_ATTRIBUTES.indexedInput : CONTENT_ATTRIBUTES.indexedOutput) : undefined);
+  const system = which === "input" ? first(attrs, CONTENT_ATTRIBUTES.system) : undefined;
+  if (system !== undefined) return JSON.stringify({ system_instructions: system, messages: direct ?? null });
+  return asText(direct);
+}
+
+/** The span's failure, from its last `exception` event and its status; undefined unless its status is ERROR. */
+function failureOf(span: OtlpSpan): { error_type: string; error_message: string; traceback?: string } | undefined {
+  if (span.statusCode !== STATUS_ERROR) return undefined;
+  const exception = [...span.events].reverse().find((e) => e.name === EXCEPTION_EVENT)?.attributes;
+  const from = (keys: readonly string[]) => (exception && firstText(exception, keys)) ?? firstText(span.attributes, keys);
+  const traceback = from(EXCEPTION_ATTRIBUTES.stacktrace);
+  return {
+    error_type: from(EXCEPTION_ATTRIBUTES.type) ?? "Error",
+    error_message: from(EXCEPTION_ATTRIBUTES.message) ?? span.statusMessage,
+    ...(traceback !== undefined ? { traceback } : {}),
+  };
+}
+
+function llmFields(attrs: Attributes): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const model = firstText(attrs, LLM_ATTRIBUTES.model);
+  if (model !== undefined) out.model = model.slice(0, 200);
+  const provider = firstText(attrs, LLM_ATTRIBUTES.provider);
+  if (provider !== undefined) out.provider = provider.slice(0, 100);
+  for (const field of ["prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens", "cache_write_tokens", "reasoning_tokens", "cost_usd"] as const) {
+    const n = asNumber(first(attrs, LLM_ATTRIBUTES[field]));
+    if (n !== undefined) out[field] = n;
+  }
+  const finish = first(attrs, FINISH_REASONS);
+  const reason = Array.isArray(finish) ? finish[0] : finish;
+  if (reason !== undefined && reason !== null) out.finish_reason = String(reason).slice(0, 100);
+  const ttft = asNumber(attrs.get(TIME_TO_FIRST_CHUNK) ?? undefined);
+  if (ttft !== undefined && ttft >= 0) out.time_to_first_token_ms = Math.round(ttft * 1000);
+  return out;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const inRange = (ms: number): boolean => Number.isFinite(ms) && ms > 0 && ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS;
+
+/** Why a span cannot be taken at all (ids, times); undefined when it can. */
+function malformed(span: OtlpSpan): string | undefined {
+  if (!span.traceId) return "traceId must be 16 bytes (32 hex characters), not all zeros";
+  if (!span.spanId) return "spanId must be 8 bytes (16 hex characters), not all zeros";
+  if (span.parentSpanId === null) return "parentSpanId must be empty or 8 bytes (16 hex characters)";
+  if (!inRange(span.startMs)) return "startTimeUnixNano must be a time between 1970 and 2200";
+  if (!inRange(span.endMs)) return "endTimeUnixNano must be a time between 1970 and 2200";
+  return undefined;
+}
+
+/** The span's end event (a tool_call for tool spans, else a step with its kind). */
+function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: ReturnType<typeof failureOf>): RawEvent {
+  const attrs = span.attributes;
+  const input = content(attrs, "input", kind);
+  const output = content(attrs, "output", kind);
+  const common = {
+    phase: "end",
+    duration_ms: Math.max(0, Math.round(span.endMs - span.startMs)),
+    ...(input !== undefined ? { input_preview: input } : {}),
+    ...(output !== undefined ? { output_preview: output } : {}),
+    ...(failure ? { error: failure } : {}),
+  };
+  const name = span.name || firstText(attrs, ENTITY_NAME) || "span";
+  const payload = kind === "tool"
+    ? { tool_name: firstText(attrs, TOOL_ATTRIBUTES.name) ?? name, ...common }
+    : { node_name: firstText(attrs, ENTITY_NAME) ?? name, kind, ...common, ...(kind === "llm" || kind === "embedding" ? llmFields(attrs) : {}) };
+  // An agent span names the run's agent: agents end after the sub-agents they call, so the outermost is applied last.
+  const agentName = kind === "agent" ? firstText(attrs, AGENT_NAME)?.slice(0, MAX_AGENT_NAME) : undefined;
+  return {
+    event_type: kind === "tool" ? "tool_call" : "step",
+    ...(agentName ? { agent_name: agentName } : {}),
+    sdk_run_id: traceId,
+    event_id: eventIdFor(`otlp:${traceId}:${span.spanId}:end`),
+    occurred_at: iso(span.endMs),
+    span_id: span.spanId,
+    ...(span.parentSpanId ? { parent_span_id: span.parentSpanId } : {}),
+    payload,
+  };
+}
+
+/** The run's agent: gen_ai.agent.name of the root, else of the outermost (earliest) agent span; else service.name. */
+function agentOf(spans: readonly OtlpSpan[], root: OtlpSpan | undefined): { name: string; fromGenAi: boolean } {
+  const rootName = root && firstText(root.attributes, AGENT_NAME);
+  if (rootName) return { name: rootName.slice(0, MAX_AGENT_NAME), fromGenAi: true };
+  let agent: { name: string; at: number } | undefined;
+  for (const s of spans) {
+    if (kindOf(s.attributes) !== "agent") continue;
+    const n = firstText(s.attributes, AGENT_NAME);
+    if (n && (!agent || s.startMs < agent.at)) agent = { name: n, at: s.startMs };
+  }
+  if (agent) return { name: agent.name.slice(0, MAX_AGENT_NAME), fromGenAi: true };
+  const service = firstText((root ?? spans[0]!).resource, [SERVICE_NAME]);
+  return { name: (service || "unknown_service").slice(0, MAX_AGENT_NAME), fromGenAi: false };
+}
+
+function mapTrace(traceId: string, spans: readonly { span: OtlpSpan; index: number }[]): MappedTrace {
+  const root = spans.find((s) => s.span.parentSpanId === "")?.span;
+  const agent = agentOf(spans.map((s) => s.span), root);
+  let startMs = Infinity;
+  for (const s of spans) startMs = Math.min(startMs, s.span.startMs);
+  const rootInput = root && content(root.attributes, "input", kindOf(root.attributes));
+  const runStart: RawEvent = {
+    event_type: "run_start",
+    sdk_run_id: traceId,
+    agent_name: agent.name,
+    event_id: eventIdFor(`otlp:${traceId}:run:start`),
+    occurred_at: iso(startMs),
+    payload: {
+      framework: (root ?? spans[0]!.span).scope || "opentelemetry",
+      ...(rootInput !== undefined ? { input: previewOf(rootInput) } : {}),
+    },
+  };
+  const mapped = spans.map(({ span, index }): MappedSpan => {
+    const kind = kindOf(span.attributes);
+    const failure = failureOf(span);
+    const events = [spanEnd(span, traceId, kind, failure)];
+    if (span === root) {
+      const at = iso(span.endMs);
+      const output = content(span.attributes, "output", kind);
+      events.push(failure
+        ? { event_type: "error", sdk_run_id: traceId, event_id: eventIdFor(`otlp:${traceId}:run:error`), occurred_at: at, span_id: span.spanId, payload: failure }
+        : {
+            event_type: "run_end",
+            sdk_run_id: traceId,
+            event_id: eventIdFor(`otlp:${traceId}:run:end`),
+            occurred_at: at,
+            ...(agent.fromGenAi ? { agent_name: agent.name } : {}),
+            payload: output !== undefined ? { output: previewOf(output) } : {},
+          });
+    }
+    return { index, events };
+  });
+  return { traceId, runStart, spans: mapped };
+}
+
+/** Maps an export's spans, trace by trace (in the order traces first appear); malformed spans are refused. */
+export function mapExport(spans: readonly OtlpSpan[]): MappedExport {
+  const refused: { index: number; reason: string }[] = [];
+  const byTrace = new Map<string, { span: OtlpSpan; index: number }[]>();
+  spans.forEach((span, index) => {
+    const why = malformed(span);
+    if (why) return void refused.push({ index, reason: `span ${index}${span.name ? ` (${span.name.slice(0, 80)})` : ""}: ${why}` });
+    const list = byTrace.get(span.traceId!);
+    if (list) list.push({ span, index });
+    else byTrace.set(span.traceId!, [{ span, index }]);
+  });
+  return { traces: [...byTrace].map(([traceId, list]) => mapTrace(traceId, list)), refused };
+}

@@ -1,0 +1,158 @@
+/**
+ * OTLP protobuf bodies (OTLP/HTTP `application/x-protobuf` and OTLP/gRPC): the official .proto files
+ * (web/otlp/proto, from open-telemetry/opentelemetry-proto, Apache-2.0) loaded by protobufjs, which generates the
+ * decoder and encoder at load time. Also google.rpc.Status and RetryInfo, which OTLP error responses carry.
+ */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import protobuf from "protobufjs";
+import { idHex, int64, MalformedExport, nanosToMs, type Attributes, type AttrValue, type OtlpSpan, type OtlpSpanEvent } from "./trace-model.js";
+
+const PROTO_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "proto");
+
+/** google.rpc types (googleapis/google/rpc/status.proto, error_details.proto), the fields OTLP uses. */
+const GOOGLE_RPC = `
+syntax = "proto3";
+package google.rpc;
+message Any { string type_url = 1; bytes value = 2; }
+message Status { int32 code = 1; string message = 2; repeated Any details = 3; }
+message Duration { int64 seconds = 1; int32 nanos = 2; }
+message RetryInfo { Duration retry_delay = 1; }
+`;
+
+interface Types {
+  readonly request: protobuf.Type;
+  readonly response: protobuf.Type;
+  readonly status: protobuf.Type;
+  readonly retryInfo: protobuf.Type;
+}
+
+let types: Types | undefined;
+function load(): Types {
+  if (types) return types;
+  const root = new protobuf.Root();
+  root.resolvePath = (_origin, target) => path.join(PROTO_DIR, target);
+  root.loadSync("opentelemetry/proto/collector/trace/v1/trace_service.proto");
+  protobuf.parse(GOOGLE_RPC, root);
+  return (types = {
+    request: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest"),
+    response: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse"),
+    status: root.lookupType("google.rpc.Status"),
+    retryInfo: root.lookupType("google.rpc.RetryInfo"),
+  });
+}
+
+/* The decoded message shapes this module reads (protobufjs leaves unset fields at their defaults). */
+interface PbAnyValue {
+  readonly value?: string;
+  readonly stringValue?: string;
+  readonly boolValue?: boolean;
+  readonly intValue?: unknown;
+  readonly doubleValue?: number;
+  readonly arrayValue?: { readonly values?: readonly PbAnyValue[] };
+  readonly kvlistValue?: { readonly values?: readonly PbKeyValue[] };
+  readonly bytesValue?: Uint8Array;
+}
+interface PbKeyValue { readonly key: string; readonly value?: PbAnyValue | null }
+interface PbEvent { readonly timeUnixNano: unknown; readonly name: string; readonly attributes: readonly PbKeyValue[] }
+interface PbSpan {
+  readonly traceId: Uint8Array;
+  readonly spanId: Uint8Array;
+  readonly parentSpanId: Uint8Array;
+  readonly name: string;
+  readonly startTimeUnixNano: unknown;
+  readonly endTimeUnixNano: unknown;
+  readonly attributes: readonly PbKeyValue[];
+  readonly events: readonly PbEvent[];
+  readonly status?: { readonly code: number; readonly message: string } | null;
+}
+interface PbRequest {
+  readonly resourceSpans: readonly {
+    readonly resource?: { readonly attributes: readonly PbKeyValue[] } | null;
+    readonly scopeSpans: readonly { readonly scope?: { readonly name: string } | null; readonly spans: readonly PbSpan[] }[];
+  }[];
+}
+
+function anyValue(v: PbAnyValue | null | undefined, depth = 0): AttrValue {
+  if (!v || depth > 64) return null;
+  switch (v.value) {
+    case "stringValue": return v.stringValue ?? "";
+    case "boolValue": return v.boolValue ?? false;
+    case "intValue": return int64(v.intValue);
+    case "doubleValue": return v.doubleValue ?? 0;
+    case "arrayValue": return (v.arrayValue?.values ?? []).map((x) => anyValue(x, depth + 1));
+    case "kvlistValue": return Object.fromEntries((v.kvlistValue?.values ?? []).map((kv) => [kv.key, anyValue(kv.value, depth + 1)]));
+    case "bytesValue": return Buffer.from(v.bytesValue ?? []).toString("base64");
+    default: return null;
+  }
+}
+
+function attributes(list: readonly PbKeyValue[] | undefined): Attributes {
+  const m = new Map<string, AttrValue>();
+  if (list) for (const kv of list) m.set(kv.key, anyValue(kv.value));
+  return m;
+}
+
+const spanEvent = (e: PbEvent): OtlpSpanEvent => ({ name: e.name, timeMs: nanosToMs(e.timeUnixNano), attributes: attributes(e.attributes) });
+
+/** An ExportTraceServiceRequest's spans; MalformedExport when the bytes are not one. */
+export function decodeProtobufExport(body: Uint8Array): OtlpSpan[] {
+  let req: PbRequest;
+  try {
+    req = load().request.decode(body) as unknown as PbRequest;
+  } catch (err) {
+    throw new MalformedExport(`the body is not an OTLP ExportTraceServiceRequest (protobuf): ${(err as Error).message}`);
+  }
+  const spans: OtlpSpan[] = [];
+  for (const rs of req.resourceSpans) {
+    const resource = attributes(rs.resource?.attributes);
+    for (const ss of rs.scopeSpans) {
+      const scope = ss.scope?.name ?? "";
+      for (const s of ss.spans) {
+        spans.push({
+          traceId: idHex(s.traceId, 16),
+          spanId: idHex(s.spanId, 8),
+          parentSpanId: idHex(s.parentSpanId, 8),
+          name: s.name,
+          startMs: nanosToMs(s.startTimeUnixNano),
+          endMs: nanosToMs(s.endTimeUnixNano),
+          attributes: attributes(s.attributes),
+          statusCode: s.status?.code ?? 0,
+          statusMessage: s.status?.message ?? "",
+          events: s.events.map(spanEvent),
+          resource,
+          scope,
+        });
+      }
+    }
+  }
+  return spans;
+}
+
+/** ExportTraceServiceResponse: empty on full success, partial_success when some spans were refused. */
+export function encodeProtobufResponse(rejectedSpans: number, errorMessage: string): Uint8Array {
+  const t = load().response;
+  const body = rejectedSpans > 0 || errorMessage ? { partialSuccess: { rejectedSpans, errorMessage } } : {};
+  return t.encode(t.fromObject(body)).finish();
+}
+
+/** google.rpc.Status (an OTLP/HTTP error body, and the gRPC status details), with RetryInfo when a retry delay is given. */
+export function encodeRpcStatus(code: number, message: string, retryAfterSeconds?: number): Uint8Array {
+  const { status, retryInfo } = load();
+  const details = retryAfterSeconds === undefined
+    ? []
+    : [{ typeUrl: "type.googleapis.com/google.rpc.RetryInfo", value: retryInfo.encode(retryInfo.fromObject({ retryDelay: { seconds: retryAfterSeconds } })).finish() }];
+  return status.encode(status.fromObject({ code, message, details })).finish();
+}
+
+/** Decodes a google.rpc.Status (tests read error bodies and gRPC details with it). */
+export function decodeRpcStatus(bytes: Uint8Array): { code: number; message: string; retryDelaySeconds?: number } {
+  const { status, retryInfo } = load();
+  const s = status.toObject(status.decode(bytes), { longs: Number }) as { code?: number; message?: string; details?: { typeUrl: string; value: Uint8Array }[] };
+  const retry = s.details?.find((d) => d.typeUrl.endsWith("google.rpc.RetryInfo"));
+  const delay = retry ? (retryInfo.toObject(retryInfo.decode(retry.value), { longs: Number }) as { retryDelay?: { seconds?: number } }).retryDelay?.seconds : undefined;
+  return { code: s.code ?? 0, message: s.message ?? "", ...(delay !== undefined ? { retryDelaySeconds: delay } : {}) };
+}
+
+/** Loads the .proto files now (a decode thread does this at start, not on its first request). */
+export const preloadProtobuf = (): void => void load();

@@ -1,0 +1,70 @@
+/**
+ * One OTLP span as the mapping (mapping.ts) reads it, whatever the body's encoding: otlp-protobuf.ts and
+ * otlp-json.ts both produce this. Ids are lowercase hex ("" when absent or malformed: the mapping refuses such a
+ * span), times are Unix milliseconds, attribute values are plain JS values.
+ */
+
+/** An attribute value: AnyValue as JS (int64 as a number; bytes as base64 text; kvlist as an object). */
+export type AttrValue = string | number | boolean | null | readonly AttrValue[] | { readonly [key: string]: AttrValue };
+/** Attributes by key. A Map: keys such as "__proto__" are data, never an object's prototype. */
+export type Attributes = ReadonlyMap<string, AttrValue>;
+
+export interface OtlpSpanEvent {
+  readonly name: string;
+  readonly timeMs: number;
+  readonly attributes: Attributes;
+}
+
+export const STATUS_ERROR = 2;
+
+export interface OtlpSpan {
+  /** null when malformed; "" when absent or all zeros. The mapping refuses a span without both ids. */
+  readonly traceId: string | null;
+  readonly spanId: string | null;
+  /** "" for a root span; null when malformed (the span is refused). */
+  readonly parentSpanId: string | null;
+  readonly name: string;
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly attributes: Attributes;
+  /** 0 unset, 1 ok, 2 error (STATUS_ERROR). */
+  readonly statusCode: number;
+  readonly statusMessage: string;
+  readonly events: readonly OtlpSpanEvent[];
+  /** The resource's attributes (shared by the spans of one ResourceSpans). */
+  readonly resource: Attributes;
+  /** The instrumentation scope's name, e.g. "openinference.instrumentation.langchain". */
+  readonly scope: string;
+}
+
+/** Why a body is not an OTLP export request at all (→ 400 / INVALID_ARGUMENT). */
+export class MalformedExport extends Error {}
+
+/** Hex of a trace id (16 bytes) or span id (8 bytes): "" when absent or all zeros (invalid per OTel), null when another length. */
+export function idHex(bytes: Uint8Array | null | undefined, length: 8 | 16): string | null {
+  // .length, not .byteLength: protobufjs leaves an unset bytes field at its default, an empty Array.
+  if (!bytes || bytes.length === 0) return "";
+  if (bytes.length !== length) return null;
+  const hex = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+  return /^0+$/.test(hex) ? "" : hex;
+}
+
+/** Nanoseconds (a number, a numeric string or a protobufjs Long) → milliseconds; NaN when it is none of those. */
+export function nanosToMs(v: unknown): number {
+  if (typeof v === "number") return v / 1e6;
+  if (typeof v === "string") return v.trim() === "" ? NaN : Number(v) / 1e6;
+  if (typeof v === "object" && v !== null && typeof (v as { toNumber?: unknown }).toNumber === "function") {
+    return (v as { toNumber(): number }).toNumber() / 1e6;
+  }
+  return NaN;
+}
+
+/** An int64 (number, numeric string or Long) as a JS number. */
+export function int64(v: unknown): number {
+  if (typeof v === "number") return v;
+  if (typeof v === "string") return Number(v);
+  if (typeof v === "object" && v !== null && typeof (v as { toNumber?: unknown }).toNumber === "function") {
+    return (v as { toNumber(): number }).toNumber();
+  }
+  return NaN;
+}
