@@ -154,5 +154,14 @@ export function decodeRpcStatus(bytes: Uint8Array): { code: number; message: str
   return { code: s.code ?? 0, message: s.message ?? "", ...(delay !== undefined ? { retryDelaySeconds: delay } : {}) };
 }
 
+/**
+ * Encodes an ExportTraceServiceRequest from its protobufjs object form (ids as bytes, times as numbers or
+ * strings): what test fixtures and benchmarks send, as an exporter would.
+ */
+export function encodeProtobufExport(request: Record<string, unknown>): Uint8Array {
+  const t = load().request;
+  return t.encode(t.fromObject(request)).finish();
+}
+
 /** Loads the .proto files now (a decode thread does this at start, not on its first request). */
 export const preloadProtobuf = (): void => void load();

@@ -1,0 +1,68 @@
+/** OTLP export bodies for tests and benchmarks, from short span descriptions: OTLP/JSON text or protobuf bytes. */
+import { randomBytes } from "node:crypto";
+import { encodeProtobufExport } from "../../web/otlp/otlp-protobuf.js";
+
+export type AttrInput = string | number | boolean | readonly string[];
+export interface SpanSpec {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parentSpanId?: string;
+  readonly name: string;
+  readonly attributes?: Readonly<Record<string, AttrInput>>;
+  readonly startMs?: number;
+  readonly endMs?: number;
+  /** 2 = ERROR */
+  readonly status?: { readonly code: number; readonly message?: string };
+  readonly events?: readonly { readonly name: string; readonly attributes: Readonly<Record<string, AttrInput>> }[];
+}
+
+export const hexId = (bytes: 8 | 16): string => randomBytes(bytes).toString("hex");
+
+const nanos = (ms: number): string => `${BigInt(Math.round(ms * 1000)) * 1000n}`;
+
+function anyValue(v: AttrInput): Record<string, unknown> {
+  if (typeof v === "string") return { stringValue: v };
+  if (typeof v === "boolean") return { boolValue: v };
+  if (typeof v === "number") return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v };
+  return { arrayValue: { values: v.map((x) => ({ stringValue: x })) } };
+}
+const keyValues = (attrs: Readonly<Record<string, AttrInput>> = {}) => Object.entries(attrs).map(([key, v]) => ({ key, value: anyValue(v) }));
+
+/** The span in OTLP/JSON form (hex ids, int64 as strings). */
+function jsonSpan(s: SpanSpec, now: number): Record<string, unknown> {
+  return {
+    traceId: s.traceId,
+    spanId: s.spanId,
+    ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
+    name: s.name,
+    kind: 1,
+    startTimeUnixNano: nanos(s.startMs ?? now - 50),
+    endTimeUnixNano: nanos(s.endMs ?? now),
+    attributes: keyValues(s.attributes),
+    events: (s.events ?? []).map((e) => ({ timeUnixNano: nanos(s.endMs ?? now), name: e.name, attributes: keyValues(e.attributes) })),
+    status: s.status ?? {},
+  };
+}
+
+function request(specs: readonly SpanSpec[], service: string, span: (s: SpanSpec) => Record<string, unknown>) {
+  return {
+    resourceSpans: [{
+      resource: { attributes: keyValues({ "service.name": service }) },
+      scopeSpans: [{ scope: { name: "runwatch-fixtures", version: "1" }, spans: specs.map(span) }],
+    }],
+  };
+}
+
+export function exportJson(specs: readonly SpanSpec[], service = "otlp-test"): string {
+  const now = Date.now();
+  return JSON.stringify(request(specs, service, (s) => jsonSpan(s, now)));
+}
+
+export function exportProtobuf(specs: readonly SpanSpec[], service = "otlp-test"): Uint8Array {
+  const now = Date.now();
+  const hex = (h: string | undefined) => (h ? Buffer.from(h, "hex") : undefined);
+  return encodeProtobufExport(request(specs, service, (s) => {
+    const j = jsonSpan(s, now);
+    return { ...j, traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId) };
+  }));
+}

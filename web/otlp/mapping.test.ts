@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest";
+import { GEN_AI_OPERATION_KINDS, OPENINFERENCE_KINDS, TRACELOOP_KINDS } from "./conventions.js";
+import { kindOf, mapExport, type RawEvent } from "./mapping.js";
+import { decodeJsonExport, jsonIdHex } from "./otlp-json.js";
+import type { AttrValue, OtlpSpan } from "./trace-model.js";
+
+const T = "0af7651916cd43dd8448eb211c80319c";
+const t0 = Date.UTC(2026, 10, 24, 9, 0, 0);
+
+function span(o: Partial<Omit<OtlpSpan, "attributes">> & { attributes?: Record<string, AttrValue> } = {}): OtlpSpan {
+  return {
+    traceId: T, spanId: "b7ad6b7169203331", parentSpanId: "", name: "span", startMs: t0, endMs: t0 + 1500,
+    statusCode: 0, statusMessage: "", events: [], resource: new Map([["service.name", "checkout"]]), scope: "my.instrumentation",
+    ...o,
+    attributes: new Map(Object.entries(o.attributes ?? {})),
+  };
+}
+const attrs = (a: Record<string, AttrValue>) => new Map(Object.entries(a));
+/** The events of the first trace of an export of these spans. */
+function events(...spans: OtlpSpan[]): RawEvent[] {
+  const m = mapExport(spans);
+  expect(m.refused).toEqual([]);
+  return [m.traces[0]!.runStart, ...m.traces[0]!.spans.flatMap((s) => s.events)];
+}
+const payloadOf = (s: OtlpSpan) => events(s).find((e) => e.span_id === s.spanId)!.payload as Record<string, unknown>;
+
+describe("span kinds", () => {
+  it("every gen_ai.operation.name, openinference.span.kind and traceloop.span.kind of the tables", () => {
+    for (const [op, kind] of Object.entries(GEN_AI_OPERATION_KINDS)) expect(kindOf(attrs({ "gen_ai.operation.name": op }))).toBe(kind);
+    for (const [k, kind] of Object.entries(OPENINFERENCE_KINDS)) expect(kindOf(attrs({ "openinference.span.kind": k }))).toBe(kind);
+    for (const [k, kind] of Object.entries(TRACELOOP_KINDS)) expect(kindOf(attrs({ "traceloop.span.kind": k }))).toBe(kind);
+    expect(kindOf(attrs({ "gen_ai.operation.name": "plan", "openinference.span.kind": "AGENT" }))).toBe("agent"); // unknown op: next convention
+    expect(kindOf(attrs({ "llm.model_name": "gpt-4o" }))).toBe("llm"); // a model and nothing else: an LLM call
+    expect(kindOf(attrs({ "http.method": "GET" }))).toBe("step");
+  });
+
+  it("a tool span is a tool_call with the tool's name, arguments and result", () => {
+    const s = span({ parentSpanId: "00f067aa0ba902b7", name: "execute_tool get_weather", attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather", "gen_ai.tool.call.arguments": { city: "Paris" }, "gen_ai.tool.call.result": "sunny" } });
+    const e = events(s).find((x) => x.span_id === s.spanId)!;
+    expect(e).toMatchObject({ event_type: "tool_call", parent_span_id: "00f067aa0ba902b7", payload: { tool_name: "get_weather", phase: "end", duration_ms: 1500, input_preview: '{"city":"Paris"}', output_preview: "sunny" } });
+  });
+});
+
+describe("LLM calls", () => {
+  it("GenAI attributes: response model over request model, provider, all token kinds, finish reason, time to first chunk", () => {
+    const p = payloadOf(span({ parentSpanId: "00f067aa0ba902b7", attributes: {
+      "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.response.model": "gpt-4o-2024-08-06", "gen_ai.provider.name": "openai", "gen_ai.system": "ignored",
+      "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 20, "gen_ai.usage.cache_read.input_tokens": 60, "gen_ai.usage.cache_write.input_tokens": 30,
+      "gen_ai.usage.reasoning.output_tokens": 8, "gen_ai.response.finish_reasons": ["stop"], "gen_ai.response.time_to_first_chunk": 0.25,
+      "gen_ai.input.messages": '[{"role":"user"}]', "gen_ai.system_instructions": "Be brief.",
+    } }));
+    expect(p).toMatchObject({ kind: "llm", model: "gpt-4o-2024-08-06", provider: "openai", prompt_tokens: 100, completion_tokens: 20, cached_tokens: 60, cache_write_tokens: 30, reasoning_tokens: 8, finish_reason: "stop", time_to_first_token_ms: 250 });
+    expect(JSON.parse(p.input_preview as string)).toEqual({ system_instructions: "Be brief.", messages: '[{"role":"user"}]' });
+  });
+
+  it("older and other names: gen_ai.system, prompt/completion tokens, cache_creation, llm.* (OpenInference), flattened gen_ai.prompt.N", () => {
+    expect(payloadOf(span({ parentSpanId: "00f067aa0ba902b7", attributes: {
+      "gen_ai.operation.name": "chat", "gen_ai.system": "anthropic", "gen_ai.request.model": "claude-sonnet-4-5",
+      "gen_ai.usage.prompt_tokens": 7, "gen_ai.usage.completion_tokens": "3", "gen_ai.usage.cache_creation.input_tokens": 2,
+      "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "hi", "gen_ai.prompt.1.role": "assistant", "gen_ai.completion.0.content": "hello",
+    } }))).toMatchObject({ provider: "anthropic", model: "claude-sonnet-4-5", prompt_tokens: 7, completion_tokens: 3, cache_write_tokens: 2,
+      input_preview: '[{"role":"user","content":"hi"},{"role":"assistant"}]', output_preview: '[{"content":"hello"}]' });
+    expect(payloadOf(span({ parentSpanId: "00f067aa0ba902b7", attributes: {
+      "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "llm.provider": "openai", "llm.token_count.prompt": 5, "llm.token_count.completion": 1,
+      "llm.token_count.total": 6, "llm.token_count.prompt_details.cache_read": 4, "llm.cost.total": 0.5, "input.value": "q", "output.value": "a",
+    } }))).toMatchObject({ kind: "llm", model: "gpt-4o-mini", provider: "openai", prompt_tokens: 5, completion_tokens: 1, total_tokens: 6, cached_tokens: 4, cost_usd: 0.5, input_preview: "q", output_preview: "a" });
+  });
+});
+
+describe("runs", () => {
+  it("a trace is a run: run_start with the agent and the earliest start, the root's end is run_end; ids derive from trace + span + phase", () => {
+    const root = span({ name: "invoke_agent", attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support-bot", "input.value": "hi", "output.value": "bye" } });
+    const kid = span({ spanId: "1111111111111111", parentSpanId: root.spanId, startMs: t0 - 10, endMs: t0 + 5 });
+    const evs = events(kid, root);
+    expect(evs.map((e) => e.event_type)).toEqual(["run_start", "step", "step", "run_end"]);
+    expect(evs[0]).toMatchObject({ sdk_run_id: T, agent_name: "support-bot", occurred_at: new Date(t0 - 10).toISOString(), payload: { framework: "my.instrumentation", input: "hi" } });
+    expect(evs[3]).toMatchObject({ agent_name: "support-bot", occurred_at: new Date(t0 + 1500).toISOString(), payload: { output: "bye" } });
+    expect(events(kid, root).map((e) => e.event_id)).toEqual(evs.map((e) => e.event_id)); // stable
+    expect(new Set(evs.map((e) => e.event_id)).size).toBe(4);
+  });
+
+  it("the agent name: the root's, else the earliest agent span's, else service.name", () => {
+    const agent = (name: string, start: number) => span({ spanId: `${start}`.padStart(16, "a"), parentSpanId: "00f067aa0ba902b7", startMs: t0 + start, attributes: { "openinference.span.kind": "AGENT", "agent.name": name } });
+    expect(events(agent("inner", 5), agent("outer", 1))[0]!.agent_name).toBe("outer");
+    expect(events(span({ parentSpanId: "00f067aa0ba902b7" }))[0]!.agent_name).toBe("checkout");
+    expect(events(span({ parentSpanId: "00f067aa0ba902b7", resource: new Map() }))[0]!.agent_name).toBe("unknown_service");
+  });
+
+  it("status ERROR: the span carries the exception; a failed root is an error event instead of run_end", () => {
+    const failing = (parentSpanId: string) => span({
+      parentSpanId, statusCode: 2, statusMessage: "boom",
+      events: [{ name: "exception", timeMs: t0, attributes: attrs({ "exception.type": "ValueError", "exception.message": "bad input", "exception.stacktrace": "Traceback…" }) }],
+    });
+    const child = events(failing("00f067aa0ba902b7"));
+    expect(child.map((e) => e.event_type)).toEqual(["run_start", "step"]);
+    expect(child[1]!.payload).toMatchObject({ error: { error_type: "ValueError", error_message: "bad input", traceback: "Traceback…" } });
+    const root = events(failing(""));
+    expect(root.map((e) => e.event_type)).toEqual(["run_start", "step", "error"]);
+    expect(root[2]!.payload).toEqual({ error_type: "ValueError", error_message: "bad input", traceback: "Traceback…" });
+    expect(events(span({ statusCode: 2, statusMessage: "timed out" }))[2]!.payload).toEqual({ error_type: "Error", error_message: "timed out" });
+  });
+
+  it("malformed spans are refused with the reason; the rest of the export maps", () => {
+    const m = mapExport([span({ traceId: "" }), span({ spanId: null }), span({ parentSpanId: null }), span({ endMs: NaN }), span({ startMs: Date.UTC(2300, 0, 1) }), span()]);
+    expect(m.refused.map((r) => r.index)).toEqual([0, 1, 2, 3, 4]);
+    expect(m.refused[0]!.reason).toContain("traceId");
+    expect(m.refused[3]!.reason).toContain("endTimeUnixNano");
+    expect(m.traces).toHaveLength(1);
+  });
+});
+
+describe("OTLP/JSON", () => {
+  it("ids in hex or base64; int64 as strings or numbers; snake_case names; enums as names; unknown fields ignored", () => {
+    const b64Trace = Buffer.from(T, "hex").toString("base64");
+    expect(jsonIdHex(T.toUpperCase(), 16)).toBe(T);
+    expect(jsonIdHex(b64Trace, 16)).toBe(T);
+    expect(jsonIdHex("0".repeat(32), 16)).toBe("");
+    expect(jsonIdHex("xyz", 16)).toBeNull();
+    const body = JSON.stringify({
+      resource_spans: [{ resource: { attributes: [{ key: "service.name", value: { stringValue: "svc" } }] }, futureField: 1,
+        scope_spans: [{ scope: { name: "s" }, spans: [{
+          trace_id: b64Trace, span_id: "b7ad6b7169203331", name: "x", start_time_unix_nano: "1764000000000000000", endTimeUnixNano: 1764000001000000000,
+          attributes: [{ key: "n", value: { intValue: "42" } }, { key: "l", value: { arrayValue: { values: [{ boolValue: true }] } } }, { key: "__proto__", value: { kvlistValue: { values: [{ key: "a", value: { doubleValue: 1.5 } }] } } }],
+          status: { code: "STATUS_CODE_ERROR", message: "m" },
+        }] }] }],
+    });
+    const [s] = decodeJsonExport(new TextEncoder().encode(body));
+    expect(s).toMatchObject({ traceId: T, spanId: "b7ad6b7169203331", parentSpanId: "", startMs: 1764000000000, endMs: 1764000001000, statusCode: 2, scope: "s" });
+    expect(s!.attributes.get("n")).toBe(42);
+    expect(s!.attributes.get("l")).toEqual([true]);
+    expect(s!.attributes.get("__proto__")).toEqual({ a: 1.5 });
+    expect(s!.resource.get("service.name")).toBe("svc");
+  });
+});
