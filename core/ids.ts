@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomFillSync } from "node:crypto";
+import { createHash, hash, randomBytes, randomFillSync } from "node:crypto";
 
 /**
  * Random bytes for ids come from a CSPRNG pool refilled 4 KiB at a time: one getrandom call per 256 ids
@@ -59,7 +59,7 @@ export const runIdFor = (userId: number, sdkRunId: string): string => nameUuid(`
 export const eventIdFor = (name: string): string => nameUuid(`runwatch:event:${name}`);
 
 function nameUuid(name: string): string {
-  const h = createHash("sha1").update(name).digest();
+  const h = hash("sha1", name, "buffer"); // one-shot: cheaper than createHash().update().digest() per id
   h[6] = 0x50 | (h[6]! & 0x0f);
   h[8] = 0x80 | (h[8]! & 0x3f);
   return formatUuid(h.subarray(0, 16));

@@ -28,14 +28,15 @@ const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).
 });
 const Phase = Schema.Literal("start", "end").annotations({ message: () => ({ message: 'must be "start" or "end"', override: true }) });
 /** Token counts, durations: whole, not negative, and exact in a JSON number (≤ 2^53 − 1). */
-const Count = Schema.NonNegativeInt.pipe(
-  Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER, { message: () => "must be a whole number from 0 to 9007199254740991 (2^53 − 1)" }),
-);
+export const isCount = (n: unknown): n is number =>
+  typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= Number.MAX_SAFE_INTEGER;
+const COUNT_RULE = "must be a whole number from 0 to 9007199254740991 (2^53 − 1)";
+const Count = Schema.Number.pipe(Schema.filter((n) => isCount(n) || COUNT_RULE));
 /** Costs in USD: finite, not negative, at most a million per event. */
 export const MAX_COST_USD = 1_000_000;
-const CostUsd = Schema.Number.pipe(
-  Schema.filter((n) => (Number.isFinite(n) && n >= 0 && n <= MAX_COST_USD) || `must be a number from 0 to ${MAX_COST_USD}`),
-);
+export const isCostUsd = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n) && n >= 0 && n <= MAX_COST_USD;
+const COST_RULE = `must be a number from 0 to ${MAX_COST_USD}`;
+const CostUsd = Schema.Number.pipe(Schema.filter((n) => isCostUsd(n) || COST_RULE));
 const Str = Schema.String;
 const opt = Schema.optional;
 
@@ -66,13 +67,21 @@ const SpanId = Str.pipe(
   Schema.maxLength(MAX_SPAN_ID_CHARS, { message: () => `must be at most ${MAX_SPAN_ID_CHARS} characters` }),
 );
 
+/** The payload fields that are counts (Count) and costs (CostUsd), by event type: the schemas below and checkBuiltEvent read these. */
+export const COUNT_FIELDS = {
+  run_end: ["prompt_tokens", "completion_tokens", "total_tokens"],
+  step: ["duration_ms", "prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens", "cache_write_tokens", "reasoning_tokens", "time_to_first_token_ms"],
+  tool_call: ["duration_ms"],
+} as const;
+export const COST_FIELDS = { run_end: ["cost_usd"], step: ["cost_usd"] } as const;
+const counts = <K extends string>(keys: readonly K[]) =>
+  Object.fromEntries(keys.map((k) => [k, opt(Count)])) as { [P in K]: Schema.optional<typeof Count> };
+
 export const PayloadSchemas = {
   run_start: Schema.Struct({ framework: opt(Str), input: opt(Schema.Unknown) }),
   run_end: Schema.Struct({
     output: opt(Schema.Unknown),
-    prompt_tokens: opt(Count),
-    completion_tokens: opt(Count),
-    total_tokens: opt(Count),
+    ...counts(COUNT_FIELDS.run_end),
     cost_usd: opt(CostUsd),
     model: opt(Str),
   }),
@@ -80,32 +89,25 @@ export const PayloadSchemas = {
   step: Schema.Struct({
     node_name: Str.pipe(Schema.minLength(1)),
     phase: Phase,
-    duration_ms: opt(Count),
     output: opt(Schema.Unknown),
     /** What the span is (docs/API.md, Spans): "llm" makes it an LLM call with the fields below. */
     kind: opt(SpanKind),
     input: opt(Schema.Unknown),
     model: opt(Str.pipe(Schema.maxLength(200))),
     provider: opt(Str.pipe(Schema.maxLength(100))),
-    prompt_tokens: opt(Count),
-    completion_tokens: opt(Count),
-    total_tokens: opt(Count),
-    /** Input tokens read from the provider's prompt cache (a part of prompt_tokens). */
-    cached_tokens: opt(Count),
-    /** Input tokens written to the prompt cache (a part of prompt_tokens). */
-    cache_write_tokens: opt(Count),
-    /** Reasoning tokens (a part of completion_tokens, as the providers count them). */
-    reasoning_tokens: opt(Count),
+    /** duration_ms; prompt/completion/total tokens; cached_tokens (read from the provider's prompt cache, a part of
+     * prompt_tokens); cache_write_tokens (written to it, a part of prompt_tokens); reasoning_tokens (a part of
+     * completion_tokens, as the providers count them); time_to_first_token_ms. */
+    ...counts(COUNT_FIELDS.step),
     cost_usd: opt(CostUsd),
     finish_reason: opt(Str.pipe(Schema.maxLength(100))),
-    time_to_first_token_ms: opt(Count),
   }),
   tool_call: Schema.Struct({
     tool_name: Str.pipe(Schema.minLength(1)),
     phase: Phase,
     input_preview: opt(Str),
     output_preview: opt(Str),
-    duration_ms: opt(Count),
+    ...counts(COUNT_FIELDS.tool_call),
   }),
   human_input_requested: Schema.Struct({ question: Str, context: opt(JsonObject), channel: opt(Str) }),
   human_input_received: Schema.Struct({ response: Str, responded_by: opt(Str) }),
@@ -187,6 +189,32 @@ export function parseIngestEvent(input: unknown): Either.Either<IngestEvent, Val
   const payload = payloadDecoders[e.event_type](e.payload);
   if (Either.isLeft(payload)) return Either.left(toValidationError(payload.left, "payload"));
   return Either.right({ ...(e as IngestEvent), payload: payload.right });
+}
+
+/**
+ * Checks an event that a receiver assembled itself from typed parts (web/otlp/mapping.ts), where parseIngestEvent's
+ * full schema walk costs more than everything else the receiver does: the value rules (makeStorable) and the
+ * payload's count and cost bounds, the checks such parts can fail. The receiver guarantees the rest (event type,
+ * phase, ids, times in range, string lengths); schema.test.ts checks that both functions agree on such events.
+ */
+export function checkBuiltEvent(input: IngestEvent): Either.Either<IngestEvent, ValidationError> {
+  let e: IngestEvent;
+  try {
+    e = makeStorable(input);
+  } catch (err) {
+    if (err instanceof ValidationError) return Either.left(err);
+    throw err;
+  }
+  const type = e.event_type as keyof typeof COUNT_FIELDS & keyof typeof COST_FIELDS;
+  for (const k of COUNT_FIELDS[type] ?? []) {
+    const v = e.payload[k];
+    if (v !== undefined && !isCount(v)) return Either.left(new ValidationError({ field: `payload.${k}`, message: `payload.${k}: ${COUNT_RULE}` }));
+  }
+  for (const k of COST_FIELDS[type] ?? []) {
+    const v = e.payload[k];
+    if (v !== undefined && !isCostUsd(v)) return Either.left(new ValidationError({ field: `payload.${k}`, message: `payload.${k}: ${COST_RULE}` }));
+  }
+  return Either.right(e);
 }
 
 /**

@@ -8,15 +8,10 @@
  * default) on free ports over a temporary data dir. The load generator and the WebSocket client run in this
  * process. Each event carries a client event_id, so frames are matched to acks exactly. Target: p99 < 150 ms.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import fs from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import { randomUUID } from "node:crypto";
 import http from "node:http";
-import WebSocket from "ws";
-import { CookieJar, csrfFrom, freePort } from "../e2e/harness.js";
+import { startLiveServer } from "./live-server.js";
 
 const { values } = parseArgs({
   options: { rate: { type: "string", default: "2000" }, seconds: { type: "string", default: "10" }, warmup: { type: "string", default: "2" } },
@@ -25,49 +20,11 @@ const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
 const WARMUP = Number(values.warmup);
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
-const cli = path.join(root, "deploy/bin/runwatch.mjs");
-
 async function main() {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-freshness-"));
-  const [webPort, gatewayPort, agentsPort] = [await freePort(), await freePort(), await freePort()];
-  const env = {
-    ...process.env,
-    RUNWATCH_DATA_DIR: dataDir, RUNWATCH_HOST: "127.0.0.1", LOG_LEVEL: "warn",
-    RUNWATCH_WEB_PORT: String(webPort), RUNWATCH_GATEWAY_PORT: String(gatewayPort), RUNWATCH_AGENTS_PORT: String(agentsPort), RUNWATCH_OTLP_GRPC_PORT: "off",
-    RUNWATCH_PUBLIC_GATEWAY_URL: `ws://127.0.0.1:${gatewayPort}`,
-    RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000000",
-  };
-  const base = `http://127.0.0.1:${webPort}`;
-  const server = spawn(process.execPath, [cli, "start", "--role", "web,pipeline,gateway"], { env, stdio: ["ignore", "pipe", "inherit"] });
+  const live = await startLiveServer("web,pipeline,gateway");
+  const { base, key, arrived } = live;
   try {
-    await waitFor(server, /Runwatch is running/, 120_000);
-    const email = "bench@example.com", password = "bench password 123";
-    await runCli({ ...env, RUNWATCH_PASSWORD: password }, ["user", "create", "--email", email, "--name", "Bench"]);
-    const key = /[0-9a-f]{64}/.exec(await runCli(env, ["key", "create", "--email", email, "--name", "bench"]))![0];
-
-    // A dashboard session: log in like a browser, get a realtime token, subscribe.
-    const jar = new CookieJar();
-    const loginPage = await jar.fetch(`${base}/login`);
-    const csrf = csrfFrom(await loginPage.text());
-    const login = await jar.form(`${base}/login`, { _csrf: csrf, email, password, next: "/dashboard" });
-    if (login.status !== 302 && login.status !== 303) throw new Error(`login failed: ${login.status}`);
-    const info = (await (await jar.fetch(`${base}/api/realtime/token`)).json()) as { url: string; token: string; channel: string; protocols: string[] };
-
     const acked = new Map<string, number>();
-    const arrived = new Map<string, number>();
-    const ws = new WebSocket(info.url, info.protocols);
-    await new Promise<void>((resolve, reject) => {
-      ws.on("error", reject);
-      ws.on("message", (data) => {
-        const now = performance.now();
-        const msg = JSON.parse(data.toString());
-        if (msg.type === "hello") ws.send(JSON.stringify({ type: "subscribe", channel: info.channel }));
-        else if (msg.type === "subscribed") resolve();
-        else if (msg.type === "event") arrived.set(msg.event.event_id, now);
-      });
-    });
-
     const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
     const post = (payload: string) =>
       new Promise<number>((resolve, reject) => {
@@ -136,35 +93,10 @@ async function main() {
     console.log(`  frame before ack     ${early}`);
     console.log(`  p50 ${fmt(pct(50))}   p90 ${fmt(pct(90))}   p99 ${fmt(pct(99))}   max ${fmt(lat[lat.length - 1] ?? NaN)}`);
     console.log(`  target p99 < 150 ms: ${pct(99) < 150 ? "met" : "NOT met"}`);
-    ws.close();
     agent.destroy();
   } finally {
-    server.kill("SIGTERM");
-    await new Promise((r) => server.once("exit", r));
-    await fs.rm(dataDir, { recursive: true, force: true });
+    await live.stop();
   }
-}
-
-function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    const t = setTimeout(() => reject(new Error(`server did not start: ${buf}`)), timeoutMs);
-    child.stdout!.on("data", (d) => {
-      buf += d;
-      if (pattern.test(buf)) { clearTimeout(t); resolve(); }
-    });
-    child.once("exit", (code) => { clearTimeout(t); reject(new Error(`server exited with ${code}: ${buf}`)); });
-  });
-}
-
-function runCli(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [cli, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    p.stdout.on("data", (d) => (out += d));
-    p.stderr.on("data", (d) => (out += d));
-    p.once("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`runwatch ${args.join(" ")} failed (${code}): ${out}`))));
-  });
 }
 
 await main();

@@ -1,13 +1,21 @@
 import type { IngestEvent, LoggedEvent } from "../../core/events/schema.js";
 import { runIdFor, uuidv7 } from "../../core/ids.js";
 
+/** The events of one batch share their receive time: format it once. */
+let lastReceived = { ms: NaN, iso: "" };
+function isoOf(d: Date): string {
+  const ms = d.getTime();
+  if (ms !== lastReceived.ms) lastReceived = { ms, iso: d.toISOString() };
+  return lastReceived.iso;
+}
+
 /**
  * Fixes owner, ids and timestamps of a validated event (see LoggedEvent). occurred_at is normalised to
  * UTC ISO with milliseconds and defaults to the receive time; the client's event_id (idempotency) is kept.
  * `runIds` memoises run ids within one batch (most events of a batch share a few runs; the id is a SHA-1).
  */
 export function enrichEvent(e: IngestEvent, userId: number, receivedAt: Date, runIds?: Map<string, string>): LoggedEvent {
-  const received = receivedAt.toISOString();
+  const received = isoOf(receivedAt);
   let runId = runIds?.get(e.sdk_run_id);
   if (runId === undefined) {
     runId = runIdFor(userId, e.sdk_run_id);

@@ -1,14 +1,14 @@
 /**
  * Everything an OTLP trace export goes through once its bytes have been read, for OTLP/HTTP and OTLP/gRPC alike:
  * gunzip (bounded), protobuf or JSON decoding (400 / INVALID_ARGUMENT when the body is not an export), the
- * mapping (mapping.ts), the ingest value rules for each event (core/events/storable.ts, schema.ts), enrichment,
+ * mapping (mapping.ts), the ingest value rules for each event (core/events/schema.ts checkBuiltEvent), enrichment,
  * the serialised events for the log and the response body. A span whose events break a rule is refused and
  * counted in partial_success; the other spans are taken. Pure and thread-agnostic: it runs on the ingest decode
  * threads (web/ingest/decode-thread.ts).
  */
 import { gunzipSync } from "node:zlib";
 import { Either } from "effect";
-import { parseIngestEvent, type LoggedEvent } from "../../core/events/schema.js";
+import { checkBuiltEvent, type IngestEvent, type LoggedEvent } from "../../core/events/schema.js";
 import { encodeEvents, type EncodedEvents } from "../../core/events/wire.js";
 import { enrichEvent } from "../ingest/enrich.js";
 import { mapExport, type RawEvent } from "./mapping.js";
@@ -65,7 +65,7 @@ export function decodeOtlpExport(
 
 /** The first ValidationError of an event, as text naming the field; undefined when it passes. */
 function refusal(raw: RawEvent, userId: number, receivedAt: Date, runIds: Map<string, string>, out: LoggedEvent[]): string | undefined {
-  const parsed = parseIngestEvent(raw);
+  const parsed = checkBuiltEvent(raw as unknown as IngestEvent);
   if (Either.isLeft(parsed)) return parsed.left.message;
   out.push(enrichEvent(parsed.right, userId, receivedAt, runIds));
   return undefined;

@@ -1,4 +1,6 @@
+import { Either } from "effect";
 import { describe, expect, it } from "vitest";
+import { checkBuiltEvent, parseIngestEvent, type IngestEvent } from "../../core/events/schema.js";
 import { GEN_AI_OPERATION_KINDS, OPENINFERENCE_KINDS, TRACELOOP_KINDS } from "./conventions.js";
 import { kindOf, mapExport, type RawEvent } from "./mapping.js";
 import { decodeJsonExport, jsonIdHex } from "./otlp-json.js";
@@ -130,5 +132,29 @@ describe("OTLP/JSON", () => {
     expect(s!.attributes.get("l")).toEqual([true]);
     expect(s!.attributes.get("__proto__")).toEqual({ a: 1.5 });
     expect(s!.resource.get("service.name")).toBe("svc");
+  });
+});
+
+describe("the receiver's checks agree with the ingest schema", () => {
+  it("checkBuiltEvent accepts and refuses mapped events exactly as parseIngestEvent does, naming the same field", () => {
+    const values: AttrValue[] = [0, 7, 2 ** 53, -1, 1.5, 1e300, "12", "x", null, true];
+    let refused = 0;
+    for (const v of values) {
+      const evs = events(
+        span({ parentSpanId: "00f067aa0ba902b7", attributes: { "gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": v, "gen_ai.usage.cost": v, "gen_ai.response.time_to_first_chunk": v, "gen_ai.input.messages": "a\u0000b" } }),
+        span({ spanId: "2222222222222222", attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t\ud800", "gen_ai.tool.call.result": { deep: v } } }),
+      );
+      for (const e of evs) {
+        const full = parseIngestEvent(e);
+        const fast = checkBuiltEvent(e as unknown as IngestEvent);
+        expect(Either.isRight(fast)).toBe(Either.isRight(full));
+        if (Either.isLeft(full) && Either.isLeft(fast)) {
+          refused++;
+          expect(fast.left.field).toBe(full.left.field);
+        }
+        if (Either.isRight(full) && Either.isRight(fast)) expect(fast.right.payload).toEqual(full.right.payload);
+      }
+    }
+    expect(refused).toBeGreaterThan(3);
   });
 });

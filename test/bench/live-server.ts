@@ -1,0 +1,109 @@
+/**
+ * The server a latency benchmark measures: `runwatch start` as a child process (embedded default) on free ports
+ * over a temporary data dir, a user with an API key, and a dashboard WebSocket subscription (log in like a
+ * browser, get a realtime token, subscribe) that records when each event's frame arrives.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import WebSocket from "ws";
+import { CookieJar, csrfFrom, freePort } from "../e2e/harness.js";
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
+const cli = path.join(root, "deploy/bin/runwatch.mjs");
+
+export interface LiveServer {
+  readonly base: string;
+  readonly key: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly pid: number;
+  /** performance.now() when each event's frame arrived, by event id. */
+  readonly arrived: Map<string, number>;
+  stop(): Promise<void>;
+}
+
+export async function startLiveServer(roles: string, extraEnv: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<LiveServer> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-bench-"));
+  const [webPort, gatewayPort, agentsPort] = [await freePort(), await freePort(), await freePort()];
+  const env = {
+    ...process.env,
+    RUNWATCH_DATA_DIR: dataDir, RUNWATCH_HOST: "127.0.0.1", LOG_LEVEL: "warn",
+    RUNWATCH_WEB_PORT: String(webPort), RUNWATCH_GATEWAY_PORT: String(gatewayPort), RUNWATCH_AGENTS_PORT: String(agentsPort), RUNWATCH_OTLP_GRPC_PORT: "off",
+    RUNWATCH_PUBLIC_GATEWAY_URL: `ws://127.0.0.1:${gatewayPort}`,
+    RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000000",
+    ...extraEnv,
+  };
+  const base = `http://127.0.0.1:${webPort}`;
+  if (process.env.BENCH_LOG_LEVEL) env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL; // "debug": the pipeline's per-batch stage timings
+  const server = spawn(process.execPath, [...nodeArgs, cli, "start", "--role", roles], { env, stdio: ["ignore", "pipe", "inherit"] });
+  const stop = async () => {
+    if (server.exitCode === null) {
+      server.kill("SIGTERM");
+      await new Promise((r) => server.once("exit", r));
+    }
+    await fs.rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await waitFor(server, /Runwatch is running/, 120_000);
+    const email = "bench@example.com", password = "bench password 123";
+    await runCli({ ...env, RUNWATCH_PASSWORD: password }, ["user", "create", "--email", email, "--name", "Bench"]);
+    const key = /[0-9a-f]{64}/.exec(await runCli(env, ["key", "create", "--email", email, "--name", "bench"]))![0];
+    const jar = new CookieJar();
+    const csrf = csrfFrom(await (await jar.fetch(`${base}/login`)).text());
+    const login = await jar.form(`${base}/login`, { _csrf: csrf, email, password, next: "/dashboard" });
+    if (login.status !== 302 && login.status !== 303) throw new Error(`login failed: ${login.status}`);
+    const info = (await (await jar.fetch(`${base}/api/realtime/token`)).json()) as { url: string; channel: string; protocols: string[] };
+    const arrived = new Map<string, number>();
+    const ws = new WebSocket(info.url, info.protocols);
+    await new Promise<void>((resolve, reject) => {
+      ws.on("error", reject);
+      ws.on("message", (data) => {
+        const now = performance.now();
+        const msg = JSON.parse(data.toString());
+        if (msg.type === "hello") ws.send(JSON.stringify({ type: "subscribe", channel: info.channel }));
+        else if (msg.type === "subscribed") resolve();
+        else if (msg.type === "event") arrived.set(msg.event.event_id, now);
+      });
+    });
+    return {
+      base, key, env, pid: server.pid!, arrived,
+      stop: async () => {
+        ws.close();
+        await stop();
+      },
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Resident memory of a process (Linux /proc), in MiB. */
+export async function rssMiB(pid: number): Promise<number> {
+  const status = await fs.readFile(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let buf = "";
+    const t = setTimeout(() => reject(new Error(`server did not start: ${buf}`)), timeoutMs);
+    child.stdout!.on("data", (d) => {
+      if (process.env.BENCH_LOG_LEVEL) process.stderr.write(d);
+      buf += d;
+      if (pattern.test(buf)) { clearTimeout(t); resolve(); }
+    });
+    child.once("exit", (code) => { clearTimeout(t); reject(new Error(`server exited with ${code}: ${buf}`)); });
+  });
+}
+
+function runCli(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [cli, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.stderr.on("data", (d) => (out += d));
+    p.once("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`runwatch ${args.join(" ")} failed (${code}): ${out}`))));
+  });
+}

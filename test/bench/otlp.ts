@@ -1,0 +1,164 @@
+/**
+ * OTLP ingest benchmark: `npm run bench:otlp`.
+ *
+ * The server is `runwatch start` (web, pipeline, gateway; embedded default) as a child process. Exports are
+ * realistic agent traces (otlp-payload.ts: 512 spans per export, 64 traces of 8 spans with messages and usage).
+ *  1. Acknowledged spans/s at saturation over OTLP/HTTP protobuf, OTLP/HTTP JSON and OTLP/gRPC (BENCH_CONCURRENCY
+ *     exports in flight, BENCH_SECONDS each, cycling through a pool of distinct exports), p50/p99 per export; then
+ *     how long until the pipeline has made all of it visible (a fresh export sent after the phase is seen live).
+ *  2. Sustained: protobuf exports paced at BENCH_SUSTAINED_RATE spans/s (default 20,000) for BENCH_SUSTAINED_SECONDS;
+ *     for every span, the time from its export's 200 to its frame on a subscribed dashboard WebSocket.
+ * Env: BENCH_FORMATS, BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_POOL, BENCH_SUSTAINED_RATE, BENCH_SUSTAINED_SECONDS,
+ * BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). Prints the server's RSS. Targets (2 cores): ≥ 100,000 spans/s acknowledged (protobuf); at 20,000 spans/s every
+ * span visible within 2 s of its ack.
+ */
+import http from "node:http";
+import * as grpc from "@grpc/grpc-js";
+import { eventIdFor } from "../../core/ids.js";
+import { freePort } from "../e2e/harness.js";
+import { exportJson, exportProtobuf, type SpanSpec } from "../e2e/otlp-fixtures.js";
+import { TRACE_EXPORT_PATH } from "../../web/otlp/grpc-server.js";
+import { rssMiB, startLiveServer, type LiveServer } from "./live-server.js";
+import { exportSpans, SPANS_PER_EXPORT } from "./otlp-payload.js";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const POOL = Number(process.env.BENCH_POOL ?? 60);
+const SUSTAINED_RATE = Number(process.env.BENCH_SUSTAINED_RATE ?? 20_000);
+const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 20);
+/** BENCH_FORMATS: which saturation phases run (default protobuf,json,grpc; "" for the sustained phase alone). */
+const FORMATS = (process.env.BENCH_FORMATS ?? "protobuf,json,grpc").split(",").filter(Boolean) as Format[];
+const TARGET_ACK = 100_000;
+const TARGET_VISIBLE_MS = 2_000;
+
+type Format = "protobuf" | "json" | "grpc";
+type Send = (body: Uint8Array) => Promise<boolean>;
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+};
+const body = (format: Format, spans: SpanSpec[]): Uint8Array => (format === "json" ? Buffer.from(exportJson(spans)) : exportProtobuf(spans));
+/** The event id the server derives for a span's end (web/otlp/mapping.ts): what its WebSocket frame carries. */
+const endEventId = (s: SpanSpec) => eventIdFor(`otlp:${s.traceId}:${s.spanId}:end`);
+
+function httpSender(live: LiveServer, format: "protobuf" | "json"): Send {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const type = format === "json" ? "application/json" : "application/x-protobuf";
+  return (b) =>
+    new Promise((resolve) => {
+      const req = http.request(`${live.base}/v1/traces`, {
+        method: "POST", agent, headers: { authorization: `Bearer ${live.key}`, "content-type": type, "content-length": b.byteLength },
+      }, (res) => { res.resume(); res.on("end", () => resolve(res.statusCode === 200)); });
+      req.on("error", () => resolve(false));
+      req.end(b);
+    });
+}
+
+function grpcSender(live: LiveServer, port: number): Send {
+  const bytes = (b: Buffer) => b;
+  const Ctor = grpc.makeGenericClientConstructor({ Export: { path: TRACE_EXPORT_PATH, requestStream: false, responseStream: false, requestSerialize: bytes, requestDeserialize: bytes, responseSerialize: bytes, responseDeserialize: bytes } }, "TraceService");
+  const client = new Ctor(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { "grpc.max_send_message_length": 64 << 20 }) as unknown as { Export(b: Buffer, md: grpc.Metadata, cb: (err: unknown) => void): void };
+  const md = new grpc.Metadata();
+  md.set("authorization", `Bearer ${live.key}`);
+  return (b) => new Promise((resolve) => client.Export(Buffer.from(b), md, (err) => resolve(!err)));
+}
+
+/** Resolves when every span's frame has arrived (or after timeoutMs); the ms it took. */
+async function visible(live: LiveServer, spans: SpanSpec[], timeoutMs = 120_000): Promise<number> {
+  const t0 = performance.now();
+  const ids = spans.map(endEventId);
+  while (!ids.every((id) => live.arrived.has(id))) {
+    if (performance.now() - t0 > timeoutMs) return NaN;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return performance.now() - t0;
+}
+
+async function saturate(live: LiveServer, format: Format, send: Send): Promise<string> {
+  const pool = Array.from({ length: POOL }, () => body(format, exportSpans()));
+  const lat: number[] = [];
+  let ok = 0, failed = 0, next = 0;
+  const end = performance.now() + SECONDS * 1000;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const t = performance.now();
+      if (await send(pool[next++ % pool.length]!)) ok++;
+      else failed++;
+      lat.push(performance.now() - t);
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  const elapsed = (performance.now() - t0) / 1000;
+  // Everything sent so far is ahead of this export in the log: once it is live, all of it has been processed.
+  const fresh = exportSpans();
+  if (!(await send(body(format, fresh)))) failed++;
+  const drainMs = await visible(live, fresh);
+  const rate = (ok * SPANS_PER_EXPORT) / elapsed;
+  return `${format.padEnd(9)} ${Math.round(rate).toLocaleString("en").padStart(9)} spans/s acknowledged (${ok} exports of ${SPANS_PER_EXPORT}, ${pool[0]!.byteLength.toLocaleString("en")} bytes each)` +
+    `   p50 ${quantile(lat, 0.5).toFixed(0)} ms  p99 ${quantile(lat, 0.99).toFixed(0)} ms per export` +
+    `   all visible ${Number.isNaN(drainMs) ? "NOT within 120 s" : `${(drainMs / 1000).toFixed(1)} s`} after the phase` + (failed ? `   (${failed} failed)` : "");
+}
+
+async function sustained(live: LiveServer, send: Send): Promise<{ text: string; within: boolean }> {
+  const perSecond = SUSTAINED_RATE / SPANS_PER_EXPORT;
+  const total = Math.ceil(perSecond * SUSTAINED_SECONDS);
+  const exports = Array.from({ length: total }, () => exportSpans());
+  const bodies = exports.map((s) => exportProtobuf(s));
+  const acks: { spans: SpanSpec[]; at: number }[] = [];
+  let failed = 0;
+  const inflight: Promise<void>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i / perSecond) * 1000;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(send(bodies[i]!).then((ok) => {
+      if (ok) acks.push({ spans: exports[i]!, at: performance.now() });
+      else failed++;
+    }));
+  }
+  await Promise.all(inflight);
+  const achieved = (acks.length * SPANS_PER_EXPORT) / ((performance.now() - t0) / 1000);
+  await visible(live, acks.at(-1)?.spans ?? [], 30_000);
+  await new Promise((r) => setTimeout(r, 500));
+  const lat: number[] = [];
+  let missing = 0;
+  for (const a of acks) {
+    for (const s of a.spans) {
+      const f = live.arrived.get(endEventId(s));
+      if (f === undefined) missing++;
+      else lat.push(Math.max(0, f - a.at));
+    }
+  }
+  const max = lat.reduce((m, x) => Math.max(m, x), 0);
+  const within = missing === 0 && max <= TARGET_VISIBLE_MS;
+  return {
+    within,
+    text: `sustained ${SUSTAINED_RATE.toLocaleString("en")} spans/s offered for ${SUSTAINED_SECONDS} s (achieved ${Math.round(achieved).toLocaleString("en")}): ${lat.length.toLocaleString("en")} spans, ack → live frame` +
+      ` p50 ${quantile(lat, 0.5).toFixed(0)} ms  p99 ${quantile(lat, 0.99).toFixed(0)} ms  max ${max.toFixed(0)} ms` + (missing ? `, ${missing} never seen` : "") + (failed ? `, ${failed} exports failed` : ""),
+  };
+}
+
+async function main() {
+  const grpcPort = await freePort();
+  const live = await startLiveServer("web,pipeline,gateway", { RUNWATCH_OTLP_GRPC_PORT: String(grpcPort) }, (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(/\s+/).filter(Boolean));
+  try {
+    console.log(`Runwatch OTLP bench: embedded default, ${(await import("node:os")).cpus().length} cores, node ${process.version}; ${CONCURRENCY} exports in flight, ${SECONDS} s per format`);
+    console.log(`server RSS idle: ${(await rssMiB(live.pid)).toFixed(0)} MiB`);
+    const senders: Record<Format, Send> = { protobuf: httpSender(live, "protobuf"), json: httpSender(live, "json"), grpc: grpcSender(live, grpcPort) };
+    for (const f of FORMATS) {
+      await senders[f](body(f, exportSpans())); // warm-up
+      console.log(await saturate(live, f, senders[f]));
+    }
+    const s = await sustained(live, senders.protobuf);
+    console.log(s.text);
+    console.log(`server RSS after: ${(await rssMiB(live.pid)).toFixed(0)} MiB`);
+    console.log(`targets: ≥ ${TARGET_ACK.toLocaleString("en")} spans/s acknowledged over OTLP/HTTP protobuf; every span visible within ${TARGET_VISIBLE_MS} ms of its ack at 20,000 spans/s — ${s.within ? "met" : "NOT met"}`);
+  } finally {
+    await live.stop();
+  }
+}
+
+await main();
