@@ -73,11 +73,18 @@ export const LLM_ATTRIBUTES = {
 /** A span's input and output content (opt-in in most instrumentations). */
 export const CONTENT_ATTRIBUTES = {
   system: ["gen_ai.system_instructions"],
-  input: ["gen_ai.input.messages", "gen_ai.prompt", "input.value", "traceloop.entity.input"],
-  output: ["gen_ai.output.messages", "gen_ai.completion", "output.value", "traceloop.entity.output"],
-  /** Older instrumentations flatten messages: gen_ai.prompt.0.role, gen_ai.prompt.0.content, … */
-  indexedInput: "gen_ai.prompt",
-  indexedOutput: "gen_ai.completion",
+  input: ["gen_ai.input.messages", "gen_ai.prompt"],
+  output: ["gen_ai.output.messages", "gen_ai.completion"],
+  /** Any span's input and output, when none of the above is there. */
+  inputValue: ["input.value", "traceloop.entity.input"],
+  outputValue: ["output.value", "traceloop.entity.output"],
+  /**
+   * For LLM calls, messages flattened one attribute per field (read before input.value / output.value, which
+   * OpenInference fills with the framework's serialised call): gen_ai.prompt.0.role, gen_ai.prompt.0.content, … and
+   * OpenInference's llm.input_messages.0.message.role, …
+   */
+  indexedInput: ["gen_ai.prompt", "llm.input_messages"],
+  indexedOutput: ["gen_ai.completion", "llm.output_messages"],
 } as const;
 
 export const TOOL_ATTRIBUTES = {

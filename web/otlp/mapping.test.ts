@@ -66,6 +66,11 @@ describe("LLM calls", () => {
       "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "llm.provider": "openai", "llm.token_count.prompt": 5, "llm.token_count.completion": 1,
       "llm.token_count.total": 6, "llm.token_count.prompt_details.cache_read": 4, "llm.cost.total": 0.5, "input.value": "q", "output.value": "a",
     } }))).toMatchObject({ kind: "llm", model: "gpt-4o-mini", provider: "openai", prompt_tokens: 5, completion_tokens: 1, total_tokens: 6, cached_tokens: 4, cost_usd: 0.5, input_preview: "q", output_preview: "a" });
+    // OpenInference's flattened messages read better than input.value (the framework's serialised call).
+    expect(payloadOf(span({ parentSpanId: "00f067aa0ba902b7", attributes: {
+      "openinference.span.kind": "LLM", "input.value": '{"lc": 1, "kwargs": {}}', "llm.input_messages.0.message.role": "user", "llm.input_messages.0.message.content": "Plan a trip",
+      "llm.output_messages.0.message.role": "assistant", "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "get_weather", "llm.token_count.prompt": "120",
+    } }))).toMatchObject({ prompt_tokens: 120, input_preview: '[{"role":"user","content":"Plan a trip"}]', output_preview: '[{"role":"assistant","tool_calls.0.tool_call.function.name":"get_weather"}]' });
   });
 });
 

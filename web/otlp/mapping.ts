@@ -67,26 +67,30 @@ export function kindOf(attrs: Attributes): MappedKind {
   return first(attrs, LLM_ATTRIBUTES.model) !== undefined ? "llm" : "step";
 }
 
-/** Older instrumentations' flattened messages (gen_ai.prompt.0.role, gen_ai.prompt.0.content, …) as a list. */
-function indexedMessages(attrs: Attributes, prefix: string): Record<string, AttrValue>[] | undefined {
-  const out: Record<string, AttrValue>[] = [];
-  const dot = `${prefix}.`;
-  for (const [key, value] of attrs) {
-    if (!key.startsWith(dot)) continue;
-    const m = /^(\d{1,4})\.(.+)$/.exec(key.slice(dot.length));
-    if (!m) continue;
-    const i = Number(m[1]);
-    (out[i] ??= Object.create(null) as Record<string, AttrValue>)[m[2]!] = value;
+/** Messages flattened one attribute per field (gen_ai.prompt.0.content, llm.input_messages.0.message.role, …) as a list. */
+function indexedMessages(attrs: Attributes, prefixes: readonly string[]): Record<string, AttrValue>[] | undefined {
+  for (const prefix of prefixes) {
+    const out: Record<string, AttrValue>[] = [];
+    const dot = `${prefix}.`;
+    for (const [key, value] of attrs) {
+      if (!key.startsWith(dot)) continue;
+      const m = /^(\d{1,4})\.(?:message\.)?(.+)$/.exec(key.slice(dot.length));
+      if (!m) continue;
+      (out[Number(m[1])] ??= Object.create(null) as Record<string, AttrValue>)[m[2]!] = value;
+    }
+    const list = out.filter(Boolean);
+    if (list.length) return list;
   }
-  const list = out.filter(Boolean);
-  return list.length ? list : undefined;
+  return undefined;
 }
 
 function content(attrs: Attributes, which: "input" | "output", kind: MappedKind): string | undefined {
   if (kind === "tool") return asText(first(attrs, which === "input" ? TOOL_ATTRIBUTES.arguments : TOOL_ATTRIBUTES.result));
+  const input = which === "input";
   const direct = first(attrs, CONTENT_ATTRIBUTES[which]) ??
-    (kind === "llm" ? indexedMessages(attrs, which === "input" ? CONTENT_ATTRIBUTES.indexedInput : CONTENT_ATTRIBUTES.indexedOutput) : undefined);
-  const system = which === "input" ? first(attrs, CONTENT_ATTRIBUTES.system) : undefined;
+    (kind === "llm" ? indexedMessages(attrs, input ? CONTENT_ATTRIBUTES.indexedInput : CONTENT_ATTRIBUTES.indexedOutput) : undefined) ??
+    first(attrs, input ? CONTENT_ATTRIBUTES.inputValue : CONTENT_ATTRIBUTES.outputValue);
+  const system = input ? first(attrs, CONTENT_ATTRIBUTES.system) : undefined;
   if (system !== undefined) return JSON.stringify({ system_instructions: system, messages: direct ?? null });
   return asText(direct);
 }
