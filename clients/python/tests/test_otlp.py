@@ -96,7 +96,7 @@ def genai_agent(tracer: Any) -> str:
                 "gen_ai.request.model": "gpt-4o",
                 "gen_ai.usage.input_tokens": 500,
                 "gen_ai.usage.output_tokens": 60,
-                "gen_ai.output.messages": '[{"role": "assistant", "parts": [{"type": "text", "content": "Pack light."}]}]',
+                "gen_ai.output.messages": '[{"role": "assistant", "content": "Pack light."}]',
             },
         ):
             pass
