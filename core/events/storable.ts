@@ -55,26 +55,30 @@ export function makeStorable<T>(value: T, options: { identifiers?: ReadonlySet<s
   const identifiers = options.identifiers ?? IDENTIFIER_FIELDS;
   let keys = 0;
 
-  const walk = (v: unknown, path: string, depth: number): unknown => {
+  // The path of a value is kept as a chain and spelled out only for an error: joining it at every key was a
+  // large part of the cost of checking an event.
+  const walk = (v: unknown, at: Path | undefined, depth: number): unknown => {
     if (typeof v === "string") {
       if (v.length > MAX_STRING_CHARS) {
-        throw new ValidationError({ field: describe(path), message: `${describe(path)} is ${v.length} characters long; the most a string may hold is ${MAX_STRING_CHARS}` });
+        const path = describe(pathText(at));
+        throw new ValidationError({ field: path, message: `${path} is ${v.length} characters long; the most a string may hold is ${MAX_STRING_CHARS}` });
       }
       if (!needsRepair(v)) return v;
-      if (depth === 2 && identifiers.has(path)) {
-        throw new ValidationError({ field: path, message: `${path} must not contain U+0000 (NUL) or a lone UTF-16 surrogate` });
+      if (depth === 2 && identifiers.has(at!.key)) {
+        throw new ValidationError({ field: at!.key, message: `${at!.key} must not contain U+0000 (NUL) or a lone UTF-16 surrogate` });
       }
       return repairString(v);
     }
     if (typeof v !== "object" || v === null) return v;
     if (depth >= MAX_DEPTH) {
-      throw new ValidationError({ field: describe(path), message: `${describe(path)} nests deeper than ${MAX_DEPTH} levels` });
+      const path = describe(pathText(at));
+      throw new ValidationError({ field: path, message: `${path} nests deeper than ${MAX_DEPTH} levels` });
     }
     if (Array.isArray(v)) {
       let out: unknown[] | undefined;
       for (let i = 0; i < v.length; i++) {
         const item = v[i];
-        const next = walk(item, path ? `${path}.${i}` : String(i), depth + 1);
+        const next = walk(item, { parent: at, key: String(i) }, depth + 1);
         if (next !== item) (out ??= v.slice())[i] = next;
       }
       return out ?? v;
@@ -83,12 +87,13 @@ export function makeStorable<T>(value: T, options: { identifiers?: ReadonlySet<s
     const src = v as Record<string, unknown>;
     for (const k in src) {
       if (++keys > MAX_KEYS) {
-        throw new ValidationError({ field: describe(path), message: `the event has more than ${MAX_KEYS} object keys` });
+        const path = describe(pathText(at));
+        throw new ValidationError({ field: path, message: `the event has more than ${MAX_KEYS} object keys` });
       }
       const item = src[k];
       const badKey = needsRepair(k);
       const safeKey = badKey ? repairString(k) : k;
-      const next = walk(item, path ? `${path}.${safeKey}` : safeKey, depth + 1);
+      const next = walk(item, { parent: at, key: safeKey }, depth + 1);
       if (badKey || next !== item || out) {
         if (!out) {
           // Copy the keys before this one unchanged, then continue into the copy.
@@ -105,5 +110,16 @@ export function makeStorable<T>(value: T, options: { identifiers?: ReadonlySet<s
     return out ?? v;
   };
 
-  return walk(value, "", 1) as T;
+  return walk(value, undefined, 1) as T;
+}
+
+interface Path {
+  readonly parent: Path | undefined;
+  readonly key: string;
+}
+/** `payload.messages.3.content` */
+function pathText(at: Path | undefined): string {
+  const parts: string[] = [];
+  for (let p = at; p; p = p.parent) parts.push(p.key);
+  return parts.reverse().join(".");
 }
