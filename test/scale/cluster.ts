@@ -23,6 +23,8 @@ export interface RoleProcess {
   readonly name: string;
   /** http://… for web, ws://… for gateway. */
   url: string | undefined;
+  /** The OTLP/gRPC port of a web process. */
+  readonly otlpGrpcPort: number;
   child: ChildProcess;
   output: string[];
   /** kill -9, or a clean SIGTERM stop. */
@@ -69,7 +71,7 @@ export async function startCluster(opts: { roles: Partial<Record<RoleName, numbe
       RUNWATCH_OTLP_GRPC_PORT: String(await freePort()),
     };
     const p: RoleProcess = {
-      role, name, url: undefined, output: [], child: undefined as unknown as ChildProcess,
+      role, name, url: undefined, otlpGrpcPort: Number(procEnv.RUNWATCH_OTLP_GRPC_PORT), output: [], child: undefined as unknown as ChildProcess,
       kill: async (signal = "SIGKILL") => {
         if (p.child.exitCode !== null || p.child.signalCode !== null) return;
         const exited = new Promise((r) => p.child.once("exit", r));
