@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hashApiKey, isApiKeyShape, newApiKey, runIdFor, uuidv7 } from "./ids.js";
+import { eventIdFor, hashApiKey, isApiKeyShape, newApiKey, runIdFor, uuidv7 } from "./ids.js";
 
 describe("ids", () => {
   it("mints UUIDv7s that sort in minting order within one millisecond", () => {
@@ -21,5 +21,16 @@ describe("ids", () => {
     expect(k).toHaveLength(64);
     expect(hashApiKey(k)).not.toContain(k);
     expect(hashApiKey(k)).toBe(hashApiKey(k));
+  });
+});
+
+describe("eventIdFor", () => {
+  it("is the same for the same name and time, differs by name, and sorts by time", () => {
+    const t = Date.UTC(2026, 10, 24, 9, 0, 0);
+    expect(eventIdFor("otlp:a:b:end", t)).toBe(eventIdFor("otlp:a:b:end", t));
+    expect(eventIdFor("otlp:a:b:end", t)).not.toBe(eventIdFor("otlp:a:c:end", t));
+    const ids = [t + 5, t, t + 1000, 0].map((ms, i) => [eventIdFor(`n${i}`, ms), ms] as const);
+    expect([...ids].sort((x, y) => (x[0] < y[0] ? -1 : 1)).map(([, ms]) => ms)).toEqual([0, t, t + 5, t + 1000]);
+    expect(eventIdFor("x", t)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 });

@@ -52,11 +52,25 @@ export function uuidv7(now: number = Date.now()): string {
 export const runIdFor = (userId: number, sdkRunId: string): string => nameUuid(`runwatch:run:${userId}:${sdkRunId}`);
 
 /**
- * A name-based event id (UUID, v5 layout, SHA-1): receivers that must not mint a new id for a resent item (an
- * OTLP exporter retrying an export) derive it from what identifies the item, e.g. trace id + span id + phase.
- * Duplicates are recognised per (user, run, event id), so two tenants' equal names never meet.
+ * A name-based event id for receivers that must not mint a new id for a resent item (an OTLP exporter retrying an
+ * export): UUIDv7 layout with `ms` (the event's own time) as its timestamp, so a run's events still sort by time,
+ * and the remaining bits from a SHA-1 of `name` (what identifies the item: trace id + span id + phase), so the same
+ * item always gets the same id; `rank` (0-15) orders items of the same millisecond (a span's end before the run's).
+ * Duplicates are recognised per (user, run, event id): two tenants never meet.
  */
-export const eventIdFor = (name: string): string => nameUuid(`runwatch:event:${name}`);
+export function eventIdFor(name: string, ms: number, rank = 0): string {
+  const h = hash("sha1", `runwatch:event:${name}`, "buffer");
+  const t = Math.max(0, Math.floor(ms));
+  h[0] = Math.floor(t / 2 ** 40) & 0xff;
+  h[1] = Math.floor(t / 2 ** 32) & 0xff;
+  h[2] = (t >>> 24) & 0xff;
+  h[3] = (t >>> 16) & 0xff;
+  h[4] = (t >>> 8) & 0xff;
+  h[5] = t & 0xff;
+  h[6] = 0x70 | (rank & 0x0f);
+  h[8] = 0x80 | (h[8]! & 0x3f);
+  return formatUuid(h.subarray(0, 16));
+}
 
 function nameUuid(name: string): string {
   const h = hash("sha1", name, "buffer"); // one-shot: cheaper than createHash().update().digest() per id

@@ -30,10 +30,13 @@ describe("preview-truncation plugin", () => {
     expect(e.payload.output_preview).toBe("short");
   });
 
-  it("only touches tool_call events and honours a configured limit", async () => {
-    const step = testEvent({ event_type: "step", payload: { node_name: "n", phase: "end", input_preview: "y".repeat(900) } });
-    await applyEvents([previewTruncation()], [step]);
-    expect((step.payload.input_preview as string).length).toBe(900);
+  it("cuts step previews (OTLP content) too, touches nothing else, and honours a configured limit", async () => {
+    const step = testEvent({ event_type: "step", payload: { node_name: "n", phase: "end", input_preview: "y".repeat(900), input: "x".repeat(900) } });
+    const err = testEvent({ event_type: "error", payload: { error_message: "e".repeat(900), input_preview: "y".repeat(900) } });
+    await applyEvents([previewTruncation()], [step, err]);
+    expect(step.payload).toMatchObject({ input_preview: `${"y".repeat(499)}…`, input_preview_truncated: true, input_preview_length: 900 });
+    expect((step.payload.input as string).length).toBe(900); // an SDK's input is kept whole
+    expect((err.payload.input_preview as string).length).toBe(900);
     expect(truncatePreview("abcdef", 4)).toEqual({ text: "abc…", length: 6 });
     const e = testEvent({ event_type: "tool_call", payload: { tool_name: "t", phase: "end", input_preview: "z".repeat(50) } });
     await applyEvents([previewTruncation({ maxChars: 10 })], [e]);

@@ -56,9 +56,10 @@ const JSON_TYPE = "application/json";
 /** A trace: a root agent span and an LLM call under it. */
 function smallTrace(traceId = hexId(16), extra: Partial<SpanSpec> = {}): SpanSpec[] {
   const root = hexId(8);
+  const t = Date.now() - 1000; // fixed times: a resent export carries the very same spans
   return [
-    { traceId, spanId: hexId(8), parentSpanId: root, name: "chat gpt-4o", attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 2 }, ...extra },
-    { traceId, spanId: root, name: "invoke_agent bot", attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bot" } },
+    { traceId, spanId: hexId(8), parentSpanId: root, name: "chat gpt-4o", startMs: t + 10, endMs: t + 400, attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 2 }, ...extra },
+    { traceId, spanId: root, name: "invoke_agent bot", startMs: t, endMs: t + 500, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bot" } },
   ];
 }
 
@@ -84,6 +85,8 @@ describe("OTLP/HTTP answers", () => {
     const after = await waitForRun(srv.url, acct.key, traceId, () => true);
     expect(after.run).toMatchObject({ event_count: 4, llm_calls: 1, prompt_tokens: 10 });
     expect(after.events).toHaveLength(4);
+    // Derived ids keep a run's events in time order: the start first, the run's end last.
+    expect(after.events.map((e) => e.event_type)).toEqual(["run_start", "step", "step", "run_end"]);
   });
 
   it("gzip bodies are taken; a body that is not gzip is 400; one that inflates past the limit is 413", async () => {

@@ -37,6 +37,8 @@ export interface MappedExport {
 }
 
 const MAX_AGENT_NAME = 200;
+/** The run's end sorts after the root span's end of the same millisecond (core/ids.ts eventIdFor). */
+const RUN_END_RANK = 1;
 
 /** The first of `keys` present (not null) in attrs. */
 export function first(attrs: Attributes, keys: readonly string[]): AttrValue | undefined {
@@ -161,7 +163,7 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
     event_type: kind === "tool" ? "tool_call" : "step",
     ...(agentName ? { agent_name: agentName } : {}),
     sdk_run_id: traceId,
-    event_id: eventIdFor(`otlp:${traceId}:${span.spanId}:end`),
+    event_id: eventIdFor(`otlp:${traceId}:${span.spanId}:end`, span.endMs),
     occurred_at: iso(span.endMs),
     span_id: span.spanId,
     ...(span.parentSpanId ? { parent_span_id: span.parentSpanId } : {}),
@@ -194,7 +196,8 @@ function mapTrace(traceId: string, spans: readonly { span: OtlpSpan; index: numb
     event_type: "run_start",
     sdk_run_id: traceId,
     agent_name: agent.name,
-    event_id: eventIdFor(`otlp:${traceId}:run:start`),
+    // Time 0: every export of the trace must derive the same id (its spans differ), and the start sorts first.
+    event_id: eventIdFor(`otlp:${traceId}:run:start`, 0),
     occurred_at: iso(startMs),
     payload: {
       framework: (root ?? spans[0]!.span).scope || "opentelemetry",
@@ -209,11 +212,11 @@ function mapTrace(traceId: string, spans: readonly { span: OtlpSpan; index: numb
       const at = iso(span.endMs);
       const output = content(span.attributes, "output", kind);
       events.push(failure
-        ? { event_type: "error", sdk_run_id: traceId, event_id: eventIdFor(`otlp:${traceId}:run:error`), occurred_at: at, span_id: span.spanId, payload: failure }
+        ? { event_type: "error", sdk_run_id: traceId, event_id: eventIdFor(`otlp:${traceId}:run:error`, span.endMs, RUN_END_RANK), occurred_at: at, span_id: span.spanId, payload: failure }
         : {
             event_type: "run_end",
             sdk_run_id: traceId,
-            event_id: eventIdFor(`otlp:${traceId}:run:end`),
+            event_id: eventIdFor(`otlp:${traceId}:run:end`, span.endMs, RUN_END_RANK),
             occurred_at: at,
             ...(agent.fromGenAi ? { agent_name: agent.name } : {}),
             payload: output !== undefined ? { output: previewOf(output) } : {},

@@ -1,0 +1,63 @@
+/**
+ * An OpenTelemetry trace on the run page, in Chromium: spans exported over OTLP/HTTP JSON (GenAI conventions and
+ * OpenInference kinds) render as the run's tree with kinds, the LLM call's model and tokens, and a failed tool
+ * span marked as failed while the run succeeded. Screenshot: test/artifacts/otlp-run-trace.png.
+ */
+import path from "node:path";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey } from "../../stores/accounts/api-keys.js";
+import { findUserByEmail } from "../../stores/accounts/users.js";
+import { waitForRun } from "../e2e/harness.js";
+import { exportJson, hexId, type SpanSpec } from "../e2e/otlp-fixtures.js";
+import { ARTIFACTS, haveBrowser, launchBrowser, register, startStack, stopStack, type Stack } from "./stack.js";
+
+describe.skipIf(!haveBrowser)("an OTLP trace in a real browser", () => {
+  let stack: Stack;
+  let browser: Browser;
+  beforeAll(async () => {
+    stack = await startStack();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stopStack(stack);
+  });
+
+  it("shows the exported spans as the run's tree, a failed tool span as failed in a successful run", async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const email = `otlp-${Date.now()}@example.com`;
+    const page = await register(ctx, stack.url, "Otto", email);
+    const user = (await findUserByEmail(stack.ports.sql, email))!;
+    const { key } = await createApiKey(stack.ports.sql, user.id, "otlp test", null);
+    const traceId = hexId(16);
+    const [root, agent, llm, retr, rerank, tool] = [hexId(8), hexId(8), hexId(8), hexId(8), hexId(8), hexId(8)];
+    const t0 = Date.now() - 3000;
+    const span = (spanId: string, parentSpanId: string | undefined, name: string, start: number, end: number, attributes: SpanSpec["attributes"], extra: Partial<SpanSpec> = {}): SpanSpec =>
+      ({ traceId, spanId, parentSpanId, name, startMs: t0 + start, endMs: t0 + end, attributes, ...extra });
+    const spans = [
+      span(llm, agent, "ChatOpenAI", 100, 900, { "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o", "llm.provider": "openai", "llm.token_count.prompt": 1500, "llm.token_count.completion": 200, "llm.input_messages.0.message.role": "user", "llm.input_messages.0.message.content": "Which hotels near the beach?" }),
+      span(retr, agent, "hotel_index", 950, 1100, { "openinference.span.kind": "RETRIEVER", "input.value": "beach hotels" }),
+      span(rerank, agent, "cohere-rerank", 1110, 1200, { "openinference.span.kind": "RERANKER" }),
+      span(tool, agent, "book_hotel", 1250, 1700, { "openinference.span.kind": "TOOL", "tool.name": "book_hotel", "input.value": '{"hotel": "Mar"}' }, {
+        status: { code: 2, message: "sold out" },
+        events: [{ name: "exception", attributes: { "exception.type": "SoldOut", "exception.message": "no rooms left" } }],
+      }),
+      span(agent, root, "travel-agent", 50, 1800, { "openinference.span.kind": "AGENT", "agent.name": "travel-agent" }),
+      span(root, undefined, "LangGraph", 0, 1900, { "openinference.span.kind": "CHAIN", "output.value": "Booked nothing: sold out." }),
+    ];
+    const res = await fetch(`${stack.url}/v1/traces`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: exportJson(spans, "travel-service") });
+    expect(res.status).toBe(200);
+    await waitForRun(stack.url, key, traceId, (b) => b.run.status === "success");
+    await page.goto(`${stack.url}/dashboard/${traceId}`);
+    await page.waitForSelector(`#span-tree li[data-span-id="${tool}"]`, { timeout: 10_000 });
+    expect(await page.$$eval("#span-tree > li", (els) => els.map((e) => (e as HTMLElement).dataset.spanId))).toEqual([root]);
+    const kinds = await page.$$eval(`li[data-span-id="${agent}"] > details > ul > li`, (els) => els.map((e) => (e as HTMLElement).dataset.kind));
+    expect(kinds).toEqual(["llm", "retrieval", "reranker", "tool"]);
+    expect(await page.locator(`li[data-span-id="${tool}"]`).getAttribute("data-status")).toBe("error");
+    expect(await page.locator(`li[data-span-id="${llm}"]`).textContent()).toContain("gpt-4o");
+    expect(await page.textContent("body")).toContain("travel-agent");
+    await page.screenshot({ path: path.join(ARTIFACTS, "otlp-run-trace.png"), fullPage: true });
+    await ctx.close();
+  });
+});
