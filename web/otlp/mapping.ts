@@ -148,7 +148,8 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
   const output = content(attrs, "output", kind);
   const common = {
     phase: "end",
-    duration_ms: Math.max(0, Math.round(span.endMs - span.startMs)),
+    // Whole ms of the times as stored (ISO, ms floored), so the span starts exactly where its start was.
+    duration_ms: Math.max(0, Math.floor(span.endMs) - Math.floor(span.startMs)),
     ...(input !== undefined ? { input_preview: input } : {}),
     ...(output !== undefined ? { output_preview: output } : {}),
     ...(failure ? { error: failure } : {}),
