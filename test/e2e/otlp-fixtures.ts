@@ -9,6 +9,7 @@ export interface SpanSpec {
   readonly parentSpanId?: string;
   readonly name: string;
   readonly attributes?: Readonly<Record<string, AttrInput>>;
+  /** Default: 50 ms before and at the time of encoding — give both when the same span is sent twice (a resend). */
   readonly startMs?: number;
   readonly endMs?: number;
   /** 2 = ERROR */

@@ -97,7 +97,8 @@ describeWith(ALL, "scale mode: 2 web, 2 pipeline, 2 gateway processes", () => {
     const [a, b] = cluster.byRole("web");
     const traceId = hexId(16);
     const root = hexId(8);
-    const llm = { traceId, spanId: hexId(8), parentSpanId: root, name: "chat gpt-4o", attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10 } };
+    const t = Date.now() - 1000; // fixed times: the resent span is the very same span
+    const llm = { traceId, spanId: hexId(8), parentSpanId: root, name: "chat gpt-4o", startMs: t + 10, endMs: t + 300, attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10 } };
     const http = await fetch(`${a!.url}/v1/traces`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/x-protobuf" }, body: exportProtobuf([llm]) as BodyInit });
     expect(http.status).toBe(200);
     const bytes = (x: Buffer) => x;
@@ -105,7 +106,7 @@ describeWith(ALL, "scale mode: 2 web, 2 pipeline, 2 gateway processes", () => {
     const client = new Client(`127.0.0.1:${b!.otlpGrpcPort}`, grpc.credentials.createInsecure()) as unknown as { Export(r: Buffer, md: grpc.Metadata, cb: (err: unknown) => void): void; close(): void };
     const md = new grpc.Metadata();
     md.set("authorization", `Bearer ${key}`);
-    const rootSpan = { traceId, spanId: root, name: "invoke_agent scale-bot", attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "scale-bot" } };
+    const rootSpan = { traceId, spanId: root, name: "invoke_agent scale-bot", startMs: t, endMs: t + 400, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "scale-bot" } };
     expect(await new Promise((resolve) => client.Export(Buffer.from(exportProtobuf([rootSpan, llm])), md, resolve))).toBeNull(); // llm resent: stored once
     client.close();
     let body: { run: Record<string, unknown>; events: unknown[] } | undefined;
@@ -113,9 +114,9 @@ describeWith(ALL, "scale mode: 2 web, 2 pipeline, 2 gateway processes", () => {
       const res = await fetch(`${b!.url}/api/runs/${traceId}`, { headers: { authorization: `Bearer ${key}` } });
       body = res.status === 200 ? ((await res.json()) as typeof body) : undefined;
       return body?.run.status === "success" && body.run.llm_calls === 1;
-    }, 60_000, 250);
+    }, 60_000, 250).catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(body)}`); });
     expect(body!.run).toMatchObject({ agent_name: "scale-bot", prompt_tokens: 100, event_count: 4 });
-  });
+  }, 90_000);
 
   it("shares the rate limit across web processes: a key gets 200 requests per minute in total", async () => {
     const { key } = cluster.createUserWithKey();
