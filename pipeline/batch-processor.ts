@@ -151,17 +151,20 @@ export function createBatchProcessor(
       await store.upsertRuns([...drafts.values()].map((d) => d.run));
       lap("upsert_runs_ms");
 
-      // 5. After-commit hooks: all run even if one fails (a broadcast should not wait on a Postgres outage);
-      //    any failure fails the batch, which is retried.
+      // 5. After-commit hooks, together: each waits on its own store or the pub/sub (over the thread boundary),
+      //    and in sequence those waits added up. All run even if one fails (a broadcast should not wait on a
+      //    Postgres outage); any failure fails the batch, which is retried.
+      const outcomes = await Promise.allSettled(commitHooks.map(async (p) => {
+        const start = performance.now();
+        await p.afterCommit!(batch);
+        timings[`after_commit.${p.name}_ms`] = Math.round((performance.now() - start) * 10) / 10;
+      }));
       let failure: unknown;
-      for (const p of commitHooks) {
-        try {
-          await p.afterCommit!(batch);
-        } catch (err) {
-          ctx.logger.error("plugin afterCommit failed", { plugin: p.name, err });
-          failure ??= err;
-        }
-      }
+      outcomes.forEach((o, i) => {
+        if (o.status === "fulfilled") return;
+        ctx.logger.error("plugin afterCommit failed", { plugin: commitHooks[i]!.name, err: o.reason });
+        failure ??= o.reason;
+      });
       if (failure !== undefined) throw failure;
       lap("after_commit_ms");
       ctx.logger.debug("batch processed", { events: logged.length, runs: drafts.size, total_ms: Math.round(performance.now() - t0), ...timings });

@@ -4,7 +4,7 @@
  *
  *   for each event, in log order:   plugin.onEvent(event, run, batch)   for every plugin, in chain order
  *   store the batch:                 agent_events + changed agent_runs rows (ClickHouse)
- *   once per batch:                  plugin.afterCommit(batch)           for every plugin, in chain order
+ *   once per batch:                  plugin.afterCommit(batch)           for every plugin, concurrently
  *   commit the log offset
  *
  * Delivery is at-least-once: after a crash or a failed hook the same batch is processed again (storage dedups on

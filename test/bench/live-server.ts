@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import WebSocket from "ws";
+import { spawnThread } from "../../core/threads/spawn.js";
 import { CookieJar, csrfFrom, freePort } from "../e2e/harness.js";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
@@ -18,8 +18,10 @@ export interface LiveServer {
   readonly key: string;
   readonly env: NodeJS.ProcessEnv;
   readonly pid: number;
-  /** performance.now() when each event's frame arrived, by event id. */
+  /** performance.now() (of this thread) when each event's frame arrived, by event id. */
   readonly arrived: Map<string, number>;
+  /** Why the dashboard socket closed (the gateway drops a consumer that falls 1 MiB behind), if it did. */
+  socketClosed(): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -55,21 +57,25 @@ export async function startLiveServer(roles: string, extraEnv: Record<string, st
     if (login.status !== 302 && login.status !== 303) throw new Error(`login failed: ${login.status}`);
     const info = (await (await jar.fetch(`${base}/api/realtime/token`)).json()) as { url: string; channel: string; protocols: string[] };
     const arrived = new Map<string, number>();
-    const ws = new WebSocket(info.url, info.protocols);
+    const subscriber = spawnThread(new URL("./live-subscriber.ts", import.meta.url), info, "live-subscriber");
+    let closed: string | undefined;
     await new Promise<void>((resolve, reject) => {
-      ws.on("error", reject);
-      ws.on("message", (data) => {
-        const now = performance.now();
-        const msg = JSON.parse(data.toString());
-        if (msg.type === "hello") ws.send(JSON.stringify({ type: "subscribe", channel: info.channel }));
-        else if (msg.type === "subscribed") resolve();
-        else if (msg.type === "event") arrived.set(msg.event.event_id, now);
+      subscriber.on("error", reject);
+      subscriber.on("message", (m: { type: string; frames?: [string, number][]; code?: number; message?: string }) => {
+        if (m.type === "subscribed") resolve();
+        else if (m.type === "arrived") for (const [id, epoch] of m.frames!) arrived.set(id, epoch - performance.timeOrigin);
+        else if (m.type === "closed" || m.type === "error") {
+          closed = m.message ?? `code ${m.code}`;
+          reject(new Error(`the dashboard socket closed: ${closed}`));
+        }
       });
     });
     return {
       base, key, env, pid: server.pid!, arrived,
+      socketClosed: () => closed,
       stop: async () => {
-        ws.close();
+        subscriber.postMessage("close");
+        await subscriber.terminate();
         await stop();
       },
     };

@@ -121,8 +121,16 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
   }
   await Promise.all(inflight);
   const achieved = (acks.length * SPANS_PER_EXPORT) / ((performance.now() - t0) / 1000);
-  await visible(live, acks.at(-1)?.spans ?? [], 30_000);
-  await new Promise((r) => setTimeout(r, 500));
+  // Until every acknowledged span's frame came, or none came for 15 s (then the rest count as never seen).
+  const expected = acks.flatMap((a) => a.spans.map(endEventId));
+  const unseen = () => expected.reduce((n, id) => n + (live.arrived.has(id) ? 0 : 1), 0);
+  for (let last = -1, quiet = 0; quiet < 15_000; ) {
+    const left = unseen();
+    if (left === 0) break;
+    quiet = left === last ? quiet + 200 : 0;
+    last = left;
+    await new Promise((r) => setTimeout(r, 200));
+  }
   const lat: number[] = [];
   let missing = 0;
   for (const a of acks) {
