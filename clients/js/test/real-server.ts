@@ -21,7 +21,21 @@ export interface RealServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Starts the server; a port that another process took between its choice and the server's listen (free ports are
+ * chosen before the child binds them, and parallel test files bind ports too) is retried with new ports.
+ */
 export async function startRealServer(): Promise<RealServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce();
+    } catch (err) {
+      if (attempt >= 3 || !/could not listen|EADDRINUSE/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function startOnce(): Promise<RealServer> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-js-client-"));
   const [web, gateway, agents] = [await freePort(), await freePort(), await freePort()];
   const env = {
