@@ -40,6 +40,8 @@ export interface Config {
   readonly maxBatchEvents: number;
   /** OTLP/HTTP and gRPC: the most bytes of one export, as received and once decompressed (RUNWATCH_OTLP_MAX_BODY_BYTES). */
   readonly otlpMaxBodyBytes: number;
+  /** OTLP: the most spans of one export (RUNWATCH_OTLP_MAX_SPANS): a bigger one is refused (413 / RESOURCE_EXHAUSTED). */
+  readonly otlpMaxSpans: number;
   /** OTLP/gRPC port (RUNWATCH_OTLP_GRPC_PORT, default 4317); null when set to "off". */
   readonly otlpGrpcPort: number | null;
   readonly previewMaxChars: number;
@@ -112,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: int(env.RUNWATCH_MAX_BODY_BYTES, 1024 * 1024),
     maxBatchEvents: int(env.RUNWATCH_MAX_BATCH_EVENTS, 1000),
     otlpMaxBodyBytes: int(env.RUNWATCH_OTLP_MAX_BODY_BYTES, 16 * 1024 * 1024),
+    otlpMaxSpans: int(env.RUNWATCH_OTLP_MAX_SPANS, 20_000),
     otlpGrpcPort: env.RUNWATCH_OTLP_GRPC_PORT === "off" ? null : int(env.RUNWATCH_OTLP_GRPC_PORT, 4317),
     previewMaxChars: int(env.RUNWATCH_PREVIEW_MAX_CHARS, 500),
     extraPlugins: list(env.RUNWATCH_PLUGINS),

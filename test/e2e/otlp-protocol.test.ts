@@ -19,7 +19,7 @@ let acct: TestAccount;
 const RATE_LIMIT = 100_000;
 
 beforeAll(async () => {
-  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT), RUNWATCH_OTLP_MAX_BODY_BYTES: "200000" } });
+  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT), RUNWATCH_OTLP_MAX_BODY_BYTES: "200000", RUNWATCH_OTLP_MAX_SPANS: "100" } });
   acct = await srv.account();
 });
 afterAll(async () => {
@@ -156,6 +156,24 @@ describe("OTLP/HTTP answers", () => {
     const res = await post(srv, acct.key, big, JSON_TYPE);
     expect(res.status).toBe(413);
     expect((await res.json()).message).toContain("RUNWATCH_OTLP_MAX_BODY_BYTES");
+  });
+
+  it("413 (gRPC: RESOURCE_EXHAUSTED, no RetryInfo) for more spans than RUNWATCH_OTLP_MAX_SPANS; the request thread stays free", async () => {
+    const traceId = hexId(16);
+    const many = Array.from({ length: 101 }, (_, i) => ({ traceId, spanId: hexId(8), name: `s${i}` }));
+    const probe = (async () => { const t = performance.now(); await fetch(`${srv.url}/healthz`); return performance.now() - t; })();
+    const res = await post(srv, acct.key, exportProtobuf(many), PB);
+    expect(res.status).toBe(413);
+    expect(decodeRpcStatus(new Uint8Array(await res.arrayBuffer())).message).toContain("at most 100 (RUNWATCH_OTLP_MAX_SPANS)");
+    expect(await probe).toBeLessThan(500);
+    const client = clientFor(srv);
+    const md = new grpc.Metadata();
+    md.set("authorization", `Bearer ${acct.key}`);
+    const err = await new Promise<grpc.ServiceError | null>((resolve) => client.Export(Buffer.from(exportProtobuf(many)), md, (e) => resolve(e)));
+    expect(err?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(err?.metadata.get("grpc-status-details-bin")).toEqual([]); // not retryable: no RetryInfo
+    client.close();
+    expect((await fetch(`${srv.url}/api/runs/${traceId}`, bearer(acct.key))).status).toBe(404);
   });
 
   it("429 with Retry-After once the key's rate limit is spent", async () => {

@@ -7,8 +7,8 @@ import { decodeBatch } from "../../core/events/wire.js";
 import { createLogger } from "../../core/logger.js";
 import { inThreadDecoder, threadDecoder } from "./decode-thread.js";
 
-const threads = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, threads: 2, logger: createLogger("error") });
-const local = inThreadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20 });
+const threads = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, threads: 2, logger: createLogger("error") });
+const local = inThreadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000 });
 afterAll(() => threads.close());
 
 const body = (v: unknown) => new TextEncoder().encode(typeof v === "string" ? v : JSON.stringify(v));
@@ -54,7 +54,7 @@ describe("ingest decode threads", () => {
   });
 
   it("answers Unavailable once closed", async () => {
-    const d = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, threads: 1, logger: createLogger("error") });
+    const d = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, threads: 1, logger: createLogger("error") });
     await d.close();
     await expect(d.decode(body({ events: [ev(1)] }), 1, Date.now())).rejects.toMatchObject({ _tag: "Unavailable" });
   });

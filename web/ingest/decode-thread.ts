@@ -27,6 +27,8 @@ export interface DecodeLimits {
   readonly maxBatchEvents: number;
   /** RUNWATCH_OTLP_MAX_BODY_BYTES: an OTLP body's limit, also once decompressed. */
   readonly otlpMaxBodyBytes: number;
+  /** RUNWATCH_OTLP_MAX_SPANS: the most spans of one export. */
+  readonly otlpMaxSpans: number;
 }
 export type DecodeThreadData = DecodeLimits;
 
@@ -43,7 +45,7 @@ export const decodeHere = (limits: DecodeLimits) => ({
   decode: (body: Uint8Array, userId: number, receivedAtMs: number): DecodedBatch =>
     decodeIngestBatch(body, userId, receivedAtMs, limits.maxBatchEvents),
   decodeOtlp: (body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number): DecodedExport =>
-    decodeOtlpExport(body, format, gzipped, userId, receivedAtMs, { maxBytes: limits.otlpMaxBodyBytes }),
+    decodeOtlpExport(body, format, gzipped, userId, receivedAtMs, { maxBytes: limits.otlpMaxBodyBytes, maxSpans: limits.otlpMaxSpans }),
 });
 
 export function inThreadDecoder(limits: DecodeLimits): BatchDecoder {
@@ -63,7 +65,7 @@ interface DecodeThread {
 }
 
 export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Logger }): BatchDecoder {
-  const data: DecodeThreadData = { maxBatchEvents: opts.maxBatchEvents, otlpMaxBodyBytes: opts.otlpMaxBodyBytes };
+  const data: DecodeThreadData = { maxBatchEvents: opts.maxBatchEvents, otlpMaxBodyBytes: opts.otlpMaxBodyBytes, otlpMaxSpans: opts.otlpMaxSpans };
   const slots: (DecodeThread | undefined)[] = new Array(Math.max(1, opts.threads)).fill(undefined);
   let closed = false;
 

@@ -34,6 +34,8 @@ export type DecodedExport =
 export interface ExportLimits {
   /** The most bytes a body may have once decompressed (RUNWATCH_OTLP_MAX_BODY_BYTES). */
   readonly maxBytes: number;
+  /** The most spans one export may hold (RUNWATCH_OTLP_MAX_SPANS). */
+  readonly maxSpans: number;
 }
 
 /** How many refusals partial_success.error_message spells out. */
@@ -55,7 +57,7 @@ export function decodeOtlpExport(
   body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number, limits: ExportLimits,
 ): DecodedExport {
   try {
-    return decode(gzipped ? gunzip(body, limits.maxBytes) : body, format, userId, receivedAtMs);
+    return decode(gzipped ? gunzip(body, limits.maxBytes) : body, format, userId, receivedAtMs, limits.maxSpans);
   } catch (err) {
     if (err instanceof MalformedExport) return { ok: false, status: 400, message: err.message };
     if (err instanceof TooLarge) return { ok: false, status: 413, message: err.message };
@@ -71,8 +73,12 @@ function refusal(raw: RawEvent, userId: number, receivedAt: Date, runIds: Map<st
   return undefined;
 }
 
-function decode(body: Uint8Array, format: OtlpFormat, userId: number, receivedAtMs: number): DecodedExport {
+function decode(body: Uint8Array, format: OtlpFormat, userId: number, receivedAtMs: number, maxSpans: number): DecodedExport {
   const spans = format === "json" ? decodeJsonExport(body) : decodeProtobufExport(body);
+  // Tiny spans fill 16 MiB by the hundred thousand: each becomes events held in memory until the log has them.
+  if (spans.length > maxSpans) {
+    throw new TooLarge(`the export holds ${spans.length} spans; at most ${maxSpans} (RUNWATCH_OTLP_MAX_SPANS) are taken at once — lower the exporter's batch size (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, or the collector's send_batch_max_size)`);
+  }
   const mapped = mapExport(spans);
   const reasons = mapped.refused.map((r) => r.reason);
   let rejected = mapped.refused.length;
