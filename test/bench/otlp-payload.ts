@@ -2,11 +2,13 @@
  * A realistic OTLP trace export for benchmarks: agent traces as GenAI-instrumented frameworks emit them — an
  * invoke_agent root, three chat calls (messages in and out, token usage), two tool calls, a retrieval and an
  * embeddings call — 8 spans per trace, 64 traces per export (512 spans: the Python SDK's BatchSpanProcessor default
- * export size).
+ * export size). BENCH_CONTENT=0 leaves out messages and tool arguments/results, as instrumentations do unless asked
+ * to record content (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT).
  */
 import { hexId, type SpanSpec } from "../e2e/otlp-fixtures.js";
 
 export const SPANS_PER_TRACE = 8;
+const WITH_CONTENT = process.env.BENCH_CONTENT !== "0";
 export const TRACES_PER_EXPORT = 64;
 export const SPANS_PER_EXPORT = SPANS_PER_TRACE * TRACES_PER_EXPORT;
 
@@ -23,13 +25,18 @@ export function agentTrace(now: number): SpanSpec[] {
       "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": name, "gen_ai.response.model": name,
       "gen_ai.usage.input_tokens": 1200, "gen_ai.usage.output_tokens": 180, "gen_ai.usage.cache_read.input_tokens": 1024,
       "gen_ai.response.finish_reasons": ["stop"],
-      "gen_ai.input.messages": JSON.stringify([{ role: "system", content: "You are a support agent." }, { role: "user", content: QUESTION }]),
-      "gen_ai.output.messages": JSON.stringify([{ role: "assistant", content: output }]),
+      ...(WITH_CONTENT ? {
+        "gen_ai.input.messages": JSON.stringify([{ role: "system", content: "You are a support agent." }, { role: "user", content: QUESTION }]),
+        "gen_ai.output.messages": JSON.stringify([{ role: "assistant", content: output }]),
+      } : {}),
     },
   });
   const tool = (name: string, start: number, end: number): SpanSpec => ({
     traceId, spanId: hexId(8), parentSpanId: root, name: `execute_tool ${name}`, startMs: at(start), endMs: at(end),
-    attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, "gen_ai.tool.call.arguments": '{"order_id": 1234}', "gen_ai.tool.call.result": '{"status": "in_transit", "eta": "tomorrow"}' },
+    attributes: {
+      "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+      ...(WITH_CONTENT ? { "gen_ai.tool.call.arguments": '{"order_id": 1234}', "gen_ai.tool.call.result": '{"status": "in_transit", "eta": "tomorrow"}' } : {}),
+    },
   });
   return [
     chat("gpt-4o-mini", 10, 400, "Let me look up the order."),

@@ -8,7 +8,7 @@
  *     how long until the pipeline has made all of it visible (a fresh export sent after the phase is seen live).
  *  2. Sustained: protobuf exports paced at BENCH_SUSTAINED_RATE spans/s (default 20,000) for BENCH_SUSTAINED_SECONDS;
  *     for every span, the time from its export's 200 to its frame on a subscribed dashboard WebSocket.
- * Env: BENCH_FORMATS, BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_POOL, BENCH_SUSTAINED_RATE, BENCH_SUSTAINED_SECONDS,
+ * Env: BENCH_CONTENT=0 (spans without messages, otlp-payload.ts), BENCH_FORMATS, BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_POOL, BENCH_SUSTAINED_RATE, BENCH_SUSTAINED_SECONDS,
  * BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). Prints the server's RSS. Targets (2 cores): ≥ 100,000 spans/s acknowledged (protobuf); at 20,000 spans/s every
  * span visible within 2 s of its ack.
  */

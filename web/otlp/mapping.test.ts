@@ -4,6 +4,7 @@ import { checkBuiltEvent, parseIngestEvent, type IngestEvent } from "../../core/
 import { GEN_AI_OPERATION_KINDS, OPENINFERENCE_KINDS, TRACELOOP_KINDS } from "./conventions.js";
 import { kindOf, mapExport, type RawEvent } from "./mapping.js";
 import { decodeJsonExport, jsonIdHex } from "./otlp-json.js";
+import { nanosToMs } from "./trace-model.js";
 import type { AttrValue, OtlpSpan } from "./trace-model.js";
 
 const T = "0af7651916cd43dd8448eb211c80319c";
@@ -161,5 +162,16 @@ describe("the receiver's checks agree with the ingest schema", () => {
       }
     }
     expect(refused).toBeGreaterThan(3);
+  });
+});
+
+describe("times", () => {
+  it("nanoseconds past 2^53 convert exactly: a span ending at .123 ms stays in that millisecond", () => {
+    expect(nanosToMs("1764000000123000000")).toBe(1764000000123);
+    expect(Math.floor(nanosToMs("1764000000122999000"))).toBe(1764000000122); // 1 µs before the next ms
+    expect(nanosToMs({ toNumber: () => 0, toString: () => "1764000000123000001" })).toBeCloseTo(1764000000123.000001, 6);
+    expect(nanosToMs("12abc")).toBeNaN();
+    expect(nanosToMs("")).toBeNaN();
+    expect(nanosToMs(1.5e6)).toBe(1.5);
   });
 });

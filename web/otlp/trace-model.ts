@@ -49,14 +49,22 @@ export function idHex(bytes: Uint8Array | null | undefined, length: 8 | 16): str
   return /^0+$/.test(hex) ? "" : hex;
 }
 
-/** Nanoseconds (a number, a numeric string or a protobufjs Long) → milliseconds; NaN when it is none of those. */
+/**
+ * Nanoseconds (a number, a numeric string or a protobufjs Long) → milliseconds; NaN when it is none of those.
+ * Exact for strings and Longs: ~1.7e18 ns is past 2^53, and a double's rounding could put a span's end in the
+ * millisecond before (its ISO time and derived event id are the floored milliseconds).
+ */
 export function nanosToMs(v: unknown): number {
   if (typeof v === "number") return v / 1e6;
-  if (typeof v === "string") return v.trim() === "" ? NaN : Number(v) / 1e6;
-  if (typeof v === "object" && v !== null && typeof (v as { toNumber?: unknown }).toNumber === "function") {
-    return (v as { toNumber(): number }).toNumber() / 1e6;
+  let ns: bigint;
+  try {
+    if (typeof v === "string") ns = BigInt(v.trim() === "" ? "x" : v.trim());
+    else if (typeof v === "object" && v !== null && typeof (v as { toNumber?: unknown }).toNumber === "function") ns = BigInt(String(v));
+    else return NaN;
+  } catch {
+    return NaN;
   }
-  return NaN;
+  return Number(ns / 1_000_000n) + Number(ns % 1_000_000n) / 1e6;
 }
 
 /** An int64 (number, numeric string or Long) as a JS number. */
