@@ -59,6 +59,7 @@ export function nanosToMs(v: unknown): number {
   let ns: bigint;
   try {
     if (typeof v === "string") ns = BigInt(v.trim() === "" ? "x" : v.trim());
+    else if (isLong(v)) ns = (BigInt(v.high >>> 0) << 32n) | BigInt(v.low >>> 0); // fixed64: unsigned
     else if (typeof v === "object" && v !== null && typeof (v as { toNumber?: unknown }).toNumber === "function") ns = BigInt(String(v));
     else return NaN;
   } catch {
@@ -66,6 +67,9 @@ export function nanosToMs(v: unknown): number {
   }
   return Number(ns / 1_000_000n) + Number(ns % 1_000_000n) / 1e6;
 }
+
+const isLong = (v: unknown): v is { high: number; low: number } =>
+  typeof v === "object" && v !== null && typeof (v as { high?: unknown }).high === "number" && typeof (v as { low?: unknown }).low === "number";
 
 /** An int64 (number, numeric string or Long) as a JS number. */
 export function int64(v: unknown): number {
