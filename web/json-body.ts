@@ -19,21 +19,28 @@ export async function readJsonBodyBytes(ctx: Context, limitBytes: number): Promi
   if (!isJsonContentType(ctx.req.headers["content-type"])) {
     throw new HttpProblem(415, "unsupported_media_type", "the request body must be JSON (Content-Type: application/json)");
   }
-  const declared = ctx.req.headers["content-length"];
-  if (declared !== undefined && Number(declared) > limitBytes) {
-    // Refuse before reading a byte; Connection: close so the unread body does not poison the keep-alive socket.
+  return readBodyBytes(ctx, limitBytes, `the request body exceeds the limit of ${limitBytes} bytes`);
+}
+
+/**
+ * The body's bytes, whatever its type: 413 (`tooLargeMessage`) past the limit — refused before reading a byte when
+ * Content-Length says so, and raw-body stops reading there, so an oversized body is never buffered —, 400 when
+ * the body is cut short.
+ */
+export async function readBodyBytes(ctx: Context, limitBytes: number, tooLargeMessage: string): Promise<Buffer> {
+  const tooLarge = () => {
+    // Connection: close so the unread rest of the body does not poison the keep-alive socket.
     ctx.set("Connection", "close");
-    throw tooLarge(limitBytes);
-  }
+    return new HttpProblem(413, "payload_too_large", tooLargeMessage);
+  };
+  const declared = ctx.req.headers["content-length"];
+  if (declared !== undefined && Number(declared) > limitBytes) throw tooLarge();
   try {
     // A Buffer, decoded by the caller: Buffer#toString is cheaper than raw-body's iconv decoder on the hot path.
     return await getRawBody(ctx.req, { length: declared, limit: limitBytes });
   } catch (err) {
     const type = (err as { type?: string }).type;
-    if (type === "entity.too.large") {
-      ctx.set("Connection", "close");
-      throw tooLarge(limitBytes);
-    }
+    if (type === "entity.too.large") throw tooLarge();
     if (type === "request.size.invalid") throw new HttpProblem(400, "malformed_body", "the body length does not match Content-Length");
     if (type === "request.aborted") throw new HttpProblem(400, "request_aborted", "the client aborted the request");
     throw err;
@@ -49,6 +56,3 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
     throw new HttpProblem(400, "malformed_json", `the request body is not valid JSON: ${(err as Error).message}`);
   }
 }
-
-const tooLarge = (limit: number) =>
-  new HttpProblem(413, "payload_too_large", `the request body exceeds the limit of ${limit} bytes`);

@@ -13,11 +13,9 @@
  * span visible within 2 s of its ack.
  */
 import http from "node:http";
-import * as grpc from "@grpc/grpc-js";
 import { eventIdFor } from "../../core/ids.js";
 import { freePort } from "../e2e/harness.js";
-import { exportJson, exportProtobuf, type SpanSpec } from "../e2e/otlp-fixtures.js";
-import { TRACE_EXPORT_PATH } from "../../web/otlp/grpc-server.js";
+import { exportJson, exportProtobuf, traceExportClient, type SpanSpec } from "../e2e/otlp-fixtures.js";
 import { rssMiB, startLiveServer, type LiveServer } from "./live-server.js";
 import { exportSpans, SPANS_PER_EXPORT } from "./otlp-payload.js";
 
@@ -56,12 +54,8 @@ function httpSender(live: LiveServer, format: "protobuf" | "json"): Send {
 }
 
 function grpcSender(live: LiveServer, port: number): Send {
-  const bytes = (b: Buffer) => b;
-  const Ctor = grpc.makeGenericClientConstructor({ Export: { path: TRACE_EXPORT_PATH, requestStream: false, responseStream: false, requestSerialize: bytes, requestDeserialize: bytes, responseSerialize: bytes, responseDeserialize: bytes } }, "TraceService");
-  const client = new Ctor(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { "grpc.max_send_message_length": 64 << 20 }) as unknown as { Export(b: Buffer, md: grpc.Metadata, cb: (err: unknown) => void): void };
-  const md = new grpc.Metadata();
-  md.set("authorization", `Bearer ${live.key}`);
-  return (b) => new Promise((resolve) => client.Export(Buffer.from(b), md, (err) => resolve(!err)));
+  const client = traceExportClient(`127.0.0.1:${port}`);
+  return async (b) => (await client.send(b, live.key)) === null;
 }
 
 /** Resolves when every span's frame has arrived (or after timeoutMs); the ms it took. */

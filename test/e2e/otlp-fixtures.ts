@@ -1,5 +1,7 @@
 /** OTLP export bodies for tests and benchmarks, from short span descriptions: OTLP/JSON text or protobuf bytes. */
 import { randomBytes } from "node:crypto";
+import * as grpc from "@grpc/grpc-js";
+import { TRACE_EXPORT_PATH } from "../../web/otlp/grpc-server.js";
 import { encodeProtobufExport } from "../../web/otlp/otlp-protobuf.js";
 
 export type AttrInput = string | number | boolean | readonly string[];
@@ -66,4 +68,28 @@ export function exportProtobuf(specs: readonly SpanSpec[], service = "otlp-test"
     const j = jsonSpan(s, now);
     return { ...j, traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId) };
   }));
+}
+
+/** A gRPC client of TraceService/Export that sends export bytes (as built above) with an optional Bearer key. */
+export interface TraceExportClient {
+  send(body: Uint8Array, key?: string): Promise<grpc.ServiceError | null>;
+  close(): void;
+}
+
+export function traceExportClient(address: string): TraceExportClient {
+  const bytes = (b: Buffer) => b;
+  const Ctor = grpc.makeGenericClientConstructor({
+    Export: { path: TRACE_EXPORT_PATH, requestStream: false, responseStream: false, requestSerialize: bytes, requestDeserialize: bytes, responseSerialize: bytes, responseDeserialize: bytes },
+  }, "TraceService");
+  const client = new Ctor(address, grpc.credentials.createInsecure(), { "grpc.max_send_message_length": 64 << 20 }) as unknown as grpc.Client & {
+    Export(req: Buffer, md: grpc.Metadata, cb: (err: grpc.ServiceError | null) => void): void;
+  };
+  return {
+    send(body, key) {
+      const md = new grpc.Metadata();
+      if (key) md.set("authorization", `Bearer ${key}`);
+      return new Promise((resolve) => client.Export(Buffer.from(body), md, (err) => resolve(err)));
+    },
+    close: () => client.close(),
+  };
 }

@@ -8,11 +8,10 @@ import { gzipSync } from "node:zlib";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeRpcStatus, encodeRpcStatus } from "../../web/otlp/otlp-protobuf.js";
-import { TRACE_EXPORT_PATH } from "../../web/otlp/grpc-server.js";
 import { hashApiKey } from "../../core/ids.js";
 import { findActiveKeyByHash } from "../../stores/accounts/api-keys.js";
 import { bearer, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
-import { exportJson, exportProtobuf, hexId, type SpanSpec } from "./otlp-fixtures.js";
+import { exportJson, exportProtobuf, hexId, traceExportClient, type SpanSpec } from "./otlp-fixtures.js";
 
 let srv: TestServer;
 let acct: TestAccount;
@@ -42,15 +41,7 @@ const post = (server: TestServer, key: string | undefined, body: Uint8Array | st
   });
 const PB = "application/x-protobuf";
 
-/** A gRPC client of TraceService/Export that sends and receives bytes (requests built by the fixtures). */
-type Client = grpc.Client & { Export(req: Buffer, md: grpc.Metadata, cb: (err: grpc.ServiceError | null, res?: Buffer) => void): void };
-const clientFor = (server: TestServer): Client => {
-  const bytes = (b: Buffer) => b;
-  const Ctor = grpc.makeGenericClientConstructor({
-    Export: { path: TRACE_EXPORT_PATH, requestStream: false, responseStream: false, requestSerialize: bytes, requestDeserialize: bytes, responseSerialize: bytes, responseDeserialize: bytes },
-  }, "TraceService");
-  return new Ctor(`127.0.0.1:${server.web.otlpGrpcPort}`, grpc.credentials.createInsecure()) as unknown as Client;
-};
+const clientFor = (server: TestServer) => traceExportClient(`127.0.0.1:${server.web.otlpGrpcPort}`);
 const JSON_TYPE = "application/json";
 
 /** A trace: a root agent span and an LLM call under it. */
@@ -167,9 +158,7 @@ describe("OTLP/HTTP answers", () => {
     expect(decodeRpcStatus(new Uint8Array(await res.arrayBuffer())).message).toContain("at most 100 (RUNWATCH_OTLP_MAX_SPANS)");
     expect(await probe).toBeLessThan(500);
     const client = clientFor(srv);
-    const md = new grpc.Metadata();
-    md.set("authorization", `Bearer ${acct.key}`);
-    const err = await new Promise<grpc.ServiceError | null>((resolve) => client.Export(Buffer.from(exportProtobuf(many)), md, (e) => resolve(e)));
+    const err = await client.send(exportProtobuf(many), acct.key);
     expect(err?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(err?.metadata.get("grpc-status-details-bin")).toEqual([]); // not retryable: no RetryInfo
     client.close();
@@ -205,12 +194,6 @@ describe("OTLP/HTTP answers", () => {
 });
 
 describe("OTLP/gRPC answers", () => {
-  const call = (client: Client, body: Uint8Array, key?: string) =>
-    new Promise<{ err: grpc.ServiceError | null; res?: Buffer }>((resolve) => {
-      const md = new grpc.Metadata();
-      if (key) md.set("authorization", `Bearer ${key}`);
-      client.Export(Buffer.from(body), md, (err, res) => resolve({ err, res }));
-    });
   const retryDelay = (err: grpc.ServiceError) => {
     const details = err.metadata.get("grpc-status-details-bin")[0] as Buffer;
     return decodeRpcStatus(details).retryDelaySeconds;
@@ -219,19 +202,18 @@ describe("OTLP/gRPC answers", () => {
   it("OK, then UNAUTHENTICATED, INVALID_ARGUMENT and, over the rate limit, RESOURCE_EXHAUSTED with RetryInfo", async () => {
     const client = clientFor(srv);
     const spans = smallTrace();
-    const ok = await call(client, exportProtobuf(spans), acct.key);
-    expect(ok.err).toBeNull();
+    expect(await client.send(exportProtobuf(spans), acct.key)).toBeNull();
     await waitForRun(srv.url, acct.key, spans[0]!.traceId, (b) => b.run.status === "success");
-    expect((await call(client, exportProtobuf(spans))).err?.code).toBe(grpc.status.UNAUTHENTICATED);
-    expect((await call(client, exportProtobuf(spans), "0".repeat(64))).err?.code).toBe(grpc.status.UNAUTHENTICATED);
-    const garbage = await call(client, new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]), acct.key);
-    expect(garbage.err?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect((await client.send(exportProtobuf(spans)))?.code).toBe(grpc.status.UNAUTHENTICATED);
+    expect((await client.send(exportProtobuf(spans), "0".repeat(64)))?.code).toBe(grpc.status.UNAUTHENTICATED);
+    const garbage = await client.send(new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]), acct.key);
+    expect(garbage?.code).toBe(grpc.status.INVALID_ARGUMENT);
     client.close();
 
     const limitedAcct = await accountWithOneRequestLeft();
     const small = clientFor(srv);
-    expect((await call(small, exportProtobuf(smallTrace()), limitedAcct.key)).err).toBeNull();
-    const refused = (await call(small, exportProtobuf(smallTrace()), limitedAcct.key)).err!;
+    expect((await small.send(exportProtobuf(smallTrace()), limitedAcct.key))).toBeNull();
+    const refused = (await small.send(exportProtobuf(smallTrace()), limitedAcct.key))!;
     expect(refused.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(retryDelay(refused)).toBeGreaterThan(0);
     small.close();
@@ -240,7 +222,7 @@ describe("OTLP/gRPC answers", () => {
   it("a message over the size limit is RESOURCE_EXHAUSTED", async () => {
     const client = clientFor(srv);
     const big = exportProtobuf(smallTrace(hexId(16), { attributes: { "input.value": "x".repeat(300_000) } }));
-    expect((await call(client, big, acct.key)).err?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect((await client.send(big, acct.key))?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     client.close();
   });
 
@@ -257,9 +239,7 @@ describe("the event log cannot take events (runs last: it closes the log)", () =
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await res.json()).toMatchObject({ code: 14, error: { code: "service_unavailable" } });
     const client = clientFor(srv);
-    const md = new grpc.Metadata();
-    md.set("authorization", `Bearer ${acct.key}`);
-    const err = await new Promise<grpc.ServiceError | null>((resolve) => client.Export(Buffer.from(exportProtobuf(smallTrace())), md, resolve));
+    const err = await client.send(exportProtobuf(smallTrace()), acct.key);
     expect(err?.code).toBe(grpc.status.UNAVAILABLE);
     expect(decodeRpcStatus(err!.metadata.get("grpc-status-details-bin")[0] as Buffer).retryDelaySeconds).toBeGreaterThan(0);
     client.close();

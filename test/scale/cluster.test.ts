@@ -5,10 +5,8 @@
  * - a WebSocket client on either gateway receives them (Redis pub/sub from any pipeline worker);
  * - the rate limit is shared: one key gets 200 requests per minute in total across both web processes.
  */
-import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { TRACE_EXPORT_PATH } from "../../web/otlp/grpc-server.js";
-import { exportProtobuf, hexId } from "../e2e/otlp-fixtures.js";
+import { exportProtobuf, hexId, traceExportClient } from "../e2e/otlp-fixtures.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { describeWith, eventually } from "./services.js";
 import { startCluster, type Cluster } from "./cluster.js";
@@ -101,13 +99,9 @@ describeWith(ALL, "scale mode: 2 web, 2 pipeline, 2 gateway processes", () => {
     const llm = { traceId, spanId: hexId(8), parentSpanId: root, name: "chat gpt-4o", startMs: t + 10, endMs: t + 300, attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10 } };
     const http = await fetch(`${a!.url}/v1/traces`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/x-protobuf" }, body: exportProtobuf([llm]) as BodyInit });
     expect(http.status).toBe(200);
-    const bytes = (x: Buffer) => x;
-    const Client = grpc.makeGenericClientConstructor({ Export: { path: TRACE_EXPORT_PATH, requestStream: false, responseStream: false, requestSerialize: bytes, requestDeserialize: bytes, responseSerialize: bytes, responseDeserialize: bytes } }, "TraceService");
-    const client = new Client(`127.0.0.1:${b!.otlpGrpcPort}`, grpc.credentials.createInsecure()) as unknown as { Export(r: Buffer, md: grpc.Metadata, cb: (err: unknown) => void): void; close(): void };
-    const md = new grpc.Metadata();
-    md.set("authorization", `Bearer ${key}`);
+    const client = traceExportClient(`127.0.0.1:${b!.otlpGrpcPort}`);
     const rootSpan = { traceId, spanId: root, name: "invoke_agent scale-bot", startMs: t, endMs: t + 400, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "scale-bot" } };
-    expect(await new Promise((resolve) => client.Export(Buffer.from(exportProtobuf([rootSpan, llm])), md, resolve))).toBeNull(); // llm resent: stored once
+    expect(await client.send(exportProtobuf([rootSpan, llm]), key)).toBeNull(); // llm resent: stored once
     client.close();
     let body: { run: Record<string, unknown>; events: unknown[] } | undefined;
     await eventually("the OTLP run is stored", async () => {

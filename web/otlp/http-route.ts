@@ -9,10 +9,10 @@
  * durable append (503) → 200. A 200 is sent only once the log holds the events.
  */
 import type { Context } from "koa";
-import getRawBody from "raw-body";
 import type { Logger } from "../../core/logger.js";
 import type { EventLog } from "../../core/ports/event-log.js";
 import { HttpProblem, toHttpError } from "../http-errors.js";
+import { readBodyBytes } from "../json-body.js";
 import type { Admission } from "../ingest/admission.js";
 import type { BatchDecoder } from "../ingest/decode-thread.js";
 import { appendDurably } from "../ingest/durable-append.js";
@@ -45,23 +45,6 @@ function gzippedOf(ctx: Context): boolean {
   throw new HttpProblem(415, "unsupported_encoding", `Content-Encoding ${enc} is not supported; send gzip or identity`, "Content-Encoding");
 }
 
-async function readBody(ctx: Context, limit: number): Promise<Buffer> {
-  const declared = ctx.req.headers["content-length"];
-  const tooLarge = () => {
-    ctx.set("Connection", "close"); // the unread rest of the body must not be taken for the next request
-    return new HttpProblem(413, "payload_too_large", `the export exceeds the limit of ${limit} bytes (RUNWATCH_OTLP_MAX_BODY_BYTES)`);
-  };
-  if (declared !== undefined && Number(declared) > limit) throw tooLarge();
-  try {
-    return await getRawBody(ctx.req, { length: declared, limit });
-  } catch (err) {
-    const type = (err as { type?: string }).type;
-    if (type === "entity.too.large") throw tooLarge();
-    if (type === "request.size.invalid" || type === "request.aborted") throw new HttpProblem(400, "malformed_body", "the body was cut short");
-    throw err;
-  }
-}
-
 /** Writes an error in the request's format (JSON when the format is unknown). */
 function sendOtlpError(ctx: Context, format: OtlpFormat | undefined, err: unknown, logger: Logger): void {
   const e = toHttpError(err);
@@ -88,7 +71,7 @@ export function otlpTracesHandler(deps: OtlpHttpDeps): (ctx: Context) => Promise
       const gzipped = gzippedOf(ctx);
       const { principal, headers } = await deps.admission(ctx.req.headers.authorization, ctx.ip);
       ctx.set(headers);
-      const body = await readBody(ctx, deps.maxBodyBytes);
+      const body = await readBodyBytes(ctx, deps.maxBodyBytes, `the export exceeds the limit of ${deps.maxBodyBytes} bytes (RUNWATCH_OTLP_MAX_BODY_BYTES)`);
       const decoded = await deps.decoder.decodeOtlp(body, format, gzipped, principal.userId, Date.now());
       if (!decoded.ok) {
         throw new HttpProblem(decoded.status, decoded.status === 413 ? "payload_too_large" : "malformed_export", decoded.message);
