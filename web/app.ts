@@ -14,7 +14,6 @@ import { HttpProblem, sendError, toHttpError } from "./http-errors.js";
 import { createApiKeyAuth, type ApiKeyAuth } from "./middleware/api-key-auth.js";
 import { ingestHandlers } from "./ingest/routes.js";
 import { createAdmission } from "./ingest/admission.js";
-import { inThreadDecoder } from "./ingest/decode-thread.js";
 import { otlpTracesHandler } from "./otlp/http-route.js";
 import { registerRunsApi } from "./api/runs.js";
 import { registerHumanInputApi } from "./api/human-input.js";
@@ -52,7 +51,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   const ingest = ingestHandlers(deps, apiKeys);
   const otlpTraces = otlpTracesHandler({
     admission: createAdmission(deps, apiKeys),
-    decoder: deps.batchDecoder ?? inThreadDecoder(deps.ports.config),
+    decoder: deps.batchDecoder,
     log: deps.ports.log,
     logger: deps.logger,
     maxBodyBytes: deps.ports.config.otlpMaxBodyBytes,

@@ -15,8 +15,8 @@ export interface WebDeps {
   readonly logger: Logger;
   /** Signs session cookies and realtime (gateway) tokens; same value in web and gateway processes. */
   readonly sessionSecret: string;
-  /** Decodes ingest batch bodies; on the request's thread when absent (web/ingest/decode-thread.ts). */
-  readonly batchDecoder?: BatchDecoder;
+  /** Decodes ingest batch bodies and OTLP exports, on threads of their own or the request's (web/ingest/decode-thread.ts). */
+  readonly batchDecoder: BatchDecoder;
   /** The pipeline's progress as reported over pub/sub, for GET /healthz (web/health.ts). */
   readonly health: HealthView;
   /** Login, registration, bad-key, test-send and /improve budgets (web/middleware/throttles.ts). */

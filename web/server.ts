@@ -37,7 +37,8 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
   const config = ports.config;
   const logger = opts.logger ?? createLogger(config.logLevel).child({ svc: "web" });
   const sessionSecret = await resolveSessionSecret(config);
-  const batchDecoder = config.ingestThreads > 0 ? threadDecoder({ maxBatchEvents: config.maxBatchEvents, otlpMaxBodyBytes: config.otlpMaxBodyBytes, otlpMaxSpans: config.otlpMaxSpans, threads: config.ingestThreads, logger }) : undefined;
+  // Batch and OTLP bodies decode on threads of their own; RUNWATCH_INGEST_THREADS=0 decodes on the request's thread.
+  const batchDecoder = config.ingestThreads > 0 ? threadDecoder({ ...config, threads: config.ingestThreads, logger }) : inThreadDecoder(config);
   const health = await watchPipelineHealth(ports.pubsub, ports.sql, logger);
   const deps: WebDeps = { ports, events: createEventStore(ports.clickhouse), logger, sessionSecret, batchDecoder, health, throttles: createThrottles(ports.limiter, config), triggers: await loadTriggers(config, opts.triggers) };
   const app = createWebApp(deps);
@@ -56,7 +57,7 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
   const grpcPort = opts.otlpGrpcPort === undefined ? config.otlpGrpcPort : opts.otlpGrpcPort;
   const grpc = grpcPort === null ? undefined : await startOtlpGrpc({
     admission: createAdmission(deps, app.apiKeys),
-    decoder: batchDecoder ?? inThreadDecoder(config),
+    decoder: batchDecoder,
     log: ports.log,
     logger,
     maxBodyBytes: config.otlpMaxBodyBytes,
@@ -75,7 +76,7 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
       new Promise<void>((resolve) => {
         // Stop accepting, let in-flight requests finish (their 202s mean durable), then drop idle sockets.
         server.close(() => {
-          void Promise.allSettled([grpc?.close()]).then(() => Promise.allSettled([batchDecoder?.close(), health.close()])).then(() => resolve());
+          void Promise.allSettled([grpc?.close()]).then(() => Promise.allSettled([batchDecoder.close(), health.close()])).then(() => resolve());
         });
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5_000).unref();

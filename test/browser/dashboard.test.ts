@@ -4,10 +4,10 @@
  *
  * Skips when /usr/bin/chromium is absent, unless REQUIRE_BROWSER=1. Screenshots go to test/artifacts/.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import path from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { ARTIFACTS, haveBrowser, launchBrowser, register, startStack, stopStack, type Stack } from "./stack.js";
+import type { Page } from "playwright-core";
+import { ARTIFACTS, haveBrowser, register, useBrowserStack } from "./stack.js";
 
 /** Watches every WebSocket frame a page receives (to prove what a session did and did not get). */
 function recordFrames(page: Page): string[] {
@@ -19,19 +19,11 @@ function recordFrames(page: Page): string[] {
 const live = (page: Page) => page.waitForSelector('#live-indicator[data-state="live"]', { timeout: 10_000 });
 
 describe.skipIf(!haveBrowser)("live dashboard in a real browser", () => {
-  let stack: Stack;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await stopStack(stack);
-  });
+  const env = useBrowserStack();
 
   it("shows a run appear and finish live, its timeline in order, and nothing to another user", async () => {
+    const stack = env.stack();
+    const browser = env.browser();
     const base = stack.url;
     const viewport = { width: 1440, height: 900 };
     const ctxA = await browser.newContext({ viewport });

@@ -4,32 +4,18 @@
  * span marked as failed while the run succeeded. Screenshot: test/artifacts/otlp-run-trace.png.
  */
 import path from "node:path";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApiKey } from "../../stores/accounts/api-keys.js";
-import { findUserByEmail } from "../../stores/accounts/users.js";
+import { describe, expect, it } from "vitest";
 import { waitForRun } from "../e2e/harness.js";
 import { exportJson, hexId, type SpanSpec } from "../e2e/otlp-fixtures.js";
-import { ARTIFACTS, haveBrowser, launchBrowser, register, startStack, stopStack, type Stack } from "./stack.js";
+import { ARTIFACTS, haveBrowser, registerWithKey, useBrowserStack } from "./stack.js";
 
 describe.skipIf(!haveBrowser)("an OTLP trace in a real browser", () => {
-  let stack: Stack;
-  let browser: Browser;
-  beforeAll(async () => {
-    stack = await startStack();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await stopStack(stack);
-  });
+  const env = useBrowserStack();
 
   it("shows the exported spans as the run's tree, a failed tool span as failed in a successful run", async () => {
-    const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const email = `otlp-${Date.now()}@example.com`;
-    const page = await register(ctx, stack.url, "Otto", email);
-    const user = (await findUserByEmail(stack.ports.sql, email))!;
-    const { key } = await createApiKey(stack.ports.sql, user.id, "otlp test", null);
+    const stack = env.stack();
+    const ctx = await env.browser().newContext({ viewport: { width: 1440, height: 900 } });
+    const { page, key } = await registerWithKey(ctx, stack, "Otto", `otlp-${Date.now()}@example.com`);
     const traceId = hexId(16);
     const [root, agent, llm, retr, rerank, tool] = [hexId(8), hexId(8), hexId(8), hexId(8), hexId(8), hexId(8)];
     const t0 = Date.now() - 3000;

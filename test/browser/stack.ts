@@ -13,6 +13,9 @@ import { startWeb, type WebServer } from "../../web/server.js";
 import { existsSync } from "node:fs";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll } from "vitest";
+import { createApiKey } from "../../stores/accounts/api-keys.js";
+import { findUserByEmail } from "../../stores/accounts/users.js";
 import { freePort } from "../e2e/harness.js";
 
 export const ARTIFACTS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../artifacts");
@@ -66,4 +69,26 @@ export async function launchBrowser(): Promise<Browser> {
   await fs.mkdir(ARTIFACTS, { recursive: true });
   const { chromium } = await import("playwright-core");
   return chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+}
+
+/** A stack and a browser for the tests of one file: started before them, closed after (call inside describe). */
+export function useBrowserStack(): { stack(): Stack; browser(): Browser } {
+  let stack: Stack | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    stack = await startStack();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stopStack(stack);
+  });
+  return { stack: () => stack!, browser: () => browser! };
+}
+
+/** A user registered through the browser (logged in on `ctx`) with an API key for sending events. */
+export async function registerWithKey(ctx: BrowserContext, stack: Stack, name: string, email: string): Promise<{ page: Page; key: string }> {
+  const page = await register(ctx, stack.url, name, email);
+  const user = (await findUserByEmail(stack.ports.sql, email))!;
+  return { page, key: (await createApiKey(stack.ports.sql, user.id, `${name}'s key`, null)).key };
 }

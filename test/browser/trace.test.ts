@@ -5,32 +5,19 @@
  * reload; the page renders the tree with JavaScript off. Screenshots go to test/artifacts/.
  */
 import path from "node:path";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApiKey } from "../../stores/accounts/api-keys.js";
-import { findUserByEmail } from "../../stores/accounts/users.js";
+import { describe, expect, it } from "vitest";
 import { json, waitForRun } from "../e2e/harness.js";
-import { ARTIFACTS, haveBrowser, launchBrowser, register, startStack, stopStack, type Stack } from "./stack.js";
+import { ARTIFACTS, haveBrowser, registerWithKey, useBrowserStack } from "./stack.js";
 
 
 describe.skipIf(!haveBrowser)("the run trace in a real browser", () => {
-  let stack: Stack;
-  let browser: Browser;
-  beforeAll(async () => {
-    stack = await startStack();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await stopStack(stack);
-  });
+  const env = useBrowserStack();
 
   it("nests spans as the run went, shows LLM calls with model, tokens and cost, collapses, and grows live", async () => {
-    const ctx = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const stack = env.stack();
+    const ctx = await env.browser().newContext({ viewport: { width: 1440, height: 1000 } });
     const email = `trace-${Date.now()}@example.com`;
-    const page = await register(ctx, stack.url, "Tracy", email);
-    const user = (await findUserByEmail(stack.ports.sql, email))!;
-    const { key } = await createApiKey(stack.ports.sql, user.id, "trace test", null);
+    const { page, key } = await registerWithKey(ctx, stack, "Tracy", email);
     const t0 = Date.now() - 5_000;
     const at = (ms: number) => new Date(t0 + ms).toISOString();
     const id = "trace-run-1";
@@ -81,7 +68,7 @@ describe.skipIf(!haveBrowser)("the run trace in a real browser", () => {
     await ctx.close();
 
     // Without JavaScript the tree is there, and <details> still collapses it.
-    const noJs = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1440, height: 1000 } });
+    const noJs = await env.browser().newContext({ javaScriptEnabled: false, viewport: { width: 1440, height: 1000 } });
     const p2 = await noJs.newPage();
     await p2.goto(`${stack.url}/login`);
     await p2.fill("#email", email);

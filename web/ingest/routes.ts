@@ -11,7 +11,6 @@ import { parseIngestEvent } from "../../core/events/schema.js";
 import type { WebDeps } from "../deps.js";
 import { readJsonBody, readJsonBodyBytes } from "../json-body.js";
 import { HttpProblem } from "../http-errors.js";
-import { inThreadDecoder } from "./decode-thread.js";
 import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
 import { enrichEvent } from "./enrich.js";
 import { createAdmission } from "./admission.js";
@@ -34,7 +33,7 @@ export function ingestHandlers(deps: WebDeps, auth: ApiKeyAuth): IngestHandlers 
     return principal;
   };
 
-  const batchDecoder = deps.batchDecoder ?? inThreadDecoder(config);
+  const { batchDecoder } = deps;
 
   const append = (write: () => Promise<void>, count: number) => appendDurably(write, count, logger);
 

@@ -173,26 +173,34 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
 }
 
 /** The run's agent: gen_ai.agent.name of the root, else of the outermost (earliest) agent span; else service.name. */
-function agentOf(spans: readonly OtlpSpan[], root: OtlpSpan | undefined): { name: string; fromGenAi: boolean } {
+function agentOf(spans: readonly KindedSpan[], root: OtlpSpan | undefined): { name: string; fromGenAi: boolean } {
   const rootName = root && firstText(root.attributes, AGENT_NAME);
   if (rootName) return { name: rootName.slice(0, MAX_AGENT_NAME), fromGenAi: true };
   let agent: { name: string; at: number } | undefined;
-  for (const s of spans) {
-    if (kindOf(s.attributes) !== "agent") continue;
+  for (const { span: s, kind } of spans) {
+    if (kind !== "agent") continue;
     const n = firstText(s.attributes, AGENT_NAME);
     if (n && (!agent || s.startMs < agent.at)) agent = { name: n, at: s.startMs };
   }
   if (agent) return { name: agent.name.slice(0, MAX_AGENT_NAME), fromGenAi: true };
-  const service = firstText((root ?? spans[0]!).resource, [SERVICE_NAME]);
+  const service = firstText((root ?? spans[0]!.span).resource, [SERVICE_NAME]);
   return { name: (service || "unknown_service").slice(0, MAX_AGENT_NAME), fromGenAi: false };
 }
 
-function mapTrace(traceId: string, spans: readonly { span: OtlpSpan; index: number }[]): MappedTrace {
-  const root = spans.find((s) => s.span.parentSpanId === "")?.span;
-  const agent = agentOf(spans.map((s) => s.span), root);
+interface KindedSpan {
+  readonly span: OtlpSpan;
+  readonly index: number;
+  readonly kind: MappedKind;
+}
+
+function mapTrace(traceId: string, list: readonly { span: OtlpSpan; index: number }[]): MappedTrace {
+  const spans: KindedSpan[] = list.map((s) => ({ ...s, kind: kindOf(s.span.attributes) }));
+  const rooted = spans.find((s) => s.span.parentSpanId === "");
+  const root = rooted?.span;
+  const agent = agentOf(spans, root);
   let startMs = Infinity;
   for (const s of spans) startMs = Math.min(startMs, s.span.startMs);
-  const rootInput = root && content(root.attributes, "input", kindOf(root.attributes));
+  const rootInput = rooted && content(rooted.span.attributes, "input", rooted.kind);
   const runStart: RawEvent = {
     event_type: "run_start",
     sdk_run_id: traceId,
@@ -205,8 +213,7 @@ function mapTrace(traceId: string, spans: readonly { span: OtlpSpan; index: numb
       ...(rootInput !== undefined ? { input: previewOf(rootInput) } : {}),
     },
   };
-  const mapped = spans.map(({ span, index }): MappedSpan => {
-    const kind = kindOf(span.attributes);
+  const mapped = spans.map(({ span, index, kind }): MappedSpan => {
     const failure = failureOf(span);
     const events = [spanEnd(span, traceId, kind, failure)];
     if (span === root) {
