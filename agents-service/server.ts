@@ -15,7 +15,7 @@ import type { Config } from "../core/config.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { ServiceError, errorBody } from "./errors.js";
 import { improve } from "./improve.js";
-import { warmUpDetector } from "./language/detect.js";
+import { detectorState } from "./language/detect.js";
 import { modelPrice } from "./pricing.js";
 import { PROVIDERS } from "./providers/index.js";
 import { makeRequestParser } from "./request.js";
@@ -121,14 +121,6 @@ export async function startAgentsService(config: Config, opts: AgentsServiceOpti
   const bodyLimit = settings.maxCodeChars * 4 + settings.maxInstructionsChars * 4 + 16 * 1024;
   const startedAt = Date.now();
   let inFlight = 0;
-  let detector: "loading" | "ready" | "failed" = "loading";
-  warmUpDetector().then(
-    () => (detector = "ready"),
-    (err) => {
-      detector = "failed";
-      logger.error("language model failed to load", { err });
-    },
-  );
 
   const handleImprove = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     // One id per request: logged, returned as X-Request-Id, and the sdk_run_id of the self-reported run.
@@ -193,7 +185,7 @@ export async function startAgentsService(config: Config, opts: AgentsServiceOpti
             service: "agents",
             version: VERSION,
             uptime_s: Math.round((Date.now() - startedAt) / 1000),
-            language_detector: detector,
+            language_detector: detectorState(),
             in_flight: inFlight,
             providers: Object.fromEntries(PROVIDER_IDS.map((id) => [id, isConfigured(id, settings.providers[id])])),
           });

@@ -3,7 +3,7 @@
  * process, reused), combined with syntax markers (heuristics.ts) that settle close relatives and short
  * snippets. Falls back to "plaintext" when neither gives enough evidence.
  */
-import languageDetection from "@vscode/vscode-languagedetection";
+import type languageDetection from "@vscode/vscode-languagedetection";
 import { fromModelLabel, findLanguage } from "../../core/agents/languages.js";
 import { markerScores } from "./heuristics.js";
 
@@ -33,18 +33,39 @@ const SUPERSETS: ReadonlyArray<{ superset: string; subset: string }> = [
 ];
 
 type ModelOps = InstanceType<typeof languageDetection.ModelOperations>;
-let model: ModelOps | undefined;
-const getModel = (): ModelOps => (model ??= new languageDetection.ModelOperations());
+export type DetectorState = "idle" | "loading" | "ready" | "failed";
+let model: Promise<ModelOps> | undefined;
+let state: DetectorState = "idle";
 
-/** Loads the model ahead of the first request (the first run takes ~100 ms longer than the rest). */
-export async function warmUpDetector(): Promise<void> {
-  await getModel().runModel("function warmUp() { return 42; }\nconsole.log(warmUp());");
+/**
+ * The model is loaded on the first detection, not at start: it costs ~40 MB of memory that a server whose /improve
+ * is never called should not pay (the first detection takes ~150 ms longer than the rest).
+ */
+function getModel(): Promise<ModelOps> {
+  model ??= (async () => {
+    state = "loading";
+    try {
+      const { default: detection } = await import("@vscode/vscode-languagedetection");
+      const ops = new detection.ModelOperations();
+      await ops.runModel("function warmUp() { return 42; }\nconsole.log(warmUp());");
+      state = "ready";
+      return ops;
+    } catch (err) {
+      state = "failed";
+      model = undefined; // the next request tries again
+      throw err;
+    }
+  })();
+  return model;
 }
+
+/** Whether the model has been loaded (GET /health). */
+export const detectorState = (): DetectorState => state;
 
 async function modelScores(code: string): Promise<Map<string, number>> {
   const scores = new Map<string, number>();
   if (code.trim().length < MODEL_MIN_CHARS) return scores;
-  for (const r of await getModel().runModel(code)) {
+  for (const r of await (await getModel()).runModel(code)) {
     const lang = fromModelLabel(r.languageId);
     if (lang) scores.set(lang.id, r.confidence);
   }

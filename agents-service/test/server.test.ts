@@ -156,7 +156,7 @@ describe("/health, /providers, routing", () => {
     const b = await res.json();
     expect(b).toMatchObject({ status: "ok", service: "agents", version: expect.stringMatching(/^\d+\.\d+\.\d+/), providers: { openai: true, anthropic: true, gemini: true } });
     expect(b.uptime_s).toBeGreaterThanOrEqual(0);
-    expect(["loading", "ready"]).toContain(b.language_detector);
+    expect(["idle", "loading", "ready"]).toContain(b.language_detector);
   });
 
   it("GET /providers lists the three providers with models, prices and configured flags", async () => {

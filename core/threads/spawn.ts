@@ -1,6 +1,6 @@
 /**
- * Starts a worker thread that runs a TypeScript module of this repository (through entry.mjs, which loads tsx
- * in the thread). `data` reaches the module as workerData.data.
+ * Starts a worker thread that runs a module of this repository (through entry.mjs, which loads tsx in the thread
+ * when the module is TypeScript). `data` reaches the module as workerData.data.
  */
 import { Worker } from "node:worker_threads";
 
@@ -8,6 +8,14 @@ const ENTRY = new URL("./entry.mjs", import.meta.url);
 
 export function spawnThread(module: URL, data: unknown, name: string): Worker {
   return new Worker(ENTRY, { workerData: { module: module.href, data }, name });
+}
+
+/**
+ * The URL of a thread's module next to `base` (the caller's import.meta.url), in the caller's own form: `name.ts`
+ * when it runs from the sources, `name.js` when it runs compiled from dist/.
+ */
+export function threadModule(name: string, base: string): URL {
+  return new URL(`./${name}${base.endsWith(".ts") ? ".ts" : ".js"}`, base);
 }
 
 /** The data a thread started by spawnThread was given. */

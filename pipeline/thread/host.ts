@@ -24,7 +24,7 @@ import { servePorts } from "./port-server.js";
 import { hostProcedures } from "./procedures.js";
 import type { HostMethods, ThreadMethods, WorkerData } from "./protocol.js";
 import { Rpc } from "../../core/threads/rpc.js";
-import { spawnThread } from "../../core/threads/spawn.js";
+import { spawnThread, threadModule } from "../../core/threads/spawn.js";
 import { ProgressTracker, startHealthReporter } from "../health.js";
 
 
@@ -50,7 +50,7 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
   let stopping = false;
 
   const spawn = (): Promise<Thread> => {
-    const worker = spawnThread(new URL("./worker.ts", import.meta.url), data, "runwatch-pipeline");
+    const worker = spawnThread(threadModule("worker", import.meta.url), data, "runwatch-pipeline");
     let rpc!: Rpc<HostMethods, ThreadMethods>;
     const server = servePorts(ports, procedures, (id, channel, message) => rpc.notify("pubsub.message", [id, channel, message]));
     rpc = new Rpc<HostMethods, ThreadMethods>(worker, server.handlers);

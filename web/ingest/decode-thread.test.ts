@@ -53,6 +53,25 @@ describe("ingest decode threads", () => {
     });
   });
 
+  it("starts threads with the first body, a second only while the first is busy, and retires them when idle", async () => {
+    const d = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, threads: 2, logger: createLogger("error"), idleMs: 300 });
+    try {
+      expect(d.running()).toBe(0);
+      expect((await d.decode(body({ events: [ev(1)] }), 1, Date.now())).ok).toBe(true);
+      expect(d.running()).toBe(1);
+      await d.decode(body({ events: [ev(2)] }), 1, Date.now()); // one at a time: the running thread takes it
+      expect(d.running()).toBe(1);
+      const burst = Array.from({ length: 20 }, (_, i) => d.decode(body({ events: [ev(i)] }), 1, Date.now()));
+      expect(d.running()).toBe(2);
+      expect((await Promise.all(burst)).every((r) => r.ok)).toBe(true);
+      await expect.poll(() => d.running(), { timeout: 5_000, interval: 50 }).toBe(0);
+      expect((await d.decode(body({ events: [ev(3)] }), 1, Date.now())).ok).toBe(true);
+      expect(d.running()).toBe(1);
+    } finally {
+      await d.close();
+    }
+  });
+
   it("answers Unavailable once closed", async () => {
     const d = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, threads: 1, logger: createLogger("error") });
     await d.close();

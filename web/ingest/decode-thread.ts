@@ -12,7 +12,7 @@ import type { Worker } from "node:worker_threads";
 import { Unavailable } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import { ownBytes, Rpc, type Transfer } from "../../core/threads/rpc.js";
-import { spawnThread } from "../../core/threads/spawn.js";
+import { spawnThread, threadModule } from "../../core/threads/spawn.js";
 import { decodeOtlpExport, type DecodedExport, type OtlpFormat } from "../otlp/export-decode.js";
 import { decodeIngestBatch, type DecodedBatch } from "./batch-decode.js";
 
@@ -62,37 +62,64 @@ interface DecodeThread {
   readonly rpc: DecodeRpc;
   inflight: number;
   alive: boolean;
+  idleTimer?: NodeJS.Timeout;
 }
 
-export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Logger }): BatchDecoder {
+/** A decode thread with nothing to do for this long exits; the next body starts one again (~0.2 s). */
+export const DECODE_THREAD_IDLE_MS = 30_000;
+
+/**
+ * Decode threads start with the first body that needs one and exit after DECODE_THREAD_IDLE_MS without work: an
+ * idle server holds none (each is ~35 MB: a V8 isolate with the schema and OTLP modules), and a second thread
+ * starts only while the first is busy.
+ */
+export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Logger; idleMs?: number }): BatchDecoder & { running(): number } {
   const data: DecodeThreadData = { maxBatchEvents: opts.maxBatchEvents, otlpMaxBodyBytes: opts.otlpMaxBodyBytes, otlpMaxSpans: opts.otlpMaxSpans };
   const slots: (DecodeThread | undefined)[] = new Array(Math.max(1, opts.threads)).fill(undefined);
+  const idleMs = opts.idleMs ?? DECODE_THREAD_IDLE_MS;
   let closed = false;
 
   const spawn = (slot: number): DecodeThread => {
-    const worker = spawnThread(new URL("./decode-worker.ts", import.meta.url), data, "runwatch-ingest");
+    const worker = spawnThread(threadModule("decode-worker", import.meta.url), data, "runwatch-ingest");
     const thread: DecodeThread = { worker, rpc: new Rpc<Record<never, never>, DecodeMethods>(worker, {}), inflight: 0, alive: true };
     worker.on("error", (err) => opts.logger.error("an ingest decode thread failed", { err }));
     worker.once("exit", (code) => {
+      const retired = !thread.alive; // ended by its idle timer
       thread.alive = false;
+      clearTimeout(thread.idleTimer);
       thread.rpc.failPending(new Unavailable({ service: "ingest", message: `the ingest decode thread exited (code ${code})` }));
       thread.rpc.detach();
       if (slots[slot] === thread) slots[slot] = undefined;
-      if (!closed) opts.logger.error("an ingest decode thread exited; a new one starts with the next batch", { code });
+      if (!closed && !retired) opts.logger.error("an ingest decode thread exited; a new one starts with the next batch", { code });
     });
     worker.unref(); // an idle decoder never keeps the process alive
     return (slots[slot] = thread);
   };
-  for (let i = 0; i < slots.length; i++) spawn(i); // ready before the first request (loading takes a moment)
 
-  /** The least busy thread (a dead one is replaced). */
+  const retireWhenIdle = (thread: DecodeThread) => {
+    clearTimeout(thread.idleTimer);
+    thread.idleTimer = setTimeout(() => {
+      if (thread.inflight > 0 || !thread.alive) return;
+      thread.alive = false; // no new work goes to it; its exit handler frees the slot
+      void thread.worker.terminate();
+    }, idleMs);
+    thread.idleTimer.unref();
+  };
+
+  /** An idle running thread, else a new one in a free slot, else the least busy. */
   const pick = (): DecodeThread => {
     let best: DecodeThread | undefined;
+    let free = -1;
     for (let i = 0; i < slots.length; i++) {
-      const t = slots[i]?.alive ? slots[i]! : spawn(i);
+      const t = slots[i];
+      if (!t?.alive) {
+        if (free < 0) free = i;
+        continue;
+      }
       if (!best || t.inflight < best.inflight) best = t;
     }
-    return best!;
+    if (best && best.inflight === 0) return best;
+    return free >= 0 ? spawn(free) : best!;
   };
 
   /** Runs a call on the least busy thread. */
@@ -100,10 +127,11 @@ export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Lo
     if (closed) throw new Unavailable({ service: "ingest", message: "the server is shutting down" });
     const thread = pick();
     thread.inflight++;
+    clearTimeout(thread.idleTimer);
     try {
       return await call(thread.rpc);
     } finally {
-      thread.inflight--;
+      if (--thread.inflight === 0) retireWhenIdle(thread);
     }
   };
 
@@ -116,8 +144,10 @@ export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Lo
       const own = ownBytes(body);
       return onThread((rpc) => rpc.call("decodeOtlp", [own, format, gzipped, userId, receivedAtMs], [own.buffer]));
     },
+    running: () => slots.filter((t) => t?.alive).length,
     async close() {
       closed = true;
+      for (const t of slots) clearTimeout(t?.idleTimer);
       await Promise.all(slots.map((t) => t?.worker.terminate()));
     },
   };

@@ -1,0 +1,198 @@
+/**
+ * End to end, as a newcomer runs it: `npm run bench:e2e`.
+ *
+ * `runwatch start` (every role, embedded default) as a child process on a fresh data dir, then again on that data dir:
+ * time from spawn to serving (/healthz answers), idle RSS of the whole process tree. Then a burst of realistic events
+ * (runs of 100 events of ~460 bytes with 150-character outputs; BENCH_BATCHES batches of 500 over 8 connections):
+ * acknowledged events/s, the time until every event is visible through the API (every run's event_count), end to end
+ * events/s (first batch sent → all visible) and peak RSS. Last, in this process, chDB alone inserts the same rows
+ * (the rows the pipeline writes, JSONEachRow, 5,000-row inserts) into a fresh data dir: the ceiling end to end is
+ * compared with. The issue's targets (2 cores) are printed next to each figure.
+ *
+ * Env: BENCH_BATCHES (default 200), BENCH_IDLE_S (seconds of idle before RSS is read, default 10),
+ * BENCH_SERVER_NODE_ARGS (node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
+ * BENCH_LOG_LEVEL (server log level; "debug" prints the pipeline's per-batch stage timings).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { openChdb } from "../../core/clickhouse/chdb.js";
+import { toChTime } from "../../core/clickhouse/event-store.js";
+import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
+import { runIdFor, uuidv7 } from "../../core/ids.js";
+import { ensureBuilt } from "../../deploy/build.mjs";
+import { childServerEnv, runwatchCli } from "../e2e/harness.js";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
+const BATCHES = Number(process.env.BENCH_BATCHES ?? 200);
+const BATCH_SIZE = 500;
+const RUN_LENGTH = 100;
+const CONNECTIONS = 8;
+const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 10);
+const CHDB_INSERT_ROWS = 5_000;
+
+/** Resident memory of a process and all its descendants (Linux /proc), in MiB. */
+async function treeRssMiB(pid: number): Promise<number> {
+  let kb = 0;
+  const visit = async (p: number) => {
+    const status = await fs.readFile(`/proc/${p}/status`, "utf8").catch(() => "");
+    kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    const children = await fs.readFile(`/proc/${p}/task/${p}/children`, "utf8").catch(() => "");
+    for (const c of children.split(" ").filter(Boolean)) await visit(Number(c));
+  };
+  await visit(pid);
+  return kb / 1024;
+}
+
+async function startServer(env: NodeJS.ProcessEnv, url: string): Promise<{ child: ChildProcess; ms: number }> {
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [...nodeArgs, BIN, "start"], { cwd: ROOT, env, stdio: ["ignore", process.env.BENCH_LOG_LEVEL ? "inherit" : "ignore", "inherit"] });
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
+    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) return { child, ms: performance.now() - t0 };
+    if (performance.now() - t0 > 120_000) throw new Error("the server did not start within 120 s");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill("SIGTERM");
+  await new Promise((r) => child.once("exit", r));
+}
+
+const OUTPUT = "LangGraph 1.x adds durable execution, interrupts for human-in-the-loop review, and streaming of tokens and node updates; this output is 150 chars.".slice(0, 150);
+
+/** Event `i` (0..99) of run `run`: a start, tool calls, LLM calls and steps with 150-character outputs, an end. */
+function realisticEvent(run: number, i: number): Record<string, unknown> {
+  const sdk_run_id = `e2e-run-${run}`;
+  if (i === 0) return { event_type: "run_start", sdk_run_id, agent_name: "research-agent", payload: { input: { question: "What changed in LangGraph 1.0?" } } };
+  if (i === RUN_LENGTH - 1) return { event_type: "run_end", sdk_run_id, payload: { output: { answer: OUTPUT } } };
+  switch (i % 3) {
+    case 0:
+      return { event_type: "tool_call", sdk_run_id, payload: { tool_name: "web_search", phase: "end", input_preview: `query ${i}: langgraph release notes`, output_preview: OUTPUT, duration_ms: 120 + i } };
+    case 1:
+      return { event_type: "step", sdk_run_id, span_id: `s${i}`, payload: { node_name: "call_model", kind: "llm", phase: "end", model: "gpt-4o-mini", provider: "openai", prompt_tokens: 812, completion_tokens: 96, duration_ms: 640, output: OUTPUT } };
+    default:
+      return { event_type: "step", sdk_run_id, payload: { node_name: "plan", phase: "end", output_preview: OUTPUT, duration_ms: 15 } };
+  }
+}
+
+function batchBodies(): Uint8Array<ArrayBuffer>[] {
+  const events = Array.from({ length: BATCHES * BATCH_SIZE }, (_, n) => realisticEvent(Math.floor(n / RUN_LENGTH), n % RUN_LENGTH));
+  return Array.from({ length: BATCHES }, (_, b) => new TextEncoder().encode(JSON.stringify({ events: events.slice(b * BATCH_SIZE, (b + 1) * BATCH_SIZE) })));
+}
+
+/** Sums event_count over every run (all pages). */
+async function storedEvents(url: string, key: string): Promise<number> {
+  let total = 0;
+  let cursor: string | null = null;
+  do {
+    const res = await fetch(`${url}/api/runs?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { headers: { authorization: `Bearer ${key}` } });
+    const page = (await res.json()) as { runs: { event_count: number }[]; next_cursor: string | null };
+    total += page.runs.reduce((n, r) => n + r.event_count, 0);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return total;
+}
+
+/** chDB alone: the rows the pipeline would write for the same events, inserted 5,000 at a time; rows/s. */
+async function rawChdbRowsPerSecond(bodies: readonly Uint8Array[]): Promise<number> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-bench-chdb-"));
+  const ch = await openChdb(dir, "runwatch");
+  try {
+    await migrateClickHouse(ch);
+    const now = toChTime(new Date().toISOString());
+    const rows = bodies.flatMap((b) => (JSON.parse(new TextDecoder().decode(b)) as { events: Record<string, unknown>[] }).events).map((e) => ({
+      event_id: uuidv7(), user_id: 1, run_id: runIdFor(1, e.sdk_run_id as string), sdk_run_id: e.sdk_run_id, event_type: e.event_type,
+      agent_name: e.agent_name ?? "", payload: JSON.stringify(e.payload), occurred_at: now, received_at: now, config_version: null, span_id: "", parent_span_id: "",
+    }));
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < rows.length; i += CHDB_INSERT_ROWS) chunks.push(Buffer.from(rows.slice(i, i + CHDB_INSERT_ROWS).map((r) => JSON.stringify(r)).join("\n") + "\n"));
+    const t0 = performance.now();
+    for (const c of chunks) await ch.insertEncoded("agent_events", c);
+    return rows.length / ((performance.now() - t0) / 1000);
+  } finally {
+    await ch.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
+
+async function main() {
+  await ensureBuilt(); // the start times below are the server's, not a first build's
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-bench-e2e-"));
+  const { env, url } = await childServerEnv(dataDir, {
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", RUNWATCH_OTLP_GRPC_PORT: "off", RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000", SESSION_SECRET: "bench-".padEnd(64, "x"),
+  });
+  let server: ChildProcess | undefined;
+  try {
+    console.log(`Runwatch end-to-end bench: embedded default (every role in one process), ${os.availableParallelism()} cores, node ${process.version}`);
+    const first = await startServer(env, url);
+    server = first.child;
+    await stopServer(server);
+    const again = await startServer(env, url);
+    server = again.child;
+    console.log(`start to serving: first start ${(first.ms / 1000).toFixed(2)} s (target ≤ 6 s: ${verdict(first.ms <= 6000)}), existing data dir ${(again.ms / 1000).toFixed(2)} s (target ≤ 3 s: ${verdict(again.ms <= 3000)})`);
+    await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+    const idle = await treeRssMiB(server.pid!);
+    console.log(`idle RSS (process tree, after ${IDLE_S} s): ${idle.toFixed(0)} MiB (target ≤ 300 MiB: ${verdict(idle <= 300)})`);
+
+    runwatchCli({ ...env, RUNWATCH_PASSWORD: "bench password 123" }, "user", "create", "--email", "e2e@example.com", "--name", "Bench");
+    const key = runwatchCli(env, "key", "create", "--email", "e2e@example.com", "--name", "bench").match(/[0-9a-f]{64}/)![0];
+    const bodies = batchBodies();
+    const total = BATCHES * BATCH_SIZE;
+    const avgBytes = bodies.reduce((n, b) => n + b.length, 0) / total;
+
+    let peak = idle;
+    const sampler = setInterval(() => void treeRssMiB(server!.pid!).then((m) => (peak = Math.max(peak, m))), 100);
+    const t0 = performance.now();
+    let next = 0;
+    let lastAck = 0;
+    await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++]!;
+        const res = await fetch(`${url}/api/ingest/batch`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body });
+        const text = await res.text();
+        if (res.status !== 207 || !text.startsWith(`{"accepted":${BATCH_SIZE},"rejected":0`)) throw new Error(`batch answered ${res.status}: ${text.slice(0, 500)}`);
+        lastAck = performance.now();
+      }
+    }));
+    let visibleAt = 0;
+    while (performance.now() - lastAck < 120_000) {
+      if ((await storedEvents(url, key)) >= total) {
+        visibleAt = performance.now();
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    clearInterval(sampler);
+    peak = Math.max(peak, await treeRssMiB(server.pid!));
+    if (!visibleAt) throw new Error("not every event was visible 120 s after the last acknowledgement");
+    const ackRate = total / ((lastAck - t0) / 1000);
+    const e2eRate = total / ((visibleAt - t0) / 1000);
+    const lag = visibleAt - lastAck;
+    console.log(`burst: ${BATCHES} batches of ${BATCH_SIZE} (${total} events, ${avgBytes.toFixed(0)} B each) over ${CONNECTIONS} connections`);
+    console.log(`  acknowledged: ${Math.round(ackRate)} events/s (all in ${((lastAck - t0) / 1000).toFixed(2)} s)`);
+    console.log(`  all visible ${(lag / 1000).toFixed(2)} s after the last ack (target ≤ 1 s: ${verdict(lag <= 1000)})`);
+    console.log(`  end to end: ${Math.round(e2eRate)} events/s (first batch sent → all visible)`);
+    console.log(`  peak RSS: ${peak.toFixed(0)} MiB`);
+    await stopServer(server);
+    server = undefined;
+
+    const raw = await rawChdbRowsPerSecond(bodies);
+    const ratio = e2eRate / raw;
+    console.log(`chDB alone, the same rows (JSONEachRow, ${CHDB_INSERT_ROWS}-row inserts): ${Math.round(raw)} rows/s`);
+    console.log(`end to end / chDB alone: ${(ratio * 100).toFixed(0)} % (target ≥ 33 %: ${verdict(ratio >= 1 / 3)})`);
+    console.log(`bench process RSS: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`);
+  } finally {
+    if (server) await stopServer(server);
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
