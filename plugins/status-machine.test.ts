@@ -36,6 +36,25 @@ describe("status-machine plugin", () => {
     expect(run()).toMatchObject({ status: "success", ended_at: t(5), agent_name: "researcher", started_at: t(0), event_count: 2 });
   });
 
+  it("a copy of the run_start dated earlier moves the start of 'running' back, so the root's run_end still ends the run", async () => {
+    // OTLP: a child span's export (its run_start dated by that child's start, after the root's end by the exporter's
+    // clock) is processed before the root's export; the root's export carries the run_start dated by the root.
+    const { run } = await applyEvents([statusMachine()], [
+      testEvent({ event_type: "run_start", occurred_at: t(6) }),
+      testEvent({ event_type: "step", occurred_at: t(6), payload: { node_name: "chat", phase: "end" } }),
+      testEvent({ event_type: "run_start", occurred_at: t(2), duplicate: true }),
+      testEvent({ event_type: "run_end", occurred_at: t(5) }),
+    ]);
+    expect(run()).toMatchObject({ status: "success", started_at: t(2), ended_at: t(5), event_count: 3 });
+    // A later turn's start (another run_start) is not a copy: an older, late run_end still cannot end that turn.
+    const { run: turns } = await applyEvents([statusMachine()], [
+      testEvent({ event_type: "run_start", occurred_at: t(0) }),
+      testEvent({ event_type: "run_start", occurred_at: t(8) }),
+      testEvent({ event_type: "run_end", occurred_at: t(5) }),
+    ]);
+    expect(turns()).toMatchObject({ status: "running", started_at: t(0), status_at: t(8) });
+  });
+
   it("ends in error with the error counted and its message kept", async () => {
     const { run } = await applyEvents([statusMachine()], [
       testEvent({ event_type: "run_start", occurred_at: t(0) }),

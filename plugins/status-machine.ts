@@ -39,8 +39,14 @@ export const statusMachine = (): Plugin => ({
       run.last_error = summaryText(str(event.payload.error_message) ?? str(event.payload.error_type) ?? "error");
     }
     if (event.event_type === "run_start") {
-      // The earliest run_start wins: a retried run_start must not move the start forward.
-      if (earlier(run.started_at, event.occurred_at)) run.started_at = event.occurred_at;
+      // The earliest run_start wins: a retried run_start must not move the start forward. The copies of one
+      // run_start differ in time (each OTLP export of a trace dates its run_start by its own earliest span), so
+      // when the status is still the one the start set, it moves back with the start: otherwise a child span's
+      // export processed first would date "running" after the root's end, and the run_end would lose to it.
+      if (earlier(run.started_at, event.occurred_at)) {
+        if (run.status === "running" && run.status_at === run.started_at) run.status_at = event.occurred_at;
+        run.started_at = event.occurred_at;
+      }
       run.framework = str(event.payload.framework) ?? run.framework;
     }
     if (event.agent_name && !resentStart) run.agent_name = event.agent_name;

@@ -80,6 +80,17 @@ describe("OTLP/HTTP answers", () => {
     expect(after.events.map((e) => e.event_type)).toEqual(["run_start", "step", "step", "run_end"]);
   });
 
+  it("exports of one trace in any order end the run with its root, even a child dated after the root's end (clock skew)", async () => {
+    const [chat, root] = smallTrace();
+    // The child's clock runs ahead: it starts and ends after the root's end. Its export is processed first.
+    const skewed = { ...chat!, startMs: root!.endMs! + 20, endMs: root!.endMs! + 30 };
+    expect((await post(srv, acct.key, exportJson([skewed]), JSON_TYPE)).status).toBe(200);
+    await waitForRun(srv.url, acct.key, root!.traceId, (b) => b.run.llm_calls === 1);
+    expect((await post(srv, acct.key, exportProtobuf([root!]), PB)).status).toBe(200);
+    const { run } = await waitForRun(srv.url, acct.key, root!.traceId, (b) => b.run.event_count === 4);
+    expect(run).toMatchObject({ status: "success", agent_name: "bot", started_at: new Date(root!.startMs!).toISOString() });
+  });
+
   it("gzip bodies are taken; a body that is not gzip is 400; one that inflates past the limit is 413", async () => {
     const spans = smallTrace();
     const ok = await post(srv, acct.key, gzipSync(exportProtobuf(spans)), PB, { "content-encoding": "gzip" });
