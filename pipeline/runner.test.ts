@@ -198,6 +198,47 @@ describe("pipeline (embedded adapters)", () => {
     expect(await totalRuns(user, "replayer")).toBe(3); // run-r, run-w, run-r2
   });
 
+  it("afterEventsStored runs once the events are stored, beside the runs' write; a failed runs write is retried without broadcasting again", async () => {
+    const user = await createUser("stored-stage@example.com");
+    const ctx: PluginContext = { config: ports.config, logger: createLogger("error"), sql: ports.sql, clickhouse: ports.clickhouse, pubsub: ports.pubsub, store };
+    const seen: { stored: number; runsWritten: boolean }[] = [];
+    let runsWritten = false;
+    let releaseRuns!: () => void;
+    const runsGate = new Promise<void>((r) => (releaseRuns = r));
+    // The runs' write waits until the hook has run: with the hook after it, this batch would never finish.
+    const gated: EventStore = { ...store, upsertRuns: async (runs) => { await runsGate; await store.upsertRuns(runs); runsWritten = true; } };
+    const probe: Plugin = {
+      name: "stored-probe",
+      async afterEventsStored(batch) {
+        seen.push({ stored: (await store.listEvents(user, runIdFor(user, "run-s"))).length, runsWritten });
+        releaseRuns();
+        expect(batch.events).toHaveLength(2);
+      },
+    };
+    const initChain = async (extra: Plugin[] = []) => {
+      const chain = [...(await buildChain(ctx)), ...extra];
+      for (const p of chain) await p.init?.(ctx);
+      return chain;
+    };
+    const chain = await initChain([probe]);
+    const events = lifecycle(user, "run-s", "stager").slice(0, 2);
+    await createBatchProcessor(ctx, gated, chain, 100)(structuredClone(events));
+    expect(seen).toEqual([{ stored: 2, runsWritten: false }]);
+    expect(await store.getRun(user, "run-s")).toMatchObject({ status: "running", event_count: 2 });
+
+    // The runs' write fails once: the batch is retried, its events are now stored (duplicates), no second frame.
+    const frames = () => messages.filter((m) => m.channel === `user.${user}` && m.msg.run.external_id === "run-t").length;
+    let failures = 1;
+    const failingOnce: EventStore = { ...store, upsertRuns: async (runs) => { if (failures-- > 0) throw new Error("ClickHouse went away (test)"); await store.upsertRuns(runs); } };
+    const processor = createBatchProcessor(ctx, failingOnce, await initChain(), 100);
+    const batch = lifecycle(user, "run-t", "stager").slice(0, 3);
+    await expect(processor(structuredClone(batch))).rejects.toThrow(/went away/);
+    await processor(structuredClone(batch));
+    await new Promise((r) => setTimeout(r, 50)); // in-process pub/sub delivers on a later turn
+    expect(frames()).toBe(3);
+    expect(await store.getRun(user, "run-t")).toMatchObject({ status: "running", event_count: 3 });
+  });
+
   it("counts each LLM call once into its run's totals across a crash window and a restart replay", async () => {
     const user = await createUser("llm-replay@example.com");
     const ctx: PluginContext = { config: ports.config, logger: createLogger("error"), sql: ports.sql, clickhouse: ports.clickhouse, pubsub: ports.pubsub, store };

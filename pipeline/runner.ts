@@ -3,8 +3,9 @@
  *   1. gets the drafts of the batch's runs (LRU cache; EventStore.loadRuns on a miss),
  *   2. flags events whose event_id is already stored (client retries, replays after a crash),
  *   3. runs every plugin's onEvent for each event in log order,
- *   4. stores the new events (agent_events) and a new version of every touched run (agent_runs),
- *   5. runs every plugin's afterCommit (agents' total_runs, alerts, broadcast),
+ *   4. stores the new events (agent_events), then a new version of every touched run (agent_runs) while the
+ *      plugins' afterEventsStored hooks run (the live broadcast),
+ *   5. runs every plugin's afterCommit (agents' total_runs, alerts),
  *   6. lets the log commit the batch.
  * A failure anywhere fails the batch: the cache entries it touched are dropped. Then record-handler.ts and
  * isolation.ts decide: an outage makes the log retry the same batch with backoff; an event that fails on its

@@ -1,5 +1,7 @@
 /**
- * broadcast: after a batch is stored, publishes every (non-duplicate) event to the owner's channel
+ * broadcast: as soon as a batch's events are stored (afterEventsStored: it does not wait for the runs' new
+ * versions, so a dashboard frame waits for one ClickHouse insert, not two), publishes every (non-duplicate) event
+ * to the owner's channel
  * `user.{id}` with the run as it was right after that event (so a live view steps through every status):
  *   {"type":"event","user_id":42,"run":{...},"event":{event_id,event_type,occurred_at,payload}}
  * Delivery is best-effort: the dashboard reloads from the stores, so a lost message costs freshness only.
@@ -64,7 +66,7 @@ export const broadcast = (): Plugin => {
       // Serialised now: the snapshot of the run after this event, not after the whole batch.
       out.push([userChannel(event.user_id), broadcastMessage(event, draft.run)]);
     },
-    async afterCommit(batch) {
+    async afterEventsStored(batch) {
       const out = batch.scratch.get(SCRATCH) as [string, string][] | undefined;
       if (!out || !ctx) return;
       await publishAll(ctx.pubsub, out);

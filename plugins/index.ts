@@ -34,7 +34,7 @@ export async function loadPluginModule(spec: string, ctx: PluginContext): Promis
   const exported = mod.plugin ?? mod.default;
   const plugin = typeof exported === "function" ? await (exported as PluginFactory)(ctx) : exported;
   if (!isPlugin(plugin)) {
-    throw new Error(`plugin module ${spec} must export a Plugin ({ name, onEvent?, afterCommit? }) or a factory of one`);
+    throw new Error(`plugin module ${spec} must export a Plugin ({ name, onEvent?, afterEventsStored?, afterCommit? }) or a factory of one`);
   }
   return plugin;
 }

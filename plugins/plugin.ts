@@ -3,7 +3,9 @@
  * or a factory `(ctx) => Plugin`. The pipeline runs the chain for every batch it takes from the event log:
  *
  *   for each event, in log order:   plugin.onEvent(event, run, batch)   for every plugin, in chain order
- *   store the batch:                 agent_events + changed agent_runs rows (ClickHouse)
+ *   store the batch's events:        agent_events (ClickHouse)
+ *   then, together:                  the changed agent_runs rows, and
+ *                                    plugin.afterEventsStored(batch)     for every plugin, concurrently
  *   once per batch:                  plugin.afterCommit(batch)           for every plugin, concurrently
  *   commit the log offset
  *
@@ -61,7 +63,13 @@ export interface Plugin {
    * Events of one run always arrive in order and never concurrently.
    */
   onEvent?(event: PipelineEvent, run: RunDraft, batch: Batch): void | Promise<void>;
-  /** Called once per batch after its events and runs are stored (alerts, notifications, broadcast). */
+  /**
+   * Called once per batch as soon as its events are stored, while the runs' new versions are being written: for
+   * work that must not wait for that write (the live broadcast, whose frames carry the run snapshot themselves).
+   * Storage may not show the runs' new versions yet. Same failure rule as afterCommit.
+   */
+  afterEventsStored?(batch: Batch): void | Promise<void>;
+  /** Called once per batch after its events and runs are stored (alerts, notifications, agent counters). */
   afterCommit?(batch: Batch): void | Promise<void>;
   /** Called once when the pipeline stops. */
   close?(): void | Promise<void>;
