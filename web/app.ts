@@ -18,6 +18,7 @@ import { otlpTracesHandler } from "./otlp/http-route.js";
 import { registerRunsApi } from "./api/runs.js";
 import { registerHumanInputApi } from "./api/human-input.js";
 import { registerAgentConfigApi } from "./api/agent-config.js";
+import { registerScoresApi } from "./api/scores.js";
 import { registerAuthRoutes } from "./auth/routes.js";
 import { csrfProtection, sessionMiddleware } from "./auth/session.js";
 import { registerApiKeySettings } from "./settings/api-keys.js";
@@ -117,6 +118,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   registerRunsApi(router, deps, apiKeys);
   registerHumanInputApi(router, deps, apiKeys);
   registerAgentConfigApi(router, deps, apiKeys);
+  registerScoresApi(router, deps, apiKeys);
   registerAuthRoutes(router, deps);
   registerApiKeySettings(router, deps, apiKeys);
   registerPages(router, deps);

@@ -1,0 +1,128 @@
+/**
+ * Scores (docs/API.md, Scores): what a score is (an effect Schema naming the field it refuses) and where it is kept
+ * (ClickHouse `scores`, the same SQL on both transports). A score belongs to a run the key's owner has, and
+ * optionally to one of its spans; its value is a number, a boolean or a short string.
+ */
+import { Either, ParseResult, Schema } from "effect";
+import { toChTime } from "../core/clickhouse/event-store.js";
+import type { ClickHouse } from "../core/ports/clickhouse.js";
+import { ValidationError } from "../core/errors.js";
+import { makeStorable } from "../core/events/storable.js";
+import { uuidv7 } from "../core/ids.js";
+
+export const SCORE_SOURCES = ["api", "human", "llm_judge", "otel"] as const;
+export type ScoreSource = (typeof SCORE_SOURCES)[number];
+export const MAX_SCORE_NAME = 100;
+export const MAX_SCORE_STRING = 200;
+export const MAX_SCORE_COMMENT = 2000;
+/** As long as an event's sdk_run_id and span_id may be (core/events/schema.ts). */
+const MAX_ID = 200;
+
+const text = (max: number, what: string) =>
+  Schema.String.pipe(Schema.filter((s) => (s.length >= 1 && s.length <= max) || `must be ${what} of 1 to ${max} characters`));
+
+/** The body of POST /api/scores. */
+export const ScoreInput = Schema.Struct({
+  sdk_run_id: text(MAX_ID, "a string"),
+  span_id: Schema.optional(text(MAX_ID, "a string")),
+  name: text(MAX_SCORE_NAME, "a string"),
+  value: Schema.Union(
+    Schema.Number.pipe(Schema.filter((n) => Number.isFinite(n) || "must be a finite number")),
+    Schema.Boolean,
+    Schema.String.pipe(Schema.filter((s) => s.length <= MAX_SCORE_STRING || `must be at most ${MAX_SCORE_STRING} characters`)),
+  ).annotations({ message: () => ({ message: `must be a number, a boolean or a string of at most ${MAX_SCORE_STRING} characters`, override: true }) }),
+  comment: Schema.optional(Schema.String.pipe(Schema.filter((s) => s.length <= MAX_SCORE_COMMENT || `must be at most ${MAX_SCORE_COMMENT} characters`))),
+  source: Schema.optional(Schema.Literal(...SCORE_SOURCES).annotations({ message: () => ({ message: `must be one of ${SCORE_SOURCES.join(", ")}`, override: true }) })),
+});
+export type ScoreInput = Schema.Schema.Type<typeof ScoreInput>;
+
+/** A stored score, as GET /api/runs/{sdk_run_id}/scores answers it. */
+export interface Score {
+  readonly score_id: string;
+  readonly name: string;
+  readonly value: number | boolean | string;
+  readonly comment: string;
+  readonly source: ScoreSource;
+  readonly span_id: string | null;
+  readonly created_at: string;
+}
+
+const decode = Schema.decodeUnknownEither(ScoreInput, { errors: "first", onExcessProperty: "ignore" });
+/** The identifiers a bad character is refused in (elsewhere it is repaired, as in events). */
+const IDENTIFIERS: ReadonlySet<string> = new Set(["sdk_run_id", "span_id", "name", "source"]);
+
+/** Validates a POST /api/scores body; the error names the field. */
+export function parseScore(body: unknown): Either.Either<ScoreInput, ValidationError> {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return Either.left(new ValidationError({ message: 'the body must be a JSON object like {"sdk_run_id": "…", "name": "helpful", "value": true}' }));
+  }
+  try {
+    body = makeStorable(body, { identifiers: IDENTIFIERS });
+  } catch (err) {
+    if (err instanceof ValidationError) return Either.left(err);
+    throw err;
+  }
+  return Either.mapLeft(decode(body), (err) => {
+    const issue = ParseResult.ArrayFormatter.formatErrorSync(err)[0];
+    const field = issue?.path.map(String).join(".") || undefined;
+    const message = !issue ? "invalid score" : issue._tag === "Missing" ? `${field} is required` : `${field ?? "body"}: ${issue.message}`;
+    return new ValidationError({ message, field });
+  });
+}
+
+interface ScoreRow {
+  score_id: string;
+  span_id: string;
+  name: string;
+  value_type: string;
+  value_number: number | string;
+  value_string: string;
+  comment: string;
+  source: string;
+  created_at: string;
+}
+
+/** Stores a score of the run `run` (its owner's); returns its id. */
+export async function insertScore(
+  ch: ClickHouse,
+  run: { readonly user_id: number; readonly run_id: string; readonly external_id: string },
+  s: ScoreInput,
+): Promise<string> {
+  const score_id = uuidv7();
+  const kind = typeof s.value;
+  await ch.insert("scores", [{
+    score_id,
+    user_id: run.user_id,
+    run_id: run.run_id,
+    sdk_run_id: run.external_id,
+    span_id: s.span_id ?? "",
+    name: s.name,
+    value_type: kind,
+    value_number: kind === "number" ? s.value : kind === "boolean" ? Number(s.value) : 0,
+    value_string: kind === "string" ? s.value : "",
+    comment: s.comment ?? "",
+    source: s.source ?? "api",
+    created_at: toChTime(new Date().toISOString()),
+  }]);
+  return score_id;
+}
+
+/** The scores of a run, oldest first (each once, however often its row was written). */
+export async function listRunScores(ch: ClickHouse, userId: number, runId: string): Promise<Score[]> {
+  const rows = await ch.query<ScoreRow>(
+    `SELECT toString(score_id) AS score_id, span_id, name, value_type, value_number, value_string, comment, source, created_at
+     FROM scores FINAL
+     WHERE user_id = {user:UInt64} AND run_id = {run:UUID}
+     ORDER BY created_at, score_id`,
+    { user: userId, run: runId },
+  );
+  return rows.map((r) => ({
+    score_id: r.score_id,
+    name: r.name,
+    value: r.value_type === "string" ? r.value_string : r.value_type === "boolean" ? Number(r.value_number) === 1 : Number(r.value_number),
+    comment: r.comment,
+    source: r.source as ScoreSource,
+    span_id: r.span_id || null,
+    created_at: r.created_at,
+  }));
+}

@@ -1,0 +1,119 @@
+/**
+ * Scores over real HTTP (docs/API.md, Scores): POST /api/scores and GET /api/runs/{sdk_run_id}/scores against the
+ * real server and pipeline, in whichever mode the suite runs; as a user would, and as an attacker would (another
+ * tenant's run, hostile strings, values of the wrong type or size).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, json, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+
+let srv: TestServer;
+let alice: TestAccount;
+let mallory: TestAccount;
+
+beforeAll(async () => {
+  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 } });
+  [alice, mallory] = [await srv.account(), await srv.account()];
+});
+afterAll(async () => {
+  await srv?.close();
+});
+
+async function runOf(key: string, sdkRunId: string): Promise<void> {
+  const res = await fetch(`${srv.url}/api/ingest/batch`, json(key, { events: [
+    { event_type: "run_start", sdk_run_id: sdkRunId, agent_name: "support-bot", payload: {} },
+    { event_type: "step", sdk_run_id: sdkRunId, span_id: "answer", payload: { node_name: "answer", phase: "end", kind: "llm", model: "gpt-4o" } },
+    { event_type: "run_end", sdk_run_id: sdkRunId, payload: {} },
+  ] }));
+  expect(res.status).toBe(207);
+  expect(await res.json()).toMatchObject({ accepted: 3, rejected: 0 });
+  await waitForRun(srv.url, key, sdkRunId, (b) => b.run.status === "success");
+}
+
+const score = (key: string, body: unknown) => fetch(`${srv.url}/api/scores`, json(key, body));
+const scoresOf = async (key: string, sdkRunId: string) => {
+  const res = await fetch(`${srv.url}/api/runs/${encodeURIComponent(sdkRunId)}/scores`, bearer(key));
+  return { status: res.status, body: (await res.json()) as { scores: Record<string, unknown>[] } };
+};
+
+describe("scores API", () => {
+  it("takes a number, a boolean and a string score, on the run or one of its spans, and lists them in order", async () => {
+    await runOf(alice.key, "scored-1");
+    const given = [
+      { sdk_run_id: "scored-1", name: "helpfulness", value: 0.8, comment: "good but long", source: "llm_judge" },
+      { sdk_run_id: "scored-1", name: "thumbs", value: true, source: "human" },
+      { sdk_run_id: "scored-1", span_id: "answer", name: "tone", value: "friendly" },
+    ];
+    const ids: string[] = [];
+    for (const body of given) {
+      const res = await score(alice.key, body);
+      expect(res.status).toBe(201);
+      const { score_id } = (await res.json()) as { score_id: string };
+      expect(score_id).toMatch(/^[0-9a-f-]{36}$/);
+      ids.push(score_id);
+    }
+    const { status, body } = await scoresOf(alice.key, "scored-1");
+    expect(status).toBe(200);
+    expect(body.scores).toMatchObject([
+      { score_id: ids[0], name: "helpfulness", value: 0.8, comment: "good but long", source: "llm_judge", span_id: null },
+      { score_id: ids[1], name: "thumbs", value: true, comment: "", source: "human", span_id: null },
+      { score_id: ids[2], name: "tone", value: "friendly", source: "api", span_id: "answer" },
+    ]);
+    expect(Date.parse(body.scores[0]!.created_at as string)).not.toBeNaN();
+  });
+
+  it("404 for a run the key's owner does not have: another tenant's run can be neither scored nor read", async () => {
+    await runOf(alice.key, "private-run");
+    const res = await score(mallory.key, { sdk_run_id: "private-run", name: "thumbs", value: false });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: { code: "not_found" } });
+    expect((await scoresOf(mallory.key, "private-run")).status).toBe(404);
+    expect((await scoresOf(alice.key, "private-run")).body.scores).toEqual([]);
+    expect((await score(alice.key, { sdk_run_id: "no-such-run", name: "x", value: 1 })).status).toBe(404);
+  });
+
+  it("422 naming the field for each broken part; 401 without a key", async () => {
+    await runOf(alice.key, "scored-2");
+    const base = { sdk_run_id: "scored-2", name: "quality", value: 1 };
+    const cases: [unknown, string | undefined][] = [
+      [{ ...base, name: undefined }, "name"],
+      [{ ...base, name: "" }, "name"],
+      [{ ...base, name: "n".repeat(101) }, "name"],
+      [{ ...base, value: undefined }, "value"],
+      [{ ...base, value: "v".repeat(201) }, "value"],
+      [{ ...base, value: { nested: 1 } }, "value"],
+      [{ ...base, value: null }, "value"],
+      [{ ...base, comment: "c".repeat(2001) }, "comment"],
+      [{ ...base, comment: 5 }, "comment"],
+      [{ ...base, source: "robot" }, "source"],
+      [{ ...base, sdk_run_id: 7 }, "sdk_run_id"],
+      [{ ...base, span_id: "" }, "span_id"],
+      [{ ...base, sdk_run_id: "scored-\u0000" }, "sdk_run_id"],
+      [{ ...base, name: "bad\uD800name" }, "name"],
+      [[base], undefined],
+    ];
+    for (const [body, field] of cases) {
+      const res = await score(alice.key, body);
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(422);
+      const err = ((await res.json()) as { error: { field?: string; message: string } }).error;
+      expect(err.field).toBe(field);
+      expect(err.message.length).toBeGreaterThan(0);
+    }
+    expect((await fetch(`${srv.url}/api/scores`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(base) })).status).toBe(401);
+    // A number that JSON can write but is not finite never arrives; a huge finite one is kept as it is.
+    expect((await score(alice.key, { ...base, value: 1e308 })).status).toBe(201);
+    expect((await scoresOf(alice.key, "scored-2")).body.scores).toMatchObject([{ name: "quality", value: 1e308 }]);
+  });
+
+  it("hostile text in a comment or a string value is repaired, not refused; the run and a later score are unharmed", async () => {
+    await runOf(alice.key, "scored-3");
+    const res = await score(alice.key, { sdk_run_id: "scored-3", name: "note", value: "a\u0000b", comment: "x\uDC00y <script>alert(1)</script>" });
+    expect(res.status).toBe(201);
+    expect((await score(alice.key, { sdk_run_id: "scored-3", name: "after", value: -2.5 })).status).toBe(201);
+    const { body } = await scoresOf(alice.key, "scored-3");
+    expect(body.scores).toMatchObject([
+      { name: "note", value: "a\uFFFDb", comment: "x\uFFFDy <script>alert(1)</script>" },
+      { name: "after", value: -2.5 },
+    ]);
+    expect((await waitForRun(srv.url, alice.key, "scored-3", () => true)).run).toMatchObject({ status: "success", event_count: 3 });
+  });
+});

@@ -1,0 +1,48 @@
+/**
+ * Scores API (Bearer key, the read API's rate-limit bucket; docs/API.md, Scores):
+ *
+ *   POST /api/scores {sdk_run_id, span_id?, name, value, comment?, source?} → 201 {score_id}
+ *        404 for a run the key's owner does not have (another tenant's included); 422 naming the field.
+ *   GET  /api/runs/{sdk_run_id}/scores → {scores: [{score_id, name, value, comment, source, span_id, created_at}]}
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { Either } from "effect";
+import { NotFound } from "../../core/errors.js";
+import { insertScore, listRunScores, parseScore } from "../../stores/scores.js";
+import type { WebDeps } from "../deps.js";
+import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import { enforceRateLimit } from "../middleware/rate-limit.js";
+import { readJsonBody } from "../json-body.js";
+
+const BODY_LIMIT = 16 * 1024;
+
+export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
+  const authorize = async (ctx: Context) => {
+    const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
+    await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
+    return p;
+  };
+  const ownRun = async (userId: number, sdkRunId: string) => {
+    const run = await deps.events.getRun(userId, sdkRunId);
+    if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(sdkRunId)} not found` });
+    return run;
+  };
+
+  router.post("/api/scores", async (ctx) => {
+    const p = await authorize(ctx);
+    const score = parseScore(await readJsonBody(ctx, BODY_LIMIT));
+    if (Either.isLeft(score)) throw score.left;
+    const run = await ownRun(p.userId, score.right.sdk_run_id);
+    const scoreId = await insertScore(deps.ports.clickhouse, run, score.right);
+    ctx.status = 201;
+    ctx.body = { score_id: scoreId };
+  });
+
+  router.get("/api/runs/:sdk_run_id/scores", async (ctx) => {
+    const p = await authorize(ctx);
+    const run = await ownRun(p.userId, ctx.params.sdk_run_id!);
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = { scores: await listRunScores(deps.ports.clickhouse, p.userId, run.run_id) };
+  });
+}
