@@ -9,6 +9,7 @@ import * as realtimeToken from "./realtime-token.js";
 import * as improve from "./improve.js";
 import * as settings from "./settings.js";
 import * as deadLetters from "./dead-letters.js";
+import * as scores from "./scores.js";
 
 /**
  * Mounts the session-authenticated dashboard pages (/dashboard, /dashboard/:run, /errors, /agents, /alerts,
@@ -24,4 +25,5 @@ export function registerPages(router: Router, deps: WebDeps): void {
   improve.register(router, deps);
   settings.register(router, deps);
   deadLetters.register(router, deps);
+  scores.register(router, deps);
 }

@@ -13,6 +13,7 @@ import { buildTimeline } from "./timeline.js";
 import { buildSpans } from "../../core/events/spans.js";
 import { buildSpanTree } from "./span-tree.js";
 import { humanInputView } from "./human-input.js";
+import { scoresView } from "./scores.js";
 
 /** Events shown per page of a run; a longer run links to the next page (by event id). */
 export const EVENTS_PER_PAGE = 1000;
@@ -54,6 +55,6 @@ export function register(router: Router, deps: WebDeps): void {
       human_input: ctx.query.fragment === "live" ? null : await humanInputView(deps, run),
     };
     if (ctx.query.fragment === "live") return renderFragment(ctx, "_run_live.njk", vars);
-    renderPage(ctx, "run.njk", vars);
+    renderPage(ctx, "run.njk", { ...vars, scores: await scoresView(deps, run) });
   });
 }

@@ -1,0 +1,64 @@
+/**
+ * Feedback on a run from its page, in Chromium against web + pipeline + gateway: thumbs up with a comment and
+ * thumbs down (session + CSRF form), the run's scores listed with an API score beside them, the same scores
+ * through GET /api/runs/{id}/scores, and another user's post to the run refused. Screenshot:
+ * test/artifacts/run-scores.png.
+ */
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { bearer, json, waitForRun } from "../e2e/harness.js";
+import { ARTIFACTS, haveBrowser, registerWithKey, useBrowserStack } from "./stack.js";
+
+describe.skipIf(!haveBrowser)("scoring a run from its page", () => {
+  const env = useBrowserStack();
+
+  it("thumbs up with a comment and thumbs down are stored as user_feedback scores and listed with the run's other scores", async () => {
+    const stack = env.stack();
+    const ctx = await env.browser().newContext({ viewport: { width: 1280, height: 900 } });
+    const { page, key } = await registerWithKey(ctx, stack, "Sam", `scores-${Date.now()}@example.com`);
+    const events = [
+      { event_type: "run_start", sdk_run_id: "feedback-run", agent_name: "support-bot", payload: { input: { question: "Where is my order?" } } },
+      { event_type: "step", sdk_run_id: "feedback-run", span_id: "answer", payload: { node_name: "answer", phase: "end", kind: "llm", model: "gpt-4o", prompt_tokens: 120, completion_tokens: 30 } },
+      { event_type: "run_end", sdk_run_id: "feedback-run", payload: { output: { answer: "It ships tomorrow." } } },
+    ];
+    expect((await fetch(`${stack.url}/api/ingest/batch`, json(key, { events }))).status).toBe(207);
+    await waitForRun(stack.url, key, "feedback-run", (b) => b.run.status === "success");
+    expect((await fetch(`${stack.url}/api/scores`, json(key, { sdk_run_id: "feedback-run", span_id: "answer", name: "correctness", value: 0.9, source: "llm_judge" }))).status).toBe(201);
+
+    await page.goto(`${stack.url}/dashboard/feedback-run`);
+    await page.waitForSelector("#scores .score-list");
+    await page.fill("#score-comment", "Right answer, <b>fast</b>");
+    await Promise.all([page.waitForURL(/#scores$/), page.click("#scores button[value=up]")]);
+    await Promise.all([page.waitForURL(/#scores$/), page.click("#scores button[value=down]")]);
+    const rows = await page.$$eval("#scores .score-list tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].slice(0, 5).map((td) => td.textContent!.trim())));
+    expect(rows).toEqual([
+      ["user_feedback", "bad", "", "human", ""],
+      ["user_feedback", "good", "Right answer, <b>fast</b>", "human", ""],
+      ["correctness", "0.9", "", "llm_judge", "answer"],
+    ]);
+    expect(await page.textContent("#scores .score-tally")).toBe("1 good · 1 bad");
+    await page.locator("#scores").screenshot({ path: path.join(ARTIFACTS, "run-scores.png") });
+    await page.screenshot({ path: path.join(ARTIFACTS, "run-scores-page.png"), fullPage: true });
+
+    const api = (await (await fetch(`${stack.url}/api/runs/feedback-run/scores`, bearer(key))).json()) as { scores: { name: string; value: unknown; comment: string }[] };
+    expect(api.scores.map((s) => [s.name, s.value, s.comment])).toEqual([
+      ["correctness", 0.9, ""], ["user_feedback", true, "Right answer, <b>fast</b>"], ["user_feedback", false, ""],
+    ]);
+
+    // Another user, logged in with their own session, cannot score this run (it is not theirs: 404), nor post without CSRF.
+    const other = await env.browser().newContext();
+    const { page: otherPage } = await registerWithKey(other, stack, "Eve", `eve-${Date.now()}@example.com`);
+    const csrf = await otherPage.evaluate(async () => {
+      const html = await (await fetch("/settings")).text();
+      return /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+    });
+    const statuses = await otherPage.evaluate(async (token) => {
+      const post = (body: string) => fetch("/dashboard/feedback-run/scores", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" }, body, redirect: "manual" });
+      return [(await post(`_csrf=${token}&value=up`)).status, (await post("value=up")).status];
+    }, csrf);
+    expect(statuses).toEqual([404, 403]);
+    expect((await (await fetch(`${stack.url}/api/runs/feedback-run/scores`, bearer(key))).json() as { scores: unknown[] }).scores).toHaveLength(3);
+    await other.close();
+    await ctx.close();
+  });
+});
