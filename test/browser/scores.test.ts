@@ -30,7 +30,7 @@ describe.skipIf(!haveBrowser)("scoring a run from its page", () => {
     await page.fill("#score-comment", "Right answer, <b>fast</b>");
     await Promise.all([page.waitForURL(/#scores$/), page.click("#scores button[value=up]")]);
     await Promise.all([page.waitForURL(/#scores$/), page.click("#scores button[value=down]")]);
-    const rows = await page.$$eval("#scores .score-list tbody tr", (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].slice(0, 5).map((td) => td.textContent!.trim())));
+    const rows = await page.$$eval("#scores .score-list tbody tr", (trs) => trs.map((tr) => Array.from(tr.querySelectorAll("td")).slice(0, 5).map((td) => td.textContent!.trim())));
     expect(rows).toEqual([
       ["user_feedback", "bad", "", "human", ""],
       ["user_feedback", "good", "Right answer, <b>fast</b>", "human", ""],

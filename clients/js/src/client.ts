@@ -3,6 +3,7 @@ import { safeStringify, toJsonObject, truncate } from "./json.js";
 import { readEnv } from "./platform.js";
 import { Run, type EventType, type HumanInputAnswer, type HumanInputOptions, type RunHost, type SpanIds } from "./run.js";
 import { RunwatchError, Transport, retryAfterMs, type TransportOptions, type TransportStats } from "./transport.js";
+import { postScore, type ScoreOptions, type ScoreValue } from "./scores.js";
 
 export const DEFAULT_BASE_URL = "http://localhost:8080";
 
@@ -47,9 +48,9 @@ export interface EndRunOptions {
 export class Runwatch implements RunHost {
   readonly baseUrl: string;
   readonly enabled: boolean;
-  private readonly apiKey: string;
+  readonly apiKey: string;
   private readonly transport: Transport | undefined;
-  private readonly fetchImpl: typeof fetch;
+  readonly fetchImpl: typeof fetch;
   private readonly onErrorHook: (err: RunwatchError) => void;
   private readonly maxEventBytes: number;
 
@@ -154,6 +155,14 @@ export class Runwatch implements RunHost {
   /** Flushes, then stops the client (later events are dropped). */
   shutdown(timeoutMs: number = 10_000): Promise<boolean> {
     return this.transport?.shutdown(timeoutMs) ?? Promise.resolve(true);
+  }
+
+  /**
+   * Scores a run or one of its spans (user feedback, an evaluation): POST /api/scores after flushing the run's
+   * events; retried while the server is still storing the run. Resolves to the score_id; rejects when refused.
+   */
+  score(sdkRunId: string, name: string, value: ScoreValue, options: ScoreOptions = {}): Promise<string> {
+    return postScore(this, sdkRunId, name, value, options);
   }
 
   /**

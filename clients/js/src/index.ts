@@ -18,4 +18,5 @@ export {
 } from "./run.js";
 export { RunwatchError, type RunwatchErrorCode, type TransportOptions, type TransportStats } from "./transport.js";
 export { uuidv7 } from "./ids.js";
+export type { ScoreOptions, ScoreSource, ScoreValue } from "./scores.js";
 export { preview, PREVIEW_MAX_CHARS } from "./json.js";

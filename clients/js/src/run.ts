@@ -1,6 +1,7 @@
 import { randomUuid } from "./ids.js";
 import { errorPayload, preview, toJsonObject } from "./json.js";
 import { asyncContext } from "./platform.js";
+import type { ScoreOptions, ScoreValue } from "./scores.js";
 
 export type EventType =
   | "run_start"
@@ -66,6 +67,7 @@ export interface RunHost {
   emit(sdkRunId: string, agentName: string, type: EventType, payload: Record<string, unknown>, configVersion?: number, ids?: SpanIds): void;
   flush(timeoutMs?: number): Promise<boolean>;
   waitForHumanInput(sdkRunId: string, options?: Pick<HumanInputOptions, "timeoutMs" | "signal">): Promise<HumanInputAnswer>;
+  score(sdkRunId: string, name: string, value: ScoreValue, options?: ScoreOptions): Promise<string>;
 }
 
 export interface StepEndOptions extends SpanIds {
@@ -311,6 +313,11 @@ export class Run {
   setOutput(output: unknown): void {
     this.outputValue = output;
     this.hasOutput = true;
+  }
+
+  /** Scores this run, or one of its spans with `spanId` (Runwatch.score); resolves to the score_id. */
+  score(name: string, value: ScoreValue, options: ScoreOptions = {}): Promise<string> {
+    return this.host.score(this.sdkRunId, name, value, options);
   }
 
   // ---- human in the loop ---------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from ._json import preview, to_jsonable, to_object
 from ._spans import LlmCall, Step, ToolCall
 
 if TYPE_CHECKING:
+    from ._scores import ScoreSource
     from .client import Runwatch
 
 
@@ -246,6 +247,23 @@ class Run:
             return _wrap(f, lambda a, k: self.tool_call(tool_name, input=_bound_arguments(f, a, k)), True)
 
         return decorate(fn) if fn is not None else decorate
+
+    # ---- scores -------------------------------------------------------------------------------------
+
+    def score(
+        self,
+        name: str,
+        value: float | bool | str,
+        *,
+        comment: str | None = None,
+        span_id: str | None = None,
+        source: ScoreSource | None = None,
+        timeout: float = 10.0,
+    ) -> str:
+        """Scores this run, or one of its spans with `span_id` (user feedback, an evaluation); returns the score_id."""
+        return self.client.score(
+            self.sdk_run_id, name, value, comment=comment, span_id=span_id, source=source, timeout=timeout
+        )
 
     # ---- human in the loop ----------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from ._http import HttpClient
 from ._human_input import HumanInput, get_input, wait_for_input
 from ._json import iso_utc
 from ._run import Run
+from ._scores import ScoreSource, post_score
 from ._spans import Step, ToolCall
 from ._transport import DropPolicy, Transport, TransportStats
 
@@ -206,6 +207,25 @@ class Runwatch:
             return _wrap(f, open_span, True)
 
         return decorate
+
+    # ---- scores (_scores.py) ------------------------------------------------------------------------------
+
+    def score(
+        self,
+        sdk_run_id: str,
+        name: str,
+        value: float | bool | str,
+        *,
+        comment: str | None = None,
+        span_id: str | None = None,
+        source: ScoreSource | None = None,
+        timeout: float = 10.0,
+    ) -> str:
+        """Scores a run or one of its spans (POST /api/scores); returns the score_id. Flushes the run's events
+        first and retries while the server is still storing the run; raises RunwatchError when refused."""
+        return post_score(
+            self, sdk_run_id, name, value, comment=comment, span_id=span_id, source=source, timeout=timeout
+        )
 
     # ---- human input (_human_input.py) ------------------------------------------------------------------
 
