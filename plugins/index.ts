@@ -12,6 +12,7 @@ import { alertEvaluation } from "./alert-evaluation.js";
 import { broadcast } from "./broadcast.js";
 import { costAggregation, countAgentRunsProcedure } from "./cost-aggregation.js";
 import { llmCalls } from "./llm-calls.js";
+import { scores } from "./scores.js";
 import type { Plugin, PluginContext, PluginFactory } from "./plugin.js";
 import { previewTruncation } from "./preview-truncation.js";
 import { statusMachine } from "./status-machine.js";
@@ -51,6 +52,7 @@ export async function buildChain(
     previewTruncation(),
     llmCalls(),
     costAggregation(),
+    scores(),
     ...custom.filter((p) => p.order !== "early"),
     alertEvaluation({ triggers: await loadTriggers(ctx.config, opts.triggers) }),
     broadcast(),

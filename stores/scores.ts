@@ -82,16 +82,18 @@ interface ScoreRow {
   created_at: string;
 }
 
-/** Stores a score of the run `run` (its owner's); returns its id. */
-export async function insertScore(
-  ch: ClickHouse,
-  run: { readonly user_id: number; readonly run_id: string; readonly external_id: string },
-  s: ScoreInput,
-): Promise<string> {
-  const score_id = uuidv7();
+/** The run a score belongs to (its owner's). */
+export interface ScoredRun {
+  readonly user_id: number;
+  readonly run_id: string;
+  readonly external_id: string;
+}
+
+/** The `scores` row of a validated score. */
+export function scoreRow(run: ScoredRun, s: ScoreInput, scoreId: string, createdAtIso: string): Record<string, unknown> {
   const kind = typeof s.value;
-  await ch.insert("scores", [{
-    score_id,
+  return {
+    score_id: scoreId,
     user_id: run.user_id,
     run_id: run.run_id,
     sdk_run_id: run.external_id,
@@ -102,9 +104,15 @@ export async function insertScore(
     value_string: kind === "string" ? s.value : "",
     comment: s.comment ?? "",
     source: s.source ?? "api",
-    created_at: toChTime(new Date().toISOString()),
-  }]);
-  return score_id;
+    created_at: toChTime(createdAtIso),
+  };
+}
+
+/** Stores a score of the run `run`; returns its id. */
+export async function insertScore(ch: ClickHouse, run: ScoredRun, s: ScoreInput): Promise<string> {
+  const scoreId = uuidv7();
+  await ch.insert("scores", [scoreRow(run, s, scoreId, new Date().toISOString())]);
+  return scoreId;
 }
 
 /** The scores of a run, oldest first (each once, however often its row was written). */

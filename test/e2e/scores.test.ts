@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, json, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+import { exportJson, exportProtobuf, hexId } from "./otlp-fixtures.js";
 
 let srv: TestServer;
 let alice: TestAccount;
@@ -116,4 +117,43 @@ describe("scores API", () => {
     ]);
     expect((await waitForRun(srv.url, alice.key, "scored-3", () => true)).run).toMatchObject({ status: "success", event_count: 3 });
   });
+
+  it("OTLP gen_ai.evaluation.result events become scores of their span (source otel), once however often the export is resent", async () => {
+    const traceId = hexId(16);
+    const [root, chat] = [hexId(8), hexId(8)];
+    const t = Date.now() - 1000;
+    const spans = [
+      { traceId, spanId: chat, parentSpanId: root, name: "chat gpt-4o", startMs: t + 10, endMs: t + 400, attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o" },
+        events: [
+          { name: "gen_ai.evaluation.result", attributes: { "gen_ai.evaluation.name": "relevance", "gen_ai.evaluation.score.value": 0.9, "gen_ai.evaluation.score.label": "relevant", "gen_ai.evaluation.explanation": "on topic" } },
+          { name: "gen_ai.evaluation.result", attributes: { "gen_ai.evaluation.name": "verdict", "gen_ai.evaluation.score.label": "pass" } },
+        ] },
+      { traceId, spanId: root, name: "invoke_agent bot", startMs: t, endMs: t + 500, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bot" } },
+    ];
+    const post = (body: string | Uint8Array, type: string) => fetch(`${srv.url}/v1/traces`, { method: "POST", headers: { authorization: `Bearer ${alice.key}`, "content-type": type }, body: body as BodyInit });
+    expect((await post(exportJson(spans), "application/json")).status).toBe(200);
+    expect((await post(exportProtobuf(spans), "application/x-protobuf")).status).toBe(200); // the exporter's retry
+    await waitForRun(srv.url, alice.key, traceId, (b) => b.run.status === "success");
+    await runOf(alice.key, `after-${traceId}`); // processed after both exports
+    const { body } = await scoresOf(alice.key, traceId);
+    // Scores of the same moment come in id order, not in the order of the span's events.
+    expect(body.scores.map((x) => [x.name, x.value, x.comment, x.source, x.span_id]).sort()).toEqual([
+      ["relevance", 0.9, "relevant: on topic", "otel", chat],
+      ["verdict", "pass", "", "otel", chat],
+    ]);
+  });
+
+  it("an ingest event's payload.scores are stored with its run and span; a broken one is left out, the event kept", async () => {
+    const res = await fetch(`${srv.url}/api/ingest/batch`, json(alice.key, { events: [
+      { event_type: "run_start", sdk_run_id: "scored-4", agent_name: "support-bot", payload: {} },
+      { event_type: "step", sdk_run_id: "scored-4", span_id: "judge", payload: { node_name: "judge", phase: "end", scores: [{ name: "faithful", value: true, comment: "cites the doc" }, { name: "", value: 1 }, "not an object"] } },
+      { event_type: "run_end", sdk_run_id: "scored-4", payload: {} },
+    ] }));
+    expect(await res.json()).toMatchObject({ accepted: 3, rejected: 0 });
+    await waitForRun(srv.url, alice.key, "scored-4", (b) => b.run.status === "success" && b.run.event_count === 3);
+    await runOf(alice.key, "scored-4-after");
+    const { body } = await scoresOf(alice.key, "scored-4");
+    expect(body.scores.map((x) => [x.name, x.value, x.comment, x.source, x.span_id])).toEqual([["faithful", true, "cites the doc", "api", "judge"]]);
+  });
 });
+

@@ -101,6 +101,14 @@ export const AGENT_NAME = ["gen_ai.agent.name", "agent.name"] as const;
 /** The name a span shows in the trace, when better than the span name. */
 export const ENTITY_NAME = ["traceloop.entity.name"] as const;
 export const SERVICE_NAME = "service.name";
+/** An evaluator's judgement of the span it is recorded on (GenAI conventions) → a score of the run (docs/OTEL.md). */
+export const EVALUATION_EVENT = "gen_ai.evaluation.result";
+export const EVALUATION_ATTRIBUTES = {
+  name: ["gen_ai.evaluation.name"],
+  value: ["gen_ai.evaluation.score.value"],
+  label: ["gen_ai.evaluation.score.label"],
+  explanation: ["gen_ai.evaluation.explanation"],
+} as const;
 /** A span whose status is ERROR describes its exception in an event of this name (OTel exception conventions). */
 export const EXCEPTION_EVENT = "exception";
 export const EXCEPTION_ATTRIBUTES = {

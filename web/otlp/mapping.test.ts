@@ -108,6 +108,29 @@ describe("runs", () => {
     expect(events(span({ statusCode: 2, statusMessage: "timed out" }))[2]!.payload).toEqual({ error_type: "Error", error_message: "timed out" });
   });
 
+  it("gen_ai.evaluation.result events become the span's scores (source otel): value, else label; cut to the API's lengths", () => {
+    const evaluation = (a: Record<string, AttrValue>) => ({ name: "gen_ai.evaluation.result", timeMs: t0, attributes: attrs(a) });
+    const evaluated = span({
+      parentSpanId: "00f067aa0ba902b7",
+      attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o" },
+      events: [
+        evaluation({ "gen_ai.evaluation.name": "relevance", "gen_ai.evaluation.score.value": 0.9, "gen_ai.evaluation.score.label": "relevant", "gen_ai.evaluation.explanation": "answers the question" }),
+        evaluation({ "gen_ai.evaluation.name": "toxicity", "gen_ai.evaluation.score.label": "x".repeat(300) }),
+        evaluation({ "gen_ai.evaluation.name": "n".repeat(150), "gen_ai.evaluation.score.value": "3", "gen_ai.evaluation.explanation": "e".repeat(3000) }),
+        evaluation({ "gen_ai.evaluation.name": "no score" }),
+        evaluation({ "gen_ai.evaluation.score.value": 1 }),
+        evaluation({ "gen_ai.evaluation.name": "nan", "gen_ai.evaluation.score.value": Number.NaN }),
+        { name: "exception", timeMs: t0, attributes: attrs({ "exception.message": "not a score" }) },
+      ],
+    });
+    expect(payloadOf(evaluated).scores).toEqual([
+      { name: "relevance", value: 0.9, comment: "relevant: answers the question", source: "otel" },
+      { name: "toxicity", value: "x".repeat(200), source: "otel" },
+      { name: "n".repeat(100), value: 3, comment: "e".repeat(2000), source: "otel" },
+    ]);
+    expect(payloadOf(span({ parentSpanId: "00f067aa0ba902b7" }))).not.toHaveProperty("scores");
+  });
+
   it("malformed spans are refused with the reason; the rest of the export maps", () => {
     const m = mapExport([span({ traceId: "" }), span({ spanId: null }), span({ parentSpanId: null }), span({ endMs: NaN }), span({ startMs: Date.UTC(2300, 0, 1) }), span()]);
     expect(m.refused.map((r) => r.index)).toEqual([0, 1, 2, 3, 4]);

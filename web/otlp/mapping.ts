@@ -13,8 +13,9 @@
 import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from "../../core/events/schema.js";
 import { previewOf } from "../../core/events/spans.js";
 import { eventIdFor } from "../../core/ids.js";
+import { MAX_SCORE_COMMENT, MAX_SCORE_NAME, MAX_SCORE_STRING } from "../../stores/scores.js";
 import {
-  AGENT_NAME, CONTENT_ATTRIBUTES, ENTITY_NAME, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
+  AGENT_NAME, CONTENT_ATTRIBUTES, ENTITY_NAME, EVALUATION_ATTRIBUTES, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
   LLM_ATTRIBUTES, SERVICE_NAME, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
 } from "./conventions.js";
 import { STATUS_ERROR, type Attributes, type AttrValue, type OtlpSpan } from "./trace-model.js";
@@ -97,6 +98,32 @@ function content(attrs: Attributes, which: "input" | "output", kind: MappedKind)
   return asText(direct);
 }
 
+/**
+ * The span's `gen_ai.evaluation.result` events as scores (source "otel"; plugins/scores.ts stores them): the score's
+ * value is gen_ai.evaluation.score.value, else its label; with both, the label leads the comment (the explanation).
+ * Cut to the lengths POST /api/scores takes; an event without a name or any score is left out.
+ */
+function evaluationsOf(span: OtlpSpan): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const e of span.events) {
+    if (e.name !== EVALUATION_EVENT) continue;
+    const name = firstText(e.attributes, EVALUATION_ATTRIBUTES.name)?.slice(0, MAX_SCORE_NAME);
+    const number = asNumber(first(e.attributes, EVALUATION_ATTRIBUTES.value));
+    const value = number !== undefined && Number.isFinite(number) ? number : undefined;
+    const label = firstText(e.attributes, EVALUATION_ATTRIBUTES.label);
+    if (!name || (value === undefined && label === undefined)) continue;
+    const explanation = firstText(e.attributes, EVALUATION_ATTRIBUTES.explanation);
+    const comment = value !== undefined && label !== undefined ? `${label}${explanation ? `: ${explanation}` : ""}` : explanation;
+    out.push({
+      name,
+      value: value ?? label!.slice(0, MAX_SCORE_STRING),
+      ...(comment ? { comment: comment.slice(0, MAX_SCORE_COMMENT) } : {}),
+      source: "otel",
+    });
+  }
+  return out;
+}
+
 /** The span's failure, from its last `exception` event and its status; undefined unless its status is ERROR. */
 function failureOf(span: OtlpSpan): { error_type: string; error_message: string; traceback?: string } | undefined {
   if (span.statusCode !== STATUS_ERROR) return undefined;
@@ -146,6 +173,7 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
   const attrs = span.attributes;
   const input = content(attrs, "input", kind);
   const output = content(attrs, "output", kind);
+  const scores = evaluationsOf(span);
   const common = {
     phase: "end",
     // Whole ms of the times as stored (ISO, ms floored), so the span starts exactly where its start was.
@@ -153,6 +181,7 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
     ...(input !== undefined ? { input_preview: input } : {}),
     ...(output !== undefined ? { output_preview: output } : {}),
     ...(failure ? { error: failure } : {}),
+    ...(scores.length > 0 ? { scores } : {}),
   };
   const name = span.name || firstText(attrs, ENTITY_NAME) || "span";
   const payload = kind === "tool"
