@@ -134,3 +134,44 @@ export async function listRunScores(ch: ClickHouse, userId: number, runId: strin
     created_at: r.created_at,
   }));
 }
+
+/** The average of one numeric or boolean (true = 1) score over an agent's runs, or over those on one config version. */
+export interface ScoreAverage {
+  readonly agent_name: string;
+  /** null: runs sent without a config_version, or (byVersion false) every version together. */
+  readonly config_version: number | null;
+  readonly name: string;
+  readonly average: number;
+  readonly count: number;
+}
+
+/**
+ * Average scores per agent (and per config version with `byVersion`), string scores left out; each run's agent and
+ * version from its latest row. Bounded: at most `limit` rows, the most-given scores first.
+ */
+export async function averageScores(
+  ch: ClickHouse,
+  userId: number,
+  options: { agentName?: string; byVersion?: boolean; limit?: number } = {},
+): Promise<ScoreAverage[]> {
+  const version = options.byVersion ? "r.config_version" : "CAST(NULL AS Nullable(UInt32))";
+  const rows = await ch.query<{ agent_name: string; config_version: number | string | null; name: string; average: number | string; n: number | string }>(
+    `SELECT r.agent_name AS agent_name, ${version} AS config_version, s.name AS name, avg(s.value_number) AS average, count() AS n
+       FROM (SELECT run_id, name, value_number FROM scores FINAL
+              WHERE user_id = {uid:UInt64} AND value_type IN ('number', 'boolean')) AS s
+       JOIN (SELECT run_id, argMax(agent_name, version) AS agent_name, argMax(config_version, version) AS config_version
+               FROM agent_runs WHERE user_id = {uid:UInt64} GROUP BY run_id) AS r ON r.run_id = s.run_id
+      WHERE {agent:String} = '' OR r.agent_name = {agent:String}
+      GROUP BY agent_name, config_version, name
+      ORDER BY n DESC, agent_name, name
+      LIMIT {limit:UInt32}`,
+    { uid: userId, agent: options.agentName ?? "", limit: options.limit ?? 1000 },
+  );
+  return rows.map((r) => ({
+    agent_name: r.agent_name,
+    config_version: r.config_version === null ? null : Number(r.config_version),
+    name: r.name,
+    average: Number(r.average),
+    count: Number(r.n),
+  }));
+}

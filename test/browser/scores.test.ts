@@ -8,6 +8,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { bearer, json, waitForRun } from "../e2e/harness.js";
 import { ARTIFACTS, haveBrowser, registerWithKey, useBrowserStack } from "./stack.js";
+import { addVersion } from "../../stores/agent-registry.js";
+import { findUserByEmail } from "../../stores/accounts/users.js";
 
 describe.skipIf(!haveBrowser)("scoring a run from its page", () => {
   const env = useBrowserStack();
@@ -59,6 +61,39 @@ describe.skipIf(!haveBrowser)("scoring a run from its page", () => {
     expect(statuses).toEqual([404, 403]);
     expect((await (await fetch(`${stack.url}/api/runs/feedback-run/scores`, bearer(key))).json() as { scores: unknown[] }).scores).toHaveLength(3);
     await other.close();
+    await ctx.close();
+  });
+
+  it("/agents shows each agent's average scores, and its page the averages per config version", async () => {
+    const stack = env.stack();
+    const ctx = await env.browser().newContext({ viewport: { width: 1440, height: 900 } });
+    const email = `agents-scores-${Date.now()}@example.com`;
+    const { page, key } = await registerWithKey(ctx, stack, "Ada", email);
+    const user = (await findUserByEmail(stack.ports.sql, email))!;
+    const runOn = async (id: string, configVersion: number) => {
+      const events = [
+        { event_type: "run_start", sdk_run_id: id, agent_name: "triage-bot", config_version: configVersion, payload: {} },
+        { event_type: "run_end", sdk_run_id: id, config_version: configVersion, payload: {} },
+      ];
+      expect((await fetch(`${stack.url}/api/ingest/batch`, json(key, { events }))).status).toBe(207);
+      await waitForRun(stack.url, key, id, (b) => b.run.status === "success");
+    };
+    await runOn("t-1", 1);
+    await addVersion(stack.ports.sql, user.id, "triage-bot", { config: JSON.stringify({ model: "gpt-4o-mini" }), changelog: "first", activate: true });
+    await addVersion(stack.ports.sql, user.id, "triage-bot", { config: JSON.stringify({ model: "gpt-4o" }), changelog: "bigger model", activate: true });
+    await runOn("t-2", 2);
+    await runOn("t-3", 2);
+    const score = (id: string, name: string, value: unknown) => fetch(`${stack.url}/api/scores`, json(key, { sdk_run_id: id, name, value }));
+    for (const [id, name, value] of [["t-1", "helpful", 0.2], ["t-2", "helpful", 0.8], ["t-3", "helpful", 1], ["t-2", "user_feedback", true], ["t-3", "label", "great"]] as const) {
+      expect((await score(id, name, value)).status).toBe(201);
+    }
+    await page.goto(`${stack.url}/agents`);
+    const cell = await page.textContent("tr:has-text('triage-bot') td.agent-scores");
+    expect(cell?.replace(/\s+/g, " ").trim()).toBe("helpful 0.67 (3) · user_feedback 1 (1)"); // a string score has no average
+    await page.goto(`${stack.url}/agents/triage-bot`);
+    const byVersion = await page.$$eval("#versions tbody tr", (trs) => trs.map((tr) => [tr.getAttribute("data-version"), tr.querySelector("td.agent-scores")!.textContent!.replace(/\s+/g, " ").trim()]));
+    expect(byVersion).toEqual([["2", "helpful 0.9 (2) · user_feedback 1 (1)"], ["1", "helpful 0.2 (1)"]]);
+    await page.screenshot({ path: path.join(ARTIFACTS, "agent-scores.png"), fullPage: true });
     await ctx.close();
   });
 });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, json, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
-import { exportJson, exportProtobuf, hexId } from "./otlp-fixtures.js";
+import { exportJson, exportProtobuf, hexId, type SpanSpec } from "./otlp-fixtures.js";
 
 let srv: TestServer;
 let alice: TestAccount;
@@ -122,7 +122,7 @@ describe("scores API", () => {
     const traceId = hexId(16);
     const [root, chat] = [hexId(8), hexId(8)];
     const t = Date.now() - 1000;
-    const spans = [
+    const spans: SpanSpec[] = [
       { traceId, spanId: chat, parentSpanId: root, name: "chat gpt-4o", startMs: t + 10, endMs: t + 400, attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o" },
         events: [
           { name: "gen_ai.evaluation.result", attributes: { "gen_ai.evaluation.name": "relevance", "gen_ai.evaluation.score.value": 0.9, "gen_ai.evaluation.score.label": "relevant", "gen_ai.evaluation.explanation": "on topic" } },

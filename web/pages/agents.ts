@@ -23,24 +23,41 @@ import {
 } from "../../stores/agent-registry.js";
 import { agentMonthSpend } from "../../core/clickhouse/costs.js";
 import { agentRunStats, type AgentRunStats } from "./run-stats.js";
+import { averageScores, type ScoreAverage } from "../../stores/scores.js";
 
 export const MAX_AGENTS = 500;
 
 export interface AgentRow extends AgentSummary {
   stats: AgentRunStats | undefined;
+  /** Average numeric and boolean scores of the agent's runs: the three most given. */
+  scores: ScoreAverage[];
+}
+
+/** Averages grouped by agent (list page) or by config version (detail page). */
+function groupBy<K>(averages: readonly ScoreAverage[], key: (a: ScoreAverage) => K): Map<K, ScoreAverage[]> {
+  const out = new Map<K, ScoreAverage[]>();
+  for (const a of averages) {
+    const list = out.get(key(a));
+    if (list) list.push(a);
+    else out.set(key(a), [a]);
+  }
+  return out;
 }
 
 export async function listAgents(deps: WebDeps, userId: number): Promise<AgentRow[]> {
-  const [registry, stats] = await Promise.all([
+  const [registry, stats, averages] = await Promise.all([
     listAgentSummaries(deps.ports.sql, userId, MAX_AGENTS),
     agentRunStats(deps.ports.clickhouse, userId, MAX_AGENTS),
+    averageScores(deps.ports.clickhouse, userId),
   ]);
   const byName = new Map(stats.map((s) => [s.agent_name, s]));
-  const rows: AgentRow[] = registry.map((r) => ({ ...r, stats: byName.get(r.name) }));
+  const byAgent = groupBy(averages, (a) => a.agent_name);
+  const scoresOf = (name: string) => (byAgent.get(name) ?? []).slice(0, 3);
+  const rows: AgentRow[] = registry.map((r) => ({ ...r, stats: byName.get(r.name), scores: scoresOf(r.name) }));
   const known = new Set(rows.map((r) => r.name));
   for (const s of stats) {
     if (!s.agent_name || known.has(s.agent_name)) continue;
-    rows.push({ name: s.agent_name, framework: "", total_runs: s.runs, budget_usd: null, tags: [], active_version: null, versions: 0, created_at: null, stats: s });
+    rows.push({ name: s.agent_name, framework: "", total_runs: s.runs, budget_usd: null, tags: [], active_version: null, versions: 0, created_at: null, stats: s, scores: scoresOf(s.agent_name) });
   }
   return rows.sort((a, b) => (b.stats?.last_run_at ?? "").localeCompare(a.stats?.last_run_at ?? "") || a.name.localeCompare(b.name));
 }
@@ -82,9 +99,10 @@ export function register(router: Router, deps: WebDeps): void {
   const detailPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
     const user = ctx.state.user as SessionUser;
     const agent = await getAgent(sql, user.id, String(ctx.params.name));
-    const [versions, spend] = await Promise.all([
+    const [versions, spend, averages] = await Promise.all([
       listVersions(sql, agent.id),
       agentMonthSpend(deps.ports.clickhouse, user.id, [agent.name]),
+      averageScores(deps.ports.clickhouse, user.id, { agentName: agent.name, byVersion: true }),
     ]);
     const byVersion = new Map(versions.map((v) => [v.version, v]));
     const active = versions.find((v) => v.is_active) ?? null;
@@ -99,6 +117,8 @@ export function register(router: Router, deps: WebDeps): void {
       title: `Agent ${agent.name}`,
       agent,
       versions,
+      // Average scores per config version (key "none": runs sent without one).
+      version_scores: Object.fromEntries(groupBy(averages, (a) => (a.config_version === null ? "none" : `v${a.config_version}`))),
       active,
       diff,
       diff_from: from,
