@@ -175,3 +175,12 @@ export async function averageScores(
     count: Number(r.n),
   }));
 }
+
+/** The names of a user's scores, alphabetically (the dashboard's filter suggests them); at most `limit`. */
+export async function scoreNames(ch: ClickHouse, userId: number, limit = 100): Promise<string[]> {
+  const rows = await ch.query<{ name: string }>(
+    `SELECT DISTINCT name FROM scores WHERE user_id = {uid:UInt64} ORDER BY name LIMIT {limit:UInt32}`,
+    { uid: userId, limit },
+  );
+  return rows.map((r) => r.name);
+}

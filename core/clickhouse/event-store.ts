@@ -218,6 +218,15 @@ export function createEventStore(ch: ClickHouse): EventStore {
         where.push("config_version = {config_version:UInt32}");
         params.config_version = filter.config_version;
       }
+      if (filter.score_name !== undefined) {
+        let range = "";
+        // Bounds go as text: chDB refuses to bind a number past 2^53 that happens to be integral (1e300).
+        if (filter.score_min !== undefined || filter.score_max !== undefined) range += " AND value_type IN ('number', 'boolean')";
+        if (filter.score_min !== undefined) (range += " AND value_number >= {score_min:Float64}"), (params.score_min = String(filter.score_min));
+        if (filter.score_max !== undefined) (range += " AND value_number <= {score_max:Float64}"), (params.score_max = String(filter.score_max));
+        where.push(`run_id IN (SELECT run_id FROM scores FINAL WHERE user_id = {user_id:UInt64} AND name = {score_name:String}${range})`);
+        params.score_name = filter.score_name;
+      }
       if (filter.cursor) {
         const c = decodeCursor(filter.cursor);
         where.push(`(${RUN_SORT_AT}, external_id) < ({cursor_at:DateTime64(3, 'UTC')}, {cursor_id:String})`);

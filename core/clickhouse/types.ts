@@ -23,6 +23,10 @@ export interface RunFilter {
   /** ISO timestamp: runs whose last event is at or after it. */
   since?: string;
   config_version?: number;
+  /** Runs with a score of this name (docs/API.md, Scores): any value, or with score_min / score_max a number or boolean (1/0) within them. */
+  score_name?: string;
+  score_min?: number;
+  score_max?: number;
   /** Opaque cursor returned as next_cursor by the previous page. */
   cursor?: string;
   /** 1..500, default 50. */

@@ -94,6 +94,15 @@ describe.skipIf(!haveBrowser)("scoring a run from its page", () => {
     const byVersion = await page.$$eval("#versions tbody tr", (trs) => trs.map((tr) => [tr.getAttribute("data-version"), tr.querySelector("td.agent-scores")!.textContent!.replace(/\s+/g, " ").trim()]));
     expect(byVersion).toEqual([["2", "helpful 0.9 (2) · user_feedback 1 (1)"], ["1", "helpful 0.2 (1)"]]);
     await page.screenshot({ path: path.join(ARTIFACTS, "agent-scores.png"), fullPage: true });
+
+    // The dashboard's score filter, through its form.
+    await page.goto(`${stack.url}/dashboard`);
+    await page.fill("input[name=score]", "helpful");
+    await page.fill("input[name=score_min]", "0.5");
+    await Promise.all([page.waitForURL(/score=helpful/), page.click(".filters button")]);
+    expect((await page.$$eval("#runs tbody tr[data-run]", (trs) => trs.map((tr) => (tr as HTMLElement).dataset.run))).sort()).toEqual(["t-2", "t-3"]);
+    expect(await page.inputValue("input[name=score_min]")).toBe("0.5");
+    await page.screenshot({ path: path.join(ARTIFACTS, "dashboard-score-filter.png") });
     await ctx.close();
   });
 });

@@ -155,5 +155,30 @@ describe("scores API", () => {
     const { body } = await scoresOf(alice.key, "scored-4");
     expect(body.scores.map((x) => [x.name, x.value, x.comment, x.source, x.span_id])).toEqual([["faithful", true, "cites the doc", "api", "judge"]]);
   });
+
+  it("GET /api/runs filters by score: a name alone, or a numeric/boolean range; the filter is per tenant and checked", async () => {
+    for (const id of ["f-low", "f-high", "f-bool", "f-none"]) await runOf(mallory.key, id);
+    const give = (id: string, name: string, value: unknown) => score(mallory.key, { sdk_run_id: id, name, value });
+    expect((await give("f-low", "quality", 0.1)).status).toBe(201);
+    expect((await give("f-high", "quality", 0.9)).status).toBe(201);
+    expect((await give("f-bool", "quality", true)).status).toBe(201);
+    expect((await give("f-none", "label", "quality")).status).toBe(201);
+    const ids = async (query: string, key = mallory.key) => {
+      const res = await fetch(`${srv.url}/api/runs?${query}`, bearer(key));
+      expect(res.status, query).toBe(200);
+      return ((await res.json()) as { runs: { sdk_run_id: string }[] }).runs.map((r) => r.sdk_run_id).sort();
+    };
+    expect(await ids("score_name=quality")).toEqual(["f-bool", "f-high", "f-low"]);
+    expect(await ids("score_name=quality&score_min=0.5")).toEqual(["f-bool", "f-high"]);
+    expect(await ids("score_name=quality&score_min=0.5&score_max=0.95")).toEqual(["f-high"]);
+    expect(await ids("score_name=quality&score_max=0.5")).toEqual(["f-low"]);
+    expect(await ids("score_name=quality", alice.key)).toEqual(["scored-2"]); // her own run, none of mallory's
+    expect(await ids("score_name=quality&score_min=-1e300&score_max=1e300")).toEqual(["f-bool", "f-high", "f-low"]);
+    for (const [query, field] of [["score_name=quality&score_min=abc", "score_min"], ["score_name=quality&score_max=1e999", "score_max"], ["score_max=1", "score_name"], [`score_name=${"q".repeat(101)}`, "score_name"]]) {
+      const res = await fetch(`${srv.url}/api/runs?${query}`, bearer(mallory.key));
+      expect(res.status, query).toBe(422);
+      expect(((await res.json()) as { error: { field: string } }).error.field).toBe(field);
+    }
+  });
 });
 

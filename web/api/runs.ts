@@ -1,6 +1,6 @@
 /**
  * Read API with the same Bearer key as ingest:
- *   GET /api/runs?status&agent_name&since&config_version&cursor&limit → { runs, next_cursor }
+ *   GET /api/runs?status&agent_name&since&config_version&score_name&score_min&score_max&cursor&limit → { runs, next_cursor }
  *   GET /api/runs/{sdk_run_id}?limit&after                            → { run, events, next_after }
  *   GET /api/runs/{sdk_run_id}/spans?limit&after                      → { run, spans, next_after } (core/events/spans.ts)
  *     (a page also ends before MAX_EVENTS_PAGE_BYTES of JSON; next_after then continues from its last event)
@@ -32,6 +32,14 @@ function intParam(ctx: Context, name: string, min: number, max: number): number 
   return n;
 }
 
+function numberParam(ctx: Context, name: string): number | undefined {
+  const raw = stringParam(ctx, name);
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n)) throw new ValidationError({ message: `${name} must be a number`, field: name });
+  return n;
+}
+
 function stringParam(ctx: Context, name: string): string | undefined {
   const raw = ctx.query[name];
   if (raw === undefined || raw === "") return undefined;
@@ -48,8 +56,17 @@ export function parseRunFilter(ctx: Context): RunFilter {
   if (since !== undefined && Number.isNaN(Date.parse(since))) {
     throw new ValidationError({ message: "since must be an ISO 8601 timestamp, e.g. 2026-11-23T00:00:00Z", field: "since" });
   }
+  const scoreName = stringParam(ctx, "score_name");
+  if (scoreName !== undefined && scoreName.length > 100) throw new ValidationError({ message: "score_name is at most 100 characters", field: "score_name" });
+  const [scoreMin, scoreMax] = [numberParam(ctx, "score_min"), numberParam(ctx, "score_max")];
+  if ((scoreMin !== undefined || scoreMax !== undefined) && scoreName === undefined) {
+    throw new ValidationError({ message: "score_min and score_max need score_name", field: "score_name" });
+  }
   const filter: RunFilter = {
     status: status as RunStatus | undefined,
+    score_name: scoreName,
+    score_min: scoreMin,
+    score_max: scoreMax,
     agent_name: stringParam(ctx, "agent_name"),
     since: since === undefined ? undefined : new Date(since).toISOString(),
     config_version: intParam(ctx, "config_version", 1, 2 ** 31 - 1),

@@ -14,6 +14,7 @@ import { requireUser } from "../auth/session.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
 import { agentNames, statusCounts } from "./run-stats.js";
 import { deadLetterCount } from "./dead-letters.js";
+import { scoreNames } from "../../stores/scores.js";
 
 export const PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
@@ -23,8 +24,18 @@ interface Filters {
   status?: RunStatus;
   agent?: string;
   config_version?: number;
+  score_name?: string;
+  score_min?: number;
+  score_max?: number;
   cursor?: string;
   limit: number;
+}
+
+/** A number from the query string, or undefined (blank or not a number: the filter is left out). */
+function numberQuery(ctx: Context, name: string): number | undefined {
+  const raw = queryParam(ctx, name);
+  const n = raw === undefined || raw.trim() === "" ? NaN : Number(raw);
+  return Number.isFinite(n) ? n : undefined;
 }
 
 function readFilters(ctx: Context): Filters {
@@ -35,6 +46,9 @@ function readFilters(ctx: Context): Filters {
     status: (RUN_STATUSES as readonly string[]).includes(status ?? "") ? (status as RunStatus) : undefined,
     agent: queryParam(ctx, "agent")?.slice(0, 200),
     config_version: Number.isInteger(version) && version > 0 ? version : undefined,
+    score_name: queryParam(ctx, "score")?.slice(0, 100) || undefined,
+    score_min: numberQuery(ctx, "score_min"),
+    score_max: numberQuery(ctx, "score_max"),
     cursor: queryParam(ctx, "cursor"),
     limit: Number.isInteger(limit) && limit > 0 ? Math.min(limit, MAX_PAGE_SIZE) : PAGE_SIZE,
   };
@@ -60,19 +74,22 @@ export function register(router: Router, deps: WebDeps): void {
     if (view === "errors") f.status = "error";
     const filter: RunFilter = {
       status: f.status, agent_name: f.agent, config_version: f.config_version, cursor: f.cursor, limit: f.limit,
+      ...(f.score_name ? { score_name: f.score_name, score_min: f.score_min, score_max: f.score_max } : {}),
     };
+    const scoreKeep = { score: f.score_name, score_min: f.score_name ? f.score_min : undefined, score_max: f.score_name ? f.score_max : undefined };
     let page;
     try {
       page = await deps.events.listRuns(user.id, filter);
     } catch (err) {
       // A stale or hand-edited cursor: start again from the first page rather than fail.
-      if (err instanceof ValidationError && f.cursor) return ctx.redirect(ctx.path + qs({ status: f.status, agent: f.agent, config_version: f.config_version }));
+      if (err instanceof ValidationError && f.cursor) return ctx.redirect(ctx.path + qs({ status: f.status, agent: f.agent, config_version: f.config_version, ...scoreKeep }));
       throw err;
     }
-    const keep = { status: view === "errors" ? undefined : f.status, agent: f.agent, config_version: f.config_version, limit: f.limit === PAGE_SIZE ? undefined : f.limit };
-    const [sum, agents, deadLetters] = await Promise.all([
+    const keep = { status: view === "errors" ? undefined : f.status, agent: f.agent, config_version: f.config_version, ...scoreKeep, limit: f.limit === PAGE_SIZE ? undefined : f.limit };
+    const [sum, agents, scores, deadLetters] = await Promise.all([
       view === "dashboard" ? summary(deps, user.id) : Promise.resolve(undefined),
       agentNames(deps.ports.clickhouse, user.id),
+      scoreNames(deps.ports.clickhouse, user.id),
       deadLetterCount(deps, user.id),
     ]);
     renderPage(ctx, "dashboard.njk", {
@@ -86,6 +103,7 @@ export function register(router: Router, deps: WebDeps): void {
       next_url: page.next_cursor ? ctx.path + qs({ ...keep, cursor: page.next_cursor }) : null,
       statuses: RUN_STATUSES,
       agent_names: agents,
+      score_names: scores,
       dead_letters: deadLetters,
       error_total: view === "errors" ? (await statusCounts(deps.ports.clickhouse, user.id)).error : undefined,
     });

@@ -91,7 +91,8 @@ onMessage((msg) => {
   if (existing) {
     if (matches(run)) { fill(existing, run); if (statusChanged) flash(existing); }
     else { existing.remove(); updateCount(); }
-  } else if (firstPage && matches(run)) {
+  } else if (firstPage && !f.filterScore && matches(run)) {
+    // A view filtered by score gains no live rows: frames carry no scores, and a new run has none yet.
     const tr = template.content.firstElementChild.cloneNode(true);
     fill(tr, run);
     tbody.querySelector(".empty-row")?.remove();
