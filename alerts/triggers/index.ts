@@ -5,9 +5,10 @@ import type { TriggerDefinition } from "./define.js";
 import { runCostAbove } from "./run-cost-above.js";
 import { runDurationAbove } from "./run-duration-above.js";
 import { runError } from "./run-error.js";
+import { scoreBelow } from "./score-below.js";
 import { toolError } from "./tool-error.js";
 import { waitingForInput } from "./waiting-for-input.js";
 
 export const BUILTIN_TRIGGERS: readonly TriggerDefinition[] = [
-  runError, waitingForInput, runCostAbove, agentBudgetExceeded, runDurationAbove, errorRateAbove, toolError,
+  runError, waitingForInput, runCostAbove, agentBudgetExceeded, runDurationAbove, errorRateAbove, toolError, scoreBelow,
 ];

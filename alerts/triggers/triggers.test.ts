@@ -9,6 +9,7 @@ import { decodeTriggerConfig } from "./define.js";
 import { parseRuleForm } from "../rules.js";
 import { toolFailure } from "./tool-error.js";
 import { periodStart } from "./agent-budget-exceeded.js";
+import { checkScoreAverage } from "./score-below.js";
 import { loadNotificationSettings } from "../settings.js";
 
 const triggers = new TriggerRegistry();
@@ -97,3 +98,21 @@ describe("event evaluators", () => {
     expect(periodStart("month", now).toISOString()).toBe("2026-11-01T00:00:00.000Z");
   });
 });
+
+describe("score_below", () => {
+  it("needs a score name and a threshold; fires below it with enough scores, once per window slot", () => {
+    expect(decodeTriggerConfig(def("score_below"), { threshold: 0.5 })).toEqual(Either.left({ field: "config.score_name", message: "Score name is required" }));
+    expect(Either.isLeft(decodeTriggerConfig(def("score_below"), { score_name: "thumbs" }))).toBe(true);
+    const r = rule("score_below", { score_name: "user_feedback", threshold: 0.5, min_scores: 3, window_minutes: 60 });
+    expect(r.config).toMatchObject({ window_minutes: 60, min_scores: 3 });
+    const now = new Date("2026-11-25T10:30:00.000Z");
+    expect(checkScoreAverage(r, { average: 0.33, count: 2 }, now)).toBeUndefined(); // too few
+    expect(checkScoreAverage(r, { average: 0.5, count: 10 }, now)).toBeUndefined(); // not below
+    expect(checkScoreAverage(r, { average: NaN, count: 0 }, now)).toBeUndefined();
+    const f = checkScoreAverage(r, { average: 1 / 3, count: 3 }, now)!;
+    expect(f.message).toBe("Average user_feedback is 0.3333 (3 scores in the last 60 min), below 0.5");
+    expect(f.key).toBe(checkScoreAverage(r, { average: 0.1, count: 9 }, new Date("2026-11-25T10:59:59.000Z"))!.key);
+    expect(f.key).not.toBe(checkScoreAverage(r, { average: 0.1, count: 9 }, new Date("2026-11-25T11:00:00.000Z"))!.key);
+  });
+});
+

@@ -247,6 +247,27 @@ describe("evaluation on ingest", () => {
     for (const id of Object.values(ids)) await expect.poll(async () => (await jobsOf(id))[0]!.status, { timeout: 5000 }).toBe("delivered");
   });
 
+  it("score_below fires from the sweep when the average of a score given through the API drops below the threshold", async () => {
+    expect((await submitRule({ name: "Unhappy", trigger_type: "score_below", channel: "dashboard", "config.score_name": "user_feedback", "config.threshold": "0.5", "config.min_scores": "3", "config.agent_name": "helper" })).status).toBe(302);
+    const id = await ruleIdByName("Unhappy");
+    for (const run of ["h-1", "h-2", "o-1"]) {
+      const agent = run.startsWith("h") ? "helper" : "other";
+      expect((await ingestBatch([{ event_type: "run_start", sdk_run_id: run, agent_name: agent, payload: {} }, { event_type: "run_end", sdk_run_id: run, payload: {} }])).status).toBe(207);
+    }
+    const score = (run: string, value: boolean) => fetch(`${srv.url}/api/scores`, json(key, { sdk_run_id: run, name: "user_feedback", value, source: "human" }));
+    await expect.poll(async () => (await score("h-2", true)).status, { timeout: 10_000 }).toBe(201); // the runs are stored
+    expect((await score("h-1", false)).status).toBe(201);
+    expect((await score("o-1", false)).status).toBe(201); // another agent's: not counted
+    await new Promise((r) => setTimeout(r, 1000)); // two scores of helper: below min_scores, no firing
+    expect(await jobsOf(id)).toHaveLength(0);
+    expect((await score("h-1", false)).status).toBe(201);
+    await expect.poll(async () => (await jobsOf(id)).length, { timeout: 10_000, interval: 200 }).toBe(1);
+    expect((await jobsOf(id))[0]!.payload).toMatchObject({ details: { score_name: "user_feedback", scores: 3, threshold: 0.5, min_scores: 3 } });
+    expect((await jobsOf(id))[0]!.payload.details.average).toBeCloseTo(1 / 3, 3);
+    await new Promise((r) => setTimeout(r, 1000)); // later sweeps of the same window: no second notification
+    expect(await jobsOf(id)).toHaveLength(1);
+  });
+
   it("a team's own trigger (RUNWATCH_ALERT_TRIGGERS) is offered by the form, validated by its schema and fired by the pipeline", async () => {
     expect(await page("/alerts/new")).toContain("Run used many tokens");
     const bad = await submitRule({ name: "Tokens", trigger_type: "run_tokens_above", channel: "dashboard", "config.max_tokens": "-5" });
