@@ -1,7 +1,7 @@
 /**
  * status-machine: applies the run status rule (docs/API.md; core/events/status-machine.ts) and keeps the run's bookkeeping fields:
  * started_at, ended_at, last_event_at, event_count, error_count, last_error, pending_question, framework,
- * agent_name, config_version.
+ * agent_name, config_version, session_id (set once, by the first event that names one).
  *
  * Ordering rule: events arrive in log order; a status-moving event only moves the status if its occurred_at
  * is not earlier than that of the event that set the current status (ties go to log order). Fields tied to
@@ -51,6 +51,7 @@ export const statusMachine = (): Plugin => ({
     }
     if (event.agent_name && !resentStart) run.agent_name = event.agent_name;
     if (event.config_version !== null) run.config_version = event.config_version;
+    if (run.session_id === "" && event.session_id) run.session_id = event.session_id;
   },
 });
 

@@ -19,6 +19,7 @@ import { registerRunsApi } from "./api/runs.js";
 import { registerHumanInputApi } from "./api/human-input.js";
 import { registerAgentConfigApi } from "./api/agent-config.js";
 import { registerScoresApi } from "./api/scores.js";
+import { registerSessionsApi } from "./api/sessions.js";
 import { registerAuthRoutes } from "./auth/routes.js";
 import { csrfProtection, sessionMiddleware } from "./auth/session.js";
 import { registerApiKeySettings } from "./settings/api-keys.js";
@@ -119,6 +120,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   registerHumanInputApi(router, deps, apiKeys);
   registerAgentConfigApi(router, deps, apiKeys);
   registerScoresApi(router, deps, apiKeys);
+  registerSessionsApi(router, deps, apiKeys);
   registerAuthRoutes(router, deps);
   registerApiKeySettings(router, deps, apiKeys);
   registerPages(router, deps);

@@ -39,15 +39,15 @@ export function toChTime(iso: string): string {
 const RUN_COLUMNS = [
   "user_id", "external_id", "run_id", "agent_name", "status", "status_at", "started_at", "ended_at",
   "last_event_at", "model", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "cost_source",
-  "framework", "config_version", "event_count", "error_count", "last_error", "pending_question", "llm_calls", "version",
+  "framework", "config_version", "event_count", "error_count", "last_error", "pending_question", "llm_calls", "session_id", "version",
 ] as const satisfies readonly (keyof RunRecord)[];
-const RUN_SELECT = RUN_COLUMNS.join(", ");
+export const RUN_SELECT = RUN_COLUMNS.join(", ");
 
 const EVENT_SELECT =
   "event_id, run_id, sdk_run_id, event_type, agent_name, payload, occurred_at, received_at, config_version, span_id, parent_span_id";
 
 /** Sort key of the runs list: start time, or the last event for a run whose run_start has not arrived. */
-const RUN_SORT_AT = "ifNull(started_at, last_event_at)";
+export const RUN_SORT_AT = "ifNull(started_at, last_event_at)";
 
 type Raw = Record<string, unknown>;
 const num = (v: unknown): number => (typeof v === "number" ? v : Number(v));
@@ -81,7 +81,7 @@ function runRow(r: RunRecord): Raw {
   };
 }
 
-function decodeRun(r: Raw): RunRecord {
+export function decodeRun(r: Raw): RunRecord {
   return {
     user_id: num(r.user_id),
     external_id: String(r.external_id),
@@ -105,6 +105,7 @@ function decodeRun(r: Raw): RunRecord {
     last_error: String(r.last_error),
     pending_question: String(r.pending_question),
     llm_calls: num(r.llm_calls ?? 0),
+    session_id: String(r.session_id ?? ""),
     version: num(r.version),
   };
 }
@@ -131,10 +132,10 @@ function decodeEvent(r: Raw): StoredEvent {
   };
 }
 
-/** The runs cursor: the sort key of the last row of the previous page, base64url JSON (opaque to clients). */
-interface RunCursor { at: string; id: string }
-const encodeCursor = (c: RunCursor): string => Buffer.from(JSON.stringify([c.at, c.id])).toString("base64url");
-function decodeCursor(s: string): RunCursor {
+/** The runs (and sessions) cursor: the sort key of the last row of the previous page, base64url JSON (opaque to clients). */
+export interface RunCursor { at: string; id: string }
+export const encodeCursor = (c: RunCursor): string => Buffer.from(JSON.stringify([c.at, c.id])).toString("base64url");
+export function decodeCursor(s: string): RunCursor {
   try {
     const v = JSON.parse(Buffer.from(s, "base64url").toString("utf8")) as unknown;
     if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string" && !Number.isNaN(Date.parse(v[0]))) {
@@ -144,7 +145,7 @@ function decodeCursor(s: string): RunCursor {
   throw new ValidationError({ message: "cursor is not a cursor returned by this API", field: "cursor" });
 }
 
-function checkLimit(limit: number | undefined, dflt: number, max: number): number {
+export function checkLimit(limit: number | undefined, dflt: number, max: number): number {
   if (limit === undefined) return dflt;
   if (!Number.isInteger(limit) || limit < 1 || limit > max) {
     throw new ValidationError({ message: `limit must be an integer from 1 to ${max}`, field: "limit" });

@@ -31,6 +31,8 @@ export interface RunRecord {
   last_error: string;
   /** Open human_input_requested question while status is waiting_for_input, else "". */
   pending_question: string;
+  /** The session the run belongs to (set by its first event that names one), "" for none. */
+  session_id: string;
   /** LLM-call spans of the run (steps of kind "llm" that ended): with any, tokens and cost are their sum. */
   llm_calls: number;
   /** Monotonic per run: the pipeline's ms clock * 1000 + sequence. */
@@ -56,6 +58,7 @@ export function newRunRecord(userId: number, externalId: string, runId: string, 
     cost_source: "none",
     framework: "",
     config_version: null,
+    session_id: "",
     event_count: 0,
     error_count: 0,
     last_error: "",

@@ -132,6 +132,8 @@ export const Envelope = Schema.Struct({
   /** Optional span of the run this event belongs to, and the span it nests in (docs/API.md, Spans). */
   span_id: opt(SpanId),
   parent_span_id: opt(SpanId),
+  /** Optional session (a conversation, a LangGraph thread) the run belongs to; the run's first event with one sets it. */
+  session_id: opt(Str.pipe(Schema.minLength(1), Schema.maxLength(200))),
   /** Optional version of the agent config the run uses (agent registry). */
   config_version: opt(
     Schema.Int.pipe(Schema.between(1, 4_294_967_295, { message: () => "must be a whole number from 1 to 4294967295" })),
@@ -148,6 +150,7 @@ export interface IngestEvent {
   readonly event_id?: string;
   readonly span_id?: string;
   readonly parent_span_id?: string;
+  readonly session_id?: string;
   readonly config_version?: number;
 }
 
@@ -236,6 +239,8 @@ export interface LoggedEvent {
   /** The span this event belongs to, and its parent span; "" when the client sent none. */
   readonly span_id?: string;
   readonly parent_span_id?: string;
+  /** The session the client named on this event (docs/API.md, Sessions); absent when none. */
+  readonly session_id?: string;
 }
 
 /** An event as plugins see it in onEvent: the payload may be replaced or edited (e.g. truncated). */

@@ -22,6 +22,7 @@ export function runJson(r: RunRecord) {
     cost_usd: r.cost_usd,
     cost_source: r.cost_source,
     config_version: r.config_version,
+    session_id: r.session_id || null,
     event_count: r.event_count,
     error_count: r.error_count,
     last_error: r.last_error,

@@ -34,5 +34,6 @@ export function enrichEvent(e: IngestEvent, userId: number, receivedAt: Date, ru
     config_version: e.config_version ?? null,
     ...(e.span_id !== undefined ? { span_id: e.span_id } : {}),
     ...(e.parent_span_id !== undefined ? { parent_span_id: e.parent_span_id } : {}),
+    ...(e.session_id !== undefined ? { session_id: e.session_id } : {}),
   };
 }

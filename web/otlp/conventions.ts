@@ -101,6 +101,8 @@ export const AGENT_NAME = ["gen_ai.agent.name", "agent.name"] as const;
 /** The name a span shows in the trace, when better than the span name. */
 export const ENTITY_NAME = ["traceloop.entity.name"] as const;
 export const SERVICE_NAME = "service.name";
+/** The session (conversation, thread) a trace belongs to → the run's session_id (docs/API.md, Sessions). */
+export const SESSION_ID = ["gen_ai.conversation.id", "session.id"] as const;
 /** An evaluator's judgement of the span it is recorded on (GenAI conventions) → a score of the run (docs/OTEL.md). */
 export const EVALUATION_EVENT = "gen_ai.evaluation.result";
 export const EVALUATION_ATTRIBUTES = {

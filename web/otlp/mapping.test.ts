@@ -131,6 +131,16 @@ describe("runs", () => {
     expect(payloadOf(span({ parentSpanId: "00f067aa0ba902b7" }))).not.toHaveProperty("scores");
   });
 
+  it("the session: gen_ai.conversation.id or session.id, the root's first; one that cannot be an identifier is left out", () => {
+    const runStart = (...spans: OtlpSpan[]) => mapExport(spans).traces[0]!.runStart;
+    const child = span({ spanId: "1111111111111111", parentSpanId: "b7ad6b7169203331", attributes: { "session.id": "from-child" } });
+    expect(runStart(child).session_id).toBe("from-child");
+    expect(runStart(child, span({ attributes: { "gen_ai.conversation.id": "from-root" } })).session_id).toBe("from-root");
+    expect(runStart(span({ attributes: { "gen_ai.conversation.id": "x".repeat(300) } })).session_id).toBe("x".repeat(200));
+    expect(runStart(span({ attributes: { "session.id": "bad\u0000id" } }))).not.toHaveProperty("session_id");
+    expect(runStart(span())).not.toHaveProperty("session_id");
+  });
+
   it("malformed spans are refused with the reason; the rest of the export maps", () => {
     const m = mapExport([span({ traceId: "" }), span({ spanId: null }), span({ parentSpanId: null }), span({ endMs: NaN }), span({ startMs: Date.UTC(2300, 0, 1) }), span()]);
     expect(m.refused.map((r) => r.index)).toEqual([0, 1, 2, 3, 4]);

@@ -14,9 +14,10 @@ import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from "../../core/events/schema.js"
 import { previewOf } from "../../core/events/spans.js";
 import { eventIdFor } from "../../core/ids.js";
 import { MAX_SCORE_COMMENT, MAX_SCORE_NAME, MAX_SCORE_STRING } from "../../stores/scores.js";
+import { needsRepair } from "../../core/events/storable.js";
 import {
   AGENT_NAME, CONTENT_ATTRIBUTES, ENTITY_NAME, EVALUATION_ATTRIBUTES, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
-  LLM_ATTRIBUTES, SERVICE_NAME, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
+  LLM_ATTRIBUTES, SERVICE_NAME, SESSION_ID, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
 } from "./conventions.js";
 import { STATUS_ERROR, type Attributes, type AttrValue, type OtlpSpan } from "./trace-model.js";
 
@@ -216,6 +217,19 @@ function agentOf(spans: readonly KindedSpan[], root: OtlpSpan | undefined): { na
   return { name: (service || "unknown_service").slice(0, MAX_AGENT_NAME), fromGenAi: false };
 }
 
+const MAX_SESSION_ID = 200;
+/**
+ * The trace's session: gen_ai.conversation.id or session.id of the root, else of the first span that has one. One
+ * that could not be stored as an identifier (U+0000, a lone surrogate) is left out rather than refusing the trace.
+ */
+function sessionOf(spans: readonly KindedSpan[], root: OtlpSpan | undefined): string | undefined {
+  for (const s of root ? [root, ...spans.map((k) => k.span)] : spans.map((k) => k.span)) {
+    const id = firstText(s.attributes, SESSION_ID)?.slice(0, MAX_SESSION_ID);
+    if (id) return needsRepair(id) ? undefined : id;
+  }
+  return undefined;
+}
+
 interface KindedSpan {
   readonly span: OtlpSpan;
   readonly index: number;
@@ -230,6 +244,7 @@ function mapTrace(traceId: string, list: readonly { span: OtlpSpan; index: numbe
   let startMs = Infinity;
   for (const s of spans) startMs = Math.min(startMs, s.span.startMs);
   const rootInput = rooted && content(rooted.span.attributes, "input", rooted.kind);
+  const session = sessionOf(spans, root);
   const runStart: RawEvent = {
     event_type: "run_start",
     sdk_run_id: traceId,
@@ -237,6 +252,7 @@ function mapTrace(traceId: string, list: readonly { span: OtlpSpan; index: numbe
     // Time 0: every export of the trace must derive the same id (its spans differ), and the start sorts first.
     event_id: eventIdFor(`otlp:${traceId}:run:start`, 0),
     occurred_at: iso(startMs),
+    ...(session ? { session_id: session } : {}),
     payload: {
       framework: (root ?? spans[0]!.span).scope || "opentelemetry",
       ...(rootInput !== undefined ? { input: previewOf(rootInput) } : {}),

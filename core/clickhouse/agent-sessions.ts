@@ -1,0 +1,110 @@
+/**
+ * Sessions (docs/API.md, Sessions): a user's runs grouped by the session they name (a conversation, a LangGraph
+ * thread). The SQL both ClickHouse transports run: agent_runs FINAL (each run at its latest version) grouped by
+ * session_id, newest activity first, cursor-paginated like runs.
+ */
+import type { ClickHouse } from "../ports/clickhouse.js";
+import type { RunRecord } from "../events/run.js";
+import { ValidationError } from "../errors.js";
+import { RUN_SELECT, RUN_SORT_AT, checkLimit, decodeCursor, decodeRun, encodeCursor, toChTime } from "./event-store.js";
+
+export const DEFAULT_SESSIONS_LIMIT = 50;
+export const MAX_SESSIONS_LIMIT = 500;
+/** Runs a session page lists (a longer session shows its first ones). */
+export const MAX_SESSION_RUNS = 1000;
+
+export interface SessionSummary {
+  readonly session_id: string;
+  readonly run_count: number;
+  readonly first_started_at: string;
+  readonly last_activity_at: string;
+  readonly total_tokens: number;
+  readonly total_cost_usd: number;
+  /** The status of the session's latest run. */
+  readonly last_status: RunRecord["status"];
+  readonly agent_names: readonly string[];
+}
+
+export interface SessionFilter {
+  /** Sessions with at least one run of this agent. */
+  readonly agent_name?: string;
+  /** ISO: sessions active at or after it. */
+  readonly since?: string;
+  readonly cursor?: string;
+  readonly limit?: number;
+}
+
+const SUMMARY = `session_id,
+  count() AS run_count,
+  min(${RUN_SORT_AT}) AS first_started_at,
+  max(last_event_at) AS last_activity_at,
+  sum(total_tokens) AS total_tokens,
+  sum(cost_usd) AS total_cost_usd,
+  argMax(status, ${RUN_SORT_AT}) AS last_status,
+  arraySort(groupUniqArray(10)(agent_name)) AS agent_names`;
+
+function decodeSummary(r: Record<string, unknown>): SessionSummary {
+  return {
+    session_id: String(r.session_id),
+    run_count: Number(r.run_count),
+    first_started_at: String(r.first_started_at),
+    last_activity_at: String(r.last_activity_at),
+    total_tokens: Number(r.total_tokens),
+    total_cost_usd: Number(r.total_cost_usd),
+    last_status: r.last_status as RunRecord["status"],
+    agent_names: (r.agent_names as string[]).filter(Boolean),
+  };
+}
+
+export async function listSessions(ch: ClickHouse, userId: number, filter: SessionFilter = {}): Promise<{ sessions: SessionSummary[]; next_cursor: string | null }> {
+  const limit = checkLimit(filter.limit, DEFAULT_SESSIONS_LIMIT, MAX_SESSIONS_LIMIT);
+  const params: Record<string, unknown> = { uid: userId, take: limit + 1 };
+  const having: string[] = [];
+  if (filter.agent_name !== undefined) {
+    having.push("countIf(agent_name = {agent:String}) > 0");
+    params.agent = filter.agent_name;
+  }
+  if (filter.since !== undefined) {
+    if (Number.isNaN(Date.parse(filter.since))) throw new ValidationError({ message: "since must be an ISO 8601 timestamp", field: "since" });
+    having.push("last_activity_at >= {since:DateTime64(3, 'UTC')}");
+    params.since = toChTime(filter.since);
+  }
+  if (filter.cursor) {
+    const c = decodeCursor(filter.cursor);
+    having.push("(last_activity_at, session_id) < ({cursor_at:DateTime64(3, 'UTC')}, {cursor_id:String})");
+    params.cursor_at = toChTime(c.at);
+    params.cursor_id = c.id;
+  }
+  const rows = await ch.query<Record<string, unknown>>(
+    `SELECT ${SUMMARY} FROM agent_runs FINAL
+     WHERE user_id = {uid:UInt64} AND session_id != ''
+     GROUP BY session_id
+     ${having.length ? `HAVING ${having.join(" AND ")}` : ""}
+     ORDER BY last_activity_at DESC, session_id DESC
+     LIMIT {take:UInt32}`,
+    params,
+  );
+  const sessions = rows.map(decodeSummary);
+  if (sessions.length <= limit) return { sessions, next_cursor: null };
+  const page = sessions.slice(0, limit);
+  const last = page[page.length - 1]!;
+  return { sessions: page, next_cursor: encodeCursor({ at: last.last_activity_at, id: last.session_id }) };
+}
+
+/** One session with its runs in start order, or undefined when the user has no run in it. */
+export async function getSession(ch: ClickHouse, userId: number, sessionId: string): Promise<{ session: SessionSummary; runs: RunRecord[] } | undefined> {
+  const params = { uid: userId, sid: sessionId, take: MAX_SESSION_RUNS };
+  const [summary, runs] = await Promise.all([
+    ch.query<Record<string, unknown>>(
+      `SELECT ${SUMMARY} FROM agent_runs FINAL WHERE user_id = {uid:UInt64} AND session_id = {sid:String} GROUP BY session_id`,
+      params,
+    ),
+    ch.query<Record<string, unknown>>(
+      `SELECT ${RUN_SELECT} FROM agent_runs FINAL WHERE user_id = {uid:UInt64} AND session_id = {sid:String}
+       ORDER BY ${RUN_SORT_AT}, external_id LIMIT {take:UInt32}`,
+      params,
+    ),
+  ]);
+  if (!summary[0]) return undefined;
+  return { session: decodeSummary(summary[0]), runs: runs.map(decodeRun) };
+}
