@@ -34,6 +34,7 @@ export function broadcastRun(run: RunRecord) {
     last_error: run.last_error,
     pending_question: run.pending_question,
     config_version: run.config_version,
+    session_id: run.session_id || null,
   };
 }
 

@@ -108,3 +108,32 @@ export async function getSession(ch: ClickHouse, userId: number, sessionId: stri
   if (!summary[0]) return undefined;
   return { session: decodeSummary(summary[0]), runs: runs.map(decodeRun) };
 }
+
+/** What a turn (a run) of a session was asked and answered: its first run_start's input, its last run_end's output. */
+export interface TurnContent {
+  readonly input: unknown;
+  readonly output: unknown;
+}
+
+/** The input and output of each of the runs (by run_id), from their stored run_start and run_end events. */
+export async function turnContents(ch: ClickHouse, userId: number, runIds: readonly string[]): Promise<Map<string, TurnContent>> {
+  const out = new Map<string, { input: unknown; output: unknown }>();
+  if (runIds.length === 0) return out;
+  const rows = await ch.query<{ rid: string; event_type: string; payload: string }>(
+    `SELECT toString(run_id) AS rid, event_type, payload FROM agent_events
+     WHERE user_id = {uid:UInt64} AND run_id IN {runs:Array(UUID)} AND event_type IN ('run_start', 'run_end')
+     ORDER BY event_id LIMIT 1 BY run_id, event_id`,
+    { uid: userId, runs: runIds },
+  );
+  for (const r of rows) {
+    let payload: Record<string, unknown> = {};
+    try {
+      payload = JSON.parse(r.payload) as Record<string, unknown>;
+    } catch { /* a payload that is not JSON shows nothing */ }
+    const turn = out.get(r.rid) ?? { input: undefined, output: undefined };
+    if (r.event_type === "run_start" && turn.input === undefined) turn.input = payload.input;
+    if (r.event_type === "run_end" && payload.output !== undefined) turn.output = payload.output;
+    out.set(r.rid, turn);
+  }
+  return out;
+}

@@ -10,6 +10,7 @@ import * as improve from "./improve.js";
 import * as settings from "./settings.js";
 import * as deadLetters from "./dead-letters.js";
 import * as scores from "./scores.js";
+import * as sessions from "./sessions.js";
 
 /**
  * Mounts the session-authenticated dashboard pages (/dashboard, /dashboard/:run, /errors, /agents, /alerts,
@@ -26,4 +27,5 @@ export function registerPages(router: Router, deps: WebDeps): void {
   settings.register(router, deps);
   deadLetters.register(router, deps);
   scores.register(router, deps);
+  sessions.register(router, deps);
 }

@@ -1,0 +1,48 @@
+/**
+ * The sessions pages (docs/DASHBOARD.md, Sessions):
+ *   GET /sessions?agent&cursor        the user's sessions, most recently active first
+ *   GET /sessions/:id                 one session: each turn (run) in start order with what it was asked and
+ *                                     answered, linked to its run; `?fragment=live` returns the turns only, which
+ *                                     web/static/session.js re-fetches when a run of this session changes.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import type { SessionUser, WebDeps } from "../deps.js";
+import { requireUser } from "../auth/session.js";
+import { ValidationError } from "../../core/errors.js";
+import { getSession, listSessions, turnContents } from "../../core/clickhouse/agent-sessions.js";
+import { queryParam, renderFragment, renderPage } from "./render.js";
+import { agentNames } from "./run-stats.js";
+
+export function register(router: Router, deps: WebDeps): void {
+  router.get("/sessions", requireUser, async (ctx: Context) => {
+    const user = ctx.state.user as SessionUser;
+    const agent = queryParam(ctx, "agent")?.slice(0, 200) || undefined;
+    const cursor = queryParam(ctx, "cursor");
+    let page;
+    try {
+      page = await listSessions(deps.ports.clickhouse, user.id, { ...(agent ? { agent_name: agent } : {}), ...(cursor ? { cursor } : {}) });
+    } catch (err) {
+      if (err instanceof ValidationError && cursor) return ctx.redirect(agent ? `/sessions?agent=${encodeURIComponent(agent)}` : "/sessions");
+      throw err;
+    }
+    const next = page.next_cursor ? `/sessions?${new URLSearchParams({ ...(agent ? { agent } : {}), cursor: page.next_cursor })}` : null;
+    renderPage(ctx, "sessions.njk", {
+      title: "Sessions", sessions: page.sessions, agent, agent_names: await agentNames(deps.ports.clickhouse, user.id), next_url: next, older: Boolean(cursor),
+    });
+  });
+
+  router.get("/sessions/:id", requireUser, async (ctx: Context) => {
+    const user = ctx.state.user as SessionUser;
+    const id = String(ctx.params.id ?? "");
+    const found = await getSession(deps.ports.clickhouse, user.id, id);
+    if (!found) {
+      return renderPage(ctx, "error.njk", { title: "Session not found", heading: "Session not found", message: `There is no session “${id}” in your account.` }, 404);
+    }
+    const contents = await turnContents(deps.ports.clickhouse, user.id, found.runs.map((r) => r.run_id));
+    const turns = found.runs.map((run) => ({ run, ...(contents.get(run.run_id.toLowerCase()) ?? { input: undefined, output: undefined }) }));
+    const vars = { title: `Session ${id}`, session: found.session, turns };
+    if (ctx.query.fragment === "live") return renderFragment(ctx, "_session_turns.njk", vars);
+    renderPage(ctx, "session.njk", vars);
+  });
+}
