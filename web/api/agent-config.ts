@@ -9,7 +9,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { enforceRateLimit } from "../middleware/rate-limit.js";
+import { readAuthorizer } from "./read-api.js";
 import { activeConfig } from "../../stores/agent-registry.js";
 
 export const etagOf = (body: string): string => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
@@ -23,9 +23,9 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 }
 
 export function registerAgentConfigApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
+  const authorize = readAuthorizer(deps, auth);
   router.get("/api/agents/:name/config", async (ctx: Context) => {
-    const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
-    await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
+    const p = await authorize(ctx);
     const cfg = await activeConfig(deps.ports.sql, p.userId, String(ctx.params.name));
     const body = JSON.stringify(cfg);
     const etag = etagOf(body);

@@ -16,7 +16,7 @@ import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { humanInputDeps, type WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { enforceRateLimit } from "../middleware/rate-limit.js";
+import { readAuthorizer } from "./read-api.js";
 import { readJsonBody } from "../json-body.js";
 import { findUserById } from "../../stores/accounts/users.js";
 import { registerHumanInputPage } from "../pages/human-input.js";
@@ -47,11 +47,7 @@ function waitSeconds(ctx: Context): number {
 
 /** Registers the input API and the run page's answer routes (web/pages/human-input.ts). */
 export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
-  const authorize = async (ctx: Context) => {
-    const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
-    await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
-    return p;
-  };
+  const authorize = readAuthorizer(deps, auth);
 
   router.get("/api/runs/:sdk_run_id/input", async (ctx) => {
     const p = await authorize(ctx);

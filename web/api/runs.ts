@@ -16,46 +16,18 @@ import { MAX_EVENTS_LIMIT } from "../../core/clickhouse/event-store.js";
 import { buildSpans } from "../../core/events/spans.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { enforceRateLimit } from "../middleware/rate-limit.js";
+import { intParam, numberParam, readAuthorizer, sinceParam, stringParam } from "./read-api.js";
 import { eventJson, runJson } from "./run-json.js";
 
 const DEFAULT_EVENTS = 1000;
 const MAX_EVENTS = 5000;
-
-function intParam(ctx: Context, name: string, min: number, max: number): number | undefined {
-  const raw = ctx.query[name];
-  if (raw === undefined || raw === "") return undefined;
-  const n = Number(raw);
-  if (typeof raw !== "string" || !Number.isInteger(n) || n < min || n > max) {
-    throw new ValidationError({ message: `${name} must be an integer from ${min} to ${max}`, field: name });
-  }
-  return n;
-}
-
-function numberParam(ctx: Context, name: string): number | undefined {
-  const raw = stringParam(ctx, name);
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n)) throw new ValidationError({ message: `${name} must be a number`, field: name });
-  return n;
-}
-
-function stringParam(ctx: Context, name: string): string | undefined {
-  const raw = ctx.query[name];
-  if (raw === undefined || raw === "") return undefined;
-  if (typeof raw !== "string") throw new ValidationError({ message: `${name} may be given once`, field: name });
-  return raw;
-}
 
 export function parseRunFilter(ctx: Context): RunFilter {
   const status = stringParam(ctx, "status");
   if (status !== undefined && !RUN_STATUSES.includes(status as RunStatus)) {
     throw new ValidationError({ message: `status must be one of ${RUN_STATUSES.join(", ")}`, field: "status" });
   }
-  const since = stringParam(ctx, "since");
-  if (since !== undefined && Number.isNaN(Date.parse(since))) {
-    throw new ValidationError({ message: "since must be an ISO 8601 timestamp, e.g. 2026-11-23T00:00:00Z", field: "since" });
-  }
+  const since = sinceParam(ctx);
   const scoreName = stringParam(ctx, "score_name");
   if (scoreName !== undefined && scoreName.length > 100) throw new ValidationError({ message: "score_name is at most 100 characters", field: "score_name" });
   const [scoreMin, scoreMax] = [numberParam(ctx, "score_min"), numberParam(ctx, "score_max")];
@@ -68,7 +40,7 @@ export function parseRunFilter(ctx: Context): RunFilter {
     score_min: scoreMin,
     score_max: scoreMax,
     agent_name: stringParam(ctx, "agent_name"),
-    since: since === undefined ? undefined : new Date(since).toISOString(),
+    since,
     config_version: intParam(ctx, "config_version", 1, 2 ** 31 - 1),
     cursor: stringParam(ctx, "cursor"),
     limit: intParam(ctx, "limit", 1, 500),
@@ -77,11 +49,7 @@ export function parseRunFilter(ctx: Context): RunFilter {
 }
 
 export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
-  const authorize = async (ctx: Context) => {
-    const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
-    await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
-    return p;
-  };
+  const authorize = readAuthorizer(deps, auth);
 
   router.get("/api/runs", async (ctx) => {
     const p = await authorize(ctx);

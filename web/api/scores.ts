@@ -6,23 +6,18 @@
  *   GET  /api/runs/{sdk_run_id}/scores → {scores: [{score_id, name, value, comment, source, span_id, created_at}]}
  */
 import type Router from "@koa/router";
-import type { Context } from "koa";
 import { Either } from "effect";
 import { NotFound } from "../../core/errors.js";
 import { insertScore, listRunScores, parseScore } from "../../stores/scores.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { enforceRateLimit } from "../middleware/rate-limit.js";
+import { readAuthorizer } from "./read-api.js";
 import { readJsonBody } from "../json-body.js";
 
 const BODY_LIMIT = 16 * 1024;
 
 export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
-  const authorize = async (ctx: Context) => {
-    const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
-    await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
-    return p;
-  };
+  const authorize = readAuthorizer(deps, auth);
   const ownRun = async (userId: number, sdkRunId: string) => {
     const run = await deps.events.getRun(userId, sdkRunId);
     if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(sdkRunId)} not found` });

@@ -1,0 +1,54 @@
+/**
+ * What every read-API route shares: the Bearer key, then the key's own read rate-limit bucket (apart from the
+ * ingest budget, so polling a run never eats into it), and the query-string parameters, each refused with a 422
+ * naming it.
+ */
+import type { Context } from "koa";
+import { ValidationError } from "../../core/errors.js";
+import type { WebDeps } from "../deps.js";
+import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
+import { enforceRateLimit } from "../middleware/rate-limit.js";
+
+/** The guard of the read API's routes: resolves to the key's principal, or throws (401, 429). */
+export function readAuthorizer(deps: WebDeps, auth: ApiKeyAuth): (ctx: Context) => Promise<KeyPrincipal> {
+  return async (ctx) => {
+    const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
+    await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
+    return p;
+  };
+}
+
+/** A query parameter given at most once; undefined when absent or empty. */
+export function stringParam(ctx: Context, name: string): string | undefined {
+  const raw = ctx.query[name];
+  if (raw === undefined || raw === "") return undefined;
+  if (typeof raw !== "string") throw new ValidationError({ message: `${name} may be given once`, field: name });
+  return raw;
+}
+
+export function intParam(ctx: Context, name: string, min: number, max: number): number | undefined {
+  const raw = ctx.query[name];
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (typeof raw !== "string" || !Number.isInteger(n) || n < min || n > max) {
+    throw new ValidationError({ message: `${name} must be an integer from ${min} to ${max}`, field: name });
+  }
+  return n;
+}
+
+export function numberParam(ctx: Context, name: string): number | undefined {
+  const raw = stringParam(ctx, name);
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n)) throw new ValidationError({ message: `${name} must be a number`, field: name });
+  return n;
+}
+
+/** An ISO 8601 `since` parameter, normalised to UTC ISO. */
+export function sinceParam(ctx: Context): string | undefined {
+  const since = stringParam(ctx, "since");
+  if (since !== undefined && Number.isNaN(Date.parse(since))) {
+    throw new ValidationError({ message: "since must be an ISO 8601 timestamp, e.g. 2026-11-23T00:00:00Z", field: "since" });
+  }
+  return since === undefined ? undefined : new Date(since).toISOString();
+}
