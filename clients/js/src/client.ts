@@ -30,6 +30,8 @@ export interface RunOptions {
   framework?: string;
   /** The agent config version the run uses (agent registry). */
   configVersion?: number;
+  /** The session (a conversation, a thread) the run belongs to: the dashboard's /sessions groups runs by it. */
+  sessionId?: string;
   /** Extra fields stored in the run_start payload. */
   metadata?: Record<string, unknown>;
 }
@@ -111,7 +113,7 @@ export class Runwatch implements RunHost {
   startRun(options: RunOptions): Run {
     const sdkRunId = options.sdkRunId ?? randomUuid();
     const agentName = truncate(options.agentName || "agent", 200);
-    const run = new Run(this, sdkRunId, agentName, options.configVersion);
+    const run = new Run(this, sdkRunId, agentName, options.configVersion, options.sessionId ? truncate(options.sessionId, 200) : undefined);
     run.emit("run_start", {
       ...options.metadata,
       framework: options.framework ?? "custom",
@@ -127,7 +129,7 @@ export class Runwatch implements RunHost {
   }
 
   /** Low level: queue one event. Used by Run; available for custom integrations. Never throws. */
-  emit(sdkRunId: string, agentName: string | undefined, type: EventType, payload: Record<string, unknown>, configVersion?: number, ids?: SpanIds): void {
+  emit(sdkRunId: string, agentName: string | undefined, type: EventType, payload: Record<string, unknown>, configVersion?: number, ids?: SpanIds, sessionId?: string): void {
     if (!this.transport) return;
     try {
       const event = {
@@ -139,6 +141,7 @@ export class Runwatch implements RunHost {
         config_version: configVersion,
         span_id: ids?.spanId || undefined,
         parent_span_id: ids?.parentSpanId || undefined,
+        session_id: sessionId || undefined,
         payload,
       };
       this.transport.enqueue(this.serialize(event));

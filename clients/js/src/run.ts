@@ -64,7 +64,7 @@ export interface LlmUsage {
 
 /** What a Run needs from its client (kept as an interface so the two modules do not import each other). */
 export interface RunHost {
-  emit(sdkRunId: string, agentName: string, type: EventType, payload: Record<string, unknown>, configVersion?: number, ids?: SpanIds): void;
+  emit(sdkRunId: string, agentName: string, type: EventType, payload: Record<string, unknown>, configVersion?: number, ids?: SpanIds, sessionId?: string): void;
   flush(timeoutMs?: number): Promise<boolean>;
   waitForHumanInput(sdkRunId: string, options?: Pick<HumanInputOptions, "timeoutMs" | "signal">): Promise<HumanInputAnswer>;
   score(sdkRunId: string, name: string, value: ScoreValue, options?: ScoreOptions): Promise<string>;
@@ -120,6 +120,8 @@ export class Run {
     readonly sdkRunId: string,
     readonly agentName: string,
     readonly configVersion?: number,
+    /** The session (conversation, thread) the run belongs to; every event of the run names it. */
+    readonly sessionId?: string,
   ) {}
 
   /** running, waiting_for_input, success or error (as far as this client knows). */
@@ -144,7 +146,7 @@ export class Run {
 
   /** Sends any event of this run (low level; the helpers below cover the event types of docs/API.md). */
   emit(type: EventType, payload: Record<string, unknown>, ids?: SpanIds): void {
-    this.host.emit(this.sdkRunId, this.agentName, type, payload, this.configVersion, ids);
+    this.host.emit(this.sdkRunId, this.agentName, type, payload, this.configVersion, ids, this.sessionId);
   }
 
   /** New span ids: the parent is the span entered around this call (same run), unless given. */

@@ -53,4 +53,24 @@ describe("scores", () => {
     expect(String(missing)).toContain("could not score run");
     expect(Date.now() - started).toBeLessThan(5_000);
   });
+
+  it("runs started with a sessionId group into that session (GET /api/sessions/{id}), in start order", async () => {
+    const session = `js-thread-${Date.now()}`;
+    const first = client.startRun({ agentName: "js-chat", sessionId: session, input: { message: "hi" } });
+    first.end("hello");
+    await new Promise((r) => setTimeout(r, 5)); // the next turn starts later (runs of the same millisecond sort by id)
+    const second = client.startRun({ agentName: "js-chat", sessionId: session, input: { message: "bye" } });
+    second.end("see you");
+    await client.flush();
+    const deadline = Date.now() + 10_000;
+    let body: { runs?: { sdk_run_id: string; session_id: string }[] } = {};
+    while (Date.now() < deadline) {
+      const res = await fetch(`${server.url}/api/sessions/${session}`, { headers: { authorization: `Bearer ${server.key}` } });
+      body = res.status === 200 ? ((await res.json()) as typeof body) : {};
+      if (body.runs?.length === 2) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(body.runs?.map((r) => [r.sdk_run_id, r.session_id])).toEqual([[first.sdkRunId, session], [second.sdkRunId, session]]);
+  });
 });
+

@@ -32,8 +32,10 @@ class Run:
         sdk_run_id: str | None = None,
         framework: str | None = None,
         config_version: int | None = None,
+        session_id: str | None = None,
     ) -> None:
         self.client = client
+        self.session_id = session_id[:200] if session_id else None
         self.agent_name = agent_name
         self.sdk_run_id = sdk_run_id or str(uuid.uuid4())
         self.framework = framework
@@ -66,6 +68,7 @@ class Run:
             config_version=self.config_version,
             span_id=span_id,
             parent_span_id=parent_span_id,
+            session_id=self.session_id,
         )
 
     # ---- lifecycle ------------------------------------------------------------------------------------

@@ -87,6 +87,7 @@ class Runwatch:
         occurred_at: float | None = None,
         span_id: str | None = None,
         parent_span_id: str | None = None,
+        session_id: str | None = None,
     ) -> None:
         """Queues one raw event (see the ingest contract). `payload` must already be JSON-safe."""
         if not self.enabled:
@@ -106,6 +107,8 @@ class Runwatch:
                 ev["span_id"] = span_id
             if parent_span_id:
                 ev["parent_span_id"] = parent_span_id
+            if session_id:
+                ev["session_id"] = session_id
             self._transport.enqueue(ev)
         except Exception:  # pragma: no cover - defensive: instrumentation must never break the agent
             logger.debug("runwatch: failed to queue an event", exc_info=True)
@@ -145,9 +148,19 @@ class Runwatch:
         sdk_run_id: str | None = None,
         framework: str | None = None,
         config_version: int | None = None,
+        session_id: str | None = None,
     ) -> Run:
-        """A run, to use as `with client.run(...) as run:` (or `async with`), or with run.start()/end()."""
-        return Run(self, agent_name, input, sdk_run_id=sdk_run_id, framework=framework, config_version=config_version)
+        """A run, to use as `with client.run(...) as run:` (or `async with`), or with run.start()/end().
+        `session_id` groups it with the other turns of a conversation or thread (the dashboard's /sessions)."""
+        return Run(
+            self,
+            agent_name,
+            input,
+            sdk_run_id=sdk_run_id,
+            framework=framework,
+            config_version=config_version,
+            session_id=session_id,
+        )
 
     def trace_run(
         self,
