@@ -81,6 +81,11 @@ describe("sessions API", () => {
       expect(r.body.error.field).toBe(field);
     }
     expect((await fetch(`${srv.url}/api/sessions`)).status).toBe(401);
+    // Hostile ids in the path and the filters: a clear answer, never a 500.
+    for (const path of ["/api/sessions/%00", "/api/sessions/%ED%A0%80", `/api/sessions/${"x".repeat(5000)}`, "/api/runs?score_name=%00", "/api/sessions?agent_name=%00"]) {
+      const r = await fetch(`${srv.url}${path}`, bearer(alice.key));
+      expect([200, 404, 422], path).toContain(r.status);
+    }
   });
 
   it("a run's session is set by its first event that names one; bad session ids are refused naming the field", async () => {
