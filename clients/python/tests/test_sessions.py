@@ -20,6 +20,7 @@ def test_runs_with_a_session_id_group_into_that_session(real_server: RealServer)
     try:
         with client.run("py-chat", input={"message": "hi"}, session_id=session) as first:
             first.set_output("hello")
+        time.sleep(0.005)  # the next turn starts later (runs of the same millisecond sort by id)
         with client.run("py-chat", input={"message": "bye"}, session_id=session) as second:
             second.set_output("see you")
         assert client.flush(10)
