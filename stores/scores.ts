@@ -3,11 +3,12 @@
  * (ClickHouse `scores`, the same SQL on both transports). A score belongs to a run the key's owner has, and
  * optionally to one of its spans; its value is a number, a boolean or a short string.
  */
-import { Either, ParseResult, Schema } from "effect";
+import { Either, Schema } from "effect";
 import { toChTime } from "../core/clickhouse/event-store.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import { ValidationError } from "../core/errors.js";
 import { makeStorable } from "../core/events/storable.js";
+import { toValidationError } from "../core/events/schema.js";
 import { uuidv7 } from "../core/ids.js";
 
 export const SCORE_SOURCES = ["api", "human", "llm_judge", "otel"] as const;
@@ -62,12 +63,7 @@ export function parseScore(body: unknown): Either.Either<ScoreInput, ValidationE
     if (err instanceof ValidationError) return Either.left(err);
     throw err;
   }
-  return Either.mapLeft(decode(body), (err) => {
-    const issue = ParseResult.ArrayFormatter.formatErrorSync(err)[0];
-    const field = issue?.path.map(String).join(".") || undefined;
-    const message = !issue ? "invalid score" : issue._tag === "Missing" ? `${field} is required` : `${field ?? "body"}: ${issue.message}`;
-    return new ValidationError({ message, field });
-  });
+  return Either.mapLeft(decode(body), (err) => toValidationError(err));
 }
 
 interface ScoreRow {

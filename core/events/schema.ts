@@ -160,7 +160,8 @@ const payloadDecoders = Object.fromEntries(
   Object.entries(PayloadSchemas).map(([k, s]) => [k, Schema.decodeUnknownEither(s as Schema.Schema<any, any>, parseOptions)]),
 ) as Record<EventType, (u: unknown) => Either.Either<Record<string, unknown>, ParseResult.ParseError>>;
 
-function toValidationError(err: ParseResult.ParseError, prefix: string): ValidationError {
+/** The first issue of a schema's ParseError as a ValidationError naming its field (prefixed: "payload.tokens"). */
+export function toValidationError(err: ParseResult.ParseError, prefix = ""): ValidationError {
   const issue = ParseResult.ArrayFormatter.formatErrorSync(err)[0];
   const pathParts = [prefix, ...(issue?.path ?? []).map(String)].filter(Boolean);
   const field = pathParts.join(".") || undefined;
