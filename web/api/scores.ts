@@ -16,27 +16,32 @@ import { readJsonBody } from "../json-body.js";
 
 const BODY_LIMIT = 16 * 1024;
 
+async function ownRun(deps: WebDeps, userId: number, sdkRunId: string) {
+  const run = await deps.events.getRun(userId, sdkRunId);
+  if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(sdkRunId)} not found` });
+  return run;
+}
+
+/** Stores a score (a POST /api/scores body) of one of the user's runs; its id. Throws ValidationError (422), NotFound (404). */
+export async function giveScore(deps: WebDeps, userId: number, body: unknown): Promise<string> {
+  const score = parseScore(body);
+  if (Either.isLeft(score)) throw score.left;
+  return insertScore(deps.ports.clickhouse, await ownRun(deps, userId, score.right.sdk_run_id), score.right);
+}
+
 export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  const ownRun = async (userId: number, sdkRunId: string) => {
-    const run = await deps.events.getRun(userId, sdkRunId);
-    if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(sdkRunId)} not found` });
-    return run;
-  };
 
   router.post("/api/scores", async (ctx) => {
     const p = await authorize(ctx);
-    const score = parseScore(await readJsonBody(ctx, BODY_LIMIT));
-    if (Either.isLeft(score)) throw score.left;
-    const run = await ownRun(p.userId, score.right.sdk_run_id);
-    const scoreId = await insertScore(deps.ports.clickhouse, run, score.right);
+    const scoreId = await giveScore(deps, p.userId, await readJsonBody(ctx, BODY_LIMIT));
     ctx.status = 201;
     ctx.body = { score_id: scoreId };
   });
 
   router.get("/api/runs/:sdk_run_id/scores", async (ctx) => {
     const p = await authorize(ctx);
-    const run = await ownRun(p.userId, ctx.params.sdk_run_id!);
+    const run = await ownRun(deps, p.userId, ctx.params.sdk_run_id!);
     ctx.set("Cache-Control", "no-store");
     ctx.body = { scores: await listRunScores(deps.ports.clickhouse, p.userId, run.run_id) };
   });

@@ -7,9 +7,9 @@
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
-import { Either } from "effect";
-import { NotFound, ValidationError } from "../../core/errors.js";
-import { insertScore, listRunScores, parseScore, type Score } from "../../stores/scores.js";
+import { ValidationError } from "../../core/errors.js";
+import { listRunScores, type Score } from "../../stores/scores.js";
+import { giveScore } from "../api/scores.js";
 import type { RunRecord } from "../../core/events/run.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
@@ -31,14 +31,10 @@ export function register(router: Router, deps: WebDeps): void {
     const sdkRunId = String(ctx.params.run ?? "");
     const form = await readForm(ctx);
     if (form.value !== "up" && form.value !== "down") throw new ValidationError({ field: "value", message: "value must be up or down" });
-    const score = parseScore({
+    await giveScore(deps, user.id, {
       sdk_run_id: sdkRunId, name: FEEDBACK_SCORE, value: form.value === "up", source: "human",
       ...(form.comment?.trim() ? { comment: form.comment.trim() } : {}),
     });
-    if (Either.isLeft(score)) throw score.left;
-    const run = await deps.events.getRun(user.id, sdkRunId);
-    if (!run) throw new NotFound({ resource: "run", message: `There is no run “${sdkRunId}” in your account.` });
-    await insertScore(deps.ports.clickhouse, run, score.right);
     deps.logger.info("run scored", { user_id: user.id, sdk_run_id: sdkRunId, via: "dashboard" });
     ctx.status = 303;
     ctx.redirect(`/dashboard/${encodeURIComponent(sdkRunId)}#scores`);
