@@ -8,7 +8,7 @@ import { toChTime } from "../core/clickhouse/event-store.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import { ValidationError } from "../core/errors.js";
 import { makeStorable } from "../core/events/storable.js";
-import { toValidationError } from "../core/events/schema.js";
+import { MAX_SDK_RUN_ID_CHARS, MAX_SPAN_ID_CHARS, toValidationError } from "../core/events/schema.js";
 import { uuidv7 } from "../core/ids.js";
 
 export const SCORE_SOURCES = ["api", "human", "llm_judge", "otel"] as const;
@@ -16,16 +16,15 @@ export type ScoreSource = (typeof SCORE_SOURCES)[number];
 export const MAX_SCORE_NAME = 100;
 export const MAX_SCORE_STRING = 200;
 export const MAX_SCORE_COMMENT = 2000;
-/** As long as an event's sdk_run_id and span_id may be (core/events/schema.ts). */
-const MAX_ID = 200;
 
 const text = (max: number, what: string) =>
   Schema.String.pipe(Schema.filter((s) => (s.length >= 1 && s.length <= max) || `must be ${what} of 1 to ${max} characters`));
 
 /** The body of POST /api/scores. */
 export const ScoreInput = Schema.Struct({
-  sdk_run_id: text(MAX_ID, "a string"),
-  span_id: Schema.optional(text(MAX_ID, "a string")),
+  // As long as an event's ids may be: every run and span can be scored.
+  sdk_run_id: text(MAX_SDK_RUN_ID_CHARS, "a string"),
+  span_id: Schema.optional(text(MAX_SPAN_ID_CHARS, "a string")),
   name: text(MAX_SCORE_NAME, "a string"),
   value: Schema.Union(
     Schema.Number.pipe(Schema.filter((n) => Number.isFinite(n) || "must be a finite number")),

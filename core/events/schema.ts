@@ -62,6 +62,7 @@ const SpanKind = Schema.Literal(...SPAN_KINDS).annotations({ message: () => ({ m
 
 /** A span id: the client's (e.g. LangChain's run id), unique within a run; the start and end of a span share it. */
 export const MAX_SPAN_ID_CHARS = 64;
+export const MAX_SDK_RUN_ID_CHARS = 256;
 const SpanId = Str.pipe(
   Schema.minLength(1, { message: () => "must not be empty" }),
   Schema.maxLength(MAX_SPAN_ID_CHARS, { message: () => `must be at most ${MAX_SPAN_ID_CHARS} characters` }),
@@ -123,7 +124,7 @@ const PayloadObject = Schema.declare(
 
 export const Envelope = Schema.Struct({
   event_type: Schema.Literal(...EVENT_TYPES).annotations({ message: () => ({ message: `must be one of ${EVENT_TYPES.join(", ")}`, override: true }) }),
-  sdk_run_id: Str.pipe(Schema.minLength(1), Schema.maxLength(256)),
+  sdk_run_id: Str.pipe(Schema.minLength(1), Schema.maxLength(MAX_SDK_RUN_ID_CHARS)),
   payload: PayloadObject,
   occurred_at: opt(IsoTimestamp),
   agent_name: opt(Str.pipe(Schema.minLength(1), Schema.maxLength(200))),

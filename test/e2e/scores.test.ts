@@ -88,6 +88,8 @@ describe("scores API", () => {
       [{ ...base, source: "robot" }, "source"],
       [{ ...base, sdk_run_id: 7 }, "sdk_run_id"],
       [{ ...base, span_id: "" }, "span_id"],
+      [{ ...base, span_id: "s".repeat(65) }, "span_id"],
+      [{ ...base, sdk_run_id: "r".repeat(257) }, "sdk_run_id"],
       [{ ...base, sdk_run_id: "scored-\u0000" }, "sdk_run_id"],
       [{ ...base, name: "bad\uD800name" }, "name"],
       [[base], undefined],
@@ -100,6 +102,10 @@ describe("scores API", () => {
       expect(err.message.length).toBeGreaterThan(0);
     }
     expect((await fetch(`${srv.url}/api/scores`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(base) })).status).toBe(401);
+    // Every run can be scored: a run id as long as ingest takes (256 characters).
+    const longId = "L".repeat(256);
+    await runOf(alice.key, longId);
+    expect((await score(alice.key, { sdk_run_id: longId, name: "long-id", value: 1 })).status).toBe(201);
     // A number that JSON can write but is not finite never arrives; a huge finite one is kept as it is.
     expect((await score(alice.key, { ...base, value: 1e308 })).status).toBe(201);
     expect((await scoresOf(alice.key, "scored-2")).body.scores).toMatchObject([{ name: "quality", value: 1e308 }]);
