@@ -208,6 +208,10 @@ export function createEventStore(ch: ClickHouse): EventStore {
         where.push("agent_name = {agent_name:String}");
         params.agent_name = filter.agent_name;
       }
+      if (filter.session_id !== undefined) {
+        where.push("session_id = {session_id:String}");
+        params.session_id = filter.session_id;
+      }
       if (filter.since !== undefined) {
         if (Number.isNaN(Date.parse(filter.since))) {
           throw new ValidationError({ message: "since must be an ISO 8601 timestamp", field: "since" });

@@ -20,6 +20,8 @@ export interface StoredEvent {
 export interface RunFilter {
   status?: RunRecord["status"];
   agent_name?: string;
+  /** Runs of this session (a run's session_id is set by its first event that names one). */
+  session_id?: string;
   /** ISO timestamp: runs whose last event is at or after it. */
   since?: string;
   config_version?: number;

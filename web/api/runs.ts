@@ -1,6 +1,6 @@
 /**
  * Read API with the same Bearer key as ingest:
- *   GET /api/runs?status&agent_name&since&config_version&score_name&score_min&score_max&cursor&limit → { runs, next_cursor }
+ *   GET /api/runs?status&agent_name&session_id&since&config_version&score_name&score_min&score_max&cursor&limit → { runs, next_cursor }
  *   GET /api/runs/{sdk_run_id}?limit&after                            → { run, events, next_after }
  *   GET /api/runs/{sdk_run_id}/spans?limit&after                      → { run, spans, next_after } (core/events/spans.ts)
  *     (a page also ends before MAX_EVENTS_PAGE_BYTES of JSON; next_after then continues from its last event)
@@ -40,6 +40,7 @@ export function parseRunFilter(ctx: Context): RunFilter {
     score_min: scoreMin,
     score_max: scoreMax,
     agent_name: stringParam(ctx, "agent_name"),
+    session_id: stringParam(ctx, "session_id"),
     since,
     config_version: intParam(ctx, "config_version", 1, 2 ** 31 - 1),
     cursor: stringParam(ctx, "cursor"),

@@ -4,6 +4,7 @@ import { readEnv } from "./platform.js";
 import { Run, type EventType, type HumanInputAnswer, type HumanInputOptions, type RunHost, type SpanIds } from "./run.js";
 import { RunwatchError, Transport, retryAfterMs, type TransportOptions, type TransportStats } from "./transport.js";
 import { postScore, type ScoreOptions, type ScoreValue } from "./scores.js";
+import { findWaitingRun } from "./sessions.js";
 
 export const DEFAULT_BASE_URL = "http://localhost:8080";
 
@@ -166,6 +167,14 @@ export class Runwatch implements RunHost {
    */
   score(sdkRunId: string, name: string, value: ScoreValue, options: ScoreOptions = {}): Promise<string> {
     return postScore(this, sdkRunId, name, value, options);
+  }
+
+  /**
+   * The sdk_run_id of the session's newest run waiting for input (undefined when none is stored): how a process that
+   * did not see an interrupt finds the run a resume continues. Rejects with a RunwatchError on a refusal or no network.
+   */
+  waitingRunOf(sessionId: string): Promise<string | undefined> {
+    return findWaitingRun(this, sessionId);
   }
 
   /**

@@ -10,13 +10,18 @@
  *   chain with metadata.langgraph_node → step start/end with duration and output
  *   tool                               → tool_call start/end with input/output previews and duration
  *   GraphInterrupt from interrupt()    → human_input_requested (run waits; not an error, no run_end)
- *   invoke(new Command({resume}))      → human_input_received on the same sdk_run_id (derived from thread_id)
+ *   invoke(new Command({resume}))      → human_input_received on the run the interrupt paused
+ * Sessions: `configurable.thread_id` is the run's session_id, and each invocation is its own run (id: LangChain's root
+ * run id). A resume continues the paused run: the one this handler saw, else the session's run that the server says
+ * waits for input (so another process, another handler, can resume it). `runIdFromThread: true` keeps the older
+ * behaviour: the thread id is the run id, one run per thread.
  * Concurrent invocations are told apart by their root run id.
  */
 import { getDefaultClient, type Runwatch } from "./client.js";
 import { safeStringify } from "./json.js";
+import { ThreadRuns } from "./langchain-threads.js";
 import { Run } from "./run.js";
-import { CONTROL_FLOW_ERRORS, MAX_WAITING_THREADS, describeInterrupt, errName, isInterrupt, isObj, messagesOf, modelFromStart, nodePath, now, resumeValue, simplify, str, usageOf, firstGenerationText } from "./langchain-support.js";
+import { CONTROL_FLOW_ERRORS, describeInterrupt, errName, isInterrupt, isObj, messagesOf, modelFromStart, nodePath, now, resumeValue, simplify, str, usageOf, firstGenerationText } from "./langchain-support.js";
 
 export interface CallbackHandlerOptions {
   /** Default: a process-wide client from RUNWATCH_API_KEY / RUNWATCH_BASE_URL. */
@@ -26,10 +31,15 @@ export interface CallbackHandlerOptions {
   /** Default "langgraph" for LangGraph graphs, else "langchain". */
   framework?: string;
   /**
-   * The run id reported to Runwatch. Default: the invocation's `configurable.thread_id` (so a resume after
-   * an interrupt continues the same run, even from another process), else LangChain's root run id.
+   * The run id reported to Runwatch. Default: LangChain's root run id (one run per invocation; the thread is the
+   * session), or with `runIdFromThread` the invocation's `configurable.thread_id`.
    */
   sdkRunId?: string | ((ctx: { threadId?: string; rootRunId: string }) => string);
+  /**
+   * true: the thread id is the run id, so every invocation of a thread (each chat turn) adds to one run — the
+   * behaviour before sessions. Default false: one run per invocation, grouped by the thread as a session.
+   */
+  runIdFromThread?: boolean;
   /** The agent config version (agent registry) the runs use. */
   configVersion?: number;
   /** responded_by for resumes whose answer did not come through waitForAnswer(). */
@@ -45,7 +55,7 @@ export interface RunwatchCallbackHandler {
    * Argument order as @langchain/core's CallbackManager really calls it (parentRunId 4th, runType 7th); its
    * published .d.ts lists runType 4th and parentRunId 8th.
    */
-  handleChainStart(chain: unknown, inputs: unknown, runId: string, parentRunId?: string, tags?: string[], metadata?: Record<string, unknown>, runType?: string, runName?: string): void;
+  handleChainStart(chain: unknown, inputs: unknown, runId: string, parentRunId?: string, tags?: string[], metadata?: Record<string, unknown>, runType?: string, runName?: string): void | Promise<void>;
   handleChainEnd(outputs: unknown, runId: string, parentRunId?: string): void;
   handleChainError(err: unknown, runId: string, parentRunId?: string): void;
   handleToolStart(tool: unknown, input: string, runId: string, parentRunId?: string, tags?: string[], metadata?: Record<string, unknown>, runName?: string, toolCallId?: string): void;
@@ -61,8 +71,13 @@ export interface RunwatchCallbackHandler {
    * the resume then reports who answered.
    */
   waitForAnswer(threadId: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<{ response: string; respondedBy?: string; answeredAt?: string }>;
-  /** The Runwatch run id used for a thread (what the dashboard shows as the run's external id). */
-  sdkRunIdFor(threadId: string): string;
+  /**
+   * The Runwatch run a thread's paused invocation reports to, as far as this handler knows without asking the server
+   * (the thread id itself with `runIdFromThread`); undefined when it does not know.
+   */
+  sdkRunIdFor(threadId: string): string | undefined;
+  /** The run a resume of this thread would continue: this handler's paused run, else the one the server says waits for input. */
+  findWaitingRun(threadId: string): Promise<string | undefined>;
 }
 
 interface RootState {
@@ -102,21 +117,8 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
     }
     return undefined;
   };
-  /** Runs paused by an interrupt, by thread: a resume in this process continues them (usage carried over). */
-  const waitingByThread = new Map<string, Run>();
+  const threads = new ThreadRuns(options, client);
   const answeredBy = new Map<string, string | undefined>();
-
-  /** Bounded: threads that are never resumed must not grow memory forever (oldest forgotten first). */
-  const rememberWaiting = (threadId: string, run: Run): void => {
-    waitingByThread.delete(threadId);
-    waitingByThread.set(threadId, run);
-    if (waitingByThread.size > MAX_WAITING_THREADS) waitingByThread.delete(waitingByThread.keys().next().value!);
-  };
-
-  const sdkRunIdFor = (threadId: string | undefined, rootRunId: string): string => {
-    if (typeof options.sdkRunId === "function") return options.sdkRunId({ threadId, rootRunId });
-    return options.sdkRunId ?? threadId ?? rootRunId;
-  };
 
   /** Registers a child run under its root; undefined when the parent is unknown (not ours). */
   const attach = (runId: string, parentRunId: string | undefined): RootState | undefined => {
@@ -163,40 +165,56 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
     state.waiting = true;
   };
 
+  /** Observability must never break the graph: failures are swallowed (a promise LangChain awaits included). */
   const guard =
-    <A extends unknown[]>(fn: (...args: A) => void) =>
-    (...args: A): void => {
+    <A extends unknown[]>(fn: (...args: A) => void | Promise<void>) =>
+    (...args: A): void | Promise<void> => {
       try {
-        fn(...args);
+        const result = fn(...args);
+        if (result) return result.catch(() => undefined);
       } catch {
-        // Observability must never break the graph.
+        // swallowed, as above
       }
     };
 
-  const onStartRoot = (inputs: unknown, runId: string, metadata: Record<string, unknown> | undefined, runName: string | undefined): void => {
+  const agentNameOf = (runName: string | undefined, fallback: string): string => options.agentName ?? runName ?? fallback;
+  const startFresh = (inputs: unknown, sdkRunId: string, threadId: string | undefined, metadata: Record<string, unknown> | undefined, runName: string | undefined): Run =>
+    client().startRun({
+      agentName: agentNameOf(runName, "langchain"),
+      input: simplify(inputs),
+      sdkRunId,
+      sessionId: threadId,
+      framework: options.framework ?? (metadata?.ls_integration === "langgraph" ? "langgraph" : "langchain"),
+      configVersion: options.configVersion,
+    });
+
+  const openRoot = (runId: string, run: Run, threadId: string | undefined): void => {
+    roots.set(runId, { run, threadId, children: new Set(), reportedInterrupts: new Set(), waiting: false });
+    rootOf.set(runId, runId);
+  };
+
+  /** Returns a promise only when it must ask the server which run a resume continues (LangChain awaits it). */
+  const onStartRoot = (inputs: unknown, runId: string, metadata: Record<string, unknown> | undefined, runName: string | undefined): void | Promise<void> => {
     const threadId = str(metadata?.thread_id) ?? (typeof metadata?.thread_id === "number" ? String(metadata.thread_id) : undefined);
     const resume = resumeValue(inputs);
-    const sdkRunId = sdkRunIdFor(threadId, runId);
-    let run: Run;
-    if (resume) {
-      const paused = threadId !== undefined ? waitingByThread.get(threadId) : undefined;
-      if (threadId !== undefined) waitingByThread.delete(threadId);
-      run = paused && paused.sdkRunId === sdkRunId ? paused : new Run(client(), sdkRunId, options.agentName ?? runName ?? "langgraph", options.configVersion);
+    const paused = threads.take(threadId);
+    if (!resume) return openRoot(runId, startFresh(inputs, threads.idFor(threadId, runId), threadId, metadata, runName), threadId);
+    const continueRun = (id: string | undefined): void => {
+      let run: Run;
+      if (paused && paused.sdkRunId === id) run = paused;
+      else if (id !== undefined) run = new Run(client(), id, agentNameOf(runName, "langgraph"), options.configVersion, threadId);
+      else return openRoot(runId, startFresh(inputs, runId, threadId, metadata, runName), threadId); // nothing paused is known
       const by = threadId !== undefined && answeredBy.has(threadId) ? answeredBy.get(threadId) : options.respondedBy;
       if (threadId !== undefined) answeredBy.delete(threadId);
       run.humanInputReceived(resume.resume, by);
-    } else {
-      if (threadId !== undefined) waitingByThread.delete(threadId);
-      run = client().startRun({
-        agentName: options.agentName ?? runName ?? "langchain",
-        input: simplify(inputs),
-        sdkRunId,
-        framework: options.framework ?? (metadata?.ls_integration === "langgraph" ? "langgraph" : "langchain"),
-        configVersion: options.configVersion,
-      });
-    }
-    roots.set(runId, { run, threadId, children: new Set(), reportedInterrupts: new Set(), waiting: false });
-    rootOf.set(runId, runId);
+      openRoot(runId, run, threadId);
+    };
+    const known = paused?.sdkRunId ?? (threadId !== undefined ? threads.known(threadId) : threads.idFor(undefined, runId));
+    if (known !== undefined || threadId === undefined) return continueRun(known);
+    return client()
+      .waitingRunOf(threadId)
+      .catch(() => undefined) // the server cannot be asked: the resume is reported as a run of its own
+      .then(continueRun);
   };
 
   /** A model call inside a run we follow becomes an LLM span (its LangChain run id is the span id). */
@@ -219,8 +237,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
 
     handleChainStart: guard((_chain, inputs, runId, parentRunId, tags, metadata, _runType, runName) => {
       if (!parentRunId || !rootOf.has(parentRunId)) {
-        onStartRoot(inputs, runId, metadata, runName);
-        return;
+        return onStartRoot(inputs, runId, metadata, runName);
       }
       const state = attach(runId, parentRunId);
       if (!state) return;
@@ -242,7 +259,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
         const interrupts = isObj(outputs) ? outputs.__interrupt__ : undefined;
         if (Array.isArray(interrupts) && interrupts.length > 0) reportInterrupts(root, interrupts);
         if (root.waiting) {
-          if (root.threadId !== undefined) rememberWaiting(root.threadId, root.run);
+          if (root.threadId !== undefined) threads.remember(root.threadId, root.run);
         } else {
           root.run.end(simplify(outputs));
         }
@@ -261,7 +278,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
       if (root) {
         if (isInterrupt(err)) {
           reportInterrupts(root, (err as { interrupts?: unknown }).interrupts ?? []);
-          if (root.threadId !== undefined) rememberWaiting(root.threadId, root.run);
+          if (root.threadId !== undefined) threads.remember(root.threadId, root.run);
         } else if (!CONTROL_FLOW_ERRORS.has(errName(err))) {
           root.run.fail(err);
         }
@@ -342,15 +359,17 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
     }),
 
     async waitForAnswer(threadId, waitOptions = {}) {
-      const sdkRunId = waitingByThread.get(threadId)?.sdkRunId ?? sdkRunIdFor(threadId, threadId);
+      const sdkRunId = await threads.waitFor(threadId, waitOptions);
       const answer = await client().waitForHumanInput(sdkRunId, waitOptions);
       answeredBy.set(threadId, answer.respondedBy);
       return answer;
     },
 
     sdkRunIdFor(threadId) {
-      return waitingByThread.get(threadId)?.sdkRunId ?? sdkRunIdFor(threadId, threadId);
+      return threads.known(threadId);
     },
+
+    findWaitingRun: (threadId) => threads.find(threadId),
   };
   return handler;
 }

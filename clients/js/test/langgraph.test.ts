@@ -97,15 +97,19 @@ describe("LangGraph.js against a real Runwatch server", () => {
     const first = await graph.invoke({ topic: "otters" }, config);
     expect((first as { __interrupt__?: { value: unknown }[] }).__interrupt__?.[0]?.value).toMatchObject({ question: "Publish this draft?" });
     expect(await client.flush(10_000)).toBe(true);
+    // One run per invocation, the thread its session: the handler knows the paused run's id.
+    const runId = handler.sdkRunIdFor(threadId)!;
+    expect(runId).not.toBe(threadId);
 
-    const waiting = await waitForRun(server, threadId, (v) => v.run.status === "waiting_for_input");
+    const waiting = await waitForRun(server, runId, (v) => v.run.status === "waiting_for_input");
+    expect(waiting.run.session_id).toBe(threadId);
     expect(waiting.run.pending_question).toContain("Publish this draft?");
 
     const final = await graph.invoke(new Command({ resume: "yes, ship it" }), config);
     expect(final.verdict).toContain("yes, ship it");
     expect(await client.flush(10_000)).toBe(true);
 
-    const v = await waitForRun(server, threadId, (x) => x.run.status === "success" && x.events.some((e) => e.event_type === "run_end"));
+    const v = await waitForRun(server, runId, (x) => x.run.status === "success" && x.events.some((e) => e.event_type === "run_end"));
     expect(types(v)).toEqual([
       "run_start",
       "step:research:start",
@@ -137,7 +141,7 @@ describe("LangGraph.js against a real Runwatch server", () => {
     expect(ev("run_end")).toMatchObject({ prompt_tokens: 52, completion_tokens: 38, total_tokens: 90, model: "gpt-4o-mini" });
     expect(v.run).toMatchObject({ status: "success", prompt_tokens: 52, completion_tokens: 38, total_tokens: 90, model: "gpt-4o-mini", llm_calls: 2 });
     // The spans nest as the graph ran: the tool and the model call under their nodes.
-    const spans = (await (await fetch(`${server.url}/api/runs/${encodeURIComponent(threadId)}/spans`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as { spans: Record<string, any>[] };
+    const spans = (await (await fetch(`${server.url}/api/runs/${encodeURIComponent(runId)}/spans`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as { spans: Record<string, any>[] };
     const byId = new Map(spans.spans.map((s) => [s.span_id, s]));
     const llms = spans.spans.filter((s) => s.kind === "llm");
     expect(llms.map((s) => [byId.get(s.parent_span_id)?.name, s.prompt_tokens, s.completion_tokens, s.model])).toEqual([
@@ -148,8 +152,8 @@ describe("LangGraph.js against a real Runwatch server", () => {
     expect(errors.filter((e) => e.code !== "network")).toEqual([]);
   });
 
-  it("a node that throws ends the run in error with the stack", async () => {
-    const handler = new CallbackHandler({ client, agentName: "writer" });
+  it("a node that throws ends the run in error with the stack (runIdFromThread: the thread id is the run id)", async () => {
+    const handler = new CallbackHandler({ client, agentName: "writer", runIdFromThread: true });
     const graph = buildGraph(new ScriptedChatModel([{ input: 5, output: 5 }]), { failInReview: true });
     const threadId = `thread-err-${Date.now()}`;
     await expect(graph.invoke({ topic: "crashes" }, { configurable: { thread_id: threadId }, callbacks: [handler] })).rejects.toThrow("reviewer crashed");
@@ -163,7 +167,7 @@ describe("LangGraph.js against a real Runwatch server", () => {
   });
 
   it("concurrent invocations in one process stay separate runs", async () => {
-    const handler = new CallbackHandler({ client, agentName: "parallel" });
+    const handler = new CallbackHandler({ client, agentName: "parallel", runIdFromThread: true });
     const ids = [1, 2, 3].map((i) => `thread-par-${i}-${Date.now()}`);
     await Promise.all(
       ids.map((id, i) =>
@@ -181,6 +185,50 @@ describe("LangGraph.js against a real Runwatch server", () => {
     expect(a.events.find((e) => e.event_type === "run_start")!.payload.input).toEqual({ topic: "t0" });
     expect(b.events.find((e) => e.event_type === "run_start")!.payload.input).toEqual({ topic: "t1" });
     for (const v of [a, b, c]) expect(v.events.filter((e) => e.event_type === "run_start").length).toBe(1);
+  });
+
+  it("chat turns on one thread: one run per invocation in the thread's session, each with its own tokens; runIdFromThread keeps one run", async () => {
+    const Chat = Annotation.Root({ question: Annotation<string>(), answer: Annotation<string>() });
+    const chat = (model: ScriptedChatModel) =>
+      new StateGraph(Chat)
+        .addNode("reply", async (s) => ({ answer: String((await model.invoke(s.question)).content) }))
+        .addEdge(START, "reply")
+        .addEdge("reply", END)
+        .compile({ checkpointer: new MemorySaver(), name: "chat" });
+    const sessionOf = async (id: string) =>
+      (await (await fetch(`${server.url}/api/sessions/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as {
+        session: { run_count: number; total_tokens: number };
+        runs: { sdk_run_id: string; total_tokens: number; status: string; session_id: string }[];
+      };
+
+    const threadId = `chat-${Date.now()}`;
+    const graph = chat(new ScriptedChatModel([{ input: 10, output: 5 }, { input: 30, output: 7 }]));
+    const handler = new CallbackHandler({ client, agentName: "chat-bot" });
+    const config = { configurable: { thread_id: threadId }, callbacks: [handler] };
+    await graph.invoke({ question: "hello" }, config);
+    await new Promise((r) => setTimeout(r, 5)); // turns of the same millisecond would sort by id
+    await graph.invoke({ question: "and again" }, config);
+    expect(await client.flush(10_000)).toBe(true);
+    let s = await sessionOf(threadId);
+    for (let i = 0; i < 100 && !(s.runs?.length === 2 && s.runs.every((r) => r.status === "success")); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      s = await sessionOf(threadId);
+    }
+    expect(s.runs.map((r) => [r.total_tokens, r.status, r.session_id])).toEqual([[15, "success", threadId], [37, "success", threadId]]);
+    expect(new Set(s.runs.map((r) => r.sdk_run_id)).size).toBe(2);
+    expect(s.session).toMatchObject({ run_count: 2, total_tokens: 52 });
+    const second = await waitForRun(server, s.runs[1]!.sdk_run_id, () => true);
+    expect(second.events.find((e) => e.event_type === "run_start")!.payload.input).toEqual({ question: "and again" });
+
+    const oldThread = `chat-old-${Date.now()}`;
+    const old = chat(new ScriptedChatModel([{ input: 10, output: 5 }, { input: 30, output: 7 }]));
+    const oldConfig = { configurable: { thread_id: oldThread }, callbacks: [new CallbackHandler({ client, agentName: "chat-bot", runIdFromThread: true })] };
+    await old.invoke({ question: "hello" }, oldConfig);
+    await old.invoke({ question: "and again" }, oldConfig);
+    expect(await client.flush(10_000)).toBe(true);
+    const v = await waitForRun(server, oldThread, (x) => x.events.filter((e) => e.event_type === "run_end").length === 2);
+    expect(v.events.filter((e) => e.event_type === "run_start").length).toBe(2);
+    expect((await sessionOf(oldThread)).runs.map((r) => r.sdk_run_id)).toEqual([oldThread]);
   });
 
   it("the framework-agnostic API against the same server", async () => {
@@ -229,15 +277,23 @@ describe("LangGraph.js against a real Runwatch server", () => {
       .addEdge("review", END)
       .compile({ checkpointer: new MemorySaver(), name: "trip-planner" });
     const threadId = `js-react-${Date.now()}`;
-    // Each invocation gets a new handler, as a web app resuming from another request would.
-    await graph.invoke({ notes: [] }, { configurable: { thread_id: threadId }, callbacks: [new CallbackHandler({ client, agentName: "trip" })] });
+    // The resume gets a new handler and a new client, as another process would: only the server knows the paused run.
+    const first = new CallbackHandler({ client, agentName: "trip" });
+    await graph.invoke({ notes: [] }, { configurable: { thread_id: threadId }, callbacks: [first] });
     expect(await client.flush(10_000)).toBe(true);
-    await waitForRun(server, threadId, (v) => v.run.status === "waiting_for_input");
-    await graph.invoke(new Command({ resume: "yes" }), { configurable: { thread_id: threadId }, callbacks: [new CallbackHandler({ client, agentName: "trip" })] });
-    expect(await client.flush(10_000)).toBe(true);
-    const v = await waitForRun(server, threadId, (x) => x.run.status === "success" && x.run.llm_calls === 6);
+    const runId = first.sdkRunIdFor(threadId)!;
+    await waitForRun(server, runId, (v) => v.run.status === "waiting_for_input");
+    const other = new Runwatch({ apiKey: server.key, baseUrl: server.url, flushIntervalMs: 50 });
+    const resumer = new CallbackHandler({ client: other, agentName: "trip" });
+    expect(resumer.sdkRunIdFor(threadId)).toBeUndefined();
+    expect(await resumer.findWaitingRun(threadId)).toBe(runId);
+    await graph.invoke(new Command({ resume: "yes" }), { configurable: { thread_id: threadId }, callbacks: [resumer] });
+    expect(await other.shutdown(10_000)).toBe(true);
+    const v = await waitForRun(server, runId, (x) => x.run.status === "success" && x.run.llm_calls === 6);
+    const session = (await (await fetch(`${server.url}/api/sessions/${encodeURIComponent(threadId)}`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as { runs: { sdk_run_id: string }[] };
+    expect(session.runs.map((r) => r.sdk_run_id)).toEqual([runId]); // the resume made no second run
     expect(v.run).toMatchObject({ prompt_tokens: 120 + 150 + 70 + 40, completion_tokens: 15 + 30 + 20 + 8 });
-    const { spans } = (await (await fetch(`${server.url}/api/runs/${encodeURIComponent(threadId)}/spans`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as { spans: Record<string, any>[] };
+    const { spans } = (await (await fetch(`${server.url}/api/runs/${encodeURIComponent(runId)}/spans`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as { spans: Record<string, any>[] };
     const byId = new Map(spans.map((s) => [s.span_id, s]));
     const parentName = (s: Record<string, any>) => (s.parent_span_id ? byId.get(s.parent_span_id)?.name : null);
     expect(spans.filter((s) => s.kind === "llm").map((s) => `${parentName(s)} ${s.model}`).sort()).toEqual(
