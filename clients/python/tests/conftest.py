@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,6 +100,18 @@ class RealServer:
                 return body
             time.sleep(0.5)
         raise AssertionError(f"run {sdk_run_id} did not reach the expected state in {timeout}s; last: {last}")
+
+    def session_runs(self, session_id: str, count: int, timeout: float = 60.0) -> list[str]:
+        """Polls GET /api/sessions/{id} until it lists `count` runs; their sdk_run_ids in start order."""
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while time.monotonic() < deadline:
+            status, body = self.get(f"/api/sessions/{urllib.parse.quote(session_id, safe='')}")
+            last = (status, body)
+            if status == 200 and len(body["runs"]) >= count:
+                return [r["sdk_run_id"] for r in body["runs"]]
+            time.sleep(0.5)
+        raise AssertionError(f"session {session_id} did not list {count} runs in {timeout}s; last: {last}")
 
     def cli(self, *args: str) -> str:
         res = subprocess.run(

@@ -55,13 +55,15 @@ def test_langgraph_run_with_tool_and_interrupt(real_server: RealServer, client: 
     out = graph.invoke({"messages": [HumanMessage("What's the weather in Paris?")]}, config)
     assert "__interrupt__" in out
     assert client.flush(10)
-    waiting = real_server.wait_run(thread, lambda b: b["run"]["status"] == "waiting_for_input")
+    rid = config["callbacks"][0].sdk_run_id_for_thread(thread)  # one run per invocation, the thread its session
+    waiting = real_server.wait_run(rid, lambda b: b["run"]["status"] == "waiting_for_input")
     assert waiting["run"]["agent_name"] == "py-weather-agent"
+    assert waiting["run"]["session_id"] == thread
 
     graph.invoke(Command(resume="yes, send it"), config)
     assert client.flush(10)
     body = real_server.wait_run(
-        thread, lambda b: b["run"]["status"] == "success" and any(e["event_type"] == "run_end" for e in b["events"])
+        rid, lambda b: b["run"]["status"] == "success" and any(e["event_type"] == "run_end" for e in b["events"])
     )
     run, events = body["run"], body["events"]
 
@@ -94,7 +96,7 @@ def test_langgraph_run_with_tool_and_interrupt(real_server: RealServer, client: 
     assert run["error_count"] == 0
     # The run's tokens are the sum of its two LLM calls (the totals rule), and its spans nest as the graph ran.
     assert run["llm_calls"] == 2
-    status, body = real_server.get(f"/api/runs/{thread}/spans")
+    status, body = real_server.get(f"/api/runs/{rid}/spans")
     assert status == 200
     spans = {s["span_id"]: s for s in body["spans"]}
     llms = [s for s in body["spans"] if s["kind"] == "llm"]
@@ -114,7 +116,8 @@ def test_failing_node_ends_in_error_with_traceback(real_server: RealServer, clie
             {"configurable": {"thread_id": thread}, "callbacks": [CallbackHandler(client)]},
         )
     assert client.flush(10)
-    body = real_server.wait_run(thread, lambda b: b["run"]["status"] == "error")
+    (rid,) = real_server.session_runs(thread, 1)
+    body = real_server.wait_run(rid, lambda b: b["run"]["status"] == "error")
     err = _of(body["events"], "error")
     assert len(err) == 1
     assert err[0]["payload"]["error_type"] == "RuntimeError"
@@ -217,18 +220,19 @@ def test_langgraph_resume_from_dashboard_answer(real_server: RealServer, client:
     config: dict[str, Any] = {"configurable": {"thread_id": thread}, "callbacks": [CallbackHandler(client)]}
     graph.invoke({"messages": [HumanMessage("What's the weather in Paris?")]}, config)
     assert client.flush(10)
-    waiting = real_server.wait_run(thread, lambda b: b["run"]["status"] == "waiting_for_input")
+    rid = config["callbacks"][0].sdk_run_id_for_thread(thread)
+    waiting = real_server.wait_run(rid, lambda b: b["run"]["status"] == "waiting_for_input")
     assert waiting["run"]["pending_question"] == "Send this answer to the customer?"
 
     def answer_later() -> None:
         time.sleep(1.0)  # the graph is already long-polling when the answer comes
-        real_server.post(f"/api/runs/{thread}/input", {"response": "approved", "responded_by": "lead@example.com"})
+        real_server.post(f"/api/runs/{rid}/input", {"response": "approved", "responded_by": "lead@example.com"})
 
     threading.Thread(target=answer_later, daemon=True).start()
     out = resume_from_dashboard(graph, config, timeout=60, poll_wait=10)
     assert out["messages"][-1].content == "review: approved"
     assert client.flush(10)
-    body = real_server.wait_run(thread, lambda b: b["run"]["status"] == "success")
+    body = real_server.wait_run(rid, lambda b: b["run"]["status"] == "success")
     got = _of(body["events"], "human_input_received")
     assert [g["payload"] for g in got] == [{"response": "approved", "responded_by": "lead@example.com"}]
     assert body["run"]["total_tokens"] == 340
@@ -238,24 +242,31 @@ def test_react_graph_resumed_by_a_new_handler_nests_spans_and_sums_every_call(
     real_server: RealServer, client: Runwatch
 ) -> None:
     """Two models, a tool under its node, three parallel Send branches, a subgraph, an interrupt resumed by a NEW
-    handler (as a web app resuming from another request would): the run's tokens are the sum of all calls."""
+    handler with a NEW client (as another request would): the server names the paused run, whose tokens are the sum
+    of all calls."""
     graph = build_react_graph()
     thread = f"py-react-{uuid.uuid4()}"
+    handler = CallbackHandler(client)
     first = graph.invoke(
         {"messages": [HumanMessage("Plan a trip to Lisbon")]},
-        {"configurable": {"thread_id": thread}, "callbacks": [CallbackHandler(client)]},
+        {"configurable": {"thread_id": thread}, "callbacks": [handler]},
     )
     assert "__interrupt__" in first
     assert client.flush(10)
-    real_server.wait_run(thread, lambda b: b["run"]["status"] == "waiting_for_input")
-    graph.invoke(Command(resume="yes"), {"configurable": {"thread_id": thread}, "callbacks": [CallbackHandler(client)]})
-    assert client.flush(10)
-    body = real_server.wait_run(thread, lambda b: b["run"]["status"] == "success" and b["run"]["llm_calls"] == 7)
+    rid = handler.sdk_run_id_for_thread(thread)
+    real_server.wait_run(rid, lambda b: b["run"]["status"] == "waiting_for_input")
+    other = Runwatch(api_key=real_server.api_key, base_url=real_server.base_url, flush_interval=0.05)
+    resumer = CallbackHandler(other)
+    assert resumer.sdk_run_id_for_thread(thread) is None and resumer.find_waiting_run(thread) == rid
+    graph.invoke(Command(resume="yes"), {"configurable": {"thread_id": thread}, "callbacks": [resumer]})
+    assert other.shutdown(timeout=10)
+    body = real_server.wait_run(rid, lambda b: b["run"]["status"] == "success" and b["run"]["llm_calls"] == 7)
+    assert real_server.session_runs(thread, 1) == [rid]  # the resume made no run of its own
     usage = REACT_AGENT_USAGE + [REACT_RESEARCH_USAGE] * 3 + [REACT_DRAFT_USAGE, REACT_POLISH_USAGE]
     run = body["run"]
     assert (run["prompt_tokens"], run["completion_tokens"]) == (sum(u[0] for u in usage), sum(u[1] for u in usage))
 
-    status, spans_body = real_server.get(f"/api/runs/{thread}/spans")
+    status, spans_body = real_server.get(f"/api/runs/{rid}/spans")
     assert status == 200
     spans = spans_body["spans"]
     by_id = {s["span_id"]: s for s in spans}

@@ -32,6 +32,14 @@ def by_run(capture: CaptureServer) -> dict[str, list[dict[str, Any]]]:
     return runs
 
 
+def by_session(capture: CaptureServer) -> dict[str, list[dict[str, Any]]]:
+    """Events by session_id (the LangGraph thread), in the order sent."""
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    for e in capture.events():
+        sessions.setdefault(e.get("session_id") or "", []).append(e)
+    return sessions
+
+
 # LangGraph's interrupt() reads its config from a contextvar, which asyncio tasks inherit only from 3.11 on.
 needs_async_contextvars = pytest.mark.skipif(
     sys.version_info < (3, 11), reason="LangGraph interrupt() in async graphs needs Python >= 3.11"
@@ -85,13 +93,16 @@ def test_graph_with_tool_and_interrupt_then_resume(capture: CaptureServer, make_
     assert "__interrupt__" in out
     assert client.flush(5)
     runs = by_run(capture)
-    assert list(runs) == [thread]  # the thread id is the run id
-    assert summary(runs[thread]) == EXPECTED_UNTIL_INTERRUPT  # no run_end: the run waits, it did not fail
+    (rid,) = runs  # one run per invocation: its own id, the thread its session
+    assert rid != thread and handler.sdk_run_id_for_thread(thread) == rid
+    assert {e["session_id"] for e in runs[rid]} == {thread}
+    assert summary(runs[rid]) == EXPECTED_UNTIL_INTERRUPT  # no run_end: the run waits, it did not fail
 
     out = graph.invoke(Command(resume="yes, send it"), config)
     assert out["messages"][-1].content == "review: yes, send it"
     assert client.flush(5)
-    events = by_run(capture)[thread]
+    assert list(by_run(capture)) == [rid]  # the resume continued the paused run
+    events = by_run(capture)[rid]
     assert summary(events) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
 
     start = events[0]
@@ -140,7 +151,7 @@ def test_failing_node_ends_the_run_in_error_with_traceback(capture: CaptureServe
     with pytest.raises(RuntimeError, match="exploded"):
         graph.invoke({"messages": [HumanMessage("hi")]}, config)
     assert client.flush(5)
-    events = by_run(capture)["fail-1"]
+    events = by_session(capture)["fail-1"]
     assert summary(events) == ["run_start", "step:agent:start", "step:agent:end", "error"]
     assert events[2]["payload"]["error"] == "RuntimeError: the model endpoint exploded"
     err = events[-1]["payload"]
@@ -163,8 +174,9 @@ async def test_async_invocations_run_concurrently_and_stay_apart(capture: Captur
 
     await asyncio.gather(*(one(i) for i in range(4)))
     assert client.flush(5)
-    runs = by_run(capture)
+    runs = by_session(capture)
     assert sorted(runs) == [f"async-{i}" for i in range(4)]
+    assert len(by_run(capture)) == 4
     for i in range(4):
         assert summary(runs[f"async-{i}"]) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
         assert runs[f"async-{i}"][16]["payload"]["response"] == f"ok {i}"
@@ -181,7 +193,7 @@ async def test_astream_reports_like_invoke(capture: CaptureServer, make_client: 
     chunks = [c async for c in graph.astream(Command(resume="fine"), config, stream_mode="messages")]
     assert chunks
     assert client.flush(5)
-    assert summary(by_run(capture)["stream-1"]) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
+    assert summary(by_session(capture)["stream-1"]) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
 
 
 def test_threads_share_one_handler(capture: CaptureServer, make_client: Any) -> None:
@@ -205,7 +217,8 @@ def test_threads_share_one_handler(capture: CaptureServer, make_client: Any) -> 
         t.join()
     assert not errors
     assert client.flush(5)
-    runs = by_run(capture)
+    runs = by_session(capture)
+    assert len(by_run(capture)) == 6
     for i in range(6):
         assert summary(runs[f"th-{i}"]) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
     assert not handler._roots and not handler._owner  # state is released when runs end
@@ -243,14 +256,15 @@ def test_subgraphs_are_steps_of_the_outer_run(capture: CaptureServer, make_clien
 
 def test_run_id_options(capture: CaptureServer, make_client: Any) -> None:
     client: Runwatch = make_client()
-    # one run per invocation, resumes in this process continue the paused run
-    handler = CallbackHandler(client, run_id_from_thread=False, agent_name="support-bot")
+    # run_id_from_thread: the behaviour before sessions, the thread id is the run id and every turn adds to it
+    handler = CallbackHandler(client, run_id_from_thread=True, agent_name="support-bot")
     graph = build_graph()
     config = {"configurable": {"thread_id": "chat-1"}, "callbacks": [handler]}
     graph.invoke({"messages": [HumanMessage("hi")]}, config)
     paused = handler.waiting_run("chat-1")
-    assert paused is not None and uuid.UUID(paused.sdk_run_id)
+    assert paused is not None and paused.sdk_run_id == "chat-1"
     graph.invoke(Command(resume="yes"), config)
+    graph.invoke({"messages": [HumanMessage("again")]}, config)  # a second turn: the same run again
     # an explicit id in the config metadata wins
     graph2 = build_graph()
     graph2.invoke(
@@ -258,14 +272,36 @@ def test_run_id_options(capture: CaptureServer, make_client: Any) -> None:
         {
             "configurable": {"thread_id": "chat-2"},
             "metadata": {"runwatch_sdk_run_id": "ticket-42"},
-            "callbacks": [handler],
+            "callbacks": [CallbackHandler(client)],
         },
     )
     assert client.flush(5)
     runs = by_run(capture)
-    assert set(runs) == {paused.sdk_run_id, "ticket-42"}
-    assert summary(runs[paused.sdk_run_id]) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
-    assert runs[paused.sdk_run_id][0]["agent_name"] == "support-bot"
+    assert set(runs) == {"chat-1", "ticket-42"}
+    assert summary(runs["chat-1"])[: len(EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME)] == (
+        EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
+    )
+    assert summary(runs["chat-1"]).count("run_start") == 2
+    assert runs["chat-1"][0]["agent_name"] == "support-bot"
+    assert {e["session_id"] for e in runs["ticket-42"]} == {"chat-2"}
+
+
+def test_chat_turns_are_runs_of_one_session(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    handler = CallbackHandler(client)
+    graph = build_graph()
+    config = {"configurable": {"thread_id": "turns-1"}, "callbacks": [handler]}
+    graph.invoke({"messages": [HumanMessage("first")]}, config)
+    graph.invoke(Command(resume="ok"), config)
+    graph.invoke({"messages": [HumanMessage("second")]}, config)  # the next turn: a new run in the session
+    assert client.flush(5)
+    runs = by_run(capture)
+    assert len(runs) == 2
+    first, second = runs.values()
+    assert summary(first) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
+    assert summary(second)[0] == "run_start" and summary(second).count("run_start") == 1
+    assert second[0]["payload"]["input"]["messages"][-1]["content"] == "second"
+    assert {e["session_id"] for e in first + second} == {"turns-1"}
 
 
 def test_handler_inside_a_manual_run_reports_into_it(capture: CaptureServer, make_client: Any) -> None:
@@ -362,7 +398,7 @@ def test_cost_comes_from_genai_prices_when_installed(capture: CaptureServer, mak
     graph.invoke({"messages": [HumanMessage("hi")]}, config)
     graph.invoke(Command(resume="ok"), config)
     assert client.flush(5)
-    end = by_run(capture)["cost-1"][-1]["payload"]
+    end = by_session(capture)["cost-1"][-1]["payload"]
     # gpt-4o-mini: $0.15 / M input, $0.60 / M output → 300 in + 40 out
     assert end["cost_usd"] == pytest.approx(300 * 0.15e-6 + 40 * 0.6e-6)
 
@@ -372,14 +408,15 @@ def test_resume_from_dashboard(capture: CaptureServer, make_client: Any) -> None
     graph = build_graph()
     config = {"configurable": {"thread_id": "dash-1"}, "callbacks": [CallbackHandler(client)]}
     graph.invoke({"messages": [HumanMessage("hi")]}, config)
-    capture.input_answers["/api/runs/dash-1/input"] = [
+    rid = config["callbacks"][0].sdk_run_id_for_thread("dash-1")
+    capture.input_answers[f"/api/runs/{rid}/input"] = [
         (204, {}, None),
         (200, {}, {"response": "approved", "responded_by": "dana@example.com", "answered_at": "2026-11-23T10:00:00Z"}),
     ]
     out = resume_from_dashboard(graph, config, timeout=10, poll_wait=1)
     assert out["messages"][-1].content == "review: approved"
     assert client.flush(5)
-    events = by_run(capture)["dash-1"]
+    events = by_run(capture)[rid]
     assert summary(events) == EXPECTED_UNTIL_INTERRUPT + EXPECTED_AFTER_RESUME
     assert events[16]["payload"] == {"response": "approved", "responded_by": "dana@example.com"}
 

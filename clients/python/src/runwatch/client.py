@@ -18,6 +18,7 @@ from ._human_input import HumanInput, get_input, wait_for_input
 from ._json import iso_utc
 from ._run import Run
 from ._scores import ScoreSource, post_score
+from ._sessions import find_waiting_run
 from ._spans import Step, ToolCall
 from ._transport import DropPolicy, Transport, TransportStats
 
@@ -239,6 +240,11 @@ class Runwatch:
         return post_score(
             self, sdk_run_id, name, value, comment=comment, span_id=span_id, source=source, timeout=timeout
         )
+
+    def waiting_run_of(self, session_id: str) -> str | None:
+        """The sdk_run_id of the session's newest run waiting for input (None when the server has none): how a
+        LangGraph resume in another process finds its run. Raises RunwatchError on a refusal or no network."""
+        return find_waiting_run(self, session_id)
 
     # ---- human input (_human_input.py) ------------------------------------------------------------------
 

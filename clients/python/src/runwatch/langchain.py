@@ -58,9 +58,10 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
         client: the Runwatch client (default: runwatch.get_client(), configured from the environment).
         agent_name: name of the agent (default: config metadata ``runwatch_agent_name``, else the graph's name).
         sdk_run_id: use this run id for the next root invocation(s) (default: derived, see run_id_from_thread).
-        run_id_from_thread: when the config has a ``thread_id``, use it as the sdk_run_id, so that a graph resumed
-            after an interrupt (even in another process) continues the same run. Set False for chat-style threads
-            whose every turn should be its own run; resumes in the same process still continue the paused run.
+        run_id_from_thread: True: the config's ``thread_id`` is the sdk_run_id, so every invocation of a thread (each
+            chat turn) adds to one run — the behaviour before sessions. Default False: one run per invocation, the
+            thread its session (``session_id``); a resume continues the run its interrupt paused, found on the
+            server when this handler did not see the interrupt (another process).
         framework: reported in run_start (default "langgraph" for graphs, else "langchain").
     """
 
@@ -73,7 +74,7 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
         *,
         agent_name: str | None = None,
         sdk_run_id: str | None = None,
-        run_id_from_thread: bool = True,
+        run_id_from_thread: bool = False,
         framework: str | None = None,
     ) -> None:
         super().__init__()
@@ -95,10 +96,24 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
         return self._waiting.get(str(thread_id))
 
     def sdk_run_id_for_thread(self, thread_id: str) -> str | None:
+        """The run a resume of the thread continues, as far as this handler knows without asking the server."""
         run = self._waiting.get(str(thread_id))
         if run is not None:
             return run.sdk_run_id
+        if self.sdk_run_id:
+            return self.sdk_run_id
         return str(thread_id) if self.run_id_from_thread else None
+
+    def find_waiting_run(self, thread_id: str) -> str | None:
+        """sdk_run_id_for_thread, else the thread's run that the server says waits for input (None: none stored)."""
+        return self.sdk_run_id_for_thread(thread_id) or self.client.waiting_run_of(str(thread_id))
+
+    def _waiting_on_server(self, thread_id: str) -> str | None:
+        try:
+            return self.client.waiting_run_of(thread_id)
+        except Exception as e:  # the resume is then reported as a run of its own
+            logger.warning("runwatch: could not ask which run of thread %r waits for input: %s", thread_id, e)
+            return None
 
     # ---- state ----------------------------------------------------------------------------------------
 
@@ -138,21 +153,28 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
             run = self._waiting.pop(thread_id, None) if thread_id is not None else None
             if run is not None and sdk_run_id and run.sdk_run_id != sdk_run_id:
                 run = None
+            if run is not None and not resumed and not self.run_id_from_thread:
+                run = None  # a new turn while an interrupt is unanswered: a run of its own
+            continues = run is not None and resumed
             if run is None:
-                if not sdk_run_id and thread_id is not None and (self.run_id_from_thread or resumed):
+                if not sdk_run_id and thread_id is not None and self.run_id_from_thread:
                     sdk_run_id = thread_id
+                elif not sdk_run_id and thread_id is not None and resumed:
+                    sdk_run_id = self._waiting_on_server(thread_id)
+                continues = resumed and bool(sdk_run_id)
                 agent = self.agent_name or metadata.get(METADATA_AGENT_NAME) or name or "agent"
                 framework = self.framework or (
                     "langgraph" if metadata.get("ls_integration") == "langgraph" or name == "LangGraph" else "langchain"
                 )
                 run = self.client.run(
                     str(agent),
-                    inputs if not resumed else None,
+                    {"resume": resume_value} if resumed else inputs,
                     sdk_run_id=sdk_run_id or str(uuid.uuid4()),
                     framework=framework,
+                    session_id=thread_id,
                 )
             state = _RootState(run=run, thread_id=thread_id, owns_run=True, root_kind=kind)
-            if resumed:
+            if continues:
                 run.started = True  # the run exists already: it continues, it does not start again
                 if not metadata.get(METADATA_INPUT_REPORTED):
                     run.report_human_input(resume_value, metadata.get(METADATA_RESPONDED_BY) or "langgraph")

@@ -10,6 +10,7 @@ if "__interrupt__" in result:
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from .client import HumanInput, Runwatch, get_client
@@ -36,23 +37,32 @@ def _client_for(config: dict[str, Any], client: Runwatch | None) -> Runwatch:
 
 
 def sdk_run_id_for(config: dict[str, Any], sdk_run_id: str | None = None) -> str:
-    """The Runwatch run a graph invocation with this config reports to (explicit, metadata, handler, thread)."""
+    """The Runwatch run a resume with this config continues: explicit, metadata, what the config's handler saw, else
+    the thread's run waiting for input on the server (one run per invocation) or the thread id (run_id_from_thread).
+    Raises LookupError when the server has no such run."""
     if sdk_run_id:
         return sdk_run_id
     metadata = config.get("metadata") or {}
     if metadata.get(METADATA_SDK_RUN_ID):
         return str(metadata[METADATA_SDK_RUN_ID])
     thread_id = (config.get("configurable") or {}).get("thread_id")
-    for handler in _handlers(config):
+    handlers = _handlers(config)
+    for handler in handlers:
         if thread_id is not None:
             found = handler.sdk_run_id_for_thread(str(thread_id))
             if found:
                 return found
         if handler.sdk_run_id:
             return handler.sdk_run_id
-    if thread_id is not None:
-        return str(thread_id)
-    raise ValueError("cannot tell which run to resume: pass sdk_run_id= or a config with a thread_id")
+    if thread_id is None:
+        raise ValueError("cannot tell which run to resume: pass sdk_run_id= or a config with a thread_id")
+    if handlers and not handlers[0].run_id_from_thread:
+        # One run per invocation and this process did not see the interrupt: the server knows the paused run.
+        found = handlers[0].client.waiting_run_of(str(thread_id))
+        if found:
+            return found
+        raise LookupError(f"no run of thread {thread_id!r} waits for input (yet)")
+    return str(thread_id)
 
 
 def _resume_config(config: dict[str, Any], sdk_run_id: str, answer: HumanInput, client: Runwatch) -> dict[str, Any]:
@@ -89,9 +99,21 @@ def wait_for_dashboard_answer(
 ) -> tuple[str, HumanInput]:
     """Blocks until a person answers the run's pending question on the dashboard; (sdk_run_id, answer)."""
     client = _client_for(config, client)
-    rid = sdk_run_id_for(config, sdk_run_id)
     client.flush(timeout=10)  # the question must be on the server before anyone can answer it
+    rid = _paused_run(config, sdk_run_id, timeout)
     return rid, client.wait_for_input(rid, timeout, poll_wait=poll_wait)
+
+
+def _paused_run(config: dict[str, Any], sdk_run_id: str | None, timeout: float | None) -> str:
+    """sdk_run_id_for, asked again while the server has not stored the interrupt yet (up to 30 s or `timeout`)."""
+    deadline = time.monotonic() + min(30.0, timeout if timeout is not None else 30.0)
+    while True:
+        try:
+            return sdk_run_id_for(config, sdk_run_id)
+        except LookupError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.25)
 
 
 def resume_from_dashboard(
