@@ -67,6 +67,22 @@ describe("sessions API", () => {
     expect((await get(alice.key, "/api/sessions/no-such-session")).status).toBe(404);
   });
 
+  it("GET /api/runs?session_id&status=waiting_for_input names the session's paused run (how SDKs find what a resume continues), per tenant", async () => {
+    const [carol, dave] = [await srv.account(), await srv.account()];
+    await turn(carol.key, "w-done", "wait-1", 50);
+    const ask = await fetch(`${srv.url}/api/ingest/batch`, json(carol.key, { events: [
+      { event_type: "run_start", sdk_run_id: "w-paused", agent_name: "chat-bot", occurred_at: t(52), session_id: "wait-1", payload: {} },
+      { event_type: "human_input_requested", sdk_run_id: "w-paused", occurred_at: t(53), payload: { question: "Ship it?" } },
+    ] }));
+    expect(ask.status).toBe(207);
+    await waitForRun(srv.url, carol.key, "w-paused", (b) => b.run.status === "waiting_for_input");
+    const found = await get(carol.key, "/api/runs?session_id=wait-1&status=waiting_for_input&limit=1");
+    expect(found.body.runs.map((r: any) => r.sdk_run_id)).toEqual(["w-paused"]);
+    expect((await get(carol.key, "/api/runs?session_id=wait-1")).body.runs.map((r: any) => r.sdk_run_id)).toEqual(["w-paused", "w-done"]);
+    expect((await get(dave.key, "/api/runs?session_id=wait-1&status=waiting_for_input")).body.runs).toEqual([]);
+    expect((await get(carol.key, "/api/runs?session_id=a&session_id=b")).body.error).toMatchObject({ field: "session_id" });
+  });
+
   it("filters by agent and time, pages with a cursor, and checks its parameters", async () => {
     expect((await get(alice.key, "/api/sessions?agent_name=helper")).body.sessions.map((s: any) => s.session_id)).toEqual(["chat-2"]);
     expect((await get(alice.key, `/api/sessions?since=${encodeURIComponent(t(15))}`)).body.sessions.map((s: any) => s.session_id)).toEqual(["chat-1"]);
