@@ -59,6 +59,8 @@ export interface Config {
    * threads. Higher yields more readily to the threads that answer ingest requests. 0 turns it off.
    */
   readonly backgroundNice: number;
+  /** How often the pipeline role applies users' data retention (RUNWATCH_RETENTION_SWEEP_MS; default 1 h; 0 = never). */
+  readonly retentionSweepMs: number;
   /** Threads that decode ingest batch bodies off the request thread (RUNWATCH_INGEST_THREADS; default 2, or 1 on one core; 0 = none). */
   readonly ingestThreads: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
@@ -121,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     alertTriggers: list(env.RUNWATCH_ALERT_TRIGGERS),
     backgroundNice: Math.min(19, Math.max(0, Math.floor(int(env.RUNWATCH_BACKGROUND_NICE, 10)))),
     ingestThreads: Math.max(0, Math.floor(int(env.RUNWATCH_INGEST_THREADS, Math.min(2, os.availableParallelism())))),
+    retentionSweepMs: Math.max(0, int(env.RUNWATCH_RETENTION_SWEEP_MS, 3_600_000)),
     pipelineThread: oneOf(env.RUNWATCH_PIPELINE_THREAD, ["auto", "thread", "main"], "auto", "RUNWATCH_PIPELINE_THREAD"),
     logLevel: (env.LOG_LEVEL as Config["logLevel"]) ?? "info",
   };

@@ -12,7 +12,9 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { EventLog } from "../core/ports/event-log.js";
+import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { Sql } from "../core/ports/sql.js";
+import { applyRetention, type RetentionOutcome } from "../stores/retention.js";
 import { listDeadLetters, purgeDeadLetters, replayDeadLetters, type DeadLetter, type DeadLetterFilter, type ReplayResult } from "../stores/dead-letters.js";
 import type { SessionUser } from "../web/deps.js";
 import { createUser, findUserByEmail } from "../stores/accounts/users.js";
@@ -25,7 +27,8 @@ export type AdminRequest =
   | { cmd: "info" }
   | ({ cmd: "dead-letters.list"; limit?: number } & DeadLetterSelection)
   | ({ cmd: "dead-letters.replay" } & DeadLetterSelection)
-  | ({ cmd: "dead-letters.purge" } & DeadLetterSelection);
+  | ({ cmd: "dead-letters.purge" } & DeadLetterSelection)
+  | { cmd: "retention.apply"; email?: string };
 
 /** Which dead letters a command acts on: some ids, one account's (by email), or (`all`) every pending one. */
 export interface DeadLetterSelection {
@@ -40,12 +43,14 @@ export type AdminResult =
   | { web_url: string | null }
   | { dead_letters: DeadLetter[] }
   | ReplayResult
-  | { purged: number };
+  | { purged: number }
+  | { retention: RetentionOutcome[] };
 
-/** What admin commands use: the metadata store always, the event log for replays. */
+/** What admin commands use: the metadata store always, the event log for replays, ClickHouse for retention. */
 export interface AdminPorts {
   readonly sql: Sql;
   readonly log?: Pick<EventLog, "append">;
+  readonly ch?: ClickHouse;
 }
 
 export interface AdminFailure { tag: string; message: string; field?: string }
@@ -96,6 +101,16 @@ export async function runAdmin(ports: AdminPorts, req: AdminRequest, webUrl: str
       user ??= await createUser(sql, req);
       const { key, info } = await createApiKey(sql, user.id, `demo ${new Date().toISOString().slice(0, 16)}`, null);
       return { user, key, info, created_user: created };
+    }
+    case "retention.apply": {
+      if (!ports.ch) throw new AdminError({ tag: "Unavailable", message: "applying retention needs ClickHouse, which this process has not opened" });
+      let userId: number | undefined;
+      if (req.email) {
+        const user = await findUserByEmail(sql, req.email);
+        if (!user) throw new AdminError({ tag: "NotFound", message: `no user with email ${req.email}`, field: "email" });
+        userId = user.id;
+      }
+      return { retention: await applyRetention({ sql, ch: ports.ch }, { userId }) };
     }
     case "info":
       return { web_url: webUrl };

@@ -6,17 +6,19 @@
  *   runwatch user create --email <e> --name <n>   (password from RUNWATCH_PASSWORD, --password-stdin or a prompt)
  *   runwatch key create --email <e> --name <n> [--expires 30d|2027-01-31]
  *   runwatch demo [--email <e>] [--password <p>]
+ *   runwatch retention apply [--email E] [--json]
  *   runwatch dead-letters list|replay|purge [--id N[,N…]] [--email E] [--all] [--limit N] [--json]
  */
 import { parseArgs } from "node:util";
 import { loadConfig, type Config } from "../core/config.js";
 import { createLogger, type Logger } from "../core/logger.js";
-import { openPorts, type Ports } from "../core/runtime.js";
+import { openPorts, type PortName, type Ports } from "../core/runtime.js";
 import { resolveSessionSecret } from "../core/secrets.js";
 import { AdminError, adminSocketPath, callAdmin, runAdmin, serveAdmin, type AdminRequest, type AdminResult } from "./admin.js";
 import { ROLES, parseRoles, portsFor, type RunningService } from "./roles.js";
 import { demoRuns, ingestDemo } from "./demo.js";
 import type { DeadLetter, ReplayResult } from "../stores/dead-letters.js";
+import type { RetentionOutcome } from "../stores/retention.js";
 
 const USAGE = `Runwatch: observability for AI agent runs.
 
@@ -27,6 +29,8 @@ Usage:
                                                            RUNWATCH_PASSWORD, --password-stdin, or a prompt
   runwatch key create --email E --name N [--expires 30d]   create an API key for that account (printed once)
   runwatch demo [--email E] [--password P]                 demo account, key and a few runs to look at
+  runwatch retention apply [--email E] [--json]          delete now each user's runs older than their retention
+                                                           (Settings → Data retention); the pipeline does it hourly
   runwatch dead-letters list [--email E] [--limit N] [--json]
                                                            events the pipeline could not store, with the error
   runwatch dead-letters replay --id N[,N…] | --email E | --all
@@ -56,12 +60,14 @@ function required(values: Record<string, unknown>, ...names: string[]): void {
 /** Runs an admin command on the running server of this data dir, or directly on the database when none runs. */
 async function admin(config: Config, req: AdminRequest): Promise<AdminResult> {
   if (!config.databaseUrl) {
-    const viaServer = await callAdmin(adminSocketPath(config.dataDir), req);
+    // Retention may delete for a while; other commands answer at once.
+    const viaServer = await callAdmin(adminSocketPath(config.dataDir), req, req.cmd === "retention.apply" ? 3_600_000 : undefined);
     if (viaServer) return viaServer;
   }
-  const ports = await openPorts(config, req.cmd === "dead-letters.replay" ? ["sql", "log"] : ["sql"]);
+  const needs: PortName[] = ["sql", ...(req.cmd === "dead-letters.replay" ? ["log" as const] : req.cmd === "retention.apply" ? ["clickhouse" as const] : [])];
+  const ports = await openPorts(config, needs);
   try {
-    return await runAdmin(req.cmd === "dead-letters.replay" ? { sql: ports.sql, log: ports.log } : { sql: ports.sql }, req);
+    return await runAdmin({ sql: ports.sql, log: needs.includes("log") ? ports.log : undefined, ch: needs.includes("clickhouse") ? ports.clickhouse : undefined }, req);
   } finally {
     await ports.close();
   }
@@ -100,7 +106,7 @@ async function start(config: Config, roleArg: string | undefined, logger: Logger
     }
     const web = running.find((s) => s.role === "web");
     if (!config.databaseUrl && roles.includes("web")) {
-      adminServer = await serveAdmin(adminSocketPath(config.dataDir), { sql: ports.sql, log: ports.log }, web?.url ?? null);
+      adminServer = await serveAdmin(adminSocketPath(config.dataDir), { sql: ports.sql, log: ports.log, ch: ports.clickhouse }, web?.url ?? null);
     }
   } catch (err) {
     for (const svc of running.reverse()) await svc.close().catch(() => {});
@@ -305,6 +311,13 @@ export async function main(argv: string[]): Promise<number> {
     case "demo":
       await demo(config, values, logger);
       return 0;
+    case "retention apply": {
+      const { retention } = (await admin(config, { cmd: "retention.apply", email: values.email })) as { retention: RetentionOutcome[] };
+      if (values.json) out(JSON.stringify(retention));
+      else if (retention.length === 0) out("No user has a retention period (Settings → Data retention); nothing deleted.");
+      else for (const r of retention) out(`user ${r.user_id}: kept ${r.days} days (before ${r.cutoff}); deleted ${r.deleted_runs} run${r.deleted_runs === 1 ? "" : "s"}.`);
+      return 0;
+    }
     case "dead-letters list":
     case "dead-letters replay":
     case "dead-letters purge":

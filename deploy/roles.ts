@@ -78,7 +78,9 @@ export const ROLES: Record<RoleName, Role> = {
       // Alert notifications are delivered by a worker beside each pipeline (alerts/delivery/worker.ts).
       const { startNotificationWorker } = await import("../alerts/index.js");
       const notifier = await startNotificationWorker({ sql: ports.sql, pubsub: ports.pubsub, logger });
-      return { role: "pipeline", close: async () => { await closer(p)(); await notifier.close(); } };
+      const { startRetentionSweeper } = await import("../pipeline/retention-sweeper.js");
+      const retention = startRetentionSweeper({ sql: ports.sql, ch: ports.clickhouse }, config.retentionSweepMs, logger.child({ svc: "retention" }));
+      return { role: "pipeline", close: async () => { await retention.close(); await closer(p)(); await notifier.close(); } };
     },
   },
   gateway: {

@@ -108,4 +108,37 @@ describe("runwatch CLI", () => {
       await ports.close();
     }
   }, 120_000);
+
+  it("retention apply deletes now the runs older than a user's retention, and only those", async () => {
+    const ports = await openPorts(loadConfig(env), ["sql", "clickhouse"]);
+    let userId: number;
+    try {
+      const [u] = await ports.sql.query<{ id: string | number }>("SELECT id FROM users WHERE email = 'demo@runwatch.dev'");
+      userId = Number(u!.id);
+      await ports.sql.query(
+        `INSERT INTO user_settings (user_id, retention_days) VALUES ($1, 7) ON CONFLICT (user_id) DO UPDATE SET retention_days = 7`,
+        [userId],
+      );
+      // A run last active in 2020 beside the demo's fresh runs.
+      const runId = "0190a000-0000-7000-8000-00000000c0de";
+      await ports.clickhouse.insert("agent_runs", [{ user_id: userId, external_id: "cli-ancient", run_id: runId, agent_name: "old", status: "success", status_at: "2020-01-01 00:00:00.000", last_event_at: "2020-01-01 00:00:00.000", version: 1 }]);
+      await ports.clickhouse.insert("agent_events", [{ event_id: "0190a000-0000-7000-8000-00000000e001", user_id: userId, run_id: runId, sdk_run_id: "cli-ancient", event_type: "run_start", agent_name: "old", payload: "{}", occurred_at: "2020-01-01 00:00:00.000", received_at: "2020-01-01 00:00:00.000" }]);
+    } finally {
+      await ports.close();
+    }
+    const r = run("retention", "apply");
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`user ${userId}: kept 7 days \\(before \\S+\\); deleted 1 run\\.`));
+    const again = run("retention", "apply", "--email", "demo@runwatch.dev", "--json");
+    expect(JSON.parse(again.stdout)).toEqual([{ user_id: userId, days: 7, cutoff: expect.any(String), deleted_runs: 0 }]);
+    expect(run("retention", "apply", "--email", "nobody@example.com").stderr).toContain("no user with email nobody@example.com");
+    const after = await openPorts(loadConfig(env), ["clickhouse"]);
+    try {
+      const left = await after.clickhouse.query<{ id: string }>("SELECT DISTINCT external_id AS id FROM agent_runs WHERE user_id = {uid:UInt64}", { uid: userId });
+      expect(left.map((x) => x.id)).not.toContain("cli-ancient");
+      expect(left.filter((x) => x.id.startsWith("demo-")).length).toBe(4); // the demo's fresh runs stay
+    } finally {
+      await after.close();
+    }
+  }, 120_000);
 });

@@ -2,6 +2,7 @@
  * GET/POST /settings: the user's LLM preferences (user_settings: provider, model, temperature), which the
  * /improve page (and the agents service it calls) uses as defaults. The provider list comes from the agents
  * service's GET /providers; when it is unreachable the page still works with free-text values.
+ * POST /settings/retention: how many days of runs to keep (stores/retention.ts; empty or 0 = forever).
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
@@ -10,6 +11,8 @@ import { requireUser } from "../auth/session.js";
 import { readForm } from "../forms.js";
 import { renderPage, queryParam } from "./render.js";
 import { loadUserLlmSettings, saveUserLlmSettings, type UserLlmSettings } from "../../stores/user-settings.js";
+import { loadRetention, MAX_RETENTION_DAYS, parseRetentionDays, saveRetentionDays } from "../../stores/retention.js";
+import { ValidationError } from "../../core/errors.js";
 
 const PROVIDERS_TIMEOUT_MS = 3_000;
 
@@ -56,14 +59,19 @@ export function parseSettings(form: Record<string, string>, providers: Provider[
 export function register(router: Router, deps: WebDeps): void {
   const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
     const user = ctx.state.user as SessionUser;
-    const [saved, list] = await Promise.all([loadUserLlmSettings(deps.ports.sql, user.id), fetchProviders(deps)]);
+    const [saved, list, retention] = await Promise.all([loadUserLlmSettings(deps.ports.sql, user.id), fetchProviders(deps), loadRetention(deps.ports.sql, user.id)]);
+    const flash = queryParam(ctx, "saved") ? "Settings saved." : queryParam(ctx, "retention") ? "Retention saved." : null;
     renderPage(ctx, "settings.njk", {
       title: "Settings",
       values: { provider: saved.provider ?? "", model: saved.model ?? "", temperature: saved.temperature ?? "" },
       providers: list.providers,
       providers_error: list.error,
       errors: {},
-      flash: queryParam(ctx, "saved") ? "Settings saved." : null,
+      retention,
+      retention_value: retention.days ?? "",
+      retention_error: null,
+      max_retention_days: MAX_RETENTION_DAYS,
+      flash,
       ...extra,
     }, status);
   };
@@ -79,5 +87,20 @@ export function register(router: Router, deps: WebDeps): void {
     await saveUserLlmSettings(deps.ports.sql, user.id, settings);
     ctx.status = 303;
     ctx.redirect("/settings?saved=1");
+  });
+
+  router.post("/settings/retention", requireUser, async (ctx: Context) => {
+    const user = ctx.state.user as SessionUser;
+    const form = await readForm(ctx);
+    let days: number | null;
+    try {
+      days = parseRetentionDays(form.retention_days);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      return page(ctx, { retention_value: form.retention_days ?? "", retention_error: err.message }, 422);
+    }
+    await saveRetentionDays(deps.ports.sql, user.id, days);
+    ctx.status = 303;
+    ctx.redirect("/settings?retention=1");
   });
 }

@@ -1,0 +1,132 @@
+/**
+ * Data retention as a user meets it: the /settings form (session + CSRF) sets a number of days; the sweep deletes
+ * that user's runs whose last activity is older — every row in every table: events (so spans), LLM calls, scores,
+ * cost rows, the run's versions, its human-input answers — and nothing of runs still active or of other users.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyRetention, sweepRetention } from "../../stores/retention.js";
+import { bearer, csrfFrom, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+
+let srv: TestServer;
+let alice: TestAccount;
+let bob: TestAccount;
+
+beforeAll(async () => {
+  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 } });
+  [alice, bob] = [await srv.account(), await srv.account()];
+});
+afterAll(async () => {
+  await srv?.close();
+});
+
+const daysAgo = (d: number, plusMs = 0) => new Date(Date.now() - d * 86_400_000 + plusMs).toISOString();
+
+async function send(key: string, events: Record<string, unknown>[]): Promise<void> {
+  const res = await fetch(`${srv.url}/api/ingest/batch`, json(key, { events }));
+  expect(await res.json()).toMatchObject({ rejected: 0 });
+}
+
+/** A finished run with one LLM call, all `age` days ago. */
+const oldRun = (id: string, age: number) => [
+  { event_type: "run_start", sdk_run_id: id, agent_name: "keeper", occurred_at: daysAgo(age), session_id: `s-${id}`, payload: { input: { q: id } } },
+  { event_type: "step", sdk_run_id: id, occurred_at: daysAgo(age, 10), span_id: `llm-${id}`, payload: { kind: "llm", phase: "start", node_name: "chat", model: "gpt-4o" } },
+  { event_type: "step", sdk_run_id: id, occurred_at: daysAgo(age, 20), span_id: `llm-${id}`, payload: { kind: "llm", phase: "end", node_name: "chat", model: "gpt-4o", prompt_tokens: 10, completion_tokens: 5 } },
+  { event_type: "run_end", sdk_run_id: id, occurred_at: daysAgo(age, 30), payload: { output: { a: id } } },
+];
+
+/** Rows of a user's runs in each ClickHouse table that holds run data. */
+async function rowsOf(userId: number, ids: string[]): Promise<Record<string, number>> {
+  const ch = srv.ports.clickhouse;
+  const count = async (sql: string) => Number((await ch.query<{ c: string }>(sql, { uid: userId, ids }))[0]!.c);
+  const byRunId = (t: string) => count(`SELECT count() AS c FROM ${t} WHERE user_id = {uid:UInt64} AND sdk_run_id IN {ids:Array(String)}`);
+  return {
+    agent_events: await byRunId("agent_events"),
+    llm_calls: await byRunId("llm_calls"),
+    scores: await byRunId("scores"),
+    run_costs: await count("SELECT count() AS c FROM run_costs WHERE user_id = {uid:UInt64} AND external_id IN {ids:Array(String)}"),
+    agent_runs: await count("SELECT count() AS c FROM agent_runs WHERE user_id = {uid:UInt64} AND external_id IN {ids:Array(String)}"),
+  };
+}
+
+describe("data retention", () => {
+  it("the settings form refuses bad values naming the field and saves days (empty = forever)", async () => {
+    const jar = await loginJar(srv.url, alice.email);
+    const csrf = csrfFrom(await (await jar.fetch(`${srv.url}/settings`)).text());
+    for (const bad of ["abc", "-3", "1.5", "3651", "1e3"]) {
+      const res = await jar.form(`${srv.url}/settings/retention`, { _csrf: csrf, retention_days: bad });
+      expect(res.status, bad).toBe(422);
+      const html = await res.text();
+      expect(html).toContain("retention_days must be empty or 0");
+      expect(html).toContain(`value="${bad}"`);
+    }
+    expect((await jar.form(`${srv.url}/settings/retention`, { retention_days: "30" })).status).toBe(403); // no CSRF token
+    expect((await jar.form(`${srv.url}/settings/retention`, { _csrf: csrf, retention_days: "0" })).status).toBe(303);
+    expect(await (await jar.fetch(`${srv.url}/settings`)).text()).toContain("Keeping everything.");
+    const ok = await jar.form(`${srv.url}/settings/retention`, { _csrf: csrf, retention_days: "30" });
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get("location")).toBe("/settings?retention=1");
+    const page = await (await jar.fetch(`${srv.url}/settings?retention=1`)).text();
+    expect(page).toContain('name="retention_days" inputmode="numeric" value="30"');
+    expect(page).toContain("Keeping 30 days.");
+  });
+
+  it("deletes the user's runs inactive for longer, with every row they own; keeps active runs and other users' runs", async () => {
+    await send(alice.key, [...oldRun("a-old", 40), ...oldRun("a-recent", 1)]);
+    // Started long ago but active yesterday: its last activity decides, so it stays.
+    await send(alice.key, [
+      { event_type: "run_start", sdk_run_id: "a-long", agent_name: "keeper", occurred_at: daysAgo(60), payload: {} },
+      { event_type: "step", sdk_run_id: "a-long", occurred_at: daysAgo(1), span_id: "s1", payload: { node_name: "poll", phase: "start" } },
+    ]);
+    // Paused on a question 45 days ago, answered through the API (a human_inputs row in Postgres).
+    await send(alice.key, [
+      { event_type: "run_start", sdk_run_id: "a-hitl", agent_name: "keeper", occurred_at: daysAgo(45), payload: {} },
+      { event_type: "human_input_requested", sdk_run_id: "a-hitl", occurred_at: daysAgo(45, 10), payload: { question: "Ship it?" } },
+    ]);
+    await send(bob.key, oldRun("b-old", 40));
+    await waitForRun(srv.url, alice.key, "a-old", (b) => b.run.status === "success");
+    await waitForRun(srv.url, alice.key, "a-recent", (b) => b.run.status === "success");
+    await waitForRun(srv.url, alice.key, "a-long", (b) => b.events.length === 2);
+    await waitForRun(srv.url, alice.key, "a-hitl", (b) => b.run.status === "waiting_for_input");
+    await waitForRun(srv.url, bob.key, "b-old", (b) => b.run.status === "success");
+    const answer = await fetch(`${srv.url}/api/runs/a-hitl/input`, json(alice.key, { response: "yes" }));
+    expect(answer.status).toBe(201);
+    const score = await fetch(`${srv.url}/api/scores`, json(alice.key, { sdk_run_id: "a-old", name: "correctness", value: 0.9 }));
+    expect(score.status).toBe(201);
+
+    const doomed = ["a-old", "a-hitl"];
+    expect(await rowsOf(alice.id, ["a-old"])).toMatchObject({ agent_events: 4, llm_calls: 1, scores: 1 });
+    const outcomes = await applyRetention({ sql: srv.ports.sql, ch: srv.ports.clickhouse });
+    expect(outcomes).toEqual([{ user_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 2 }]);
+
+    expect(await rowsOf(alice.id, doomed)).toEqual({ agent_events: 0, llm_calls: 0, scores: 0, run_costs: 0, agent_runs: 0 });
+    for (const id of doomed) {
+      expect((await fetch(`${srv.url}/api/runs/${id}`, bearer(alice.key))).status).toBe(404);
+      expect((await fetch(`${srv.url}/api/runs/${id}/spans`, bearer(alice.key))).status).toBe(404);
+      expect((await fetch(`${srv.url}/api/runs/${id}/scores`, bearer(alice.key))).status).toBe(404);
+    }
+    expect((await fetch(`${srv.url}/api/sessions/s-a-old`, bearer(alice.key))).status).toBe(404);
+    const answers = await srv.ports.sql.query("SELECT 1 FROM human_inputs WHERE user_id = $1 AND sdk_run_id = 'a-hitl'", [alice.id]);
+    expect(answers).toEqual([]);
+    const starts = await srv.ports.sql.query("SELECT external_id FROM agent_run_starts WHERE user_id = $1 ORDER BY external_id", [alice.id]);
+    expect(starts.map((r: any) => r.external_id)).toEqual(["a-long", "a-recent"]);
+
+    expect(await rowsOf(alice.id, ["a-recent"])).toMatchObject({ agent_events: 4, llm_calls: 1, agent_runs: expect.any(Number) });
+    expect((await fetch(`${srv.url}/api/runs/a-long`, bearer(alice.key))).status).toBe(200);
+    expect((await fetch(`${srv.url}/api/runs/b-old`, bearer(bob.key))).status).toBe(200); // bob keeps everything
+    expect((await rowsOf(bob.id, ["b-old"])).agent_events).toBe(4);
+
+    // Again: nothing more to delete; the settings page tells what the sweeps did.
+    expect((await applyRetention({ sql: srv.ports.sql, ch: srv.ports.clickhouse }))[0]!.deleted_runs).toBe(0);
+    const jar = await loginJar(srv.url, alice.email);
+    expect(await (await jar.fetch(`${srv.url}/settings`)).text()).toMatch(/Last sweep <time[^>]*>[^<]+<\/time>; 2 runs deleted so far\./);
+  });
+
+  it("one sweeper per interval across processes: the lease holder sweeps, another process does not", async () => {
+    const ports = { sql: srv.ports.sql, ch: srv.ports.clickhouse };
+    expect(await sweepRetention(ports, "process-a", 60_000)).toBeInstanceOf(Array);
+    expect(await sweepRetention(ports, "process-b", 60_000)).toBeUndefined();
+    expect(await sweepRetention(ports, "process-a", 60_000)).toBeInstanceOf(Array);
+    await srv.ports.sql.query("UPDATE retention_sweep_lease SET held_until = now() - interval '1 second'");
+    expect(await sweepRetention(ports, "process-b", 60_000)).toBeInstanceOf(Array);
+  });
+});
