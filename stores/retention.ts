@@ -10,8 +10,8 @@ import type { Sql } from "../core/ports/sql.js";
 import { deleteRuns, findExpiredRuns } from "../core/clickhouse/retention.js";
 
 export const MAX_RETENTION_DAYS = 3650;
-/** Runs deleted per statement: the ids are bound as one array parameter. */
-const CHUNK = 1_000;
+/** Runs deleted per statement (ids bound as one array parameter): each lightweight DELETE costs ~0.3 s however few rows it marks. */
+const CHUNK = 50_000;
 const DAY_MS = 86_400_000;
 
 export interface RetentionSetting {
