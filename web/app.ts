@@ -20,6 +20,7 @@ import { registerHumanInputApi } from "./api/human-input.js";
 import { registerAgentConfigApi } from "./api/agent-config.js";
 import { registerScoresApi } from "./api/scores.js";
 import { registerSessionsApi } from "./api/sessions.js";
+import { registerOpenApi, serveApiDocsAssets } from "./api/openapi/routes.js";
 import { registerAuthRoutes } from "./auth/routes.js";
 import { csrfProtection, sessionMiddleware } from "./auth/session.js";
 import { registerApiKeySettings } from "./settings/api-keys.js";
@@ -108,6 +109,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   app.use(securityHeaders({ publicWebUrl: deps.ports.config.publicWebUrl, gatewayBaseUrl: (ctx) => gatewayBaseUrl(ctx, deps) }));
 
   app.use(serveStatic());
+  app.use(serveApiDocsAssets());
   app.use(sessionMiddleware(app, deps));
   app.use(csrfProtection);
 
@@ -121,6 +123,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   registerAgentConfigApi(router, deps, apiKeys);
   registerScoresApi(router, deps, apiKeys);
   registerSessionsApi(router, deps, apiKeys);
+  registerOpenApi(router, deps);
   registerAuthRoutes(router, deps);
   registerApiKeySettings(router, deps, apiKeys);
   registerPages(router, deps);

@@ -31,12 +31,14 @@ const Phase = Schema.Literal("start", "end").annotations({ message: () => ({ mes
 export const isCount = (n: unknown): n is number =>
   typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= Number.MAX_SAFE_INTEGER;
 const COUNT_RULE = "must be a whole number from 0 to 9007199254740991 (2^53 − 1)";
-const Count = Schema.Number.pipe(Schema.filter((n) => isCount(n) || COUNT_RULE));
+const Count = Schema.Number.pipe(
+  Schema.filter((n) => isCount(n) || COUNT_RULE, { jsonSchema: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER } }),
+);
 /** Costs in USD: finite, not negative, at most a million per event. */
 export const MAX_COST_USD = 1_000_000;
 export const isCostUsd = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n) && n >= 0 && n <= MAX_COST_USD;
 const COST_RULE = `must be a number from 0 to ${MAX_COST_USD}`;
-const CostUsd = Schema.Number.pipe(Schema.filter((n) => isCostUsd(n) || COST_RULE));
+const CostUsd = Schema.Number.pipe(Schema.filter((n) => isCostUsd(n) || COST_RULE, { jsonSchema: { minimum: 0, maximum: MAX_COST_USD } }));
 const Str = Schema.String;
 const opt = Schema.optional;
 
@@ -120,7 +122,7 @@ export const PayloadSchemas = {
  */
 const PayloadObject = Schema.declare(
   (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u),
-).annotations({ message: () => "must be a JSON object" });
+).annotations({ message: () => "must be a JSON object", jsonSchema: { type: "object", description: "The event type's fields (PayloadSchemas)." } });
 
 export const Envelope = Schema.Struct({
   event_type: Schema.Literal(...EVENT_TYPES).annotations({ message: () => ({ message: `must be one of ${EVENT_TYPES.join(", ")}`, override: true }) }),

@@ -32,7 +32,7 @@ const dir = await mkdtemp(path.join(os.tmpdir(), "runwatch-retention-bench-"));
 const ports = await openPorts(loadConfig({ RUNWATCH_DATA_DIR: dir, NODE_ENV: "test", LOG_LEVEL: "error" }), ["sql", "clickhouse"]);
 const ch = ports.clickhouse;
 try {
-  const users = [];
+  const users: { id: number }[] = [];
   for (let i = 0; i < USERS; i++) users.push(await createUser(ports.sql, { email: `bench${i}@example.com`, name: `Bench ${i}`, password: "correct horse battery" }));
   const uid = (expr: string) => `multiIf(${users.map((u, i) => `${expr} = ${i}, ${u.id}`).join(", ")}, 0)`;
   // Run r: user r % 10, last active DAYS × (r / runs) days before now; its 10 events a second apart.

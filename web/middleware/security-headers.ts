@@ -6,7 +6,7 @@
  *   and no framing (frame-ancestors 'none', with X-Frame-Options for old browsers).
  * - Strict-Transport-Security when the public URL is https (a plain-http deployment must not pin itself).
  * - Referrer-Policy same-origin, X-Content-Type-Options nosniff, Cross-Origin-Opener-Policy same-origin.
- * API answers get a CSP that allows nothing: they are JSON, never a document.
+ * API answers get a CSP that allows nothing: they are JSON, never a document (except /api/docs, a page).
  */
 import type { Context, Middleware } from "koa";
 
@@ -34,7 +34,7 @@ export function securityHeaders(opts: { publicWebUrl: string; gatewayBaseUrl: (c
   };
   const hsts = opts.publicWebUrl.startsWith("https:") ? "max-age=31536000; includeSubDomains" : undefined;
   return async (ctx, next) => {
-    const api = ctx.path.startsWith("/api/") || ctx.path === "/healthz";
+    const api = (ctx.path.startsWith("/api/") && ctx.path !== "/api/docs" && !ctx.path.startsWith("/api/docs/")) || ctx.path === "/healthz";
     ctx.set("X-Content-Type-Options", "nosniff");
     ctx.set("Content-Security-Policy", api ? apiCsp : pageCsp(gatewayOrigin(ctx)));
     if (hsts) ctx.set("Strict-Transport-Security", hsts);

@@ -1,0 +1,151 @@
+/**
+ * GET /api/openapi.json as a tool would use it: a valid OpenAPI 3.1 document (checked by
+ * @seriousme/openapi-schema-validator) naming every public path, with the bearer scheme and the error body; then real
+ * answers of every operation — successes and refusals — validated against the document's schema for their status
+ * with Ajv (JSON Schema 2020-12, the dialect of OpenAPI 3.1). A handler whose body drifts from the document fails here.
+ */
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addVersion, createAgent } from "../../stores/agent-registry.js";
+import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+import { exportJson, hexId } from "./otlp-fixtures.js";
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
+
+let srv: TestServer;
+let alice: TestAccount;
+let doc: Record<string, any>;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+
+beforeAll(async () => {
+  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 } });
+  alice = await srv.account();
+  const res = await fetch(`${srv.url}/api/openapi.json`); // no key: the document is public
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toContain("application/json");
+  doc = (await res.json()) as Record<string, any>;
+  ajv.addSchema({ ...doc, $id: "runwatch-openapi" });
+});
+afterAll(async () => {
+  await srv?.close();
+});
+
+const pointer = (s: string) => s.replace(/~/g, "~0").replace(/\//g, "~1");
+const checked = new Set<string>();
+
+/** Validates a real answer against the document: its status must be listed for the operation and its body fit. */
+async function conforms(path: string, method: string, res: Response): Promise<any> {
+  const op = doc.paths[path]?.[method];
+  expect(op, `${method} ${path} in the document`).toBeDefined();
+  const status = String(res.status);
+  const response = op.responses[status];
+  expect(response, `${method.toUpperCase()} ${path} answered ${status}, which the document does not list`).toBeDefined();
+  checked.add(`${method} ${path} ${status}`);
+  const text = await res.text();
+  if (!response.content) return text;
+  const type = (res.headers.get("content-type") ?? "").split(";")[0]!;
+  expect(Object.keys(response.content), `${method} ${path} ${status} content type`).toContain(type);
+  const body = JSON.parse(text);
+  const validate = ajv.getSchema(`runwatch-openapi#/paths/${pointer(path)}/${method}/responses/${status}/content/${pointer(type)}/schema`)!;
+  expect(validate(body), `${method.toUpperCase()} ${path} ${status}: ${JSON.stringify(validate.errors)}\n${text.slice(0, 500)}`).toBe(true);
+  return body;
+}
+
+describe("OpenAPI document", () => {
+  it("is valid OpenAPI 3.1, generated with every public path, the bearer scheme and the error body", async () => {
+    const result = await new Validator().validate(structuredClone(doc));
+    expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(doc.openapi).toBe("3.1.0");
+    for (const p of [
+      "/api/ingest", "/api/ingest/batch", "/api/runs", "/api/runs/{sdk_run_id}", "/api/runs/{sdk_run_id}/spans", "/api/runs/{sdk_run_id}/scores",
+      "/api/runs/{sdk_run_id}/input", "/api/sessions", "/api/sessions/{session_id}", "/api/scores", "/api/agents/{name}/config", "/api/realtime/token", "/v1/traces",
+    ]) expect(doc.paths, p).toHaveProperty([p]);
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(doc.security).toEqual([{ bearer: [] }]);
+    expect(doc.components.schemas.Error.properties.error.required).toEqual(["code", "message"]);
+    // From the Schemas the handlers decode with: the ingest envelope's limits and the score's value union.
+    expect(doc.components.schemas.Event.properties.sdk_run_id).toMatchObject({ minLength: 1, maxLength: 256 });
+    expect(doc.components.schemas.Event.properties.payload.anyOf).toHaveLength(7);
+    expect(doc.components.schemas.ScoreInput.properties.value.anyOf.map((s: any) => s.type).sort()).toEqual(["boolean", "number", "string"]);
+  });
+
+  it("real answers of every operation fit the document", async () => {
+    const key = alice.key;
+    const post = (path: string, body: unknown, k: string | undefined = key) => fetch(`${srv.url}${path}`, json(k, body));
+    const get = (path: string, k = key) => fetch(`${srv.url}${path}`, bearer(k));
+
+    await conforms("/api/ingest", "post", await post("/api/ingest", { event_type: "run_start", sdk_run_id: "oa-1", agent_name: "doc-bot", session_id: "oa-s", payload: { input: { q: 1 } } }));
+    await conforms("/api/ingest", "post", await post("/api/ingest", { event_type: "run_start", sdk_run_id: "", payload: {} }));
+    await conforms("/api/ingest", "post", await post("/api/ingest", {}, undefined));
+    await conforms("/api/ingest/batch", "post", await post("/api/ingest/batch", { events: [
+      { event_type: "step", sdk_run_id: "oa-1", span_id: "l1", payload: { kind: "llm", node_name: "chat", phase: "start", model: "gpt-4o" } },
+      { event_type: "step", sdk_run_id: "oa-1", span_id: "l1", payload: { kind: "llm", node_name: "chat", phase: "end", model: "gpt-4o", prompt_tokens: 5, completion_tokens: 2 } },
+      { event_type: "human_input_requested", sdk_run_id: "oa-1", payload: { question: "Ship it?" } },
+      { event_type: "nope", sdk_run_id: "oa-1", payload: {} },
+    ] }));
+    await conforms("/api/ingest/batch", "post", await post("/api/ingest/batch", { events: [] }));
+    await waitForRun(srv.url, key, "oa-1", (b) => b.run.status === "waiting_for_input");
+
+    await conforms("/api/runs", "get", await get("/api/runs?limit=5"));
+    await conforms("/api/runs", "get", await get("/api/runs?status=bogus"));
+    await conforms("/api/runs", "get", await get("/api/runs", "0".repeat(64)));
+    await conforms("/api/runs/{sdk_run_id}", "get", await get("/api/runs/oa-1"));
+    await conforms("/api/runs/{sdk_run_id}", "get", await get("/api/runs/missing"));
+    await conforms("/api/runs/{sdk_run_id}/spans", "get", await get("/api/runs/oa-1/spans"));
+    await conforms("/api/runs/{sdk_run_id}/input", "get", await get("/api/runs/oa-1/input"));
+    await conforms("/api/runs/{sdk_run_id}/input", "post", await post("/api/runs/oa-1/input", { response: "yes", responded_by: "dana" }));
+    await conforms("/api/runs/{sdk_run_id}/input", "get", await get("/api/runs/oa-1/input"));
+    await conforms("/api/runs/{sdk_run_id}/input", "post", await post("/api/runs/missing/input", { response: "yes" }));
+    await conforms("/api/scores", "post", await post("/api/scores", { sdk_run_id: "oa-1", name: "helpful", value: true, comment: "ok" }));
+    await conforms("/api/scores", "post", await post("/api/scores", { sdk_run_id: "oa-1", name: "", value: 1 }));
+    await conforms("/api/scores", "post", await post("/api/scores", { sdk_run_id: "missing", name: "x", value: 1 }));
+    await conforms("/api/runs/{sdk_run_id}/scores", "get", await get("/api/runs/oa-1/scores"));
+    await conforms("/api/sessions", "get", await get("/api/sessions"));
+    await conforms("/api/sessions/{session_id}", "get", await get("/api/sessions/oa-s"));
+    await conforms("/api/sessions/{session_id}", "get", await get("/api/sessions/none"));
+
+    await createAgent(srv.ports.sql, alice.id, { name: "config-bot" });
+    await addVersion(srv.ports.sql, alice.id, "config-bot", { config: JSON.stringify({ temperature: 0.2 }), changelog: "first", activate: true });
+    const cfg = await get("/api/agents/config-bot/config");
+    const etag = cfg.headers.get("etag")!;
+    await conforms("/api/agents/{name}/config", "get", cfg);
+    await conforms("/api/agents/{name}/config", "get", await fetch(`${srv.url}/api/agents/config-bot/config`, { headers: { authorization: `Bearer ${key}`, "if-none-match": etag } }));
+    await conforms("/api/agents/{name}/config", "get", await get("/api/agents/nobody/config"));
+
+    const jar = await loginJar(srv.url, alice.email);
+    await conforms("/api/realtime/token", "get", await jar.fetch(`${srv.url}/api/realtime/token`));
+
+    const trace = exportJson([{ traceId: hexId(16), spanId: hexId(8), name: "agent", attributes: { "gen_ai.operation.name": "invoke_agent" } }]);
+    await conforms("/v1/traces", "post", await fetch(`${srv.url}/v1/traces`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: trace }));
+    await conforms("/v1/traces", "post", await fetch(`${srv.url}/v1/traces`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{not json" }));
+    await conforms("/v1/traces", "post", await fetch(`${srv.url}/v1/traces`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }));
+
+    // Every operation was exercised at least once, and each with an answer other than its success where it has one.
+    const operations = Object.entries(doc.paths).flatMap(([p, ms]) => Object.keys(ms as object).map((m) => `${m} ${p}`));
+    for (const op of operations) expect([...checked].some((c) => c.startsWith(`${op} `)), op).toBe(true);
+    expect(checked.size).toBeGreaterThanOrEqual(25);
+    // And the check bites: a run list whose run lacks fields, or has a status no run has, does not fit.
+    const runList = ajv.getSchema(`runwatch-openapi#/paths/${pointer("/api/runs")}/get/responses/200/content/application~1json/schema`)!;
+    expect(runList({ runs: [{ sdk_run_id: "x" }], next_cursor: null })).toBe(false);
+    const listed = (await (await get("/api/runs")).json()) as { runs: Record<string, unknown>[] };
+    expect(runList(listed)).toBe(true);
+    expect(runList({ ...listed, runs: [{ ...listed.runs[0], status: "paused" }] })).toBe(false);
+  });
+
+  it("/api/docs is a reference page served from here (no CDN)", async () => {
+    const res = await fetch(`${srv.url}/api/docs`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain("/api/docs/assets/swagger-ui-bundle.js");
+    expect(html).not.toMatch(/https?:\/\//); // nothing loaded from elsewhere
+    const asset = await fetch(`${srv.url}/api/docs/assets/swagger-ui-bundle.js`);
+    expect(asset.status).toBe(200);
+    expect(Number(asset.headers.get("content-length"))).toBeGreaterThan(100_000);
+    expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect((await fetch(`${srv.url}/api/docs/assets/../../../package.json`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,199 @@
+/**
+ * The OpenAPI 3.1 document of the public API (GET /api/openapi.json), generated: every request and response body is
+ * an effect Schema (the request ones are those the handlers decode with) turned into JSON Schema by effect's
+ * JSONSchema.fromAST; this file only says which path, method, parameters and statuses use which Schema.
+ */
+import { JSONSchema, Schema } from "effect";
+import { Envelope, EVENT_TYPES, MAX_SDK_RUN_ID_CHARS, PayloadSchemas, RUN_STATUSES } from "../../../core/events/schema.js";
+import { ScoreInput } from "../../../stores/scores.js";
+import * as R from "./schemas.js";
+
+type Json = Record<string, unknown>;
+type Body = Schema.Schema.Any;
+
+interface Param {
+  readonly name: string;
+  readonly in: "query" | "path" | "header";
+  readonly schema: Body;
+  readonly description?: string;
+  readonly required?: boolean;
+}
+
+interface Operation {
+  readonly summary: string;
+  readonly description?: string;
+  readonly tag: string;
+  readonly params?: readonly Param[];
+  readonly body?: Body;
+  /** Extra request content types (OTLP takes protobuf too). */
+  readonly bodyTypes?: readonly string[];
+  /** status → a Schema (JSON body), or null (no body) */
+  readonly ok: Readonly<Record<number, Body | null>>;
+  /** Error statuses, answered with the Error body. */
+  readonly errors: readonly number[];
+  readonly security?: "bearer" | "session" | "none";
+}
+
+const ERROR_TEXT: Record<number, string> = {
+  400: "The body could not be read (not JSON, not protobuf).",
+  401: "No API key, or one that is unknown, revoked or expired.",
+  403: "Forbidden.",
+  404: "Not found for this key's owner (another user's run is not found either).",
+  413: "The body is over the size limit.",
+  415: "Unsupported content type.",
+  422: "A field is invalid: `error.field` names it.",
+  429: "Rate limited: see the Retry-After header.",
+  503: "Temporarily unavailable (the event log is full or unreachable): retry after Retry-After.",
+};
+
+const Limit = (max: number, dflt: number) => Schema.Int.pipe(Schema.between(1, max)).annotations({ description: `Default ${dflt}.` });
+const q = (name: string, schema: Body, description?: string): Param => ({ name, in: "query", schema, description });
+const SdkRunId: Param = { name: "sdk_run_id", in: "path", required: true, schema: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_SDK_RUN_ID_CHARS)), description: "The run's id as the client named it." };
+const Since = q("since", Schema.String.annotations({ format: "date-time" }), "ISO 8601: activity at or after it.");
+const Cursor = q("cursor", Schema.String, "`next_cursor` of the previous page.");
+const After = q("after", Schema.String, "`next_after` of the previous page.");
+
+const Event = Envelope.annotations({ identifier: "Event", description: "One event of a run (docs/API.md, Events)." });
+const EventsBatch = Schema.Struct({ events: Schema.Array(Event).pipe(Schema.minItems(1)) }).annotations({ identifier: "EventBatch", description: "At most RUNWATCH_MAX_BATCH_EVENTS (1,000) events." });
+const OtlpRequest = Schema.Unknown.annotations({ identifier: "ExportTraceServiceRequest", description: "OTLP ExportTraceServiceRequest: protobuf, or OTLP/JSON (hex or base64 ids, int64 as strings); gzip allowed." });
+
+const OPERATIONS: Record<string, Record<string, Operation>> = {
+  "/api/ingest": {
+    post: { tag: "Ingest", summary: "Send one event", body: Event, ok: { 202: R.Accepted }, errors: [400, 401, 413, 422, 429, 503] },
+  },
+  "/api/ingest/batch": {
+    post: { tag: "Ingest", summary: "Send up to 1,000 events", description: "Each event is judged alone: the 207 lists a result per event.", body: EventsBatch, ok: { 207: R.BatchResult }, errors: [400, 401, 413, 422, 429, 503] },
+  },
+  "/v1/traces": {
+    post: {
+      tag: "OpenTelemetry", summary: "OTLP/HTTP trace export",
+      description: "A trace becomes a run (docs/OTEL.md). Answers in the request's content type; a refusal of some spans is a 200 with partialSuccess.",
+      body: OtlpRequest, bodyTypes: ["application/x-protobuf", "application/json"], ok: { 200: R.OtlpExportResponse }, errors: [400, 401, 413, 415, 429, 503],
+    },
+  },
+  "/api/runs": {
+    get: {
+      tag: "Runs", summary: "List runs, newest first",
+      params: [
+        q("status", Schema.Literal(...RUN_STATUSES)), q("agent_name", Schema.String), q("session_id", Schema.String), Since,
+        q("config_version", Schema.Int.pipe(Schema.between(1, 2 ** 31 - 1))), q("score_name", Schema.String.pipe(Schema.maxLength(100)), "Runs with a score of this name."),
+        q("score_min", Schema.Number, "With score_name: numeric or boolean (1/0) scores at least this."), q("score_max", Schema.Number, "With score_name: at most this."),
+        Cursor, q("limit", Limit(500, 50)),
+      ],
+      ok: { 200: R.RunList }, errors: [401, 422, 429],
+    },
+  },
+  "/api/runs/{sdk_run_id}": {
+    get: { tag: "Runs", summary: "A run and its events", params: [SdkRunId, q("limit", Limit(5000, 1000)), After], ok: { 200: R.RunWithEvents }, errors: [401, 404, 422, 429] },
+  },
+  "/api/runs/{sdk_run_id}/spans": {
+    get: { tag: "Runs", summary: "A run's spans (tree via parent_span_id)", params: [SdkRunId, q("limit", Limit(5000, 1000)), After], ok: { 200: R.RunWithSpans }, errors: [401, 404, 422, 429] },
+  },
+  "/api/runs/{sdk_run_id}/scores": {
+    get: { tag: "Scores", summary: "A run's scores", params: [SdkRunId], ok: { 200: R.ScoreList }, errors: [401, 404, 429] },
+  },
+  "/api/runs/{sdk_run_id}/input": {
+    get: {
+      tag: "Human input", summary: "The answer to the run's pending question",
+      params: [SdkRunId, q("wait", Schema.Int.pipe(Schema.between(0, 30)), "Seconds to hold the request until an answer arrives (long poll).")],
+      ok: { 200: R.HumanAnswer, 204: null }, errors: [401, 404, 422, 429],
+    },
+    post: { tag: "Human input", summary: "Answer the run's pending question", params: [SdkRunId], body: R.HumanAnswerInput, ok: { 201: R.HumanAnswer }, errors: [401, 404, 409, 422, 429] },
+  },
+  "/api/sessions": {
+    get: { tag: "Sessions", summary: "List sessions, newest activity first", params: [q("agent_name", Schema.String), Since, Cursor, q("limit", Limit(500, 50))], ok: { 200: R.SessionList }, errors: [401, 422, 429] },
+  },
+  "/api/sessions/{session_id}": {
+    get: {
+      tag: "Sessions", summary: "A session and its runs in start order",
+      params: [{ name: "session_id", in: "path", required: true, schema: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)) }],
+      ok: { 200: R.SessionWithRuns }, errors: [401, 404, 422, 429],
+    },
+  },
+  "/api/scores": {
+    post: { tag: "Scores", summary: "Score a run or one of its spans", body: ScoreInput.annotations({ identifier: "ScoreInput" }), ok: { 201: R.ScoreCreated }, errors: [400, 401, 404, 422, 429] },
+  },
+  "/api/agents/{name}/config": {
+    get: {
+      tag: "Agents", summary: "The agent's active config version",
+      params: [{ name: "name", in: "path", required: true, schema: Schema.String }, { name: "If-None-Match", in: "header", schema: Schema.String, description: "The ETag of the version you have: 304 while it is still active." }],
+      ok: { 200: R.AgentConfig, 304: null }, errors: [401, 404, 429],
+    },
+  },
+  "/api/realtime/token": {
+    get: { tag: "Realtime", summary: "A token to open the live WebSocket (dashboard session)", security: "session", ok: { 200: R.RealtimeToken }, errors: [401] },
+  },
+};
+
+/** Builds the document; its component schemas are collected from every Schema the operations name. */
+export function buildOpenApi(opts: { serverUrl?: string; version: string }): Json {
+  const defs: Record<string, JSONSchema.JsonSchema7> = {};
+  const schemaOf = (s: Body): Json =>
+    JSONSchema.fromAST(s.ast, { definitions: defs, definitionPath: "#/components/schemas/", target: "openApi3.1", additionalPropertiesStrategy: "allow" }) as unknown as Json;
+  const json = (s: Body) => ({ "application/json": { schema: schemaOf(s) } });
+  const errorRef = schemaOf(R.ErrorBody);
+
+  const paths: Json = {};
+  for (const [path, methods] of Object.entries(OPERATIONS)) {
+    const item: Json = {};
+    for (const [method, op] of Object.entries(methods)) {
+      const responses: Json = {};
+      for (const [status, body] of Object.entries(op.ok)) {
+        responses[status] = body ? { description: body.ast.annotations[Symbol.for("effect/annotation/Description")] ?? "OK", content: json(body) } : { description: status === "304" ? "Not modified" : "No content" };
+      }
+      for (const status of op.errors) {
+        const content: Json = { "application/json": { schema: errorRef } };
+        if (path === "/v1/traces" && status !== 401) content["application/json"] = { schema: schemaOf(R.OtlpStatus) };
+        responses[String(status)] = { description: ERROR_TEXT[status] ?? "Error", content };
+      }
+      item[method] = {
+        tags: [op.tag],
+        summary: op.summary,
+        ...(op.description ? { description: op.description } : {}),
+        operationId: `${method}${path.replace(/[{}]/g, "").replace(/[/_-](\w)/g, (_, c: string) => c.toUpperCase())}`,
+        ...(op.params ? { parameters: op.params.map((p) => ({ name: p.name, in: p.in, required: p.required ?? p.in === "path", ...(p.description ? { description: p.description } : {}), schema: schemaOf(p.schema) })) } : {}),
+        ...(op.body
+          ? { requestBody: { required: true, content: Object.fromEntries((op.bodyTypes ?? ["application/json"]).map((t) => [t, t === "application/json" ? { schema: schemaOf(op.body!) } : { schema: { type: "string", contentMediaType: t } }])) } }
+          : {}),
+        responses,
+        ...(op.security === "session" ? { security: [{ session: [] }] } : {}),
+      };
+    }
+    paths[path] = item;
+  }
+
+  // An event's payload depends on its event_type: each type's payload Schema is a component, the envelope lists them.
+  const payloads = Object.entries(PayloadSchemas).map(([type, s]) => schemaOf(s.annotations({ identifier: `${type.replace(/(^|_)(\w)/g, (_, __, c: string) => c.toUpperCase())}Payload` })));
+  const event = defs.Event as unknown as Json;
+  (event.properties as Json).payload = { description: `Fields by event_type (${EVENT_TYPES.join(", ")}).`, anyOf: payloads };
+
+  return dropIds({
+    openapi: "3.1.0",
+    info: {
+      title: "Runwatch API",
+      version: opts.version,
+      description: "Observability for AI agent runs: ingest events or OpenTelemetry traces, read runs, spans, sessions and scores. docs/API.md explains every field.",
+      license: { name: "MIT", identifier: "MIT" },
+    },
+    ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      schemas: defs,
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "An API key (Settings → API keys): `Authorization: Bearer <64 hex>`." },
+        session: { type: "apiKey", in: "cookie", name: "runwatch.sid", description: "The dashboard's login session." },
+      },
+    },
+  }) as Json;
+}
+
+/**
+ * effect marks `unknown` and `{}` with `$id: "/schemas/unknown"` (and the like) wherever they occur; repeated `$id`s
+ * make one document several schema resources of the same id, which validators refuse. The titles stay.
+ */
+function dropIds(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(dropIds);
+  if (v === null || typeof v !== "object") return v;
+  return Object.fromEntries(Object.entries(v).filter(([k]) => k !== "$id").map(([k, x]) => [k, dropIds(x)]));
+}
