@@ -167,12 +167,12 @@ export function buildOpenApi(opts: { serverUrl?: string; version: string }): Jso
   const event = defs.Event as unknown as Json;
   (event.properties as Json).payload = { description: `Fields by event_type (${EVENT_TYPES.join(", ")}).`, anyOf: payloads };
 
-  return dropIds({
+  return tidy({
     openapi: "3.1.0",
     info: {
       title: "Runwatch API",
       version: opts.version,
-      description: "Observability for AI agent runs: ingest events or OpenTelemetry traces, read runs, spans, sessions and scores. docs/API.md explains every field.",
+      description: "Observability for AI agent runs: ingest events or OpenTelemetry traces, read runs, spans, sessions and scores. docs/API.md explains every field. Objects may gain fields in later versions; unknown request fields are ignored.",
       license: { name: "MIT", identifier: "MIT" },
     },
     ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
@@ -191,9 +191,15 @@ export function buildOpenApi(opts: { serverUrl?: string; version: string }): Jso
 /**
  * effect marks `unknown` and `{}` with `$id: "/schemas/unknown"` (and the like) wherever they occur; repeated `$id`s
  * make one document several schema resources of the same id, which validators refuse. The titles stay.
+ * `additionalProperties: true` is JSON Schema's default (bodies may gain fields; requests' unknown fields are
+ * ignored): said once here rather than on every object, where reference pages invent "additionalProp1" examples.
  */
-function dropIds(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(dropIds);
+function tidy(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(tidy);
   if (v === null || typeof v !== "object") return v;
-  return Object.fromEntries(Object.entries(v).filter(([k]) => k !== "$id").map(([k, x]) => [k, dropIds(x)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([k, x]) => k !== "$id" && !(k === "additionalProperties" && x === true))
+      .map(([k, x]) => [k, tidy(x)]),
+  );
 }

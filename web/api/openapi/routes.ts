@@ -32,6 +32,7 @@ const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Runwatch API reference</title>
+<link rel="icon" href="${DOCS_ASSETS}favicon-32x32.png">
 <link rel="stylesheet" href="${DOCS_ASSETS}swagger-ui.css">
 <link rel="stylesheet" href="/static/api-docs.css">
 </head>
