@@ -40,7 +40,9 @@ describe.skipIf(!haveBrowser)("scoring a run from its page", () => {
     ]);
     expect(await page.textContent("#scores .score-tally")).toBe("1 good · 1 bad");
     await page.locator("#scores").screenshot({ path: path.join(ARTIFACTS, "run-scores.png") });
-    await page.screenshot({ path: path.join(ARTIFACTS, "run-scores-page.png"), fullPage: true });
+    // The whole run page in one tall viewport (a fullPage capture misplaces the sticky sidebar).
+    await page.setViewportSize({ width: 1280, height: 1120 });
+    await page.screenshot({ path: path.join(ARTIFACTS, "run-scores-page.png") });
 
     const api = (await (await fetch(`${stack.url}/api/runs/feedback-run/scores`, bearer(key))).json()) as { scores: { name: string; value: unknown; comment: string }[] };
     expect(api.scores.map((s) => [s.name, s.value, s.comment])).toEqual([

@@ -146,6 +146,10 @@ describe("OpenAPI document", () => {
     expect(asset.status).toBe(200);
     expect(Number(asset.headers.get("content-length"))).toBeGreaterThan(100_000);
     expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
-    expect((await fetch(`${srv.url}/api/docs/assets/../../../package.json`)).status).toBe(404);
+    // An encoded ../ (the URL parser leaves %2f alone) must not leave swagger-ui-dist.
+    // Both files exist (the repository's package.json, another package's): a traversal would serve them.
+    expect((await fetch(`${srv.url}/api/docs/assets/..%2f..%2fpackage.json`)).status).toBe(404);
+    expect((await fetch(`${srv.url}/api/docs/assets/..%2fajv%2fpackage.json`)).status).toBe(404);
+    expect((await fetch(`${srv.url}/api/docs/assets/package.json`)).status).toBe(200); // a file of its own is served
   });
 });
