@@ -39,8 +39,9 @@ describe.skipIf(!haveBrowser)("data retention in a real browser", () => {
     expect(await page.inputValue("#retention-form input[name=retention_days]")).toBe("30");
 
     const user = (await findUserByEmail(stack.ports.sql, email))!;
-    const [outcome] = await applyRetention({ sql: stack.ports.sql, ch: stack.ports.clickhouse }, { userId: user.id });
-    expect(outcome!.deleted_runs).toBe(1);
+    // The page's count is cumulative, so it holds even if another sweep (the CLI test's, in the shared scale database)
+    // got there first.
+    await applyRetention({ sql: stack.ports.sql, ch: stack.ports.clickhouse }, { userId: user.id });
     await page.reload();
     expect(await page.textContent("#retention-form")).toMatch(/Keeping 30 days\.\s+Last sweep .+; 1 run deleted so far\./s);
     await page.screenshot({ path: path.join(ARTIFACTS, "settings-retention.png") });

@@ -4,8 +4,12 @@
  * cost rows, the run's versions, its human-input answers — and nothing of runs still active or of other users.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyRetention, sweepRetention } from "../../stores/retention.js";
-import { bearer, csrfFrom, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+import { type ChildProcess } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { applyRetention, saveRetentionDays, sweepRetention } from "../../stores/retention.js";
+import { bearer, childServerEnv, csrfFrom, json, loginJar, runwatchCli, startChildServer, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 
 let srv: TestServer;
 let alice: TestAccount;
@@ -15,14 +19,16 @@ beforeAll(async () => {
   srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 } });
   [alice, bob] = [await srv.account(), await srv.account()];
 });
+const children = new Set<ChildProcess>();
 afterAll(async () => {
+  for (const c of children) c.kill("SIGKILL");
   await srv?.close();
 });
 
 const daysAgo = (d: number, plusMs = 0) => new Date(Date.now() - d * 86_400_000 + plusMs).toISOString();
 
-async function send(key: string, events: Record<string, unknown>[]): Promise<void> {
-  const res = await fetch(`${srv.url}/api/ingest/batch`, json(key, { events }));
+async function send(key: string, events: Record<string, unknown>[], url = srv.url): Promise<void> {
+  const res = await fetch(`${url}/api/ingest/batch`, json(key, { events }));
   expect(await res.json()).toMatchObject({ rejected: 0 });
 }
 
@@ -68,6 +74,9 @@ describe("data retention", () => {
     const page = await (await jar.fetch(`${srv.url}/settings?retention=1`)).text();
     expect(page).toContain('name="retention_days" inputmode="numeric" value="30"');
     expect(page).toContain("Keeping 30 days.");
+    // Back to forever until the next test sweeps: no other sweep (cli.test's, in a shared scale database) meets it.
+    expect((await jar.form(`${srv.url}/settings/retention`, { _csrf: csrf, retention_days: "" })).status).toBe(303);
+    expect(await (await jar.fetch(`${srv.url}/settings`)).text()).toContain("Keeping everything.");
   });
 
   it("deletes the user's runs inactive for longer, with every row they own; keeps active runs and other users' runs", async () => {
@@ -96,6 +105,7 @@ describe("data retention", () => {
     const doomed = ["a-old", "a-hitl"];
     expect(await rowsOf(alice.id, ["a-old"])).toMatchObject({ agent_events: 4, llm_calls: 1, scores: 1 });
     // (In the scale pass other test files' users share the database: only alice's outcome is looked at.)
+    await saveRetentionDays(srv.ports.sql, alice.id, 30);
     const outcomes = await applyRetention({ sql: srv.ports.sql, ch: srv.ports.clickhouse });
     expect(outcomes.filter((o) => o.user_id === alice.id)).toEqual([{ user_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 2 }]);
     expect(outcomes.some((o) => o.user_id === bob.id)).toBe(false);
@@ -134,4 +144,31 @@ describe("data retention", () => {
     await srv.ports.sql.query("UPDATE retention_sweep_lease SET held_until = now() - interval '1 second'");
     expect(await sweepRetention(ports, "process-b", 60_000)).toBeInstanceOf(Array);
   });
+
+  // Embedded only: in the scale pass this server's sweep would reach every test file's users in the shared databases.
+  it.skipIf(Boolean(process.env.DATABASE_URL))("`runwatch start` sweeps on its own every RUNWATCH_RETENTION_SWEEP_MS", async () => {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-retention-"));
+    try {
+      const { env, url } = await childServerEnv(dataDir, { NODE_ENV: "test", LOG_LEVEL: "warn", RUNWATCH_RETENTION_SWEEP_MS: "300" });
+      const server = await startChildServer(env, url, children);
+      runwatchCli({ ...env, RUNWATCH_PASSWORD: "correct horse battery" }, "user", "create", "--email", "sweeper@example.com", "--name", "Sweeper");
+      const key = runwatchCli(env, "key", "create", "--email", "sweeper@example.com", "--name", "k");
+      await send(key, [...oldRun("sw-old", 40), ...oldRun("sw-new", 1)], url);
+      await waitForRun(url, key, "sw-old", (b) => b.run.status === "success");
+      await waitForRun(url, key, "sw-new", (b) => b.run.status === "success");
+      const jar = await loginJar(url, "sweeper@example.com");
+      const csrf = csrfFrom(await (await jar.fetch(`${url}/settings`)).text());
+      expect((await jar.form(`${url}/settings/retention`, { _csrf: csrf, retention_days: "7" })).status).toBe(303);
+      const deadline = Date.now() + 20_000;
+      while ((await fetch(`${url}/api/runs/sw-old`, bearer(key))).status !== 404) {
+        expect(Date.now() < deadline, server.output()).toBe(true);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect((await fetch(`${url}/api/runs/sw-new`, bearer(key))).status).toBe(200);
+      expect(await (await jar.fetch(`${url}/settings`)).text()).toContain("1 run deleted so far.");
+      server.child.kill("SIGTERM");
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }, 90_000);
 });

@@ -69,6 +69,8 @@ export async function startCluster(opts: { roles: Partial<Record<RoleName, numbe
       RUNWATCH_GATEWAY_PORT: role === "gateway" ? String(port) : String(await freePort()),
       RUNWATCH_AGENTS_PORT: String(await freePort()),
       RUNWATCH_OTLP_GRPC_PORT: String(await freePort()),
+      // Test processes share the scale databases with other test files' users: no retention sweep of its own.
+      RUNWATCH_RETENTION_SWEEP_MS: "0",
     };
     const p: RoleProcess = {
       role, name, url: undefined, otlpGrpcPort: Number(procEnv.RUNWATCH_OTLP_GRPC_PORT), output: [], child: undefined as unknown as ChildProcess,

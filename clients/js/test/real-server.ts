@@ -45,6 +45,7 @@ async function startOnce(): Promise<RealServer> {
     RUNWATCH_GATEWAY_PORT: String(gateway),
     RUNWATCH_AGENTS_PORT: String(agents),
     RUNWATCH_OTLP_GRPC_PORT: String(await freePort()),
+    RUNWATCH_RETENTION_SWEEP_MS: "0", // no sweep of other test users' data in a shared scale database
     RUNWATCH_HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
     NODE_ENV: "test",
