@@ -15,7 +15,6 @@
  * Delivery is at-least-once, so a firing carries a stable `key` (rule, run, event, or rule and period) that the
  * dispatcher deduplicates: replayed batches and repeated sweeps notify once.
  */
-import { hostname } from "node:os";
 import { Either } from "effect";
 import type { RunRecord } from "../core/events/run.js";
 import { logKey, type PipelineEvent } from "../core/events/schema.js";
@@ -25,6 +24,7 @@ import type { TriggerRegistry } from "./registry.js";
 import { RULES_CHANGED_CHANNEL } from "./rules.js";
 import { loadNotificationSettings } from "./settings.js";
 import { decodeTriggerConfig, type TriggerDefinition } from "./triggers/define.js";
+import { leaseHolder, takeLease } from "../core/postgres/lease.js";
 
 const RULES_TTL_MS = 5_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -60,7 +60,7 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
   let lastPrune = 0;
-  const holder = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  const holder = leaseHolder();
   const warned = new Set<number>();
 
   /** Raw rows → rules with decoded configs; rules whose config no longer decodes are skipped (logged once). */
@@ -109,12 +109,7 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
     const c = ctx!;
     const types = registry.sweepTypes();
     if (types.length === 0) return;
-    const won = await c.sql.query(
-      `UPDATE alert_sweep_lease SET held_until = now() + make_interval(secs => $1::double precision), holder = $2
-       WHERE id = 1 AND (held_until <= now() OR holder = $2) RETURNING id`,
-      [(intervalMs * 0.8) / 1000, holder],
-    );
-    if (won.length === 0) return;
+    if (!(await takeLease(c.sql, "alert_sweep_lease", holder, (intervalMs * 0.8) / 1000))) return;
     const rows = await c.sql.query<RawRule>(
       `SELECT ${RULE_COLUMNS} FROM alert_rules WHERE enabled AND trigger_type = ANY($1::text[]) ORDER BY id`,
       [types],

@@ -3,10 +3,10 @@
  * a lease row in Postgres lets one of them sweep per interval (stores/retention.ts sweepRetention). The first sweep
  * runs a minute after start (or one interval, when shorter), so a restart loop does not sweep on every start.
  */
-import { hostname } from "node:os";
 import type { Logger } from "../core/logger.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { Sql } from "../core/ports/sql.js";
+import { leaseHolder } from "../core/postgres/lease.js";
 import { sweepRetention } from "../stores/retention.js";
 
 export interface RetentionSweeper {
@@ -15,7 +15,7 @@ export interface RetentionSweeper {
 
 export function startRetentionSweeper(ports: { sql: Sql; ch: ClickHouse }, intervalMs: number, logger: Logger): RetentionSweeper {
   if (intervalMs <= 0) return { close: async () => {} };
-  const holder = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  const holder = leaseHolder();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let closed = false;

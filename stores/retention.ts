@@ -8,6 +8,7 @@ import { ValidationError } from "../core/errors.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { Sql } from "../core/ports/sql.js";
 import { deleteRuns, findExpiredRuns } from "../core/clickhouse/retention.js";
+import { takeLease } from "../core/postgres/lease.js";
 
 export const MAX_RETENTION_DAYS = 3650;
 /** Runs deleted per statement (ids bound as one array parameter): each lightweight DELETE costs ~0.3 s however few rows it marks. */
@@ -101,11 +102,6 @@ export async function applyRetention(ports: { sql: Sql; ch: ClickHouse }, opts: 
  * another holds it.
  */
 export async function sweepRetention(ports: { sql: Sql; ch: ClickHouse }, holder: string, intervalMs: number): Promise<RetentionOutcome[] | undefined> {
-  const won = await ports.sql.query(
-    `UPDATE retention_sweep_lease SET held_until = now() + make_interval(secs => $1::double precision), holder = $2
-     WHERE id = 1 AND (held_until <= now() OR holder = $2) RETURNING id`,
-    [(intervalMs * 0.9) / 1000, holder],
-  );
-  if (won.length === 0) return undefined;
+  if (!(await takeLease(ports.sql, "retention_sweep_lease", holder, (intervalMs * 0.9) / 1000))) return undefined;
   return applyRetention(ports);
 }
