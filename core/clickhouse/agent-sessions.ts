@@ -5,8 +5,7 @@
  */
 import type { ClickHouse } from "../ports/clickhouse.js";
 import type { RunRecord } from "../events/run.js";
-import { ValidationError } from "../errors.js";
-import { RUN_SELECT, RUN_SORT_AT, checkLimit, decodeCursor, decodeRun, encodeCursor, toChTime } from "./event-store.js";
+import { RUN_SELECT, RUN_SORT_AT, checkLimit, cursorPage, decodeCursor, decodeRun, sinceTime, toChTime } from "./event-store.js";
 
 export const DEFAULT_SESSIONS_LIMIT = 50;
 export const MAX_SESSIONS_LIMIT = 500;
@@ -65,9 +64,8 @@ export async function listSessions(ch: ClickHouse, userId: number, filter: Sessi
     params.agent = filter.agent_name;
   }
   if (filter.since !== undefined) {
-    if (Number.isNaN(Date.parse(filter.since))) throw new ValidationError({ message: "since must be an ISO 8601 timestamp", field: "since" });
     having.push("last_activity_at >= {since:DateTime64(3, 'UTC')}");
-    params.since = toChTime(filter.since);
+    params.since = sinceTime(filter.since);
   }
   if (filter.cursor) {
     const c = decodeCursor(filter.cursor);
@@ -84,11 +82,8 @@ export async function listSessions(ch: ClickHouse, userId: number, filter: Sessi
      LIMIT {take:UInt32}`,
     params,
   );
-  const sessions = rows.map(decodeSummary);
-  if (sessions.length <= limit) return { sessions, next_cursor: null };
-  const page = sessions.slice(0, limit);
-  const last = page[page.length - 1]!;
-  return { sessions: page, next_cursor: encodeCursor({ at: last.last_activity_at, id: last.session_id }) };
+  const { page, next_cursor } = cursorPage(rows.map(decodeSummary), limit, (last) => ({ at: last.last_activity_at, id: last.session_id }));
+  return { sessions: page, next_cursor };
 }
 
 /** One session with its runs in start order, or undefined when the user has no run in it. */

@@ -145,6 +145,19 @@ export function decodeCursor(s: string): RunCursor {
   throw new ValidationError({ message: "cursor is not a cursor returned by this API", field: "cursor" });
 }
 
+/** A page read with LIMIT limit + 1: its first `limit` rows, and the cursor after the last of them when there are more. */
+export function cursorPage<T>(rows: T[], limit: number, cursorOf: (last: T) => RunCursor): { page: T[]; next_cursor: string | null } {
+  if (rows.length <= limit) return { page: rows, next_cursor: null };
+  const page = rows.slice(0, limit);
+  return { page, next_cursor: encodeCursor(cursorOf(page[page.length - 1]!)) };
+}
+
+/** A `since` filter as a DateTime64 parameter; a 422 naming `since` when it is not a date. */
+export function sinceTime(since: string): string {
+  if (Number.isNaN(Date.parse(since))) throw new ValidationError({ message: "since must be an ISO 8601 timestamp", field: "since" });
+  return toChTime(since);
+}
+
 export function checkLimit(limit: number | undefined, dflt: number, max: number): number {
   if (limit === undefined) return dflt;
   if (!Number.isInteger(limit) || limit < 1 || limit > max) {
@@ -213,11 +226,8 @@ export function createEventStore(ch: ClickHouse): EventStore {
         params.session_id = filter.session_id;
       }
       if (filter.since !== undefined) {
-        if (Number.isNaN(Date.parse(filter.since))) {
-          throw new ValidationError({ message: "since must be an ISO 8601 timestamp", field: "since" });
-        }
         where.push("last_event_at >= {since:DateTime64(3, 'UTC')}");
-        params.since = toChTime(filter.since);
+        params.since = sinceTime(filter.since);
       }
       if (filter.config_version !== undefined) {
         where.push("config_version = {config_version:UInt32}");
@@ -246,11 +256,8 @@ export function createEventStore(ch: ClickHouse): EventStore {
          LIMIT {take:UInt32}`,
         params,
       );
-      const runs = rows.map(decodeRun);
-      if (runs.length <= limit) return { runs, next_cursor: null };
-      const page = runs.slice(0, limit);
-      const last = page[page.length - 1]!;
-      return { runs: page, next_cursor: encodeCursor({ at: last.started_at ?? last.last_event_at, id: last.external_id }) };
+      const { page, next_cursor } = cursorPage(rows.map(decodeRun), limit, (last) => ({ at: last.started_at ?? last.last_event_at, id: last.external_id }));
+      return { runs: page, next_cursor };
     },
 
     async listEvents(userId, runId, opts = {}) {
