@@ -29,9 +29,11 @@ interface Operation {
   readonly bodyTypes?: readonly string[];
   /** status → a Schema (JSON body), or null (no body) */
   readonly ok: Readonly<Record<number, Body | null>>;
-  /** Error statuses, answered with the Error body. */
+  /** Error statuses, answered with `errorBody` (default: the Error body). */
   readonly errors: readonly number[];
-  readonly security?: "bearer" | "session" | "none";
+  readonly errorBody?: Body;
+  /** true: the dashboard's login session instead of the bearer key. */
+  readonly sessionAuth?: boolean;
 }
 
 const ERROR_TEXT: Record<number, string> = {
@@ -39,6 +41,7 @@ const ERROR_TEXT: Record<number, string> = {
   401: "No API key, or one that is unknown, revoked or expired.",
   403: "Forbidden.",
   404: "Not found for this key's owner (another user's run is not found either).",
+  409: "Conflict: no open question, a newer question, or already answered.",
   413: "The body is over the size limit.",
   415: "Unsupported content type.",
   422: "A field is invalid: `error.field` names it.",
@@ -68,7 +71,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     post: {
       tag: "OpenTelemetry", summary: "OTLP/HTTP trace export",
       description: "A trace becomes a run (docs/OTEL.md). Answers in the request's content type; a refusal of some spans is a 200 with partialSuccess.",
-      body: OtlpRequest, bodyTypes: ["application/x-protobuf", "application/json"], ok: { 200: R.OtlpExportResponse }, errors: [400, 401, 413, 415, 429, 503],
+      body: OtlpRequest, bodyTypes: ["application/x-protobuf", "application/json"], ok: { 200: R.OtlpExportResponse }, errors: [400, 401, 413, 415, 429, 503], errorBody: R.OtlpStatus,
     },
   },
   "/api/runs": {
@@ -121,7 +124,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     },
   },
   "/api/realtime/token": {
-    get: { tag: "Realtime", summary: "A token to open the live WebSocket (dashboard session)", security: "session", ok: { 200: R.RealtimeToken }, errors: [401] },
+    get: { tag: "Realtime", summary: "A token to open the live WebSocket (dashboard session)", sessionAuth: true, ok: { 200: R.RealtimeToken }, errors: [401] },
   },
 };
 
@@ -131,7 +134,6 @@ export function buildOpenApi(opts: { serverUrl?: string; version: string }): Jso
   const schemaOf = (s: Body): Json =>
     JSONSchema.fromAST(s.ast, { definitions: defs, definitionPath: "#/components/schemas/", target: "openApi3.1", additionalPropertiesStrategy: "allow" }) as unknown as Json;
   const json = (s: Body) => ({ "application/json": { schema: schemaOf(s) } });
-  const errorRef = schemaOf(R.ErrorBody);
 
   const paths: Json = {};
   for (const [path, methods] of Object.entries(OPERATIONS)) {
@@ -142,9 +144,7 @@ export function buildOpenApi(opts: { serverUrl?: string; version: string }): Jso
         responses[status] = body ? { description: body.ast.annotations[Symbol.for("effect/annotation/Description")] ?? "OK", content: json(body) } : { description: status === "304" ? "Not modified" : "No content" };
       }
       for (const status of op.errors) {
-        const content: Json = { "application/json": { schema: errorRef } };
-        if (path === "/v1/traces" && status !== 401) content["application/json"] = { schema: schemaOf(R.OtlpStatus) };
-        responses[String(status)] = { description: ERROR_TEXT[status] ?? "Error", content };
+        responses[String(status)] = { description: ERROR_TEXT[status] ?? "Error", content: json(op.errorBody ?? R.ErrorBody) };
       }
       item[method] = {
         tags: [op.tag],
@@ -156,7 +156,7 @@ export function buildOpenApi(opts: { serverUrl?: string; version: string }): Jso
           ? { requestBody: { required: true, content: Object.fromEntries((op.bodyTypes ?? ["application/json"]).map((t) => [t, t === "application/json" ? { schema: schemaOf(op.body!) } : { schema: { type: "string", contentMediaType: t } }])) } }
           : {}),
         responses,
-        ...(op.security === "session" ? { security: [{ session: [] }] } : {}),
+        ...(op.sessionAuth ? { security: [{ session: [] }] } : {}),
       };
     }
     paths[path] = item;
