@@ -81,6 +81,14 @@ describe("sessions API", () => {
     expect((await get(carol.key, "/api/runs?session_id=wait-1")).body.runs.map((r: any) => r.sdk_run_id)).toEqual(["w-paused", "w-done"]);
     expect((await get(dave.key, "/api/runs?session_id=wait-1&status=waiting_for_input")).body.runs).toEqual([]);
     expect((await get(carol.key, "/api/runs?session_id=a&session_id=b")).body.error).toMatchObject({ field: "session_id" });
+    // Hostile filters find nothing and break nothing: NUL, a lone surrogate's bytes, truncated UTF-8, 5,000 chars, SQL.
+    for (const q of ["%00", "a%00b", "%ED%A0%80", "%F0%9F%98", "x".repeat(5000), "'%3B%20DROP%20TABLE%20agent_runs--"]) {
+      const r = await get(carol.key, `/api/runs?session_id=${q}&status=waiting_for_input`);
+      expect([r.status, r.body.runs], q.slice(0, 20)).toEqual([200, []]);
+    }
+    // and a valid event sent afterwards is stored and found by its session.
+    await turn(carol.key, "w-after", "wait-2", 60);
+    expect((await get(carol.key, "/api/runs?session_id=wait-2")).body.runs.map((r: any) => r.sdk_run_id)).toEqual(["w-after"]);
   });
 
   it("filters by agent and time, pages with a cursor, and checks its parameters", async () => {
