@@ -9,7 +9,7 @@ import { logKey, type LoggedEvent } from "../core/events/schema.js";
 import { TimeSlice } from "../core/time-slice.js";
 import type { Batch, PipelineEvent, Plugin, PluginContext } from "../plugins/plugin.js";
 import { EventsFailed } from "./isolation.js";
-import { RunCache, type CachedRun } from "./run-cache.js";
+import { costRowsDue, RunCache, type CachedRun } from "./run-cache.js";
 import { countStoredEvents, findStoredEventIds, storedEventKey, sumStoredLlmCalls } from "./stored-events.js";
 
 /** Run versions: the ms clock * 1000 + a sequence, and always above the stored version. */
@@ -22,6 +22,12 @@ function versionClock(): (previous: number) => number {
     last = v;
     return v;
   };
+}
+
+function queuedMs(logged: readonly LoggedEvent[]): Record<string, number> {
+  if (logged.length === 0) return {};
+  const now = Date.now();
+  return { queued_oldest_ms: now - Date.parse(logged[0]!.received_at), queued_newest_ms: now - Date.parse(logged[logged.length - 1]!.received_at) };
 }
 
 /** The batch handler; forgetRuns drops every cached run so the next batch reloads them from storage. */
@@ -42,7 +48,8 @@ export function createBatchProcessor(
 
   async function processBatch(logged: readonly LoggedEvent[]): Promise<void> {
     const t0 = performance.now();
-    const timings: Record<string, number> = {};
+    // How long the batch's oldest and newest events waited since ingest received them (clocks of one host).
+    const timings: Record<string, number> = { ...queuedMs(logged) };
     let mark = t0;
     const lap = (stage: string) => {
       const now = performance.now();
@@ -171,7 +178,9 @@ export function createBatchProcessor(
       }
     }
     for (const d of drafts.values()) d.run.version = nextVersion(d.run.version);
-    await store.upsertRuns([...drafts.values()].map((d) => d.run));
+    const costs = costRowsDue(drafts.values());
+    await store.upsertRuns([...drafts.values()].map((d) => d.run), costs.runs);
+    costs.written();
   }
 
   /** Runs one stage's hooks together; all run even if one fails, and the first failure fails the batch. */

@@ -3,12 +3,40 @@
  * from the EventStore (its latest stored version). Entries are dropped when a batch fails, so a retried batch
  * starts from what is actually stored rather than from a half-applied draft.
  */
+import { costFacts } from "../core/clickhouse/event-store.js";
 import type { RunRecord } from "../core/events/run.js";
 
 export interface CachedRun {
   run: RunRecord;
   /** No stored row and no event applied yet. */
   fresh: boolean;
+  /** The cost facts of the run's last run_costs row this process wrote, and when (see costRowsDue). */
+  costRow?: { facts: string; writtenAt: number };
+}
+
+/**
+ * A cost row is written again at least this often even when nothing changed, so a row lost behind the cache's
+ * back (retention deleting an idle run the cache still holds) comes back.
+ */
+const COST_ROW_REFRESH_MS = 3_600_000;
+
+/**
+ * The runs of `entries` whose run_costs row must be written with this version: their cost facts changed since
+ * this process last wrote them (or it never did), or that row is old. `written` records them once stored.
+ */
+export function costRowsDue(entries: Iterable<CachedRun>, now = Date.now()): { runs: RunRecord[]; written(): void } {
+  const due: [CachedRun, string][] = [];
+  for (const entry of entries) {
+    const facts = JSON.stringify(costFacts(entry.run));
+    if (entry.costRow?.facts === facts && now - entry.costRow.writtenAt < COST_ROW_REFRESH_MS) continue;
+    due.push([entry, facts]);
+  }
+  return {
+    runs: due.map(([entry]) => entry.run),
+    written: () => {
+      for (const [entry, facts] of due) entry.costRow = { facts, writtenAt: now };
+    },
+  };
 }
 
 export class RunCache {

@@ -282,4 +282,43 @@ describe("pipeline (embedded adapters)", () => {
     await workerA([restart!]);
     expect(await store.getRun(user, "run-moved")).toMatchObject({ event_count: 4, error_count: 1, status: "running" });
   });
+
+  it("writes a run's cost row only when its cost facts change, and the folded row matches the run", async () => {
+    const user = await createUser("costrows@example.com");
+    // Rows are counted as written: no background merge may fold versions meanwhile.
+    await ports.clickhouse.exec("SYSTEM STOP MERGES run_costs");
+    try {
+    const costRows = async () =>
+      ports.clickhouse.query<{ version: string; status: string; model: string; total_tokens: string; cost_usd: number; day: string }>(
+        "SELECT toString(version) AS version, status, model, total_tokens, cost_usd, toString(day) AS day FROM run_costs WHERE user_id = {u:UInt64} AND external_id = 'run-c' ORDER BY version",
+        { u: user },
+      );
+    const send = async (type: EventType, payload: Record<string, unknown>, agent?: string) => {
+      await appendEvents(ports.log, [event(user, "run-c", type, payload, agent)]);
+      await settle();
+    };
+    await send("run_start", { framework: "custom" }, "coster");
+    expect(await costRows()).toHaveLength(1);
+    // Steps and tool calls change the run (event_count, last_event_at) but not its costs: no new cost row.
+    await send("step", { node_name: "plan", phase: "start" });
+    await send("tool_call", { tool_name: "search", phase: "end", duration_ms: 3 });
+    expect(await costRows()).toHaveLength(1);
+    expect((await store.getRun(user, "run-c"))!.event_count).toBe(3);
+    // Tokens and the end do.
+    await send("step", { node_name: "answer", phase: "end", kind: "llm", model: "gpt-4o", prompt_tokens: 1000, completion_tokens: 200 });
+    await send("run_end", { output: {} });
+    const rows = await costRows();
+    expect(rows).toHaveLength(3);
+    const run = (await store.getRun(user, "run-c"))!;
+    const [folded] = await ports.clickhouse.query<{ version: string; status: string; model: string; total_tokens: string; cost_usd: number; day: string }>(
+      "SELECT toString(version) AS version, status, model, total_tokens, cost_usd, toString(day) AS day FROM run_costs FINAL WHERE user_id = {u:UInt64} AND external_id = 'run-c'",
+      { u: user },
+    );
+    expect(folded).toMatchObject({ version: String(run.version), status: "success", model: "gpt-4o", total_tokens: "1200", day: run.started_at!.slice(0, 10) });
+    expect(folded!.cost_usd).toBeCloseTo(run.cost_usd, 12);
+    expect(run.cost_usd).toBeGreaterThan(0);
+    } finally {
+      await ports.clickhouse.exec("SYSTEM START MERGES run_costs");
+    }
+  });
 });

@@ -81,6 +81,31 @@ function runRow(r: RunRecord): Raw {
   };
 }
 
+/**
+ * What run_costs keeps of a run version (migration 050): its cost facts, on the UTC day of its start (or of its
+ * last event while the run_start has not arrived).
+ */
+function costRow(r: RunRecord): Raw {
+  return { version: r.version, ...costFacts(r) };
+}
+
+/** The cost facts of a run: what its run_costs row says apart from the version. */
+export function costFacts(r: RunRecord) {
+  return {
+    user_id: r.user_id,
+    external_id: r.external_id,
+    day: toChTime(r.started_at ?? r.last_event_at).slice(0, 10),
+    agent_name: r.agent_name,
+    model: r.model,
+    status: r.status,
+    prompt_tokens: r.prompt_tokens,
+    completion_tokens: r.completion_tokens,
+    total_tokens: r.total_tokens,
+    cost_usd: r.cost_usd,
+    cost_source: r.cost_source,
+  };
+}
+
 export function decodeRun(r: Raw): RunRecord {
   return {
     user_id: num(r.user_id),
@@ -176,9 +201,12 @@ export function createEventStore(ch: ClickHouse): EventStore {
       await ch.insert("agent_events", await mapInSlices(events, eventRow));
     },
 
-    async upsertRuns(runs) {
-      if (runs.length === 0) return;
-      await ch.insert("agent_runs", runs.map(runRow));
+    async upsertRuns(runs, costs = runs) {
+      // Two inserts at once: each is mostly a part written to disk, and chDB runs them side by side.
+      await Promise.all([
+        runs.length > 0 ? ch.insert("agent_runs", runs.map(runRow)) : undefined,
+        costs.length > 0 ? ch.insert("run_costs", costs.map(costRow)) : undefined,
+      ]);
     },
 
     async loadRuns(keys) {

@@ -42,8 +42,11 @@ export interface RunFilter {
 export interface EventStore {
   /** Idempotent on event_id (ReplacingMergeTree + dedup on read): replays after a crash store nothing twice. */
   insertEvents(events: readonly LoggedEvent[]): Promise<void>;
-  /** Writes full run rows; the highest `version` per (user_id, external_id) wins. */
-  upsertRuns(runs: readonly RunRecord[]): Promise<void>;
+  /**
+   * Writes full run rows (the highest `version` per (user_id, external_id) wins) and the cost rows (run_costs) of
+   * `costs`: by default every run written; the pipeline passes only the runs whose cost facts changed.
+   */
+  upsertRuns(runs: readonly RunRecord[], costs?: readonly RunRecord[]): Promise<void>;
   /** Latest version of each requested run (missing ones are absent), for the pipeline's state. */
   loadRuns(keys: readonly { user_id: number; external_id: string }[]): Promise<RunRecord[]>;
   getRun(userId: number, externalId: string): Promise<RunRecord | undefined>;

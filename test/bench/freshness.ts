@@ -21,7 +21,7 @@ const SECONDS = Number(values.seconds);
 const WARMUP = Number(values.warmup);
 
 async function main() {
-  const live = await startLiveServer("web,pipeline,gateway");
+  const live = await startLiveServer("web,pipeline,gateway", {}, process.env.BENCH_SERVER_NODE_ARGS?.split(" ").filter(Boolean) ?? []);
   const { base, key, arrived } = live;
   try {
     const acked = new Map<string, number>();
