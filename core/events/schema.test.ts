@@ -1,6 +1,7 @@
 import { Either } from "effect";
 import { describe, expect, it } from "vitest";
-import { parseIngestEvent } from "./schema.js";
+import { decodeStorable, parseIngestEvent } from "./schema.js";
+import { makeStorable } from "./storable.js";
 
 const ok = (input: unknown) => {
   const r = parseIngestEvent(input);
@@ -58,5 +59,78 @@ describe("parseIngestEvent", () => {
   it("accepts timestamps with offsets and validates event_id as a UUID", () => {
     expect(ok({ event_type: "step", sdk_run_id: "r", occurred_at: "2026-11-23T10:00:00+02:00", payload: { node_name: "n", phase: "end" } }).occurred_at).toBe("2026-11-23T10:00:00+02:00");
     expect(fieldOf({ event_type: "step", sdk_run_id: "r", event_id: "x", payload: { node_name: "n", phase: "end" } }).field).toBe("event_id");
+  });
+});
+
+describe("parseIngestEvent's guard path", () => {
+  /** A small deterministic PRNG, so a failure names a reproducible case. */
+  const random = (() => {
+    let x = 0x9e3779b9;
+    return () => ((x = (x * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  })();
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const values = [
+    undefined, null, true, 0, 1, -1, 1.5, 2 ** 53, 2 ** 53 - 1, 1e308, 1_000_001, 0.01, "", "x", "end", "start", "middle", "llm", "gpt-4o",
+    "a".repeat(300), "2026-11-23T10:00:00Z", "2026-11-23T10:00:00+02:00", "2026-13-45T99:00:00Z", "1969-12-31T23:59:59Z", "2201-01-01T00:00:00Z",
+    "0190a6b2-7c1e-7d2f-8a3b-123456789abc", "not-a-uuid", [], [1], {}, { a: 1 }, "run_start", "step", "nope",
+  ];
+  const fields: Record<string, readonly string[]> = {
+    envelope: ["event_type", "sdk_run_id", "payload", "occurred_at", "agent_name", "event_id", "span_id", "parent_span_id", "session_id", "config_version", "extra"],
+    payload: [
+      "node_name", "phase", "kind", "output", "input", "model", "provider", "duration_ms", "prompt_tokens", "completion_tokens", "total_tokens",
+      "cached_tokens", "cost_usd", "finish_reason", "tool_name", "input_preview", "output_preview", "question", "context", "channel", "response",
+      "responded_by", "error_type", "error_message", "traceback", "framework", "unknown_field",
+    ],
+  };
+  const bases = [
+    { event_type: "run_start", sdk_run_id: "r", agent_name: "a", payload: { framework: "langgraph", input: { q: 1 } } },
+    { event_type: "run_end", sdk_run_id: "r", payload: { output: {}, prompt_tokens: 1, completion_tokens: 2, cost_usd: 0.01, model: "gpt-4o" } },
+    { event_type: "error", sdk_run_id: "r", payload: { error_type: "ValueError", error_message: "x" } },
+    { event_type: "step", sdk_run_id: "r", span_id: "s1", payload: { node_name: "call", phase: "end", kind: "llm", model: "m", prompt_tokens: 3, duration_ms: 4 } },
+    { event_type: "tool_call", sdk_run_id: "r", payload: { tool_name: "search", phase: "end", input_preview: "i", duration_ms: 5 } },
+    { event_type: "human_input_requested", sdk_run_id: "r", payload: { question: "ok?", context: { a: 1 } } },
+    { event_type: "human_input_received", sdk_run_id: "r", payload: { response: "yes" } },
+  ];
+  /** The base with one to three fields (of the envelope or the payload) set to another value or removed. */
+  const mutant = (): Record<string, unknown> => {
+    const e = structuredClone(pick(bases)) as Record<string, unknown>;
+    for (let n = 1 + Math.floor(random() * 3); n > 0; n--) {
+      const inPayload = random() < 0.6 && typeof e.payload === "object" && e.payload !== null && !Array.isArray(e.payload);
+      const target = (inPayload ? e.payload : e) as Record<string, unknown>;
+      const key = pick(fields[inPayload ? "payload" : "envelope"]!);
+      const v = pick(values);
+      if (v === undefined) delete target[key];
+      else target[key] = structuredClone(v);
+    }
+    return e;
+  };
+
+  it("accepts and refuses exactly as the decoding walk does, with the same value and the same named field", () => {
+    let accepted = 0;
+    let refused = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const input = mutant();
+      const fast = parseIngestEvent(structuredClone(input));
+      let slow: ReturnType<typeof decodeStorable>;
+      try {
+        slow = decodeStorable(makeStorable(structuredClone(input)));
+      } catch (err) {
+        expect(Either.isLeft(fast), JSON.stringify(input)).toBe(true);
+        expect(Either.isLeft(fast) && fast.left.message).toBe((err as Error).message);
+        refused++;
+        continue;
+      }
+      expect(Either.isRight(fast), JSON.stringify(input)).toBe(Either.isRight(slow));
+      if (Either.isRight(fast) && Either.isRight(slow)) {
+        expect(fast.right, JSON.stringify(input)).toEqual(slow.right);
+        accepted++;
+      } else if (Either.isLeft(fast) && Either.isLeft(slow)) {
+        expect({ field: fast.left.field, message: fast.left.message }, JSON.stringify(input)).toEqual({ field: slow.left.field, message: slow.left.message });
+        refused++;
+      }
+    }
+    // Both kinds are well represented, so the comparison means something either way.
+    expect(accepted).toBeGreaterThan(3000);
+    expect(refused).toBeGreaterThan(3000);
   });
 });
