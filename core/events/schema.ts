@@ -65,6 +65,7 @@ const SpanKind = Schema.Literal(...SPAN_KINDS).annotations({ message: () => ({ m
 /** A span id: the client's (e.g. LangChain's run id), unique within a run; the start and end of a span share it. */
 export const MAX_SPAN_ID_CHARS = 64;
 export const MAX_SDK_RUN_ID_CHARS = 256;
+export const MAX_SESSION_ID_CHARS = 200;
 const SpanId = Str.pipe(
   Schema.minLength(1, { message: () => "must not be empty" }),
   Schema.maxLength(MAX_SPAN_ID_CHARS, { message: () => `must be at most ${MAX_SPAN_ID_CHARS} characters` }),
@@ -136,7 +137,7 @@ export const Envelope = Schema.Struct({
   span_id: opt(SpanId),
   parent_span_id: opt(SpanId),
   /** Optional session (a conversation, a LangGraph thread) the run belongs to; the run's first event with one sets it. */
-  session_id: opt(Str.pipe(Schema.minLength(1), Schema.maxLength(200))),
+  session_id: opt(Str.pipe(Schema.minLength(1), Schema.maxLength(MAX_SESSION_ID_CHARS))),
   /** Optional version of the agent config the run uses (agent registry). */
   config_version: opt(
     Schema.Int.pipe(Schema.between(1, 4_294_967_295, { message: () => "must be a whole number from 1 to 4294967295" })),

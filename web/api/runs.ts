@@ -14,6 +14,7 @@ import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
 import type { RunFilter } from "../../core/clickhouse/types.js";
 import { MAX_EVENTS_LIMIT } from "../../core/clickhouse/event-store.js";
 import { buildSpans } from "../../core/events/spans.js";
+import { MAX_SCORE_NAME } from "../../stores/scores.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, numberParam, readAuthorizer, sinceParam, stringParam } from "./read-api.js";
@@ -29,7 +30,7 @@ export function parseRunFilter(ctx: Context): RunFilter {
   }
   const since = sinceParam(ctx);
   const scoreName = stringParam(ctx, "score_name");
-  if (scoreName !== undefined && scoreName.length > 100) throw new ValidationError({ message: "score_name is at most 100 characters", field: "score_name" });
+  if (scoreName !== undefined && scoreName.length > MAX_SCORE_NAME) throw new ValidationError({ message: `score_name is at most ${MAX_SCORE_NAME} characters`, field: "score_name" });
   const [scoreMin, scoreMax] = [numberParam(ctx, "score_min"), numberParam(ctx, "score_max")];
   if ((scoreMin !== undefined || scoreMax !== undefined) && scoreName === undefined) {
     throw new ValidationError({ message: "score_min and score_max need score_name", field: "score_name" });

@@ -4,8 +4,8 @@
  * JSONSchema.fromAST; this file only says which path, method, parameters and statuses use which Schema.
  */
 import { JSONSchema, Schema } from "effect";
-import { Envelope, EVENT_TYPES, MAX_SDK_RUN_ID_CHARS, PayloadSchemas, RUN_STATUSES } from "../../../core/events/schema.js";
-import { ScoreInput } from "../../../stores/scores.js";
+import { Envelope, EVENT_TYPES, MAX_SDK_RUN_ID_CHARS, MAX_SESSION_ID_CHARS, PayloadSchemas, RUN_STATUSES } from "../../../core/events/schema.js";
+import { MAX_SCORE_NAME, ScoreInput } from "../../../stores/scores.js";
 import * as R from "./schemas.js";
 
 type Json = Record<string, unknown>;
@@ -79,7 +79,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       tag: "Runs", summary: "List runs, newest first",
       params: [
         q("status", Schema.Literal(...RUN_STATUSES)), q("agent_name", Schema.String), q("session_id", Schema.String), Since,
-        q("config_version", Schema.Int.pipe(Schema.between(1, 2 ** 31 - 1))), q("score_name", Schema.String.pipe(Schema.maxLength(100)), "Runs with a score of this name."),
+        q("config_version", Schema.Int.pipe(Schema.between(1, 2 ** 31 - 1))), q("score_name", Schema.String.pipe(Schema.maxLength(MAX_SCORE_NAME)), "Runs with a score of this name."),
         q("score_min", Schema.Number, "With score_name: numeric or boolean (1/0) scores at least this."), q("score_max", Schema.Number, "With score_name: at most this."),
         Cursor, q("limit", Limit(500, 50)),
       ],
@@ -109,7 +109,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   "/api/sessions/{session_id}": {
     get: {
       tag: "Sessions", summary: "A session and its runs in start order",
-      params: [{ name: "session_id", in: "path", required: true, schema: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)) }],
+      params: [{ name: "session_id", in: "path", required: true, schema: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_SESSION_ID_CHARS)) }],
       ok: { 200: R.SessionWithRuns }, errors: [401, 404, 422, 429],
     },
   },
