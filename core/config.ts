@@ -63,6 +63,11 @@ export interface Config {
   readonly retentionSweepMs: number;
   /** Threads that decode ingest batch bodies off the request thread (RUNWATCH_INGEST_THREADS; default 2, or 1 on one core; 0 = none). */
   readonly ingestThreads: number;
+  /**
+   * Batch and OTLP bodies up to this many bytes decode on the request's thread while it has decoding time to spare
+   * (RUNWATCH_INGEST_INLINE_BYTES; default 64 KiB; 0 = every body on the decode threads). web/ingest/small-bodies-inline.ts.
+   */
+  readonly ingestInlineBytes: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
 }
 
@@ -123,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     alertTriggers: list(env.RUNWATCH_ALERT_TRIGGERS),
     backgroundNice: Math.min(19, Math.max(0, Math.floor(int(env.RUNWATCH_BACKGROUND_NICE, 10)))),
     ingestThreads: Math.max(0, Math.floor(int(env.RUNWATCH_INGEST_THREADS, Math.min(2, os.availableParallelism())))),
+    ingestInlineBytes: Math.max(0, Math.floor(int(env.RUNWATCH_INGEST_INLINE_BYTES, 64 * 1024))),
     retentionSweepMs: Math.max(0, int(env.RUNWATCH_RETENTION_SWEEP_MS, 3_600_000)),
     pipelineThread: oneOf(env.RUNWATCH_PIPELINE_THREAD, ["auto", "thread", "main"], "auto", "RUNWATCH_PIPELINE_THREAD"),
     logLevel: (env.LOG_LEVEL as Config["logLevel"]) ?? "info",

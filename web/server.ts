@@ -8,6 +8,7 @@ import { createLogger, type Logger } from "../core/logger.js";
 import { resolveSessionSecret } from "../core/secrets.js";
 import { createWebApp, type WebApp } from "./app.js";
 import { inThreadDecoder, threadDecoder } from "./ingest/decode-thread.js";
+import { INLINE_BUDGET_MS_PER_SECOND, smallBodiesInline } from "./ingest/small-bodies-inline.js";
 import { createAdmission } from "./ingest/admission.js";
 import { startOtlpGrpc } from "./otlp/grpc-server.js";
 import type { WebDeps } from "./deps.js";
@@ -37,8 +38,11 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
   const config = ports.config;
   const logger = opts.logger ?? createLogger(config.logLevel).child({ svc: "web" });
   const sessionSecret = await resolveSessionSecret(config);
-  // Batch and OTLP bodies decode on threads of their own; RUNWATCH_INGEST_THREADS=0 decodes on the request's thread.
-  const batchDecoder = config.ingestThreads > 0 ? threadDecoder({ ...config, threads: config.ingestThreads, logger }) : inThreadDecoder(config);
+  // Batch and OTLP bodies decode on threads of their own, small ones on the request's thread while it has time to
+  // spare (RUNWATCH_INGEST_INLINE_BYTES); RUNWATCH_INGEST_THREADS=0 decodes every body on the request's thread.
+  const batchDecoder = config.ingestThreads > 0
+    ? smallBodiesInline(threadDecoder({ ...config, threads: config.ingestThreads, logger }), config, { maxBytes: config.ingestInlineBytes, budgetMsPerSecond: INLINE_BUDGET_MS_PER_SECOND })
+    : inThreadDecoder(config);
   const health = await watchPipelineHealth(ports.pubsub, ports.sql, logger);
   const deps: WebDeps = { ports, events: createEventStore(ports.clickhouse), logger, sessionSecret, batchDecoder, health, throttles: createThrottles(ports.limiter, config), triggers: await loadTriggers(config, opts.triggers) };
   const app = createWebApp(deps);

@@ -24,6 +24,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { NPM_START_ENV } from "../e2e/harness.js";
 import { httpRequestBytes, pacedLoad, quantile } from "./paced-client.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -151,6 +152,7 @@ async function main() {
   const webPort = await freePort();
   const env = {
     ...process.env,
+    ...NPM_START_ENV,
     NODE_ENV: "production",
     SESSION_SECRET: "bench-".padEnd(64, "x"),
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",

@@ -8,7 +8,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { spawnThread } from "../../core/threads/spawn.js";
-import { CookieJar, csrfFrom, freePort } from "../e2e/harness.js";
+import { CookieJar, csrfFrom, freePort, NPM_START_ENV } from "../e2e/harness.js";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 const cli = path.join(root, "deploy/bin/runwatch.mjs");
@@ -30,6 +30,7 @@ export async function startLiveServer(roles: string, extraEnv: Record<string, st
   const [webPort, gatewayPort, agentsPort] = [await freePort(), await freePort(), await freePort()];
   const env = {
     ...process.env,
+    ...NPM_START_ENV,
     RUNWATCH_DATA_DIR: dataDir, RUNWATCH_HOST: "127.0.0.1", LOG_LEVEL: "warn",
     RUNWATCH_WEB_PORT: String(webPort), RUNWATCH_GATEWAY_PORT: String(gatewayPort), RUNWATCH_AGENTS_PORT: String(agentsPort), RUNWATCH_OTLP_GRPC_PORT: "off",
     RUNWATCH_PUBLIC_GATEWAY_URL: `ws://127.0.0.1:${gatewayPort}`,

@@ -165,10 +165,14 @@ const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
  * The environment for a `runwatch start` child process on `dataDir`: 127.0.0.1, free web, gateway and agents
  * ports, then `extra`; `url` is its web address.
  */
+/** What `npm start` adds to the server's environment (package.json "start"), so that servers started here run as it does. */
+export const NPM_START_ENV = { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" };
+
 export async function childServerEnv(dataDir: string, extra: Record<string, string> = {}): Promise<{ env: NodeJS.ProcessEnv; url: string }> {
   const webPort = await freePort();
   const env = {
     ...process.env,
+    ...NPM_START_ENV,
     RUNWATCH_DATA_DIR: dataDir,
     RUNWATCH_HOST: "127.0.0.1",
     RUNWATCH_WEB_PORT: String(webPort),
