@@ -3,13 +3,16 @@
  *
  * `runwatch start` (every role, embedded default) as a child process on a fresh data dir, then again on that data dir:
  * time from spawn to serving (/healthz answers), idle RSS of the whole process tree. Then a burst of realistic events
- * (runs of 100 events of ~460 bytes with 150-character outputs; BENCH_BATCHES batches of 500 over 8 connections):
- * acknowledged events/s, the time until every event is visible through the API (every run's event_count), end to end
- * events/s (first batch sent → all visible) and peak RSS. Last, in this process, chDB alone inserts the same rows
+ * (runs of 100 events of ~460 bytes with 150-character outputs). First a steady load: BENCH_STEADY_RATE events/s
+ * (default 10,000) as batches of 100 every 10 ms for BENCH_STEADY_S seconds (default 30; 0 skips it), 50 runs in progress
+ * at a time: the process tree's RSS (median and max, sampled every 250 ms after the first 5 s), whether ingest kept the
+ * pace, and how long after the last ack every event is visible. Then a burst, BENCH_BATCHES batches of 500 over 8
+ * connections: acknowledged events/s, the time until every event is visible through the API (every run's event_count),
+ * end to end events/s (first batch sent → all visible) and peak RSS. Last, in this process, chDB alone inserts the same rows
  * (the rows the pipeline writes, JSONEachRow, 5,000-row inserts) into a fresh data dir: the ceiling end to end is
  * compared with. The issue's targets (2 cores) are printed next to each figure.
  *
- * Env: BENCH_BATCHES (default 200), BENCH_IDLE_S (seconds of idle before RSS is read, default 10),
+ * Env: BENCH_BATCHES (default 200), BENCH_STEADY_RATE, BENCH_STEADY_S, BENCH_IDLE_S (seconds of idle before RSS is read, default 10),
  * BENCH_SERVER_NODE_ARGS (node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
  * BENCH_LOG_LEVEL (server log level; "debug" prints the pipeline's per-batch stage timings).
  */
@@ -32,6 +35,10 @@ const RUN_LENGTH = 100;
 const CONNECTIONS = 8;
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 10);
 const CHDB_INSERT_ROWS = 5_000;
+const STEADY_RATE = Number(process.env.BENCH_STEADY_RATE ?? 10_000);
+const STEADY_S = Number(process.env.BENCH_STEADY_S ?? 30);
+const STEADY_BATCH = 100;
+const STEADY_RUNS_IN_PROGRESS = 50;
 
 /** Resident memory of a process and all its descendants (Linux /proc), in MiB. */
 async function treeRssMiB(pid: number): Promise<number> {
@@ -81,8 +88,8 @@ function realisticEvent(run: number, i: number): Record<string, unknown> {
   }
 }
 
-function batchBodies(): Uint8Array<ArrayBuffer>[] {
-  const events = Array.from({ length: BATCHES * BATCH_SIZE }, (_, n) => realisticEvent(Math.floor(n / RUN_LENGTH), n % RUN_LENGTH));
+function batchBodies(firstRun: number): Uint8Array<ArrayBuffer>[] {
+  const events = Array.from({ length: BATCHES * BATCH_SIZE }, (_, n) => realisticEvent(firstRun + Math.floor(n / RUN_LENGTH), n % RUN_LENGTH));
   return Array.from({ length: BATCHES }, (_, b) => new TextEncoder().encode(JSON.stringify({ events: events.slice(b * BATCH_SIZE, (b + 1) * BATCH_SIZE) })));
 }
 
@@ -121,6 +128,62 @@ async function rawChdbRowsPerSecond(bodies: readonly Uint8Array[]): Promise<numb
   }
 }
 
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+/** Event n of the steady stream: STEADY_RUNS_IN_PROGRESS runs advance together (each batch carries two events of each). */
+function steadyEvent(n: number): Record<string, unknown> {
+  const perGroup = STEADY_RUNS_IN_PROGRESS * RUN_LENGTH;
+  const run = Math.floor(n / perGroup) * STEADY_RUNS_IN_PROGRESS + (n % STEADY_RUNS_IN_PROGRESS);
+  return realisticEvent(run, Math.floor((n % perGroup) / STEADY_RUNS_IN_PROGRESS));
+}
+
+/** The issue's steady target: ≤ 600 MB at 10,000 events/s; and whether the pipeline keeps up at that rate. Returns the events sent. */
+async function steadyPhase(url: string, key: string, pid: number): Promise<number> {
+  const batches = Math.round((STEADY_RATE * STEADY_S) / STEADY_BATCH);
+  const intervalMs = (1000 * STEADY_BATCH) / STEADY_RATE;
+  const samples: number[] = [];
+  const t0 = performance.now();
+  const sampler = setInterval(() => {
+    if (performance.now() - t0 >= 5_000) void treeRssMiB(pid).then((m) => samples.push(m));
+  }, 250);
+  let lastAck = 0;
+  let late = 0;
+  const inflight = new Set<Promise<void>>();
+  for (let b = 0; b < batches; b++) {
+    const due = t0 + b * intervalMs;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    else if (wait < -intervalMs) late++;
+    const events = Array.from({ length: STEADY_BATCH }, (_, i) => steadyEvent(b * STEADY_BATCH + i));
+    const p = fetch(`${url}/api/ingest/batch`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ events }) })
+      .then(async (res) => {
+        const text = await res.text();
+        if (res.status !== 207 || !text.startsWith(`{"accepted":${STEADY_BATCH},"rejected":0`)) throw new Error(`steady batch answered ${res.status}: ${text.slice(0, 500)}`);
+        lastAck = performance.now();
+      });
+    inflight.add(p);
+    void p.finally(() => inflight.delete(p)).catch(() => {});
+  }
+  await Promise.all(inflight);
+  const sent = (lastAck - t0) / 1000;
+  const total = batches * STEADY_BATCH;
+  let visibleAt = 0;
+  while (performance.now() - lastAck < 120_000) {
+    if ((await storedEvents(url, key)) >= total) {
+      visibleAt = performance.now();
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  clearInterval(sampler);
+  if (!visibleAt) throw new Error("steady phase: not every event was visible 120 s after the last acknowledgement");
+  const rss = median(samples);
+  console.log(`steady: ${STEADY_RATE} events/s offered for ${STEADY_S} s (batches of ${STEADY_BATCH}, ${STEADY_RUNS_IN_PROGRESS} runs in progress): ${Math.round((batches * STEADY_BATCH) / sent)} events/s acknowledged, ${late} batches sent late`);
+  console.log(`  RSS (process tree): median ${rss.toFixed(0)} MiB, max ${Math.max(...samples).toFixed(0)} MiB (target ≤ 600 MB at 10,000 events/s: ${verdict(rss * 1.048576 <= 600)})`);
+  console.log(`  all visible ${((visibleAt - lastAck) / 1000).toFixed(2)} s after the last ack`);
+  return total;
+}
+
 const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
 
 async function main() {
@@ -144,7 +207,10 @@ async function main() {
 
     runwatchCli({ ...env, RUNWATCH_PASSWORD: "bench password 123" }, "user", "create", "--email", "e2e@example.com", "--name", "Bench");
     const key = runwatchCli(env, "key", "create", "--email", "e2e@example.com", "--name", "bench").match(/[0-9a-f]{64}/)![0];
-    const bodies = batchBodies();
+    // The steady load first, on the server as it idles: after the burst its heaps are still the burst's.
+    const steadyEvents = STEADY_S > 0 ? await steadyPhase(url, key, server.pid!) : 0;
+    const steadyRuns = Math.ceil(steadyEvents / (STEADY_RUNS_IN_PROGRESS * RUN_LENGTH)) * STEADY_RUNS_IN_PROGRESS;
+    const bodies = batchBodies(steadyRuns);
     const total = BATCHES * BATCH_SIZE;
     const avgBytes = bodies.reduce((n, b) => n + b.length, 0) / total;
 
@@ -164,7 +230,7 @@ async function main() {
     }));
     let visibleAt = 0;
     while (performance.now() - lastAck < 120_000) {
-      if ((await storedEvents(url, key)) >= total) {
+      if ((await storedEvents(url, key)) >= steadyEvents + total) {
         visibleAt = performance.now();
         break;
       }
