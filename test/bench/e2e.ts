@@ -26,6 +26,7 @@ import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { runIdFor, uuidv7 } from "../../core/ids.js";
 import { ensureBuilt } from "../../deploy/build.mjs";
 import { childServerEnv, runwatchCli } from "../e2e/harness.js";
+import { quantile } from "./paced-client.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
@@ -128,7 +129,14 @@ async function rawChdbRowsPerSecond(bodies: readonly Uint8Array[]): Promise<numb
   }
 }
 
-const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+/** When the API shows at least `events` stored events (performance.now()); throws 120 s after `lastAck` without. */
+async function visibleAt(url: string, key: string, events: number, lastAck: number, phase: string): Promise<number> {
+  while (performance.now() - lastAck < 120_000) {
+    if ((await storedEvents(url, key)) >= events) return performance.now();
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`${phase}: not every event was visible 120 s after the last acknowledgement`);
+}
 
 /** Event n of the steady stream: STEADY_RUNS_IN_PROGRESS runs advance together (each batch carries two events of each). */
 function steadyEvent(n: number): Record<string, unknown> {
@@ -167,20 +175,11 @@ async function steadyPhase(url: string, key: string, pid: number): Promise<numbe
   await Promise.all(inflight);
   const sent = (lastAck - t0) / 1000;
   const total = batches * STEADY_BATCH;
-  let visibleAt = 0;
-  while (performance.now() - lastAck < 120_000) {
-    if ((await storedEvents(url, key)) >= total) {
-      visibleAt = performance.now();
-      break;
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  clearInterval(sampler);
-  if (!visibleAt) throw new Error("steady phase: not every event was visible 120 s after the last acknowledgement");
-  const rss = median(samples);
+  const visible = await visibleAt(url, key, total, lastAck, "steady phase").finally(() => clearInterval(sampler));
+  const rss = samples.length > 0 ? quantile([...samples].sort((a, b) => a - b), 0.5) : NaN; // NaN: a phase under 5 s has no sample
   console.log(`steady: ${STEADY_RATE} events/s offered for ${STEADY_S} s (batches of ${STEADY_BATCH}, ${STEADY_RUNS_IN_PROGRESS} runs in progress): ${Math.round((batches * STEADY_BATCH) / sent)} events/s acknowledged, ${late} batches sent late`);
   console.log(`  RSS (process tree): median ${rss.toFixed(0)} MiB, max ${Math.max(...samples).toFixed(0)} MiB (target ≤ 600 MB at 10,000 events/s: ${verdict(rss * 1.048576 <= 600)})`);
-  console.log(`  all visible ${((visibleAt - lastAck) / 1000).toFixed(2)} s after the last ack`);
+  console.log(`  all visible ${((visible - lastAck) / 1000).toFixed(2)} s after the last ack`);
   return total;
 }
 
@@ -228,20 +227,11 @@ async function main() {
         lastAck = performance.now();
       }
     }));
-    let visibleAt = 0;
-    while (performance.now() - lastAck < 120_000) {
-      if ((await storedEvents(url, key)) >= steadyEvents + total) {
-        visibleAt = performance.now();
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    clearInterval(sampler);
+    const visible = await visibleAt(url, key, steadyEvents + total, lastAck, "burst").finally(() => clearInterval(sampler));
     peak = Math.max(peak, await treeRssMiB(server.pid!));
-    if (!visibleAt) throw new Error("not every event was visible 120 s after the last acknowledgement");
     const ackRate = total / ((lastAck - t0) / 1000);
-    const e2eRate = total / ((visibleAt - t0) / 1000);
-    const lag = visibleAt - lastAck;
+    const e2eRate = total / ((visible - t0) / 1000);
+    const lag = visible - lastAck;
     console.log(`burst: ${BATCHES} batches of ${BATCH_SIZE} (${total} events, ${avgBytes.toFixed(0)} B each) over ${CONNECTIONS} connections`);
     console.log(`  acknowledged: ${Math.round(ackRate)} events/s (all in ${((lastAck - t0) / 1000).toFixed(2)} s)`);
     console.log(`  all visible ${(lag / 1000).toFixed(2)} s after the last ack (target ≤ 1 s: ${verdict(lag <= 1000)})`);
