@@ -33,4 +33,16 @@ describe("eventIdFor", () => {
     expect([...ids].sort((x, y) => (x[0] < y[0] ? -1 : 1)).map(([, ms]) => ms)).toEqual([0, t, t + 5, t + 1000]);
     expect(eventIdFor("x", t)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
+
+  it("derives exactly the ids earlier versions stored, so a retry sent across an upgrade is still recognised", () => {
+    // Values from the Buffer-based derivation these ids were first stored with (session 10).
+    const trace = "0af7651916cd43dd8448eb211c80319c";
+    expect(eventIdFor(`otlp:${trace}:b7ad6b7169203331:end`, 1764072000123.456)).toBe("019abae2-8a7b-7010-842a-aa9c5074fd0f");
+    expect(eventIdFor(`otlp:${trace}:run:end`, 1764072001000, 1)).toBe("019abae2-8de8-7114-8805-b78558a9454e");
+    expect(runIdFor(42, trace)).toBe("37576ba9-2d7b-50b6-bd4d-1714d0270f45");
+    // Times outside 0..2^48 ms keep their old meaning: none and negative are 0, larger ones wrap.
+    expect(eventIdFor("n", NaN).slice(0, 13)).toBe("00000000-0000");
+    expect(eventIdFor("n", -5).slice(0, 13)).toBe("00000000-0000");
+    expect(eventIdFor("n", 2 ** 48 + 1).slice(0, 13)).toBe("00000000-0001");
+  });
 });

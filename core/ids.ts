@@ -59,29 +59,25 @@ export const runIdFor = (userId: number, sdkRunId: string): string => nameUuid(`
  * Duplicates are recognised per (user, run, event id): two tenants never meet.
  */
 export function eventIdFor(name: string, ms: number, rank = 0): string {
-  const h = hash("sha1", `runwatch:event:${name}`, "buffer");
-  const t = Math.max(0, Math.floor(ms));
-  h[0] = Math.floor(t / 2 ** 40) & 0xff;
-  h[1] = Math.floor(t / 2 ** 32) & 0xff;
-  h[2] = (t >>> 24) & 0xff;
-  h[3] = (t >>> 16) & 0xff;
-  h[4] = (t >>> 8) & 0xff;
-  h[5] = t & 0xff;
-  h[6] = 0x70 | (rank & 0x0f);
-  h[8] = 0x80 | (h[8]! & 0x3f);
-  return formatUuid(h.subarray(0, 16));
+  // Hex in and out (no Buffer per id): this runs for every span an OTLP receiver takes.
+  const h = hash("sha1", `runwatch:event:${name}`, "hex");
+  const t = Number.isFinite(ms) ? Math.max(0, Math.floor(ms)) % 2 ** 48 : 0;
+  return dashed(`${t.toString(16).padStart(12, "0")}7${(rank & 0x0f).toString(16)}${h.slice(14, 16)}${variantDigit(h)}${h.slice(17, 32)}`);
 }
 
 function nameUuid(name: string): string {
-  const h = hash("sha1", name, "buffer"); // one-shot: cheaper than createHash().update().digest() per id
-  h[6] = 0x50 | (h[6]! & 0x0f);
-  h[8] = 0x80 | (h[8]! & 0x3f);
-  return formatUuid(h.subarray(0, 16));
+  const h = hash("sha1", name, "hex"); // one-shot: cheaper than createHash().update().digest() per id
+  return dashed(`${h.slice(0, 12)}5${h.slice(13, 16)}${variantDigit(h)}${h.slice(17, 32)}`);
 }
 
+/** The RFC 9562 variant (0b10) over the hash's 17th hex digit (the high bits of byte 8). */
+const variantDigit = (hex: string): string => (0x8 | (parseInt(hex[16]!, 16) & 0x3)).toString(16);
+
+/** 32 hex digits in the 8-4-4-4-12 form. */
+const dashed = (h: string): string => `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+
 function formatUuid(b: Uint8Array): string {
-  const hex = Buffer.from(b).toString("hex");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  return dashed(Buffer.from(b).toString("hex"));
 }
 
 /** An API key: 32 random bytes, hex-encoded (64 chars), as docs/API.md (Authentication) describes. */

@@ -72,7 +72,8 @@ export function createBatchProcessor(
         if (hit) drafts.set(k, hit);
       }
       const missing = [...keys].filter(([k]) => !drafts.has(k));
-      const storedIds = findStoredEventIds(ctx.clickhouse, logged);
+      // Runs found in the cache are known to have stored events: their events are looked up by id at once.
+      const storedIds = findStoredEventIds(ctx.clickhouse, logged, new Set(drafts.keys()));
       storedIds.catch(() => {}); // awaited below; avoid an unhandled rejection if loadRuns fails first
       if (missing.length > 0) {
         const loaded = await store.loadRuns(missing.map(([, e]) => ({ user_id: e.user_id, external_id: e.sdk_run_id })));

@@ -92,6 +92,17 @@ export async function rssMiB(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 }
 
+/**
+ * CPU seconds a process has used so far, every thread (Linux /proc: utime + stime, in clock ticks of 1/100 s —
+ * USER_HZ is 100 on every Linux this runs on).
+ */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8");
+  // The fields after the command name, which may itself hold spaces and parentheses.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime and stime are fields 14 and 15 of stat(5)
+}
+
 function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     let buf = "";

@@ -16,7 +16,7 @@ import http from "node:http";
 import { eventIdFor } from "../../core/ids.js";
 import { freePort } from "../e2e/harness.js";
 import { exportJson, exportProtobuf, traceExportClient, type SpanSpec } from "../e2e/otlp-fixtures.js";
-import { rssMiB, startLiveServer, type LiveServer } from "./live-server.js";
+import { cpuSeconds, rssMiB, startLiveServer, type LiveServer } from "./live-server.js";
 import { exportSpans, SPANS_PER_EXPORT } from "./otlp-payload.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -82,19 +82,27 @@ async function saturate(live: LiveServer, format: Format, send: Send): Promise<{
       lat.push(performance.now() - t);
     }
   };
+  const cpu0 = await cpuSeconds(live.pid);
   const t0 = performance.now();
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const elapsed = (performance.now() - t0) / 1000;
+  const ackCpu = (await cpuSeconds(live.pid)) - cpu0;
   // Everything sent so far is ahead of this export in the log: once it is live, all of it has been processed.
   const fresh = exportSpans();
   if (!(await send(body(format, fresh)))) failed++;
   const drainMs = await visible(live, fresh);
+  const storedCpu = (await cpuSeconds(live.pid)) - cpu0;
   const rate = (ok * SPANS_PER_EXPORT) / elapsed;
+  const spans = (ok + 1) * SPANS_PER_EXPORT;
   const text = `${format.padEnd(9)} ${Math.round(rate).toLocaleString("en").padStart(9)} spans/s acknowledged (${ok} exports of ${SPANS_PER_EXPORT}, ${pool[0]!.byteLength.toLocaleString("en")} bytes each)` +
     `   p50 ${quantile(lat, 0.5).toFixed(0)} ms  p99 ${quantile(lat, 0.99).toFixed(0)} ms per export` +
-    `   all visible ${Number.isNaN(drainMs) ? "NOT within 120 s" : `${(drainMs / 1000).toFixed(1)} s`} after the phase` + (failed ? `   (${failed} failed)` : "");
+    `   all visible ${Number.isNaN(drainMs) ? "NOT within 120 s" : `${(drainMs / 1000).toFixed(1)} s`} after the phase` + (failed ? `   (${failed} failed)` : "") +
+    `\n${"".padEnd(10)}server CPU: ${(ackCpu / elapsed).toFixed(2)} cores while acknowledging; ${perThousand(storedCpu, spans)} per 1,000 spans acknowledged and stored`;
   return { text, rate };
 }
+
+/** CPU ms per 1,000 spans. */
+const perThousand = (cpuS: number, spans: number) => `${((cpuS * 1e6) / spans).toFixed(0)} ms`;
 
 async function sustained(live: LiveServer, send: Send): Promise<{ text: string; within: boolean }> {
   const perSecond = SUSTAINED_RATE / SPANS_PER_EXPORT;
@@ -104,6 +112,8 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
   const acks: { spans: SpanSpec[]; at: number }[] = [];
   let failed = 0;
   const inflight: Promise<void>[] = [];
+  const cpu0 = await cpuSeconds(live.pid);
+  const ownCpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < total; i++) {
     const due = t0 + (i / perSecond) * 1000;
@@ -126,6 +136,8 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
     last = left;
     await new Promise((r) => setTimeout(r, 200));
   }
+  const serverCpu = (await cpuSeconds(live.pid)) - cpu0;
+  const own = process.cpuUsage(ownCpu0);
   const lat: number[] = [];
   let missing = 0;
   for (const a of acks) {
@@ -140,7 +152,11 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
   return {
     within,
     text: `sustained ${SUSTAINED_RATE.toLocaleString("en")} spans/s offered for ${SUSTAINED_SECONDS} s (achieved ${Math.round(achieved).toLocaleString("en")}): ${lat.length.toLocaleString("en")} spans, ack → live frame` +
-      ` p50 ${quantile(lat, 0.5).toFixed(0)} ms  p99 ${quantile(lat, 0.99).toFixed(0)} ms  max ${max.toFixed(0)} ms` + (missing ? `, ${missing} never seen` : "") + (failed ? `, ${failed} exports failed` : ""),
+      ` p50 ${quantile(lat, 0.5).toFixed(0)} ms  p99 ${quantile(lat, 0.99).toFixed(0)} ms  max ${max.toFixed(0)} ms` + (missing ? `, ${missing} never seen` : "") + (failed ? `, ${failed} exports failed` : "") +
+      // What the target asks of the cores: every span's whole path (ack, pipeline, chDB) at this cost per span.
+      `\nserver CPU ${perThousand(serverCpu, acks.length * SPANS_PER_EXPORT)} per 1,000 spans acknowledged and stored: ` +
+      `${((serverCpu / (acks.length * SPANS_PER_EXPORT)) * SUSTAINED_RATE).toFixed(2)} cores at ${SUSTAINED_RATE.toLocaleString("en")} spans/s` +
+      ` (this bench process, load and dashboard socket: ${((own.user + own.system) / 1e6 / SUSTAINED_SECONDS).toFixed(2)} cores)`,
   };
 }
 
