@@ -1,7 +1,7 @@
 /**
  * Storage look-ups that keep run counters exact under at-least-once delivery (see docs/PIPELINE.md):
  * which of a batch's event_ids are already stored, and the true event counts of runs whose cached
- * counters cannot be trusted. Both read agent_events by its primary key (user_id, run_id, event_id).
+ * counters cannot be trusted. All read agent_events by (a prefix of) its primary key (user_id, run_id, event_id).
  */
 import { logKey, type LoggedEvent } from "../core/events/schema.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
