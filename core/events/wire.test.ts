@@ -26,6 +26,15 @@ describe("encoded batches", () => {
     expect(JSON.parse(Buffer.from(recordAt(encoded, 7)).toString("utf8"))).toEqual(events[7]);
   });
 
+  it("grows its buffer for text of several bytes per character, and encodes an empty batch", () => {
+    const wide = Array.from({ length: 20 }, (_, i) => event(i, "😀é✓".repeat(500 * (i % 4))));
+    const encoded = encodeEvents(wide);
+    expect(decodeBatch(encoded, () => {})).toEqual(wide);
+    expect(Buffer.from(encoded.data).toString("utf8")).toBe(JSON.stringify(wide));
+    expect(Buffer.from(recordAt(encoded, 19)).toString("utf8")).toBe(JSON.stringify(wide[19]));
+    expect(Buffer.from(encodeEvents([]).data).toString("utf8")).toBe("[]");
+  });
+
   it("frames encoded records byte for byte as the file log frames events", () => {
     expect(frameRecords(encodeEvents(events)).equals(encodeRecords(events))).toBe(true);
   });

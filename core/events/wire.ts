@@ -45,17 +45,34 @@ export interface EncodedEvents extends EncodedBatch {
 
 const utf8 = new TextEncoder();
 
-/** Encodes events (JSON.stringify of each). */
+/**
+ * Encodes events (JSON.stringify of each), each record's UTF-8 written in place: one pass over the text instead of
+ * a byte count per record, a joined copy and its encoding (a tenth of what a decode thread spends on an OTLP export).
+ */
 export function encodeEvents(events: readonly LoggedEvent[]): EncodedEvents {
   const jsons = events.map((e) => JSON.stringify(e));
+  let chars = 2 + jsons.length;
+  for (const j of jsons) chars += j.length;
+  // Mostly ASCII: a tenth more than one byte per character; text past that grows the buffer.
+  let data = new Uint8Array(Math.ceil(chars * 1.1) + 64);
   const ends = new Uint32Array(jsons.length);
+  data[0] = OPEN;
   let pos = 1;
   for (let i = 0; i < jsons.length; i++) {
-    pos += Buffer.byteLength(jsons[i]!, "utf8");
+    if (i > 0) data[pos++] = COMMA;
+    const json = jsons[i]!;
+    let wrote = utf8.encodeInto(json, data.subarray(pos));
+    if (wrote.read < json.length) {
+      const bigger = new Uint8Array(2 * data.length + 3 * json.length); // UTF-8 takes at most 3 bytes per UTF-16 unit
+      bigger.set(data.subarray(0, pos));
+      data = bigger;
+      wrote = utf8.encodeInto(json, data.subarray(pos));
+    }
+    pos += wrote.written;
     ends[i] = pos;
-    pos += 1; // the comma
   }
-  return { data: utf8.encode(`[${jsons.join(",")}]`), ends, keys: events.map(logKey) };
+  data[pos++] = CLOSE;
+  return { data: data.slice(0, pos), ends, keys: events.map(logKey) };
 }
 
 /** One record (the UTF-8 JSON of a LoggedEvent) decoded; throws on bytes that are not JSON. */
