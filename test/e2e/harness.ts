@@ -161,13 +161,13 @@ export function freePort(): Promise<number> {
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
 
+/** What `npm start` adds to the server's environment (package.json "start"), so that servers started here run as it does. */
+export const NPM_START_ENV = { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" };
+
 /**
  * The environment for a `runwatch start` child process on `dataDir`: 127.0.0.1, free web, gateway and agents
  * ports, then `extra`; `url` is its web address.
  */
-/** What `npm start` adds to the server's environment (package.json "start"), so that servers started here run as it does. */
-export const NPM_START_ENV = { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" };
-
 export async function childServerEnv(dataDir: string, extra: Record<string, string> = {}): Promise<{ env: NodeJS.ProcessEnv; url: string }> {
   const webPort = await freePort();
   const env = {
