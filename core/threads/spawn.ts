@@ -6,8 +6,14 @@ import { Worker } from "node:worker_threads";
 
 const ENTRY = new URL("./entry.mjs", import.meta.url);
 
+/**
+ * The name the thread shows to the OS (top -H, ps -L, /proc/<pid>/task/<tid>/comm; at most 15 bytes there):
+ * "runwatch-pipeline" → "rw-pipeline", so an operator can tell which of the process's threads burns the CPU.
+ */
+export const osThreadName = (name: string): string => name.replace(/^runwatch-/, "rw-").slice(0, 15);
+
 export function spawnThread(module: URL, data: unknown, name: string): Worker {
-  return new Worker(ENTRY, { workerData: { module: module.href, data }, name });
+  return new Worker(ENTRY, { workerData: { module: module.href, data, osName: osThreadName(name) }, name });
 }
 
 /**

@@ -103,6 +103,42 @@ export async function cpuSeconds(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime and stime are fields 14 and 15 of stat(5)
 }
 
+/** CPU seconds of each live thread of a process, by thread id, with its OS name (Linux /proc). */
+export async function threadCpuSeconds(pid: number): Promise<Map<number, { name: string; seconds: number }>> {
+  const out = new Map<number, { name: string; seconds: number }>();
+  for (const tid of await fs.readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+    try {
+      const [name, stat] = await Promise.all([fs.readFile(`/proc/${pid}/task/${tid}/comm`, "utf8"), fs.readFile(`/proc/${pid}/task/${tid}/stat`, "utf8")]);
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(Number(tid), { name: name.trim(), seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
+    } catch {
+      // the thread exited between the listing and the read
+    }
+  }
+  return out;
+}
+
+/**
+ * Where a server's CPU went between two threadCpuSeconds snapshots, by kind of thread: the threads Runwatch names
+ * (core/threads/spawn.ts), the main thread, chDB's engine threads (named by ClickHouse), and the rest (V8's GC and
+ * compiler threads and libuv's pool, which runs the log's writes and chDB's calls; Node leaves them all "node").
+ * What threads that exited in between used is the process's total minus the sum.
+ */
+export function cpuByThreadKind(
+  pid: number, before: Map<number, { name: string; seconds: number }>, after: Map<number, { name: string; seconds: number }>, processSeconds: number,
+): string {
+  const kinds = new Map<string, number>();
+  let sum = 0;
+  for (const [tid, t] of after) {
+    const used = t.seconds - (before.get(tid)?.seconds ?? 0);
+    const kind = tid === pid ? "main" : t.name.startsWith("rw-") ? t.name.slice(3) : t.name === "node" ? "V8 GC/compiler + libuv pool" : "chDB engine";
+    kinds.set(kind, (kinds.get(kind) ?? 0) + used);
+    sum += used;
+  }
+  if (processSeconds - sum > 0.05) kinds.set("exited threads", processSeconds - sum);
+  return [...kinds].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(", ");
+}
+
 function waitFor(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     let buf = "";

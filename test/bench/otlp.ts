@@ -9,14 +9,14 @@
  *  2. Sustained: protobuf exports paced at BENCH_SUSTAINED_RATE spans/s (default 20,000) for BENCH_SUSTAINED_SECONDS;
  *     for every span, the time from its export's 200 to its frame on a subscribed dashboard WebSocket.
  * Env: BENCH_CONTENT=0 (spans without messages, otlp-payload.ts), BENCH_FORMATS, BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_POOL, BENCH_SUSTAINED_RATE, BENCH_SUSTAINED_SECONDS,
- * BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). Prints the server's RSS. Targets (2 cores): ≥ 100,000 spans/s acknowledged (protobuf); at 20,000 spans/s every
+ * BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). Prints the server's RSS, and on Linux where the sustained phase's CPU went, by thread. Targets (2 cores): ≥ 100,000 spans/s acknowledged (protobuf); at 20,000 spans/s every
  * span visible within 2 s of its ack.
  */
 import http from "node:http";
 import { eventIdFor } from "../../core/ids.js";
 import { freePort } from "../e2e/harness.js";
 import { exportJson, exportProtobuf, traceExportClient, type SpanSpec } from "../e2e/otlp-fixtures.js";
-import { cpuSeconds, rssMiB, startLiveServer, type LiveServer } from "./live-server.js";
+import { cpuByThreadKind, cpuSeconds, rssMiB, startLiveServer, threadCpuSeconds, type LiveServer } from "./live-server.js";
 import { exportSpans, SPANS_PER_EXPORT } from "./otlp-payload.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -113,6 +113,7 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
   let failed = 0;
   const inflight: Promise<void>[] = [];
   const cpu0 = await cpuSeconds(live.pid);
+  const threads0 = await threadCpuSeconds(live.pid);
   const ownCpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < total; i++) {
@@ -138,6 +139,7 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
     await new Promise((r) => setTimeout(r, 200));
   }
   const serverCpu = (await cpuSeconds(live.pid)) - cpu0;
+  const byThread = cpuByThreadKind(live.pid, threads0, await threadCpuSeconds(live.pid), serverCpu);
   const lat: number[] = [];
   let missing = 0;
   for (const a of acks) {
@@ -156,7 +158,8 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
       // What the target asks of the cores: every span's whole path (ack, pipeline, chDB) at this cost per span.
       `\nserver CPU ${perThousand(serverCpu, acks.length * SPANS_PER_EXPORT)} per 1,000 spans acknowledged and stored: ` +
       `${((serverCpu / (acks.length * SPANS_PER_EXPORT)) * SUSTAINED_RATE).toFixed(2)} cores at ${SUSTAINED_RATE.toLocaleString("en")} spans/s` +
-      ` (this bench process, the load and the dashboard socket, used ${((sending.cpu.user + sending.cpu.system) / 1e6 / sending.seconds).toFixed(2)} cores while sending)`,
+      ` (this bench process, the load and the dashboard socket, used ${((sending.cpu.user + sending.cpu.system) / 1e6 / sending.seconds).toFixed(2)} cores while sending)` +
+      `\nserver CPU by thread: ${byThread}`,
   };
 }
 
