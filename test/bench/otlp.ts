@@ -9,7 +9,7 @@
  *  2. Sustained: protobuf exports paced at BENCH_SUSTAINED_RATE spans/s (default 20,000) for BENCH_SUSTAINED_SECONDS;
  *     for every span, the time from its export's 200 to its frame on a subscribed dashboard WebSocket.
  * Env: BENCH_CONTENT=0 (spans without messages, otlp-payload.ts), BENCH_FORMATS, BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_POOL, BENCH_SUSTAINED_RATE, BENCH_SUSTAINED_SECONDS,
- * BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). Prints the server's RSS, and on Linux where the sustained phase's CPU went, by thread. Targets (2 cores): ≥ 100,000 spans/s acknowledged (protobuf); at 20,000 spans/s every
+ * BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). Prints the server's RSS, the sustained phase's ack → frame p50 second by second, and on Linux where its CPU went, by thread. Targets (2 cores): ≥ 100,000 spans/s acknowledged (protobuf); at 20,000 spans/s every
  * span visible within 2 s of its ack.
  */
 import http from "node:http";
@@ -149,6 +149,16 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
       else lat.push(Math.max(0, f - a.at));
     }
   }
+  // By second of the phase (when the export was acknowledged): tells a cold start's first seconds from a backlog.
+  const bySecond: number[][] = [];
+  for (const a of acks) {
+    const k = Math.floor((a.at - t0) / 1000);
+    for (const s of a.spans) {
+      const f = live.arrived.get(endEventId(s));
+      if (f !== undefined) (bySecond[k] ??= []).push(Math.max(0, f - a.at));
+    }
+  }
+  const series = Array.from(bySecond, (xs) => (xs ? (quantile(xs, 0.5) / 1000).toFixed(2) : "-")).join(" ");
   const max = lat.reduce((m, x) => Math.max(m, x), 0);
   const within = missing === 0 && max <= TARGET_VISIBLE_MS;
   return {
@@ -159,6 +169,7 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
       `\nserver CPU ${perThousand(serverCpu, acks.length * SPANS_PER_EXPORT)} per 1,000 spans acknowledged and stored: ` +
       `${((serverCpu / (acks.length * SPANS_PER_EXPORT)) * SUSTAINED_RATE).toFixed(2)} cores at ${SUSTAINED_RATE.toLocaleString("en")} spans/s` +
       ` (this bench process, the load and the dashboard socket, used ${((sending.cpu.user + sending.cpu.system) / 1e6 / sending.seconds).toFixed(2)} cores while sending)` +
+      `\nack → frame p50 by second of the phase, s: ${series}` +
       `\nserver CPU by thread: ${byThread}`,
   };
 }
