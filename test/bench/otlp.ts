@@ -141,24 +141,21 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
   const serverCpu = (await cpuSeconds(live.pid)) - cpu0;
   const byThread = cpuByThreadKind(live.pid, threads0, await threadCpuSeconds(live.pid), serverCpu);
   const lat: number[] = [];
+  // Also by second of the phase (when the export was acknowledged): tells a cold start's first seconds from a backlog.
+  const bySecond: number[][] = [];
   let missing = 0;
   for (const a of acks) {
+    const second = (bySecond[Math.floor((a.at - t0) / 1000)] ??= []);
     for (const s of a.spans) {
       const f = live.arrived.get(endEventId(s));
       if (f === undefined) missing++;
-      else lat.push(Math.max(0, f - a.at));
+      else {
+        lat.push(Math.max(0, f - a.at));
+        second.push(Math.max(0, f - a.at));
+      }
     }
   }
-  // By second of the phase (when the export was acknowledged): tells a cold start's first seconds from a backlog.
-  const bySecond: number[][] = [];
-  for (const a of acks) {
-    const k = Math.floor((a.at - t0) / 1000);
-    for (const s of a.spans) {
-      const f = live.arrived.get(endEventId(s));
-      if (f !== undefined) (bySecond[k] ??= []).push(Math.max(0, f - a.at));
-    }
-  }
-  const series = Array.from(bySecond, (xs) => (xs ? (quantile(xs, 0.5) / 1000).toFixed(2) : "-")).join(" ");
+  const series = Array.from(bySecond, (xs) => (xs?.length ? (quantile(xs, 0.5) / 1000).toFixed(2) : "-")).join(" ");
   const max = lat.reduce((m, x) => Math.max(m, x), 0);
   const within = missing === 0 && max <= TARGET_VISIBLE_MS;
   return {
