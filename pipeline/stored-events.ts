@@ -14,7 +14,10 @@ const CHUNK = 2000;
  * and that must not make this tenant's event a "duplicate".
  */
 export const storedEventKey = (e: Pick<LoggedEvent, "user_id" | "run_id" | "event_id">): string =>
-  `${e.user_id}:${e.run_id.toLowerCase()}:${e.event_id.toLowerCase()}`;
+  `${runKey(e)}:${e.event_id.toLowerCase()}`;
+
+/** `${user_id}:${run_id}` (lowercase): a run, as findRunsWithEvents answers and storedEventKey begins. */
+const runKey = (e: { user_id: number; run_id: string }): string => `${e.user_id}:${e.run_id.toLowerCase()}`;
 
 /**
  * storedEventKey of each of `events` that agent_events already holds. Events of runs in `cachedRuns` (log keys of
@@ -33,7 +36,6 @@ export async function findStoredEventIds(ch: ClickHouse, events: readonly Logged
   return found;
 }
 
-const runKey = (e: { user_id: number; run_id: string }): string => `${e.user_id}:${e.run_id.toLowerCase()}`;
 
 async function findStoredIdsOfRunsWithEvents(ch: ClickHouse, events: readonly LoggedEvent[]): Promise<Set<string>> {
   if (events.length === 0) return new Set();
