@@ -97,20 +97,26 @@ export async function rssMiB(pid: number): Promise<number> {
  * USER_HZ is 100 on every Linux this runs on).
  */
 export async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8");
+  return statCpuSeconds(await fs.readFile(`/proc/${pid}/stat`, "utf8"));
+}
+
+/** utime + stime of a /proc stat line (a process's or a thread's), in seconds. */
+function statCpuSeconds(stat: string): number {
   // The fields after the command name, which may itself hold spaces and parentheses.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime and stime are fields 14 and 15 of stat(5)
 }
 
+/** A process's threads by id: OS name and CPU seconds so far. */
+export type ThreadCpu = Map<number, { name: string; seconds: number }>;
+
 /** CPU seconds of each live thread of a process, by thread id, with its OS name (Linux /proc). */
-export async function threadCpuSeconds(pid: number): Promise<Map<number, { name: string; seconds: number }>> {
-  const out = new Map<number, { name: string; seconds: number }>();
+export async function threadCpuSeconds(pid: number): Promise<ThreadCpu> {
+  const out: ThreadCpu = new Map();
   for (const tid of await fs.readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
     try {
       const [name, stat] = await Promise.all([fs.readFile(`/proc/${pid}/task/${tid}/comm`, "utf8"), fs.readFile(`/proc/${pid}/task/${tid}/stat`, "utf8")]);
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(Number(tid), { name: name.trim(), seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
+      out.set(Number(tid), { name: name.trim(), seconds: statCpuSeconds(stat) });
     } catch {
       // the thread exited between the listing and the read
     }
@@ -125,7 +131,7 @@ export async function threadCpuSeconds(pid: number): Promise<Map<number, { name:
  * What threads that exited in between used is the process's total minus the sum.
  */
 export function cpuByThreadKind(
-  pid: number, before: Map<number, { name: string; seconds: number }>, after: Map<number, { name: string; seconds: number }>, processSeconds: number,
+  pid: number, before: ThreadCpu, after: ThreadCpu, processSeconds: number,
 ): string {
   const kinds = new Map<string, number>();
   let sum = 0;

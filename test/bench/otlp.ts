@@ -127,7 +127,7 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
   }
   await Promise.all(inflight);
   const sending = { cpu: process.cpuUsage(ownCpu0), seconds: (performance.now() - t0) / 1000 };
-  const achieved = (acks.length * SPANS_PER_EXPORT) / ((performance.now() - t0) / 1000);
+  const achieved = (acks.length * SPANS_PER_EXPORT) / sending.seconds;
   // Until every acknowledged span's frame came, or none came for 15 s (then the rest count as never seen).
   const expected = acks.flatMap((a) => a.spans.map(endEventId));
   const unseen = () => expected.reduce((n, id) => n + (live.arrived.has(id) ? 0 : 1), 0);
@@ -150,8 +150,9 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
       const f = live.arrived.get(endEventId(s));
       if (f === undefined) missing++;
       else {
-        lat.push(Math.max(0, f - a.at));
-        second.push(Math.max(0, f - a.at));
+        const ms = Math.max(0, f - a.at);
+        lat.push(ms);
+        second.push(ms);
       }
     }
   }
