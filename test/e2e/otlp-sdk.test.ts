@@ -108,8 +108,10 @@ describe("OpenTelemetry JS SDK → Runwatch", () => {
     const otel = provider(new ProtoExporter({ url: `${srv.url}/v1/traces`, headers: { Authorization: `Bearer ${acct.key}` }, compression: CompressionAlgorithm.GZIP }));
     const traceId = openInferenceAgent(otel.tracer);
     await otel.shutdown();
-    const { run } = await waitForRun(srv.url, acct.key, traceId, (b) => b.run.status === "success" && b.run.llm_calls === 1);
-    expect(run).toMatchObject({ agent_name: "researcher", prompt_tokens: 300, completion_tokens: 40 });
+    // SimpleSpanProcessor exports each span on its own, concurrently: the root's export (the run's end) can be stored
+    // before the agent span's, so wait for every span's event (the run_start, five span ends, the run_end) to count.
+    const { run } = await waitForRun(srv.url, acct.key, traceId, (b) => b.run.status === "success" && b.run.event_count === 7);
+    expect(run).toMatchObject({ agent_name: "researcher", llm_calls: 1, prompt_tokens: 300, completion_tokens: 40 });
     const spans = await spansOf(traceId);
     const kinds = Object.fromEntries(spans.map((s) => [s.name, s.kind]));
     expect(kinds).toEqual({ LangGraph: "chain", agent: "agent", ChatOpenAI: "llm", VectorStoreRetriever: "retrieval", search: "tool" });
