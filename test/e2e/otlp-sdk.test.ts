@@ -90,7 +90,9 @@ describe("OpenTelemetry JS SDK → Runwatch", () => {
     const traceId = genAiAgent(otel.tracer);
     await otel.shutdown();
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
-    const { run } = await waitForRun(srv.url, acct.key, traceId, (b) => b.run.status === "success" && b.run.llm_calls === 2);
+    // SimpleSpanProcessor exports each span on its own, concurrently, so they are stored in any order: wait for all of
+    // them to count (the run_start, five span ends, the run_end), not only for the root's run_end.
+    const { run } = await waitForRun(srv.url, acct.key, traceId, (b) => b.run.status === "success" && b.run.event_count === 7);
     expect(run).toMatchObject({ agent_name: "support-bot", llm_calls: 2, prompt_tokens: 2500, completion_tokens: 500, cost_source: "computed", framework: "runwatch-otlp-test" });
     expect(run.cost_usd).toBeGreaterThan(0);
     const spans = await spansOf(traceId);
@@ -108,8 +110,7 @@ describe("OpenTelemetry JS SDK → Runwatch", () => {
     const otel = provider(new ProtoExporter({ url: `${srv.url}/v1/traces`, headers: { Authorization: `Bearer ${acct.key}` }, compression: CompressionAlgorithm.GZIP }));
     const traceId = openInferenceAgent(otel.tracer);
     await otel.shutdown();
-    // SimpleSpanProcessor exports each span on its own, concurrently: the root's export (the run's end) can be stored
-    // before the agent span's, so wait for every span's event (the run_start, five span ends, the run_end) to count.
+    // Each span's export is its own request (see the first test): the root's can be stored before the AGENT span's.
     const { run } = await waitForRun(srv.url, acct.key, traceId, (b) => b.run.status === "success" && b.run.event_count === 7);
     expect(run).toMatchObject({ agent_name: "researcher", llm_calls: 1, prompt_tokens: 300, completion_tokens: 40 });
     const spans = await spansOf(traceId);
