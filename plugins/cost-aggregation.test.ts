@@ -31,6 +31,17 @@ describe("cost-aggregation plugin", () => {
     expect(run()).toMatchObject({ cost_usd: 0, cost_source: "none", total_tokens: 15, model: "no-such-model-xyz" });
   });
 
+  it("prices cache reads and writes counted apart from the prompt tokens on top of them, where the price table would throw", () => {
+    const at = "2026-11-25T10:00:00.000Z";
+    const table = (usage: Record<string, number>) => calcPrice(usage, "claude-sonnet-4-5", { providerId: "anthropic", timestamp: new Date(at) })!.total_price;
+    expect(() => table({ input_tokens: 12, cache_read_tokens: 9000, output_tokens: 40 })).toThrow(/cannot exceed/);
+    expect(computeCost("claude-sonnet-4-5", 12, 40, at, { provider: "anthropic", cachedTokens: 9000, cacheWriteTokens: 500 }))
+      .toBeCloseTo(table({ input_tokens: 9512, cache_read_tokens: 9000, cache_write_tokens: 500, output_tokens: 40 }), 12);
+    // Counts that fit stay as they are: the cache is a part of the prompt.
+    expect(computeCost("claude-sonnet-4-5", 9512, 40, at, { provider: "anthropic", cachedTokens: 9000, cacheWriteTokens: 500 }))
+      .toBeCloseTo(table({ input_tokens: 9512, cache_read_tokens: 9000, cache_write_tokens: 500, output_tokens: 40 }), 12);
+  });
+
   it("collects each run's first run_start for the agents' total_runs", async () => {
     const { batch } = await applyEvents([costAggregation()], [
       testEvent({ event_type: "run_start", agent_name: "a", sdk_run_id: "r1", payload: { framework: "langgraph" } }),

@@ -37,18 +37,29 @@ export function computeCost(
   at?: string,
   more: { provider?: string; cachedTokens?: number; cacheWriteTokens?: number } = {},
 ): number | undefined {
-  // genai-prices counts cache reads and writes as parts of input_tokens, priced at their own rates.
-  const usage = { input_tokens: promptTokens, output_tokens: completionTokens, cache_read_tokens: more.cachedTokens || undefined, cache_write_tokens: more.cacheWriteTokens || undefined };
+  const cached = more.cachedTokens || 0;
+  const written = more.cacheWriteTokens || 0;
+  // genai-prices counts cache reads and writes as parts of input_tokens, priced at their own rates, and throws when
+  // they add up to more than it. Such counts were reported apart from the prompt tokens (Anthropic's API does so:
+  // input_tokens, cache_read_input_tokens and cache_creation_input_tokens do not overlap), so they are added to it.
+  const input = cached + written > promptTokens ? promptTokens + cached + written : promptTokens;
+  const usage = { input_tokens: input, output_tokens: completionTokens, cache_read_tokens: cached || undefined, cache_write_tokens: written || undefined };
   const timestamp = at ? new Date(at) : undefined;
-  if (more.provider) {
-    const withProvider = calcPrice(usage, model, { providerId: more.provider, timestamp });
-    if (withProvider) return withProvider.total_price;
-  }
-  const direct = calcPrice(usage, model, { timestamp });
-  if (direct) return direct.total_price;
+  const price = (modelId: string, providerId?: string): number | undefined => {
+    try {
+      return calcPrice(usage, modelId, { providerId, timestamp })?.total_price;
+    } catch {
+      // A usage the price table refuses (a future rule of its own) leaves the call unpriced; it must not make the
+      // event unstorable.
+      return undefined;
+    }
+  };
+  const withProvider = more.provider ? price(model, more.provider) : undefined;
+  if (withProvider !== undefined) return withProvider;
+  const direct = price(model);
+  if (direct !== undefined) return direct;
   const m = /^([\w.-]+)[/:](.+)$/.exec(model);
-  if (m) return calcPrice(usage, m[2]!, { providerId: m[1]!, timestamp })?.total_price ?? calcPrice(usage, m[2]!, { timestamp })?.total_price;
-  return undefined;
+  return m ? (price(m[2]!, m[1]!) ?? price(m[2]!)) : undefined;
 }
 
 /** Creates missing agents and adds each run not yet counted to its agent's total_runs, exactly once. */

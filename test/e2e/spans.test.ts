@@ -3,6 +3,7 @@
  * GET /api/runs/{id}/spans (nesting, paging), the llm_calls table (costs by model), replays, validation.
  */
 import { randomUUID } from "node:crypto";
+import { calcPrice } from "@pydantic/genai-prices";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentMonthSpend, costGroups } from "../../core/clickhouse/costs.js";
 import { computeCost } from "../../plugins/cost-aggregation.js";
@@ -150,6 +151,32 @@ describe("spans and LLM calls", () => {
     expect(await tokens.json()).toMatchObject({ error: { field: "payload.cached_tokens" } });
     expect((await fetch(`${srv.url}/api/runs/nope/spans`, bearer(acct.key))).status).toBe(404);
     expect((await fetch(`${srv.url}/api/runs/react-1/spans?after=zzz`, bearer(acct.key))).status).toBe(422);
+  });
+
+  it("an LLM call that counts its cache reads and writes apart from prompt_tokens (as Anthropic's API reports them) is stored and priced, not dead-lettered", async () => {
+    // Anthropic's usage: input_tokens 12, cache_read_input_tokens 9,000, cache_creation_input_tokens 500. The price
+    // table takes cache tokens as parts of the input, so these counts are priced as 9,512 input tokens.
+    const at0 = new Date().toISOString();
+    const base = { kind: "llm", node_name: "chat", phase: "end", model: "claude-sonnet-4-5", provider: "anthropic", prompt_tokens: 12, completion_tokens: 40 };
+    const events = [
+      { sdk_run_id: "cache-apart", event_type: "run_start", agent_name: "cache-agent", occurred_at: at0, payload: {} },
+      { sdk_run_id: "cache-apart", event_type: "step", span_id: "c1", occurred_at: at0, payload: { ...base, cached_tokens: 9000, cache_write_tokens: 500 } },
+      { sdk_run_id: "cache-apart", event_type: "step", span_id: "c2", occurred_at: at0, payload: { ...base, cached_tokens: 9000 } },
+    ];
+    const res = await fetch(`${srv.url}/api/ingest/batch`, json(acct.key, { events }));
+    expect(res.status).toBe(207);
+    expect(await res.json()).toMatchObject({ accepted: 3, rejected: 0 });
+    const { run } = await waitForRun(srv.url, acct.key, "cache-apart", (b) => b.run.llm_calls === 2);
+    const { spans } = (await (await fetch(`${srv.url}/api/runs/cache-apart/spans`, bearer(acct.key))).json()) as { spans: Record<string, any>[] };
+    const c1 = spans.find((x) => x.span_id === "c1")!;
+    const c2 = spans.find((x) => x.span_id === "c2")!;
+    expect(c1).toMatchObject({ prompt_tokens: 12, cached_tokens: 9000, completion_tokens: 40 });
+    const priced = (usage: Record<string, number>) => calcPrice(usage, "claude-sonnet-4-5", { providerId: "anthropic", timestamp: new Date(at0) })!.total_price;
+    expect(c1.cost_usd).toBeCloseTo(priced({ input_tokens: 9512, cache_read_tokens: 9000, cache_write_tokens: 500, output_tokens: 40 }), 9);
+    expect(c2.cost_usd).toBeCloseTo(priced({ input_tokens: 9012, cache_read_tokens: 9000, output_tokens: 40 }), 9);
+    expect(c1.cost_usd).toBeGreaterThan(c2.cost_usd);
+    expect(run.cost_usd).toBeCloseTo(c1.cost_usd + c2.cost_usd, 9);
+    expect(run.cost_source).toBe("computed");
   });
 
   it("hostile span ids, counts and content are refused or repaired, another tenant's ids reach nothing of ours, and a valid call afterwards is stored and pushed live", async () => {
