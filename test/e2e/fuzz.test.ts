@@ -1,7 +1,8 @@
 /**
  * A bounded fuzz of ingest (2,500 random malformed bodies, ~20 s on a quiet machine; seeded: FUZZ_SEED reproduces a run)
  * against a real server with the pipeline: no answer is a 5xx, every error names what is wrong, every event that
- * was acknowledged ends up stored or dead-lettered, and a valid event sent afterwards is stored within seconds.
+ * was acknowledged is stored (none is dead-lettered: ingest's rules are what storage takes), and a valid event sent
+ * afterwards is stored within seconds.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listDeadLetters } from "../../stores/dead-letters.js";
@@ -72,6 +73,15 @@ function fuzzer(seed: number) {
       node_name: "n", phase: r.pick(["start", "end"]), tool_name: "t", question: "q?", response: "yes",
       prompt_tokens: r.int(100), cost_usd: 0.01, output: value(), input: value(),
     };
+    if (r.next() < 0.4) {
+      // An LLM call priced by the pipeline: real and unknown models and providers, cache counts that may exceed
+      // the prompt's (as Anthropic reports them).
+      Object.assign(payload, {
+        kind: "llm", model: r.pick(["gpt-4o", "claude-sonnet-4-5", "gemini-2.5-pro", "openai/gpt-4o-mini", "__proto__", "constructor", str()]),
+        provider: r.pick(["openai", "anthropic", "google", "toString", str()]), completion_tokens: r.int(5000), cached_tokens: r.int(1_000_000),
+        ...(r.next() < 0.5 ? { cache_write_tokens: r.int(300_000) } : {}), ...(r.next() < 0.5 ? {} : { cost_usd: undefined }),
+      });
+    }
     const e: Record<string, unknown> = { event_type: type, sdk_run_id: `fuzz-${r.int(50)}`, agent_name: "fuzzer", payload };
     // Mutate one to three fields, top level or in the payload.
     for (let i = 0, n = 1 + r.int(3); i < n; i++) {
@@ -108,7 +118,7 @@ function fuzzer(seed: number) {
 }
 
 describe(`ingest fuzz (seed ${SEED})`, () => {
-  it("no 5xx, errors name what is wrong, every acknowledged event is stored or dead-lettered, and a valid event after it is stored", async () => {
+  it("no 5xx, errors name what is wrong, every acknowledged event is stored, and a valid event after it is stored", async () => {
     const next = fuzzer(SEED);
     const statuses = new Map<number, number>();
     const acked = new Set<string>();
@@ -147,11 +157,14 @@ describe(`ingest fuzz (seed ${SEED})`, () => {
     // acknowledged = stored + dead-lettered
     const deadline = Date.now() + 30_000;
     let missing: string[] = [];
+    let deadLettered: string[] = [];
     for (;;) {
       const rows = await srv.ports.clickhouse.query<{ id: string }>("SELECT DISTINCT toString(event_id) AS id FROM agent_events WHERE user_id = {uid:UInt64}", { uid: userId });
       const stored = new Set(rows.map((x) => x.id));
-      const dead = new Set((await listDeadLetters(srv.ports.sql, { userId, limit: 1000 })).map((d) => d.event_id));
+      const letters = await listDeadLetters(srv.ports.sql, { userId, limit: 1000 });
+      const dead = new Set(letters.map((d) => d.event_id));
       missing = [...acked].filter((id) => !stored.has(id) && !dead.has(id));
+      deadLettered = letters.map((d) => `${d.event_id}: ${d.error}`);
       if (missing.length === 0 || Date.now() > deadline) {
         console.log(`fuzz: ${stored.size} stored, ${dead.size} dead-lettered`);
         break;
@@ -159,5 +172,7 @@ describe(`ingest fuzz (seed ${SEED})`, () => {
       await new Promise((r) => setTimeout(r, 250));
     }
     expect(missing).toEqual([]);
+    // Whatever ingest acknowledged, the pipeline can store: a dead letter here is a plugin failing on valid input.
+    expect(deadLettered).toEqual([]);
   }, 150_000);
 });
