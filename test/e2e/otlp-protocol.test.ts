@@ -202,6 +202,18 @@ describe("OTLP/HTTP answers", () => {
     const spansRes = await fetch(`${srv.url}/api/runs/${traceId}/spans`, bearer(acct.key));
     expect(((await spansRes.json()) as { spans: unknown[] }).spans).toHaveLength(2);
   });
+
+  it("protobuf strings that are not UTF-8 (how the JS exporters encode a lone surrogate) are repaired, not a 400 for the whole export", async () => {
+    const traceId = hexId(16);
+    const spans = smallTrace(traceId, { attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.output.messages": "cut short \ud83d" } });
+    const body = exportProtobuf(spans);
+    // protobufjs writes the lone surrogate as ED A0 BD, bytes no UTF-8 decoder takes.
+    expect(Buffer.from(body).includes(Buffer.from([0xed, 0xa0, 0xbd]))).toBe(true);
+    const res = await post(srv, acct.key, body, PB);
+    expect(res.status).toBe(200);
+    const { events } = await waitForRun(srv.url, acct.key, traceId, (b) => b.run.status === "success");
+    expect(events.find((e) => e.payload.kind === "llm")!.payload.output_preview).toBe("cut short \ufffd\ufffd\ufffd");
+  });
 });
 
 describe("OTLP/gRPC answers", () => {

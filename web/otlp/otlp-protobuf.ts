@@ -3,6 +3,7 @@
  * (web/otlp/proto, from open-telemetry/opentelemetry-proto, Apache-2.0) loaded by protobufjs, which generates the
  * decoder and encoder at load time. Also google.rpc.Status and RetryInfo, which OTLP error responses carry.
  */
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import protobuf from "protobufjs";
@@ -27,13 +28,37 @@ interface Types {
   readonly retryInfo: protobuf.Type;
 }
 
+/** Parses a .proto file of PROTO_DIR and the files it imports into root (what Root#loadSync does, minus resolving). */
+function parseProto(root: protobuf.Root, file: string, seen = new Set<string>()): void {
+  if (seen.has(file)) return;
+  seen.add(file);
+  const parsed = protobuf.parse(readFileSync(path.join(PROTO_DIR, file), "utf8"), root);
+  for (const dependency of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]) parseProto(root, dependency, seen);
+}
+
+/**
+ * Decodes invalid UTF-8 in every string field to U+FFFD instead of refusing the message (proto3's default would
+ * refuse the whole export, 400). OpenTelemetry's JS exporters encode a lone surrogate (a truncated LLM stream) as
+ * such bytes; the value rules (core/events/storable.ts) repair the same text in OTLP/JSON, and the Collector passes
+ * it on. Set as a field feature before the types are resolved: protobufjs picks its string reader from it.
+ */
+function decodeStringsLeniently(ns: protobuf.NamespaceBase): void {
+  for (const nested of ns.nestedArray) {
+    if (nested instanceof protobuf.Type) {
+      for (const field of nested.fieldsArray) if (field.type === "string") field.setOption("features", { utf8_validation: "NONE" } as never);
+    }
+    if (nested instanceof protobuf.Namespace) decodeStringsLeniently(nested);
+  }
+}
+
 let types: Types | undefined;
 function load(): Types {
   if (types) return types;
   const root = new protobuf.Root();
-  root.resolvePath = (_origin, target) => path.join(PROTO_DIR, target);
-  root.loadSync("opentelemetry/proto/collector/trace/v1/trace_service.proto");
+  parseProto(root, "opentelemetry/proto/collector/trace/v1/trace_service.proto");
   protobuf.parse(GOOGLE_RPC, root);
+  decodeStringsLeniently(root);
+  root.resolveAll();
   return (types = {
     request: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest"),
     response: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse"),
@@ -134,6 +159,12 @@ export function encodeProtobufResponse(rejectedSpans: number, errorMessage: stri
   const t = load().response;
   const body = rejectedSpans > 0 || errorMessage ? { partialSuccess: { rejectedSpans, errorMessage } } : {};
   return t.encode(t.fromObject(body)).finish();
+}
+
+/** Decodes an ExportTraceServiceResponse (tests read partial_success with it). */
+export function decodeProtobufResponse(bytes: Uint8Array): { partialSuccess?: { rejectedSpans: number; errorMessage: string } } {
+  const t = load().response;
+  return t.toObject(t.decode(bytes), { longs: Number }) as { partialSuccess?: { rejectedSpans: number; errorMessage: string } };
 }
 
 /** google.rpc.Status (an OTLP/HTTP error body, and the gRPC status details), with RetryInfo when a retry delay is given. */
