@@ -101,12 +101,21 @@ export function parseBudget(v: unknown): number | null {
   return Math.round(n * 10_000) / 10_000;
 }
 
+const CONTROL_CHARACTERS = /[\u0000-\u001f]/;
+
 export function parseAgentName(v: unknown): string {
   const name = str(v, "name", MAX_NAME);
   if (!name) throw new ValidationError({ message: "name is required", field: "name" });
-  if (/[\u0000-\u001f]/.test(name)) throw new ValidationError({ message: "name must not contain control characters", field: "name" });
+  if (CONTROL_CHARACTERS.test(name)) throw new ValidationError({ message: "name must not contain control characters", field: "name" });
+  if (!name.isWellFormed()) throw new ValidationError({ message: "name must not contain a lone UTF-16 surrogate", field: "name" });
   return name;
 }
+
+/**
+ * A name that parseAgentName (and ingest, for agent_name) refuses cannot name an agent: looking it up answers "no
+ * such agent" without asking Postgres, whose text cannot even hold U+0000 (the query would fail, a 500).
+ */
+const canNameAgent = (name: string): boolean => !CONTROL_CHARACTERS.test(name) && name.isWellFormed();
 
 /** Parses a config version's JSON text: a JSON object, at most MAX_CONFIG_BYTES. */
 export function parseConfigJson(text: unknown): Record<string, unknown> {
@@ -138,6 +147,7 @@ export async function createAgent(sql: Sql, userId: number, f: AgentFields): Pro
 }
 
 export async function updateAgent(sql: Sql, userId: number, name: string, f: AgentFields): Promise<Agent> {
+  if (!canNameAgent(name)) throw notFound(name);
   const rows = await sql.query<Record<string, unknown>>(
     `UPDATE agents SET framework = $3, tags = $4::text[], budget_usd = $5, description = $6, updated_at = now()
       WHERE user_id = $1 AND name = $2 RETURNING *`,
@@ -150,6 +160,7 @@ export async function updateAgent(sql: Sql, userId: number, name: string, f: Age
 const notFound = (name: string) => new NotFound({ resource: "agent", message: `no agent named ${JSON.stringify(name)}` });
 
 export async function getAgent(sql: Sql, userId: number, name: string): Promise<Agent> {
+  if (!canNameAgent(name)) throw notFound(name);
   const rows = await sql.query<Record<string, unknown>>(`SELECT * FROM agents WHERE user_id = $1 AND name = $2`, [userId, name]);
   if (!rows[0]) throw notFound(name);
   return toAgent(rows[0]);
@@ -191,6 +202,7 @@ export async function addVersion(
 }
 
 async function lockAgent(tx: Sql, userId: number, name: string): Promise<number> {
+  if (!canNameAgent(name)) throw notFound(name);
   const rows = await tx.query<{ id: number }>(`SELECT id FROM agents WHERE user_id = $1 AND name = $2 FOR UPDATE`, [userId, name]);
   if (!rows[0]) throw notFound(name);
   return Number(rows[0].id);
@@ -221,6 +233,7 @@ export interface ActiveConfig {
 
 /** The active config of an agent, or a NotFound naming what is missing. */
 export async function activeConfig(sql: Sql, userId: number, name: string): Promise<ActiveConfig> {
+  if (!canNameAgent(name)) throw notFound(name);
   const rows = await sql.query<Record<string, unknown>>(
     `SELECT a.name, c.version, c.config, c.changelog, c.activated_at
        FROM agents a LEFT JOIN agent_configs c ON c.agent_id = a.id AND c.is_active

@@ -1,0 +1,186 @@
+/**
+ * A bounded fuzz of every operation GET /api/openapi.json lists (seeded: FUZZ_SEED reproduces a run), against a real
+ * server with the pipeline: hostile path and query parameters (NUL, lone surrogates, huge and negative numbers,
+ * long text, dates that are not, cursors that are not) and request bodies built from each operation's schema with
+ * wrong types and hostile values. No answer is a 5xx or a status the document does not list; every refusal is a
+ * JSON error with a message; no request stalls; a valid request afterwards is answered at once. The dashboard's
+ * pages, signed in, get the same hostile paths and query parameters.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+
+const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
+const REQUESTS_PER_OPERATION = 40;
+
+let srv: TestServer;
+let acct: TestAccount;
+let doc: { paths: Record<string, Record<string, any>>; components?: { schemas?: Record<string, any> } };
+
+beforeAll(async () => {
+  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000" } });
+  acct = await srv.account();
+  doc = (await (await fetch(`${srv.url}/api/openapi.json`)).json()) as typeof doc;
+  // Something to find: a run with a session, a span and a pending question.
+  const at = new Date().toISOString();
+  const events = [
+    { sdk_run_id: "fz-1", event_type: "run_start", agent_name: "fz", session_id: "s-1", occurred_at: at, payload: {} },
+    { sdk_run_id: "fz-1", event_type: "step", span_id: "sp-1", occurred_at: at, payload: { kind: "llm", node_name: "chat", phase: "end", model: "gpt-4o", prompt_tokens: 5 } },
+    { sdk_run_id: "fz-1", event_type: "human_input_requested", occurred_at: at, payload: { question: "ok?" } },
+  ];
+  await fetch(`${srv.url}/api/ingest/batch`, { method: "POST", headers: { ...bearer(acct.key).headers, "content-type": "application/json" }, body: JSON.stringify({ events }) });
+  await waitForRun(srv.url, acct.key, "fz-1", (b) => b.events.length === 3);
+});
+afterAll(() => srv?.close());
+
+/** mulberry32 (as test/e2e/fuzz.test.ts). */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
+  return { next, int, pick };
+}
+
+function fuzzer(seed: number) {
+  const r = rng(seed);
+  /** Text as a parameter's value (encoded by URLSearchParams / encodeURIComponent, or raw escapes). */
+  const text = (): string =>
+    r.pick([
+      "fz-1", "s-1", "sp-1", "fz", "", " ", "0", "-1", "1.5", "1e309", "99999999999999999999999", "NaN", "true", "null",
+      "a\u0000b", "\ud800", "x".repeat(5_000), "../../etc/passwd", "%00", "'; DROP TABLE agent_runs; --", "{{7*7}}",
+      "<script>alert(1)</script>", "2026-13-45T99:99:99Z", "2026-11-25T10:00:00Z", "1970-01-01", "9999-12-31T23:59:59Z",
+      "running", "success", "error", "AAAAAAAAAAAAAAAA", "eyJhIjoxfQ", "😀".repeat(300), "\u202e",
+    ]);
+  const value = (depth = 0): unknown =>
+    r.pick([
+      text, text, text,
+      () => r.pick([0, -1, 1.5, 2 ** 53, 2 ** 64, -(2 ** 63), 1e308, 5e-324, 4294967296]),
+      () => r.next() < 0.5,
+      () => null,
+      () => (depth < 3 ? Array.from({ length: r.int(4) }, () => value(depth + 1)) : []),
+      () => (depth < 3 ? Object.fromEntries(Array.from({ length: r.int(4) }, () => [text().slice(0, 40), value(depth + 1)])) : {}),
+      () => {
+        let deep: unknown = "bottom";
+        for (let i = 0, n = r.int(200); i < n; i++) deep = { d: deep };
+        return deep;
+      },
+    ])();
+  const resolve = (schema: any): any => (schema?.$ref ? doc.components!.schemas![schema.$ref.split("/").pop()] : schema);
+  /** A body for the schema: its properties, each a plausible or a hostile value; sometimes not an object at all. */
+  const body = (schema: any): unknown => {
+    const s = resolve(schema);
+    if (r.next() < 0.1) return value();
+    const out: Record<string, unknown> = {};
+    for (const [name, prop] of Object.entries<any>(s?.properties ?? {})) {
+      if (r.next() < 0.15) continue;
+      const p = resolve(prop);
+      out[name] = r.next() < 0.5 && p?.type === "object" ? body(p) : r.next() < 0.3 && p?.enum ? r.pick(p.enum) : value();
+    }
+    if (r.next() < 0.2) out[text().slice(0, 40)] = value();
+    return out;
+  };
+  /** A path segment: percent-encoded text, or escapes no decoder takes (a lone surrogate's bytes, a bad escape). */
+  const segment = (): string => {
+    const t = text();
+    if (r.next() < 0.1) return r.pick(["%ED%A0%80", "%ZZ", "%", "%C3%28", "%00"]);
+    return t.isWellFormed() ? encodeURIComponent(t) : "%ED%A0%80";
+  };
+  return { r, text, body, segment };
+}
+
+interface Problem {
+  readonly request: string;
+  readonly answer: string;
+}
+
+describe(`API fuzz (seed ${SEED})`, () => {
+  it("no 5xx, no status the document does not list, every refusal a JSON error with a message, no stall", async () => {
+    const { r, text, body, segment } = fuzzer(SEED);
+    const problems: Problem[] = [];
+    const statuses = new Map<string, number>();
+    let sent = 0;
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const params = (op.parameters ?? []) as { in: string; name: string }[];
+        const jsonBody = op.requestBody?.content?.["application/json"]?.schema;
+        for (let i = 0; i < REQUESTS_PER_OPERATION; i++) {
+          let url = path;
+          const query = new URLSearchParams();
+          const headers: Record<string, string> = { ...(bearer(acct.key).headers as Record<string, string>) };
+          for (const p of params) {
+            if (p.in === "path") url = url.replace(`{${p.name}}`, segment());
+            else if (p.in === "query" && r.next() < 0.25) {
+              query.append(p.name, text());
+              if (r.next() < 0.1) query.append(p.name, text()); // the parameter twice
+            } else if (p.in === "header" && r.next() < 0.5) headers[p.name] = text().replace(/[^\x20-\x7e]/g, "?");
+          }
+          // input's long poll: a wait the fuzz picks may be legal, and each waits that long.
+          if (query.has("wait")) query.set("wait", r.pick(["0", "-1", "abc", "1e309", "99999999"]));
+          const target = `${url}${query.size ? `?${query}` : ""}`;
+          const init: RequestInit = { method: method.toUpperCase(), headers, signal: AbortSignal.timeout(15_000) };
+          if (jsonBody && method !== "get") {
+            headers["content-type"] = "application/json";
+            init.body = path === "/v1/traces" ? JSON.stringify({ resourceSpans: [body({})] }) : JSON.stringify(body(jsonBody));
+          }
+          const request = `${method.toUpperCase()} ${target.slice(0, 300)}`;
+          sent++;
+          let res: Response;
+          try {
+            res = await fetch(`${srv.url}${target}`, init);
+          } catch (err) {
+            problems.push({ request, answer: `no answer: ${(err as Error).message}` });
+            continue;
+          }
+          const status = res.status;
+          const textBody = await res.text();
+          statuses.set(`${method} ${path} ${status}`, (statuses.get(`${method} ${path} ${status}`) ?? 0) + 1);
+          if (status >= 500 || !(String(status) in op.responses)) problems.push({ request, answer: `${status} ${textBody.slice(0, 300)}` });
+          else if (status >= 400 && path !== "/v1/traces") {
+            let message: unknown;
+            try {
+              message = (JSON.parse(textBody) as { error?: { message?: unknown } }).error?.message;
+            } catch {
+              message = undefined;
+            }
+            if (typeof message !== "string" || message === "") problems.push({ request, answer: `${status} without an error message: ${textBody.slice(0, 300)}` });
+          }
+        }
+      }
+    }
+    console.log(`api fuzz seed ${SEED}: ${sent} requests; ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
+    expect(problems).toEqual([]);
+
+    const t0 = Date.now();
+    const ok = await fetch(`${srv.url}/api/runs/fz-1`, bearer(acct.key));
+    expect(ok.status).toBe(200);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+  }, 240_000);
+
+  it("the dashboard's pages, signed in, answer hostile path segments and query parameters without a 5xx", async () => {
+    const { r, text, segment } = fuzzer(SEED + 1);
+    const jar = await loginJar(srv.url, acct.email);
+    const pages = [
+      "/", "/dashboard", "/dashboard/{}", "/dashboard/{}/input", "/sessions", "/sessions/{}", "/agents", "/agents/{}", "/costs", "/costs.csv",
+      "/errors", "/alerts", "/alerts/new", "/alerts/{}/edit", "/dead-letters", "/improve", "/settings", "/settings/api-keys",
+    ];
+    const names = ["from", "to", "status", "agent", "agent_name", "session_id", "since", "cursor", "after", "limit", "page", "days", "group", "model", "fragment", "notice", "test", "q"];
+    const problems: string[] = [];
+    for (const page of pages) {
+      for (let i = 0; i < 15; i++) {
+        const query = new URLSearchParams();
+        for (const name of names) if (r.next() < 0.15) query.append(name, r.next() < 0.2 ? r.pick(["live", "summary"]) : text());
+        const target = `${page.replace("{}", () => (r.next() < 0.2 ? "fz-1" : segment()))}${query.size ? `?${query}` : ""}`;
+        const res = await jar.fetch(`${srv.url}${target}`, { redirect: "manual", signal: AbortSignal.timeout(15_000) });
+        if (res.status >= 500 || ![200, 302, 303, 400, 404, 422].includes(res.status)) problems.push(`GET ${target.slice(0, 300)} → ${res.status} ${(await res.text()).slice(0, 200)}`);
+        else await res.arrayBuffer();
+      }
+    }
+    expect(problems).toEqual([]);
+  }, 240_000);
+});
