@@ -7,7 +7,7 @@
  * pages, signed in, get the same hostile paths and query parameters.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bearer, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+import { bearer, csrfFrom, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 const REQUESTS_PER_OPERATION = 40;
@@ -181,6 +181,61 @@ describe(`API fuzz (seed ${SEED})`, () => {
         else await res.arrayBuffer();
       }
     }
+    expect(problems).toEqual([]);
+  }, 240_000);
+
+  it("every form the dashboard shows, submitted with hostile fields (a valid CSRF token), answers without a 5xx", async () => {
+    const { r, text } = fuzzer(SEED + 2);
+    const who = await srv.account(); // its own: a form may revoke keys or change settings
+    const jar = await loginJar(srv.url, who.email);
+    // Something for the forms to act on: an agent, a run waiting for input.
+    const csrf = csrfFrom(await (await jar.fetch(`${srv.url}/agents`)).text());
+    expect((await jar.form(`${srv.url}/agents`, { _csrf: csrf, name: "fz-agent" })).status).toBe(303);
+    const at = new Date().toISOString();
+    await fetch(`${srv.url}/api/ingest/batch`, {
+      method: "POST", headers: { ...(bearer(who.key).headers as Record<string, string>), "content-type": "application/json" },
+      body: JSON.stringify({ events: [
+        { sdk_run_id: "fz-2", event_type: "run_start", agent_name: "fz-agent", occurred_at: at, payload: {} },
+        { sdk_run_id: "fz-2", event_type: "human_input_requested", occurred_at: at, payload: { question: "ok?" } },
+      ] }),
+    });
+    await waitForRun(srv.url, who.key, "fz-2", (b) => b.events.length === 2);
+    const pages = ["/dashboard/fz-2", "/agents", "/agents/fz-agent", "/alerts/new", "/settings", "/settings/api-keys", "/improve"];
+    const forms: { action: string; fields: string[] }[] = [];
+    for (const page of pages) {
+      const html = await (await jar.fetch(`${srv.url}${page}`)).text();
+      for (const m of html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)) {
+        const attrs = m[1]!;
+        if (!/method="post"/i.test(attrs)) continue;
+        const action = /action="([^"]*)"/.exec(attrs)?.[1]?.replace(/&amp;/g, "&") ?? page;
+        if (action === "/logout") continue;
+        const fields = [...new Set([...m[2]!.matchAll(/<(?:input|select|textarea)\b[^>]*\bname="([^"]+)"/g)].map((f) => f[1]!))].filter((f) => f !== "_csrf");
+        forms.push({ action, fields });
+      }
+    }
+    expect(forms.length).toBeGreaterThan(5);
+    // U+0000, which Postgres text cannot hold, in any field of any form: 422 naming the field.
+    for (const [action, field] of [["/agents", "description"], ["/settings/api-keys", "name"]] as const) {
+      const token = csrfFrom(await (await jar.fetch(`${srv.url}/settings`)).text());
+      const res = await jar.form(`${srv.url}${action}`, { _csrf: token, name: "nul-test", [field]: "a\u0000b" });
+      expect(res.status, action).toBe(422);
+      expect(await res.text()).toContain(`${field} must not contain U+0000`);
+    }
+    const problems: string[] = [];
+    for (const form of forms) {
+      for (let i = 0; i < 12; i++) {
+        const token = csrfFrom(await (await jar.fetch(`${srv.url}/settings`)).text());
+        const body = new URLSearchParams({ _csrf: token });
+        for (const f of form.fields) if (r.next() < 0.8) body.append(f, text());
+        if (r.next() < 0.2) body.append(text().slice(0, 30), text());
+        const res = await jar.fetch(`${srv.url}${form.action}`, {
+          method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: body.toString(), signal: AbortSignal.timeout(15_000),
+        });
+        if (![200, 201, 302, 303, 400, 404, 409, 413, 422, 429].includes(res.status) && !(form.action === "/improve" && res.status === 502)) problems.push(`POST ${form.action} ${[...body.keys()].join(",")} → ${res.status} ${(await res.text()).slice(0, 200)}`);
+        else await res.arrayBuffer();
+      }
+    }
+    console.log(`form fuzz: ${forms.length} forms: ${forms.map((f) => f.action).join(" ")}`);
     expect(problems).toEqual([]);
   }, 240_000);
 });
