@@ -148,6 +148,41 @@ describe("realtime gateway (uWebSockets.js)", () => {
     expect((await c.closed).code).toBe(4400);
   });
 
+  it("hostile frames (near-miss channels, binary, oversized, deep JSON, a flood) get an error and a close; nothing leaks and the gateway serves on", async () => {
+    const victim = await subscribed(gw, 401);
+    const nearMisses = ["user.401", "user.0401", "user.401 ", " user.401", "USER.401", "user.401\u0000", "user.401.x", "user.4010", "user.40", "user.+401",
+      "user.4.01e2", "user.401\ud800", "user.*", "user.>", "user.", "", "x".repeat(3_000)];
+    const attackers = await Promise.all(nearMisses.map(async (channel) => {
+      const c = connect(`${gw.url}/ws`, token(402));
+      await c.next((f) => f.type === "hello");
+      c.send({ type: "subscribe", channel });
+      return { channel, c };
+    }));
+    for (const { channel, c } of attackers) {
+      expect((await c.next((f) => f.type === "error")).error.code, JSON.stringify(channel)).toBe("forbidden_channel");
+      expect((await c.closed).code).toBe(4403);
+    }
+    const hostile: (string | Buffer)[] = [Buffer.from([0xff, 0xfe, 0x00]), "[]", "null", "42", '"subscribe"', '{"type":"subscribe","channel":401}',
+      '{"type":"subscribe","channel":["user.402"]}', "{\"a\":".repeat(2_000) + "1" + "}".repeat(2_000), "x".repeat(5_000), '{"type":"__proto__"}'];
+    for (const data of hostile) {
+      const c = connect(`${gw.url}/ws`, token(402));
+      await c.next((f) => f.type === "hello");
+      c.ws.send(data);
+      const closed = await c.closed;
+      // A frame past maxPayloadLength (4 KiB) is cut off by uWS without a close frame: 1006 on this side.
+      const expected = Buffer.byteLength(data) > 4 * 1024 ? [1006, 1009] : [4400];
+      expect(expected, `${String(data).slice(0, 40)} closed with ${closed.code}`).toContain(closed.code);
+    }
+    // A flood of pings from one client does not stop another's delivery.
+    const flooder = await subscribed(gw, 403);
+    for (let i = 0; i < 2_000; i++) flooder.send({ type: "ping" });
+    await ports.pubsub.publish("user.401", JSON.stringify({ type: "event", user_id: 401, after: true }));
+    await victim.next((f) => f.after === true);
+    expect(attackers.some(({ c }) => c.frames.some((f) => f.type === "event"))).toBe(false);
+    flooder.ws.close();
+    victim.ws.close();
+  });
+
   it("answers application pings", async () => {
     const c = await subscribed(gw, 8);
     c.send({ type: "ping" });
