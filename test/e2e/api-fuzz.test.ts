@@ -8,8 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, csrfFrom, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+import { fuzzSeed, seededRandom } from "./seeded-random.js";
 
-const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
+const SEED = fuzzSeed();
 const REQUESTS_PER_OPERATION = 40;
 
 let srv: TestServer;
@@ -32,23 +33,8 @@ beforeAll(async () => {
 });
 afterAll(() => srv?.close());
 
-/** mulberry32 (as test/e2e/fuzz.test.ts). */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick };
-}
-
 function fuzzer(seed: number) {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   /** Text as a parameter's value (encoded by URLSearchParams / encodeURIComponent, or raw escapes). */
   const text = (): string =>
     r.pick([

@@ -6,9 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listDeadLetters } from "../../stores/dead-letters.js";
-import { json, startTestServer, waitForRun, type TestServer } from "./harness.js";
+import { json, startFuzzTarget, waitForRun, type TestServer } from "./harness.js";
+import { fuzzSeed, seededRandom } from "./seeded-random.js";
 
-const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
+const SEED = fuzzSeed();
 /** A fixed count, not a time budget: on a loaded machine the run takes longer but tests just as much. */
 const BODIES = 2_500;
 
@@ -17,31 +18,14 @@ let key: string;
 let userId: number;
 
 beforeAll(async () => {
-  srv = await startTestServer({ pipeline: true, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000" }, pipelineOptions: { maxWaitMs: 5 } });
-  userId = (await srv.user()).id;
-  key = await srv.key(userId);
+  ({ srv, userId, key } = await startFuzzTarget());
 });
 afterAll(() => srv?.close());
-
-/** mulberry32: small, seedable, good enough to pick mutations. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick };
-}
 
 const EVENT_TYPES = ["run_start", "run_end", "error", "step", "tool_call", "human_input_requested", "human_input_received"];
 
 function fuzzer(seed: number) {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const str = (): string =>
     r.pick([
       () => "a\u0000b",

@@ -8,11 +8,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listDeadLetters } from "../../stores/dead-letters.js";
-import { startTestServer, waitForRun, type TestServer } from "./harness.js";
+import { startFuzzTarget, waitForRun, type TestServer } from "./harness.js";
+import { fuzzSeed, seededRandom } from "./seeded-random.js";
 import { decodeProtobufResponse } from "../../web/otlp/otlp-protobuf.js";
 import { exportJson, exportProtobuf, hexId, type AttrInput, type SpanSpec } from "./otlp-fixtures.js";
 
-const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
+const SEED = fuzzSeed();
 const EXPORTS = 400;
 
 let srv: TestServer;
@@ -20,26 +21,9 @@ let key: string;
 let userId: number;
 
 beforeAll(async () => {
-  srv = await startTestServer({ pipeline: true, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000" }, pipelineOptions: { maxWaitMs: 5 } });
-  userId = (await srv.user()).id;
-  key = await srv.key(userId);
+  ({ srv, userId, key } = await startFuzzTarget());
 });
 afterAll(() => srv?.close());
-
-/** mulberry32 (as test/e2e/fuzz.test.ts). */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick };
-}
 
 const KEYS = [
   "gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.request.model", "gen_ai.response.model", "gen_ai.provider.name", "gen_ai.system",
@@ -51,7 +35,7 @@ const KEYS = [
 ];
 
 function fuzzer(seed: number) {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const text = (): string =>
     r.pick([
       () => "a\u0000b", () => "x\ud800", () => "ok", () => "", () => "z".repeat(r.int(20_000)), () => "1200", () => " 12 ", () => "-5", () => "1e400",
