@@ -39,8 +39,10 @@ function parseProto(root: protobuf.Root, file: string, seen = new Set<string>())
 /**
  * Decodes invalid UTF-8 in every string field to U+FFFD instead of refusing the message (proto3's default would
  * refuse the whole export, 400). OpenTelemetry's JS exporters encode a lone surrogate (a truncated LLM stream) as
- * such bytes; the value rules (core/events/storable.ts) repair the same text in OTLP/JSON, and the Collector passes
- * it on. Set as a field feature before the types are resolved: protobufjs picks its string reader from it.
+ * such bytes; the value rules (core/events/storable.ts) repair the same text in OTLP/JSON. The Collector's receiver
+ * passes such strings on (opentelemetry-collector#11449), and OpenTelemetry's proposed policy (oteps#257) is this
+ * one: correct them with U+FFFD rather than lose the batch. Set as a field feature before the types are resolved:
+ * protobufjs picks its string reader from it.
  */
 function decodeStringsLeniently(ns: protobuf.NamespaceBase): void {
   for (const nested of ns.nestedArray) {
