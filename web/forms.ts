@@ -1,6 +1,7 @@
 /** Reads an application/x-www-form-urlencoded body (HTML forms) once per request; ≤ 64 KiB, no U+0000 (422). */
 import type { Context } from "koa";
 import getRawBody from "raw-body";
+import { ValidationError } from "../core/errors.js";
 import { HttpProblem } from "./http-errors.js";
 
 const FORM_LIMIT = 64 * 1024;
@@ -25,7 +26,8 @@ export async function readForm(ctx: Context): Promise<Record<string, string>> {
     // Postgres text cannot hold U+0000 (the query would fail: a 500). Bytes that are not UTF-8 were decoded as U+FFFD.
     for (const [field, value] of Object.entries(form)) {
       if (field.includes("\u0000") || value.includes("\u0000")) {
-        throw new HttpProblem(422, "invalid_field", `${field.replaceAll("\u0000", "\ufffd")} must not contain U+0000 (NUL)`, field.replaceAll("\u0000", "\ufffd"));
+        const name = field.replaceAll("\u0000", "\ufffd");
+        throw new ValidationError({ message: `${name} must not contain U+0000 (NUL)`, field: name });
       }
     }
   }
