@@ -62,7 +62,8 @@ describe("data retention", () => {
       const res = await jar.form(`${srv.url}/settings/retention`, { _csrf: csrf, retention_days: bad });
       expect(res.status, bad).toBe(422);
       const html = await res.text();
-      expect(html).toContain("retention_days must be empty or 0");
+      // U+0000 is refused for every form before the handler sees it (web/forms.ts), naming the field all the same.
+      expect(html).toContain(bad.includes("\u0000") ? "retention_days must not contain U+0000" : "retention_days must be empty or 0");
       if (!/[\u0000\ud800]/.test(bad)) expect(html).toContain(`value="${bad}"`); // a NUL or lone surrogate is not echoed as given
     }
     expect((await jar.form(`${srv.url}/settings/retention`, { retention_days: "30" })).status).toBe(403); // no CSRF token
