@@ -4,7 +4,7 @@
  * long text, dates that are not, cursors that are not) and request bodies built from each operation's schema with
  * wrong types and hostile values. No answer is a 5xx or a status the document does not list; every refusal is a
  * JSON error with a message; no request stalls; a valid request afterwards is answered at once. The dashboard's
- * pages, signed in, get the same hostile paths and query parameters.
+ * pages, signed in, get the same hostile paths and query parameters, and every form they show hostile fields.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, csrfFrom, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
