@@ -8,6 +8,7 @@ import { createLogger } from "../../core/logger.js";
 import { startAgentsService } from "../server.js";
 import { loadAgentsSettings } from "../settings.js";
 import { AGENT_SECRET_FILE, secretMatches } from "../../core/agents/secret.js";
+import { fuzzSeed, seededRandom } from "../../test/e2e/seeded-random.js";
 import { PY_CODE, SECRET, startHarness, type Harness } from "./harness.js";
 
 let h: Harness;
@@ -108,6 +109,28 @@ describe("validation", () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe("hostile bodies", () => {
+  it("random fields and values (NUL, lone surrogates, prototype names, huge numbers, wrong types) never get a 5xx", async () => {
+    const seed = fuzzSeed();
+    const r = seededRandom(seed);
+    const value = (): unknown => r.pick([
+      () => PY_CODE, () => "", () => "a\u0000b", () => "x\ud800", () => "__proto__", () => "constructor", () => "toString", () => "gpt-4.1-mini",
+      () => "python", () => "openai", () => "anthropic", () => "gemini", () => "z".repeat(r.int(3000)), () => "😀".repeat(r.int(50)),
+      () => r.pick([0, -1, 0.5, 1, 2, 2.0001, 1e308, -1e308, 2 ** 53]), () => null, () => true, () => [PY_CODE], () => ({ code: PY_CODE }),
+    ])();
+    const fields = ["code", "language", "provider", "model", "temperature", "instructions", "__proto__", "constructor", "prompt"];
+    const problems: string[] = [];
+    for (let i = 0; i < 120; i++) {
+      const body: Record<string, unknown> = {};
+      for (const f of fields) if (r.next() < (f === "code" ? 0.8 : 0.35)) Object.defineProperty(body, f, { value: value(), enumerable: true });
+      const res = await h.improve(body);
+      if (res.status >= 500 && res.status !== 502 && res.status !== 503) problems.push(`${JSON.stringify(body).slice(0, 200)} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      else if (res.status >= 400 && typeof res.body?.error?.message !== "string") problems.push(`${res.status} without an error message`);
+    }
+    expect(problems, `seed ${seed}`).toEqual([]);
   });
 });
 
