@@ -1,9 +1,13 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { Either } from "effect";
+import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
 import { checkBuiltEvent, parseIngestEvent, type IngestEvent } from "../../core/events/schema.js";
 import { GEN_AI_OPERATION_KINDS, OPENINFERENCE_KINDS, TRACELOOP_KINDS } from "./conventions.js";
 import { kindOf, mapExport, type RawEvent } from "./mapping.js";
 import { decodeJsonExport, jsonIdHex } from "./otlp-json.js";
+import { decodeProtobufExport } from "./otlp-protobuf.js";
 import { nanosToMs } from "./trace-model.js";
 import type { AttrValue, OtlpSpan } from "./trace-model.js";
 
@@ -170,6 +174,35 @@ describe("OTLP/JSON", () => {
     expect(s!.attributes.get("n")).toBe(42);
     expect(s!.attributes.get("l")).toEqual([true]);
     expect(s!.attributes.get("__proto__")).toEqual({ a: 1.5 });
+    expect(s!.resource.get("service.name")).toBe("svc");
+  });
+});
+
+describe("OTLP protobuf", () => {
+  it("decodes every AnyValue kind as an SDK encodes it (the stock schema, with its oneof), zero values and an empty AnyValue included", () => {
+    // Encoded with the unmodified .proto files, as every SDK's encoder does; decoded by ours (AnyValue without its oneof).
+    const root = new protobuf.Root();
+    root.resolvePath = (_origin, target) => path.join(path.dirname(fileURLToPath(import.meta.url)), "proto", target);
+    root.loadSync("opentelemetry/proto/collector/trace/v1/trace_service.proto");
+    const request = root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest");
+    const attrs: [string, Record<string, unknown>][] = [
+      ["s", { stringValue: "text" }], ["empty", { stringValue: "" }], ["i", { intValue: 42 }], ["zero", { intValue: 0 }], ["neg", { intValue: -7 }],
+      ["d", { doubleValue: 1.5 }], ["d0", { doubleValue: 0 }], ["t", { boolValue: true }], ["f", { boolValue: false }],
+      ["bytes", { bytesValue: Buffer.from([1, 2, 255]) }], ["none", {}],
+      ["list", { arrayValue: { values: [{ stringValue: "a" }, { intValue: 1 }, { boolValue: false }] } }],
+      ["kv", { kvlistValue: { values: [{ key: "x", value: { doubleValue: 2.5 } }, { key: "__proto__", value: { stringValue: "" } }] } }],
+    ];
+    const body = request.encode(request.fromObject({
+      resourceSpans: [{ resource: { attributes: [{ key: "service.name", value: { stringValue: "svc" } }] }, scopeSpans: [{ scope: { name: "s" }, spans: [{
+        traceId: Buffer.from(T, "hex"), spanId: Buffer.from("b7ad6b7169203331", "hex"), name: "x", startTimeUnixNano: "1764000000000000000", endTimeUnixNano: "1764000001000000000",
+        attributes: attrs.map(([key, value]) => ({ key, value })),
+      }] }] }],
+    })).finish();
+    const [s] = decodeProtobufExport(body);
+    expect(Object.fromEntries(s!.attributes)).toEqual({
+      s: "text", empty: "", i: 42, zero: 0, neg: -7, d: 1.5, d0: 0, t: true, f: false, bytes: "AQL/", none: null,
+      list: ["a", 1, false], kv: Object.fromEntries([["x", 2.5], ["__proto__", ""]]),
+    });
     expect(s!.resource.get("service.name")).toBe("svc");
   });
 });
