@@ -36,7 +36,6 @@ export async function findStoredEventIds(ch: ClickHouse, events: readonly Logged
   return found;
 }
 
-
 async function findStoredIdsOfRunsWithEvents(ch: ClickHouse, events: readonly LoggedEvent[]): Promise<Set<string>> {
   if (events.length === 0) return new Set();
   const runs = new Map(events.map((e) => [runKey(e), e]));

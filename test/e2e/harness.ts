@@ -93,13 +93,6 @@ export async function waitForRun<T = { run: Record<string, any>; events: Record<
   }
 }
 
-/** The server the fuzz tests hammer: the pipeline on, no rate limit in the way, one user and its key. */
-export async function startFuzzTarget(): Promise<{ srv: TestServer; userId: number; key: string }> {
-  const srv = await startTestServer({ pipeline: true, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000" }, pipelineOptions: { maxWaitMs: 5 } });
-  const userId = (await srv.user()).id;
-  return { srv, userId, key: await srv.key(userId) };
-}
-
 /** A minimal browser cookie jar (name=value only; the server under test sets path=/). */
 export class CookieJar {
   private readonly cookies = new Map<string, string>();

@@ -6,9 +6,10 @@
  * 200 whose partial_success counts the spans it refused; every other span is stored, none is dead-lettered; a valid
  * export afterwards is stored within seconds.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { listDeadLetters } from "../../stores/dead-letters.js";
-import { startFuzzTarget, waitForRun, type TestServer } from "./harness.js";
+import { waitForRun } from "./harness.js";
+import { useFuzzTarget } from "./fuzz-target.js";
 import { fuzzSeed, seededRandom } from "./seeded-random.js";
 import { decodeProtobufResponse } from "../../web/otlp/otlp-protobuf.js";
 import { exportJson, exportProtobuf, hexId, type AttrInput, type SpanSpec } from "./otlp-fixtures.js";
@@ -16,14 +17,7 @@ import { exportJson, exportProtobuf, hexId, type AttrInput, type SpanSpec } from
 const SEED = fuzzSeed();
 const EXPORTS = 400;
 
-let srv: TestServer;
-let key: string;
-let userId: number;
-
-beforeAll(async () => {
-  ({ srv, userId, key } = await startFuzzTarget());
-});
-afterAll(() => srv?.close());
+const server = useFuzzTarget();
 
 const KEYS = [
   "gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.request.model", "gen_ai.response.model", "gen_ai.provider.name", "gen_ai.system",
@@ -81,6 +75,7 @@ function fuzzer(seed: number) {
 
 describe(`OTLP fuzz (seed ${SEED})`, () => {
   it("every export is answered 200 with the refused spans counted; every other span is stored, none dead-lettered", async () => {
+    const { srv, key, userId } = server;
     const next = fuzzer(SEED);
     const problems: string[] = [];
     let sentSpans = 0;
