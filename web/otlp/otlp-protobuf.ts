@@ -36,6 +36,10 @@ function parseProto(root: protobuf.Root, file: string, seen = new Set<string>())
   for (const dependency of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]) parseProto(root, dependency, seen);
 }
 
+/** Adds one feature to a field's own (edition) features, keeping the others; before the types are resolved. */
+const setFeature = (field: protobuf.Field, feature: Record<string, string>): void =>
+  void field.setOption("features", { ...(field.options?.features as object | undefined), ...feature } as never);
+
 /**
  * Decodes invalid UTF-8 in every string field to U+FFFD instead of refusing the message (proto3's default would
  * refuse the whole export, 400). OpenTelemetry's JS exporters encode a lone surrogate (a truncated LLM stream) as
@@ -47,7 +51,7 @@ function parseProto(root: protobuf.Root, file: string, seen = new Set<string>())
 function decodeStringsLeniently(ns: protobuf.NamespaceBase): void {
   for (const nested of ns.nestedArray) {
     if (nested instanceof protobuf.Type) {
-      for (const field of nested.fieldsArray) if (field.type === "string") field.setOption("features", { utf8_validation: "NONE" } as never);
+      for (const field of nested.fieldsArray) if (field.type === "string") setFeature(field, { utf8_validation: "NONE" });
     }
     if (nested instanceof protobuf.Namespace) decodeStringsLeniently(nested);
   }
@@ -65,7 +69,7 @@ function anyValueWithoutOneof(root: protobuf.Root): void {
   for (const oneof of type.oneofsArray) {
     for (const field of [...oneof.fieldsArray]) {
       oneof.remove(field);
-      field.setOption("features", { ...(field.options?.features as object | undefined), field_presence: "EXPLICIT" } as never);
+      setFeature(field, { field_presence: "EXPLICIT" });
     }
     type.remove(oneof);
   }
@@ -182,10 +186,12 @@ export function encodeProtobufResponse(rejectedSpans: number, errorMessage: stri
   return t.encode(t.fromObject(body)).finish();
 }
 
+type ExportResponse = { partialSuccess?: { rejectedSpans: number; errorMessage: string } };
+
 /** Decodes an ExportTraceServiceResponse (tests read partial_success with it). */
-export function decodeProtobufResponse(bytes: Uint8Array): { partialSuccess?: { rejectedSpans: number; errorMessage: string } } {
+export function decodeProtobufResponse(bytes: Uint8Array): ExportResponse {
   const t = load().response;
-  return t.toObject(t.decode(bytes), { longs: Number }) as { partialSuccess?: { rejectedSpans: number; errorMessage: string } };
+  return t.toObject(t.decode(bytes), { longs: Number }) as ExportResponse;
 }
 
 /** google.rpc.Status (an OTLP/HTTP error body, and the gRPC status details), with RetryInfo when a retry delay is given. */
