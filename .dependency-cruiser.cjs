@@ -1,7 +1,7 @@
 /**
  * The layer rule of docs/ARCHITECTURE.md, checked by `npm test` (test/check-structure.mjs):
  *
- *   deploy → {web, pipeline, gateway, agents-service} → plugins → {alerts, stores} → core
+ *   deploy → {web, pipeline, gateway, agents-service} → {plugins, otlp} → {alerts, stores} → core
  *
  * Imports point down only; alerts/ is entered through alerts/index.ts; no cycles. Tests (*.test.ts, test/,
  * testing/ folders) may reach across layers to wire a real stack, but not into a cycle.
@@ -21,14 +21,15 @@ const forbid = (name, comment, from, to) => ({
 module.exports = {
   forbidden: [
     { name: "no-cycles", comment: "modules that import each other cannot be read or changed alone", severity: "error", from: {}, to: { circular: true } },
-    forbid("core-is-the-bottom", "core imports nothing outside core", "^core/", "^(alerts|stores|plugins|pipeline|web|gateway|agents-service|deploy|clients)/"),
-    forbid("alerts-over-core", "alerts/ imports core only", "^alerts/", "^(stores|plugins|pipeline|web|gateway|agents-service|deploy)/"),
-    forbid("stores-over-core", "stores/ imports core only", "^stores/", "^(alerts|plugins|pipeline|web|gateway|agents-service|deploy)/"),
-    forbid("plugins-below-services", "plugins import alerts, stores and core only", "^plugins/", "^(pipeline|web|gateway|agents-service|deploy)/"),
+    forbid("core-is-the-bottom", "core imports nothing outside core", "^core/", "^(alerts|stores|otlp|plugins|pipeline|web|gateway|agents-service|deploy|clients)/"),
+    forbid("alerts-over-core", "alerts/ imports core only", "^alerts/", "^(stores|otlp|plugins|pipeline|web|gateway|agents-service|deploy)/"),
+    forbid("stores-over-core", "stores/ imports core only", "^stores/", "^(alerts|otlp|plugins|pipeline|web|gateway|agents-service|deploy)/"),
+    forbid("otlp-over-stores", "otlp/ (OpenTelemetry traces → events, for the receivers and the pipeline) imports stores and core only", "^otlp/", "^(alerts|plugins|pipeline|web|gateway|agents-service|deploy)/"),
+    forbid("plugins-below-services", "plugins import alerts, stores and core only", "^plugins/", "^(otlp|pipeline|web|gateway|agents-service|deploy)/"),
     forbid("web-not-sideways", "web imports no other service, plugin or deploy code", "^web/", "^(pipeline|plugins|gateway|agents-service|deploy)/"),
     forbid("pipeline-not-sideways", "pipeline imports no other service or deploy code", "^pipeline/", "^(web|gateway|agents-service|deploy)/"),
-    forbid("gateway-not-sideways", "gateway imports no other service, plugin or deploy code", "^gateway/", "^(web|pipeline|plugins|agents-service|deploy)/"),
-    forbid("agents-service-apart", "agents-service imports core and the JS SDK (clients/js) only", "^agents-service/", "^(web|pipeline|plugins|gateway|deploy|alerts|stores)/"),
+    forbid("gateway-not-sideways", "gateway imports no other service, plugin or deploy code", "^gateway/", "^(web|pipeline|plugins|otlp|agents-service|deploy)/"),
+    forbid("agents-service-apart", "agents-service imports core and the JS SDK (clients/js) only", "^agents-service/", "^(web|pipeline|plugins|otlp|gateway|deploy|alerts|stores)/"),
     {
       name: "alerts-through-its-index",
       comment: "outside alerts/, import alerts/index.ts only",

@@ -15,7 +15,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const DIST = path.join(ROOT, "dist");
 const STAMP = path.join(DIST, ".build-stamp.json");
 const LOCK = path.join(ROOT, ".dist.lock");
-const SOURCE_DIRS = ["core", "alerts", "stores", "plugins", "pipeline", "web", "gateway", "agents-service", "deploy"];
+const SOURCE_DIRS = ["core", "alerts", "stores", "otlp", "plugins", "pipeline", "web", "gateway", "agents-service", "deploy"];
 /** Not part of what runs: tests, their fixtures, downloaded tools, examples compiled on demand. */
 const SKIPPED_DIRS = new Set(["test", "fixtures", ".cache", "node_modules", "dist"]);
 const isTest = (name) => name.endsWith(".test.ts");

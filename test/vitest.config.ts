@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     root: new URL("..", import.meta.url).pathname,
-    include: ["core/**/*.test.ts", "alerts/**/*.test.ts", "stores/**/*.test.ts", "plugins/**/*.test.ts", "pipeline/**/*.test.ts", "web/**/*.test.ts", "gateway/**/*.test.ts", "agents-service/**/*.test.ts", "clients/js/test/**/*.test.ts", "test/**/*.test.ts"],
+    include: ["core/**/*.test.ts", "alerts/**/*.test.ts", "stores/**/*.test.ts", "otlp/**/*.test.ts", "plugins/**/*.test.ts", "pipeline/**/*.test.ts", "web/**/*.test.ts", "gateway/**/*.test.ts", "agents-service/**/*.test.ts", "clients/js/test/**/*.test.ts", "test/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/dist/**"],
     testTimeout: 30_000,
     hookTimeout: 120_000,

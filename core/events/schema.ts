@@ -220,7 +220,7 @@ export function decodeStorable(input: unknown): Either.Either<IngestEvent, Valid
 }
 
 /**
- * Checks an event that a receiver assembled itself from typed parts (web/otlp/mapping.ts), where parseIngestEvent's
+ * Checks an event that a receiver assembled itself from typed parts (otlp/mapping.ts), where parseIngestEvent's
  * full schema walk costs more than everything else the receiver does: the value rules (makeStorable) and the
  * payload's count and cost bounds, the checks such parts can fail. The receiver guarantees the rest (event type,
  * phase, ids, times in range, string lengths); schema.test.ts checks that both functions agree on such events.

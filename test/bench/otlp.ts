@@ -37,7 +37,7 @@ const quantile = (xs: number[], q: number) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
 };
 const body = (format: Format, spans: SpanSpec[]): Uint8Array => (format === "json" ? Buffer.from(exportJson(spans)) : exportProtobuf(spans));
-/** The event id the server derives for a span's end (web/otlp/mapping.ts): what its WebSocket frame carries. */
+/** The event id the server derives for a span's end (otlp/mapping.ts): what its WebSocket frame carries. */
 const endEventId = (s: SpanSpec) => eventIdFor(`otlp:${s.traceId}:${s.spanId}:end`, s.endMs!);
 
 function httpSender(live: LiveServer, format: "protobuf" | "json"): Send {

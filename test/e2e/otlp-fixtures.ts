@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
 import { TRACE_EXPORT_PATH } from "../../web/otlp/grpc-server.js";
-import { encodeProtobufExport } from "../../web/otlp/otlp-protobuf.js";
+import { encodeProtobufExport } from "../../otlp/otlp-protobuf.js";
 
 export type AttrInput = string | number | boolean | readonly string[];
 export interface SpanSpec {

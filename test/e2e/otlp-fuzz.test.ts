@@ -11,7 +11,7 @@ import { listDeadLetters } from "../../stores/dead-letters.js";
 import { waitForRun } from "./harness.js";
 import { useFuzzTarget } from "./fuzz-target.js";
 import { fuzzSeed, seededRandom } from "./seeded-random.js";
-import { decodeProtobufResponse } from "../../web/otlp/otlp-protobuf.js";
+import { decodeProtobufResponse } from "../../otlp/otlp-protobuf.js";
 import { exportJson, exportProtobuf, hexId, type AttrInput, type SpanSpec } from "./otlp-fixtures.js";
 
 const SEED = fuzzSeed();

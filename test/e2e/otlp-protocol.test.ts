@@ -7,7 +7,7 @@
 import { gzipSync } from "node:zlib";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeRpcStatus, encodeRpcStatus } from "../../web/otlp/otlp-protobuf.js";
+import { decodeRpcStatus, encodeRpcStatus } from "../../otlp/otlp-protobuf.js";
 import { hashApiKey } from "../../core/ids.js";
 import { findActiveKeyByHash } from "../../stores/accounts/api-keys.js";
 import { bearer, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";

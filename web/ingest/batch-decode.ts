@@ -9,7 +9,7 @@ import { ValidationError } from "../../core/errors.js";
 import { parseIngestEvent, type LoggedEvent } from "../../core/events/schema.js";
 import { encodeEvents, type EncodedEvents } from "../../core/events/wire.js";
 import { HttpProblem, toHttpError, type ErrorBody } from "../http-errors.js";
-import { enrichEvent } from "./enrich.js";
+import { enrichEvent } from "../../core/events/enrich.js";
 
 export type DecodedBatch =
   | { readonly ok: true; readonly events: EncodedEvents; readonly accepted: number; readonly response: string }

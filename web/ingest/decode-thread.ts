@@ -13,7 +13,7 @@ import { Unavailable } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import { ownBytes, Rpc, type Transfer } from "../../core/threads/rpc.js";
 import { spawnThread, threadModule } from "../../core/threads/spawn.js";
-import { decodeOtlpExport, type DecodedExport, type OtlpFormat } from "../otlp/export-decode.js";
+import { decodeOtlpExport, type DecodedExport, type OtlpFormat } from "../../otlp/export-decode.js";
 import { decodeIngestBatch, type DecodedBatch } from "./batch-decode.js";
 
 /** Decodes batch bodies (POST /api/ingest/batch) and OTLP trace exports (web/otlp). */

@@ -2,7 +2,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { Rpc, Transfer } from "../../core/threads/rpc.js";
 import { threadData } from "../../core/threads/spawn.js";
-import { preloadProtobuf } from "../otlp/otlp-protobuf.js";
+import { preloadProtobuf } from "../../otlp/otlp-protobuf.js";
 import { decodeHere, type DecodeMethods, type DecodeThreadData } from "./decode-thread.js";
 
 const here = decodeHere(threadData<DecodeThreadData>(workerData));

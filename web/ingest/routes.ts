@@ -12,7 +12,7 @@ import type { WebDeps } from "../deps.js";
 import { readJsonBody, readJsonBodyBytes } from "../json-body.js";
 import { HttpProblem } from "../http-errors.js";
 import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
-import { enrichEvent } from "./enrich.js";
+import { enrichEvent } from "../../core/events/enrich.js";
 import { createAdmission } from "./admission.js";
 import { appendDurably } from "./durable-append.js";
 import { appendEvents } from "../../core/log/events.js";

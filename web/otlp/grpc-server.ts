@@ -13,7 +13,7 @@ import { toHttpError } from "../http-errors.js";
 import type { Admission } from "../ingest/admission.js";
 import type { BatchDecoder } from "../ingest/decode-thread.js";
 import { appendDurably } from "../ingest/durable-append.js";
-import { encodeRpcStatus } from "./otlp-protobuf.js";
+import { encodeRpcStatus } from "../../otlp/otlp-protobuf.js";
 
 export interface OtlpGrpcDeps {
   readonly admission: Admission;

@@ -16,8 +16,8 @@ import { readBodyBytes } from "../json-body.js";
 import type { Admission } from "../ingest/admission.js";
 import type { BatchDecoder } from "../ingest/decode-thread.js";
 import { appendDurably } from "../ingest/durable-append.js";
-import type { OtlpFormat } from "./export-decode.js";
-import { encodeRpcStatus } from "./otlp-protobuf.js";
+import type { OtlpFormat } from "../../otlp/export-decode.js";
+import { encodeRpcStatus } from "../../otlp/otlp-protobuf.js";
 
 export interface OtlpHttpDeps {
   readonly admission: Admission;

@@ -1,5 +1,5 @@
-import type { IngestEvent, LoggedEvent } from "../../core/events/schema.js";
-import { runIdFor, uuidv7 } from "../../core/ids.js";
+import type { IngestEvent, LoggedEvent } from "./schema.js";
+import { runIdFor, uuidv7 } from "../ids.js";
 
 /** The events of one batch share their receive time: format it once. */
 let lastReceived = { ms: NaN, iso: "" };

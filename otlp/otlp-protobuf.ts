@@ -1,6 +1,6 @@
 /**
  * OTLP protobuf bodies (OTLP/HTTP `application/x-protobuf` and OTLP/gRPC): the official .proto files
- * (web/otlp/proto, from open-telemetry/opentelemetry-proto, Apache-2.0) loaded by protobufjs, which generates the
+ * (otlp/proto, from open-telemetry/opentelemetry-proto, Apache-2.0) loaded by protobufjs, which generates the
  * decoder and encoder at load time. Also google.rpc.Status and RetryInfo, which OTLP error responses carry.
  */
 import { readFileSync } from "node:fs";

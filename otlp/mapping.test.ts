@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { Either } from "effect";
 import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
-import { checkBuiltEvent, parseIngestEvent, type IngestEvent } from "../../core/events/schema.js";
+import { checkBuiltEvent, parseIngestEvent, type IngestEvent } from "../core/events/schema.js";
 import { GEN_AI_OPERATION_KINDS, OPENINFERENCE_KINDS, TRACELOOP_KINDS } from "./conventions.js";
 import { kindOf, mapExport, type RawEvent } from "./mapping.js";
 import { decodeJsonExport, jsonIdHex } from "./otlp-json.js";

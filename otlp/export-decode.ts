@@ -8,9 +8,9 @@
  */
 import { gunzipSync } from "node:zlib";
 import { Either } from "effect";
-import { checkBuiltEvent, type IngestEvent, type LoggedEvent } from "../../core/events/schema.js";
-import { encodeEvents, type EncodedEvents } from "../../core/events/wire.js";
-import { enrichEvent } from "../ingest/enrich.js";
+import { checkBuiltEvent, type IngestEvent, type LoggedEvent } from "../core/events/schema.js";
+import { encodeEvents, type EncodedEvents } from "../core/events/wire.js";
+import { enrichEvent } from "../core/events/enrich.js";
 import { mapExport, type RawEvent } from "./mapping.js";
 import { decodeJsonExport, jsonResponse } from "./otlp-json.js";
 import { decodeProtobufExport, encodeProtobufResponse } from "./otlp-protobuf.js";

@@ -10,11 +10,11 @@
  * result is raw ingest events: the caller validates each (the value rules of core/events/storable.ts apply) and
  * refuses a span whose events do not pass.
  */
-import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from "../../core/events/schema.js";
-import { previewOf } from "../../core/events/spans.js";
-import { eventIdFor } from "../../core/ids.js";
-import { MAX_SCORE_COMMENT, MAX_SCORE_NAME, MAX_SCORE_STRING } from "../../stores/scores.js";
-import { needsRepair } from "../../core/events/storable.js";
+import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from "../core/events/schema.js";
+import { previewOf } from "../core/events/spans.js";
+import { eventIdFor } from "../core/ids.js";
+import { MAX_SCORE_COMMENT, MAX_SCORE_NAME, MAX_SCORE_STRING } from "../stores/scores.js";
+import { needsRepair } from "../core/events/storable.js";
 import {
   AGENT_NAME, CONTENT_ATTRIBUTES, ENTITY_NAME, EVALUATION_ATTRIBUTES, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
   LLM_ATTRIBUTES, SERVICE_NAME, SESSION_ID, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
