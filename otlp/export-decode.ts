@@ -1,29 +1,29 @@
 /**
  * Everything an OTLP trace export goes through once its bytes have been read, for OTLP/HTTP and OTLP/gRPC alike:
- * gunzip (bounded), protobuf or JSON decoding (400 / INVALID_ARGUMENT when the body is not an export), the
- * mapping (mapping.ts), the ingest value rules for each event (core/events/schema.ts checkBuiltEvent), enrichment,
- * the serialised events for the log and the response body. A span whose events break a rule is refused and
- * counted in partial_success; the other spans are taken. Pure and thread-agnostic: it runs on the ingest decode
- * threads (web/ingest/decode-thread.ts).
+ * gunzip (bounded), protobuf or JSON decoding (400 / INVALID_ARGUMENT when the body is not an export), the spans
+ * refused (malformed ids or times: counted in partial_success), what the log receives and the response body.
+ * The log receives the export whole as one record (export-record.ts), which the pipeline maps; an export larger
+ * than MAX_EXPORT_RECORD_BODY_BYTES is mapped here (export-events.ts) and logged as events. Pure and
+ * thread-agnostic: it runs on the ingest decode threads (web/ingest/decode-thread.ts).
  */
 import { gunzipSync } from "node:zlib";
-import { Either } from "effect";
-import { checkBuiltEvent, type IngestEvent, type LoggedEvent } from "../core/events/schema.js";
 import { encodeEvents, type EncodedEvents } from "../core/events/wire.js";
-import { enrichEvent } from "../core/events/enrich.js";
-import { mapExport, type RawEvent } from "./mapping.js";
-import { decodeJsonExport, jsonResponse } from "./otlp-json.js";
-import { decodeProtobufExport, encodeProtobufResponse } from "./otlp-protobuf.js";
+import { eventsOfSpans } from "./export-events.js";
+import { decodeExportBody, encodeExportRecord, MAX_EXPORT_RECORD_BODY_BYTES, type OtlpFormat } from "./export-record.js";
+import { refusalOf } from "./mapping.js";
+import { jsonResponse } from "./otlp-json.js";
+import { encodeProtobufResponse } from "./otlp-protobuf.js";
 import { MalformedExport } from "./trace-model.js";
 
-export type OtlpFormat = "protobuf" | "json";
+export type { OtlpFormat };
 
 export type DecodedExport =
   | {
       readonly ok: true;
+      /** What the log receives: one export record, or events. */
       readonly events: EncodedEvents;
-      /** Events accepted (what the log receives). */
-      readonly accepted: number;
+      /** How many records that is (0: every span was refused, nothing to append). */
+      readonly records: number;
       readonly spans: number;
       readonly rejectedSpans: number;
       /** ExportTraceServiceResponse in the request's format. */
@@ -65,53 +65,40 @@ export function decodeOtlpExport(
   }
 }
 
-/** The first ValidationError of an event, as text naming the field; undefined when it passes. */
-function refusal(raw: RawEvent, userId: number, receivedAt: Date, runIds: Map<string, string>, out: LoggedEvent[]): string | undefined {
-  const parsed = checkBuiltEvent(raw as unknown as IngestEvent);
-  if (Either.isLeft(parsed)) return parsed.left.message;
-  out.push(enrichEvent(parsed.right, userId, receivedAt, runIds));
-  return undefined;
-}
-
 function decode(body: Uint8Array, format: OtlpFormat, userId: number, receivedAtMs: number, maxSpans: number): DecodedExport {
-  const spans = format === "json" ? decodeJsonExport(body) : decodeProtobufExport(body);
+  const spans = decodeExportBody(body, format);
   // Tiny spans fill 16 MiB by the hundred thousand: each becomes events held in memory until the log has them.
   if (spans.length > maxSpans) {
     throw new TooLarge(`the export holds ${spans.length} spans; at most ${maxSpans} (RUNWATCH_OTLP_MAX_SPANS) are taken at once — lower the exporter's batch size (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, or the collector's send_batch_max_size)`);
   }
-  const mapped = mapExport(spans);
-  const reasons = mapped.refused.map((r) => r.reason);
-  let rejected = mapped.refused.length;
-  const receivedAt = new Date(receivedAtMs);
-  const runIds = new Map<string, string>();
-  const accepted: LoggedEvent[] = [];
-  for (const trace of mapped.traces) {
-    const start: LoggedEvent[] = [];
-    const why = refusal(trace.runStart, userId, receivedAt, runIds, start);
-    if (why !== undefined) {
-      rejected += trace.spans.length;
-      reasons.push(`trace ${trace.traceId}: ${why}`);
-      continue;
-    }
-    const taken: LoggedEvent[] = [];
-    for (const span of trace.spans) {
-      const own: LoggedEvent[] = [];
-      const spanWhy = span.events.map((e) => refusal(e, userId, receivedAt, runIds, own)).find((w) => w !== undefined);
-      if (spanWhy === undefined) taken.push(...own);
-      else {
-        rejected++;
-        reasons.push(`span ${span.index} (${String(span.events[0]!.span_id)}): ${spanWhy}`);
-      }
-    }
-    if (taken.length > 0) accepted.push(...start, ...taken);
+  let reasons: string[];
+  let rejected: number;
+  let events: EncodedEvents;
+  let records: number;
+  if (body.byteLength <= MAX_EXPORT_RECORD_BODY_BYTES) {
+    // The usual case: the export is logged whole and the pipeline maps it; only malformed spans are refused.
+    reasons = [];
+    spans.forEach((span, i) => {
+      const why = refusalOf(span, i);
+      if (why !== undefined) reasons.push(why);
+    });
+    rejected = reasons.length;
+    records = rejected < spans.length ? 1 : 0;
+    events = encodeExportRecord(body, format, userId, receivedAtMs);
+  } else {
+    const mapped = eventsOfSpans(spans, userId, receivedAtMs);
+    reasons = mapped.refused.map((r) => r.reason);
+    rejected = mapped.refused.reduce((n, r) => n + r.spans, 0);
+    records = mapped.events.length;
+    events = encodeEvents(mapped.events);
   }
   const message = reasons.length === 0
     ? ""
     : reasons.slice(0, REASONS_SHOWN).join("; ") + (reasons.length > REASONS_SHOWN ? `; and ${reasons.length - REASONS_SHOWN} more` : "");
   return {
     ok: true,
-    events: encodeEvents(accepted),
-    accepted: accepted.length,
+    events,
+    records,
     spans: spans.length,
     rejectedSpans: rejected,
     // A copy with a buffer of its own (Buffer.from and protobufjs may use a shared pool): a decode thread transfers it.

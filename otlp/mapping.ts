@@ -6,15 +6,20 @@
  * failed, an `error` event. A child span's failure marks the span (shown red in the trace), not the run: agents
  * recover from failed tool calls, and their root span says whether the run failed.
  *
- * Event ids are derived from trace id + span id + phase, so an exporter's retry of an export is stored once. The
- * result is raw ingest events: the caller validates each (the value rules of core/events/storable.ts apply) and
- * refuses a span whose events do not pass.
+ * Event ids are derived from trace id + span id + phase, so an exporter's retry of an export is stored once.
+ *
+ * The mapping is total: only a span that `malformed` names (ids, times) is refused, which the receiver can tell
+ * before it acknowledges an export, without mapping it (the pipeline maps exports: otlp/export-record.ts). Every
+ * other value is made to pass the value rules (core/events/storable.ts) and the event schema: a count or cost out
+ * of range is left out, a text over the longest storable string is cut, an agent or session name that could not be
+ * stored as an identifier (U+0000, a lone surrogate) is left out. The caller still runs checkBuiltEvent on each
+ * event (it repairs U+0000 and lone surrogates in content); mapping.test.ts checks that nothing it maps fails it.
  */
-import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from "../core/events/schema.js";
+import { isCostUsd, isCount, MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from "../core/events/schema.js";
 import { previewOf } from "../core/events/spans.js";
 import { eventIdFor } from "../core/ids.js";
 import { MAX_SCORE_COMMENT, MAX_SCORE_NAME, MAX_SCORE_STRING } from "../stores/scores.js";
-import { needsRepair } from "../core/events/storable.js";
+import { MAX_STRING_CHARS, needsRepair } from "../core/events/storable.js";
 import {
   AGENT_NAME, CONTENT_ATTRIBUTES, ENTITY_NAME, EVALUATION_ATTRIBUTES, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
   LLM_ATTRIBUTES, SERVICE_NAME, SESSION_ID, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
@@ -39,6 +44,8 @@ export interface MappedExport {
 }
 
 const MAX_AGENT_NAME = 200;
+/** The most scores one span's evaluation events give (each is a few object keys; an event holds at most MAX_KEYS). */
+const MAX_SCORES_PER_SPAN = 100;
 /** The run's end sorts after the root span's end of the same millisecond (core/ids.ts eventIdFor). */
 const RUN_END_RANK = 1;
 
@@ -54,9 +61,24 @@ const firstText = (attrs: Attributes, keys: readonly string[]): string | undefin
   const v = first(attrs, keys);
   return v === undefined ? undefined : typeof v === "string" ? v : String(v);
 };
+/** `text` cut to a storable length, else `fallback`. */
+const textOr = (text: string | undefined, fallback: string): string => (text === undefined ? fallback : storable(text));
+/** Text cut to the longest string an event may hold (the preview plugin cuts previews much shorter later). */
+const storable = (s: string): string => (s.length > MAX_STRING_CHARS ? s.slice(0, MAX_STRING_CHARS) : s);
+/**
+ * A name used as an identifier (an agent, a session), cut to `max` without splitting a character; undefined when
+ * empty or when it holds what an identifier may not (U+0000, a lone surrogate): a repaired name would name another.
+ */
+export function identifier(s: string | undefined, max: number): string | undefined {
+  if (!s) return undefined;
+  let id = s.length > max ? s.slice(0, max) : s;
+  const last = id.charCodeAt(id.length - 1);
+  if (s.length > max && last >= 0xd800 && last <= 0xdbff) id = id.slice(0, -1);
+  return id && !needsRepair(id) ? id : undefined;
+}
 /** Content as text for a preview: strings as sent (often JSON already), anything else as JSON. */
 const asText = (v: AttrValue | undefined): string | undefined =>
-  v === undefined ? undefined : typeof v === "string" ? v : JSON.stringify(v);
+  v === undefined ? undefined : storable(typeof v === "string" ? v : JSON.stringify(v));
 /** Counts may arrive as int64, double or numeric text; anything else is left out. */
 const asNumber = (v: AttrValue | undefined): number | undefined =>
   typeof v === "number" ? v : typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : undefined;
@@ -107,7 +129,7 @@ function content(attrs: Attributes, which: "input" | "output", kind: MappedKind)
 function evaluationsOf(span: OtlpSpan): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const e of span.events) {
-    if (e.name !== EVALUATION_EVENT) continue;
+    if (e.name !== EVALUATION_EVENT || out.length >= MAX_SCORES_PER_SPAN) continue;
     const name = firstText(e.attributes, EVALUATION_ATTRIBUTES.name)?.slice(0, MAX_SCORE_NAME);
     const number = asNumber(first(e.attributes, EVALUATION_ATTRIBUTES.value));
     const value = number !== undefined && Number.isFinite(number) ? number : undefined;
@@ -129,11 +151,14 @@ function evaluationsOf(span: OtlpSpan): Record<string, unknown>[] {
 function failureOf(span: OtlpSpan): { error_type: string; error_message: string; traceback?: string } | undefined {
   if (span.statusCode !== STATUS_ERROR) return undefined;
   const exception = [...span.events].reverse().find((e) => e.name === EXCEPTION_EVENT)?.attributes;
-  const from = (keys: readonly string[]) => (exception && firstText(exception, keys)) ?? firstText(span.attributes, keys);
+  const from = (keys: readonly string[]) => {
+    const text = (exception && firstText(exception, keys)) ?? firstText(span.attributes, keys);
+    return text === undefined ? undefined : storable(text);
+  };
   const traceback = from(EXCEPTION_ATTRIBUTES.stacktrace);
   return {
     error_type: from(EXCEPTION_ATTRIBUTES.type) ?? "Error",
-    error_message: from(EXCEPTION_ATTRIBUTES.message) ?? span.statusMessage,
+    error_message: from(EXCEPTION_ATTRIBUTES.message) ?? storable(span.statusMessage),
     ...(traceback !== undefined ? { traceback } : {}),
   };
 }
@@ -145,14 +170,16 @@ function llmFields(attrs: Attributes): Record<string, unknown> {
   const provider = firstText(attrs, LLM_ATTRIBUTES.provider);
   if (provider !== undefined) out.provider = provider.slice(0, 100);
   for (const field of ["prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens", "cache_write_tokens", "reasoning_tokens", "cost_usd"] as const) {
+    // A count or cost the schema would refuse (negative, fractional, past 2^53) is left out, not the span.
     const n = asNumber(first(attrs, LLM_ATTRIBUTES[field]));
-    if (n !== undefined) out[field] = n;
+    if (n !== undefined && (field === "cost_usd" ? isCostUsd(n) : isCount(n))) out[field] = n;
   }
   const finish = first(attrs, FINISH_REASONS);
   const reason = Array.isArray(finish) ? finish[0] : finish;
   if (reason !== undefined && reason !== null) out.finish_reason = String(reason).slice(0, 100);
   const ttft = asNumber(attrs.get(TIME_TO_FIRST_CHUNK) ?? undefined);
-  if (ttft !== undefined && ttft >= 0) out.time_to_first_token_ms = Math.round(ttft * 1000);
+  const ttftMs = ttft === undefined ? undefined : Math.round(ttft * 1000);
+  if (isCount(ttftMs)) out.time_to_first_token_ms = ttftMs;
   return out;
 }
 
@@ -184,12 +211,12 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
     ...(failure ? { error: failure } : {}),
     ...(scores.length > 0 ? { scores } : {}),
   };
-  const name = span.name || firstText(attrs, ENTITY_NAME) || "span";
+  const name = storable(span.name || firstText(attrs, ENTITY_NAME) || "span");
   const payload = kind === "tool"
-    ? { tool_name: firstText(attrs, TOOL_ATTRIBUTES.name) ?? name, ...common }
-    : { node_name: firstText(attrs, ENTITY_NAME) ?? name, kind, ...common, ...(kind === "llm" || kind === "embedding" ? llmFields(attrs) : {}) };
+    ? { tool_name: textOr(firstText(attrs, TOOL_ATTRIBUTES.name), name), ...common }
+    : { node_name: textOr(firstText(attrs, ENTITY_NAME), name), kind, ...common, ...(kind === "llm" || kind === "embedding" ? llmFields(attrs) : {}) };
   // An agent span names the run's agent: agents end after the sub-agents they call, so the outermost is applied last.
-  const agentName = kind === "agent" ? firstText(attrs, AGENT_NAME)?.slice(0, MAX_AGENT_NAME) : undefined;
+  const agentName = kind === "agent" ? identifier(firstText(attrs, AGENT_NAME), MAX_AGENT_NAME) : undefined;
   return {
     event_type: kind === "tool" ? "tool_call" : "step",
     ...(agentName ? { agent_name: agentName } : {}),
@@ -204,17 +231,17 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
 
 /** The run's agent: gen_ai.agent.name of the root, else of the outermost (earliest) agent span; else service.name. */
 function agentOf(spans: readonly KindedSpan[], root: OtlpSpan | undefined): { name: string; fromGenAi: boolean } {
-  const rootName = root && firstText(root.attributes, AGENT_NAME);
-  if (rootName) return { name: rootName.slice(0, MAX_AGENT_NAME), fromGenAi: true };
+  const rootName = root && identifier(firstText(root.attributes, AGENT_NAME), MAX_AGENT_NAME);
+  if (rootName) return { name: rootName, fromGenAi: true };
   let agent: { name: string; at: number } | undefined;
   for (const { span: s, kind } of spans) {
     if (kind !== "agent") continue;
-    const n = firstText(s.attributes, AGENT_NAME);
+    const n = identifier(firstText(s.attributes, AGENT_NAME), MAX_AGENT_NAME);
     if (n && (!agent || s.startMs < agent.at)) agent = { name: n, at: s.startMs };
   }
-  if (agent) return { name: agent.name.slice(0, MAX_AGENT_NAME), fromGenAi: true };
-  const service = firstText((root ?? spans[0]!.span).resource, [SERVICE_NAME]);
-  return { name: (service || "unknown_service").slice(0, MAX_AGENT_NAME), fromGenAi: false };
+  if (agent) return { name: agent.name, fromGenAi: true };
+  const service = identifier(firstText((root ?? spans[0]!.span).resource, [SERVICE_NAME]), MAX_AGENT_NAME);
+  return { name: service ?? "unknown_service", fromGenAi: false };
 }
 
 const MAX_SESSION_ID = 200;
@@ -224,8 +251,8 @@ const MAX_SESSION_ID = 200;
  */
 function sessionOf(spans: readonly KindedSpan[], root: OtlpSpan | undefined): string | undefined {
   for (const s of root ? [root, ...spans.map((k) => k.span)] : spans.map((k) => k.span)) {
-    const id = firstText(s.attributes, SESSION_ID)?.slice(0, MAX_SESSION_ID);
-    if (id) return needsRepair(id) ? undefined : id;
+    const text = firstText(s.attributes, SESSION_ID);
+    if (text) return identifier(text, MAX_SESSION_ID);
   }
   return undefined;
 }
@@ -280,13 +307,19 @@ function mapTrace(traceId: string, list: readonly { span: OtlpSpan; index: numbe
   return { traceId, runStart, spans: mapped };
 }
 
+/** Why the span at `index` of an export is refused, for partial_success; undefined when it is taken. */
+export function refusalOf(span: OtlpSpan, index: number): string | undefined {
+  const why = malformed(span);
+  return why && `span ${index}${span.name ? ` (${span.name.slice(0, 80)})` : ""}: ${why}`;
+}
+
 /** Maps an export's spans, trace by trace (in the order traces first appear); malformed spans are refused. */
 export function mapExport(spans: readonly OtlpSpan[]): MappedExport {
   const refused: { index: number; reason: string }[] = [];
   const byTrace = new Map<string, { span: OtlpSpan; index: number }[]>();
   spans.forEach((span, index) => {
-    const why = malformed(span);
-    if (why) return void refused.push({ index, reason: `span ${index}${span.name ? ` (${span.name.slice(0, 80)})` : ""}: ${why}` });
+    const reason = refusalOf(span, index);
+    if (reason) return void refused.push({ index, reason });
     const list = byTrace.get(span.traceId!);
     if (list) list.push({ span, index });
     else byTrace.set(span.traceId!, [{ span, index }]);

@@ -1,11 +1,16 @@
 /**
- * What the pipeline does with a batch of log records, on whichever thread it runs: decode them, dead-letter
- * records that are not events, and process the events with failure isolation (isolation.ts). It resolves only
- * when every record is stored or dead-lettered, so the log may commit: acknowledged = stored + dead-lettered.
+ * What the pipeline does with a batch of log records, on whichever thread it runs: decode them, expand OTLP export
+ * records into their events (otlp/export-record.ts), dead-letter records that are not events, and process the
+ * events with failure isolation (isolation.ts), at most `maxEvents` at a time (an export record is hundreds of
+ * events). It resolves only when every record is stored or dead-lettered, so the log may commit:
+ * acknowledged = stored + dead-lettered. A part stored before a later part fails is stored again when the log
+ * hands the batch again, as duplicates: skipped.
  */
 import { decodeBatch, recordAt, type EncodedBatch } from "../core/events/wire.js";
 import type { LoggedEvent } from "../core/events/schema.js";
+import { runIdFor } from "../core/ids.js";
 import type { Logger } from "../core/logger.js";
+import { expandExportRecord, isExportRecord } from "../otlp/export-record.js";
 import { addDeadLetters, type NewDeadLetter } from "../stores/dead-letters.js";
 import { processIsolated, storageProbe } from "./isolation.js";
 import type { BatchProcessor } from "./batch-processor.js";
@@ -35,9 +40,10 @@ export function createRecordHandler(
   processor: BatchProcessor,
   ports: Pick<PipelinePorts, "sql" | "clickhouse">,
   logger: Logger,
-  options: { singleRetryDelaysMs?: readonly number[] } = {},
+  options: { singleRetryDelaysMs?: readonly number[]; maxEvents?: number } = {},
 ): RecordHandler {
   const storageUp = storageProbe(ports.sql, ports.clickhouse);
+  const maxEvents = options.maxEvents ?? 5000;
   return async (batch) => {
     const skipped = new Set<number>();
     const notEvents: NewDeadLetter[] = [];
@@ -45,15 +51,18 @@ export function createRecordHandler(
       skipped.add(index);
       notEvents.push({ raw: recordAt(batch, index), error: `the log record is not JSON: ${describeError(err).error}` });
     });
-    // The events, with each one's position in the batch (for its raw bytes), and the records that are not events.
+    // The events, with the position in the batch of those logged as events (for their raw bytes), and the records
+    // that are not events.
     const events: LoggedEvent[] = [];
-    const indexes: number[] = [];
+    const positions = new Map<LoggedEvent, number>();
     for (let i = 0, k = 0; i < batch.ends.length; i++) {
       if (skipped.has(i)) continue;
       const e = decoded[k++]!;
       if (isLoggedEvent(e)) {
         events.push(e);
-        indexes.push(i);
+        positions.set(e, i);
+      } else if (isExportRecord(e)) {
+        expandInto(events, notEvents, e, recordAt(batch, i));
       } else {
         notEvents.push({ raw: recordAt(batch, i), error: "the log record is JSON but not a Runwatch event" });
       }
@@ -62,17 +71,45 @@ export function createRecordHandler(
       logger.error("dead-lettering log records that are not events", { records: notEvents.length });
       await addDeadLetters(ports.sql, notEvents);
     }
-    if (events.length === 0) return;
-    // Looked up only when something is dead-lettered: a batch that stores cleanly builds no map.
-    let positions: Map<LoggedEvent, number> | undefined;
-    const positionOf = (e: LoggedEvent): number => (positions ??= new Map(events.map((ev, k) => [ev, indexes[k]!]))).get(e)!;
-    await processIsolated(events, {
-      process: processor,
-      deadLetter: (failed) =>
-        addDeadLetters(ports.sql, failed.map(({ event, error }) => ({ raw: recordAt(batch, positionOf(event)), event, ...describeError(error) }))),
-      storageUp,
-      logger,
-      singleRetryDelaysMs: options.singleRetryDelaysMs,
-    });
+    // An event expanded from an export record is kept as its own JSON: a replayed dead letter is an event record.
+    const rawOf = (e: LoggedEvent): Uint8Array => {
+      const at = positions.get(e);
+      return at === undefined ? Buffer.from(JSON.stringify(e)) : recordAt(batch, at);
+    };
+    for (let i = 0; i < events.length; i += maxEvents) {
+      await processIsolated(events.length <= maxEvents ? events : events.slice(i, i + maxEvents), {
+        process: processor,
+        deadLetter: (failed) => addDeadLetters(ports.sql, failed.map(({ event, error }) => ({ raw: rawOf(event), event, ...describeError(error) }))),
+        storageUp,
+        logger,
+        singleRetryDelaysMs: options.singleRetryDelaysMs,
+      });
+    }
   };
+}
+
+/**
+ * Adds an export record's events to `events`. Its malformed spans were refused when it was acknowledged; anything
+ * else it cannot store (the mapping is total: not expected) is dead-lettered, as is a record whose body is not an
+ * export.
+ */
+function expandInto(events: LoggedEvent[], deadLetters: NewDeadLetter[], record: Parameters<typeof expandExportRecord>[0], raw: Uint8Array): void {
+  let expanded: ReturnType<typeof expandExportRecord>;
+  try {
+    expanded = expandExportRecord(record);
+  } catch (err) {
+    deadLetters.push({ raw, error: `the OTLP export record cannot be mapped: ${describeError(err).error}` });
+    return;
+  }
+  for (const e of expanded.events) events.push(e);
+  for (const r of expanded.refused) {
+    for (const e of r.events) {
+      const sdkRunId = String(e.sdk_run_id);
+      deadLetters.push({
+        raw: Buffer.from(JSON.stringify(e)),
+        event: { user_id: record.user_id, run_id: runIdFor(record.user_id, sdkRunId), sdk_run_id: sdkRunId, event_id: String(e.event_id), event_type: e.event_type as LoggedEvent["event_type"] },
+        error: `an OTLP span the ingest rules refuse: ${r.reason}`,
+      });
+    }
+  }
 }

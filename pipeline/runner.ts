@@ -63,6 +63,13 @@ export interface Pipeline {
  */
 export const DEFAULT_MAX_WAIT_MS = 20;
 
+/**
+ * The most bytes of log records in one batch: 5,000 events of a few hundred bytes to a few KB each fit; OTLP export
+ * records (hundreds of spans each, otlp/export-record.ts) stop a batch at about 25 exports of 512 spans, which the
+ * record handler then processes maxBatch events at a time.
+ */
+const MAX_BATCH_BYTES = 8 * 1024 * 1024;
+
 /** The batch processor with its plugin chain built and initialised; close() closes the plugins. */
 export interface PipelineCore {
   readonly processor: BatchProcessor;
@@ -87,7 +94,7 @@ export async function createPipelineCore(ports: PipelinePorts, options: Pipeline
   const processor = createBatchProcessor(ctx, store, plugins, options.cacheSize ?? 50_000);
   return {
     processor,
-    handleRecords: createRecordHandler(processor, ports, logger, { singleRetryDelaysMs: options.singleRetryDelaysMs }),
+    handleRecords: createRecordHandler(processor, ports, logger, { singleRetryDelaysMs: options.singleRetryDelaysMs, maxEvents: options.maxBatch }),
     plugins,
     async close() {
       for (const p of plugins) {
@@ -105,6 +112,7 @@ export async function createPipelineCore(ports: PipelinePorts, options: Pipeline
 export const consumeOptionsFor = (options: PipelineOptions) => ({
   group: options.group ?? "pipeline",
   maxBatch: options.maxBatch ?? 5000,
+  maxBytes: MAX_BATCH_BYTES,
   maxWaitMs: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
 });
 

@@ -113,7 +113,7 @@ export class FileConsumer implements LogConsumer {
       await this.sleep(deadline - Date.now(), "data");
     }
     if (this.stopping) return;
-    const batch = await this.cursor.read(maxBatch);
+    const batch = await this.cursor.read(maxBatch, this.options.maxBytes);
     if (batch.length === 0) return;
     const firstOffset = this.cursor.offset - batch.length;
     const delivered = await deliver(this.options.handler, batch, {

@@ -48,8 +48,11 @@ export class LogCursor {
     while (this.offset < offset) await this.expectRecord();
   }
 
-  /** Reads up to max records, never past the durable end. The bytes are copies (the reader's buffer is reused). */
-  async read(max: number): Promise<Uint8Array[]> {
+  /**
+   * Reads up to max records and, past the first, maxBytes bytes, never past the durable end. The bytes are copies
+   * (the reader's buffer is reused).
+   */
+  async read(max: number, maxBytes = Infinity): Promise<Uint8Array[]> {
     if (this.reader === null) {
       const first = this.log.firstOffset();
       if (this.offset < first) {
@@ -64,8 +67,11 @@ export class LogCursor {
       await this.seek(this.offset);
     }
     const out: Uint8Array[] = [];
-    while (out.length < max && this.offset < this.log.endOffset()) {
-      out.push(Uint8Array.prototype.slice.call(await this.expectRecord()));
+    let bytes = 0;
+    while (out.length < max && bytes < maxBytes && this.offset < this.log.endOffset()) {
+      const record = Uint8Array.prototype.slice.call(await this.expectRecord()) as Uint8Array;
+      out.push(record);
+      bytes += record.byteLength;
     }
     return out;
   }

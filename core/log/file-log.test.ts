@@ -96,6 +96,23 @@ describe("file log", () => {
     expect(got[0]).toEqual(events[0]);
   });
 
+  it("a batch stops growing at maxBytes, past a record however large it is", async () => {
+    const log = await openLog(await tempDir());
+    const events = Array.from({ length: 40 }, (_, i) => ev(`b${i}`, { s: "x".repeat(i === 10 ? 50_000 : 900) }));
+    await appendEvents(log, events);
+    const sizes: number[][] = [];
+    const c = await log.consume({ group: "bytes", maxBatch: 1000, maxBytes: 8_000, maxWaitMs: 1, handler: async (b) => void sizes.push(b.map((r) => r.byteLength)) });
+    await waitFor(async () => sizes.flat().length === 40);
+    await c.stop();
+    for (const batch of sizes) {
+      // Every record but the last of a batch was taken while the batch held fewer than maxBytes.
+      expect(batch.slice(0, -1).reduce((a, b) => a + b, 0)).toBeLessThan(8_000);
+    }
+    const withBig = sizes.find((b) => b.some((n) => n > 50_000))!;
+    expect(withBig[withBig.length - 1]).toBeGreaterThan(50_000); // the batch ends with it
+    expect(sizes.length).toBeGreaterThan(4);
+  });
+
   it("group-commits concurrent appends: all resolve, order of calls kept", async () => {
     const log = await openLog(await tempDir());
     const events = Array.from({ length: 2000 }, (_, i) => ev(`c${i}`, { s: "é✓😀".repeat(i % 7) }));

@@ -136,11 +136,15 @@ export class KafkaConsumer implements LogConsumer {
     }
   }
 
-  /** Runs the handler over the slices in chunks of ≤ maxBatch, each until it succeeds (core/log/delivery.ts). */
+  /** Runs the handler over the slices in chunks of ≤ maxBatch records (and maxBytes), each until it succeeds (core/log/delivery.ts). */
   private async handleWithRetry(slices: readonly Slice[]): Promise<boolean> {
     const all = slices.flatMap((s) => s.events);
-    for (let i = 0; i < all.length; i += this.opts.maxBatch) {
-      const chunk = all.slice(i, i + this.opts.maxBatch);
+    const maxBytes = this.opts.maxBytes ?? Infinity;
+    for (let i = 0; i < all.length; ) {
+      let end = i + 1;
+      for (let bytes = all[i]!.byteLength; end < all.length && end - i < this.opts.maxBatch && bytes < maxBytes; end++) bytes += all[end]!.byteLength;
+      const chunk = all.slice(i, end);
+      i = end;
       const ok = await deliver(this.opts.handler, chunk, {
         backoff: HANDLER_BACKOFF,
         stopped: () => this.stopping,

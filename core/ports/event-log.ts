@@ -25,6 +25,11 @@ export interface EventLog {
 export interface ConsumeOptions<T = Uint8Array> {
   readonly group: string;
   readonly maxBatch: number;
+  /**
+   * A batch stops growing once it holds this many bytes (it always holds at least one record); default unbounded.
+   * Records differ in size by orders of magnitude (an event, an OTLP export of hundreds of spans).
+   */
+  readonly maxBytes?: number;
   readonly maxWaitMs: number;
   readonly handler: (batch: readonly T[]) => Promise<void>;
   /**

@@ -7,7 +7,7 @@
 import { gzipSync } from "node:zlib";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeRpcStatus, encodeRpcStatus } from "../../otlp/otlp-protobuf.js";
+import { decodeProtobufResponse, decodeRpcStatus, encodeRpcStatus } from "../../otlp/otlp-protobuf.js";
 import { hashApiKey } from "../../core/ids.js";
 import { findActiveKeyByHash } from "../../stores/accounts/api-keys.js";
 import { bearer, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
@@ -106,24 +106,29 @@ describe("OTLP/HTTP answers", () => {
     expect((await post(srv, acct.key, exportJson(spans), JSON_TYPE, { "content-encoding": "br" })).status).toBe(415);
   });
 
-  it("partial_success counts the refused spans and names why; the others are stored", async () => {
+  it("partial_success counts the refused spans and names why; the others are stored, a value out of range left out", async () => {
     const traceId = hexId(16);
     const good = smallTrace(traceId);
-    const negative = { ...good[0]!, spanId: hexId(8), name: "bad tokens", attributes: { "gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": -5 } };
+    const negative = { ...good[0]!, spanId: hexId(8), name: "bad tokens", attributes: { "gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": -5, "gen_ai.usage.output_tokens": 3 } };
     const badId = { ...good[0]!, traceId: "abc", spanId: hexId(8), name: "bad trace id" };
-    const res = await post(srv, acct.key, exportJson([...good, negative, badId]), JSON_TYPE);
+    const badTime = { ...good[0]!, spanId: hexId(8), name: "bad time", endMs: 1e15 };
+    const res = await post(srv, acct.key, exportJson([...good, negative, badId, badTime]), JSON_TYPE);
     expect(res.status).toBe(200);
     const body = (await res.json()) as { partialSuccess: { rejectedSpans: string; errorMessage: string } };
     expect(body.partialSuccess.rejectedSpans).toBe("2");
-    expect(body.partialSuccess.errorMessage).toContain("payload.prompt_tokens");
     expect(body.partialSuccess.errorMessage).toContain("traceId must be 16 bytes");
-    const { events } = await waitForRun(srv.url, acct.key, traceId, (b) => b.run.status === "success");
-    expect(events.map((e) => e.payload.node_name).filter(Boolean).sort()).toEqual(["chat gpt-4o", "invoke_agent bot"]);
+    expect(body.partialSuccess.errorMessage).toContain("endTimeUnixNano must be a time");
+    const { events } = await waitForRun(srv.url, acct.key, traceId, (b) => b.run.status === "success" && b.events.length >= 4);
+    expect(events.map((e) => e.payload.node_name).filter(Boolean).sort()).toEqual(["bad tokens", "chat gpt-4o", "invoke_agent bot"]);
+    // A negative token count is not a count: the span is kept, the count left out.
+    const taken = events.find((e) => e.payload.node_name === "bad tokens")!;
+    expect(taken.payload.prompt_tokens).toBeUndefined();
+    expect(taken.payload.completion_tokens).toBe(3);
 
     // In protobuf the answer is an ExportTraceServiceResponse with partial_success.
-    const pbRes = await post(srv, acct.key, exportProtobuf([{ ...negative, spanId: hexId(8) }]), PB);
+    const pbRes = await post(srv, acct.key, exportProtobuf([{ ...badId, spanId: hexId(8) }]), PB);
     expect(pbRes.status).toBe(200);
-    expect((await pbRes.arrayBuffer()).byteLength).toBeGreaterThan(10);
+    expect(decodeProtobufResponse(new Uint8Array(await pbRes.arrayBuffer())).partialSuccess?.rejectedSpans).toBe(1);
   });
 
   it("400 for a body that is not an export, with a google.rpc.Status in the request's format", async () => {

@@ -76,7 +76,7 @@ export async function startOtlpGrpc(deps: OtlpGrpcDeps, host: string, port: numb
           const code = decoded.status === 413 ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.INVALID_ARGUMENT;
           return callback({ code, details: decoded.message });
         }
-        if (decoded.accepted > 0) await appendDurably(() => deps.log.append(decoded.events), decoded.accepted, deps.logger);
+        if (decoded.records > 0) await appendDurably(() => deps.log.append(decoded.events), decoded.records, deps.logger);
         callback(null, Buffer.from(decoded.response.buffer, decoded.response.byteOffset, decoded.response.byteLength));
       } catch (err) {
         callback(grpcError(err, deps.logger));

@@ -76,7 +76,7 @@ export function otlpTracesHandler(deps: OtlpHttpDeps): (ctx: Context) => Promise
       if (!decoded.ok) {
         throw new HttpProblem(decoded.status, decoded.status === 413 ? "payload_too_large" : "malformed_export", decoded.message);
       }
-      if (decoded.accepted > 0) await appendDurably(() => deps.log.append(decoded.events), decoded.accepted, deps.logger);
+      if (decoded.records > 0) await appendDurably(() => deps.log.append(decoded.events), decoded.records, deps.logger);
       ctx.status = 200;
       ctx.type = format === "json" ? "application/json" : "application/x-protobuf";
       ctx.body = Buffer.from(decoded.response.buffer, decoded.response.byteOffset, decoded.response.byteLength);

@@ -1,0 +1,60 @@
+/**
+ * An export's spans → the events the pipeline stores: the mapping (mapping.ts), then for each event the ingest
+ * value rules (core/events/schema.ts checkBuiltEvent, which also repairs U+0000 and lone surrogates in content) and
+ * enrichment (owner, run id, receive time). The same function runs wherever an export is mapped: in the pipeline
+ * for an export record (export-record.ts), and at the receiver for an export too large to log whole.
+ *
+ * A span whose events fail the checks is set aside with the reason; the mapping is total, so only malformed spans
+ * (mapping.ts refusalOf) are expected here, and mapping.test.ts checks that no other span is.
+ */
+import { Either } from "effect";
+import { enrichEvent } from "../core/events/enrich.js";
+import { checkBuiltEvent, type IngestEvent, type LoggedEvent } from "../core/events/schema.js";
+import { mapExport, type RawEvent } from "./mapping.js";
+import type { OtlpSpan } from "./trace-model.js";
+
+export interface RefusedSpans {
+  readonly reason: string;
+  /** How many of the export's spans this refusal covers (a trace whose run_start fails: all of its spans). */
+  readonly spans: number;
+  /** The mapped events set aside (none for a malformed span, which maps to nothing). */
+  readonly events: readonly RawEvent[];
+}
+
+export interface ExportEvents {
+  readonly events: LoggedEvent[];
+  readonly refused: RefusedSpans[];
+}
+
+/** The first ValidationError of an event, as text naming the field; undefined when it passes. */
+function refusal(raw: RawEvent, userId: number, receivedAt: Date, runIds: Map<string, string>, out: LoggedEvent[]): string | undefined {
+  const parsed = checkBuiltEvent(raw as unknown as IngestEvent);
+  if (Either.isLeft(parsed)) return parsed.left.message;
+  out.push(enrichEvent(parsed.right, userId, receivedAt, runIds));
+  return undefined;
+}
+
+export function eventsOfSpans(spans: readonly OtlpSpan[], userId: number, receivedAtMs: number): ExportEvents {
+  const mapped = mapExport(spans);
+  const refused: RefusedSpans[] = mapped.refused.map((r) => ({ reason: r.reason, spans: 1, events: [] }));
+  const receivedAt = new Date(receivedAtMs);
+  const runIds = new Map<string, string>();
+  const events: LoggedEvent[] = [];
+  for (const trace of mapped.traces) {
+    const start: LoggedEvent[] = [];
+    const why = refusal(trace.runStart, userId, receivedAt, runIds, start);
+    if (why !== undefined) {
+      refused.push({ reason: `trace ${trace.traceId}: ${why}`, spans: trace.spans.length, events: [trace.runStart, ...trace.spans.flatMap((s) => s.events)] });
+      continue;
+    }
+    const taken: LoggedEvent[] = [];
+    for (const span of trace.spans) {
+      const own: LoggedEvent[] = [];
+      const spanWhy = span.events.map((e) => refusal(e, userId, receivedAt, runIds, own)).find((w) => w !== undefined);
+      if (spanWhy === undefined) taken.push(...own);
+      else refused.push({ reason: `span ${span.index} (${String(span.events[0]!.span_id)}): ${spanWhy}`, spans: 1, events: span.events });
+    }
+    if (taken.length > 0) events.push(...start, ...taken);
+  }
+  return { events, refused };
+}
