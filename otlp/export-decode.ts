@@ -84,7 +84,7 @@ function decode(body: Uint8Array, format: OtlpFormat, userId: number, receivedAt
     });
     rejected = reasons.length;
     records = rejected < spans.length ? 1 : 0;
-    events = encodeExportRecord(body, format, userId, receivedAtMs);
+    events = records > 0 ? encodeExportRecord(body, format, userId, receivedAtMs) : encodeEvents([]);
   } else {
     const mapped = eventsOfSpans(spans, userId, receivedAtMs);
     reasons = mapped.refused.map((r) => r.reason);

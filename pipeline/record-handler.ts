@@ -54,15 +54,16 @@ export function createRecordHandler(
     // The events, with the position in the batch of those logged as events (for their raw bytes), and the records
     // that are not events.
     const events: LoggedEvent[] = [];
-    const positions = new Map<LoggedEvent, number>();
+    const indexes: number[] = [];
     for (let i = 0, k = 0; i < batch.ends.length; i++) {
       if (skipped.has(i)) continue;
       const e = decoded[k++]!;
       if (isLoggedEvent(e)) {
         events.push(e);
-        positions.set(e, i);
+        indexes.push(i);
       } else if (isExportRecord(e)) {
         expandInto(events, notEvents, e, recordAt(batch, i));
+        while (indexes.length < events.length) indexes.push(-1);
       } else {
         notEvents.push({ raw: recordAt(batch, i), error: "the log record is JSON but not a Runwatch event" });
       }
@@ -71,10 +72,12 @@ export function createRecordHandler(
       logger.error("dead-lettering log records that are not events", { records: notEvents.length });
       await addDeadLetters(ports.sql, notEvents);
     }
-    // An event expanded from an export record is kept as its own JSON: a replayed dead letter is an event record.
+    // Looked up only when something is dead-lettered: a batch that stores cleanly builds no map. An event expanded
+    // from an export record is kept as its own JSON: a replayed dead letter is an event record.
+    let positions: Map<LoggedEvent, number> | undefined;
     const rawOf = (e: LoggedEvent): Uint8Array => {
-      const at = positions.get(e);
-      return at === undefined ? Buffer.from(JSON.stringify(e)) : recordAt(batch, at);
+      const at = (positions ??= new Map(events.map((ev, k) => [ev, indexes[k]!]))).get(e)!;
+      return at < 0 ? Buffer.from(JSON.stringify(e)) : recordAt(batch, at);
     };
     for (let i = 0; i < events.length; i += maxEvents) {
       await processIsolated(events.length <= maxEvents ? events : events.slice(i, i + maxEvents), {
