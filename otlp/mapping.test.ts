@@ -220,8 +220,8 @@ describe("the mapping is total: only malformed spans are refused", () => {
         }));
         const evs = events(
           span({
-            name, statusCode: 2, statusMessage: huge, resource: attrs({ "service.name": name }), events: evaluations,
-            attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name, "gen_ai.conversation.id": name, "gen_ai.input.messages": huge },
+            name, statusCode: 2, statusMessage: huge, resource: attrs({ "service.name": name }), events: evaluations, scope: huge,
+            attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name, "gen_ai.conversation.id": name, "gen_ai.input.messages": huge, "gen_ai.system_instructions": huge },
           }),
           span({
             spanId: "1111111111111111", parentSpanId: "b7ad6b7169203331", name,

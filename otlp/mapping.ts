@@ -117,7 +117,7 @@ function content(attrs: Attributes, which: "input" | "output", kind: MappedKind)
     (kind === "llm" ? indexedMessages(attrs, input ? CONTENT_ATTRIBUTES.indexedInput : CONTENT_ATTRIBUTES.indexedOutput) : undefined) ??
     first(attrs, input ? CONTENT_ATTRIBUTES.inputValue : CONTENT_ATTRIBUTES.outputValue);
   const system = input ? first(attrs, CONTENT_ATTRIBUTES.system) : undefined;
-  if (system !== undefined) return JSON.stringify({ system_instructions: system, messages: direct ?? null });
+  if (system !== undefined) return storable(JSON.stringify({ system_instructions: system, messages: direct ?? null }));
   return asText(direct);
 }
 
@@ -281,7 +281,7 @@ function mapTrace(traceId: string, list: readonly { span: OtlpSpan; index: numbe
     occurred_at: iso(startMs),
     ...(session ? { session_id: session } : {}),
     payload: {
-      framework: (root ?? spans[0]!.span).scope || "opentelemetry",
+      framework: storable((root ?? spans[0]!.span).scope || "opentelemetry"),
       ...(rootInput !== undefined ? { input: previewOf(rootInput) } : {}),
     },
   };
