@@ -10,7 +10,7 @@ import { decodeBatch, recordAt, type EncodedBatch } from "../core/events/wire.js
 import type { LoggedEvent } from "../core/events/schema.js";
 import { runIdFor } from "../core/ids.js";
 import type { Logger } from "../core/logger.js";
-import { expandExportRecord, isExportRecord } from "../otlp/export-record.js";
+import { expandExportRecord, isExportRecord, type ExportRecord } from "../otlp/export-record.js";
 import { addDeadLetters, type NewDeadLetter } from "../stores/dead-letters.js";
 import { processIsolated, storageProbe } from "./isolation.js";
 import type { BatchProcessor } from "./batch-processor.js";
@@ -51,22 +51,14 @@ export function createRecordHandler(
       skipped.add(index);
       notEvents.push({ raw: recordAt(batch, index), error: `the log record is not JSON: ${describeError(err).error}` });
     });
-    // The events, with the position in the batch of those logged as events (for their raw bytes), and the records
-    // that are not events.
-    const events: LoggedEvent[] = [];
-    const indexes: number[] = [];
+    // The records in log order: events as logged, and export records, expanded when their turn comes.
+    const items: { readonly index: number; readonly event?: LoggedEvent; readonly record?: ExportRecord }[] = [];
     for (let i = 0, k = 0; i < batch.ends.length; i++) {
       if (skipped.has(i)) continue;
       const e = decoded[k++]!;
-      if (isLoggedEvent(e)) {
-        events.push(e);
-        indexes.push(i);
-      } else if (isExportRecord(e)) {
-        expandInto(events, notEvents, e, recordAt(batch, i));
-        while (indexes.length < events.length) indexes.push(-1);
-      } else {
-        notEvents.push({ raw: recordAt(batch, i), error: "the log record is JSON but not a Runwatch event" });
-      }
+      if (isLoggedEvent(e)) items.push({ index: i, event: e });
+      else if (isExportRecord(e)) items.push({ index: i, record: e });
+      else notEvents.push({ raw: recordAt(batch, i), error: "the log record is JSON but not a Runwatch event" });
     }
     if (notEvents.length) {
       logger.error("dead-lettering log records that are not events", { records: notEvents.length });
@@ -76,18 +68,38 @@ export function createRecordHandler(
     // from an export record is kept as its own JSON: a replayed dead letter is an event record.
     let positions: Map<LoggedEvent, number> | undefined;
     const rawOf = (e: LoggedEvent): Uint8Array => {
-      const at = (positions ??= new Map(events.map((ev, k) => [ev, indexes[k]!]))).get(e)!;
-      return at < 0 ? Buffer.from(JSON.stringify(e)) : recordAt(batch, at);
+      positions ??= new Map(items.filter((it) => it.event).map((it) => [it.event!, it.index]));
+      const at = positions.get(e);
+      return at === undefined ? Buffer.from(JSON.stringify(e)) : recordAt(batch, at);
     };
-    for (let i = 0; i < events.length; i += maxEvents) {
-      await processIsolated(events.length <= maxEvents ? events : events.slice(i, i + maxEvents), {
-        process: processor,
-        deadLetter: (failed) => addDeadLetters(ports.sql, failed.map(({ event, error }) => ({ raw: rawOf(event), event, ...describeError(error) }))),
-        storageUp,
-        logger,
-        singleRetryDelaysMs: options.singleRetryDelaysMs,
-      });
+    const isolation = {
+      process: processor,
+      deadLetter: (failed: readonly { event: LoggedEvent; error: unknown }[]) =>
+        addDeadLetters(ports.sql, failed.map(({ event, error }) => ({ raw: rawOf(event), event, ...describeError(error) }))),
+      storageUp,
+      logger,
+      singleRetryDelaysMs: options.singleRetryDelaysMs,
+    };
+    // The next maxEvents events, mapping export records as needed: only two parts' events are alive at a time.
+    const unmappable: NewDeadLetter[] = [];
+    const pending: LoggedEvent[] = [];
+    let next = 0;
+    const take = (): LoggedEvent[] => {
+      while (pending.length < maxEvents && next < items.length) {
+        const it = items[next++]!;
+        if (it.event) pending.push(it.event);
+        else expandInto(pending, unmappable, it.record!, recordAt(batch, it.index));
+      }
+      return pending.splice(0, maxEvents);
+    };
+    // Each part is stored in log order; the next one is mapped while the current one waits on storage (the thread
+    // would otherwise sit idle while ClickHouse and Postgres work).
+    for (let part = take(); part.length > 0; ) {
+      const storing = processIsolated(part, isolation);
+      part = take();
+      await storing;
     }
+    if (unmappable.length) await addDeadLetters(ports.sql, unmappable);
   };
 }
 
@@ -96,7 +108,7 @@ export function createRecordHandler(
  * else it cannot store (the mapping is total: not expected) is dead-lettered, as is a record whose body is not an
  * export.
  */
-function expandInto(events: LoggedEvent[], deadLetters: NewDeadLetter[], record: Parameters<typeof expandExportRecord>[0], raw: Uint8Array): void {
+function expandInto(events: LoggedEvent[], deadLetters: NewDeadLetter[], record: ExportRecord, raw: Uint8Array): void {
   let expanded: ReturnType<typeof expandExportRecord>;
   try {
     expanded = expandExportRecord(record);
