@@ -9,7 +9,8 @@
 import { gunzipSync } from "node:zlib";
 import { encodeEvents, type EncodedEvents } from "../core/events/wire.js";
 import { eventsOfSpans } from "./export-events.js";
-import { decodeExportBody, encodeExportRecord, MAX_EXPORT_RECORD_BODY_BYTES, type OtlpFormat } from "./export-record.js";
+import { encodeExportRecord, type OtlpFormat } from "../core/events/export-record.js";
+import { decodeExportBody, MAX_EXPORT_RECORD_BODY_BYTES } from "./export-record.js";
 import { refusalOf } from "./mapping.js";
 import { jsonResponse } from "./otlp-json.js";
 import { encodeProtobufResponse } from "./otlp-protobuf.js";

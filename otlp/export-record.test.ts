@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { recordAt } from "../core/events/wire.js";
 import { exportJson, exportProtobuf, hexId, type SpanSpec } from "../test/e2e/otlp-fixtures.js";
 import { eventsOfSpans } from "./export-events.js";
-import { decodeExportBody, encodeExportRecord, expandExportRecord, isExportRecord } from "./export-record.js";
+import { encodeExportRecord, isExportRecord } from "../core/events/export-record.js";
+import { decodeExportBody, expandExportRecord } from "./export-record.js";
 import { MalformedExport } from "./trace-model.js";
 
 const t = Date.UTC(2026, 10, 25, 9);

@@ -10,7 +10,8 @@ import { decodeBatch, recordAt, type EncodedBatch } from "../core/events/wire.js
 import type { LoggedEvent } from "../core/events/schema.js";
 import { runIdFor } from "../core/ids.js";
 import type { Logger } from "../core/logger.js";
-import { expandExportRecord, isExportRecord, type ExportRecord } from "../otlp/export-record.js";
+import { isExportRecord, type ExportRecord } from "../core/events/export-record.js";
+import { expandExportRecord } from "../otlp/export-record.js";
 import { addDeadLetters, type NewDeadLetter } from "../stores/dead-letters.js";
 import { processIsolated, storageProbe } from "./isolation.js";
 import type { BatchProcessor } from "./batch-processor.js";

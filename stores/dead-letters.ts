@@ -7,10 +7,13 @@
  *
  * Replay puts a dead letter back into the event log, as the event it was, after the storable-value rules
  * (core/events/storable.ts) repaired what they can; the pipeline then stores it like any event (dedup by
- * event_id makes a second replay store nothing new).
+ * event_id makes a second replay store nothing new). A dead-lettered OTLP export record (a pipeline of an older
+ * version that did not know the record, during a rolling upgrade) goes back as the record it was.
  */
 import { createHash } from "node:crypto";
+import { exportRecordKey, isExportRecord } from "../core/events/export-record.js";
 import type { LoggedEvent } from "../core/events/schema.js";
+import { encodeBatch } from "../core/events/wire.js";
 import { makeStorable, repairString } from "../core/events/storable.js";
 import type { EventLog } from "../core/ports/event-log.js";
 import type { Sql } from "../core/ports/sql.js";
@@ -173,16 +176,25 @@ export async function replayDeadLetters(sql: Sql, log: Pick<EventLog, "append">,
     params,
   );
   const skipped: { id: number; reason: string }[] = [];
-  const events: LoggedEvent[] = [];
+  // What goes back, in the order it failed: runs of events, and export records one by one.
+  const appends: (LoggedEvent[] | { readonly raw: Uint8Array; readonly key: string })[] = [];
   const ids: number[] = [];
   for (const r of rows) {
     const id = Number(r.id);
     try {
-      const event = JSON.parse(utf8.decode(Buffer.from(r.raw_hex, "hex"))) as LoggedEvent;
-      if (typeof event !== "object" || event === null || typeof event.event_id !== "string" || typeof event.user_id !== "number") {
-        throw new Error("the record is not a Runwatch event");
+      const raw = Buffer.from(r.raw_hex, "hex");
+      const record = JSON.parse(utf8.decode(raw)) as unknown;
+      if (isExportRecord(record)) {
+        appends.push({ raw, key: exportRecordKey(record.user_id) });
+      } else {
+        const event = record as LoggedEvent;
+        if (typeof event !== "object" || event === null || typeof event.event_id !== "string" || typeof event.user_id !== "number") {
+          throw new Error("the record is not a Runwatch event");
+        }
+        const last = appends[appends.length - 1];
+        const run = Array.isArray(last) && last.length < 500 ? last : (appends.push([]), appends[appends.length - 1] as LoggedEvent[]);
+        run.push(makeStorable(event, { identifiers: new Set() }));
       }
-      events.push(makeStorable(event, { identifiers: new Set() }));
       ids.push(id);
     } catch (err) {
       skipped.push({ id, reason: (err as Error).message });
@@ -193,7 +205,10 @@ export async function replayDeadLetters(sql: Sql, log: Pick<EventLog, "append">,
   // failure (which clears replayed_at) must win over this mark.
   await sql.query(`UPDATE dead_letters SET replayed_at = now() WHERE id = ANY($1::bigint[])`, [ids]);
   try {
-    for (let i = 0; i < events.length; i += 500) await appendEvents(log, events.slice(i, i + 500));
+    for (const a of appends) {
+      if (Array.isArray(a)) await appendEvents(log, a);
+      else await log.append({ ...encodeBatch([a.raw]), keys: [a.key] });
+    }
   } catch (err) {
     await sql.query(`UPDATE dead_letters SET replayed_at = NULL WHERE id = ANY($1::bigint[])`, [ids]).catch(() => {});
     throw err;

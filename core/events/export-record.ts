@@ -1,0 +1,41 @@
+/**
+ * The event-log record of an OTLP export logged whole (docs/OTEL.md): a receiver appends the export as it came, the
+ * pipeline maps it into events (otlp/export-record.ts expandExportRecord). Like an event record it is JSON, so a
+ * batch of mixed records still decodes with one JSON.parse:
+ *   {"otlp_export":1,"user_id":7,"received_at_ms":1764000000000,"format":"protobuf","body":"<base64>"}
+ * `body` is the export as the client sent it, decompressed. The format lives here, beside the event records'
+ * (wire.ts), because more than the OTLP code reads it: replaying a dead letter puts such a record back in the log.
+ *
+ * Log key: one per user (`otlp:<user id>`), not per run: an export holds many traces, and a trace's spans arrive
+ * in several exports, so with a key per user every export of a trace reaches the same consumer, in order.
+ */
+import { encodeBatch, type EncodedEvents } from "./wire.js";
+
+export type OtlpFormat = "protobuf" | "json";
+
+export interface ExportRecord {
+  readonly otlp_export: 1;
+  readonly user_id: number;
+  readonly received_at_ms: number;
+  readonly format: OtlpFormat;
+  /** The (decompressed) export body, base64. */
+  readonly body: string;
+}
+
+export const exportRecordKey = (userId: number): string => `otlp:${userId}`;
+
+/** The export as one log record (a buffer of its own: a decode thread transfers it). */
+export function encodeExportRecord(body: Uint8Array, format: OtlpFormat, userId: number, receivedAtMs: number): EncodedEvents {
+  const head = `{"otlp_export":1,"user_id":${userId},"received_at_ms":${receivedAtMs},"format":"${format}","body":"`;
+  const b64 = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("base64");
+  const record = Buffer.from(`${head}${b64}"}`, "latin1");
+  return { ...encodeBatch([record]), keys: [exportRecordKey(userId)] };
+}
+
+export function isExportRecord(x: unknown): x is ExportRecord {
+  const r = x as Partial<ExportRecord> | null;
+  return (
+    typeof r === "object" && r !== null && r.otlp_export === 1 && Number.isSafeInteger(r.user_id) && Number.isFinite(r.received_at_ms) &&
+    (r.format === "protobuf" || r.format === "json") && typeof r.body === "string"
+  );
+}
