@@ -191,8 +191,8 @@ export async function replayDeadLetters(sql: Sql, log: Pick<EventLog, "append">,
         if (typeof event !== "object" || event === null || typeof event.event_id !== "string" || typeof event.user_id !== "number") {
           throw new Error("the record is not a Runwatch event");
         }
-        const last = appends[appends.length - 1];
-        const run = Array.isArray(last) && last.length < 500 ? last : (appends.push([]), appends[appends.length - 1] as LoggedEvent[]);
+        let run = appends[appends.length - 1];
+        if (!Array.isArray(run) || run.length >= 500) appends.push((run = []));
         run.push(makeStorable(event, { identifiers: new Set() }));
       }
       ids.push(id);
