@@ -1,5 +1,6 @@
 /**
- * Large OTLP exports, on a server with the default limits (otlp-protocol.test.ts lowers them): one just under the
+ * Large OTLP exports, on a server with the default limits (otlp-protocol.test.ts lowers them) that logs exports
+ * whole (RUNWATCH_OTLP_MAPPING=pipeline): one just under the
  * export-record limit (otlp/export-record.ts MAX_EXPORT_RECORD_BODY_BYTES) is logged whole, a 5.3 MiB record (in
  * scale mode, one Kafka message); one over it, within RUNWATCH_OTLP_MAX_BODY_BYTES (16 MiB by default), is mapped
  * by the receiver, which logs its events. Both are answered and stored alike.
@@ -14,7 +15,7 @@ let srv: TestServer;
 let acct: TestAccount;
 
 beforeAll(async () => {
-  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 } });
+  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_OTLP_MAPPING: "pipeline" } });
   acct = await srv.account();
 });
 afterAll(async () => {

@@ -10,6 +10,7 @@
  */
 import type { Worker } from "node:worker_threads";
 import { Unavailable } from "../../core/errors.js";
+import type { OtlpMapping } from "../../core/config.js";
 import type { Logger } from "../../core/logger.js";
 import { ownBytes, Rpc, type Transfer } from "../../core/threads/rpc.js";
 import { spawnThread, threadModule } from "../../core/threads/spawn.js";
@@ -29,14 +30,23 @@ export interface DecodeLimits {
   readonly otlpMaxBodyBytes: number;
   /** RUNWATCH_OTLP_MAX_SPANS: the most spans of one export. */
   readonly otlpMaxSpans: number;
+  /** RUNWATCH_OTLP_MAPPING: where exports are mapped (core/config.ts OtlpMapping). */
+  readonly otlpMapping: OtlpMapping;
 }
 export type DecodeThreadData = DecodeLimits;
 
 /** What an ingest decode thread serves (decode-worker.ts); this side serves nothing. */
 export interface DecodeMethods {
   decode(body: Uint8Array, userId: number, receivedAtMs: number): DecodedBatch | Transfer<DecodedBatch>;
-  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number): DecodedExport | Transfer<DecodedExport>;
+  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number, logWhole: boolean): DecodedExport | Transfer<DecodedExport>;
 }
+
+/**
+ * Whether an export is logged whole for the pipeline to map (otlp/export-decode.ts): with `auto`, when the decoder
+ * is busy (every decode thread already has work: exports are queueing up), so a burst is acknowledged at the cost of
+ * decoding alone; otherwise it is mapped where it is decoded, off the pipeline's single thread.
+ */
+export const logsWhole = (mapping: OtlpMapping, busy: boolean): boolean => mapping === "pipeline" || (mapping === "auto" && busy);
 
 type DecodeRpc = Rpc<Record<never, never>, DecodeMethods>;
 
@@ -44,15 +54,15 @@ type DecodeRpc = Rpc<Record<never, never>, DecodeMethods>;
 export const decodeHere = (limits: DecodeLimits) => ({
   decode: (body: Uint8Array, userId: number, receivedAtMs: number): DecodedBatch =>
     decodeIngestBatch(body, userId, receivedAtMs, limits.maxBatchEvents),
-  decodeOtlp: (body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number): DecodedExport =>
-    decodeOtlpExport(body, format, gzipped, userId, receivedAtMs, { maxBytes: limits.otlpMaxBodyBytes, maxSpans: limits.otlpMaxSpans }),
+  decodeOtlp: (body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number, logWhole: boolean): DecodedExport =>
+    decodeOtlpExport(body, format, gzipped, userId, receivedAtMs, { maxBytes: limits.otlpMaxBodyBytes, maxSpans: limits.otlpMaxSpans }, logWhole),
 });
 
 export function inThreadDecoder(limits: DecodeLimits): BatchDecoder {
   const here = decodeHere(limits);
   return {
     decode: async (...args) => here.decode(...args),
-    decodeOtlp: async (...args) => here.decodeOtlp(...args),
+    decodeOtlp: async (...args) => here.decodeOtlp(...args, logsWhole(limits.otlpMapping, false)),
     close: async () => {},
   };
 }
@@ -74,7 +84,7 @@ export const DECODE_THREAD_IDLE_MS = 30_000;
  * starts only while the first is busy.
  */
 export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Logger; idleMs?: number }): BatchDecoder & { running(): number } {
-  const data: DecodeThreadData = { maxBatchEvents: opts.maxBatchEvents, otlpMaxBodyBytes: opts.otlpMaxBodyBytes, otlpMaxSpans: opts.otlpMaxSpans };
+  const data: DecodeThreadData = { maxBatchEvents: opts.maxBatchEvents, otlpMaxBodyBytes: opts.otlpMaxBodyBytes, otlpMaxSpans: opts.otlpMaxSpans, otlpMapping: opts.otlpMapping };
   const slots: (DecodeThread | undefined)[] = new Array(Math.max(1, opts.threads)).fill(undefined);
   const idleMs = opts.idleMs ?? DECODE_THREAD_IDLE_MS;
   let closed = false;
@@ -122,14 +132,15 @@ export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Lo
     return free >= 0 ? spawn(free) : best!;
   };
 
-  /** Runs a call on the least busy thread. */
-  const onThread = async <T>(call: (rpc: DecodeRpc) => Promise<T>): Promise<T> => {
+  /** Runs a call on the least busy thread; `busy`: even that one already has work. */
+  const onThread = async <T>(call: (rpc: DecodeRpc, busy: boolean) => Promise<T>): Promise<T> => {
     if (closed) throw new Unavailable({ service: "ingest", message: "the server is shutting down" });
     const thread = pick();
+    const busy = thread.inflight > 0;
     thread.inflight++;
     clearTimeout(thread.idleTimer);
     try {
-      return await call(thread.rpc);
+      return await call(thread.rpc, busy);
     } finally {
       if (--thread.inflight === 0) retireWhenIdle(thread);
     }
@@ -142,7 +153,7 @@ export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Lo
     },
     async decodeOtlp(body, format, gzipped, userId, receivedAtMs) {
       const own = ownBytes(body);
-      return onThread((rpc) => rpc.call("decodeOtlp", [own, format, gzipped, userId, receivedAtMs], [own.buffer]));
+      return onThread((rpc, busy) => rpc.call("decodeOtlp", [own, format, gzipped, userId, receivedAtMs, logsWhole(opts.otlpMapping, busy)], [own.buffer]));
     },
     running: () => slots.filter((t) => t?.alive).length,
     async close() {
