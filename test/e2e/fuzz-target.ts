@@ -15,7 +15,8 @@ export interface FuzzTarget {
 export function useFuzzTarget(): FuzzTarget {
   const target = {} as { srv: TestServer; userId: number; key: string };
   beforeAll(async () => {
-    // OTLP exports logged whole: the fuzz then reaches the pipeline's mapping (otlp-protocol.test.ts sees the receiver's).
+    // OTLP exports logged whole (the default, said here because the fuzz relies on it): the fuzz reaches the
+    // pipeline's mapping; otlp-protocol.test.ts sees the receiver's.
     target.srv = await startTestServer({ pipeline: true, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000", RUNWATCH_OTLP_MAPPING: "pipeline" }, pipelineOptions: { maxWaitMs: 5 } });
     target.userId = (await target.srv.user()).id;
     target.key = await target.srv.key(target.userId);

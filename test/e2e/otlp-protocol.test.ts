@@ -18,7 +18,8 @@ let acct: TestAccount;
 const RATE_LIMIT = 100_000;
 
 beforeAll(async () => {
-  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT), RUNWATCH_OTLP_MAX_BODY_BYTES: "200000", RUNWATCH_OTLP_MAX_SPANS: "100" } });
+  // The receiver maps exports here (RUNWATCH_OTLP_MAPPING=receiver); the fuzz and large-export suites log them whole.
+  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT), RUNWATCH_OTLP_MAX_BODY_BYTES: "200000", RUNWATCH_OTLP_MAX_SPANS: "100", RUNWATCH_OTLP_MAPPING: "receiver" } });
   acct = await srv.account();
 });
 afterAll(async () => {

@@ -8,8 +8,8 @@ import { createLogger } from "../../core/logger.js";
 import { exportProtobuf, hexId } from "../../test/e2e/otlp-fixtures.js";
 import { inThreadDecoder, threadDecoder } from "./decode-thread.js";
 
-const threads = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: "auto" as const, threads: 2, logger: createLogger("error") });
-const local = inThreadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: "auto" });
+const threads = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: "pipeline" as const, threads: 2, logger: createLogger("error") });
+const local = inThreadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: "pipeline" });
 afterAll(() => threads.close());
 
 const body = (v: unknown) => new TextEncoder().encode(typeof v === "string" ? v : JSON.stringify(v));
@@ -55,7 +55,7 @@ describe("ingest decode threads", () => {
   });
 
   it("starts threads with the first body, a second only while the first is busy, and retires them when idle", async () => {
-    const d = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: "auto" as const, threads: 2, logger: createLogger("error"), idleMs: 300 });
+    const d = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: "pipeline" as const, threads: 2, logger: createLogger("error"), idleMs: 300 });
     try {
       expect(d.running()).toBe(0);
       expect((await d.decode(body({ events: [ev(1)] }), 1, Date.now())).ok).toBe(true);
@@ -73,21 +73,21 @@ describe("ingest decode threads", () => {
     }
   });
 
-  it("OTLP mapping auto: an export is mapped on a free thread, logged whole while every thread is busy; receiver and pipeline force it", async () => {
+  it("RUNWATCH_OTLP_MAPPING: pipeline logs an export whole (one export record), receiver logs its events", async () => {
     const spans = [{ traceId: hexId(16), spanId: hexId(8), name: "root", startMs: Date.now() - 1000, endMs: Date.now(), attributes: { "gen_ai.operation.name": "invoke_agent" } }];
-    const pb = () => exportProtobuf(spans);
-    /** Whether the log received the export whole (one export record) rather than its events. */
-    const whole = (r: Awaited<ReturnType<typeof threads.decodeOtlp>>) => r.ok && r.records === 1 && r.events.keys[0]!.startsWith("otlp:");
-    for (const mapping of ["auto", "receiver", "pipeline"] as const) {
+    for (const mapping of ["receiver", "pipeline"] as const) {
       const d = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: mapping, threads: 1, logger: createLogger("error") });
       try {
-        const alone = await d.decodeOtlp(pb(), "protobuf", false, 1, Date.now());
-        const burst = await Promise.all(Array.from({ length: 4 }, () => d.decodeOtlp(pb(), "protobuf", false, 1, Date.now())));
-        expect(whole(alone)).toBe(mapping === "pipeline");
-        // One thread: the burst's first export finds it free, the other three queue behind it.
-        expect(burst.map(whole)).toEqual(mapping === "auto" ? [false, true, true, true] : Array(4).fill(mapping === "pipeline"));
-        // Mapped, the export is its events: run_start, the root's end, run_end.
-        if (!whole(alone) && alone.ok) expect(alone.records).toBe(3);
+        const r = await d.decodeOtlp(exportProtobuf(spans), "protobuf", false, 7, Date.now());
+        if (!r.ok) throw new Error(r.message);
+        if (mapping === "pipeline") {
+          expect(r.records).toBe(1);
+          expect(r.events.keys).toEqual(["otlp:7"]);
+        } else {
+          // Its events: run_start, the root's end, run_end, each keyed by user and run.
+          expect(r.records).toBe(3);
+          expect(decodeBatch(r.events, () => {}).map((e) => e.event_type).sort()).toEqual(["run_end", "run_start", "step"]);
+        }
       } finally {
         await d.close();
       }
@@ -95,7 +95,7 @@ describe("ingest decode threads", () => {
   });
 
   it("answers Unavailable once closed", async () => {
-    const d = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: "auto" as const, threads: 1, logger: createLogger("error") });
+    const d = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: "pipeline" as const, threads: 1, logger: createLogger("error") });
     await d.close();
     await expect(d.decode(body({ events: [ev(1)] }), 1, Date.now())).rejects.toMatchObject({ _tag: "Unavailable" });
   });

@@ -41,12 +41,8 @@ export interface DecodeMethods {
   decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number, logWhole: boolean): DecodedExport | Transfer<DecodedExport>;
 }
 
-/**
- * Whether an export is logged whole for the pipeline to map (otlp/export-decode.ts): with `auto`, when the decoder
- * is busy (every decode thread already has work: exports are queueing up), so a burst is acknowledged at the cost of
- * decoding alone; otherwise it is mapped where it is decoded, off the pipeline's single thread.
- */
-export const logsWhole = (mapping: OtlpMapping, busy: boolean): boolean => mapping === "pipeline" || (mapping === "auto" && busy);
+/** Whether an export is logged whole for the pipeline to map (otlp/export-decode.ts), else mapped where it is decoded. */
+export const logsWhole = (mapping: OtlpMapping): boolean => mapping === "pipeline";
 
 type DecodeRpc = Rpc<Record<never, never>, DecodeMethods>;
 
@@ -62,7 +58,7 @@ export function inThreadDecoder(limits: DecodeLimits): BatchDecoder {
   const here = decodeHere(limits);
   return {
     decode: async (...args) => here.decode(...args),
-    decodeOtlp: async (...args) => here.decodeOtlp(...args, logsWhole(limits.otlpMapping, false)),
+    decodeOtlp: async (...args) => here.decodeOtlp(...args, logsWhole(limits.otlpMapping)),
     close: async () => {},
   };
 }
@@ -132,15 +128,14 @@ export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Lo
     return free >= 0 ? spawn(free) : best!;
   };
 
-  /** Runs a call on the least busy thread; `busy`: even that one already has work. */
-  const onThread = async <T>(call: (rpc: DecodeRpc, busy: boolean) => Promise<T>): Promise<T> => {
+  /** Runs a call on the least busy thread. */
+  const onThread = async <T>(call: (rpc: DecodeRpc) => Promise<T>): Promise<T> => {
     if (closed) throw new Unavailable({ service: "ingest", message: "the server is shutting down" });
     const thread = pick();
-    const busy = thread.inflight > 0;
     thread.inflight++;
     clearTimeout(thread.idleTimer);
     try {
-      return await call(thread.rpc, busy);
+      return await call(thread.rpc);
     } finally {
       if (--thread.inflight === 0) retireWhenIdle(thread);
     }
@@ -153,7 +148,7 @@ export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Lo
     },
     async decodeOtlp(body, format, gzipped, userId, receivedAtMs) {
       const own = ownBytes(body);
-      return onThread((rpc, busy) => rpc.call("decodeOtlp", [own, format, gzipped, userId, receivedAtMs, logsWhole(opts.otlpMapping, busy)], [own.buffer]));
+      return onThread((rpc) => rpc.call("decodeOtlp", [own, format, gzipped, userId, receivedAtMs, logsWhole(opts.otlpMapping)], [own.buffer]));
     },
     running: () => slots.filter((t) => t?.alive).length,
     async close() {

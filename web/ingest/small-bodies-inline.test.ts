@@ -10,7 +10,7 @@ import { exportProtobuf, type SpanSpec } from "../../test/e2e/otlp-fixtures.js";
 import { threadDecoder } from "./decode-thread.js";
 import { smallBodiesInline } from "./small-bodies-inline.js";
 
-const limits = { maxBatchEvents: 1000, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: "auto" as const };
+const limits = { maxBatchEvents: 1000, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: "pipeline" as const };
 const body = (n: number) =>
   new TextEncoder().encode(JSON.stringify({
     events: Array.from({ length: n }, (_, i) => ({ event_type: "step", sdk_run_id: "run-1", payload: { node_name: "plan", phase: "end", output_preview: "x".repeat(150), i } })),

@@ -52,7 +52,7 @@ export function smallBodiesInline(
       takes(body.byteLength) ? timed(() => here.decode(body, userId, receivedAtMs)) : threads.decode(body, userId, receivedAtMs),
     decodeOtlp: async (body, format, gzipped, userId, receivedAtMs) =>
       !gzipped && takes(body.byteLength)
-        ? timed(() => here.decodeOtlp(body, format, gzipped, userId, receivedAtMs, logsWhole(limits.otlpMapping, false)))
+        ? timed(() => here.decodeOtlp(body, format, gzipped, userId, receivedAtMs, logsWhole(limits.otlpMapping)))
         : threads.decodeOtlp(body, format, gzipped, userId, receivedAtMs),
     close: () => threads.close(),
     decodedInline: () => count,
