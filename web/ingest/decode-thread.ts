@@ -38,11 +38,8 @@ export type DecodeThreadData = DecodeLimits;
 /** What an ingest decode thread serves (decode-worker.ts); this side serves nothing. */
 export interface DecodeMethods {
   decode(body: Uint8Array, userId: number, receivedAtMs: number): DecodedBatch | Transfer<DecodedBatch>;
-  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number, logWhole: boolean): DecodedExport | Transfer<DecodedExport>;
+  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number): DecodedExport | Transfer<DecodedExport>;
 }
-
-/** Whether an export is logged whole for the pipeline to map (otlp/export-decode.ts), else mapped where it is decoded. */
-export const logsWhole = (mapping: OtlpMapping): boolean => mapping === "pipeline";
 
 type DecodeRpc = Rpc<Record<never, never>, DecodeMethods>;
 
@@ -50,15 +47,16 @@ type DecodeRpc = Rpc<Record<never, never>, DecodeMethods>;
 export const decodeHere = (limits: DecodeLimits) => ({
   decode: (body: Uint8Array, userId: number, receivedAtMs: number): DecodedBatch =>
     decodeIngestBatch(body, userId, receivedAtMs, limits.maxBatchEvents),
-  decodeOtlp: (body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number, logWhole: boolean): DecodedExport =>
-    decodeOtlpExport(body, format, gzipped, userId, receivedAtMs, { maxBytes: limits.otlpMaxBodyBytes, maxSpans: limits.otlpMaxSpans }, logWhole),
+  // RUNWATCH_OTLP_MAPPING=pipeline: the export is logged whole for the pipeline to map, else mapped here.
+  decodeOtlp: (body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number): DecodedExport =>
+    decodeOtlpExport(body, format, gzipped, userId, receivedAtMs, { maxBytes: limits.otlpMaxBodyBytes, maxSpans: limits.otlpMaxSpans }, limits.otlpMapping === "pipeline"),
 });
 
 export function inThreadDecoder(limits: DecodeLimits): BatchDecoder {
   const here = decodeHere(limits);
   return {
     decode: async (...args) => here.decode(...args),
-    decodeOtlp: async (...args) => here.decodeOtlp(...args, logsWhole(limits.otlpMapping)),
+    decodeOtlp: async (...args) => here.decodeOtlp(...args),
     close: async () => {},
   };
 }
@@ -148,7 +146,7 @@ export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Lo
     },
     async decodeOtlp(body, format, gzipped, userId, receivedAtMs) {
       const own = ownBytes(body);
-      return onThread((rpc) => rpc.call("decodeOtlp", [own, format, gzipped, userId, receivedAtMs, logsWhole(opts.otlpMapping)], [own.buffer]));
+      return onThread((rpc) => rpc.call("decodeOtlp", [own, format, gzipped, userId, receivedAtMs], [own.buffer]));
     },
     running: () => slots.filter((t) => t?.alive).length,
     async close() {

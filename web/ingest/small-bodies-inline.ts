@@ -8,7 +8,7 @@
  * and every body once this thread has spent `budgetMsPerSecond` decoding in the current second go to the threads,
  * so a flood of small batches still spreads over the cores.
  */
-import { decodeHere, logsWhole, type BatchDecoder, type DecodeLimits } from "./decode-thread.js";
+import { decodeHere, type BatchDecoder, type DecodeLimits } from "./decode-thread.js";
 
 export interface InlinePolicy {
   /** Bodies up to this many bytes may decode on the request's thread (RUNWATCH_INGEST_INLINE_BYTES; 0: none). */
@@ -52,7 +52,7 @@ export function smallBodiesInline(
       takes(body.byteLength) ? timed(() => here.decode(body, userId, receivedAtMs)) : threads.decode(body, userId, receivedAtMs),
     decodeOtlp: async (body, format, gzipped, userId, receivedAtMs) =>
       !gzipped && takes(body.byteLength)
-        ? timed(() => here.decodeOtlp(body, format, gzipped, userId, receivedAtMs, logsWhole(limits.otlpMapping)))
+        ? timed(() => here.decodeOtlp(body, format, gzipped, userId, receivedAtMs))
         : threads.decodeOtlp(body, format, gzipped, userId, receivedAtMs),
     close: () => threads.close(),
     decodedInline: () => count,
