@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { recordAt } from "../core/events/wire.js";
+import { decodeBatch, recordAt } from "../core/events/wire.js";
 import { exportJson, exportProtobuf, hexId, type SpanSpec } from "../test/e2e/otlp-fixtures.js";
 import { eventsOfSpans } from "./export-events.js";
 import { encodeExportRecord, isExportRecord } from "../core/events/export-record.js";
@@ -21,6 +21,8 @@ describe("OTLP export records", () => {
       expect(encoded.ends).toHaveLength(1);
       expect(encoded.keys).toEqual(["otlp:42"]);
       const record: unknown = JSON.parse(Buffer.from(recordAt(encoded, 0)).toString("utf8"));
+      // Framed like any batch: the whole buffer decodes with one JSON.parse, as the pipeline reads it.
+      expect(decodeBatch(encoded, () => { throw new Error("undecodable"); })).toEqual([record]);
       expect(isExportRecord(record)).toBe(true);
       if (!isExportRecord(record)) return;
       const expanded = expandExportRecord(record);

@@ -9,7 +9,7 @@
  * Log key: one per user (`otlp:<user id>`), not per run: an export holds many traces, and a trace's spans arrive
  * in several exports, so with a key per user every export of a trace reaches the same consumer, in order.
  */
-import { encodeBatch, type EncodedEvents } from "./wire.js";
+import { encodeAsciiRecord, type EncodedEvents } from "./wire.js";
 
 export type OtlpFormat = "protobuf" | "json";
 
@@ -28,8 +28,7 @@ export const exportRecordKey = (userId: number): string => `otlp:${userId}`;
 export function encodeExportRecord(body: Uint8Array, format: OtlpFormat, userId: number, receivedAtMs: number): EncodedEvents {
   const head = `{"otlp_export":1,"user_id":${userId},"received_at_ms":${receivedAtMs},"format":"${format}","body":"`;
   const b64 = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("base64");
-  const record = Buffer.from(`${head}${b64}"}`, "latin1");
-  return { ...encodeBatch([record]), keys: [exportRecordKey(userId)] };
+  return { ...encodeAsciiRecord([head, b64, '"}']), keys: [exportRecordKey(userId)] };
 }
 
 export function isExportRecord(x: unknown): x is ExportRecord {

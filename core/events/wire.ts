@@ -38,6 +38,23 @@ export function encodeBatch(records: readonly Uint8Array[]): EncodedBatch {
   return { data, ends };
 }
 
+/**
+ * One record of ASCII text, given in parts, as a batch, written once into a buffer of its own. An OTLP export record
+ * is ~300 KB of base64; joining its parts, encoding the text and framing the record copied it three times (0.6 ms of
+ * an export's ~2.5 ms acknowledgement). Every part must be ASCII (it is written one byte per character).
+ */
+export function encodeAsciiRecord(parts: readonly string[]): EncodedBatch {
+  let length = 0;
+  for (const p of parts) length += p.length;
+  const data = new Uint8Array(length + 2);
+  const out = Buffer.from(data.buffer);
+  data[0] = OPEN;
+  let pos = 1;
+  for (const p of parts) pos += out.write(p, pos, "latin1");
+  data[pos] = CLOSE;
+  return { data, ends: Uint32Array.of(pos) };
+}
+
 /** Encoded events with the log key (logKey: user + run) of each, for EventLog.append. */
 export interface EncodedEvents extends EncodedBatch {
   readonly keys: readonly string[];
