@@ -89,17 +89,18 @@ export async function listSessions(ch: ClickHouse, userId: number, filter: Sessi
 /** One session with its runs in start order, or undefined when the user has no run in it. */
 export async function getSession(ch: ClickHouse, userId: number, sessionId: string): Promise<{ session: SessionSummary; runs: RunRecord[] } | undefined> {
   const params = { uid: userId, sid: sessionId, take: MAX_SESSION_RUNS };
-  const [summary, runs] = await Promise.all([
-    ch.query<Record<string, unknown>>(
-      `SELECT ${SUMMARY} FROM agent_runs FINAL WHERE user_id = {uid:UInt64} AND session_id = {sid:String} GROUP BY session_id`,
-      params,
-    ),
-    ch.query<Record<string, unknown>>(
-      `SELECT ${RUN_SELECT} FROM agent_runs FINAL WHERE user_id = {uid:UInt64} AND session_id = {sid:String}
-       ORDER BY ${RUN_SORT_AT}, external_id LIMIT {take:UInt32}`,
-      params,
-    ),
-  ]);
+  // The runs first, then the summary: read side by side, the summary could be a moment older than the runs listed
+  // with it (a run stored in between: two runs listed, one counted). A run only gets newer versions until retention
+  // deletes it, so read after, the summary counts every run listed.
+  const runs = await ch.query<Record<string, unknown>>(
+    `SELECT ${RUN_SELECT} FROM agent_runs FINAL WHERE user_id = {uid:UInt64} AND session_id = {sid:String}
+     ORDER BY ${RUN_SORT_AT}, external_id LIMIT {take:UInt32}`,
+    params,
+  );
+  const summary = await ch.query<Record<string, unknown>>(
+    `SELECT ${SUMMARY} FROM agent_runs FINAL WHERE user_id = {uid:UInt64} AND session_id = {sid:String} GROUP BY session_id`,
+    params,
+  );
   if (!summary[0]) return undefined;
   return { session: decodeSummary(summary[0]), runs: runs.map(decodeRun) };
 }
