@@ -1,6 +1,7 @@
 import { calcPrice } from "@pydantic/genai-prices";
 import { describe, expect, it } from "vitest";
-import { computeCost, costAggregation } from "./cost-aggregation.js";
+import { costAggregation } from "./cost-aggregation.js";
+import { computeCost } from "./prices.js";
 import { applyEvents, testEvent } from "./testing.js";
 
 describe("cost-aggregation plugin", () => {

@@ -10,9 +10,9 @@
  * run is recorded in agent_run_starts and only runs inserted there for the first time are added, in one
  * transaction per batch: the count is exact under replays.
  */
-import { calcPrice } from "@pydantic/genai-prices";
 import { defineProcedure, type Sql } from "../core/ports/sql.js";
 import type { Batch, Plugin, PluginContext } from "./plugin.js";
+import { computeCost } from "./prices.js";
 
 const SCRATCH = "cost-aggregation";
 
@@ -25,42 +25,6 @@ interface RunStart {
 }
 
 const count = (v: unknown): number | undefined => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : undefined);
-
-/**
- * USD price of a model call from the genai-prices table, or undefined when the model is unknown.
- * Accepts "gpt-4o" as well as provider-qualified names like "openai/gpt-4o" or "anthropic:claude-3-5-sonnet".
- */
-export function computeCost(
-  model: string,
-  promptTokens: number,
-  completionTokens: number,
-  at?: string,
-  more: { provider?: string; cachedTokens?: number; cacheWriteTokens?: number } = {},
-): number | undefined {
-  const cached = more.cachedTokens || 0;
-  const written = more.cacheWriteTokens || 0;
-  // genai-prices counts cache reads and writes as parts of input_tokens, priced at their own rates, and throws when
-  // they add up to more than it. Such counts were reported apart from the prompt tokens (Anthropic's API does so:
-  // input_tokens, cache_read_input_tokens and cache_creation_input_tokens do not overlap), so they are added to it.
-  const input = cached + written > promptTokens ? promptTokens + cached + written : promptTokens;
-  const usage = { input_tokens: input, output_tokens: completionTokens, cache_read_tokens: cached || undefined, cache_write_tokens: written || undefined };
-  const timestamp = at ? new Date(at) : undefined;
-  const price = (modelId: string, providerId?: string): number | undefined => {
-    try {
-      return calcPrice(usage, modelId, { providerId, timestamp })?.total_price;
-    } catch {
-      // A usage the price table refuses (a future rule of its own) leaves the call unpriced; it must not make the
-      // event unstorable.
-      return undefined;
-    }
-  };
-  const withProvider = more.provider ? price(model, more.provider) : undefined;
-  if (withProvider !== undefined) return withProvider;
-  const direct = price(model);
-  if (direct !== undefined) return direct;
-  const m = /^([\w.-]+)[/:](.+)$/.exec(model);
-  return m ? (price(m[2]!, m[1]!) ?? price(m[2]!)) : undefined;
-}
 
 /** Creates missing agents and adds each run not yet counted to its agent's total_runs, exactly once. */
 export async function countAgentRuns(sql: Sql, starts: readonly RunStart[]): Promise<void> {

@@ -12,7 +12,7 @@ import type { RunRecord } from "../core/events/run.js";
 import { toChTime } from "../core/clickhouse/event-store.js";
 import { logKey } from "../core/events/schema.js";
 import { errorOf, isLlmCallEnd } from "../core/events/spans.js";
-import { computeCost } from "./cost-aggregation.js";
+import { computeCost } from "./prices.js";
 import type { Batch, PipelineEvent, Plugin, PluginContext } from "./plugin.js";
 
 const count = (v: unknown): number => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : 0);

@@ -12,7 +12,7 @@ import { bearer, CookieJar, csrfFrom, json, startTestServer, waitForRun, type Te
 import type { SessionUser } from "../../web/deps.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { activateVersion, addVersion, createAgent } from "../../stores/agent-registry.js";
-import { computeCost } from "../../plugins/cost-aggregation.js";
+import { computeCost } from "../../plugins/prices.js";
 
 let srv: TestServer;
 let key: string;

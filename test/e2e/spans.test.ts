@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { calcPrice } from "@pydantic/genai-prices";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentMonthSpend, costGroups } from "../../core/clickhouse/costs.js";
-import { computeCost } from "../../plugins/cost-aggregation.js";
+import { computeCost } from "../../plugins/prices.js";
 import { bearer, json, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 
 let srv: TestServer;
