@@ -23,8 +23,11 @@ export interface CallTokens {
   cacheWrite: number;
 }
 
-/** Prices a call of one resolved model; undefined when the table refuses the usage. */
-type Pricer = (tokens: CallTokens, at: Date | undefined) => number | undefined;
+/**
+ * Prices a call of one resolved model at `at` (ISO 8601); undefined when the table refuses the usage. The time is
+ * parsed only by the pricers that need it (calcPrice's): on the coefficients' path it would be wasted per call.
+ */
+type Pricer = (tokens: CallTokens, at: string | undefined) => number | undefined;
 
 const usageOf = (t: CallTokens): Usage => ({
   input_tokens: t.input,
@@ -85,7 +88,7 @@ const linear = (k: Coefficients, t: CallTokens) => Math.max(0, k.c + k.a * t.inp
 
 /** A resolved model's pricer: from coefficients per tier where the table allows it, else calcPrice every time. */
 function pricerFor(modelId: string, providerId: string | undefined, model: ModelInfo): Pricer {
-  const slow: Pricer = (t, at) => tablePrice(modelId, providerId, t, at);
+  const slow: Pricer = (t, at) => tablePrice(modelId, providerId, t, at === undefined ? undefined : new Date(at));
   const starts = tierStarts(model);
   if (starts === undefined) return slow;
   const bounds = [0, ...starts.filter((s) => s > 0), Infinity];
@@ -152,5 +155,5 @@ export function computeCost(
   // input_tokens, cache_read_input_tokens and cache_creation_input_tokens do not overlap), so they are added to it.
   const input = cacheRead + cacheWrite > promptTokens ? promptTokens + cacheRead + cacheWrite : promptTokens;
   const pricer = pricerOf(model, more.provider);
-  return pricer?.({ input, output: completionTokens, cacheRead, cacheWrite }, at ? new Date(at) : undefined);
+  return pricer?.({ input, output: completionTokens, cacheRead, cacheWrite }, at || undefined);
 }
