@@ -13,7 +13,7 @@
  * are used; a model whose prices change with the time (a `start_date` or `time_of_date` constraint), or whose check
  * fails, is priced by calcPrice on every call, as before. prices.test.ts compares the two over the whole table.
  */
-import { calcPrice, type ModelInfo, type Usage } from "@pydantic/genai-prices";
+import { calcPrice, type ModelInfo, type PriceCalculation, type Usage } from "@pydantic/genai-prices";
 
 /** A call's token counts, as the pipeline has them (cache reads and writes are parts of the input). */
 export interface CallTokens {
@@ -36,14 +36,18 @@ const usageOf = (t: CallTokens): Usage => ({
   cache_write_tokens: t.cacheWrite || undefined,
 });
 
-/** The table's own calculation; a usage it refuses leaves the call unpriced (it must not make the event unstorable). */
-function tablePrice(modelId: string, providerId: string | undefined, tokens: CallTokens, at?: Date): number | undefined {
+/** calcPrice, undefined where it throws: a usage the table refuses leaves the call unpriced (the event stays storable). */
+function lookUp(usage: Usage, modelId: string, providerId: string | undefined, at?: Date): PriceCalculation | undefined {
   try {
-    return calcPrice(usageOf(tokens), modelId, { providerId, timestamp: at })?.total_price;
+    return calcPrice(usage, modelId, { providerId, timestamp: at }) ?? undefined;
   } catch {
     return undefined;
   }
 }
+
+/** The table's own price of a call. */
+const tablePrice = (modelId: string, providerId: string | undefined, tokens: CallTokens, at?: Date): number | undefined =>
+  lookUp(usageOf(tokens), modelId, providerId, at)?.total_price;
 
 interface Coefficients { c: number; a: number; b: number; r: number; w: number }
 
@@ -111,12 +115,7 @@ function resolve(model: string, provider: string | undefined): Pricer | null {
   const qualified = /^([\w.-]+)[/:](.+)$/.exec(model);
   if (qualified) attempts.push([qualified[2]!, qualified[1]!], [qualified[2]!, undefined]);
   for (const [modelId, providerId] of attempts) {
-    let found: ModelInfo | undefined;
-    try {
-      found = calcPrice({ input_tokens: 0, output_tokens: 0 }, modelId, { providerId })?.model;
-    } catch {
-      found = undefined;
-    }
+    const found = lookUp({ input_tokens: 0, output_tokens: 0 }, modelId, providerId)?.model;
     if (found) return pricerFor(modelId, providerId, found);
   }
   return null;
