@@ -1,0 +1,106 @@
+/**
+ * The pipeline thread's own CPU per OTLP span, without storage: `npm run bench:pipeline-cpu [-- exports]`.
+ *
+ * Takes the realistic exports of bench:otlp (otlp-payload.ts) as the export records a receiver logs, and runs what the
+ * pipeline thread does with them between its storage calls, stage by stage: expanding the records into events
+ * (otlp/export-record.ts), the built-in plugins' onEvent (live frames included), the agent_events rows as the bytes
+ * moved to the host, the llm_calls rows and the runs' rows. Storage calls are answered at once and their payloads
+ * dropped. Prints µs per span per stage (the thread's wall time, its own GC pauses included) and the whole process's
+ * CPU per span (V8's helper threads included), for `rounds` rounds after a warm-up. Used to find and check changes
+ * to the serial path that bounds how fast spans become visible (docs/PIPELINE.md, OTLP).
+ */
+import { createEventStore } from "../../core/clickhouse/event-store.js";
+import { toJsonEachRow } from "../../core/clickhouse/settings.js";
+import { loadConfig } from "../../core/config.js";
+import { decodeBatch } from "../../core/events/wire.js";
+import { encodeExportRecord, type ExportRecord } from "../../core/events/export-record.js";
+import { newRunRecord } from "../../core/events/run.js";
+import { logKey, type LoggedEvent } from "../../core/events/schema.js";
+import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import type { PubSub } from "../../core/ports/pubsub.js";
+import { createLogger } from "../../core/logger.js";
+import { expandExportRecord } from "../../otlp/export-record.js";
+import { broadcast } from "../../plugins/broadcast.js";
+import { costAggregation } from "../../plugins/cost-aggregation.js";
+import { llmCalls } from "../../plugins/llm-calls.js";
+import type { Batch, PipelineEvent, Plugin, PluginContext, RunDraft } from "../../plugins/plugin.js";
+import { previewTruncation } from "../../plugins/preview-truncation.js";
+import { scores } from "../../plugins/scores.js";
+import { statusMachine } from "../../plugins/status-machine.js";
+import { exportProtobuf } from "../e2e/otlp-fixtures.js";
+import { exportSpans, SPANS_PER_EXPORT } from "./otlp-payload.js";
+
+const EXPORTS = Number(process.argv[2] ?? 100);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const encoder = new TextEncoder();
+
+let sink = 0; // bytes "sent" to the host, so the work cannot be optimised away
+const clickhouse: ClickHouse = {
+  query: async () => [],
+  exec: async () => {},
+  insert: async (_table, rows) => { sink += encoder.encode(toJsonEachRow(rows)).byteLength; },
+  insertEncoded: async (_table, bytes) => { sink += bytes.byteLength; },
+  close: async () => {},
+};
+const pubsub: PubSub = {
+  publish: async (_channel, message) => { sink += message.length; },
+  subscribePrefix: async () => async () => {},
+  close: async () => {},
+};
+
+const records: ExportRecord[] = Array.from({ length: EXPORTS }, (_, i) => {
+  const encoded = encodeExportRecord(exportProtobuf(exportSpans()), "protobuf", 1 + (i % 4), Date.now());
+  return decodeBatch(encoded, () => {})[0] as unknown as ExportRecord;
+});
+
+const config = loadConfig({});
+const ctx = { config, clickhouse, pubsub, logger: createLogger("error") } as unknown as PluginContext;
+const plugins: Plugin[] = [statusMachine(), previewTruncation(), llmCalls(), costAggregation(), scores(), broadcast()];
+for (const p of plugins) await p.init?.(ctx);
+const store = createEventStore(clickhouse);
+
+const stages = { expand: 0, plugins: 0, events_rows: 0, frames: 0, llm_calls_rows: 0, runs_rows: 0 };
+type Stage = keyof typeof stages;
+async function timed(stage: Stage, f: () => unknown): Promise<void> {
+  const t = performance.now();
+  await f();
+  stages[stage] += performance.now() - t;
+}
+
+async function round(): Promise<void> {
+  for (const record of records) {
+    let events: LoggedEvent[] = [];
+    await timed("expand", () => { events = expandExportRecord(record).events; });
+    const drafts = new Map<string, RunDraft & { fresh: boolean }>();
+    const batch: Batch = { events: events as PipelineEvent[], runs: drafts, scratch: new Map() };
+    await timed("plugins", () => {
+      for (const e of batch.events) {
+        (e as { duplicate: boolean }).duplicate = false;
+        const k = logKey(e);
+        let d = drafts.get(k);
+        if (!d) drafts.set(k, (d = { run: newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true }));
+        for (const p of plugins) p.onEvent?.(e, d, batch);
+        d.fresh = false;
+      }
+    });
+    await timed("events_rows", () => store.insertEvents(batch.events));
+    await timed("frames", () => Promise.all(plugins.map((p) => p.afterEventsStored?.(batch))));
+    await timed("llm_calls_rows", () => plugins.find((p) => p.name === "llm-calls")!.afterCommit!(batch));
+    await timed("runs_rows", () => store.upsertRuns([...drafts.values()].map((d) => d.run)));
+  }
+}
+
+await round(); // warm-up
+for (const k of Object.keys(stages) as Stage[]) stages[k] = 0;
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+for (let i = 0; i < ROUNDS; i++) await round();
+const wall = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
+const spans = EXPORTS * SPANS_PER_EXPORT * ROUNDS;
+const us = (ms: number) => ((ms * 1000) / spans).toFixed(2);
+console.log(`${spans.toLocaleString()} spans in ${EXPORTS} export records × ${ROUNDS} rounds`);
+for (const [k, v] of Object.entries(stages)) console.log(`  ${k.padEnd(15)} ${us(v).padStart(6)} µs per span`);
+console.log(`  ${"thread, all".padEnd(15)} ${us(wall).padStart(6)} µs per span`);
+console.log(`  process CPU     ${us((cpu.user + cpu.system) / 1000).padStart(6)} µs per span (V8's GC and compiler threads included)`);
+console.log(`  RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB; ${(sink / 2 ** 20).toFixed(0)} MiB moved`);
