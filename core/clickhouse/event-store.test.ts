@@ -158,6 +158,33 @@ for (const target of [chdbTarget(), serverTarget()]) {
       });
     });
 
+    it("stores a payload as the JSON object it is, and reads back exactly what was written, whatever its strings", async () => {
+      // The row carries the payload as an object (eventRowLine, input_format_json_read_objects_as_strings): nothing
+      // in it may be taken for the row's own syntax, and what comes back must be the payload, not its escaping.
+      const u = nextUser();
+      const hostile = {
+        quotes: 'a "quoted" \\ back\\slash \\u0041 and "}\n{"event_id":"x"}',
+        escapes: "\\ud800 \\\\u0000 \u2028\u2029 \t\r\n",
+        // What the ingest rules repair before storing; a custom plugin or a replayed record could still hand them over.
+        nul: "before\u0000after",
+        lone: "half \ud800 pair",
+        unicode: "é ✓ 😀 \u{10FFFF}",
+        nested: { a: [1, 2.5, -0, 1e21, null, true, { b: { c: [[["deep"]]] } }], "": "empty key" },
+      };
+      // JSON.parse makes "__proto__" a plain key, as it does for a client's payload.
+      const e = event(u, "hostile", "tool_call", JSON.parse(JSON.stringify(hostile).replace(/}$/, ',"__proto__":"a key"}')));
+      expect(Object.keys(e.payload)).toContain("__proto__");
+      // A foreign record's payload that is not an object is stored as its JSON text, as before.
+      const odd = { ...event(u, "hostile", "run_end"), payload: [1, "two"] as unknown as Record<string, unknown> };
+      await store.insertEvents([e, odd]);
+      const got = await store.listEvents(u, e.run_id);
+      expect(got.map((g) => g.payload)).toEqual([e.payload, [1, "two"]]);
+      const [raw] = await ch.query<{ payload: string }>(
+        "SELECT payload FROM agent_events WHERE user_id = {u:UInt64} AND event_id = {id:UUID}", { u, id: e.event_id },
+      );
+      expect(raw!.payload).toBe(JSON.stringify(e.payload));
+    });
+
     it("returns a run's events in UUIDv7 (ingest) order, whatever the insert order, with `after` paging", async () => {
       const u = nextUser();
       // Many ids minted in the same millisecond: ClickHouse's own UUID order would scramble these.

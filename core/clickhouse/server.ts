@@ -1,7 +1,8 @@
 /**
  * The server ClickHouse transport: @clickhouse/client over HTTP. It differs from chDB only in transport;
  * the SQL is the same (event-store.ts, migrations/). Needs a server with query parameters and DateTime64
- * (ClickHouse 21.x or newer; Debian's 18.16 has neither, see docs/STORAGE.md).
+ * and JSON objects read into String columns (ClickHouse 23.x or newer; Debian's 18.16 has none of them, see
+ * docs/STORAGE.md).
  */
 import { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
@@ -18,8 +19,11 @@ const settings: ClickHouseSettings = {
   async_insert: 0,
 };
 
-/** Oldest server major this schema and SQL target (DateTime64, query parameters, ISO output, dedup window). */
-export const MIN_SERVER_MAJOR = 22;
+/**
+ * Oldest server major this schema and SQL target (DateTime64, query parameters, ISO output, dedup window, and
+ * input_format_json_read_objects_as_strings, which 22.12 added).
+ */
+export const MIN_SERVER_MAJOR = 23;
 
 const clientFor = (url: string, database: string, clickhouse_settings: ClickHouseSettings): ClickHouseClient =>
   createClient({
@@ -49,7 +53,7 @@ export async function openClickHouseServer(url: string, database: string): Promi
   if (Number(version.split(".")[0]) < MIN_SERVER_MAJOR) {
     throw new Error(
       `ClickHouse server ${version} at ${redact(url)} is too old: Runwatch needs ${MIN_SERVER_MAJOR}.x or newer ` +
-        "(DateTime64, query parameters). Use a current server, or leave CLICKHOUSE_URL unset for embedded chDB.",
+        "(DateTime64, query parameters, JSON objects read as strings). Use a current server, or leave CLICKHOUSE_URL unset for embedded chDB.",
     );
   }
   return connectClickHouse(url, database, settings);

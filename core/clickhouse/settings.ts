@@ -9,6 +9,12 @@ export const CLICKHOUSE_SETTINGS = {
   date_time_input_format: "best_effort",
   /** UInt64/Int64 come back as JSON strings on both transports (the port's documented behaviour). */
   output_format_json_quote_64bit_integers: 1,
+  /**
+   * A JSON object given for a String column is stored as its text: agent_events rows carry the payload as the object
+   * it is (event-store.ts eventRowLine), not as a string escaped a second time. ClickHouse 22.12 added the setting
+   * and 23.1 turned it on by default; it is set here so that a server configured otherwise still reads the rows.
+   */
+  input_format_json_read_objects_as_strings: 1,
 } as const;
 
 /** Quotes an identifier (database or table name) for DDL. */
