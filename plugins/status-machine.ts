@@ -22,13 +22,15 @@ export const statusMachine = (): Plugin => ({
     // A resent run_start (a client retry, or the run_start each OTLP export of a trace carries) never reopens a
     // run: its status was applied when the run_start was first processed.
     const resentStart = event.duplicate && event.event_type === "run_start" && !draft.fresh;
-    const next = resentStart ? { ...run, changed: false } : transition(draft.fresh ? undefined : run, event);
-    if (next.changed) {
-      run.status = next.status;
-      run.status_at = next.status_at;
-      run.ended_at = isTerminal(next.status) ? event.occurred_at : null;
-      run.pending_question =
-        next.status === "waiting_for_input" ? summaryText(str(event.payload.question) ?? run.pending_question) : "";
+    if (!resentStart) {
+      const next = transition(draft.fresh ? undefined : run, event);
+      if (next.changed) {
+        run.status = next.status;
+        run.status_at = next.status_at;
+        run.ended_at = isTerminal(next.status) ? event.occurred_at : null;
+        run.pending_question =
+          next.status === "waiting_for_input" ? summaryText(str(event.payload.question) ?? run.pending_question) : "";
+      }
     }
     if (draft.fresh || later(run.last_event_at, event.occurred_at)) run.last_event_at = event.occurred_at;
     if (!event.duplicate) {

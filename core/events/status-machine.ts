@@ -39,9 +39,13 @@ export function transition(
   if (current === undefined) {
     return { status: target ?? "running", status_at: event.occurred_at, changed: true };
   }
-  if (target === undefined) return { ...current, changed: false };
-  if (Date.parse(event.occurred_at) < Date.parse(current.status_at)) return { ...current, changed: false };
+  // The current state's two fields only: `current` is often a whole run record, and copying it for every event that
+  // leaves the status alone (most of them) was a large share of the pipeline's allocations.
+  if (target === undefined) return unchanged(current);
+  if (Date.parse(event.occurred_at) < Date.parse(current.status_at)) return unchanged(current);
   return { status: target, status_at: event.occurred_at, changed: target !== current.status || event.occurred_at !== current.status_at };
 }
+
+const unchanged = (current: StatusState): StatusState & { readonly changed: false } => ({ status: current.status, status_at: current.status_at, changed: false });
 
 export const isTerminal = (s: RunStatus): boolean => s === "success" || s === "error";
