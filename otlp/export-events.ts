@@ -40,21 +40,26 @@ export function eventsOfSpans(spans: readonly OtlpSpan[], userId: number, receiv
   const receivedAt = new Date(receivedAtMs);
   const runIds = new Map<string, string>();
   const events: LoggedEvent[] = [];
+  // Events go straight into `events`; a refused span's (or a trace's whose spans are all refused) are cut off again.
   for (const trace of mapped.traces) {
-    const start: LoggedEvent[] = [];
-    const why = refusal(trace.runStart, userId, receivedAt, runIds, start);
+    const traceStart = events.length;
+    const why = refusal(trace.runStart, userId, receivedAt, runIds, events);
     if (why !== undefined) {
       refused.push({ reason: `trace ${trace.traceId}: ${why}`, spans: trace.spans.length, events: [trace.runStart, ...trace.spans.flatMap((s) => s.events)] });
       continue;
     }
-    const taken: LoggedEvent[] = [];
     for (const span of trace.spans) {
-      const own: LoggedEvent[] = [];
-      const spanWhy = span.events.map((e) => refusal(e, userId, receivedAt, runIds, own)).find((w) => w !== undefined);
-      if (spanWhy === undefined) taken.push(...own);
-      else refused.push({ reason: `span ${span.index} (${String(span.events[0]!.span_id)}): ${spanWhy}`, spans: 1, events: span.events });
+      const spanStart = events.length;
+      let spanWhy: string | undefined;
+      for (const e of span.events) {
+        spanWhy = refusal(e, userId, receivedAt, runIds, events);
+        if (spanWhy !== undefined) break;
+      }
+      if (spanWhy === undefined) continue;
+      events.length = spanStart;
+      refused.push({ reason: `span ${span.index} (${String(span.events[0]!.span_id)}): ${spanWhy}`, spans: 1, events: span.events });
     }
-    if (taken.length > 0) events.push(...start, ...taken);
+    if (events.length === traceStart + 1) events.length = traceStart; // no span taken: no run_start either
   }
   return { events, refused };
 }

@@ -163,8 +163,8 @@ function failureOf(span: OtlpSpan): { error_type: string; error_message: string;
   };
 }
 
-function llmFields(attrs: Attributes): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+/** Adds an LLM call's model, provider, counts, cost, finish reason and time to first token to `out`. */
+function llmFields(attrs: Attributes, out: Record<string, unknown>): void {
   const model = firstText(attrs, LLM_ATTRIBUTES.model);
   if (model !== undefined) out.model = model.slice(0, 200);
   const provider = firstText(attrs, LLM_ATTRIBUTES.provider);
@@ -180,7 +180,6 @@ function llmFields(attrs: Attributes): Record<string, unknown> {
   const ttft = asNumber(attrs.get(TIME_TO_FIRST_CHUNK) ?? undefined);
   const ttftMs = ttft === undefined ? undefined : Math.round(ttft * 1000);
   if (isCount(ttftMs)) out.time_to_first_token_ms = ttftMs;
-  return out;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -202,31 +201,31 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
   const input = content(attrs, "input", kind);
   const output = content(attrs, "output", kind);
   const scores = evaluationsOf(span);
-  const common = {
-    phase: "end",
-    // Whole ms of the times as stored (ISO, ms floored), so the span starts exactly where its start was.
-    duration_ms: Math.max(0, Math.floor(span.endMs) - Math.floor(span.startMs)),
-    ...(input !== undefined ? { input_preview: input } : {}),
-    ...(output !== undefined ? { output_preview: output } : {}),
-    ...(failure ? { error: failure } : {}),
-    ...(scores.length > 0 ? { scores } : {}),
-  };
   const name = storable(span.name || firstText(attrs, ENTITY_NAME) || "span");
-  const payload = kind === "tool"
-    ? { tool_name: textOr(firstText(attrs, TOOL_ATTRIBUTES.name), name), ...common }
-    : { node_name: textOr(firstText(attrs, ENTITY_NAME), name), kind, ...common, ...(kind === "llm" || kind === "embedding" ? llmFields(attrs) : {}) };
+  // Built by assignment, in the order the keys are stored: spreading conditional literals made a throw-away object
+  // per optional field, for every span.
+  const payload: Record<string, unknown> = kind === "tool"
+    ? { tool_name: textOr(firstText(attrs, TOOL_ATTRIBUTES.name), name) }
+    : { node_name: textOr(firstText(attrs, ENTITY_NAME), name), kind };
+  payload.phase = "end";
+  // Whole ms of the times as stored (ISO, ms floored), so the span starts exactly where its start was.
+  payload.duration_ms = Math.max(0, Math.floor(span.endMs) - Math.floor(span.startMs));
+  if (input !== undefined) payload.input_preview = input;
+  if (output !== undefined) payload.output_preview = output;
+  if (failure) payload.error = failure;
+  if (scores.length > 0) payload.scores = scores;
+  if (kind === "llm" || kind === "embedding") llmFields(attrs, payload);
   // An agent span names the run's agent: agents end after the sub-agents they call, so the outermost is applied last.
   const agentName = kind === "agent" ? identifier(firstText(attrs, AGENT_NAME), MAX_AGENT_NAME) : undefined;
-  return {
-    event_type: kind === "tool" ? "tool_call" : "step",
-    ...(agentName ? { agent_name: agentName } : {}),
-    sdk_run_id: traceId,
-    event_id: eventIdFor(`otlp:${traceId}:${span.spanId}:end`, span.endMs),
-    occurred_at: iso(span.endMs),
-    span_id: span.spanId,
-    ...(span.parentSpanId ? { parent_span_id: span.parentSpanId } : {}),
-    payload,
-  };
+  const event: RawEvent = { event_type: kind === "tool" ? "tool_call" : "step" };
+  if (agentName) event.agent_name = agentName;
+  event.sdk_run_id = traceId;
+  event.event_id = eventIdFor(`otlp:${traceId}:${span.spanId}:end`, span.endMs);
+  event.occurred_at = iso(span.endMs);
+  event.span_id = span.spanId;
+  if (span.parentSpanId) event.parent_span_id = span.parentSpanId;
+  event.payload = payload;
+  return event;
 }
 
 /** The run's agent: gen_ai.agent.name of the root, else of the outermost (earliest) agent span; else service.name. */

@@ -21,7 +21,7 @@ export function enrichEvent(e: IngestEvent, userId: number, receivedAt: Date, ru
     runId = runIdFor(userId, e.sdk_run_id);
     runIds?.set(e.sdk_run_id, runId);
   }
-  return {
+  const out: { -readonly [K in keyof LoggedEvent]: LoggedEvent[K] } = {
     event_id: e.event_id ? e.event_id.toLowerCase() : uuidv7(receivedAt.getTime()),
     user_id: userId,
     run_id: runId,
@@ -32,8 +32,10 @@ export function enrichEvent(e: IngestEvent, userId: number, receivedAt: Date, ru
     occurred_at: e.occurred_at ? new Date(e.occurred_at).toISOString() : received,
     received_at: received,
     config_version: e.config_version ?? null,
-    ...(e.span_id !== undefined ? { span_id: e.span_id } : {}),
-    ...(e.parent_span_id !== undefined ? { parent_span_id: e.parent_span_id } : {}),
-    ...(e.session_id !== undefined ? { session_id: e.session_id } : {}),
   };
+  // Assigned, not spread from a conditional literal: that made a throw-away object per field and event.
+  if (e.span_id !== undefined) out.span_id = e.span_id;
+  if (e.parent_span_id !== undefined) out.parent_span_id = e.parent_span_id;
+  if (e.session_id !== undefined) out.session_id = e.session_id;
+  return out;
 }
