@@ -4,8 +4,8 @@
  *   2. flags events whose event_id is already stored (client retries, replays after a crash),
  *   3. runs every plugin's onEvent for each event in log order,
  *   4. stores the new events (agent_events), then a new version of every touched run (agent_runs) while the
- *      plugins' afterEventsStored hooks run (the live broadcast),
- *   5. runs every plugin's afterCommit (agents' total_runs, alerts),
+ *      plugins' afterEventsStored hooks run (the live broadcast, llm_calls and scores rows, agents' total_runs),
+ *   5. runs every plugin's afterCommit (alerts),
  *   6. lets the log commit the batch.
  * A failure anywhere fails the batch: the cache entries it touched are dropped. Then record-handler.ts and
  * isolation.ts decide: an outage makes the log retry the same batch with backoff; an event that fails on its

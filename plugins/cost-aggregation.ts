@@ -120,7 +120,7 @@ export const costAggregation = (): Plugin => {
         }
       }
     },
-    async afterCommit(batch) {
+    async afterEventsStored(batch) {
       const starts = batch.scratch.get(SCRATCH) as Map<string, RunStart> | undefined;
       if (starts && ctx) await countAgentRuns(ctx.sql, [...starts.values()]);
     },

@@ -115,7 +115,7 @@ export const llmCalls = (): Plugin => {
       const priced = priceLlmCall(event); // a duplicate is priced the same, so its stored row is unchanged
       if (!event.duplicate) addCallToRun(draft.run, event, priced);
     },
-    async afterCommit(batch: Batch) {
+    async afterEventsStored(batch: Batch) {
       // Every ended call of the batch, replays included: the row may be missing if the last attempt died
       // after storing the events; a row written twice folds away.
       const rows: Record<string, unknown>[] = [];

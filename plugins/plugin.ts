@@ -6,6 +6,7 @@
  *   store the batch's events:        agent_events (ClickHouse)
  *   then, together:                  the changed agent_runs rows, and
  *                                    plugin.afterEventsStored(batch)     for every plugin, concurrently
+ *                                    (broadcast, llm_calls and scores rows, agent counters)
  *   once per batch:                  plugin.afterCommit(batch)           for every plugin, concurrently
  *   commit the log offset
  *
@@ -65,11 +66,13 @@ export interface Plugin {
   onEvent?(event: PipelineEvent, run: RunDraft, batch: Batch): void | Promise<void>;
   /**
    * Called once per batch as soon as its events are stored, while the runs' new versions are being written: for
-   * work that must not wait for that write (the live broadcast, whose frames carry the run snapshot themselves).
-   * Storage may not show the runs' new versions yet. Same failure rule as afterCommit.
+   * work that does not need that write (the live broadcast, whose frames carry the run snapshot themselves; rows
+   * derived from the events, such as llm_calls and scores; the agents' run counters). Each such wait used to follow
+   * the runs' write and so lengthened every batch. Storage may not show the runs' new versions yet. Same failure
+   * rule as afterCommit.
    */
   afterEventsStored?(batch: Batch): void | Promise<void>;
-  /** Called once per batch after its events and runs are stored (alerts, notifications, agent counters). */
+  /** Called once per batch after its events and runs are stored (alerts, notifications). */
   afterCommit?(batch: Batch): void | Promise<void>;
   /** Called once when the pipeline stops. */
   close?(): void | Promise<void>;

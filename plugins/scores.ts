@@ -21,7 +21,7 @@ export const scores = (): Plugin => {
     init(c) {
       ctx = c;
     },
-    async afterCommit(batch) {
+    async afterEventsStored(batch) {
       if (!ctx) return;
       const rows: Record<string, unknown>[] = [];
       // Duplicates included: the rows may be missing if the last attempt died after storing the events.

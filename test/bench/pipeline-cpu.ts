@@ -84,8 +84,8 @@ async function round(): Promise<void> {
       }
     });
     await timed("events_rows", () => store.insertEvents(batch.events));
-    await timed("frames", () => Promise.all(plugins.map((p) => p.afterEventsStored?.(batch))));
-    await timed("llm_calls_rows", () => plugins.find((p) => p.name === "llm-calls")!.afterCommit!(batch));
+    await timed("frames", () => plugins.find((p) => p.name === "broadcast")!.afterEventsStored!(batch));
+    await timed("llm_calls_rows", () => plugins.find((p) => p.name === "llm-calls")!.afterEventsStored!(batch));
     await timed("runs_rows", () => store.upsertRuns([...drafts.values()].map((d) => d.run)));
   }
 }
