@@ -228,6 +228,17 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect(await store.loadRuns([])).toEqual([]);
     });
 
+    it("loadRuns picks the newest version whatever order the versions were written in, and reads each key once", async () => {
+      // Versions in separate inserts (separate parts, not merged yet), newest first: the read must pick it, not the last.
+      const u = nextUser();
+      await store.upsertRuns([run(u, "late", { version: 30, event_count: 3 })]);
+      await store.upsertRuns([run(u, "late", { version: 10, event_count: 1 })]);
+      await store.upsertRuns([run(u, "late", { version: 20, event_count: 2 })]);
+      const got = await store.loadRuns([{ user_id: u, external_id: "late" }, { user_id: u, external_id: "late" }]);
+      expect(got.map((r) => [r.version, r.event_count])).toEqual([[30, 3]]);
+      expect(await store.loadRuns([{ user_id: u, external_id: "LATE" }, { user_id: u + 1, external_id: "late" }])).toEqual([]);
+    });
+
     it("listRuns filters by status, agent_name, since and config_version", async () => {
       const u = nextUser();
       await store.upsertRuns([
