@@ -9,12 +9,26 @@
 /** Default budget of one slice: short enough that ingest latency stays low, long enough to batch well. */
 export const SLICE_MS = 3;
 
+/**
+ * The budget of a slice on a thread whose event loop nothing else must get promptly: the pipeline's own thread
+ * (pipeline/thread/worker.ts), where the only other work is mapping the next part of a batch. There, a step of
+ * the part being stored (its plugins, its rows, its frames) runs to its end instead of letting that mapping in
+ * every few ms; the mapping (record-handler.ts, in SLICE_MS slices) fills the waits on storage instead.
+ */
+export const DEDICATED_THREAD_SLICE_MS = 50;
+
+let defaultBudgetMs = SLICE_MS;
+/** Sets the budget of slices made without one, for this thread (each thread has its own). */
+export function setDefaultSliceMs(ms: number): void {
+  defaultBudgetMs = ms;
+}
+
 export const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class TimeSlice {
   private start = performance.now();
 
-  constructor(readonly budgetMs: number = SLICE_MS) {}
+  constructor(readonly budgetMs: number = defaultBudgetMs) {}
 
   /** True once this slice has run for its budget. */
   due(): boolean {

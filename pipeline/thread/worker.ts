@@ -10,8 +10,11 @@ import { remotePorts, type Subscribers } from "./remote-ports.js";
 import { Rpc } from "../../core/threads/rpc.js";
 import { lowerThisThreadPriority } from "../../core/threads/priority.js";
 import { threadData } from "../../core/threads/spawn.js";
+import { DEDICATED_THREAD_SLICE_MS, setDefaultSliceMs } from "../../core/time-slice.js";
 
 const { config, options, pluginModules } = threadData<WorkerData>(workerData);
+// This thread serves no requests: a step of the part being stored need not give way every few ms (core/time-slice.ts).
+setDefaultSliceMs(DEDICATED_THREAD_SLICE_MS);
 const logger = createLogger(config.logLevel).child({ component: "pipeline", thread: "pipeline" });
 const subscribers: Subscribers = new Map();
 let core: PipelineCore | undefined;
