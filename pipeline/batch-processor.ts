@@ -30,8 +30,17 @@ function queuedMs(logged: readonly LoggedEvent[]): Record<string, number> {
   return { queued_oldest_ms: now - Date.parse(logged[0]!.received_at), queued_newest_ms: now - Date.parse(logged[logged.length - 1]!.received_at) };
 }
 
+export interface ProcessOptions {
+  /**
+   * Called once the batch no longer reads or writes its runs' drafts (the cached run records): the runs' rows and
+   * the afterEventsStored hooks' data are taken, and afterCommit hooks get a copy of the runs. The next batch may
+   * then run its plugins on the same drafts while this one's writes are under way (record-handler.ts).
+   */
+  readonly onDraftsReleased?: () => void;
+}
+
 /** The batch handler; forgetRuns drops every cached run so the next batch reloads them from storage. */
-export type BatchProcessor = ((batch: readonly LoggedEvent[]) => Promise<void>) & { forgetRuns(): void };
+export type BatchProcessor = ((batch: readonly LoggedEvent[], options?: ProcessOptions) => Promise<void>) & { forgetRuns(): void };
 
 /** The batch handler, separate from the log wiring so it can be driven directly. */
 export function createBatchProcessor(
@@ -46,7 +55,7 @@ export function createBatchProcessor(
   const storedHooks = plugins.filter((p) => p.afterEventsStored);
   const commitHooks = plugins.filter((p) => p.afterCommit);
 
-  async function processBatch(logged: readonly LoggedEvent[]): Promise<void> {
+  async function processBatch(logged: readonly LoggedEvent[], options: ProcessOptions = {}): Promise<void> {
     const t0 = performance.now();
     // How long the batch's oldest and newest events waited since ingest received them (clocks of one host).
     const timings: Record<string, number> = { ...queuedMs(logged) };
@@ -140,16 +149,22 @@ export function createBatchProcessor(
       //    a dashboard frame then waits for one ClickHouse insert, not two.
       await store.insertEvents(events.filter((e) => !e.duplicate));
       lap("insert_events_ms");
+      // The hooks take what they need from the drafts before their first wait (rows, frames, counters).
       const eventsStored = runHooks(storedHooks, "after_events_stored", (p) => p.afterEventsStored!(batch), timings);
       eventsStored.catch(() => {}); // awaited below, after the runs' write
-      await storeRuns(drafts, recount);
+      let committed: Batch = batch;
+      await storeRuns(drafts, recount, () => {
+        // From here the next batch may change the drafts: afterCommit hooks see the runs as this batch left them.
+        committed = { events, scratch: batch.scratch, runs: new Map([...drafts].map(([k, d]) => [k, { run: { ...d.run }, fresh: d.fresh }])) };
+        options.onDraftsReleased?.();
+      });
       lap("upsert_runs_ms");
       await eventsStored;
 
       // 5. After-commit hooks, together: each waits on its own store or the pub/sub (over the thread boundary),
       //    and in sequence those waits added up. All run even if one fails (a broadcast should not wait on a
       //    Postgres outage); any failure fails the batch, which is retried.
-      await runHooks(commitHooks, "after_commit", (p) => p.afterCommit!(batch), timings);
+      await runHooks(commitHooks, "after_commit", (p) => p.afterCommit!(committed), timings);
       lap("after_commit_ms");
       ctx.logger.debug("batch processed", { events: logged.length, runs: drafts.size, total_ms: Math.round(performance.now() - t0), ...timings });
     } catch (err) {
@@ -158,8 +173,11 @@ export function createBatchProcessor(
     }
   }
 
-  /** The runs' new versions, their counters first reconciled with storage where they cannot be trusted. */
-  async function storeRuns(drafts: ReadonlyMap<string, CachedRun>, recount: ReadonlySet<string>): Promise<void> {
+  /**
+   * The runs' new versions, their counters first reconciled with storage where they cannot be trusted. `taken` is
+   * called once the rows are made (synchronously, by the write's first step) and before the write is awaited.
+   */
+  async function storeRuns(drafts: ReadonlyMap<string, CachedRun>, recount: ReadonlySet<string>, taken: () => void): Promise<void> {
     if (recount.size > 0) {
       const runs = [...recount].map((k) => drafts.get(k)!.run);
       const [counts, llm] = await Promise.all([countStoredEvents(ctx.clickhouse, runs), sumStoredLlmCalls(ctx.clickhouse, runs)]);
@@ -180,7 +198,9 @@ export function createBatchProcessor(
     }
     for (const d of drafts.values()) d.run.version = nextVersion(d.run.version);
     const costs = costRowsDue(drafts.values());
-    await store.upsertRuns([...drafts.values()].map((d) => d.run), costs.runs);
+    const write = store.upsertRuns([...drafts.values()].map((d) => d.run), costs.runs);
+    taken();
+    await write;
     costs.written();
   }
 

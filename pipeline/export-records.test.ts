@@ -26,17 +26,16 @@ let dir: string;
 let ports: Ports;
 let store: EventStore;
 let pipeline: Pipeline;
-/** The number of events of each batch the processor was given (counted by a plugin). */
+/** The number of events of each batch the processor was given (counted by a plugin, in the batch's scratch: the next
+ * batch's onEvent may run before this one's afterCommit, overlapped-parts.ts). */
 const batchSizes: number[] = [];
-let inBatch = 0;
 const counter: Plugin = {
   name: "batch-size-counter",
-  onEvent() {
-    inBatch++;
+  onEvent(_event, _draft, batch) {
+    batch.scratch.set("batch-size-counter", ((batch.scratch.get("batch-size-counter") as number | undefined) ?? 0) + 1);
   },
-  afterCommit() {
-    batchSizes.push(inBatch);
-    inBatch = 0;
+  afterCommit(batch) {
+    batchSizes.push(batch.scratch.get("batch-size-counter") as number);
   },
 };
 

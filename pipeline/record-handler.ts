@@ -14,7 +14,8 @@ import type { Logger } from "../core/logger.js";
 import { isExportRecord, type ExportRecord } from "../core/events/export-record.js";
 import { expandExportRecord } from "../otlp/export-record.js";
 import { addDeadLetters, type NewDeadLetter } from "../stores/dead-letters.js";
-import { processIsolated, storageProbe } from "./isolation.js";
+import { storageProbe } from "./isolation.js";
+import { storeParts } from "./overlapped-parts.js";
 import type { BatchProcessor } from "./batch-processor.js";
 import type { PipelinePorts } from "./pipeline-ports.js";
 
@@ -75,14 +76,14 @@ export function createRecordHandler(
       return at === undefined ? Buffer.from(JSON.stringify(e)) : recordAt(batch, at);
     };
     const isolation = {
-      process: processor,
       deadLetter: (failed: readonly { event: LoggedEvent; error: unknown }[]) =>
         addDeadLetters(ports.sql, failed.map(({ event, error }) => ({ raw: rawOf(event), event, ...describeError(error) }))),
       storageUp,
       logger,
       singleRetryDelaysMs: options.singleRetryDelaysMs,
     };
-    // The next maxEvents events, mapping export records as needed: only two parts' events are alive at a time.
+    // The next maxEvents events, mapping export records as needed: at most three parts' events are alive at a time
+    // (one finishing its writes, one being stored, one being mapped).
     // Mapping gives the event loop a turn after each slice of work (an export record is a few ms), so the part being
     // stored goes on as soon as each of its storage calls answers, and the mapping fills the waits in between:
     // mapped in one go, it held up the stored part's next step for the whole part's mapping (~50 ms a part).
@@ -102,13 +103,9 @@ export function createRecordHandler(
       return pending.splice(0, maxEvents);
     };
     // Each part is stored in log order; the next one is mapped while the current one waits on storage (the thread
-    // would otherwise sit idle while ClickHouse and Postgres work).
-    for (let part = await take(); part.length > 0; ) {
-      const storing = processIsolated(part, isolation);
-      storing.catch(() => {}); // awaited below, after the next part is mapped
-      part = await take();
-      await storing;
-    }
+    // would otherwise sit idle while ClickHouse and Postgres work), and its storing overlaps the current part's last
+    // writes (overlapped-parts.ts).
+    await storeParts(take, processor, isolation);
     if (unmappable.length) await addDeadLetters(ports.sql, unmappable);
   };
 }
