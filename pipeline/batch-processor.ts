@@ -117,7 +117,8 @@ export function createBatchProcessor(
       // 3. Plugins, per event in log order. An event a plugin fails on is noted (and the rest of its run in this
       //    pass skipped, since its draft may be half-changed); if any failed, nothing is stored and
       //    EventsFailed names them, so isolation.ts can set exactly those aside.
-      const batch: Batch = { events, runs: drafts, scratch: new Map() };
+      const payloadJson = new Map<PipelineEvent, string>();
+      const batch: Batch = { events, runs: drafts, scratch: new Map(), payloadJson };
       const failures: { index: number; plugin: string; error: unknown }[] = [];
       const brokenRuns = new Set<string>();
       for (let i = 0; i < events.length; i++) {
@@ -147,7 +148,13 @@ export function createBatchProcessor(
       // 4. Store events, then the runs (their counters reconciled with storage where needed). Once the events are
       //    stored, the afterEventsStored hooks (the live broadcast) run beside the runs' write instead of after it:
       //    a dashboard frame then waits for one ClickHouse insert, not two.
-      await store.insertEvents(events.filter((e) => !e.duplicate));
+      // Each stored payload is serialised once, here, for its row and for whichever hook sends it on (the frames).
+      const fresh = events.filter((e) => !e.duplicate);
+      for (let i = 0; i < fresh.length; i++) {
+        if ((i & 63) === 63 && slice.due()) await slice.next();
+        payloadJson.set(fresh[i]!, JSON.stringify(fresh[i]!.payload));
+      }
+      await store.insertEvents(fresh, payloadJson);
       lap("insert_events_ms");
       // The hooks take what they need from the drafts before their first wait (rows, frames, counters).
       const eventsStored = runHooks(storedHooks, "after_events_stored", (p) => p.afterEventsStored!(batch), timings);
@@ -155,7 +162,7 @@ export function createBatchProcessor(
       let committed: Batch = batch;
       await storeRuns(drafts, recount, () => {
         // From here the next batch may change the drafts: afterCommit hooks see the runs as this batch left them.
-        committed = { events, scratch: batch.scratch, runs: new Map([...drafts].map(([k, d]) => [k, { run: { ...d.run }, fresh: d.fresh }])) };
+        committed = { events, scratch: batch.scratch, payloadJson, runs: new Map([...drafts].map(([k, d]) => [k, { run: { ...d.run }, fresh: d.fresh }])) };
         options.onDraftsReleased?.();
       });
       lap("upsert_runs_ms");

@@ -38,7 +38,11 @@ export function broadcastRun(run: RunRecord) {
   };
 }
 
-export function broadcastMessage(event: PipelineEvent, run: RunRecord): string {
+/**
+ * The message without its payload, ending in `}}`: the payload is stored after the run snapshot is taken, and its
+ * JSON (serialised once for the stored row, Batch.payloadJson) goes in then (withPayload).
+ */
+export function broadcastHead(event: PipelineEvent, run: RunRecord): string {
   return JSON.stringify({
     type: "event",
     user_id: event.user_id,
@@ -47,10 +51,14 @@ export function broadcastMessage(event: PipelineEvent, run: RunRecord): string {
       event_id: event.event_id, event_type: event.event_type, occurred_at: event.occurred_at,
       // Where the event sits in the run's tree, so a live client can place it (docs/API.md, Spans).
       span_id: event.span_id || null, parent_span_id: event.parent_span_id || null,
-      payload: event.payload,
     },
   });
 }
+
+/** The whole message: the head with `"payload":<payload JSON>` as the event's last member. */
+export const withPayload = (head: string, payloadJson: string): string => `${head.slice(0, -2)},"payload":${payloadJson}}}`;
+
+export const broadcastMessage = (event: PipelineEvent, run: RunRecord): string => withPayload(broadcastHead(event, run), JSON.stringify(event.payload));
 
 /** Put it last in the chain: the run snapshot must include every other plugin's changes. */
 export const broadcast = (): Plugin => {
@@ -62,15 +70,19 @@ export const broadcast = (): Plugin => {
     },
     onEvent(event, draft, batch) {
       if (event.duplicate) return;
-      let out = batch.scratch.get(SCRATCH) as [string, string][] | undefined;
+      let out = batch.scratch.get(SCRATCH) as [PipelineEvent, string][] | undefined;
       if (!out) batch.scratch.set(SCRATCH, (out = []));
       // Serialised now: the snapshot of the run after this event, not after the whole batch.
-      out.push([userChannel(event.user_id), broadcastMessage(event, draft.run)]);
+      out.push([event, broadcastHead(event, draft.run)]);
     },
     async afterEventsStored(batch) {
-      const out = batch.scratch.get(SCRATCH) as [string, string][] | undefined;
+      const out = batch.scratch.get(SCRATCH) as [PipelineEvent, string][] | undefined;
       if (!out || !ctx) return;
-      await publishAll(ctx.pubsub, out);
+      const messages = out.map(([event, head]): [string, string] => [
+        userChannel(event.user_id),
+        withPayload(head, batch.payloadJson?.get(event) ?? JSON.stringify(event.payload)),
+      ]);
+      await publishAll(ctx.pubsub, messages);
     },
   };
 };

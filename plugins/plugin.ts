@@ -43,6 +43,11 @@ export interface Batch {
   readonly events: readonly PipelineEvent[];
   /** Drafts of every run the batch touched, keyed by `${user_id}:${external_id}` (core/events logKey). */
   readonly runs: ReadonlyMap<string, RunDraft>;
+  /**
+   * Once the events are stored (afterEventsStored, afterCommit): each stored event's payload as it was stored,
+   * serialised (JSON.stringify), for hooks that send it on (the live broadcast) without serialising it again.
+   */
+  readonly payloadJson?: ReadonlyMap<PipelineEvent, string>;
   /** Scratch space shared between a plugin's onEvent and afterCommit calls for this batch (key by plugin name). */
   readonly scratch: Map<string, unknown>;
 }

@@ -61,9 +61,9 @@ const strOrNull = (v: unknown): string | null => (v === null || v === undefined 
  * thread's JSON work for events with LLM messages). A payload that is not an object (a foreign record) goes in as a
  * string, as before.
  */
-export function eventRowLine(e: LoggedEvent): string {
+export function eventRowLine(e: LoggedEvent, payloadJson?: string): string {
   const p = e.payload as unknown;
-  const payload = typeof p === "object" && p !== null && !Array.isArray(p) ? JSON.stringify(p) : JSON.stringify(JSON.stringify(p));
+  const payload = typeof p === "object" && p !== null && !Array.isArray(p) ? (payloadJson ?? JSON.stringify(p)) : JSON.stringify(JSON.stringify(p));
   return (
     `{"event_id":${JSON.stringify(e.event_id)},"user_id":${JSON.stringify(e.user_id)},"run_id":${JSON.stringify(e.run_id)}` +
     `,"sdk_run_id":${JSON.stringify(e.sdk_run_id)},"event_type":${JSON.stringify(e.event_type)}` +
@@ -198,10 +198,10 @@ const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0
 
 export function createEventStore(ch: ClickHouse): EventStore {
   return {
-    async insertEvents(events) {
+    async insertEvents(events, payloadJson) {
       if (events.length === 0) return;
       // In time slices: a pipeline batch holds thousands of events and may share the event loop with ingest.
-      const lines = await mapInSlices(events, eventRowLine);
+      const lines = await mapInSlices(events, (e) => eventRowLine(e, payloadJson?.get(e)));
       await ch.insertEncoded("agent_events", Buffer.from(lines.join("")));
     },
 

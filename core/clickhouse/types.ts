@@ -40,11 +40,16 @@ export interface RunFilter {
  * Implemented by createEventStore(ch) in core/clickhouse/event-store.ts.
  */
 export interface EventStore {
-  /** Idempotent on event_id (ReplacingMergeTree + dedup on read): replays after a crash store nothing twice. */
-  insertEvents(events: readonly LoggedEvent[]): Promise<void>;
+  /**
+   * Idempotent on event_id (ReplacingMergeTree + dedup on read): replays after a crash store nothing twice.
+   * `payloadJson` may give events' payloads already serialised (JSON.stringify of the payload as it is now), so that
+   * the pipeline serialises each payload once for the row and the live frame.
+   */
+  insertEvents(events: readonly LoggedEvent[], payloadJson?: ReadonlyMap<LoggedEvent, string>): Promise<void>;
   /**
    * Writes full run rows (the highest `version` per (user_id, external_id) wins) and the cost rows (run_costs) of
-   * `costs`: by default every run written; the pipeline passes only the runs whose cost facts changed.
+   * `costs`: by default every run written; the pipeline passes only the runs whose cost facts changed. The rows are
+   * made from the records before the call returns: the caller may change the records while the write is under way.
    */
   upsertRuns(runs: readonly RunRecord[], costs?: readonly RunRecord[]): Promise<void>;
   /** Latest version of each requested run (missing ones are absent), for the pipeline's state. */

@@ -3,8 +3,9 @@
  *
  * Takes the realistic exports of bench:otlp (otlp-payload.ts) as the export records a receiver logs, and runs what the
  * pipeline thread does with them between its storage calls, stage by stage: expanding the records into events
- * (otlp/export-record.ts), the built-in plugins' onEvent (live frames included), the agent_events rows as the bytes
- * moved to the host, the llm_calls rows and the runs' rows. Storage calls are answered at once and their payloads
+ * (otlp/export-record.ts), the built-in plugins' onEvent (live frames' heads included), each payload serialised once
+ * (batch-processor.ts), the agent_events rows as the bytes moved to the host, the frames, the llm_calls rows and the
+ * runs' rows. Storage calls are answered at once and their payloads
  * dropped. Prints µs per span per stage (the thread's wall time, its own GC pauses included) and the whole process's
  * CPU per span (V8's helper threads included), for `rounds` rounds after a warm-up. Used to find and check changes
  * to the serial path that bounds how fast spans become visible (docs/PIPELINE.md, OTLP).
@@ -59,7 +60,7 @@ const plugins: Plugin[] = [statusMachine(), previewTruncation(), llmCalls(), cos
 for (const p of plugins) await p.init?.(ctx);
 const store = createEventStore(clickhouse);
 
-const stages = { expand: 0, plugins: 0, events_rows: 0, frames: 0, llm_calls_rows: 0, runs_rows: 0 };
+const stages = { expand: 0, plugins: 0, payload_json: 0, events_rows: 0, frames: 0, llm_calls_rows: 0, runs_rows: 0 };
 type Stage = keyof typeof stages;
 async function timed(stage: Stage, f: () => unknown): Promise<void> {
   const t = performance.now();
@@ -72,7 +73,8 @@ async function round(): Promise<void> {
     let events: LoggedEvent[] = [];
     await timed("expand", () => { events = expandExportRecord(record).events; });
     const drafts = new Map<string, RunDraft & { fresh: boolean }>();
-    const batch: Batch = { events: events as PipelineEvent[], runs: drafts, scratch: new Map() };
+    const payloadJson = new Map<PipelineEvent, string>();
+    const batch: Batch = { events: events as PipelineEvent[], runs: drafts, scratch: new Map(), payloadJson };
     await timed("plugins", () => {
       for (const e of batch.events) {
         (e as { duplicate: boolean }).duplicate = false;
@@ -83,7 +85,8 @@ async function round(): Promise<void> {
         d.fresh = false;
       }
     });
-    await timed("events_rows", () => store.insertEvents(batch.events));
+    await timed("payload_json", () => { for (const e of batch.events) payloadJson.set(e, JSON.stringify(e.payload)); });
+    await timed("events_rows", () => store.insertEvents(batch.events, payloadJson));
     await timed("frames", () => plugins.find((p) => p.name === "broadcast")!.afterEventsStored!(batch));
     await timed("llm_calls_rows", () => plugins.find((p) => p.name === "llm-calls")!.afterEventsStored!(batch));
     await timed("runs_rows", () => store.upsertRuns([...drafts.values()].map((d) => d.run)));
