@@ -48,7 +48,10 @@ export interface Batch {
    * serialised (JSON.stringify), for hooks that send it on (the live broadcast) without serialising it again.
    */
   readonly payloadJson?: ReadonlyMap<PipelineEvent, string>;
-  /** Scratch space shared between a plugin's onEvent and afterCommit calls for this batch (key by plugin name). */
+  /**
+   * Scratch space shared between a plugin's onEvent and afterCommit calls for this batch (key by plugin name). Keep
+   * per-batch state here, not in the plugin: batches overlap by one step.
+   */
   readonly scratch: Map<string, unknown>;
 }
 
@@ -74,10 +77,14 @@ export interface Plugin {
    * work that does not need that write (the live broadcast, whose frames carry the run snapshot themselves; rows
    * derived from the events, such as llm_calls and scores; the agents' run counters). Each such wait used to follow
    * the runs' write and so lengthened every batch. Storage may not show the runs' new versions yet. Same failure
-   * rule as afterCommit.
+   * rule as afterCommit. The next batch's onEvent may run once this hook has started (pipeline/overlapped-parts.ts):
+   * take what you need from `batch.runs` before the first await.
    */
   afterEventsStored?(batch: Batch): void | Promise<void>;
-  /** Called once per batch after its events and runs are stored (alerts, notifications). */
+  /**
+   * Called once per batch after its events and runs are stored (alerts, notifications). `batch.runs` holds copies of
+   * the runs as this batch left them: the next batch may already be changing the drafts.
+   */
   afterCommit?(batch: Batch): void | Promise<void>;
   /** Called once when the pipeline stops. */
   close?(): void | Promise<void>;

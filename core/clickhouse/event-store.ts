@@ -2,7 +2,8 @@
  * All SQL for events and runs, shared by the chDB and server transports (see docs/STORAGE.md).
  *
  * Reads never show a duplicate or an old version:
- * - runs: `FINAL` on agent_runs (ReplacingMergeTree(version)). Lookups hit the primary key. listRuns scans
+ * - runs: `FINAL` on agent_runs (ReplacingMergeTree(version)), except loadRuns, which picks the newest version
+ *   itself (see there). Lookups hit the primary key. listRuns scans
  *   the user's key range with FINAL (a streaming merge of sorted parts, parallel across ranges, skipped
  *   for parts that do not overlap) and cuts the page with a top-N sort; ClickHouse 25+ reads the wide
  *   columns only for the rows that make the page. At 1,000,000 runs for one user (chDB, 2 cores) a page
