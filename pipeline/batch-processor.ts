@@ -34,7 +34,7 @@ export interface ProcessOptions {
   /**
    * Called once the batch no longer reads or writes its runs' drafts (the cached run records): the runs' rows and
    * the afterEventsStored hooks' data are taken, and afterCommit hooks get a copy of the runs. The next batch may
-   * then run its plugins on the same drafts while this one's writes are under way (record-handler.ts).
+   * then run its plugins on the same drafts while this one's writes are under way (overlapped-parts.ts).
    */
   readonly onDraftsReleased?: () => void;
 }
@@ -146,8 +146,8 @@ export function createBatchProcessor(
       lap("plugins_ms");
 
       // 4. Store events, then the runs (their counters reconciled with storage where needed). Once the events are
-      //    stored, the afterEventsStored hooks (the live broadcast) run beside the runs' write instead of after it:
-      //    a dashboard frame then waits for one ClickHouse insert, not two.
+      //    stored, the afterEventsStored hooks (the live broadcast, llm_calls and scores rows, agent counters) run
+      //    beside the runs' write instead of after it: a dashboard frame then waits for one ClickHouse insert, not two.
       // Each stored payload is serialised once, here, for its row and for whichever hook sends it on (the frames).
       const fresh = events.filter((e) => !e.duplicate);
       for (let i = 0; i < fresh.length; i++) {

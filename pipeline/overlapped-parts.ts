@@ -72,7 +72,13 @@ export async function storeParts(
     };
     const storing = processIsolated(part, deps);
     storing.catch(() => {}); // awaited below
-    const following = await take();
+    let following: LoggedEvent[];
+    try {
+      following = await take();
+    } catch (err) {
+      await storing.catch(() => {}); // nothing of this batch may still run when the log hands it again
+      throw err;
+    }
     if (following.length > 0) {
       // Whichever comes first: the drafts released (start the next part now), or the attempt settled.
       await Promise.race([first.released, first.done.catch(() => {})]);
