@@ -58,8 +58,6 @@ export function broadcastHead(event: PipelineEvent, run: RunRecord): string {
 /** The whole message: the head with `"payload":<payload JSON>` as the event's last member. */
 export const withPayload = (head: string, payloadJson: string): string => `${head.slice(0, -2)},"payload":${payloadJson}}}`;
 
-export const broadcastMessage = (event: PipelineEvent, run: RunRecord): string => withPayload(broadcastHead(event, run), JSON.stringify(event.payload));
-
 /** Put it last in the chain: the run snapshot must include every other plugin's changes. */
 export const broadcast = (): Plugin => {
   let ctx: PluginContext | undefined;
