@@ -41,14 +41,3 @@ export class TimeSlice {
     this.start = performance.now();
   }
 }
-
-/** items.map(f), giving the event loop a turn whenever the slice's budget is used up. */
-export async function mapInSlices<T, U>(items: readonly T[], f: (item: T) => U, slice = new TimeSlice()): Promise<U[]> {
-  const out = new Array<U>(items.length);
-  for (let i = 0; i < items.length; i++) {
-    out[i] = f(items[i]!);
-    // performance.now() is cheap but not free: look at the clock every 64 items.
-    if ((i & 63) === 63 && slice.due()) await slice.next();
-  }
-  return out;
-}

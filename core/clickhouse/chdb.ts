@@ -15,8 +15,7 @@
 import { mkdir } from "node:fs/promises";
 import { Session, drainPending } from "chdb";
 import type { ClickHouse } from "../ports/clickhouse.js";
-import { TimeSlice } from "../time-slice.js";
-import { CLICKHOUSE_SETTINGS, parseJsonEachRow, quoteIdent } from "./settings.js";
+import { CLICKHOUSE_SETTINGS, encodeLinesInSlices, parseJsonEachRow, quoteIdent } from "./settings.js";
 
 export interface ChdbOptions {
   /**
@@ -76,7 +75,7 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
       // Raw passthrough: the bytes go to the engine's parallel JSONEachRow parser without a JS object walk.
       // Tracked from the start: close() waits for the serialisation too, and the session is checked again after it.
       await track(
-        jsonEachRowInSlices(rows).then((values) => {
+        encodeLinesInSlices(rows, (r) => JSON.stringify(r) + "\n").then((values) => {
           ensureOpen();
           return session.insert({ table, values, format: "JSONEachRow" });
         }),
@@ -95,24 +94,4 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
       await drainPending();
     },
   };
-}
-
-/**
- * JSONEachRow bytes of rows, serialised in time slices: thousands of rows in one go would hold the event loop
- * (shared with ingest in the embedded default) for tens of milliseconds.
- */
-async function jsonEachRowInSlices(rows: readonly Record<string, unknown>[]): Promise<Buffer> {
-  const slice = new TimeSlice();
-  const parts: Buffer[] = [];
-  let text = "";
-  for (let i = 0; i < rows.length; i++) {
-    text += JSON.stringify(rows[i]) + "\n";
-    if ((i & 63) === 63 && slice.due()) {
-      parts.push(Buffer.from(text));
-      text = "";
-      await slice.next();
-    }
-  }
-  parts.push(Buffer.from(text));
-  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }

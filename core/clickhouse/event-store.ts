@@ -19,7 +19,7 @@ import type { ClickHouse } from "../ports/clickhouse.js";
 import type { EventType, LoggedEvent, RunStatus } from "../events/schema.js";
 import type { RunRecord } from "../events/run.js";
 import { ValidationError } from "../errors.js";
-import { mapInSlices } from "../time-slice.js";
+import { encodeLinesInSlices } from "./settings.js";
 import type { EventStore, RunFilter, StoredEvent } from "./types.js";
 
 export const DEFAULT_RUNS_LIMIT = 50;
@@ -202,8 +202,7 @@ export function createEventStore(ch: ClickHouse): EventStore {
     async insertEvents(events, payloadJson) {
       if (events.length === 0) return;
       // In time slices: a pipeline batch holds thousands of events and may share the event loop with ingest.
-      const lines = await mapInSlices(events, (e) => eventRowLine(e, payloadJson?.get(e)));
-      await ch.insertEncoded("agent_events", Buffer.from(lines.join("")));
+      await ch.insertEncoded("agent_events", await encodeLinesInSlices(events, (e) => eventRowLine(e, payloadJson?.get(e))));
     },
 
     async upsertRuns(runs, costs = runs) {

@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { encodeLinesInSlices } from "./settings.js";
+
+const busy = (ms: number) => {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+};
+
+describe("encodeLinesInSlices", () => {
+  it("gives the UTF-8 bytes of every line in order, whatever characters fall on a chunk's edge", async () => {
+    // Multi-byte and two-byte-string characters on both sides of the 64-line chunks, a lone surrogate, NUL.
+    const texts = Array.from({ length: 200 }, (_, i) =>
+      i % 63 === 0 ? `{"n":${i},"s":"€😀\u2028"}` : i === 64 ? '{"s":"\ud800 \u0000"}' : `{"n":${i}}`);
+    const bytes = await encodeLinesInSlices(texts, (t) => `${t}\n`);
+    expect(bytes.equals(Buffer.from(texts.map((t) => `${t}\n`).join("")))).toBe(true);
+    expect(bytes.toString("utf8").split("\n").slice(0, -1)).toEqual(texts.map((t) => Buffer.from(t).toString("utf8")));
+  });
+
+  it("gives no bytes for no items, and one line's bytes for one item", async () => {
+    expect((await encodeLinesInSlices([], () => "x\n")).byteLength).toBe(0);
+    expect((await encodeLinesInSlices([1], (n) => `${n}\n`)).toString()).toBe("1\n");
+  });
+
+  it("lets other work run while many lines are made", async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 0);
+    const items = Array.from({ length: 640 }, (_, i) => i);
+    const bytes = await encodeLinesInSlices(items, (i) => {
+      busy(0.05); // 640 × 50 µs ≈ 32 ms of work: about ten 3 ms slices
+      return `${i}\n`;
+    });
+    clearInterval(timer);
+    expect(bytes.toString()).toBe(items.map((i) => `${i}\n`).join(""));
+    expect(ticks).toBeGreaterThanOrEqual(3);
+  });
+});
