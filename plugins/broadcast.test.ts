@@ -1,11 +1,17 @@
-/** broadcast: the frame a dashboard receives, built from a head taken at the event and the payload's stored JSON. */
+/** broadcast: the `events` messages a dashboard receives, run by run, with the payloads' stored JSON. */
 import { describe, expect, it } from "vitest";
 import { userChannel } from "../core/ports/pubsub.js";
 import type { PubSub } from "../core/ports/pubsub.js";
-import { broadcast, broadcastRun } from "./broadcast.js";
-import type { PluginContext } from "./plugin.js";
+import { broadcast, broadcastRun, MAX_MESSAGE_CHARS } from "./broadcast.js";
+import type { PipelineEvent, PluginContext } from "./plugin.js";
 import { statusMachine } from "./status-machine.js";
 import { applyEvents, testEvent } from "./testing.js";
+
+interface Message {
+  type: string;
+  user_id: number;
+  runs: { run: Record<string, unknown>; events: Record<string, unknown>[] }[];
+}
 
 function capture(): { pubsub: PubSub; sent: [string, string][] } {
   const sent: [string, string][] = [];
@@ -15,40 +21,87 @@ function capture(): { pubsub: PubSub; sent: [string, string][] } {
   };
 }
 
+async function broadcastOf(events: PipelineEvent[], withPayloadJson = true) {
+  const { pubsub, sent } = capture();
+  const plugin = broadcast();
+  plugin.init!({ pubsub } as unknown as PluginContext);
+  const { batch, run } = await applyEvents([statusMachine(), plugin], events);
+  // The pipeline serialises each stored payload once (batch-processor.ts); without it the plugin does.
+  await plugin.afterEventsStored!(withPayloadJson ? { ...batch, payloadJson: new Map(events.map((e) => [e, JSON.stringify(e.payload)])) } : batch);
+  return { sent, run, messages: sent.map(([channel, text]) => ({ channel, text, msg: JSON.parse(text) as Message })) };
+}
+
 describe("broadcast", () => {
-  it("sends each event with the run as it was after that event, and the payload as stored, whatever its strings", async () => {
-    const { pubsub, sent } = capture();
-    const plugin = broadcast();
-    plugin.init!({ pubsub } as unknown as PluginContext);
-    const hostile = { output_preview: '"}}, {"type":"event"} \\"\u2028 é 😀 \ud800', nested: { a: [1, null, { "}}": "}}" }] } };
-    const events = [testEvent({ event_type: "run_start", sdk_run_id: "r" }), testEvent({ event_type: "step", sdk_run_id: "r", payload: hostile })];
-    const { batch, run } = await applyEvents([statusMachine(), plugin], events);
-    // The pipeline serialises each stored payload once (batch-processor.ts); without it the plugin does.
-    const payloadJson = new Map(events.map((e) => [e, JSON.stringify(e.payload)]));
-    await plugin.afterEventsStored!({ ...batch, payloadJson });
-    await plugin.afterEventsStored!(batch);
-    expect(sent).toHaveLength(4);
-    expect(sent.slice(0, 2)).toEqual(sent.slice(2));
-    const [channel, text] = sent[1]!;
+  it("sends a run's events together, with the run after the part's last event and each payload as stored, whatever its strings", async () => {
+    const hostile = { output_preview: '"}}, {"type":"events"} ]} \\"\u2028 é 😀 \ud800', nested: { a: [1, null, { "}]}": "]}}" }] } };
+    const events = [
+      testEvent({ event_type: "run_start", sdk_run_id: "r" }),
+      testEvent({ event_type: "step", sdk_run_id: "r", payload: hostile }),
+      testEvent({ event_type: "run_end", sdk_run_id: "r" }),
+    ];
+    const { sent, run, messages } = await broadcastOf(events);
+    expect(messages).toHaveLength(1);
+    const { channel, msg } = messages[0]!;
     expect(channel).toBe(userChannel(1));
-    const frame = JSON.parse(text) as { type: string; run: Record<string, unknown>; event: Record<string, unknown> };
-    expect(frame.type).toBe("event");
-    expect(frame.event).toEqual({
-      event_id: events[1]!.event_id, event_type: "step", occurred_at: events[1]!.occurred_at, span_id: null, parent_span_id: null, payload: hostile,
-    });
-    expect(Object.keys(frame.event).at(-1)).toBe("payload");
-    expect(frame.run).toEqual(JSON.parse(JSON.stringify(broadcastRun(run("r")))));
-    // Each frame carries the run as it was right after its event: one event counted in the first, two in the second.
-    expect((JSON.parse(sent[0]![1]) as { run: { event_count: number } }).run.event_count).toBe(1);
-    expect(frame.run.event_count).toBe(2);
+    expect(msg.type).toBe("events");
+    expect(msg.user_id).toBe(1);
+    expect(msg.runs).toHaveLength(1);
+    expect(msg.runs[0]!.run).toEqual(JSON.parse(JSON.stringify(broadcastRun(run("r")))));
+    expect(msg.runs[0]!.run).toMatchObject({ status: "success", event_count: 3 });
+    expect(msg.runs[0]!.events).toEqual(events.map((e) => ({
+      event_id: e.event_id, event_type: e.event_type, occurred_at: e.occurred_at, span_id: null, parent_span_id: null, payload: e.payload,
+    })));
+    expect(Object.keys(msg.runs[0]!.events[1]!).at(-1)).toBe("payload");
+    // The same bytes whether the pipeline handed the payloads' JSON over or the plugin made it.
+    expect((await broadcastOf(events, false)).sent).toEqual(sent);
   });
 
-  it("sends nothing for a duplicate", async () => {
-    const { pubsub, sent } = capture();
-    const plugin = broadcast();
-    plugin.init!({ pubsub } as unknown as PluginContext);
-    const { batch } = await applyEvents([plugin], [testEvent({ event_type: "step", duplicate: true })]);
-    await plugin.afterEventsStored!(batch);
+  it("keeps each user's runs on their own channel", async () => {
+    const events = [
+      testEvent({ event_type: "run_start", user_id: 1, sdk_run_id: "a" }),
+      testEvent({ event_type: "run_start", user_id: 2, sdk_run_id: "a" }),
+      testEvent({ event_type: "step", user_id: 1, sdk_run_id: "b" }),
+    ];
+    const { messages } = await broadcastOf(events);
+    expect(messages.map((m) => [m.channel, m.msg.user_id, m.msg.runs.map((r) => [r.run.external_id, r.events.map((e) => e.event_id)])])).toEqual([
+      [userChannel(1), 1, [["a", [events[0]!.event_id]], ["b", [events[2]!.event_id]]]],
+      [userChannel(2), 2, [["a", [events[1]!.event_id]]]],
+    ]);
+  });
+
+  it("splits a big part into messages of at most MAX_MESSAGE_CHARS plus one event, every event once and in order", async () => {
+    const text = "x".repeat(3000);
+    const events = [
+      ...Array.from({ length: 90 }, (_, i) => testEvent({ event_type: "step", sdk_run_id: "long", payload: { i, text } })),
+      ...Array.from({ length: 60 }, (_, i) => testEvent({ event_type: "step", sdk_run_id: `short-${i % 6}`, payload: { i, text } })),
+      // One event alone over the limit still goes out, in a message of its own.
+      testEvent({ event_type: "step", sdk_run_id: "huge", payload: { text: "y".repeat(MAX_MESSAGE_CHARS + 10) } }),
+    ];
+    const { messages, run } = await broadcastOf(events);
+    expect(messages.length).toBeGreaterThan(3);
+    for (const m of messages) {
+      const last = m.msg.runs.at(-1)!.events.at(-1)!;
+      const withoutLast = m.text.length - JSON.stringify(last).length;
+      if (m.msg.runs.length > 1 || m.msg.runs[0]!.events.length > 1) expect(withoutLast).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
+      // A run split over messages carries its state after the part's last event of it in each.
+      for (const r of m.msg.runs) expect(r.run).toEqual(JSON.parse(JSON.stringify(broadcastRun(run(r.run.external_id as string)))));
+    }
+    expect(messages.at(-1)!.msg.runs.map((r) => r.run.external_id)).toEqual(["huge"]);
+    const order = messages.flatMap((m) => m.msg.runs.flatMap((r) => r.events.map((e) => e.event_id)));
+    expect([...order].sort()).toEqual(events.map((e) => e.event_id).sort());
+    // Runs in the order their first event came, and each run's events in log order.
+    const flat = messages.flatMap((m) => m.msg.runs.flatMap((r) => r.events.map((e) => [r.run.external_id, e.event_id])));
+    expect([...new Set(flat.map(([r]) => r))]).toEqual([...new Set(events.map((e) => e.sdk_run_id))]);
+    for (const r of new Set(events.map((e) => e.sdk_run_id))) {
+      expect(flat.filter(([x]) => x === r).map(([, id]) => id)).toEqual(events.filter((e) => e.sdk_run_id === r).map((e) => e.event_id));
+    }
+  });
+
+  it("sends nothing for duplicates", async () => {
+    const { sent } = await broadcastOf([testEvent({ event_type: "step", duplicate: true })]);
     expect(sent).toEqual([]);
+    const events = [testEvent({ event_type: "step", duplicate: true }), testEvent({ event_type: "step" })];
+    const { messages } = await broadcastOf(events);
+    expect(messages.flatMap((m) => m.msg.runs.flatMap((r) => r.events.map((e) => e.event_id)))).toEqual([events[1]!.event_id]);
   });
 });

@@ -1,19 +1,21 @@
 /**
- * broadcast: as soon as a batch's events are stored (afterEventsStored: it does not wait for the runs' new
- * versions, so a dashboard frame waits for one ClickHouse insert, not two), publishes every (non-duplicate) event
- * to the owner's channel
- * `user.{id}` with the run as it was right after that event (so a live view steps through every status):
- *   {"type":"event","user_id":42,"run":{...},"event":{event_id,event_type,occurred_at,payload}}
+ * broadcast: as soon as a part's events are stored (afterEventsStored: it does not wait for the runs' new versions,
+ * so a dashboard frame waits for one ClickHouse insert, not two), publishes them to their owner's channel
+ * `user.{id}`, run by run (docs/REALTIME.md, the `events` message):
+ *   {"type":"events","user_id":42,"runs":[{"run":{...},"events":[{event_id,event_type,occurred_at,span_id,parent_span_id,payload}]}]}
+ * Each run comes once per message with its state after the part's last event of it, and its events in log order.
+ * A part of 5,000 OTLP events is ~500 runs in ~40 messages, where one message per event with a run snapshot each
+ * cost the pipeline thread ~10 µs per span and the host, the gateway and every open tab 5,000 messages (session 17).
  * Delivery is best-effort: the dashboard reloads from the stores, so a lost message costs freshness only.
  */
 import type { RunRecord } from "../core/events/run.js";
 import { userChannel } from "../core/ports/pubsub.js";
 import { publishAll } from "../core/pubsub/publish-all.js";
-import type { PipelineEvent, Plugin, PluginContext } from "./plugin.js";
+import type { PipelineEvent, Plugin, PluginContext, RunDraft } from "./plugin.js";
 
 const SCRATCH = "broadcast";
 
-/** The run fields the broadcast message carries (the `event` frame of docs/REALTIME.md). */
+/** The run fields the broadcast message carries (the `events` message of docs/REALTIME.md). */
 export function broadcastRun(run: RunRecord) {
   return {
     external_id: run.external_id,
@@ -39,24 +41,61 @@ export function broadcastRun(run: RunRecord) {
 }
 
 /**
- * The message without its payload, ending in `}}`: the payload is stored after the run snapshot is taken, and its
- * JSON (serialised once for the stored row, Batch.payloadJson) goes in then (withPayload).
+ * Largest message, in characters of its JSON, that another run or event is added to; a message always holds at least
+ * one event. Bounded so that a part's messages reach a dashboard socket in pieces the gateway publishes in time slices:
+ * uWS drops a socket holding more than 1 MiB unsent (gateway/server.ts).
  */
-export function broadcastHead(event: PipelineEvent, run: RunRecord): string {
-  return JSON.stringify({
-    type: "event",
-    user_id: event.user_id,
-    run: broadcastRun(run),
-    event: {
-      event_id: event.event_id, event_type: event.event_type, occurred_at: event.occurred_at,
-      // Where the event sits in the run's tree, so a live client can place it (docs/API.md, Spans).
-      span_id: event.span_id || null, parent_span_id: event.parent_span_id || null,
-    },
-  });
+export const MAX_MESSAGE_CHARS = 128 * 1024;
+
+/** A run's stored events of one part, with its draft (read once the part's events are all applied). */
+interface RunEvents {
+  readonly user_id: number;
+  readonly draft: RunDraft;
+  readonly events: PipelineEvent[];
 }
 
-/** The whole message: the head with `"payload":<payload JSON>` as the event's last member. */
-export const withPayload = (head: string, payloadJson: string): string => `${head.slice(0, -2)},"payload":${payloadJson}}}`;
+/** One event in a message: its place in the run's tree and its payload's stored JSON as the last member. */
+function eventJson(event: PipelineEvent, payloadJson: string): string {
+  const head = JSON.stringify({
+    event_id: event.event_id, event_type: event.event_type, occurred_at: event.occurred_at,
+    // Where the event sits in the run's tree, so a live client can place it (docs/API.md, Spans).
+    span_id: event.span_id || null, parent_span_id: event.parent_span_id || null,
+  });
+  return `${head.slice(0, -1)},"payload":${payloadJson}}`;
+}
+
+/** The `events` messages of a part's runs: per user, runs in order, each message split at MAX_MESSAGE_CHARS. */
+export function eventsMessages(runs: Iterable<RunEvents>, payloadJsonOf: (e: PipelineEvent) => string): [channel: string, message: string][] {
+  const out: [string, string][] = [];
+  const bodies = new Map<number, string>(); // user → the run entries of their open message, comma-separated
+  const send = (user: number) => {
+    const body = bodies.get(user);
+    if (body) out.push([userChannel(user), `{"type":"events","user_id":${user},"runs":[${body}]}`]);
+    bodies.set(user, "");
+  };
+  for (const { user_id: user, draft, events } of runs) {
+    const run = `{"run":${JSON.stringify(broadcastRun(draft.run))},"events":[`;
+    let entry = ""; // this run's events in the open message
+    const close = () => {
+      if (!entry) return;
+      const body = bodies.get(user);
+      bodies.set(user, `${body ? `${body},` : ""}${run}${entry}]}`);
+      entry = "";
+    };
+    for (const e of events) {
+      const json = eventJson(e, payloadJsonOf(e));
+      const open = (bodies.get(user)?.length ?? 0) + run.length + entry.length;
+      if (open > run.length && open + json.length > MAX_MESSAGE_CHARS) {
+        close();
+        send(user);
+      }
+      entry += entry ? `,${json}` : json;
+    }
+    close();
+  }
+  for (const user of bodies.keys()) send(user);
+  return out;
+}
 
 /** Put it last in the chain: the run snapshot must include every other plugin's changes. */
 export const broadcast = (): Plugin => {
@@ -68,18 +107,17 @@ export const broadcast = (): Plugin => {
     },
     onEvent(event, draft, batch) {
       if (event.duplicate) return;
-      let out = batch.scratch.get(SCRATCH) as [PipelineEvent, string][] | undefined;
-      if (!out) batch.scratch.set(SCRATCH, (out = []));
-      // Serialised now: the snapshot of the run after this event, not after the whole batch.
-      out.push([event, broadcastHead(event, draft.run)]);
+      let runs = batch.scratch.get(SCRATCH) as Map<RunDraft, RunEvents> | undefined;
+      if (!runs) batch.scratch.set(SCRATCH, (runs = new Map()));
+      let r = runs.get(draft);
+      if (!r) runs.set(draft, (r = { user_id: event.user_id, draft, events: [] }));
+      r.events.push(event);
     },
     async afterEventsStored(batch) {
-      const out = batch.scratch.get(SCRATCH) as [PipelineEvent, string][] | undefined;
-      if (!out || !ctx) return;
-      const messages = out.map(([event, head]): [string, string] => [
-        userChannel(event.user_id),
-        withPayload(head, batch.payloadJson?.get(event) ?? JSON.stringify(event.payload)),
-      ]);
+      const runs = batch.scratch.get(SCRATCH) as Map<RunDraft, RunEvents> | undefined;
+      if (!runs || !ctx) return;
+      // Made before the first wait: the next part may change these drafts once this part has released them.
+      const messages = eventsMessages(runs.values(), (e) => batch.payloadJson?.get(e) ?? JSON.stringify(e.payload));
       await publishAll(ctx.pubsub, messages);
     },
   };

@@ -15,7 +15,7 @@ ws.on("message", (data) => {
   const msg = JSON.parse(data.toString());
   if (msg.type === "hello") ws.send(JSON.stringify({ type: "subscribe", channel }));
   else if (msg.type === "subscribed") parentPort!.postMessage({ type: "subscribed" });
-  else if (msg.type === "event") pending.push([msg.event.event_id, at]);
+  else if (msg.type === "events") for (const r of msg.runs) for (const e of r.events) pending.push([e.event_id, at]);
 });
 ws.on("close", (code) => parentPort!.postMessage({ type: "closed", code }));
 ws.on("error", (err) => parentPort!.postMessage({ type: "error", message: String(err) }));

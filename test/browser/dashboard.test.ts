@@ -111,7 +111,7 @@ describe.skipIf(!haveBrowser)("live dashboard in a real browser", () => {
 
     // Bob, connected the whole time, received nothing of Ada's, and has no rows.
     expect(framesA.some((f) => f.includes(sdkRunId))).toBe(true);
-    expect(framesB.filter((f) => f.includes('"type":"event"'))).toEqual([]);
+    expect(framesB.filter((f) => f.includes('"type":"events"'))).toEqual([]);
     expect(framesB.some((f) => f.includes(sdkRunId) || f.includes("support-triage"))).toBe(false);
     expect(await b.$$(`tr[data-run]`)).toHaveLength(0);
 

@@ -38,7 +38,10 @@ export async function storedCounts(ch: ClickHouse, userId: number): Promise<{ ro
   return { rows: Number(r.rows), distinct: Number(r.distinct) };
 }
 
-/** A browser-less realtime client: subscribes to user.{id} on a gateway and collects "event" messages. */
+/**
+ * A browser-less realtime client: subscribes to user.{id} on a gateway and collects the events of its "events"
+ * messages, one entry per event: {user_id, run, event}.
+ */
 export async function realtimeClient(gatewayUrl: string, secret: string, userId: number) {
   const { token } = signRealtimeToken(secret, userId, `scale-test-session-${userId}-0000`, 600);
   const ws = new WebSocket(`${gatewayUrl}/ws`, [REALTIME_SUBPROTOCOL, `${TOKEN_PROTOCOL_PREFIX}${token}`]);
@@ -49,7 +52,7 @@ export async function realtimeClient(gatewayUrl: string, secret: string, userId:
     const msg = JSON.parse(String(data));
     if (msg.type === "hello") ws.send(JSON.stringify({ type: "subscribe", channel: `user.${userId}` }));
     else if (msg.type === "subscribed") subscribed();
-    else if (msg.type === "event") events.push(msg);
+    else if (msg.type === "events") for (const r of msg.runs) for (const event of r.events) events.push({ user_id: msg.user_id, run: r.run, event });
   });
   await new Promise<void>((resolve, reject) => { ws.once("open", () => resolve()); ws.once("error", reject); });
   await Promise.race([ready, new Promise((_, rej) => setTimeout(() => rej(new Error("no subscribed frame")), 10_000))]);

@@ -1,6 +1,6 @@
 // /dashboard and /errors: patch, insert or remove run rows from pushed messages; refresh the summary
 // (counts and panels) from the server, throttled, when statuses change.
-import { onMessage, onReconnect, tick } from "./live.js";
+import { onReconnect, onRunEvents, tick } from "./live.js";
 import { ago, count, duration, runDurationMs, statusLabel, timestamp, usd } from "./format.js";
 
 const table = document.getElementById("runs");
@@ -83,9 +83,7 @@ function refreshSummary() {
     });
 }
 
-onMessage((msg) => {
-  if (msg.type !== "event" || !msg.run) return;
-  const run = msg.run;
+onRunEvents((run) => {
   const existing = tbody.querySelector(`tr[data-run="${CSS.escape(run.external_id)}"]`);
   const statusChanged = !existing || existing.dataset.status !== run.status;
   if (existing) {

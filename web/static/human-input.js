@@ -2,7 +2,7 @@
 // without JavaScript too. With it, the answer is sent with fetch and shown in place, errors (already answered,
 // empty answer) appear under the box, and the box is re-fetched when this run changes live (it appears when
 // the run starts waiting, and goes away once the agent reports the answer), keeping a half-typed answer.
-import { onMessage, onReconnect } from "./live.js";
+import { onReconnect, onRunEvents } from "./live.js";
 
 const box = document.getElementById("human-input");
 const runId = box?.dataset.run;
@@ -78,8 +78,8 @@ async function refresh() {
 
 if (box && runId) {
   bind();
-  onMessage((msg) => {
-    if (msg.type === "event" && msg.run?.external_id === runId && /^human_input_|^run_end$|^error$/.test(msg.event?.event_type ?? "")) refresh();
+  onRunEvents((run, events) => {
+    if (run.external_id === runId && events.some((e) => /^human_input_|^run_end$|^error$/.test(e?.event_type ?? ""))) refresh();
   });
   onReconnect(refresh);
 }

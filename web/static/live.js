@@ -6,8 +6,18 @@ import { ago, duration } from "./format.js";
 const messageListeners = new Set();
 const reconnectListeners = new Set();
 
-/** fn(msg) for every message pushed on the user's channel (e.g. {type:"event", run, event}). */
+/** fn(msg) for every message pushed on the user's channel (e.g. {type:"events", runs:[…]}, {type:"notification"}). */
 export function onMessage(fn) { messageListeners.add(fn); }
+/**
+ * fn(run, events) for each run of an `events` message (docs/REALTIME.md): the run as it is after the events, and
+ * its newly stored events in order ({event_id, event_type, occurred_at, span_id, parent_span_id, payload}).
+ */
+export function onRunEvents(fn) {
+  onMessage((msg) => {
+    if (msg.type !== "events" || !Array.isArray(msg.runs)) return;
+    for (const entry of msg.runs) if (entry?.run) fn(entry.run, Array.isArray(entry.events) ? entry.events : []);
+  });
+}
 /** fn() after the connection came back from a drop: messages may have been missed, reload state. */
 export function onReconnect(fn) { reconnectListeners.add(fn); }
 

@@ -1,6 +1,6 @@
 // /dashboard/:run: when an event of this run is pushed, re-fetch the header and timeline fragment
 // (throttled) and swap it in, keeping the reader's open/closed details and highlighting new items.
-import { onMessage, onReconnect, tick } from "./live.js";
+import { onReconnect, onRunEvents, tick } from "./live.js";
 
 const root = document.getElementById("run-live");
 const runId = root.dataset.run;
@@ -44,7 +44,7 @@ function swap(html) {
   tick(root);
 }
 
-onMessage((msg) => {
-  if (msg.type === "event" && msg.run?.external_id === runId) refresh();
+onRunEvents((run) => {
+  if (run.external_id === runId) refresh();
 });
 onReconnect(refresh);

@@ -1,6 +1,6 @@
 // /sessions/:id: when an event of one of this session's runs is pushed (or a run joins it), re-fetch the turns
 // fragment (throttled) and swap it in.
-import { onMessage, onReconnect, tick } from "./live.js";
+import { onReconnect, onRunEvents, tick } from "./live.js";
 
 const root = document.getElementById("session-live");
 const sessionId = root.dataset.session;
@@ -28,7 +28,7 @@ function schedule() {
   timer = setTimeout(() => { timer = null; refresh(); }, Math.max(0, last + MIN_INTERVAL_MS - Date.now()));
 }
 
-onMessage((msg) => {
-  if (msg.type === "event" && msg.run?.session_id === sessionId) schedule();
+onRunEvents((run) => {
+  if (run.session_id === sessionId) schedule();
 });
 onReconnect(schedule);
