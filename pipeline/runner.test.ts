@@ -126,12 +126,21 @@ describe("pipeline (embedded adapters)", () => {
     expect(await totalRuns(user, "support-bot")).toBe(1);
 
     const mine = messages.filter((m) => m.channel === `user.${user}`).map((m) => m.msg);
-    expect(mine.map((m) => m.type)).toEqual(Array(6).fill("event"));
-    expect(mine.map((m) => m.run.status)).toEqual(["running", "running", "running", "waiting_for_input", "running", "success"]);
-    expect(mine[3].run.pending_question).toBe("Proceed?");
-    expect(mine[5].run).toMatchObject({ external_id: "run-a", event_count: 6, duration_ms: 5000, total_tokens: 1200 });
-    expect(mine[2].event.payload.input_preview).toHaveLength(500);
-    expect(mine.every((m) => m.user_id === user)).toBe(true);
+    expect(mine.every((m) => m.type === "events" && m.user_id === user)).toBe(true);
+    const entries = mine.flatMap((m) => m.runs);
+    const pushed = entries.flatMap((r) => r.events);
+    expect(pushed.map((e) => e.event_id)).toEqual(events.map((e) => e.event_id));
+    // However the pipeline grouped the events into parts, each run entry carries the run after its last event.
+    const statusAfter = ["running", "running", "running", "waiting_for_input", "running", "success"];
+    let upTo = 0;
+    for (const r of entries) {
+      upTo += r.events.length;
+      expect(r.run.status).toBe(statusAfter[upTo - 1]);
+      expect(r.run.event_count).toBe(upTo);
+      if (upTo === 4) expect(r.run.pending_question).toBe("Proceed?");
+    }
+    expect(entries.at(-1).run).toMatchObject({ external_id: "run-a", event_count: 6, duration_ms: 5000, total_tokens: 1200 });
+    expect(pushed[2].payload.input_preview).toHaveLength(500);
   });
 
   it("ends a run with an error event in error", async () => {
@@ -227,7 +236,8 @@ describe("pipeline (embedded adapters)", () => {
     expect(await store.getRun(user, "run-s")).toMatchObject({ status: "running", event_count: 2 });
 
     // The runs' write fails once: the batch is retried, its events are now stored (duplicates), no second frame.
-    const frames = () => messages.filter((m) => m.channel === `user.${user}` && m.msg.run.external_id === "run-t").length;
+    const frames = () => messages.filter((m) => m.channel === `user.${user}`).flatMap((m) => m.msg.runs)
+      .filter((r) => r.run.external_id === "run-t").reduce((n, r) => n + r.events.length, 0);
     let failures = 1;
     const failingOnce: EventStore = { ...store, upsertRuns: async (runs) => { if (failures-- > 0) throw new Error("ClickHouse went away (test)"); await store.upsertRuns(runs); } };
     const processor = createBatchProcessor(ctx, failingOnce, await initChain(), 100);

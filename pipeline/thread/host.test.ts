@@ -23,7 +23,7 @@ let dir: string;
 let ports: Ports;
 let store: EventStore;
 let pipeline: Pipeline;
-const messages: { channel: string; msg: { event: { event_id: string } } }[] = [];
+const messages: { channel: string; msg: { runs: { events: { event_id: string }[] }[] } }[] = [];
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-pipeline-thread-"));
@@ -79,7 +79,7 @@ describe("pipeline thread (embedded adapters)", () => {
     expect((stored[1]!.payload as { input_preview: string }).input_preview).toBe("key [REDACTED]"); // RUNWATCH_PLUGINS ran there too
     const [agent] = await ports.sql.query<{ total_runs: number }>("SELECT total_runs FROM agents WHERE user_id = $1 AND name = 'thread-bot'", [user]);
     expect(Number(agent!.total_runs)).toBe(1);
-    const pushed = messages.filter((m) => m.channel === `user.${user}`).map((m) => m.msg.event.event_id);
+    const pushed = messages.filter((m) => m.channel === `user.${user}`).flatMap((m) => m.msg.runs.flatMap((r) => r.events.map((e) => e.event_id)));
     expect(pushed).toEqual(events.map((e) => e.event_id));
   });
 
