@@ -1,6 +1,7 @@
 /** broadcast: the `events` messages a dashboard receives, run by run, with the payloads' stored JSON. */
 import { describe, expect, it } from "vitest";
 import { userChannel } from "../core/ports/pubsub.js";
+import { setDefaultSliceMs, SLICE_MS } from "../core/time-slice.js";
 import type { PubSub } from "../core/ports/pubsub.js";
 import { broadcast, broadcastRun, MAX_MESSAGE_CHARS } from "./broadcast.js";
 import type { PipelineEvent, PluginContext } from "./plugin.js";
@@ -95,6 +96,26 @@ describe("broadcast", () => {
     for (const r of new Set(events.map((e) => e.sdk_run_id))) {
       expect(flat.filter(([x]) => x === r).map(([, id]) => id)).toEqual(events.filter((e) => e.sdk_run_id === r).map((e) => e.event_id));
     }
+  });
+
+  it("carries the runs as the part left them, though the next part changes the drafts while the messages are made", async () => {
+    const { pubsub, sent } = capture();
+    const plugin = broadcast();
+    plugin.init!({ pubsub } as unknown as PluginContext);
+    const events = Array.from({ length: 400 }, (_, i) => testEvent({ event_type: i % 2 ? "step" : "run_start", sdk_run_id: `run-${Math.floor(i / 2)}` }));
+    const { batch } = await applyEvents([statusMachine(), plugin], events);
+    setDefaultSliceMs(0); // making the messages yields to the event loop after every run
+    try {
+      const stored = plugin.afterEventsStored!(batch);
+      // What overlapped-parts.ts allows once the part has released its drafts: the next part's plugins change them.
+      for (const d of batch.runs.values()) d.run.status = "error";
+      await stored;
+    } finally {
+      setDefaultSliceMs(SLICE_MS);
+    }
+    const runs = sent.flatMap(([, t]) => (JSON.parse(t) as Message).runs);
+    expect(runs).toHaveLength(200);
+    expect(runs.every((r) => r.run.status === "running" && r.run.event_count === 2)).toBe(true);
   });
 
   it("sends nothing for duplicates", async () => {

@@ -11,6 +11,7 @@
 import type { RunRecord } from "../core/events/run.js";
 import { userChannel } from "../core/ports/pubsub.js";
 import { publishAll } from "../core/pubsub/publish-all.js";
+import { TimeSlice } from "../core/time-slice.js";
 import type { PipelineEvent, Plugin, PluginContext, RunDraft } from "./plugin.js";
 
 const SCRATCH = "broadcast";
@@ -64,8 +65,25 @@ function eventJson(event: PipelineEvent, payloadJson: string): string {
   return `${head.slice(0, -1)},"payload":${payloadJson}}`;
 }
 
-/** The `events` messages of a part's runs: per user, runs in order, each message split at MAX_MESSAGE_CHARS. */
-export function eventsMessages(runs: Iterable<RunEvents>, payloadJsonOf: (e: PipelineEvent) => string): [channel: string, message: string][] {
+/** A run's state as the message carries it, taken once its part's events are all applied. */
+interface RunSnapshot {
+  readonly user_id: number;
+  /** `{"run":<run JSON>,"events":[` */
+  readonly open: string;
+  readonly events: readonly PipelineEvent[];
+}
+
+/** The runs' snapshots: read from the drafts at once, before the next part may change them (overlapped-parts.ts). */
+const snapshotRuns = (runs: Iterable<RunEvents>): RunSnapshot[] =>
+  Array.from(runs, (r) => ({ user_id: r.user_id, open: `{"run":${JSON.stringify(broadcastRun(r.draft.run))},"events":[`, events: r.events }));
+
+/**
+ * The `events` messages of a part's runs: per user, runs in order, each message split at MAX_MESSAGE_CHARS. Made in
+ * time slices (thousands of events; the pipeline may share its event loop with ingest).
+ */
+async function eventsMessages(
+  runs: readonly RunSnapshot[], payloadJsonOf: (e: PipelineEvent) => string, slice = new TimeSlice(),
+): Promise<[channel: string, message: string][]> {
   const out: [string, string][] = [];
   const bodies = new Map<number, string>(); // user → the run entries of their open message, comma-separated
   const send = (user: number) => {
@@ -73,8 +91,7 @@ export function eventsMessages(runs: Iterable<RunEvents>, payloadJsonOf: (e: Pip
     if (body) out.push([userChannel(user), `{"type":"events","user_id":${user},"runs":[${body}]}`]);
     bodies.set(user, "");
   };
-  for (const { user_id: user, draft, events } of runs) {
-    const run = `{"run":${JSON.stringify(broadcastRun(draft.run))},"events":[`;
+  for (const { user_id: user, open: run, events } of runs) {
     let entry = ""; // this run's events in the open message
     const close = () => {
       if (!entry) return;
@@ -92,6 +109,7 @@ export function eventsMessages(runs: Iterable<RunEvents>, payloadJsonOf: (e: Pip
       entry += entry ? `,${json}` : json;
     }
     close();
+    if (slice.due()) await slice.next();
   }
   for (const user of bodies.keys()) send(user);
   return out;
@@ -116,8 +134,9 @@ export const broadcast = (): Plugin => {
     async afterEventsStored(batch) {
       const runs = batch.scratch.get(SCRATCH) as Map<RunDraft, RunEvents> | undefined;
       if (!runs || !ctx) return;
-      // Made before the first wait: the next part may change these drafts once this part has released them.
-      const messages = eventsMessages(runs.values(), (e) => batch.payloadJson?.get(e) ?? JSON.stringify(e.payload));
+      // The runs are read before the first wait: the next part may change these drafts once this part has released them.
+      const snapshots = snapshotRuns(runs.values());
+      const messages = await eventsMessages(snapshots, (e) => batch.payloadJson?.get(e) ?? JSON.stringify(e.payload));
       await publishAll(ctx.pubsub, messages);
     },
   };
