@@ -48,12 +48,8 @@ export function broadcastRun(run: RunRecord) {
  */
 export const MAX_MESSAGE_CHARS = 128 * 1024;
 
-/** A run's stored events of one part, with its draft (read once the part's events are all applied). */
-interface RunEvents {
-  readonly user_id: number;
-  readonly draft: RunDraft;
-  readonly events: PipelineEvent[];
-}
+/** Each run's stored events of one part, by its draft (read once the part's events are all applied). */
+type RunEvents = Map<RunDraft, PipelineEvent[]>;
 
 /** One event in a message: its place in the run's tree and its payload's stored JSON as the last member. */
 function eventJson(event: PipelineEvent, payloadJson: string): string {
@@ -74,8 +70,8 @@ interface RunSnapshot {
 }
 
 /** The runs' snapshots: read from the drafts at once, before the next part may change them (overlapped-parts.ts). */
-const snapshotRuns = (runs: Iterable<RunEvents>): RunSnapshot[] =>
-  Array.from(runs, (r) => ({ user_id: r.user_id, open: `{"run":${JSON.stringify(broadcastRun(r.draft.run))},"events":[`, events: r.events }));
+const snapshotRuns = (runs: RunEvents): RunSnapshot[] =>
+  Array.from(runs, ([draft, events]) => ({ user_id: draft.run.user_id, open: `{"run":${JSON.stringify(broadcastRun(draft.run))},"events":[`, events }));
 
 /**
  * The `events` messages of a part's runs: per user, runs in order, each message split at MAX_MESSAGE_CHARS. Made in
@@ -115,7 +111,10 @@ async function eventsMessages(
   return out;
 }
 
-/** Put it last in the chain: the run snapshot must include every other plugin's changes. */
+/**
+ * Last in the built-in chain. Where it sits does not change its messages: it reads the runs once the whole part has
+ * been through every plugin, so each message shows every plugin's changes.
+ */
 export const broadcast = (): Plugin => {
   let ctx: PluginContext | undefined;
   return {
@@ -125,17 +124,17 @@ export const broadcast = (): Plugin => {
     },
     onEvent(event, draft, batch) {
       if (event.duplicate) return;
-      let runs = batch.scratch.get(SCRATCH) as Map<RunDraft, RunEvents> | undefined;
+      let runs = batch.scratch.get(SCRATCH) as RunEvents | undefined;
       if (!runs) batch.scratch.set(SCRATCH, (runs = new Map()));
-      let r = runs.get(draft);
-      if (!r) runs.set(draft, (r = { user_id: event.user_id, draft, events: [] }));
-      r.events.push(event);
+      const events = runs.get(draft);
+      if (events) events.push(event);
+      else runs.set(draft, [event]);
     },
     async afterEventsStored(batch) {
-      const runs = batch.scratch.get(SCRATCH) as Map<RunDraft, RunEvents> | undefined;
+      const runs = batch.scratch.get(SCRATCH) as RunEvents | undefined;
       if (!runs || !ctx) return;
       // The runs are read before the first wait: the next part may change these drafts once this part has released them.
-      const snapshots = snapshotRuns(runs.values());
+      const snapshots = snapshotRuns(runs);
       const messages = await eventsMessages(snapshots, (e) => batch.payloadJson?.get(e) ?? JSON.stringify(e.payload));
       await publishAll(ctx.pubsub, messages);
     },

@@ -49,8 +49,8 @@ export interface Batch {
    */
   readonly payloadJson?: ReadonlyMap<PipelineEvent, string>;
   /**
-   * Scratch space shared between a plugin's onEvent and afterCommit calls for this batch (key by plugin name). Keep
-   * per-batch state here, not in the plugin: batches overlap by one step.
+   * Scratch space shared between a plugin's onEvent, afterEventsStored and afterCommit calls for this batch (key by
+   * plugin name). Keep per-batch state here, not in the plugin: batches overlap by one step.
    */
   readonly scratch: Map<string, unknown>;
 }

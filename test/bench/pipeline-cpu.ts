@@ -3,7 +3,7 @@
  *
  * Takes the realistic exports of bench:otlp (otlp-payload.ts) as the export records a receiver logs, and runs what the
  * pipeline thread does with them between its storage calls, stage by stage: expanding the records into events
- * (otlp/export-record.ts), the built-in plugins' onEvent (live frames' heads included), each payload serialised once
+ * (otlp/export-record.ts), the built-in plugins' onEvent, each payload serialised once
  * (batch-processor.ts), the agent_events rows as the bytes moved to the host, the frames, the llm_calls rows and the
  * runs' rows. Storage calls are answered at once and their payloads
  * dropped. Prints µs per span per stage (the thread's wall time, its own GC pauses included) and the whole process's
