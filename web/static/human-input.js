@@ -53,6 +53,16 @@ function showError(el, message) {
   el.hidden = false;
 }
 
+/**
+ * Re-fetches the box until it is open exactly when the pushed run is waiting (at most ~2 s). The message is sent as
+ * soon as the events are stored, beside the write of the run's new version (docs/PIPELINE.md, step 4), and the box
+ * is rendered from that version: a fetch made at once can still read the run as it was.
+ */
+async function settle(open, tries = 8) {
+  await refresh();
+  if (tries > 1 && box.classList.contains("hitl-open") !== open) setTimeout(() => settle(open, tries - 1), 250);
+}
+
 let inflight = null;
 async function refresh() {
   if (inflight) return inflight;
@@ -79,7 +89,9 @@ async function refresh() {
 if (box && runId) {
   bind();
   onRunEvents((run, events) => {
-    if (run.external_id === runId && events.some((e) => /^human_input_|^run_end$|^error$/.test(e?.event_type ?? ""))) refresh();
+    if (run.external_id === runId && events.some((e) => /^human_input_|^run_end$|^error$/.test(e?.event_type ?? ""))) {
+      settle(run.status === "waiting_for_input");
+    }
   });
   onReconnect(refresh);
 }
