@@ -19,7 +19,8 @@ import { storeParts } from "./overlapped-parts.js";
 import type { BatchProcessor } from "./batch-processor.js";
 import type { PipelinePorts } from "./pipeline-ports.js";
 
-export type RecordHandler = (batch: EncodedBatch) => Promise<void>;
+/** Handles one batch; its bytes may be a lent view of shared memory (host.ts), so nothing keeps them past the answer. */
+export type RecordHandler = (batch: EncodedBatch<ArrayBufferLike>) => Promise<void>;
 
 /** What a dead letter keeps of an error: its name and message, and (for operators) where it was thrown. */
 export function describeError(err: unknown): { error: string; errorAt: string } {
@@ -50,9 +51,10 @@ export function createRecordHandler(
   return async (batch) => {
     const skipped = new Set<number>();
     const notEvents: NewDeadLetter[] = [];
+    // A dead letter's raw bytes are copied (`slice`): the batch may be a view the host lends only until the answer.
     const decoded = decodeBatch(batch, (index, err) => {
       skipped.add(index);
-      notEvents.push({ raw: recordAt(batch, index), error: `the log record is not JSON: ${describeError(err).error}` });
+      notEvents.push({ raw: recordAt(batch, index).slice(), error: `the log record is not JSON: ${describeError(err).error}` });
     });
     // The records in log order: events as logged, and export records, expanded when their turn comes.
     const items: { readonly index: number; readonly event?: LoggedEvent; readonly record?: ExportRecord }[] = [];
@@ -61,7 +63,7 @@ export function createRecordHandler(
       const e = decoded[k++]!;
       if (isLoggedEvent(e)) items.push({ index: i, event: e });
       else if (isExportRecord(e)) items.push({ index: i, record: e });
-      else notEvents.push({ raw: recordAt(batch, i), error: "the log record is JSON but not a Runwatch event" });
+      else notEvents.push({ raw: recordAt(batch, i).slice(), error: "the log record is JSON but not a Runwatch event" });
     }
     if (notEvents.length) {
       logger.error("dead-lettering log records that are not events", { records: notEvents.length });
@@ -73,7 +75,7 @@ export function createRecordHandler(
     const rawOf = (e: LoggedEvent): Uint8Array => {
       positions ??= new Map(items.filter((it) => it.event).map((it) => [it.event!, it.index]));
       const at = positions.get(e);
-      return at === undefined ? Buffer.from(JSON.stringify(e)) : recordAt(batch, at);
+      return at === undefined ? Buffer.from(JSON.stringify(e)) : recordAt(batch, at).slice();
     };
     const isolation = {
       deadLetter: (failed: readonly { event: LoggedEvent; error: unknown }[]) =>
@@ -120,7 +122,7 @@ function expandInto(events: LoggedEvent[], deadLetters: NewDeadLetter[], record:
   try {
     expanded = expandExportRecord(record);
   } catch (err) {
-    deadLetters.push({ raw, error: `the OTLP export record cannot be mapped: ${describeError(err).error}` });
+    deadLetters.push({ raw: raw.slice(), error: `the OTLP export record cannot be mapped: ${describeError(err).error}` });
     return;
   }
   for (const e of expanded.events) events.push(e);

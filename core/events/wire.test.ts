@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { LoggedEvent } from "./schema.js";
 import { decodeBatch, encodeBatch, encodeEvents, recordAt } from "./wire.js";
 import { encodeRecords, frameRecords } from "../log/framing.js";
+import { isShared, SharedArena } from "../threads/shared-arena.js";
 
 const event = (i: number, text = ""): LoggedEvent => ({
   event_id: `0190b6a0-0000-7000-8000-${String(i).padStart(12, "0")}`,
@@ -36,7 +37,19 @@ describe("encoded batches", () => {
   });
 
   it("frames encoded records byte for byte as the file log frames events", () => {
-    expect(frameRecords(encodeEvents(events)).equals(encodeRecords(events))).toBe(true);
+    expect(Buffer.concat(frameRecords(encodeEvents(events)).pieces).equals(encodeRecords(events))).toBe(true);
+  });
+
+  it("encodes a batch into the view it is given room in (a lent view of shared memory), else into a buffer of its own", () => {
+    const records = events.map((e) => new TextEncoder().encode(JSON.stringify(e)));
+    const arena = new SharedArena(1 << 20);
+    const lent = encodeBatch(records, (n) => arena.lend(n));
+    expect(isShared(lent.data)).toBe(true);
+    expect(decodeBatch(lent, () => {})).toEqual(events);
+    expect(JSON.parse(Buffer.from(recordAt(lent, 3)).toString("utf8"))).toEqual(events[3]);
+    const own = encodeBatch(records, () => undefined);
+    expect(isShared(own.data)).toBe(false);
+    expect(Buffer.from(own.data).equals(Buffer.from(lent.data))).toBe(true);
   });
 
   it("encodes raw records (the log's bytes) the same way, an empty batch included", () => {

@@ -1,8 +1,8 @@
 /**
  * The wire form of events: JSON bytes, the form in which events are appended to and read from the event log
  * (EventLog) and in which batches cross between threads: the records (one LoggedEvent each)
- * joined into one JSON array in a buffer of its own (transferred, not copied), with the byte offset where each
- * record ends.
+ * joined into one JSON array in a buffer of its own (transferred, not copied) or in a view the sender lent from its
+ * shared arena (core/threads/shared-arena.ts), with the byte offset where each record ends.
  * - Ingest (web/ingest/decode-thread.ts) validates a batch on another thread and hands the log its events in
  *   this form (EventLog.append, with each record's log key).
  * - The pipeline thread receives the records the log holds in this form and decodes the array with one
@@ -11,9 +11,10 @@
  */
 import { logKey, type LoggedEvent } from "./schema.js";
 
-export interface EncodedBatch {
+/** A batch in a buffer of its own by default; `EncodedBatch<ArrayBufferLike>` may also be a lent view of shared memory. */
+export interface EncodedBatch<B extends ArrayBufferLike = ArrayBuffer> {
   /** `[r0,r1,…]`: record i spans bytes [start(i), ends[i]) with start(0) = 1 and start(i) = ends[i-1] + 1. */
-  readonly data: Uint8Array<ArrayBuffer>;
+  readonly data: Uint8Array<B>;
   readonly ends: Uint32Array<ArrayBuffer>;
 }
 
@@ -21,10 +22,13 @@ const OPEN = 0x5b; // [
 const COMMA = 0x2c;
 const CLOSE = 0x5d; // ]
 
-export function encodeBatch(records: readonly Uint8Array[]): EncodedBatch {
+/** The records as one batch, written into `into(length)` when it gives room (a lent view), else a buffer of its own. */
+export function encodeBatch(records: readonly Uint8Array[]): EncodedBatch;
+export function encodeBatch(records: readonly Uint8Array[], into: (length: number) => Uint8Array | undefined): EncodedBatch<ArrayBufferLike>;
+export function encodeBatch(records: readonly Uint8Array[], into?: (length: number) => Uint8Array | undefined): EncodedBatch<ArrayBufferLike> {
   let total = 1 + Math.max(1, records.length);
   for (const r of records) total += r.byteLength;
-  const data = new Uint8Array(total);
+  const data = into?.(total) ?? new Uint8Array(total);
   const ends = new Uint32Array(records.length);
   data[0] = OPEN;
   let pos = 1;
@@ -98,12 +102,12 @@ export const decodeRecord = (bytes: Uint8Array): LoggedEvent =>
   JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")) as LoggedEvent;
 
 /** The bytes of record i (a view into batch.data). */
-export function recordAt(batch: EncodedBatch, i: number): Uint8Array {
+export function recordAt(batch: EncodedBatch<ArrayBufferLike>, i: number): Uint8Array {
   const start = i === 0 ? 1 : batch.ends[i - 1]! + 1;
   return batch.data.subarray(start, batch.ends[i]!);
 }
 
-export function decodeBatch(batch: EncodedBatch, onUndecodable: (index: number, err: unknown) => void): LoggedEvent[] {
+export function decodeBatch(batch: EncodedBatch<ArrayBufferLike>, onUndecodable: (index: number, err: unknown) => void): LoggedEvent[] {
   try {
     return JSON.parse(Buffer.from(batch.data.buffer, batch.data.byteOffset, batch.data.byteLength).toString("utf8")) as LoggedEvent[];
   } catch {

@@ -8,7 +8,7 @@ import fs from "node:fs/promises";
 import { Unavailable } from "../errors.js";
 import type { EncodedEvents } from "../events/wire.js";
 import type { Logger } from "../logger.js";
-import { frameRecords, SEGMENT_MAGIC } from "./framing.js";
+import { frameRecords, SEGMENT_MAGIC, type FramedRecords } from "./framing.js";
 import { closeFd, fdatasync, fstatSize, fsyncDir, ftruncate, openFd, pread, pwriteAll } from "./fs-io.js";
 import { GroupCommit, type QueuedWrite } from "./group-commit.js";
 import { safeLog } from "./safe-log.js";
@@ -32,7 +32,7 @@ interface SealedSegment {
 }
 
 interface PendingAppend extends QueuedWrite {
-  readonly buf: Buffer;
+  readonly framed: FramedRecords;
   readonly count: number;
 }
 
@@ -74,7 +74,7 @@ export class SegmentWriter {
     if (size < MAGIC_BYTES) {
       // Died while creating this segment: it holds nothing yet.
       await ftruncate(fd, 0);
-      await pwriteAll(fd, SEGMENT_MAGIC, 0);
+      await pwriteAll(fd, [SEGMENT_MAGIC], 0);
       await fdatasync(fd);
       size = MAGIC_BYTES;
     }
@@ -135,16 +135,16 @@ export class SegmentWriter {
     if (this.broken !== null) return Promise.reject(this.brokenError());
     const count = events.ends.length;
     if (count === 0) return Promise.resolve();
-    let buf: Buffer;
+    let framed: FramedRecords;
     try {
-      buf = frameRecords(events);
+      framed = frameRecords(events);
     } catch (err) {
       return Promise.reject(err); // e.g. a record over the size limit: a caller bug, reported the async way
     }
-    if (this.queue.pendingBytes + buf.length > this.options.maxPendingBytes) {
+    if (this.queue.pendingBytes + framed.bytes > this.options.maxPendingBytes) {
       return Promise.reject(new Unavailable({ service: "event-log", message: "the event log write queue is full; retry shortly" }));
     }
-    return new Promise<void>((resolve, reject) => this.queue.push({ buf, count, bytes: buf.length, settled: false, resolve, reject }));
+    return new Promise<void>((resolve, reject) => this.queue.push({ framed, count, bytes: framed.bytes, settled: false, resolve, reject }));
   }
 
   /** Deletes sealed segments whose records all lie below `committed` (every group is past them). */
@@ -172,11 +172,16 @@ export class SegmentWriter {
   /** One group-commit round: one write + fdatasync; throwing rejects every append of the round. */
   private async writeRound(round: readonly PendingAppend[]): Promise<void> {
     if (this.broken !== null) throw this.brokenError();
-    const buf = round.length === 1 ? round[0]!.buf : Buffer.concat(round.map((p) => p.buf));
+    // The round's records are written from where they are (the appends' own bytes), not joined into one buffer.
+    const pieces = round.length === 1 ? round[0]!.framed.pieces : round.flatMap((p) => p.framed.pieces);
     let count = 0;
-    for (const p of round) count += p.count;
+    let bytes = 0;
+    for (const p of round) {
+      count += p.count;
+      bytes += p.framed.bytes;
+    }
     try {
-      await pwriteAll(this.activeFd, buf, this.activeSize);
+      await pwriteAll(this.activeFd, pieces, this.activeSize);
     } catch (err) {
       // Nothing of this round is acknowledged. Cut any partial write so the next round starts on a frame.
       safeLog(this.logger, "error", "event log write failed", { err });
@@ -191,7 +196,7 @@ export class SegmentWriter {
       safeLog(this.logger, "error", "event log fdatasync failed; refusing further appends", { err });
       throw this.brokenError();
     }
-    this.activeSize += buf.length;
+    this.activeSize += bytes;
     this.end += count;
     this.onDurable();
     if (this.activeSize >= this.options.segmentBytes) {
@@ -219,7 +224,7 @@ export class SegmentWriter {
 
 async function createSegment(dir: string, base: number): Promise<number> {
   const fd = await openFd(segmentFile(dir, base), "w+");
-  await pwriteAll(fd, SEGMENT_MAGIC, 0);
+  await pwriteAll(fd, [SEGMENT_MAGIC], 0);
   await fdatasync(fd);
   await fsyncDir(dir);
   return fd;

@@ -24,14 +24,15 @@ vi.mock("./fs-io.js", async (importOriginal) => {
   const real = await importOriginal<typeof import("./fs-io.js")>();
   return {
     ...real,
-    async pwriteAll(fd: number, buf: Buffer, position: number): Promise<void> {
+    async pwriteAll(fd: number, pieces: readonly Uint8Array[], position: number): Promise<void> {
       const g = armed;
-      if (g === null || buf.length <= g.split) return real.pwriteAll(fd, buf, position);
+      const buf = Buffer.concat(pieces);
+      if (g === null || buf.length <= g.split) return real.pwriteAll(fd, pieces, position);
       armed = null;
-      await real.pwriteAll(fd, buf.subarray(0, g.split), position); // a short write: the rest follows later
+      await real.pwriteAll(fd, [buf.subarray(0, g.split)], position); // a short write: the rest follows later
       g.paused();
       await g.resume;
-      await real.pwriteAll(fd, buf.subarray(g.split), position + g.split);
+      await real.pwriteAll(fd, [buf.subarray(g.split)], position + g.split);
     },
   };
 });

@@ -19,15 +19,29 @@ export const ftruncate = (fd: number, len: number): Promise<void> =>
 export const fstatSize = (fd: number): Promise<number> =>
   new Promise((resolve, reject) => fs.fstat(fd, (err, st) => (err ? reject(err) : resolve(st.size))));
 
-/** Writes all of buf at `position`, looping over short writes. */
-export async function pwriteAll(fd: number, buf: Buffer, position: number): Promise<void> {
-  let done = 0;
-  while (done < buf.length) {
+/**
+ * Writes the pieces one after another at `position`, with one vectored write (pwritev) where the kernel takes them
+ * all, looping over short writes.
+ */
+export async function pwriteAll(fd: number, pieces: readonly Uint8Array[], position: number): Promise<void> {
+  let rest = pieces.filter((p) => p.byteLength > 0);
+  let at = position;
+  while (rest.length > 0) {
     const n = await new Promise<number>((resolve, reject) =>
-      fs.write(fd, buf, done, buf.length - done, position + done, (err, written) => (err ? reject(err) : resolve(written))),
+      fs.writev(fd, rest as Uint8Array[], at, (err, written) => (err ? reject(err) : resolve(written))),
     );
-    done += n;
+    at += n;
+    rest = afterBytes(rest, n);
   }
+}
+
+/** The pieces that remain once `n` bytes of them were written. */
+function afterBytes(pieces: readonly Uint8Array[], n: number): Uint8Array[] {
+  let i = 0;
+  while (i < pieces.length && n >= pieces[i]!.byteLength) n -= pieces[i++]!.byteLength;
+  const rest = pieces.slice(i);
+  if (n > 0) rest[0] = rest[0]!.subarray(n);
+  return rest;
 }
 
 /** Reads up to `length` bytes at `position` into buf[offset..]; returns the byte count (0 at end of file). */

@@ -51,7 +51,7 @@ export async function openOffsetStore(file: string, initial: number): Promise<Of
       slot.writeBigUInt64LE(seq, 8);
       slot.writeBigUInt64LE(BigInt(offset), 16);
       slot.writeUInt32LE(crc32(slot.subarray(8, SLOT_BYTES)), 4);
-      await pwriteAll(fd, slot, SLOT_POSITIONS[Number(seq % 2n)]);
+      await pwriteAll(fd, [slot], SLOT_POSITIONS[Number(seq % 2n)]);
       await fdatasync(fd);
       committed = offset;
     },

@@ -18,12 +18,15 @@ import { openPorts, type Ports } from "../../core/runtime.js";
 import type { Pipeline } from "../runner.js";
 import { startPipelineThread } from "./host.js";
 import { appendEvents } from "../../core/log/events.js";
+import { isShared } from "../../core/threads/shared-arena.js";
 
 let dir: string;
 let ports: Ports;
 let store: EventStore;
 let pipeline: Pipeline;
 const messages: { channel: string; msg: { runs: { events: { event_id: string }[] }[] } }[] = [];
+/** Each insert the thread sent, by table: whether its rows came as a view of the thread's shared arena. */
+const inserts: { table: string; shared: boolean }[] = [];
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-pipeline-thread-"));
@@ -31,6 +34,11 @@ beforeAll(async () => {
   ports = await openPorts(loadConfig({ RUNWATCH_DATA_DIR: dir, LOG_LEVEL: "error", RUNWATCH_PLUGINS: "./plugins/examples/redact-secrets.ts" }));
   store = createEventStore(ports.clickhouse);
   await ports.pubsub.subscribePrefix("user.", (channel, msg) => messages.push({ channel, msg: JSON.parse(msg) }));
+  const insertEncoded = ports.clickhouse.insertEncoded.bind(ports.clickhouse);
+  ports.clickhouse.insertEncoded = (table, rows) => {
+    inserts.push({ table, shared: isShared(rows) });
+    return insertEncoded(table, rows);
+  };
   pipeline = await startPipelineThread(ports, { maxWaitMs: 2, logger: createLogger("error"), plugins: [plugin] });
 }, 60_000);
 
@@ -81,6 +89,9 @@ describe("pipeline thread (embedded adapters)", () => {
     expect(Number(agent!.total_runs)).toBe(1);
     const pushed = messages.filter((m) => m.channel === `user.${user}`).flatMap((m) => m.msg.runs.flatMap((r) => r.events.map((e) => e.event_id)));
     expect(pushed).toEqual(events.map((e) => e.event_id));
+    // The rows came as views of the thread's arena (no buffer per insert on this thread), and were stored as sent.
+    expect(inserts.filter((i) => i.table === "agent_events").length).toBeGreaterThan(0);
+    expect(inserts.every((i) => i.shared)).toBe(true);
   });
 
   it.each([

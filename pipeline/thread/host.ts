@@ -4,7 +4,8 @@
  * competed with HTTP requests for the event loop, and ingest's tail latency paid for it.
  *
  * Split: this (host) thread consumes the log: it reads records without decoding them and
- * hands each batch to the pipeline thread as one transferred buffer; it commits the batch only when the
+ * hands each batch to the pipeline thread as one view of its shared arena (core/threads/shared-arena.ts: a buffer
+ * per batch cost this thread a mark-compact every few batches; a transferred buffer when the arena is full); it commits the batch only when the
  * pipeline thread reports it stored, so delivery stays at-least-once. The pipeline thread decodes, runs the
  * plugins, serialises the rows, and calls back here for SQL, ClickHouse and pub/sub (port-server.ts; the calls
  * both ways are typed in protocol.ts): PGlite is one connection, chDB's engine belongs to the process, and the
@@ -25,8 +26,12 @@ import { hostProcedures } from "./procedures.js";
 import type { HostMethods, ThreadMethods, WorkerData } from "./protocol.js";
 import { Rpc } from "../../core/threads/rpc.js";
 import { spawnThread, threadModule } from "../../core/threads/spawn.js";
+import { isShared, SharedArena } from "../../core/threads/shared-arena.js";
 import { ProgressTracker, startHealthReporter } from "../health.js";
 
+
+/** One batch in flight at a time: the log's batches stop at 8 MiB (ConsumeOptions.maxBytes) past their first record. */
+const BATCH_ARENA_BYTES = 16 << 20;
 
 interface Thread {
   readonly worker: Worker;
@@ -77,13 +82,19 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
   };
   const thread = (): Promise<Thread> => (current ??= spawn());
 
+  const arena = new SharedArena(BATCH_ARENA_BYTES);
   await thread(); // fail at start (e.g. a plugin that does not load), as the in-thread pipeline does
   const tracker = new ProgressTracker();
   const consumer = await ports.log.consume({
     ...consumeOptionsFor(options),
     handler: tracker.track(async (records) => {
-      const batch = encodeBatch(records);
-      await (await thread()).rpc.call("batch", [batch], [batch.data.buffer, batch.ends.buffer]);
+      const batch = encodeBatch(records, (length) => arena.lend(length));
+      const lent = isShared(batch.data);
+      try {
+        await (await thread()).rpc.call("batch", [batch], lent ? [batch.ends.buffer] : [batch.data.buffer as ArrayBuffer, batch.ends.buffer]);
+      } finally {
+        if (lent) arena.giveBack(batch.data);
+      }
     }),
     onRebalance: () => {
       void current?.then((t) => t.rpc.call("forget", [])).catch(() => {}); // a new thread starts with no cache anyway

@@ -24,8 +24,11 @@ export interface HostMethods {
 export interface ThreadMethods {
   /** Builds and starts the plugin chain; answers the plugins' names. */
   start(): Promise<string[]>;
-  /** Processes one batch of log records (decoded there); resolves when it is stored or dead-lettered. */
-  batch(batch: EncodedBatch): Promise<void>;
+  /**
+   * Processes one batch of log records (decoded there); resolves when it is stored or dead-lettered. Its bytes may be
+   * a view the host lent (shared memory): nothing may keep them past the answer.
+   */
+  batch(batch: EncodedBatch<ArrayBufferLike>): Promise<void>;
   /** Drops cached runs (a consumer-group rebalance). */
   forget(): void;
   close(): Promise<void>;

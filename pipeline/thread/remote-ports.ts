@@ -1,8 +1,8 @@
 /**
  * The pipeline thread's ports: SQL, ClickHouse and pub/sub calls go to the host thread (port-server.ts), which
  * runs them on the process's own adapters. The expensive work of a call stays here: rows are serialised to
- * JSONEachRow on this thread and move to the host as one transferred buffer; a batch's broadcasts travel as
- * one message.
+ * JSONEachRow on this thread and reach the host as a view of this thread's shared arena (a transferred buffer
+ * when the arena is full: core/threads/shared-arena.ts says why); a batch's broadcasts travel as one message.
  */
 import type { Config } from "../../core/config.js";
 import { toJsonEachRow } from "../../core/clickhouse/settings.js";
@@ -12,6 +12,7 @@ import type { Sql, SqlProcedure } from "../../core/ports/sql.js";
 import type { QueryFn } from "../../core/postgres/sql-common.js";
 import type { PipelinePorts } from "../pipeline-ports.js";
 import { ownBytes, type Rpc } from "../../core/threads/rpc.js";
+import { SharedArena } from "../../core/threads/shared-arena.js";
 import type { HostMethods, ThreadMethods } from "./protocol.js";
 
 type HostRpc = Rpc<ThreadMethods, HostMethods>;
@@ -37,10 +38,26 @@ function remoteSql(rpc: HostRpc): Sql {
 
 const encoder = new TextEncoder();
 
+/**
+ * Room for the rows of the inserts in flight: two overlapping parts' agent_events (~6 MB each for 5,000 spans with
+ * messages) and their smaller tables. Address space until written; an insert that does not fit is transferred.
+ */
+export const ROWS_ARENA_BYTES = 32 << 20;
+
 function remoteClickHouse(rpc: HostRpc): ClickHouse {
-  const insertEncoded = (table: string, bytes: Uint8Array): Promise<void> => {
-    const own = ownBytes(bytes); // moved, not copied
-    return rpc.call("clickhouse.insertEncoded", [table, own], [own.buffer]);
+  const arena = new SharedArena(ROWS_ARENA_BYTES);
+  const insertEncoded = async (table: string, bytes: Uint8Array): Promise<void> => {
+    const lent = arena.lendCopy(bytes);
+    if (!lent) {
+      const own = ownBytes(bytes); // moved, not copied
+      return rpc.call("clickhouse.insertEncoded", [table, own], [own.buffer]);
+    }
+    // The host inserts straight from the view; the bytes are this thread's again once it has answered.
+    try {
+      await rpc.call("clickhouse.insertEncoded", [table, lent]);
+    } finally {
+      arena.giveBack(lent);
+    }
   };
   return {
     query: async <T>(sql: string, params?: Record<string, unknown>) => (await rpc.call("clickhouse.query", [sql, params])) as T[],
