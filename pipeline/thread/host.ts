@@ -3,10 +3,10 @@
  * everything in one process). On one thread, every batch's decoding, plugin work and row serialisation
  * competed with HTTP requests for the event loop, and ingest's tail latency paid for it.
  *
- * Split: this (host) thread consumes the log: it reads records without decoding them and
- * hands each batch to the pipeline thread as one view of its shared arena (core/threads/shared-arena.ts: a buffer
- * per batch cost this thread a mark-compact every few batches; a transferred buffer when the arena is full); it commits the batch only when the
- * pipeline thread reports it stored, so delivery stays at-least-once. The pipeline thread decodes, runs the
+ * Split: this (host) thread consumes the log: it reads records without decoding them and hands each batch to the
+ * pipeline thread as one view of its shared arena (core/threads/shared-arena.ts says why; a transferred buffer when
+ * the arena is full); it commits the batch only when the pipeline thread reports it stored, so delivery stays
+ * at-least-once. The pipeline thread decodes, runs the
  * plugins, serialises the rows, and calls back here for SQL, ClickHouse and pub/sub (port-server.ts; the calls
  * both ways are typed in protocol.ts): PGlite is one connection, chDB's engine belongs to the process, and the
  * gateway listens on this thread. Custom plugins reach the thread as module paths (RUNWATCH_PLUGINS, or
