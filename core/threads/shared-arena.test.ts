@@ -26,6 +26,16 @@ describe("SharedArena", () => {
     expect(new SharedArena(10).lend(11)).toBeUndefined();
   });
 
+  it("lends nothing for no bytes, so a view given back is always the one lent at its start", () => {
+    const arena = new SharedArena(64);
+    const a = arena.lend(16)!;
+    expect(arena.lend(0)).toBeUndefined();
+    expect(arena.lendCopy(new Uint8Array(0))).toBeUndefined();
+    arena.giveBack(a);
+    expect(arena.lentBytes).toBe(0);
+    expect(arena.lend(64)!.byteOffset).toBe(0);
+  });
+
   it("refuses a view it did not lend, or one given back twice", () => {
     const arena = new SharedArena(64);
     const v = arena.lend(8)!;

@@ -24,9 +24,12 @@ export class SharedArena {
   /** `size` bytes of address space; the OS backs only the pages that are written (first fit keeps those low). */
   constructor(readonly size: number) {}
 
-  /** A view of `length` bytes that no lent view overlaps; undefined when no gap is that large. */
+  /**
+   * A view of `length` bytes that no lent view overlaps; undefined when no gap is that large, and for no bytes (an
+   * empty block would share its start with a lent one, and `giveBack` tells views apart by their start).
+   */
   lend(length: number): Uint8Array | undefined {
-    if (length > this.size) return undefined;
+    if (length <= 0 || length > this.size) return undefined;
     const need = Math.ceil(length / ALIGN) * ALIGN;
     let at = 0;
     let i = 0;
