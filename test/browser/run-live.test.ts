@@ -4,9 +4,26 @@
  * beside the write of the run's new version the page is rendered from (docs/DASHBOARD.md). The tests make that race
  * certain: the first fragment fetched after the message is served as it was before.
  */
+import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { json, waitForRun } from "../e2e/harness.js";
 import { haveBrowser, registerWithKey, useBrowserStack } from "./stack.js";
+
+/**
+ * Serves the page's next `?fragment=live` fetch as the fragment is now (stale once a message has come), lets later
+ * ones through, and marks the page so a reload would show; answers how many fragments the page has fetched.
+ */
+async function serveNextFragmentStale(page: Page): Promise<() => number> {
+  const stale = await page.evaluate(async () => (await fetch(`${location.pathname}?fragment=live`)).text());
+  let fetched = 0;
+  await page.route((url) => url.searchParams.get("fragment") === "live", async (route) => {
+    fetched++;
+    if (fetched === 1) await route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: stale });
+    else await route.continue();
+  });
+  await page.evaluate(() => { (window as any).__noReload = true; });
+  return () => fetched;
+}
 
 describe.skipIf(!haveBrowser)("the run page, live", () => {
   const env = useBrowserStack();
@@ -25,18 +42,11 @@ describe.skipIf(!haveBrowser)("the run page, live", () => {
     await page.goto(`${stack.url}/dashboard/${id}`);
     await page.waitForSelector('#run-live .run-head[data-status="running"][data-events="2"]');
 
-    const stale = await page.evaluate(async () => (await fetch(`${location.pathname}?fragment=live`)).text());
-    let fetched = 0;
-    await page.route((url) => url.searchParams.get("fragment") === "live", async (route) => {
-      fetched++;
-      if (fetched === 1) await route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: stale });
-      else await route.continue();
-    });
-    await page.evaluate(() => { (window as any).__noReload = true; });
+    const fetched = await serveNextFragmentStale(page);
     await send([{ sdk_run_id: id, event_type: "run_end", payload: { output: "done" } }]);
 
     await page.waitForSelector('#run-live .run-head[data-status="success"][data-events="3"]', { timeout: 10_000 });
-    expect(fetched).toBeGreaterThanOrEqual(2); // the stale answer came first, and the page asked again
+    expect(fetched()).toBeGreaterThanOrEqual(2); // the stale answer came first, and the page asked again
     expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
     expect(await page.textContent("#run-live .run-head")).toMatch(/success/i);
     await ctx.close();
@@ -55,18 +65,11 @@ describe.skipIf(!haveBrowser)("the run page, live", () => {
     await page.goto(`${stack.url}/sessions/race-thread`);
     await page.waitForSelector(".turn[data-run='turn-a'][data-events='2']");
 
-    const stale = await page.evaluate(async () => (await fetch(`${location.pathname}?fragment=live`)).text());
-    let fetched = 0;
-    await page.route((url) => url.searchParams.get("fragment") === "live", async (route) => {
-      fetched++;
-      if (fetched === 1) await route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: stale });
-      else await route.continue();
-    });
-    await page.evaluate(() => { (window as any).__noReload = true; });
+    const fetched = await serveNextFragmentStale(page);
     expect((await fetch(`${stack.url}/api/ingest/batch`, json(key, { events: turn("turn-b", "second") }))).status).toBe(207);
 
     await page.waitForSelector(".turn[data-run='turn-b'][data-events='2'] .turn-output", { timeout: 10_000 });
-    expect(fetched).toBeGreaterThanOrEqual(2);
+    expect(fetched()).toBeGreaterThanOrEqual(2);
     expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
     expect(await page.$$eval(".turn", (els) => els.map((el) => (el as HTMLElement).dataset.run))).toEqual(["turn-a", "turn-b"]);
     await ctx.close();
