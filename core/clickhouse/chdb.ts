@@ -15,7 +15,7 @@
 import { mkdir } from "node:fs/promises";
 import { Session, drainPending } from "chdb";
 import type { ClickHouse } from "../ports/clickhouse.js";
-import { CLICKHOUSE_SETTINGS, encodeLinesInSlices, parseJsonEachRow, quoteIdent } from "./settings.js";
+import { CLICKHOUSE_SETTINGS, encodeLinesInSlices, jsonEachRowLine, parseJsonEachRow, quoteIdent } from "./settings.js";
 
 export interface ChdbOptions {
   /**
@@ -75,7 +75,7 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
       // Raw passthrough: the bytes go to the engine's parallel JSONEachRow parser without a JS object walk.
       // Tracked from the start: close() waits for the serialisation too, and the session is checked again after it.
       await track(
-        encodeLinesInSlices(rows, (r) => JSON.stringify(r) + "\n").then((values) => {
+        encodeLinesInSlices(rows, jsonEachRowLine).then((values) => {
           ensureOpen();
           return session.insert({ table, values, format: "JSONEachRow" });
         }),

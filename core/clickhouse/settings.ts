@@ -46,10 +46,13 @@ export async function encodeLinesInSlices<T>(items: readonly T[], line: (item: T
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
+/** One row's JSONEachRow line: the row as one JSON object, then a newline. */
+export const jsonEachRowLine = (row: Record<string, unknown>): string => JSON.stringify(row) + "\n";
+
 /** JSONEachRow text of rows, one JSON object per line. */
 export function toJsonEachRow(rows: readonly Record<string, unknown>[]): string {
   let out = "";
-  for (const r of rows) out += JSON.stringify(r) + "\n";
+  for (const r of rows) out += jsonEachRowLine(r);
   return out;
 }
 

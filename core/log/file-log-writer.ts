@@ -173,7 +173,7 @@ export class SegmentWriter {
   private async writeRound(round: readonly PendingAppend[]): Promise<void> {
     if (this.broken !== null) throw this.brokenError();
     // The round's records are written from where they are (the appends' own bytes), not joined into one buffer.
-    const pieces = round.length === 1 ? round[0]!.framed.pieces : round.flatMap((p) => p.framed.pieces);
+    const pieces = round.flatMap((p) => p.framed.pieces);
     let count = 0;
     let bytes = 0;
     for (const p of round) {
