@@ -2,7 +2,7 @@
 // without JavaScript too. With it, the answer is sent with fetch and shown in place, errors (already answered,
 // empty answer) appear under the box, and the box is re-fetched when this run changes live (it appears when
 // the run starts waiting, and goes away once the agent reports the answer), keeping a half-typed answer.
-import { onReconnect, onRunEvents } from "./live.js";
+import { onReconnect, onRunEvents, refetchUntil } from "./live.js";
 
 const box = document.getElementById("human-input");
 const runId = box?.dataset.run;
@@ -53,15 +53,10 @@ function showError(el, message) {
   el.hidden = false;
 }
 
-/**
- * Re-fetches the box until it is open exactly when the pushed run is waiting (at most ~2 s). The message is sent as
- * soon as the events are stored, beside the write of the run's new version (docs/PIPELINE.md, step 4), and the box
- * is rendered from that version: a fetch made at once can still read the run as it was.
- */
-async function settle(open, tries = 8) {
-  await refresh();
-  if (tries > 1 && box.classList.contains("hitl-open") !== open) setTimeout(() => settle(open, tries - 1), 250);
-}
+// Re-fetched until the box is open exactly when the pushed run is waiting: the first fetch can still read the run
+// as it was (refetchUntil, live.js).
+let wantOpen = false;
+const settle = refetchUntil(() => refresh(), () => box.classList.contains("hitl-open") === wantOpen);
 
 let inflight = null;
 async function refresh() {
@@ -90,7 +85,8 @@ if (box && runId) {
   bind();
   onRunEvents((run, events) => {
     if (run.external_id === runId && events.some((e) => /^human_input_|^run_end$|^error$/.test(e?.event_type ?? ""))) {
-      settle(run.status === "waiting_for_input");
+      wantOpen = run.status === "waiting_for_input";
+      settle();
     }
   });
   onReconnect(refresh);

@@ -21,6 +21,30 @@ export function onRunEvents(fn) {
 /** fn() after the connection came back from a drop: messages may have been missed, reload state. */
 export function onReconnect(fn) { reconnectListeners.add(fn); }
 
+/**
+ * For a page that re-fetches a server-rendered fragment when a run's message arrives: a message goes out once the
+ * run's events are stored, beside the write of the run's new version that the fragment is rendered from
+ * (docs/DASHBOARD.md), so the first fetch can still show the run as it was. Returns start(): it calls fetchOnce(),
+ * and again every intervalMs after each fetch until current() holds, at most `tries` fetches in all; calling start
+ * again begins anew (one loop at a time). stopped() is called when the loop ends, settled or not.
+ */
+export function refetchUntil(fetchOnce, current, { tries = 8, intervalMs = 250, stopped = () => {} } = {}) {
+  let left = 0;
+  let timer = null;
+  let generation = 0;
+  const step = async (gen) => {
+    clearTimeout(timer);
+    await fetchOnce();
+    if (gen !== generation) return; // a later start took over while this fetch ran
+    if (current() || --left <= 0) stopped();
+    else timer = setTimeout(() => step(gen), intervalMs);
+  };
+  return () => {
+    left = tries;
+    step(++generation);
+  };
+}
+
 const indicator = document.getElementById("live-indicator");
 function setState(state, text) {
   if (!indicator) return;

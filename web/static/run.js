@@ -1,7 +1,7 @@
 // /dashboard/:run: when an event of this run is pushed, re-fetch the header and timeline fragment
 // (throttled) until it shows the pushed state, and swap it in, keeping the reader's open/closed details and
 // highlighting new items.
-import { onReconnect, onRunEvents, tick } from "./live.js";
+import { onReconnect, onRunEvents, refetchUntil, tick } from "./live.js";
 
 const root = document.getElementById("run-live");
 const runId = root.dataset.run;
@@ -45,27 +45,15 @@ function swap(html) {
   tick(root);
 }
 
-// A pushed message goes out once the run's events are stored, beside the write of the run's new version that the
-// header is rendered from, so a fragment fetched at once can still show the run as it was (status, counts). The
-// run's event count only grows: until the header shows at least the pushed one, fetch again, every 250 ms, at most
-// 8 times (a later message starts over).
-const SETTLE_TRIES = 8;
+// Until the header shows at least the pushed event count (a run's count only grows): the first fetch can still read
+// the run as it was (refetchUntil, live.js).
 let wanted = 0;
-let tries = 0;
-let retry = null;
-
 const shownEvents = () => Number(root.querySelector(".run-head")?.dataset.events ?? 0);
-
-async function settle() {
-  clearTimeout(retry);
-  await refresh();
-  if (shownEvents() < wanted && --tries > 0) retry = setTimeout(settle, 250);
-}
+const settle = refetchUntil(refresh, () => shownEvents() >= wanted);
 
 onRunEvents((run) => {
   if (run.external_id !== runId) return;
   wanted = Math.max(wanted, Number(run.event_count) || 0);
-  tries = SETTLE_TRIES;
   settle();
 });
 onReconnect(refresh);

@@ -1,28 +1,11 @@
 // /sessions/:id: when an event of one of this session's runs is pushed (or a run joins it), re-fetch the turns
 // fragment (throttled) until it shows the pushed state, and swap it in.
-import { onReconnect, onRunEvents, tick } from "./live.js";
+import { onReconnect, onRunEvents, refetchUntil, tick } from "./live.js";
 
 const root = document.getElementById("session-live");
 const sessionId = root.dataset.session;
 const MIN_INTERVAL_MS = 250;
-let timer = null;
 let last = 0;
-
-// A pushed message goes out once a run's events are stored, beside the write of the run's new version that its turn
-// is rendered from, so a fragment fetched at once can still miss a new turn or show one as it was. A run's event
-// count only grows: until each pushed run's turn shows at least its pushed count, fetch again (at the throttle's
-// pace, at most 8 times; a later message starts over).
-const SETTLE_TRIES = 8;
-const wanted = new Map();
-let tries = 0;
-
-function settled() {
-  for (const [run, events] of wanted) {
-    const turn = [...root.querySelectorAll(".turn[data-run]")].find((el) => el.dataset.run === run);
-    if (!turn || Number(turn.dataset.events) < events) return false;
-  }
-  return true;
-}
 
 async function refresh() {
   last = Date.now();
@@ -37,20 +20,32 @@ async function refresh() {
   } catch (err) {
     console.warn("session refresh failed", err);
   }
-  if (wanted.size === 0) return;
-  if (settled() || --tries <= 0) wanted.clear();
-  else schedule();
 }
 
-function schedule() {
-  if (timer) return;
-  timer = setTimeout(() => { timer = null; refresh(); }, Math.max(0, last + MIN_INTERVAL_MS - Date.now()));
+/** A refresh at most MIN_INTERVAL_MS after the last one began; calls while it waits share it. */
+let next = null;
+function throttled() {
+  return (next ??= new Promise((r) => setTimeout(r, Math.max(0, last + MIN_INTERVAL_MS - Date.now()))).then(() => {
+    next = null;
+    return refresh();
+  }));
 }
+
+// Until each pushed run's turn shows at least its pushed event count (a run's count only grows): the first fetch can
+// still miss a new turn or show one as it was (refetchUntil, live.js).
+const wanted = new Map();
+function settled() {
+  for (const [run, events] of wanted) {
+    const turn = [...root.querySelectorAll(".turn[data-run]")].find((el) => el.dataset.run === run);
+    if (!turn || Number(turn.dataset.events) < events) return false;
+  }
+  return true;
+}
+const settle = refetchUntil(throttled, settled, { stopped: () => wanted.clear() });
 
 onRunEvents((run) => {
   if (run.session_id !== sessionId) return;
   wanted.set(run.external_id, Math.max(wanted.get(run.external_id) ?? 0, Number(run.event_count) || 0));
-  tries = SETTLE_TRIES;
-  schedule();
+  settle();
 });
-onReconnect(schedule);
+onReconnect(throttled);
