@@ -3,7 +3,7 @@
  * is set (a fresh database per run). The same test bodies run on both transports.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
@@ -27,6 +27,8 @@ interface Target {
   unavailable?: string;
   setup(): Promise<void>;
   open(): Promise<ClickHouse>;
+  /** A connection whose queries default to another database of the same store (created if missing). */
+  openDatabase(name: string): Promise<ClickHouse>;
   teardown(): Promise<void>;
 }
 
@@ -36,6 +38,7 @@ const chdbTarget = (): Target => {
     name: "chDB",
     setup: async () => { dir = await mkdtemp(path.join(os.tmpdir(), "runwatch-ch-test-")); },
     open: () => openChdb(dir, "runwatch"),
+    openDatabase: (name) => openChdb(dir, name),
     teardown: () => rm(dir, { recursive: true, force: true }),
   };
 };
@@ -53,6 +56,7 @@ const serverTarget = (): Target => {
     unavailable: !url ? "CLICKHOUSE_URL is not set" : serverTooOld ? `server ${serverVersion} is older than ${MIN_SERVER_MAJOR}.x` : undefined,
     setup: async () => {},
     open: () => openClickHouseServer(url!, database),
+    openDatabase: (name) => openClickHouseServer(url!, name),
     teardown: async () => {
       const ch = await openClickHouseServer(url!, database);
       await ch.exec(`DROP DATABASE IF EXISTS ${database}`);
@@ -122,6 +126,36 @@ for (const target of [chdbTarget(), serverTarget()]) {
       await Promise.all([migrateClickHouse(ch), migrateClickHouse(ch), migrateClickHouse(ch)]);
       const [row] = await ch.query<{ n: string }>("SELECT count() AS n FROM schema_migrations FINAL");
       expect(Number(row!.n)).toBe(allVersions.length);
+    });
+
+    it("tunes the merges of the tables the pipeline writes every batch (migration 110), where the server knows how", async () => {
+      for (const table of ["agent_events", "agent_runs", "llm_calls", "run_costs"]) {
+        const [row] = await ch.query<{ sql: string }>(`SELECT create_table_query AS sql FROM system.tables WHERE database = currentDatabase() AND name = '${table}'`);
+        expect(row!.sql, table).toMatch(/merge_selector_base = 20/);
+        expect(row!.sql, table).toMatch(/min_bytes_for_wide_part = 134217728/);
+      }
+    });
+
+    it("skips a migration whose MergeTree setting the server does not know, records it, and refuses an unknown directive", async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), "runwatch-ch-migrations-"));
+      const database = `runwatch_probe_${randomUUID().replaceAll("-", "").slice(0, 8)}`;
+      const probe = await target.openDatabase(database);
+      try {
+        await writeFile(path.join(dir, "001_table.sql"), "CREATE TABLE IF NOT EXISTS tuned (a UInt64) ENGINE = MergeTree ORDER BY a;\n");
+        await writeFile(path.join(dir, "002_unknown.sql"), "-- @requires-merge-tree-setting no_such_setting\nALTER TABLE tuned MODIFY SETTING no_such_setting = 1;\n");
+        await writeFile(path.join(dir, "003_known.sql"), "-- @requires-merge-tree-setting min_bytes_for_wide_part\nALTER TABLE tuned MODIFY SETTING min_bytes_for_wide_part = 1;\n");
+        expect(await migrateClickHouse(probe, dir)).toEqual([1, 2, 3]);
+        const [row] = await probe.query<{ sql: string }>("SELECT create_table_query AS sql FROM system.tables WHERE database = currentDatabase() AND name = 'tuned'");
+        expect(row!.sql).toMatch(/min_bytes_for_wide_part = 1\b/);
+        expect(row!.sql).not.toMatch(/no_such_setting/);
+        expect(await migrateClickHouse(probe, dir)).toEqual([]);
+        await writeFile(path.join(dir, "004_typo.sql"), "-- @require-merge-tree-setting min_bytes_for_wide_part\nSELECT 1;\n");
+        await expect(migrateClickHouse(probe, dir)).rejects.toThrow('004_typo: unknown migration directive "-- @require-merge-tree-setting min_bytes_for_wide_part"');
+      } finally {
+        await probe.exec(`DROP DATABASE IF EXISTS ${database}`);
+        await probe.close();
+        await rm(dir, { recursive: true, force: true });
+      }
     });
 
     it("keeps events and runs across close and reopen", async () => {

@@ -22,6 +22,7 @@ export async function migratePostgres(sql: Sql, dir: string = MIGRATIONS_DIR): P
     const applied: number[] = [];
     for (const m of files) {
       if (done.has(m.version)) continue;
+      if (m.directives.length > 0) throw new Error(`${m.name}: Postgres migrations take no directives (-- @${m.directives[0]})`);
       for (const stmt of m.statements) await tx.query(stmt);
       await tx.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
       applied.push(m.version);

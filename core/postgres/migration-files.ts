@@ -9,6 +9,11 @@ export interface MigrationFile {
   version: number;
   name: string;
   statements: string[];
+  /**
+   * The file's `-- @<directive>` lines, without the prefix: conditions a store's migrator checks before it runs the
+   * statements (core/clickhouse/migrate.ts). A migrator refuses a directive it does not know.
+   */
+  directives: string[];
 }
 
 export async function readMigrationFiles(dir: string): Promise<MigrationFile[]> {
@@ -17,7 +22,8 @@ export async function readMigrationFiles(dir: string): Promise<MigrationFile[]> 
   for (const f of files) {
     const version = Number(f.slice(0, 3));
     if (out.some((m) => m.version === version)) throw new Error(`duplicate migration version ${version} in ${dir}`);
-    out.push({ version, name: f.replace(/\.sql$/, ""), statements: splitStatements(await readFile(path.join(dir, f), "utf8")) });
+    const script = await readFile(path.join(dir, f), "utf8");
+    out.push({ version, name: f.replace(/\.sql$/, ""), statements: splitStatements(script), directives: directivesOf(script) });
   }
   return out;
 }
@@ -35,4 +41,12 @@ export function splitStatements(script: string): string[] {
     .split(/;[ \t]*(?:\n|$)/)
     .map((s) => s.trim())
     .filter(Boolean);
+}
+
+/** The `-- @<directive>` lines of a script, trimmed, without the `-- @`. */
+export function directivesOf(script: string): string[] {
+  return script
+    .split("\n")
+    .map((line) => /^\s*--\s*@(.+)$/.exec(line)?.[1]?.trim())
+    .filter((d): d is string => d !== undefined && d !== "");
 }
