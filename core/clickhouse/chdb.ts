@@ -14,8 +14,8 @@
  */
 import { mkdir } from "node:fs/promises";
 import { Session, drainPending } from "chdb";
-import type { ClickHouse } from "../ports/clickhouse.js";
-import { CLICKHOUSE_SETTINGS, encodeLinesInSlices, jsonEachRowLine, parseJsonEachRow, quoteIdent } from "./settings.js";
+import type { ClickHouse, EncodedRows } from "../ports/clickhouse.js";
+import { CLICKHOUSE_SETTINGS, encodeRows, parseJsonEachRow, quoteIdent } from "./settings.js";
 
 export interface ChdbOptions {
   /**
@@ -52,6 +52,9 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
   const ensureOpen = () => {
     if (closed) throw new Error("chDB session is closed");
   };
+  // Raw passthrough: the bytes go to the engine's parser without a JS object walk.
+  const insertRaw = (table: string, rows: EncodedRows) =>
+    session.insert({ table, values: rows.bytes, format: "JSONCompactEachRow", columns: rows.columns });
   const run = (sql: string, params?: Record<string, unknown>) => {
     ensureOpen();
     return track(
@@ -72,19 +75,18 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
     async insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
       if (rows.length === 0) return;
       ensureOpen();
-      // Raw passthrough: the bytes go to the engine's parallel JSONEachRow parser without a JS object walk.
       // Tracked from the start: close() waits for the serialisation too, and the session is checked again after it.
       await track(
-        encodeLinesInSlices(rows, jsonEachRowLine).then((values) => {
+        encodeRows(rows).then((encoded) => {
           ensureOpen();
-          return session.insert({ table, values, format: "JSONEachRow" });
+          return insertRaw(table, encoded);
         }),
       );
     },
-    async insertEncoded(table: string, jsonEachRow: Uint8Array): Promise<void> {
-      if (jsonEachRow.length === 0) return;
+    async insertEncoded(table: string, rows: EncodedRows): Promise<void> {
+      if (rows.bytes.length === 0) return;
       ensureOpen();
-      await track(session.insert({ table, values: jsonEachRow, format: "JSONEachRow" }));
+      await track(insertRaw(table, rows));
     },
     async close(): Promise<void> {
       if (closed) return;

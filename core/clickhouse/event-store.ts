@@ -55,23 +55,27 @@ const num = (v: unknown): number => (typeof v === "number" ? v : Number(v));
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v));
 const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 
+/** The agent_events columns of eventRowLine's values, in their order. */
+const EVENT_COLUMNS = [
+  "event_id", "user_id", "run_id", "sdk_run_id", "event_type", "agent_name", "payload", "occurred_at", "received_at",
+  "config_version", "span_id", "parent_span_id",
+] as const;
+
 /**
- * One agent_events row as a line of JSONEachRow. The payload goes in as the JSON object it is: ClickHouse reads an
- * object into the String column as its text (input_format_json_read_objects_as_strings, settings.ts), so the payload
- * is serialised once instead of serialised and then escaped again as a string inside the row (a fifth of the pipeline
- * thread's JSON work for events with LLM messages). A payload that is not an object (a foreign record) goes in as a
- * string, as before.
+ * One agent_events row as a line of JSONCompactEachRow (EVENT_COLUMNS). The payload goes in as the JSON object it is:
+ * ClickHouse reads an object into the String column as its text (input_format_json_read_objects_as_strings,
+ * settings.ts), so the payload is serialised once instead of serialised and then escaped again as a string inside
+ * the row (a fifth of the pipeline thread's JSON work for events with LLM messages). A payload that is not an object
+ * (a foreign record) goes in as a string, as before.
  */
 export function eventRowLine(e: LoggedEvent, payloadJson?: string): string {
   const p = e.payload as unknown;
   const payload = typeof p === "object" && p !== null && !Array.isArray(p) ? (payloadJson ?? JSON.stringify(p)) : JSON.stringify(JSON.stringify(p));
   return (
-    `{"event_id":${JSON.stringify(e.event_id)},"user_id":${JSON.stringify(e.user_id)},"run_id":${JSON.stringify(e.run_id)}` +
-    `,"sdk_run_id":${JSON.stringify(e.sdk_run_id)},"event_type":${JSON.stringify(e.event_type)}` +
-    `,"agent_name":${JSON.stringify(e.agent_name ?? "")},"payload":${payload}` +
-    `,"occurred_at":"${toChTime(e.occurred_at)}","received_at":"${toChTime(e.received_at)}"` +
-    `,"config_version":${JSON.stringify(e.config_version ?? null)}` +
-    `,"span_id":${JSON.stringify(e.span_id ?? "")},"parent_span_id":${JSON.stringify(e.parent_span_id ?? "")}}\n`
+    `[${JSON.stringify(e.event_id)},${JSON.stringify(e.user_id)},${JSON.stringify(e.run_id)}` +
+    `,${JSON.stringify(e.sdk_run_id)},${JSON.stringify(e.event_type)},${JSON.stringify(e.agent_name ?? "")},${payload}` +
+    `,"${toChTime(e.occurred_at)}","${toChTime(e.received_at)}",${JSON.stringify(e.config_version ?? null)}` +
+    `,${JSON.stringify(e.span_id ?? "")},${JSON.stringify(e.parent_span_id ?? "")}]\n`
   );
 }
 
@@ -202,7 +206,8 @@ export function createEventStore(ch: ClickHouse): EventStore {
     async insertEvents(events, payloadJson) {
       if (events.length === 0) return;
       // In time slices: a pipeline batch holds thousands of events and may share the event loop with ingest.
-      await ch.insertEncoded("agent_events", await encodeLinesInSlices(events, (e) => eventRowLine(e, payloadJson?.get(e))));
+      const bytes = await encodeLinesInSlices(events, (e) => eventRowLine(e, payloadJson?.get(e)));
+      await ch.insertEncoded("agent_events", { columns: EVENT_COLUMNS, bytes });
     },
 
     async upsertRuns(runs, costs = runs) {

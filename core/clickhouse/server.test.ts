@@ -36,11 +36,11 @@ const suite = () => {
     expect(dbs).toEqual([{ d: database }]);
   });
 
-  it("inserts rows already serialised as JSONEachRow (insertEncoded)", async () => {
-    await ch.exec("CREATE TABLE IF NOT EXISTS enc (k String, v UInt32) ENGINE = MergeTree ORDER BY k");
-    const rows = [{ k: "é\n\"x\"", v: 1 }, { k: "b", v: 2 }];
-    await ch.insertEncoded("enc", new TextEncoder().encode(rows.map((r) => JSON.stringify(r)).join("\n") + "\n"));
-    expect(await ch.query("SELECT k, v FROM enc ORDER BY v")).toEqual(rows);
+  it("inserts rows already serialised as JSONCompactEachRow in the columns named (insertEncoded)", async () => {
+    await ch.exec("CREATE TABLE IF NOT EXISTS enc (k String, v UInt32, d String DEFAULT 'dflt') ENGINE = MergeTree ORDER BY k");
+    const rows = [{ v: 1, k: "é\n\"x\"" }, { v: 2, k: "b" }];
+    await ch.insertEncoded("enc", { columns: ["v", "k"], bytes: new TextEncoder().encode(rows.map((r) => JSON.stringify([r.v, r.k])).join("\n") + "\n") });
+    expect(await ch.query("SELECT k, v, d FROM enc ORDER BY v")).toEqual(rows.map((r) => ({ k: r.k, v: r.v, d: "dflt" })));
   });
 
   it("openClickHouseServer accepts a current server and refuses a too-old one with a clear message", async () => {

@@ -7,8 +7,8 @@
 import { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from "@clickhouse/client";
-import type { ClickHouse } from "../ports/clickhouse.js";
-import { CLICKHOUSE_SETTINGS, quoteIdent } from "./settings.js";
+import type { ClickHouse, EncodedRows } from "../ports/clickhouse.js";
+import { CLICKHOUSE_SETTINGS, encodeRows, quoteIdent } from "./settings.js";
 
 const settings: ClickHouseSettings = {
   ...CLICKHOUSE_SETTINGS,
@@ -73,6 +73,16 @@ export async function connectClickHouse(url: string, database: string, clickhous
   }
   const client = clientFor(url, database, clickhouseSettings);
   const query_params = (params?: Record<string, unknown>) => (params && Object.keys(params).length ? params : undefined);
+  const insertEncoded = async (table: string, { columns, bytes }: EncodedRows): Promise<void> => {
+    if (bytes.length === 0) return;
+    const { stream } = await client.exec({
+      query: `INSERT INTO ${quoteIdent(table)} (${columns.map(quoteIdent).join(", ")}) FORMAT JSONCompactEachRow`,
+      values: Readable.from([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]),
+    });
+    // The (empty) response body must be read to release the connection.
+    stream.resume();
+    await finished(stream);
+  };
   return {
     async query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
       const rs = await client.query({ query: sql, query_params: query_params(params), format: "JSONEachRow" });
@@ -82,19 +92,9 @@ export async function connectClickHouse(url: string, database: string, clickhous
       await client.command({ query: sql, query_params: query_params(params) });
     },
     async insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
-      if (rows.length === 0) return;
-      await client.insert({ table, values: rows as Record<string, unknown>[], format: "JSONEachRow" });
+      if (rows.length > 0) await insertEncoded(table, await encodeRows(rows));
     },
-    async insertEncoded(table: string, jsonEachRow: Uint8Array): Promise<void> {
-      if (jsonEachRow.length === 0) return;
-      const { stream } = await client.exec({
-        query: `INSERT INTO ${quoteIdent(table)} FORMAT JSONEachRow`,
-        values: Readable.from([Buffer.from(jsonEachRow.buffer, jsonEachRow.byteOffset, jsonEachRow.byteLength)]),
-      });
-      // The (empty) response body must be read to release the connection.
-      stream.resume();
-      await finished(stream);
-    },
+    insertEncoded,
     close: () => client.close(),
   };
 }

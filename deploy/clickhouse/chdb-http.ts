@@ -176,8 +176,9 @@ export function startChdbHttp(options: ChdbHttpOptions): Promise<{ server: http.
     const insert = data !== undefined ? INSERT_RE.exec(queryText) : null;
     if (insert) {
       const [, table, columns, format] = insert;
-      if (columns) throw new HttpError(400, 48, "chdb-http does not support an INSERT column list", "NOT_IMPLEMENTED");
-      const r = await s.session.insert({ table: table.replace(/[`"]/g, ""), values: data!, format: format as "JSONEachRow" });
+      // chDB checks the table, the column names and the format against its own whitelists.
+      const names = columns?.slice(1, -1).split(",").map((c) => c.trim().replace(/^[`"]|[`"]$/g, ""));
+      const r = await s.session.insert({ table: table.replace(/[`"]/g, ""), values: data!, format: format as "JSONEachRow", ...(names ? { columns: names } : {}) });
       const written = String((r as { rowsWritten?: number }).rowsWritten ?? 0);
       headers["X-ClickHouse-Summary"] = JSON.stringify({ read_rows: "0", read_bytes: "0", written_rows: written, written_bytes: String(data!.length), total_rows_to_read: "0", result_rows: "0", result_bytes: "0" });
     } else {

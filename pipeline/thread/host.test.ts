@@ -36,7 +36,7 @@ beforeAll(async () => {
   await ports.pubsub.subscribePrefix("user.", (channel, msg) => messages.push({ channel, msg: JSON.parse(msg) }));
   const insertEncoded = ports.clickhouse.insertEncoded.bind(ports.clickhouse);
   ports.clickhouse.insertEncoded = (table, rows) => {
-    inserts.push({ table, shared: isShared(rows) });
+    inserts.push({ table, shared: isShared(rows.bytes) });
     return insertEncoded(table, rows);
   };
   pipeline = await startPipelineThread(ports, { maxWaitMs: 2, logger: createLogger("error"), plugins: [plugin] });

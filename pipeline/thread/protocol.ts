@@ -6,6 +6,7 @@
  */
 import type { EncodedBatch } from "../../core/events/wire.js";
 import type { Config } from "../../core/config.js";
+import type { EncodedRows } from "../../core/ports/clickhouse.js";
 import type { PipelineOptions } from "../runner.js";
 
 export interface HostMethods {
@@ -14,7 +15,7 @@ export interface HostMethods {
   "sql.run"(procedure: string, args: unknown): Promise<unknown>;
   "clickhouse.query"(sql: string, params: Record<string, unknown> | undefined): Promise<unknown[]>;
   "clickhouse.exec"(sql: string, params: Record<string, unknown> | undefined): Promise<void>;
-  "clickhouse.insertEncoded"(table: string, rows: Uint8Array): Promise<void>;
+  "clickhouse.insertEncoded"(table: string, rows: EncodedRows): Promise<void>;
   /** The publishes of one turn of the thread's event loop. */
   "pubsub.publish"(messages: readonly (readonly [string, string])[]): Promise<void>;
   "pubsub.subscribe"(prefix: string): Promise<number>;

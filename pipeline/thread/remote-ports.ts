@@ -5,8 +5,8 @@
  * when the arena is full: core/threads/shared-arena.ts says why); a batch's broadcasts travel as one message.
  */
 import type { Config } from "../../core/config.js";
-import { toJsonEachRow } from "../../core/clickhouse/settings.js";
-import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import { encodeRows } from "../../core/clickhouse/settings.js";
+import type { ClickHouse, EncodedRows } from "../../core/ports/clickhouse.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Sql, SqlProcedure } from "../../core/ports/sql.js";
 import type { QueryFn } from "../../core/postgres/sql-common.js";
@@ -36,8 +36,6 @@ function remoteSql(rpc: HostRpc): Sql {
   };
 }
 
-const encoder = new TextEncoder();
-
 /**
  * Room for the rows of the inserts in flight: two overlapping parts' agent_events (~6 MB each for 5,000 spans with
  * messages) and their smaller tables. Address space until written; an insert that does not fit is transferred.
@@ -46,15 +44,15 @@ export const ROWS_ARENA_BYTES = 32 << 20;
 
 function remoteClickHouse(rpc: HostRpc): ClickHouse {
   const arena = new SharedArena(ROWS_ARENA_BYTES);
-  const insertEncoded = async (table: string, bytes: Uint8Array): Promise<void> => {
+  const insertEncoded = async (table: string, { columns, bytes }: EncodedRows): Promise<void> => {
     const lent = arena.lendCopy(bytes);
     if (!lent) {
       const own = ownBytes(bytes); // moved, not copied
-      return rpc.call("clickhouse.insertEncoded", [table, own], [own.buffer]);
+      return rpc.call("clickhouse.insertEncoded", [table, { columns, bytes: own }], [own.buffer]);
     }
     // The host inserts straight from the view; the bytes are this thread's again once it has answered.
     try {
-      await rpc.call("clickhouse.insertEncoded", [table, lent]);
+      await rpc.call("clickhouse.insertEncoded", [table, { columns, bytes: lent }]);
     } finally {
       arena.giveBack(lent);
     }
@@ -63,8 +61,7 @@ function remoteClickHouse(rpc: HostRpc): ClickHouse {
     query: async <T>(sql: string, params?: Record<string, unknown>) => (await rpc.call("clickhouse.query", [sql, params])) as T[],
     exec: (sql: string, params?: Record<string, unknown>) => rpc.call("clickhouse.exec", [sql, params]),
     async insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
-      if (rows.length === 0) return;
-      await insertEncoded(table, encoder.encode(toJsonEachRow(rows)));
+      if (rows.length > 0) await insertEncoded(table, await encodeRows(rows));
     },
     insertEncoded,
     close: async () => {},

@@ -16,13 +16,13 @@ import path from "node:path";
 import { openChdb } from "../../core/clickhouse/chdb.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { createEventStore } from "../../core/clickhouse/event-store.js";
-import { toJsonEachRow } from "../../core/clickhouse/settings.js";
+import { encodeRows } from "../../core/clickhouse/settings.js";
 import { loadConfig } from "../../core/config.js";
 import { decodeBatch } from "../../core/events/wire.js";
 import { encodeExportRecord, type ExportRecord } from "../../core/events/export-record.js";
 import { newRunRecord } from "../../core/events/run.js";
 import { logKey, type LoggedEvent } from "../../core/events/schema.js";
-import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import type { ClickHouse, EncodedRows } from "../../core/ports/clickhouse.js";
 import { createLogger } from "../../core/logger.js";
 import { expandExportRecord } from "../../otlp/export-record.js";
 import { costAggregation } from "../../plugins/cost-aggregation.js";
@@ -41,17 +41,16 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const TUNED_TABLES = ["agent_events", "agent_runs", "llm_calls", "run_costs"];
 const MERGE_EVENTS = ["Merge", "MergedRows", "MergedUncompressedBytes", "MergeTotalMilliseconds", "InsertedRows", "MergeTreeDataWriterUncompressedBytes"];
 
-type Insert = { table: string; bytes: Uint8Array };
+type Insert = { table: string; rows: EncodedRows };
 
 /** The inserts of every part, captured from the event store and the llm-calls plugin writing to a recording port. */
 async function pipelineParts(): Promise<Insert[][]> {
-  const encoder = new TextEncoder();
   let part: Insert[] = [];
   const recorder: ClickHouse = {
     query: async () => [],
     exec: async () => {},
-    insert: async (table, rows) => { part.push({ table, bytes: encoder.encode(toJsonEachRow(rows)) }); },
-    insertEncoded: async (table, bytes) => { part.push({ table, bytes: bytes.slice() }); },
+    insert: async (table, rows) => { part.push({ table, rows: await encodeRows(rows) }); },
+    insertEncoded: async (table, { columns, bytes }) => { part.push({ table, rows: { columns, bytes: bytes.slice() } }); },
     close: async () => {},
   };
   const ctx = { config: loadConfig({}), clickhouse: recorder, logger: createLogger("error") } as unknown as PluginContext;
@@ -101,9 +100,9 @@ async function round(parts: Insert[][], tuned: boolean): Promise<string> {
     for (let i = 0; i < parts.length; i++) {
       const wait = t0 + (i * 1000) / PARTS_PER_SECOND - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      for (const { table, bytes } of parts[i]!) {
+      for (const { table, rows } of parts[i]!) {
         const c = process.cpuUsage();
-        await ch.insertEncoded(table, bytes);
+        await ch.insertEncoded(table, rows);
         perTable[table] = (perTable[table] ?? 0) + cpuMs(process.cpuUsage(c));
       }
     }
@@ -133,7 +132,7 @@ async function mergeEvents(ch: ClickHouse): Promise<Record<string, number>> {
 }
 
 const parts = await pipelineParts();
-const mib = (table: string) => parts.flat().filter((i) => i.table === table).reduce((n, i) => n + i.bytes.byteLength, 0) / 2 ** 20;
+const mib = (table: string) => parts.flat().filter((i) => i.table === table).reduce((n, i) => n + i.rows.bytes.byteLength, 0) / 2 ** 20;
 console.log(
   `chDB under the pipeline's inserts: ${PARTS} parts of ${EXPORTS_PER_PART * SPANS_PER_EXPORT} spans at ${PARTS_PER_SECOND} parts/s, then ${SETTLE_SECONDS} s for merges` +
     ` (${TUNED_TABLES.map((t) => `${t} ${mib(t).toFixed(0)} MiB`).join(", ")} of rows; node ${process.version}, ${os.cpus().length} cores)`,

@@ -23,6 +23,8 @@ import path from "node:path";
 import { openChdb } from "../../core/clickhouse/chdb.js";
 import { toChTime } from "../../core/clickhouse/event-store.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
+import { encodeRows } from "../../core/clickhouse/settings.js";
+import type { EncodedRows } from "../../core/ports/clickhouse.js";
 import { runIdFor, uuidv7 } from "../../core/ids.js";
 import { ensureBuilt } from "../../deploy/build.mjs";
 import { childServerEnv, runwatchCli } from "../e2e/harness.js";
@@ -118,8 +120,8 @@ async function rawChdbRowsPerSecond(bodies: readonly Uint8Array[]): Promise<numb
       event_id: uuidv7(), user_id: 1, run_id: runIdFor(1, e.sdk_run_id as string), sdk_run_id: e.sdk_run_id, event_type: e.event_type,
       agent_name: e.agent_name ?? "", payload: JSON.stringify(e.payload), occurred_at: now, received_at: now, config_version: null, span_id: "", parent_span_id: "",
     }));
-    const chunks: Buffer[] = [];
-    for (let i = 0; i < rows.length; i += CHDB_INSERT_ROWS) chunks.push(Buffer.from(rows.slice(i, i + CHDB_INSERT_ROWS).map((r) => JSON.stringify(r)).join("\n") + "\n"));
+    const chunks: EncodedRows[] = [];
+    for (let i = 0; i < rows.length; i += CHDB_INSERT_ROWS) chunks.push(await encodeRows(rows.slice(i, i + CHDB_INSERT_ROWS)));
     const t0 = performance.now();
     for (const c of chunks) await ch.insertEncoded("agent_events", c);
     return rows.length / ((performance.now() - t0) / 1000);

@@ -11,7 +11,7 @@
  * to the serial path that bounds how fast spans become visible (docs/PIPELINE.md, OTLP).
  */
 import { createEventStore } from "../../core/clickhouse/event-store.js";
-import { toJsonEachRow } from "../../core/clickhouse/settings.js";
+import { encodeRows } from "../../core/clickhouse/settings.js";
 import { loadConfig } from "../../core/config.js";
 import { decodeBatch } from "../../core/events/wire.js";
 import { encodeExportRecord, type ExportRecord } from "../../core/events/export-record.js";
@@ -33,14 +33,13 @@ import { exportSpans, SPANS_PER_EXPORT } from "./otlp-payload.js";
 
 const EXPORTS = Number(process.argv[2] ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const encoder = new TextEncoder();
 
 let sink = 0; // bytes "sent" to the host, so the work cannot be optimised away
 const clickhouse: ClickHouse = {
   query: async () => [],
   exec: async () => {},
-  insert: async (_table, rows) => { sink += encoder.encode(toJsonEachRow(rows)).byteLength; },
-  insertEncoded: async (_table, bytes) => { sink += bytes.byteLength; },
+  insert: async (_table, rows) => { sink += (await encodeRows(rows)).bytes.byteLength; },
+  insertEncoded: async (_table, rows) => { sink += rows.bytes.byteLength; },
   close: async () => {},
 };
 const pubsub: PubSub = {

@@ -51,6 +51,16 @@ describe("chdb-http", () => {
     expect(rows).toEqual([{ id: "1", s: tricky, at: "2026-11-23T10:00:00.123Z" }]);
   });
 
+  it("inserts JSONCompactEachRow into a column list, the other columns taking their defaults", async () => {
+    const admin = client();
+    await admin.command({ query: "CREATE DATABASE IF NOT EXISTS t2" });
+    const c = client({ database: "t2" });
+    await c.command({ query: "CREATE TABLE cols (id UInt64, s String, d String DEFAULT 'dflt') ENGINE = MergeTree ORDER BY id" });
+    await c.insert({ table: "cols", format: "JSONCompactEachRow", columns: ["s", "id"], values: [["x\ty", 2], ["a", 1]] });
+    const rows = await (await c.query({ query: "SELECT toString(id) AS id, s, d FROM cols ORDER BY id", format: "JSONEachRow" })).json();
+    expect(rows).toEqual([{ id: "1", s: "a", d: "dflt" }, { id: "2", s: "x\ty", d: "dflt" }]);
+  });
+
   it("accepts parameters in a multipart body (long parameter lists)", async () => {
     const c = client({ use_multipart_params: true } as never);
     const keys = Array.from({ length: 2000 }, (_, i) => `key-${i}-${"x".repeat(20)}`);
