@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeLinesInSlices } from "./settings.js";
+import { encodeLinesInSlices, encodeRows } from "./settings.js";
 
 const busy = (ms: number) => {
   const end = performance.now() + ms;
@@ -32,5 +32,15 @@ describe("encodeLinesInSlices", () => {
     clearInterval(timer);
     expect(bytes.toString()).toBe(items.map((i) => `${i}\n`).join(""));
     expect(ticks).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe("encodeRows", () => {
+  it("names every column any row has, in the order first seen, and gives each row's values in that order", async () => {
+    const rows = [{ a: 1, b: "x\n\"y\"" }, { b: "z", c: null }, { c: 2, a: undefined }];
+    const { columns, bytes } = await encodeRows(rows);
+    expect(columns).toEqual(["a", "b", "c"]);
+    // A key a row lacks (or holds undefined) is null: the column's default once inserted (input_format_null_as_default).
+    expect(bytes.toString().split("\n").slice(0, -1).map((l) => JSON.parse(l))).toEqual([[1, "x\n\"y\"", null], [null, "z", null], [null, null, 2]]);
   });
 });

@@ -9,7 +9,7 @@
  * pace, and how long after the last ack every event is visible. Then a burst, BENCH_BATCHES batches of 500 over 8
  * connections: acknowledged events/s, the time until every event is visible through the API (every run's event_count),
  * end to end events/s (first batch sent → all visible) and peak RSS. Last, in this process, chDB alone inserts the same rows
- * (the rows the pipeline writes, JSONEachRow, 5,000-row inserts) into a fresh data dir: the ceiling end to end is
+ * (the rows the pipeline writes, JSONCompactEachRow, 5,000-row inserts) into a fresh data dir: the ceiling end to end is
  * compared with. The issue's targets (2 cores) are printed next to each figure.
  *
  * Env: BENCH_BATCHES (default 200), BENCH_STEADY_RATE, BENCH_STEADY_S, BENCH_IDLE_S (seconds of idle before RSS is read, default 10),
@@ -244,7 +244,7 @@ async function main() {
 
     const raw = await rawChdbRowsPerSecond(bodies);
     const ratio = e2eRate / raw;
-    console.log(`chDB alone, the same rows (JSONEachRow, ${CHDB_INSERT_ROWS}-row inserts): ${Math.round(raw)} rows/s`);
+    console.log(`chDB alone, the same rows (JSONCompactEachRow, ${CHDB_INSERT_ROWS}-row inserts): ${Math.round(raw)} rows/s`);
     console.log(`end to end / chDB alone: ${(ratio * 100).toFixed(0)} % (target ≥ 33 %: ${verdict(ratio >= 1 / 3)})`);
     console.log(`bench process RSS: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`);
   } finally {
