@@ -1,7 +1,7 @@
 /**
  * The pipeline thread's ports: SQL, ClickHouse and pub/sub calls go to the host thread (port-server.ts), which
- * runs them on the process's own adapters. The expensive work of a call stays here: rows are serialised to
- * JSONCompactEachRow (EncodedRows) on this thread and reach the host as a view of this thread's shared arena (a transferred buffer
+ * runs them on the process's own adapters. The expensive work of a call stays here: rows are serialised
+ * (EncodedRows) on this thread and reach the host as a view of this thread's shared arena (a transferred buffer
  * when the arena is full: core/threads/shared-arena.ts says why); a batch's broadcasts travel as one message.
  */
 import type { Config } from "../../core/config.js";
