@@ -44,6 +44,22 @@ describe("SharedArena", () => {
     expect(() => arena.giveBack(new Uint8Array(8))).toThrow(/not a view this arena lent/);
   });
 
+  it("sends a lent view as lent and takes it back once the send settles, rejected or not; other bytes as the caller's own", async () => {
+    const arena = new SharedArena(64);
+    const view = arena.lend(16)!;
+    const seen: boolean[] = [];
+    expect(await arena.send(view, async (lent) => (seen.push(lent), "answer"))).toBe("answer");
+    expect(arena.lentBytes).toBe(0);
+    const again = arena.lend(16)!;
+    await expect(arena.send(again, async (lent) => { seen.push(lent); throw new Error("no answer"); })).rejects.toThrow("no answer");
+    expect(arena.lentBytes).toBe(0);
+    const own = new Uint8Array(16);
+    arena.lend(8);
+    await arena.send(own, async (lent) => { seen.push(lent); });
+    expect(arena.lentBytes).toBe(8); // the caller's bytes are not given back for it
+    expect(seen).toEqual([true, true, false]);
+  });
+
   it("copies bytes into a lent view, or answers undefined when they do not fit", () => {
     const arena = new SharedArena(16);
     const copy = arena.lendCopy(Buffer.from("hello"))!;

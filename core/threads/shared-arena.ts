@@ -57,6 +57,20 @@ export class SharedArena {
     this.lent.splice(i, 1);
   }
 
+  /**
+   * Sends `view` with `send(lent)`: `lent` says whether the view is this arena's (post it as is) or bytes of the
+   * caller's own (transfer their buffer). A lent view is given back once `send` has settled, i.e. once the receiver
+   * has answered, whether it succeeded or not.
+   */
+  async send<T>(view: Uint8Array, send: (lent: boolean) => Promise<T>): Promise<T> {
+    const lent = this.bytes !== undefined && view.buffer === this.bytes.buffer;
+    try {
+      return await send(lent);
+    } finally {
+      if (lent) this.giveBack(view);
+    }
+  }
+
   /** Bytes lent and not given back. */
   get lentBytes(): number {
     let n = 0;

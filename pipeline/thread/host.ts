@@ -26,7 +26,7 @@ import { hostProcedures } from "./procedures.js";
 import type { HostMethods, ThreadMethods, WorkerData } from "./protocol.js";
 import { Rpc } from "../../core/threads/rpc.js";
 import { spawnThread, threadModule } from "../../core/threads/spawn.js";
-import { isShared, SharedArena } from "../../core/threads/shared-arena.js";
+import { SharedArena } from "../../core/threads/shared-arena.js";
 import { ProgressTracker, startHealthReporter } from "../health.js";
 
 
@@ -89,12 +89,9 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
     ...consumeOptionsFor(options),
     handler: tracker.track(async (records) => {
       const batch = encodeBatch(records, (length) => arena.lend(length));
-      const lent = isShared(batch.data);
-      try {
-        await (await thread()).rpc.call("batch", [batch], lent ? [batch.ends.buffer] : [batch.data.buffer as ArrayBuffer, batch.ends.buffer]);
-      } finally {
-        if (lent) arena.giveBack(batch.data);
-      }
+      const { rpc } = await thread();
+      await arena.send(batch.data, (lent) =>
+        rpc.call("batch", [batch], lent ? [batch.ends.buffer] : [batch.data.buffer as ArrayBuffer, batch.ends.buffer]));
     }),
     onRebalance: () => {
       void current?.then((t) => t.rpc.call("forget", [])).catch(() => {}); // a new thread starts with no cache anyway

@@ -44,18 +44,10 @@ export const ROWS_ARENA_BYTES = 32 << 20;
 
 function remoteClickHouse(rpc: HostRpc): ClickHouse {
   const arena = new SharedArena(ROWS_ARENA_BYTES);
-  const insertEncoded = async (table: string, { columns, bytes }: EncodedRows): Promise<void> => {
-    const lent = arena.lendCopy(bytes);
-    if (!lent) {
-      const own = ownBytes(bytes); // moved, not copied
-      return rpc.call("clickhouse.insertEncoded", [table, { columns, bytes: own }], [own.buffer]);
-    }
-    // The host inserts straight from the view; the bytes are this thread's again once it has answered.
-    try {
-      await rpc.call("clickhouse.insertEncoded", [table, { columns, bytes: lent }]);
-    } finally {
-      arena.giveBack(lent);
-    }
+  const insertEncoded = (table: string, { columns, bytes }: EncodedRows): Promise<void> => {
+    // The host inserts straight from a lent view; bytes that do not fit are moved, not copied.
+    const view = arena.lendCopy(bytes) ?? ownBytes(bytes);
+    return arena.send(view, (lent) => rpc.call("clickhouse.insertEncoded", [table, { columns, bytes: view }], lent ? [] : [view.buffer as ArrayBuffer]));
   };
   return {
     query: async <T>(sql: string, params?: Record<string, unknown>) => (await rpc.call("clickhouse.query", [sql, params])) as T[],
