@@ -18,20 +18,16 @@ import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { createEventStore } from "../../core/clickhouse/event-store.js";
 import { encodeRows } from "../../core/clickhouse/settings.js";
 import { loadConfig } from "../../core/config.js";
-import { decodeBatch } from "../../core/events/wire.js";
-import { encodeExportRecord, type ExportRecord } from "../../core/events/export-record.js";
-import { newRunRecord } from "../../core/events/run.js";
-import { logKey, type LoggedEvent } from "../../core/events/schema.js";
 import type { ClickHouse, EncodedRows } from "../../core/ports/clickhouse.js";
 import { createLogger } from "../../core/logger.js";
 import { expandExportRecord } from "../../otlp/export-record.js";
 import { costAggregation } from "../../plugins/cost-aggregation.js";
 import { llmCalls } from "../../plugins/llm-calls.js";
-import type { Batch, PipelineEvent, Plugin, PluginContext, RunDraft } from "../../plugins/plugin.js";
+import type { Plugin, PluginContext } from "../../plugins/plugin.js";
 import { previewTruncation } from "../../plugins/preview-truncation.js";
 import { statusMachine } from "../../plugins/status-machine.js";
-import { exportProtobuf } from "../e2e/otlp-fixtures.js";
-import { exportSpans, SPANS_PER_EXPORT } from "./otlp-payload.js";
+import { SPANS_PER_EXPORT } from "./otlp-payload.js";
+import { applyPlugins, exportRecord } from "./pipeline-part.js";
 
 const PARTS = Number(process.env.BENCH_PARTS ?? 100);
 const EXPORTS_PER_PART = 8;
@@ -61,22 +57,9 @@ async function pipelineParts(): Promise<Insert[][]> {
   let version = Date.now() * 1000;
   for (let n = 0; n < PARTS; n++) {
     part = [];
-    const events: LoggedEvent[] = [];
-    for (let i = 0; i < EXPORTS_PER_PART; i++) {
-      const record = decodeBatch(encodeExportRecord(exportProtobuf(exportSpans()), "protobuf", 1 + (i % 4), Date.now()), () => {})[0] as unknown as ExportRecord;
-      events.push(...expandExportRecord(record).events);
-    }
-    const drafts = new Map<string, RunDraft & { fresh: boolean }>();
-    const payloadJson = new Map<PipelineEvent, string>();
-    const batch: Batch = { events: events as PipelineEvent[], runs: drafts, scratch: new Map(), payloadJson };
-    for (const e of batch.events) {
-      (e as { duplicate: boolean }).duplicate = false;
-      let d = drafts.get(logKey(e));
-      if (!d) drafts.set(logKey(e), (d = { run: newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true }));
-      for (const p of plugins) p.onEvent?.(e, d, batch);
-      d.fresh = false;
-      payloadJson.set(e, JSON.stringify(e.payload));
-    }
+    const events = Array.from({ length: EXPORTS_PER_PART }, (_, i) => expandExportRecord(exportRecord(i)).events).flat();
+    const { batch, drafts, payloadJson } = applyPlugins(events, plugins);
+    for (const e of batch.events) payloadJson.set(e, JSON.stringify(e.payload));
     await store.insertEvents(batch.events, payloadJson);
     await plugins.find((p) => p.name === "llm-calls")!.afterEventsStored!(batch);
     await store.upsertRuns([...drafts.values()].map((d) => ({ ...d.run, version: version++ })));

@@ -13,10 +13,7 @@
 import { createEventStore } from "../../core/clickhouse/event-store.js";
 import { encodeRows } from "../../core/clickhouse/settings.js";
 import { loadConfig } from "../../core/config.js";
-import { decodeBatch } from "../../core/events/wire.js";
-import { encodeExportRecord, type ExportRecord } from "../../core/events/export-record.js";
-import { newRunRecord } from "../../core/events/run.js";
-import { logKey, type LoggedEvent } from "../../core/events/schema.js";
+import type { LoggedEvent } from "../../core/events/schema.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
 import { createLogger } from "../../core/logger.js";
@@ -24,12 +21,12 @@ import { expandExportRecord } from "../../otlp/export-record.js";
 import { broadcast } from "../../plugins/broadcast.js";
 import { costAggregation } from "../../plugins/cost-aggregation.js";
 import { llmCalls } from "../../plugins/llm-calls.js";
-import type { Batch, PipelineEvent, Plugin, PluginContext, RunDraft } from "../../plugins/plugin.js";
+import type { Plugin, PluginContext } from "../../plugins/plugin.js";
 import { previewTruncation } from "../../plugins/preview-truncation.js";
 import { scores } from "../../plugins/scores.js";
 import { statusMachine } from "../../plugins/status-machine.js";
-import { exportProtobuf } from "../e2e/otlp-fixtures.js";
-import { exportSpans, SPANS_PER_EXPORT } from "./otlp-payload.js";
+import { SPANS_PER_EXPORT } from "./otlp-payload.js";
+import { applyPlugins, exportRecord, type PluginPart } from "./pipeline-part.js";
 
 const EXPORTS = Number(process.argv[2] ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -48,10 +45,7 @@ const pubsub: PubSub = {
   close: async () => {},
 };
 
-const records: ExportRecord[] = Array.from({ length: EXPORTS }, (_, i) => {
-  const encoded = encodeExportRecord(exportProtobuf(exportSpans()), "protobuf", 1 + (i % 4), Date.now());
-  return decodeBatch(encoded, () => {})[0] as unknown as ExportRecord;
-});
+const records = Array.from({ length: EXPORTS }, (_, i) => exportRecord(i));
 
 const config = loadConfig({});
 const ctx = { config, clickhouse, pubsub, logger: createLogger("error") } as unknown as PluginContext;
@@ -71,19 +65,9 @@ async function round(): Promise<void> {
   for (const record of records) {
     let events: LoggedEvent[] = [];
     await timed("expand", () => { events = expandExportRecord(record).events; });
-    const drafts = new Map<string, RunDraft & { fresh: boolean }>();
-    const payloadJson = new Map<PipelineEvent, string>();
-    const batch: Batch = { events: events as PipelineEvent[], runs: drafts, scratch: new Map(), payloadJson };
-    await timed("plugins", () => {
-      for (const e of batch.events) {
-        (e as { duplicate: boolean }).duplicate = false;
-        const k = logKey(e);
-        let d = drafts.get(k);
-        if (!d) drafts.set(k, (d = { run: newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true }));
-        for (const p of plugins) p.onEvent?.(e, d, batch);
-        d.fresh = false;
-      }
-    });
+    let part!: PluginPart;
+    await timed("plugins", () => { part = applyPlugins(events, plugins); });
+    const { batch, drafts, payloadJson } = part;
     await timed("payload_json", () => { for (const e of batch.events) payloadJson.set(e, JSON.stringify(e.payload)); });
     await timed("events_rows", () => store.insertEvents(batch.events, payloadJson));
     await timed("frames", () => plugins.find((p) => p.name === "broadcast")!.afterEventsStored!(batch));
