@@ -18,6 +18,7 @@
 import { isCostUsd, isCount, MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from "../core/events/schema.js";
 import { previewOf } from "../core/events/spans.js";
 import { eventIdFor } from "../core/ids.js";
+import { isoOfMs } from "../core/events/iso-time.js";
 import { MAX_SCORE_COMMENT, MAX_SCORE_NAME, MAX_SCORE_STRING } from "../stores/scores.js";
 import { MAX_STRING_CHARS, needsRepair } from "../core/events/storable.js";
 import {
@@ -182,7 +183,6 @@ function llmFields(attrs: Attributes, out: Record<string, unknown>): void {
   if (isCount(ttftMs)) out.time_to_first_token_ms = ttftMs;
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString();
 const inRange = (ms: number): boolean => Number.isFinite(ms) && ms > 0 && ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS;
 
 /** Why a span cannot be taken at all (ids, times); undefined when it can. */
@@ -221,7 +221,7 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
   if (agentName) event.agent_name = agentName;
   event.sdk_run_id = traceId;
   event.event_id = eventIdFor(`otlp:${traceId}:${span.spanId}:end`, span.endMs);
-  event.occurred_at = iso(span.endMs);
+  event.occurred_at = isoOfMs(span.endMs);
   event.span_id = span.spanId;
   if (span.parentSpanId) event.parent_span_id = span.parentSpanId;
   event.payload = payload;
@@ -277,7 +277,7 @@ function mapTrace(traceId: string, list: readonly { span: OtlpSpan; index: numbe
     agent_name: agent.name,
     // Time 0: every export of the trace must derive the same id (its spans differ), and the start sorts first.
     event_id: eventIdFor(`otlp:${traceId}:run:start`, 0),
-    occurred_at: iso(startMs),
+    occurred_at: isoOfMs(startMs),
     ...(session ? { session_id: session } : {}),
     payload: {
       framework: storable((root ?? spans[0]!.span).scope || "opentelemetry"),
@@ -288,7 +288,7 @@ function mapTrace(traceId: string, list: readonly { span: OtlpSpan; index: numbe
     const failure = failureOf(span);
     const events = [spanEnd(span, traceId, kind, failure)];
     if (span === root) {
-      const at = iso(span.endMs);
+      const at = isoOfMs(span.endMs);
       const output = content(span.attributes, "output", kind);
       events.push(failure
         ? { event_type: "error", sdk_run_id: traceId, event_id: eventIdFor(`otlp:${traceId}:run:error`, span.endMs, RUN_END_RANK), occurred_at: at, span_id: span.spanId, payload: failure }

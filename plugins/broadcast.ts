@@ -8,6 +8,7 @@
  * cost the pipeline thread ~10 µs per span and the host, the gateway and every open tab 5,000 messages (session 17).
  * Delivery is best-effort: the dashboard reloads from the stores, so a lost message costs freshness only.
  */
+import { msOfIso } from "../core/events/iso-time.js";
 import type { RunRecord } from "../core/events/run.js";
 import { userChannel } from "../core/ports/pubsub.js";
 import { publishAll } from "../core/pubsub/publish-all.js";
@@ -25,7 +26,7 @@ export function broadcastRun(run: RunRecord) {
     status: run.status,
     started_at: run.started_at,
     ended_at: run.ended_at,
-    duration_ms: run.started_at !== null && run.ended_at !== null ? Math.max(0, Date.parse(run.ended_at) - Date.parse(run.started_at)) : null,
+    duration_ms: run.started_at !== null && run.ended_at !== null ? Math.max(0, msOfIso(run.ended_at) - msOfIso(run.started_at)) : null,
     model: run.model,
     prompt_tokens: run.prompt_tokens,
     completion_tokens: run.completion_tokens,

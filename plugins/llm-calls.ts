@@ -10,6 +10,7 @@
  */
 import type { RunRecord } from "../core/events/run.js";
 import { toChTime } from "../core/clickhouse/event-store.js";
+import { isoOfMs, msOfIso } from "../core/events/iso-time.js";
 import { logKey } from "../core/events/schema.js";
 import { errorOf, isLlmCallEnd } from "../core/events/spans.js";
 import { computeCost } from "./prices.js";
@@ -96,7 +97,7 @@ export function llmCallRow(e: PipelineEvent, run: RunRecord): Record<string, unk
     cost_usd: typeof p.cost_usd === "number" ? p.cost_usd : 0,
     cost_source: text(p.cost_source) || "none",
     status: errorOf(p) ? "error" : "ok", // as the spans API says it
-    started_at: toChTime(new Date(Date.parse(e.occurred_at) - duration).toISOString()),
+    started_at: toChTime(isoOfMs(msOfIso(e.occurred_at) - duration)),
     ended_at: ended,
     duration_ms: duration,
     day: ended.slice(0, 10),

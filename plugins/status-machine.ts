@@ -8,12 +8,13 @@
  * the status (ended_at, pending_question) move with it; counters and last_event_at take every event.
  */
 import { summaryText } from "../core/events/run.js";
+import { msOfIso } from "../core/events/iso-time.js";
 import { isTerminal, transition } from "../core/events/status-machine.js";
 import type { Plugin } from "./plugin.js";
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
-const later = (a: string | null, b: string): boolean => a === null || Date.parse(b) > Date.parse(a);
-const earlier = (a: string | null, b: string): boolean => a === null || Date.parse(b) < Date.parse(a);
+const later = (a: string | null, b: string): boolean => a === null || msOfIso(b) > msOfIso(a);
+const earlier = (a: string | null, b: string): boolean => a === null || msOfIso(b) < msOfIso(a);
 
 export const statusMachine = (): Plugin => ({
   name: "status-machine",

@@ -16,6 +16,7 @@
  * lexicographic order is the byte order that UUIDv7 is designed for).
  */
 import type { ClickHouse } from "../ports/clickhouse.js";
+import { canonicalIso } from "../events/iso-time.js";
 import type { EventType, LoggedEvent, RunStatus } from "../events/schema.js";
 import type { RunRecord } from "../events/run.js";
 import { ValidationError } from "../errors.js";
@@ -29,11 +30,9 @@ export const MAX_EVENTS_LIMIT = 100_000;
 /** Keys per loadRuns query (query parameters travel in the URL on the HTTP transport). */
 const LOAD_CHUNK = 1000;
 
-const ISO_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
 /** ISO 8601 → `YYYY-MM-DD hh:mm:ss.sss` (UTC), the form every ClickHouse version parses for DateTime64. */
 export function toChTime(iso: string): string {
-  const s = ISO_MS_UTC.test(iso) ? iso : new Date(iso).toISOString();
+  const s = canonicalIso(iso);
   return `${s.slice(0, 10)} ${s.slice(11, 23)}`;
 }
 

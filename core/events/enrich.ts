@@ -1,5 +1,6 @@
 import type { IngestEvent, LoggedEvent } from "./schema.js";
 import { runIdFor, uuidv7 } from "../ids.js";
+import { canonicalIso } from "./iso-time.js";
 
 /** The events of one batch share their receive time: format it once. */
 let lastReceived = { ms: NaN, iso: "" };
@@ -29,7 +30,7 @@ export function enrichEvent(e: IngestEvent, userId: number, receivedAt: Date, ru
     event_type: e.event_type,
     agent_name: e.agent_name ?? null,
     payload: e.payload,
-    occurred_at: e.occurred_at ? new Date(e.occurred_at).toISOString() : received,
+    occurred_at: e.occurred_at ? canonicalIso(e.occurred_at) : received,
     received_at: received,
     config_version: e.config_version ?? null,
   };

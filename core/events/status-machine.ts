@@ -7,6 +7,7 @@
  * delayed `human_input_received` that happened before the `run_end` cannot drag a finished run back to
  * `running`. Ties go to arrival order. Every event is stored either way.
  */
+import { msOfIso } from "./iso-time.js";
 import type { EventType, RunStatus } from "./schema.js";
 
 const TARGET: Partial<Record<EventType, RunStatus>> = {
@@ -42,7 +43,7 @@ export function transition(
   // The current state's two fields only: `current` is often a whole run record, and copying it for every event that
   // leaves the status alone (most of them) was a large share of the pipeline's allocations.
   if (target === undefined) return unchanged(current);
-  if (Date.parse(event.occurred_at) < Date.parse(current.status_at)) return unchanged(current);
+  if (msOfIso(event.occurred_at) < msOfIso(current.status_at)) return unchanged(current);
   return { status: target, status_at: event.occurred_at, changed: target !== current.status || event.occurred_at !== current.status_at };
 }
 
