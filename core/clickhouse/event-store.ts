@@ -65,17 +65,18 @@ const EVENT_COLUMNS = [
  * ClickHouse reads an object into the String column as its text (input_format_json_read_objects_as_strings,
  * settings.ts), so the payload is serialised once instead of serialised and then escaped again as a string inside
  * the row (a fifth of the pipeline thread's JSON work for events with LLM messages). A payload that is not an object
- * (a foreign record) goes in as a string, as before.
+ * (a foreign record) goes in as a string, as before. The values before and after it are serialised as two arrays: each
+ * JSON.stringify call costs more than its short strings do (nine calls took ~0.7 µs per row more). Times go in as
+ * canonical ISO 8601, which ClickHouse reads with date_time_input_format=best_effort (settings.ts).
  */
 export function eventRowLine(e: LoggedEvent, payloadJson?: string): string {
   const p = e.payload as unknown;
   const payload = typeof p === "object" && p !== null && !Array.isArray(p) ? (payloadJson ?? JSON.stringify(p)) : JSON.stringify(JSON.stringify(p));
-  return (
-    `[${JSON.stringify(e.event_id)},${JSON.stringify(e.user_id)},${JSON.stringify(e.run_id)}` +
-    `,${JSON.stringify(e.sdk_run_id)},${JSON.stringify(e.event_type)},${JSON.stringify(e.agent_name ?? "")},${payload}` +
-    `,"${toChTime(e.occurred_at)}","${toChTime(e.received_at)}",${JSON.stringify(e.config_version ?? null)}` +
-    `,${JSON.stringify(e.span_id ?? "")},${JSON.stringify(e.parent_span_id ?? "")}]\n`
-  );
+  const before = JSON.stringify([e.event_id, e.user_id, e.run_id, e.sdk_run_id, e.event_type, e.agent_name ?? ""]);
+  const after = JSON.stringify([
+    canonicalIso(e.occurred_at), canonicalIso(e.received_at), e.config_version ?? null, e.span_id ?? "", e.parent_span_id ?? "",
+  ]);
+  return `${before.slice(0, -1)},${payload},${after.slice(1)}\n`;
 }
 
 function runRow(r: RunRecord): Raw {
