@@ -45,8 +45,11 @@ export function idHex(bytes: Uint8Array | null | undefined, length: 8 | 16): str
   // .length, not .byteLength: protobufjs leaves an unset bytes field at its default, an empty Array.
   if (!bytes || bytes.length === 0) return "";
   if (bytes.length !== length) return null;
-  const hex = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
-  return /^0+$/.test(hex) ? "" : hex;
+  let any = 0;
+  for (let i = 0; i < length; i++) any |= bytes[i]!;
+  if (any === 0) return "";
+  // protobufjs hands bytes fields over as Buffers on Node; a view is wrapped, not copied.
+  return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString("hex");
 }
 
 /**
