@@ -10,16 +10,21 @@
 const PREFIX_OF_SECOND = new Map<number, string>();
 const SECOND_OF_PREFIX = new Map<string, number>();
 const MAX_SECONDS_CACHED = 4096;
-/** The last second used, checked before the maps: a batch's timestamps mostly fall in a few seconds. */
-let lastSecond = -1;
-let lastPrefix = "\u0000";
+/**
+ * The last seconds used, checked before the maps: a batch's timestamps mostly fall in a few seconds, and a row
+ * alternates between its event's time and its receive time.
+ */
+const RECENT = 4;
+const recentSeconds: number[] = new Array<number>(RECENT).fill(-1);
+const recentPrefixes: string[] = new Array<string>(RECENT).fill("");
+let recentNext = 0;
 /** "000Z" … "999Z". */
 const MS_TAILS = Array.from({ length: 1000 }, (_, ms) => `${String(ms).padStart(3, "0")}Z`);
 /** 9999-12-31T23:59:59.999Z: later years are written with six digits and a sign. */
 const LAST_FOUR_DIGIT_MS = 253_402_300_799_999;
 
 function prefixOf(second: number): string {
-  if (second === lastSecond) return lastPrefix;
+  for (let i = 0; i < RECENT; i++) if (recentSeconds[i] === second) return recentPrefixes[i]!;
   let prefix = PREFIX_OF_SECOND.get(second);
   if (prefix === undefined) {
     if (PREFIX_OF_SECOND.size >= MAX_SECONDS_CACHED) {
@@ -30,8 +35,9 @@ function prefixOf(second: number): string {
     PREFIX_OF_SECOND.set(second, prefix);
     SECOND_OF_PREFIX.set(prefix, second);
   }
-  lastSecond = second;
-  lastPrefix = prefix;
+  recentSeconds[recentNext] = second;
+  recentPrefixes[recentNext] = prefix;
+  recentNext = (recentNext + 1) % RECENT;
   return prefix;
 }
 
@@ -50,7 +56,9 @@ function cachedMs(s: string): number | undefined {
   if (s.length !== 24 || s.charCodeAt(23) !== 90 /* Z */) return undefined;
   const d0 = s.charCodeAt(20), d1 = s.charCodeAt(21), d2 = s.charCodeAt(22);
   if (!isDigit(d0) || !isDigit(d1) || !isDigit(d2)) return undefined;
-  const second = s.startsWith(lastPrefix) ? lastSecond : SECOND_OF_PREFIX.get(s.slice(0, 20));
+  let second: number | undefined;
+  for (let i = 0; i < RECENT && second === undefined; i++) if (recentSeconds[i]! >= 0 && s.startsWith(recentPrefixes[i]!)) second = recentSeconds[i];
+  second ??= SECOND_OF_PREFIX.get(s.slice(0, 20));
   return second === undefined ? undefined : second + (d0 - 48) * 100 + (d1 - 48) * 10 + (d2 - 48);
 }
 
