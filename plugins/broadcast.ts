@@ -9,6 +9,7 @@
  * Delivery is best-effort: the dashboard reloads from the stores, so a lost message costs freshness only.
  */
 import { msOfIso } from "../core/events/iso-time.js";
+import { jsonString } from "../core/json-text.js";
 import type { RunRecord } from "../core/events/run.js";
 import { userChannel } from "../core/ports/pubsub.js";
 import { publishAll } from "../core/pubsub/publish-all.js";
@@ -54,12 +55,11 @@ type RunEvents = Map<RunDraft, PipelineEvent[]>;
 
 /** One event in a message: its place in the run's tree and its payload's stored JSON as the last member. */
 function eventJson(event: PipelineEvent, payloadJson: string): string {
-  const head = JSON.stringify({
-    event_id: event.event_id, event_type: event.event_type, occurred_at: event.occurred_at,
-    // Where the event sits in the run's tree, so a live client can place it (docs/API.md, Spans).
-    span_id: event.span_id || null, parent_span_id: event.parent_span_id || null,
-  });
-  return `${head.slice(0, -1)},"payload":${payloadJson}}`;
+  // Where the event sits in the run's tree, so a live client can place it (docs/API.md, Spans).
+  const span = event.span_id ? jsonString(event.span_id) : "null";
+  const parent = event.parent_span_id ? jsonString(event.parent_span_id) : "null";
+  return `{"event_id":${jsonString(event.event_id)},"event_type":${jsonString(event.event_type)},"occurred_at":${jsonString(event.occurred_at)}` +
+    `,"span_id":${span},"parent_span_id":${parent},"payload":${payloadJson}}`;
 }
 
 /** A run's state as the message carries it, taken once its part's events are all applied. */
