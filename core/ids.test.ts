@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { eventIdFor, hashApiKey, isApiKeyShape, newApiKey, runIdFor, uuidv7 } from "./ids.js";
 
@@ -44,5 +45,21 @@ describe("eventIdFor", () => {
     expect(eventIdFor("n", NaN).slice(0, 13)).toBe("00000000-0000");
     expect(eventIdFor("n", -5).slice(0, 13)).toBe("00000000-0000");
     expect(eventIdFor("n", 2 ** 48 + 1).slice(0, 13)).toBe("00000000-0001");
+  });
+
+  it("derives the ids the string-built derivation of sessions 10-19 did, for every digit, rank and time", () => {
+    const before = (name: string, ms: number, rank = 0): string => {
+      const h = createHash("sha1").update(`runwatch:event:${name}`).digest("hex");
+      const t = Number.isFinite(ms) ? Math.max(0, Math.floor(ms)) % 2 ** 48 : 0;
+      const v = (0x8 | (parseInt(h[16]!, 16) & 0x3)).toString(16);
+      const x = `${t.toString(16).padStart(12, "0")}7${(rank & 0x0f).toString(16)}${h.slice(14, 16)}${v}${h.slice(17, 32)}`;
+      return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
+    };
+    const t = Date.UTC(2026, 10, 26, 12, 0, 0);
+    for (let i = 0; i < 5000; i++) {
+      const name = `otlp:${i.toString(16).padStart(32, "0")}:${(i * 7919).toString(16).padStart(16, "0")}:end`;
+      const ms = [t + i * 13.7, i, 2 ** 48 - 1 - i, -i, NaN][i % 5]!;
+      expect(eventIdFor(name, ms, i % 17)).toBe(before(name, ms, i % 17));
+    }
   });
 });
