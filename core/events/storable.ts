@@ -56,20 +56,22 @@ export function makeStorable<T>(value: T, options: { identifiers?: ReadonlySet<s
   let keys = 0;
 
   // The path of a value is kept as a chain and spelled out only for an error: joining it at every key was a
-  // large part of the cost of checking an event.
-  const walk = (v: unknown, at: Path | undefined, depth: number): unknown => {
+  // large part of the cost of checking an event. A value's own link is made only when it is a container with
+  // children (a string's place is its parent's link and its key).
+  const walk = (v: unknown, parent: Path | undefined, key: string | undefined, depth: number): unknown => {
     if (typeof v === "string") {
       if (v.length > MAX_STRING_CHARS) {
-        const path = describe(pathText(at));
+        const path = describe(pathText(link(parent, key)));
         throw new ValidationError({ field: path, message: `${path} is ${v.length} characters long; the most a string may hold is ${MAX_STRING_CHARS}` });
       }
       if (!needsRepair(v)) return v;
-      if (depth === 2 && identifiers.has(at!.key)) {
-        throw new ValidationError({ field: at!.key, message: `${at!.key} must not contain U+0000 (NUL) or a lone UTF-16 surrogate` });
+      if (depth === 2 && identifiers.has(key!)) {
+        throw new ValidationError({ field: key!, message: `${key} must not contain U+0000 (NUL) or a lone UTF-16 surrogate` });
       }
       return repairString(v);
     }
     if (typeof v !== "object" || v === null) return v;
+    const at = link(parent, key);
     if (depth >= MAX_DEPTH) {
       const path = describe(pathText(at));
       throw new ValidationError({ field: path, message: `${path} nests deeper than ${MAX_DEPTH} levels` });
@@ -78,7 +80,7 @@ export function makeStorable<T>(value: T, options: { identifiers?: ReadonlySet<s
       let out: unknown[] | undefined;
       for (let i = 0; i < v.length; i++) {
         const item = v[i];
-        const next = walk(item, { parent: at, key: String(i) }, depth + 1);
+        const next = walk(item, at, String(i), depth + 1);
         if (next !== item) (out ??= v.slice())[i] = next;
       }
       return out ?? v;
@@ -93,7 +95,7 @@ export function makeStorable<T>(value: T, options: { identifiers?: ReadonlySet<s
       const item = src[k];
       const badKey = needsRepair(k);
       const safeKey = badKey ? repairString(k) : k;
-      const next = walk(item, { parent: at, key: safeKey }, depth + 1);
+      const next = walk(item, at, safeKey, depth + 1);
       if (badKey || next !== item || out) {
         if (!out) {
           // Copy the keys before this one unchanged, then continue into the copy.
@@ -110,13 +112,15 @@ export function makeStorable<T>(value: T, options: { identifiers?: ReadonlySet<s
     return out ?? v;
   };
 
-  return walk(value, undefined, 1) as T;
+  return walk(value, undefined, undefined, 1) as T;
 }
 
 interface Path {
   readonly parent: Path | undefined;
   readonly key: string;
 }
+/** The link of the value at `key` under `parent`; none for the value walked first. */
+const link = (parent: Path | undefined, key: string | undefined): Path | undefined => (key === undefined ? parent : { parent, key });
 /** `payload.messages.3.content` */
 function pathText(at: Path | undefined): string {
   const parts: string[] = [];
