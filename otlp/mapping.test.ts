@@ -254,4 +254,21 @@ describe("times", () => {
     expect(nanosToMs("")).toBeNaN();
     expect(nanosToMs(1.5e6)).toBe(1.5);
   });
+
+  it("a protobuf fixed64 (high and low words) converts as its exact integer does, up to 2^64 - 1", () => {
+    const viaBigInt = (high: number, low: number) => {
+      const ns = (BigInt(high >>> 0) << 32n) | BigInt(low >>> 0);
+      return Number(ns / 1_000_000n) + Number(ns % 1_000_000n) / 1e6;
+    };
+    const words = [0, 1, 999_999, 1_000_000, 0x7fffffff, 0x80000000, 0xffffffff, -1, 410_000_000, 1_764_000_000];
+    let seed = 7;
+    const random = () => (seed = (seed * 48271) % 0x7fffffff) * 2;
+    for (let i = 0; i < 2000; i++) words.push(random() | 0);
+    for (let i = 0; i < words.length; i++) {
+      for (const high of [words[i]!, 410_000_000 + (i % 1000), 0xffffffff]) {
+        const low = words[(i * 7) % words.length]!;
+        expect(nanosToMs({ high, low, unsigned: true }), `${high} ${low}`).toBe(viaBigInt(high, low));
+      }
+    }
+  });
 });

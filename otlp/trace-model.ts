@@ -59,10 +59,15 @@ export function idHex(bytes: Uint8Array | null | undefined, length: 8 | 16): str
  */
 export function nanosToMs(v: unknown): number {
   if (typeof v === "number") return v / 1e6;
+  if (isLong(v)) {
+    // fixed64, unsigned: high·2^32 + low ns = high·4294 ms + (high·967296 + low) ns, the latter exact below 2^53.
+    const high = v.high >>> 0;
+    const rest = high * 967_296 + (v.low >>> 0);
+    return high * 4294 + Math.floor(rest / 1e6) + (rest % 1e6) / 1e6;
+  }
   let ns: bigint;
   try {
     if (typeof v === "string") ns = BigInt(v.trim() === "" ? "x" : v.trim());
-    else if (isLong(v)) ns = (BigInt(v.high >>> 0) << 32n) | BigInt(v.low >>> 0); // fixed64: unsigned
     else if (typeof v === "object" && v !== null && typeof (v as { toNumber?: unknown }).toNumber === "function") ns = BigInt(String(v));
     else return NaN;
   } catch {
