@@ -70,7 +70,9 @@ export function decodeOtlpExport(
 }
 
 function decode(body: Uint8Array, format: OtlpFormat, userId: number, receivedAtMs: number, maxSpans: number, logWhole: boolean): DecodedExport {
-  const spans = decodeExportBody(body, format);
+  const whole = logWhole && body.byteLength <= MAX_EXPORT_RECORD_BODY_BYTES;
+  // Logged whole, the export is mapped by the pipeline: here only malformed spans are found, from ids and times.
+  const spans = decodeExportBody(body, format, whole ? "refusal" : "all");
   // Tiny spans fill 16 MiB by the hundred thousand: each becomes events held in memory until the log has them.
   if (spans.length > maxSpans) {
     throw new TooLarge(`the export holds ${spans.length} spans; at most ${maxSpans} (RUNWATCH_OTLP_MAX_SPANS) are taken at once — lower the exporter's batch size (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, or the collector's send_batch_max_size)`);
@@ -79,7 +81,7 @@ function decode(body: Uint8Array, format: OtlpFormat, userId: number, receivedAt
   let rejected: number;
   let events: EncodedEvents;
   let records: number;
-  if (logWhole && body.byteLength <= MAX_EXPORT_RECORD_BODY_BYTES) {
+  if (whole) {
     // The pipeline maps it; only malformed spans are refused, which decoding tells.
     reasons = [];
     spans.forEach((span, i) => {

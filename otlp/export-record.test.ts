@@ -3,6 +3,7 @@ import { decodeBatch, recordAt } from "../core/events/wire.js";
 import { exportJson, exportProtobuf, hexId, type SpanSpec } from "../test/e2e/otlp-fixtures.js";
 import { eventsOfSpans } from "./export-events.js";
 import { encodeExportRecord, isExportRecord } from "../core/events/export-record.js";
+import { decodeOtlpExport } from "./export-decode.js";
 import { decodeExportBody, expandExportRecord } from "./export-record.js";
 import { MalformedExport } from "./trace-model.js";
 
@@ -33,6 +34,32 @@ describe("OTLP export records", () => {
       expect(expanded.events.find((e) => e.payload.kind === "llm")!.payload.input_preview).toBe("héllo 😀 \ufffd");
       // The same record expands to the same events: a record handed again is a duplicate, event for event.
       expect(expandExportRecord(record).events).toEqual(expanded.events);
+    }
+  });
+
+  it("a receiver that logs an export whole answers as one that maps it: the same refusals, and 400 for a body broken deep inside", () => {
+    const limits = { maxBytes: 1 << 22, maxSpans: 10_000 };
+    const malformed: SpanSpec[] = [
+      ...spans,
+      { traceId, spanId: "abcd", parentSpanId: rootId, name: "short span id", startMs: t + 2, endMs: t + 3 },
+      { traceId, spanId: hexId(8), parentSpanId: rootId, name: "year 2500", startMs: Date.UTC(2500, 0, 1), endMs: Date.UTC(2500, 0, 2) },
+    ];
+    for (const [format, body] of [["protobuf", exportProtobuf(malformed)], ["json", Buffer.from(exportJson(malformed))]] as const) {
+      const whole = decodeOtlpExport(body, format, false, 42, t, limits, true);
+      const mapped = decodeOtlpExport(body, format, false, 42, t, limits, false);
+      expect(whole.ok && mapped.ok).toBe(true);
+      if (!whole.ok || !mapped.ok) return;
+      expect([whole.records, whole.spans, whole.rejectedSpans]).toEqual([1, 4, 2]);
+      expect([mapped.spans, mapped.rejectedSpans]).toEqual([4, 2]);
+      expect(Buffer.from(whole.response).equals(Buffer.from(mapped.response))).toBe(true);
+    }
+    // An attribute key's length pointing past its message: decoding the whole body finds it, however the export is logged.
+    const broken = Buffer.from(exportProtobuf(spans));
+    const key = broken.indexOf("gen_ai.request.model");
+    broken[key - 1] = 0x7f;
+    for (const logWhole of [true, false]) {
+      const answer = decodeOtlpExport(broken, "protobuf", false, 42, t, limits, logWhole);
+      expect(answer.ok ? 200 : answer.status).toBe(400);
     }
   });
 

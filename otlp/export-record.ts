@@ -13,7 +13,7 @@ import type { LoggedEvent } from "../core/events/schema.js";
 import { eventsOfSpans, type RefusedSpans } from "./export-events.js";
 import { decodeJsonExport } from "./otlp-json.js";
 import { decodeProtobufExport } from "./otlp-protobuf.js";
-import type { OtlpSpan } from "./trace-model.js";
+import type { OtlpSpan, SpanDetail } from "./trace-model.js";
 
 /**
  * The most body bytes logged as one export record. A larger export (up to RUNWATCH_OTLP_MAX_BODY_BYTES) is mapped by
@@ -22,8 +22,8 @@ import type { OtlpSpan } from "./trace-model.js";
  */
 export const MAX_EXPORT_RECORD_BODY_BYTES = 4 * 1024 * 1024;
 
-export function decodeExportBody(body: Uint8Array, format: OtlpFormat): OtlpSpan[] {
-  return format === "json" ? decodeJsonExport(body) : decodeProtobufExport(body);
+export function decodeExportBody(body: Uint8Array, format: OtlpFormat, detail: SpanDetail = "all"): OtlpSpan[] {
+  return format === "json" ? decodeJsonExport(body, detail) : decodeProtobufExport(body, detail);
 }
 
 /**

@@ -4,7 +4,9 @@
  * encoder writes, is accepted too), int64 as strings or numbers, enums as integers (or their names), unknown fields
  * ignored. Produces the spans otlp-protobuf.ts produces for the same export.
  */
-import { idHex, int64, MalformedExport, nanosToMs, type Attributes, type AttrValue, type OtlpSpan, type OtlpSpanEvent } from "./trace-model.js";
+import {
+  idHex, int64, MalformedExport, nanosToMs, NO_ATTRIBUTES, type Attributes, type AttrValue, type OtlpSpan, type OtlpSpanEvent, type SpanDetail,
+} from "./trace-model.js";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -68,8 +70,8 @@ function statusCode(v: unknown): number {
   return 0;
 }
 
-/** An ExportTraceServiceRequest in OTLP/JSON; MalformedExport when the text is not one. */
-export function decodeJsonExport(body: Uint8Array): OtlpSpan[] {
+/** An ExportTraceServiceRequest in OTLP/JSON, its spans in the detail asked; MalformedExport when the text is not one. */
+export function decodeJsonExport(body: Uint8Array, detail: SpanDetail = "all"): OtlpSpan[] {
   let req: unknown;
   try {
     req = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
@@ -77,11 +79,12 @@ export function decodeJsonExport(body: Uint8Array): OtlpSpan[] {
     throw new MalformedExport(`the body is not valid JSON: ${(err as Error).message}`);
   }
   if (!isObj(req)) throw new MalformedExport('the body must be an OTLP/JSON ExportTraceServiceRequest, an object like {"resourceSpans": [...]}');
+  const all = detail === "all";
   const spans: OtlpSpan[] = [];
   list(req, "resourceSpans", "resource_spans", "body").forEach((rs, i) => {
     if (!isObj(rs)) throw new MalformedExport(`resourceSpans[${i}] must be an object`);
     const res = field(rs, "resource", "resource");
-    const resource = attributes(isObj(res) ? res.attributes : undefined);
+    const resource = all ? attributes(isObj(res) ? res.attributes : undefined) : NO_ATTRIBUTES;
     list(rs, "scopeSpans", "scope_spans", `resourceSpans[${i}]`).forEach((ss, j) => {
       if (!isObj(ss)) throw new MalformedExport(`resourceSpans[${i}].scopeSpans[${j}] must be an object`);
       const scopeObj = field(ss, "scope", "scope");
@@ -96,10 +99,10 @@ export function decodeJsonExport(body: Uint8Array): OtlpSpan[] {
           name: text(s.name),
           startMs: nanosToMs(field(s, "startTimeUnixNano", "start_time_unix_nano")),
           endMs: nanosToMs(field(s, "endTimeUnixNano", "end_time_unix_nano")),
-          attributes: attributes(s.attributes),
+          attributes: all ? attributes(s.attributes) : NO_ATTRIBUTES,
           statusCode: statusCode(status.code),
           statusMessage: text(status.message),
-          events: Array.isArray(s.events) ? s.events.map(spanEvent) : [],
+          events: all && Array.isArray(s.events) ? s.events.map(spanEvent) : [],
           resource,
           scope,
         });

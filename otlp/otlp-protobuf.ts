@@ -7,7 +7,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import protobuf from "protobufjs";
-import { idHex, int64, MalformedExport, nanosToMs, type Attributes, type AttrValue, type OtlpSpan, type OtlpSpanEvent } from "./trace-model.js";
+import {
+  idHex, int64, MalformedExport, nanosToMs, NO_ATTRIBUTES, type Attributes, type AttrValue, type OtlpSpan, type OtlpSpanEvent, type SpanDetail,
+} from "./trace-model.js";
 
 const PROTO_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "proto");
 
@@ -145,17 +147,18 @@ function attributes(list: readonly PbKeyValue[] | undefined): Attributes {
 
 const spanEvent = (e: PbEvent): OtlpSpanEvent => ({ name: e.name, timeMs: nanosToMs(e.timeUnixNano), attributes: attributes(e.attributes) });
 
-/** An ExportTraceServiceRequest's spans; MalformedExport when the bytes are not one. */
-export function decodeProtobufExport(body: Uint8Array): OtlpSpan[] {
+/** An ExportTraceServiceRequest's spans, in the detail asked; MalformedExport when the bytes are not one. */
+export function decodeProtobufExport(body: Uint8Array, detail: SpanDetail = "all"): OtlpSpan[] {
   let req: PbRequest;
   try {
     req = load().request.decode(body) as unknown as PbRequest;
   } catch (err) {
     throw new MalformedExport(`the body is not an OTLP ExportTraceServiceRequest (protobuf): ${(err as Error).message}`);
   }
+  const all = detail === "all";
   const spans: OtlpSpan[] = [];
   for (const rs of req.resourceSpans) {
-    const resource = attributes(rs.resource?.attributes);
+    const resource = all ? attributes(rs.resource?.attributes) : NO_ATTRIBUTES;
     for (const ss of rs.scopeSpans) {
       const scope = ss.scope?.name ?? "";
       for (const s of ss.spans) {
@@ -166,10 +169,10 @@ export function decodeProtobufExport(body: Uint8Array): OtlpSpan[] {
           name: s.name,
           startMs: nanosToMs(s.startTimeUnixNano),
           endMs: nanosToMs(s.endTimeUnixNano),
-          attributes: attributes(s.attributes),
+          attributes: all ? attributes(s.attributes) : NO_ATTRIBUTES,
           statusCode: s.status?.code ?? 0,
           statusMessage: s.status?.message ?? "",
-          events: s.events.map(spanEvent),
+          events: all ? s.events.map(spanEvent) : [],
           resource,
           scope,
         });

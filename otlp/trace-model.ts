@@ -37,6 +37,14 @@ export interface OtlpSpan {
   readonly scope: string;
 }
 
+/**
+ * What a decoder makes of each span: everything, or only what tells whether a span can be taken at all (ids, times,
+ * name; mapping.ts refusalOf), with no attributes, events or resource. A receiver that logs an export whole needs
+ * no more: the pipeline decodes the export again, in full, to map it. The body is decoded whole either way.
+ */
+export type SpanDetail = "all" | "refusal";
+export const NO_ATTRIBUTES: Attributes = new Map();
+
 /** Why a body is not an OTLP export request at all (→ 400 / INVALID_ARGUMENT). */
 export class MalformedExport extends Error {}
 
