@@ -159,8 +159,15 @@ for (const target of [pgliteTarget(), serverTarget()]) {
       await sql.query("INSERT INTO alert_rules (user_id, name, trigger_type, channel, target, config) VALUES ($1, 'errors', 'run_error', 'email', 'ops@example.com', $2)", [uid, JSON.stringify({ threshold: 1 })]);
       await sql.query("INSERT INTO sessions (id, user_id, data, expires_at) VALUES ($1, $2, $3, now() + interval '1 hour')", [randomUUID(), uid, JSON.stringify({ csrf: "t" })]);
 
+      // A counted run (plugins/cost-aggregation.ts): its row goes with its agent, and so with its user (migration 080).
+      await sql.query("INSERT INTO agent_run_starts (user_id, external_id, agent_id, started_at) VALUES ($1, 'run-1', $2, now())", [uid, agent!.id]);
+      const [other] = await sql.query<{ id: number }>("INSERT INTO agents (user_id, name) VALUES ($1, 'b') RETURNING id", [uid]);
+      await sql.query("INSERT INTO agent_run_starts (user_id, external_id, agent_id, started_at) VALUES ($1, 'run-2', $2, now())", [uid, other!.id]);
+      await sql.query("DELETE FROM agents WHERE id = $1", [other!.id]);
+      expect(await sql.query("SELECT external_id FROM agent_run_starts WHERE user_id = $1", [uid])).toEqual([{ external_id: "run-1" }]);
+
       await sql.query("DELETE FROM users WHERE id = $1", [uid]);
-      for (const t of ["api_keys", "agents", "user_settings", "alert_rules", "sessions"]) {
+      for (const t of ["api_keys", "agents", "user_settings", "alert_rules", "sessions", "agent_run_starts"]) {
         expect(await sql.query(`SELECT 1 FROM ${t} WHERE user_id = $1`, [uid])).toEqual([]);
       }
       expect(await sql.query("SELECT 1 FROM agent_configs WHERE agent_id = $1", [agent!.id])).toEqual([]);
