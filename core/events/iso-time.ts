@@ -6,38 +6,26 @@
  * exactly those of Date: anything outside the fast path (other forms, offsets, other years, NaN) goes through it.
  */
 
-/** A second's canonical prefix (`2026-11-26T12:00:00.`) ↔ the ms of its start. Cleared when full. */
-const PREFIX_OF_SECOND = new Map<number, string>();
-const SECOND_OF_PREFIX = new Map<string, number>();
-const MAX_SECONDS_CACHED = 4096;
 /**
- * The last seconds used, checked before the maps: a batch's timestamps mostly fall in a few seconds, and a row
- * alternates between its event's time and its receive time.
+ * Seconds seen lately, by second of the day modulo SLOTS (direct-mapped: a second evicts the one in its slot): the
+ * canonical prefix (`2026-11-26T12:00:00.`) and the ms of the second's start (-1: empty). A timestamp's slot comes
+ * from its hh:mm:ss digits, and its prefix is then compared whole, so a string only matches the second it spells.
  */
-const RECENT = 4;
-const recentSeconds: number[] = new Array<number>(RECENT).fill(-1);
-const recentPrefixes: string[] = new Array<string>(RECENT).fill("");
-let recentNext = 0;
+const SLOTS = 1024;
+const slotPrefix: string[] = new Array<string>(SLOTS).fill("");
+const slotSecond: number[] = new Array<number>(SLOTS).fill(-1);
 /** "000Z" … "999Z". */
 const MS_TAILS = Array.from({ length: 1000 }, (_, ms) => `${String(ms).padStart(3, "0")}Z`);
 /** 9999-12-31T23:59:59.999Z: later years are written with six digits and a sign. */
 const LAST_FOUR_DIGIT_MS = 253_402_300_799_999;
 
+/** The canonical prefix of the second starting at `second` (ms, ≥ 0, whole seconds). */
 function prefixOf(second: number): string {
-  for (let i = 0; i < RECENT; i++) if (recentSeconds[i] === second) return recentPrefixes[i]!;
-  let prefix = PREFIX_OF_SECOND.get(second);
-  if (prefix === undefined) {
-    if (PREFIX_OF_SECOND.size >= MAX_SECONDS_CACHED) {
-      PREFIX_OF_SECOND.clear();
-      SECOND_OF_PREFIX.clear();
-    }
-    prefix = new Date(second).toISOString().slice(0, 20);
-    PREFIX_OF_SECOND.set(second, prefix);
-    SECOND_OF_PREFIX.set(prefix, second);
-  }
-  recentSeconds[recentNext] = second;
-  recentPrefixes[recentNext] = prefix;
-  recentNext = (recentNext + 1) % RECENT;
+  const slot = ((second / 1000) % 86_400) % SLOTS;
+  if (slotSecond[slot] === second) return slotPrefix[slot]!;
+  const prefix = new Date(second).toISOString().slice(0, 20);
+  slotSecond[slot] = second;
+  slotPrefix[slot] = prefix;
   return prefix;
 }
 
@@ -49,26 +37,28 @@ export function isoOfMs(ms: number): string {
   return prefixOf(second) + MS_TAILS[whole - second]!;
 }
 
-const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+const digitAt = (s: string, i: number): number => s.charCodeAt(i) - 48;
+const isDigit = (d: number): boolean => d >= 0 && d <= 9;
 
 /** The ms of a canonical timestamp whose second is cached; undefined for anything else. */
 function cachedMs(s: string): number | undefined {
   if (s.length !== 24 || s.charCodeAt(23) !== 90 /* Z */) return undefined;
-  const d0 = s.charCodeAt(20), d1 = s.charCodeAt(21), d2 = s.charCodeAt(22);
+  const d0 = digitAt(s, 20), d1 = digitAt(s, 21), d2 = digitAt(s, 22);
   if (!isDigit(d0) || !isDigit(d1) || !isDigit(d2)) return undefined;
-  let second: number | undefined;
-  for (let i = 0; i < RECENT && second === undefined; i++) if (recentSeconds[i]! >= 0 && s.startsWith(recentPrefixes[i]!)) second = recentSeconds[i];
-  second ??= SECOND_OF_PREFIX.get(s.slice(0, 20));
-  return second === undefined ? undefined : second + (d0 - 48) * 100 + (d1 - 48) * 10 + (d2 - 48);
+  // Any slot will do for a string that is not a timestamp: its prefix then matches no cached one.
+  const ofDay = (digitAt(s, 11) * 10 + digitAt(s, 12)) * 3600 + (digitAt(s, 14) * 10 + digitAt(s, 15)) * 60 + digitAt(s, 17) * 10 + digitAt(s, 18);
+  const slot = ofDay & (SLOTS - 1);
+  const second = slotSecond[slot]!;
+  if (second < 0 || !s.startsWith(slotPrefix[slot]!)) return undefined;
+  return second + d0 * 100 + d1 * 10 + d2;
 }
 
 /** `Date.parse(s)`. */
 export function msOfIso(s: string): number {
   const ms = cachedMs(s);
   if (ms !== undefined) return ms;
-  const parsed = Date.parse(s);
-  if (parsed >= 0 && parsed <= LAST_FOUR_DIGIT_MS) prefixOf(parsed - (parsed % 1000)); // the next in its second is fast
-  return parsed;
+  // Not cached from here: times read far apart would only evict one another. Formatting fills the cache.
+  return Date.parse(s);
 }
 
 /** `new Date(s).toISOString()`: `s` itself when it is already canonical. */
