@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonInteger, jsonString } from "./json-text.js";
+import { jsonInteger, jsonString, jsonValue } from "./json-text.js";
 
 describe("JSON text by hand", () => {
   it("writes exactly what JSON.stringify writes, for plain and hostile strings", () => {
@@ -14,5 +14,13 @@ describe("JSON text by hand", () => {
   it("writes integers as they are and anything else as JSON.stringify does (null for undefined)", () => {
     for (const v of [0, 7, -3, 2 ** 53 - 1, null, 2 ** 53, 1.5, NaN, Infinity, "7", '1,"x"', true]) expect(jsonInteger(v), String(v)).toBe(JSON.stringify(v));
     expect(jsonInteger(undefined)).toBe("null");
+  });
+
+  it("writes any value as JSON.stringify writes it inside an array", () => {
+    const values = [
+      "plain", 'quo"te', "", 0, -0, 1.5, 1e21, 2 ** 64, NaN, -Infinity, null, undefined, true, false, [1, "a", null], { a: { b: [2] } },
+      new Date(Date.UTC(2026, 10, 26)), () => 1, Symbol("s"), { toJSON: () => "custom" },
+    ];
+    for (const v of values) expect(jsonValue(v), String(typeof v === "symbol" ? "symbol" : v)).toBe(JSON.stringify([v]).slice(1, -1));
   });
 });

@@ -13,3 +13,11 @@ export const jsonString = (s: string): string => (typeof s === "string" && PLAIN
 
 /** `JSON.stringify(v)` for a value that is mostly a safe integer or null (a count, a user id, a version). */
 export const jsonInteger = (v: unknown): string => (Number.isSafeInteger(v) ? String(v) : JSON.stringify(v ?? null));
+
+/** What JSON.stringify writes for `v` as an array's element (undefined, functions and symbols: null). */
+export function jsonValue(v: unknown): string {
+  if (typeof v === "string") return jsonString(v);
+  if (typeof v === "number") return Number.isFinite(v) ? String(v) : "null";
+  if (v === null || v === undefined) return "null";
+  return JSON.stringify(v) ?? "null";
+}
