@@ -219,6 +219,27 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect(raw!.payload).toBe(JSON.stringify(e.payload));
     });
 
+    it("round-trips identifiers that look like the row's own syntax, and times in other ISO forms, canonical", async () => {
+      // eventRowLine writes plain strings as they are and the rest through JSON.stringify (core/json-text.ts).
+      const u = nextUser();
+      const sdkRunId = 'run "one"\\],["00000000-0000-0000-0000-000000000000",1\n\t😀 é';
+      const e = {
+        ...event(u, sdkRunId, "tool_call", { tool_name: "t", phase: "end" }),
+        agent_name: 'agent\\"x"]',
+        span_id: 'span ",\n',
+        parent_span_id: "parent-1:2.3 x",
+        occurred_at: "2026-11-26T13:00:00.5+01:00",
+        config_version: 7,
+      };
+      await store.insertEvents([e]);
+      const [got] = await store.listEvents(u, e.run_id);
+      expect(got).toMatchObject({
+        sdk_run_id: sdkRunId, agent_name: e.agent_name, span_id: e.span_id, parent_span_id: e.parent_span_id,
+        occurred_at: "2026-11-26T12:00:00.500Z", config_version: 7,
+      });
+      expect(await ch.query("SELECT count() AS n FROM agent_events WHERE user_id = {u:UInt64}", { u })).toEqual([{ n: "1" }]);
+    });
+
     it("returns a run's events in UUIDv7 (ingest) order, whatever the insert order, with `after` paging", async () => {
       const u = nextUser();
       // Many ids minted in the same millisecond: ClickHouse's own UUID order would scramble these.
