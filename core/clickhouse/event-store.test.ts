@@ -136,6 +136,30 @@ for (const target of [chdbTarget(), serverTarget()]) {
       }
     });
 
+    it("skips the granules a look-up of new runs cannot match, by bloom filters on their keys (migration 120)", async () => {
+      const indexes = await ch.query<{ table: string; name: string; type_full: string; expr: string }>(
+        `SELECT table, name, type_full, expr FROM system.data_skipping_indices
+         WHERE database = currentDatabase() AND table IN ('agent_runs', 'agent_events') ORDER BY table`,
+      );
+      expect(indexes).toEqual([
+        { table: "agent_events", name: "run_id_bloom", type_full: "bloom_filter(0.0001)", expr: "run_id" },
+        { table: "agent_runs", name: "external_id_bloom", type_full: "bloom_filter(0.0001)", expr: "external_id" },
+      ]);
+      // The look-ups still find what is stored beside keys that are not.
+      const u = nextUser();
+      await store.upsertRuns([run(u, "stored-run")]);
+      const e = event(u, "stored-run", "run_start");
+      await store.insertEvents([e]);
+      const loaded = await store.loadRuns([{ user_id: u, external_id: "stored-run" }, ...Array.from({ length: 499 }, (_, i) => ({ user_id: u, external_id: `absent-${i}` }))]);
+      expect(loaded.map((r) => r.external_id)).toEqual(["stored-run"]);
+      // The look-up pipeline/stored-events.ts findRunsWithEvents makes.
+      const withEvents = await ch.query<{ rid: string }>(
+        "SELECT DISTINCT toString(run_id) AS rid FROM agent_events WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)}",
+        { users: [u], runs: [e.run_id, runIdFor(u, "absent")] },
+      );
+      expect(withEvents).toEqual([{ rid: e.run_id }]);
+    });
+
     it("skips a migration whose MergeTree setting the server does not know, records it, and refuses an unknown directive", async () => {
       const dir = await mkdtemp(path.join(os.tmpdir(), "runwatch-ch-migrations-"));
       const database = `runwatch_probe_${randomUUID().replaceAll("-", "").slice(0, 8)}`;
