@@ -11,9 +11,6 @@ const PLAIN = /^[\w\-:. ]*$/;
 /** `JSON.stringify(s)`; typed for strings, and still exact for another value a foreign record may hold. */
 export const jsonString = (s: string): string => (typeof s === "string" && PLAIN.test(s) ? `"${s}"` : JSON.stringify(s));
 
-/** `JSON.stringify(v)` for a value that is mostly a safe integer or null (a count, a user id, a version). */
-export const jsonInteger = (v: unknown): string => (Number.isSafeInteger(v) ? String(v) : JSON.stringify(v ?? null));
-
 /** What JSON.stringify writes for `v` as an array's element (undefined, functions and symbols: null). */
 export function jsonValue(v: unknown): string {
   if (typeof v === "string") return jsonString(v);

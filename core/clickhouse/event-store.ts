@@ -20,7 +20,7 @@ import { canonicalIso } from "../events/iso-time.js";
 import type { EventType, LoggedEvent, RunStatus } from "../events/schema.js";
 import type { RunRecord } from "../events/run.js";
 import { ValidationError } from "../errors.js";
-import { jsonInteger, jsonString } from "../json-text.js";
+import { jsonString, jsonValue } from "../json-text.js";
 import { encodeLinesInSlices } from "./settings.js";
 import type { EventStore, RunFilter, StoredEvent } from "./types.js";
 
@@ -74,9 +74,9 @@ export function eventRowLine(e: LoggedEvent, payloadJson?: string): string {
   const p = e.payload as unknown;
   const payload = typeof p === "object" && p !== null && !Array.isArray(p) ? (payloadJson ?? JSON.stringify(p)) : JSON.stringify(JSON.stringify(p));
   return (
-    `[${jsonString(e.event_id)},${jsonInteger(e.user_id)},${jsonString(e.run_id)},${jsonString(e.sdk_run_id)},${jsonString(e.event_type)}` +
+    `[${jsonString(e.event_id)},${jsonValue(e.user_id)},${jsonString(e.run_id)},${jsonString(e.sdk_run_id)},${jsonString(e.event_type)}` +
     `,${jsonString(e.agent_name ?? "")},${payload},"${canonicalIso(e.occurred_at)}","${canonicalIso(e.received_at)}"` +
-    `,${jsonInteger(e.config_version)},${jsonString(e.span_id ?? "")},${jsonString(e.parent_span_id ?? "")}]\n`
+    `,${jsonValue(e.config_version)},${jsonString(e.span_id ?? "")},${jsonString(e.parent_span_id ?? "")}]\n`
   );
 }
 
