@@ -11,6 +11,7 @@ import type { Batch, PipelineEvent, Plugin, PluginContext } from "../plugins/plu
 import { EventsFailed } from "./isolation.js";
 import { costRowsDue, RunCache, type CachedRun } from "./run-cache.js";
 import { countStoredEvents, findStoredEventIds, storedEventKey, sumStoredLlmCalls } from "./stored-events.js";
+import { StoredRuns } from "./stored-runs.js";
 
 /** Run versions: the ms clock * 1000 + a sequence, and always above the stored version. */
 function versionClock(): (previous: number) => number {
@@ -39,8 +40,16 @@ export interface ProcessOptions {
   readonly onDraftsReleased?: () => void;
 }
 
-/** The batch handler; forgetRuns drops every cached run so the next batch reloads them from storage. */
-export type BatchProcessor = ((batch: readonly LoggedEvent[], options?: ProcessOptions) => Promise<void>) & { forgetRuns(): void };
+/** The batch handler and the run state it keeps between batches. */
+export type BatchProcessor = ((batch: readonly LoggedEvent[], options?: ProcessOptions) => Promise<void>) & {
+  /** Drops every cached run, so the next batch reloads them from storage (its own earlier attempt failed). */
+  forgetRuns(): void;
+  /** Another writer may have stored runs this processor will receive (a Kafka rebalance): forget and re-read all. */
+  storageChanged(): void;
+  /** Resolves once the stored runs have been read (the latest reading; until then every new run is looked up). */
+  storedRunsRead(): Promise<void>;
+  close(): void;
+};
 
 /** The batch handler, separate from the log wiring so it can be driven directly. */
 export function createBatchProcessor(
@@ -50,6 +59,9 @@ export function createBatchProcessor(
   cacheSize: number,
 ): BatchProcessor {
   const cache = new RunCache(cacheSize);
+  // Which runs may be stored: a run it has never seen is new, and storage is not asked about it (stored-runs.ts).
+  const storedRuns = new StoredRuns(ctx.clickhouse, ctx.logger);
+  let reading = storedRuns.reload();
   const nextVersion = versionClock();
   const eventHooks = plugins.filter((p) => p.onEvent);
   const storedHooks = plugins.filter((p) => p.afterEventsStored);
@@ -81,11 +93,17 @@ export function createBatchProcessor(
         if (hit) drafts.set(k, hit);
       }
       const missing = [...keys].filter(([k]) => !drafts.has(k));
+      // Runs the filter has never seen have no rows: neither their run nor their events are looked up. Every run
+      // of the batch is added to it before any of its rows are written.
+      const unseen = new Set<string>();
+      for (const [k, e] of missing) if (!storedRuns.mayBeStored(e.run_id)) unseen.add(k);
+      for (const [, e] of missing) storedRuns.add(e.run_id);
       // Runs found in the cache are known to have stored events: their events are looked up by id at once.
-      const storedIds = findStoredEventIds(ctx.clickhouse, logged, new Set(drafts.keys()));
+      const storedIds = findStoredEventIds(ctx.clickhouse, logged, new Set(drafts.keys()), unseen);
       storedIds.catch(() => {}); // awaited below; avoid an unhandled rejection if loadRuns fails first
       if (missing.length > 0) {
-        const loaded = await store.loadRuns(missing.map(([, e]) => ({ user_id: e.user_id, external_id: e.sdk_run_id })));
+        const lookUp = missing.filter(([k]) => !unseen.has(k));
+        const loaded = lookUp.length === 0 ? [] : await store.loadRuns(lookUp.map(([, e]) => ({ user_id: e.user_id, external_id: e.sdk_run_id })));
         const byKey = new Map(loaded.map((r) => [`${r.user_id}:${r.external_id}`, r]));
         for (const [k, e] of missing) {
           const run = byKey.get(k);
@@ -226,5 +244,13 @@ export function createBatchProcessor(
     });
     if (failure !== undefined) throw failure;
   }
-  return Object.assign(processBatch, { forgetRuns: () => cache.clear() });
+  return Object.assign(processBatch, {
+    forgetRuns: () => cache.clear(),
+    storageChanged: () => {
+      cache.clear();
+      reading = storedRuns.reload();
+    },
+    storedRunsRead: () => reading,
+    close: () => storedRuns.close(),
+  });
 }

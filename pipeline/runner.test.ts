@@ -285,10 +285,15 @@ describe("pipeline (embedded adapters)", () => {
       event(user, "run-moved", "error", { error_message: "boom" }),
       event(user, "run-moved", "run_start", { framework: "test" }, "mover"),
     ];
+    await Promise.all([workerA.storedRunsRead(), workerB.storedRunsRead()]);
     await workerA([start!]);
-    // The partition moves to B, which processes two events, then comes back to A.
+    // The partition moves to B, which processes two events, then comes back to A (what the log's onRebalance does).
+    // Each reads the stored runs again first, so each knows the run the other stored and looks it up.
+    workerB.storageChanged();
+    await workerB.storedRunsRead();
     await workerB([step!, failure!]);
-    workerA.forgetRuns(); // what the log's onRebalance does
+    workerA.storageChanged();
+    await workerA.storedRunsRead();
     await workerA([restart!]);
     expect(await store.getRun(user, "run-moved")).toMatchObject({ event_count: 4, error_count: 1, status: "running" });
   });

@@ -97,6 +97,7 @@ export async function createPipelineCore(ports: PipelinePorts, options: Pipeline
     handleRecords: createRecordHandler(processor, ports, logger, { singleRetryDelaysMs: options.singleRetryDelaysMs, maxEvents: options.maxBatch }),
     plugins,
     async close() {
+      processor.close();
       for (const p of plugins) {
         try {
           await p.close?.();
@@ -124,8 +125,8 @@ export async function startPipeline(ports: Ports, options: PipelineOptions = {})
   const consumer = await ports.log.consume({
     ...consumeOptionsFor(options),
     handler: tracker.track((records) => core.handleRecords(encodeBatch(records))),
-    // Another worker may have advanced runs of partitions we get back: reload them from storage.
-    onRebalance: () => core.processor.forgetRuns(),
+    // Another worker may have stored runs of the partitions we get: reload them, and which runs are stored, from storage.
+    onRebalance: () => core.processor.storageChanged(),
   });
   const reporter = startHealthReporter(ports.pubsub, consumer, tracker, logger);
   logger.info("pipeline started", { plugins: core.plugins.map((p) => p.name) });

@@ -13,8 +13,8 @@
  * `plugins` here): objects cannot cross threads, module paths work the same in every mode.
  *
  * Supervision: if the pipeline thread dies, the batch in flight fails (the log retries it with backoff), its
- * open transactions are rolled back, and the next batch starts a new thread. Run state it cached is rebuilt
- * from storage.
+ * open transactions are rolled back, and the next batch starts a new thread once the ClickHouse writes the old one
+ * had started have settled. Run state it cached is rebuilt from storage.
  */
 import type { Worker } from "node:worker_threads";
 import { createLogger } from "../../core/logger.js";
@@ -53,6 +53,8 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
   const procedures = await hostProcedures([...ports.config.extraPlugins, ...pluginModules]);
   let current: Promise<Thread> | undefined;
   let stopping = false;
+  // The ClickHouse writes of a thread that died may still be running here: its successor starts after them.
+  let previousWrites: Promise<void> = Promise.resolve();
 
   const spawn = (): Promise<Thread> => {
     const worker = spawnThread(threadModule("worker", import.meta.url), data, "runwatch-pipeline");
@@ -64,11 +66,11 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
     worker.once("exit", (code) => {
       rpc.failPending(new Error(`the pipeline thread exited (code ${code})`));
       rpc.detach();
-      void server.abort();
+      previousWrites = server.abort().catch(() => {});
       if (current === started) current = undefined;
       if (!stopping) logger.error("the pipeline thread exited; a new one starts with the next batch", { code });
     });
-    const started = rpc.call("start", []).then(
+    const started = previousWrites.then(() => rpc.call("start", [])).then(
       (plugins) => {
         logger.info("pipeline started on its own thread", { plugins });
         return thread;

@@ -15,7 +15,10 @@ import type { HostMethods } from "./protocol.js";
 
 export interface PortServer {
   readonly handlers: HostMethods;
-  /** Drops the thread's subscriptions (the thread is gone). */
+  /**
+   * Drops the thread's subscriptions (the thread is gone), and resolves once the ClickHouse writes it had started
+   * have settled: a thread that replaces it reads what is stored (pipeline/stored-runs.ts) only after that.
+   */
   abort(): Promise<void>;
 }
 
@@ -26,6 +29,12 @@ export function servePorts(
 ): PortServer {
   const subscriptions = new Map<number, () => Promise<void>>();
   let nextId = 1;
+  const writes = new Set<Promise<void>>();
+  const tracked = (write: Promise<void>): Promise<void> => {
+    const settled = write.then(() => {}, () => {}).finally(() => writes.delete(settled));
+    writes.add(settled);
+    return write;
+  };
 
   const handlers: HostMethods = {
     "sql.query": (sql, params) => ports.sql.query(sql, params),
@@ -35,8 +44,8 @@ export function servePorts(
       return ports.sql.run(procedure, args);
     },
     "clickhouse.query": (sql, params) => ports.clickhouse.query(sql, params),
-    "clickhouse.exec": (sql, params) => ports.clickhouse.exec(sql, params),
-    "clickhouse.insertEncoded": (table, rows) => ports.clickhouse.insertEncoded(table, rows),
+    "clickhouse.exec": (sql, params) => tracked(ports.clickhouse.exec(sql, params)),
+    "clickhouse.insertEncoded": (table, rows) => tracked(ports.clickhouse.insertEncoded(table, rows)),
     // Broadcasts of a whole batch arrive together; this thread also serves ingest: publish in 1 ms slices.
     "pubsub.publish": (messages) => publishAll(ports.pubsub, messages, new TimeSlice(1)),
     "pubsub.subscribe": async (prefix) => {
@@ -58,6 +67,7 @@ export function servePorts(
         subscriptions.delete(id);
         await stop().catch(() => {});
       }
+      await Promise.all(writes);
     },
   };
 }

@@ -34,7 +34,7 @@ const methods: ThreadMethods = {
     return core.plugins.map((p) => p.name);
   },
   batch: (batch) => started().handleRecords(batch),
-  forget: () => started().processor.forgetRuns(),
+  forget: () => started().processor.storageChanged(),
   close: async () => core?.close(),
   "pubsub.message": (id, channel, message) => subscribers.get(id)?.(channel, message),
 };

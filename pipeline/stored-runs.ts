@@ -1,0 +1,110 @@
+/**
+ * Which runs may already have rows in storage, so that the pipeline asks storage only about those.
+ *
+ * Every part of new runs (each trace of an OTLP export is one) asked storage twice whether its runs existed: their
+ * rows in agent_runs (EventStore.loadRuns) and their events in agent_events (stored-events.ts). For new runs both
+ * answers are "no", and each question costs ~13 ms of chDB's CPU however few keys it holds, plus a round trip on
+ * the serial path of the part (docs/PIPELINE.md, session 21). A run this filter has never seen is certainly new.
+ *
+ * The filter holds the run ids of both tables, read at start, and every run id the pipeline takes on, added
+ * before any of its rows are written. It is exact in the direction that matters: it never calls a stored run new.
+ * That holds while this pipeline is the only writer of the runs it receives, which the log already guarantees
+ * for the run cache: the file log has one consumer, and Kafka gives each run's key one partition and each
+ * partition one member of the group. When Kafka moves partitions (a rebalance), or a new pipeline thread
+ * replaces one that died, the filter is read again; until it has been read, every run counts as possibly stored
+ * and is looked up, as before.
+ */
+import type { Logger } from "../core/logger.js";
+import type { ClickHouse } from "../core/ports/clickhouse.js";
+import { RunIdFilter } from "./run-id-filter.js";
+
+/** Distinct run ids asked for per query: bounds the rows a query answers with (~40 bytes each, as JSON). */
+const RUNS_PER_SLICE = 100_000;
+/** Reading the ids waits as long again between slices as a slice took: it runs beside ingest, at start. */
+const PAUSE_PER_SLICE_MS_PER_MS = 1;
+/** Retries after a failed read (storage down at start): the pipeline looks every run up meanwhile. */
+const RETRY_MS = [1_000, 5_000, 30_000];
+
+export class StoredRuns {
+  private filter = new RunIdFilter();
+  private ready = false;
+  /** Bumped by every reload and by close: a read of an older generation is thrown away. */
+  private generation = 0;
+
+  constructor(
+    private readonly ch: ClickHouse,
+    private readonly logger: Logger,
+    private readonly runsPerSlice = RUNS_PER_SLICE,
+  ) {}
+
+  /** False only for a run that has no row in agent_runs and no event in agent_events. */
+  mayBeStored(runId: string): boolean {
+    return !this.ready || this.filter.mayHave(runId);
+  }
+
+  /** Records a run id before any of its rows are written. */
+  add(runId: string): void {
+    this.filter.add(runId);
+  }
+
+  /** True once the stored run ids have been read (until the next reload). */
+  get loaded(): boolean {
+    return this.ready;
+  }
+
+  /** Forgets everything and reads the stored run ids again; resolves when read (or given up by a later reload). */
+  reload(): Promise<void> {
+    const generation = ++this.generation;
+    this.filter = new RunIdFilter();
+    this.ready = false;
+    return this.read(generation);
+  }
+
+  /** Stops reading; mayBeStored answers "maybe" from now on. */
+  close(): void {
+    this.generation++;
+    this.ready = false;
+  }
+
+  private async read(generation: number): Promise<void> {
+    for (let attempt = 0; generation === this.generation; attempt++) {
+      try {
+        return await this.readOnce(generation);
+      } catch (err) {
+        if (generation !== this.generation) return;
+        const delay = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]!;
+        this.logger.warn("could not read the stored runs; every run is looked up until they are read", { err, retry_ms: delay });
+        await pause(delay);
+      }
+    }
+  }
+
+  private async readOnce(generation: number): Promise<void> {
+    const filter = this.filter;
+    const started = performance.now();
+    const [{ runs }] = await this.ch.query<{ runs: string | number }>("SELECT count() AS runs FROM agent_runs");
+    const slices = Math.max(1, Math.ceil(Number(runs) / this.runsPerSlice));
+    for (let slice = 0; slice < slices; slice++) {
+      if (generation !== this.generation) return;
+      const t = performance.now();
+      // Both tables: a crash between storing a part's events and its runs' rows leaves events without a run row.
+      const rows = await this.ch.query<{ r: string }>(
+        `SELECT DISTINCT toString(run_id) AS r FROM (
+           SELECT run_id FROM agent_runs WHERE cityHash64(run_id) % {slices:UInt32} = {slice:UInt32}
+           UNION ALL
+           SELECT run_id FROM agent_events WHERE cityHash64(run_id) % {slices:UInt32} = {slice:UInt32})`,
+        { slices, slice },
+      );
+      if (generation !== this.generation) return;
+      for (const row of rows) filter.add(row.r);
+      if (slice + 1 < slices) await pause((performance.now() - t) * PAUSE_PER_SLICE_MS_PER_MS);
+    }
+    if (generation !== this.generation) return;
+    this.ready = true;
+    this.logger.info("stored runs read: new runs are no longer looked up", {
+      runs: filter.size, filter_kib: Math.round(filter.bytes / 1024), ms: Math.round(performance.now() - started),
+    });
+  }
+}
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
