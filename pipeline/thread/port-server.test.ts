@@ -37,3 +37,30 @@ describe("the pipeline thread's SQL", () => {
     await expect(remote.run(stranger, undefined)).rejects.toThrow(/knows no SQL procedure named test.not-listed/);
   });
 });
+
+describe("the pipeline thread's ClickHouse writes", () => {
+  it("abort() resolves only once the writes a dead thread started have settled, failed ones included", async () => {
+    const gates: (() => void)[] = [];
+    const gated = () => new Promise<void>((resolve) => gates.push(resolve));
+    const clickhouse = {
+      insertEncoded: gated,
+      exec: () => gated().then(() => { throw new Error("ClickHouse went away (test)"); }),
+    } as never;
+    const server = servePorts({ sql: fakeSql, clickhouse, pubsub: memoryPubSub() }, new Map(), () => {});
+    const insert = server.handlers["clickhouse.insertEncoded"]("agent_events", { columns: ["event_id"], bytes: new Uint8Array(1) });
+    const exec = server.handlers["clickhouse.exec"]("ALTER TABLE t DELETE WHERE 1", undefined);
+    exec.catch(() => {});
+    let aborted = false;
+    const abort = server.abort().then(() => void (aborted = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(aborted).toBe(false);
+    gates[0]!();
+    await insert;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(aborted).toBe(false); // the exec still runs
+    gates[1]!();
+    await abort;
+    expect(aborted).toBe(true);
+    await expect(exec).rejects.toThrow(/went away/);
+  });
+});
