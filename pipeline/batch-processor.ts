@@ -44,7 +44,7 @@ export interface ProcessOptions {
 export type BatchProcessor = ((batch: readonly LoggedEvent[], options?: ProcessOptions) => Promise<void>) & {
   /** Drops every cached run, so the next batch reloads them from storage (its own earlier attempt failed). */
   forgetRuns(): void;
-  /** Another writer may have stored runs this processor will receive (a Kafka rebalance): forget and re-read all. */
+  /** Another writer may have stored runs this processor will receive (a Kafka rebalance): forget the cached runs and read the stored run ids again. */
   storageChanged(): void;
   /** Resolves once the stored runs have been read (the latest reading; until then every new run is looked up). */
   storedRunsRead(): Promise<void>;

@@ -10,9 +10,9 @@
  * before any of its rows are written. It is exact in the direction that matters: it never calls a stored run new.
  * That holds while this pipeline is the only writer of the runs it receives, which the log already guarantees
  * for the run cache: the file log has one consumer, and Kafka gives each run's key one partition and each
- * partition one member of the group. When Kafka moves partitions (a rebalance), or a new pipeline thread
- * replaces one that died, the filter is read again; until it has been read, every run counts as possibly stored
- * and is looked up, as before.
+ * partition one member of the group. When Kafka moves partitions (a rebalance) the stored ids are read again and
+ * added, and a new pipeline thread that replaces one that died reads them once the old thread's writes have
+ * settled; until a read is done, every run counts as possibly stored and is looked up, as before.
  */
 import type { Logger } from "../core/logger.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
@@ -26,7 +26,7 @@ const PAUSE_PER_SLICE_MS_PER_MS = 1;
 const RETRY_MS = [1_000, 5_000, 30_000];
 
 export class StoredRuns {
-  private filter = new RunIdFilter();
+  private readonly filter = new RunIdFilter();
   private ready = false;
   /** Bumped by every reload and by close: a read of an older generation is thrown away. */
   private generation = 0;
@@ -47,15 +47,23 @@ export class StoredRuns {
     this.filter.add(runId);
   }
 
+  /** Run ids held: those read and those added. */
+  get size(): number {
+    return this.filter.size;
+  }
+
   /** True once the stored run ids have been read (until the next reload). */
   get loaded(): boolean {
     return this.ready;
   }
 
-  /** Forgets everything and reads the stored run ids again; resolves when read (or given up by a later reload). */
+  /**
+   * Reads the stored run ids (again), adding them to the ids it holds; resolves when read (or when a later reload or
+   * close takes over). The ids it holds are kept: a run this pipeline took on may still be being written, and a read
+   * that started before its write ended would not show it.
+   */
   reload(): Promise<void> {
     const generation = ++this.generation;
-    this.filter = new RunIdFilter();
     this.ready = false;
     return this.read(generation);
   }
@@ -96,7 +104,8 @@ export class StoredRuns {
         { slices, slice },
       );
       if (generation !== this.generation) return;
-      for (const row of rows) filter.add(row.r);
+      // Ids it holds already are not added twice: a re-read after a rebalance must not grow the filter.
+      for (const row of rows) if (!filter.mayHave(row.r)) filter.add(row.r);
       if (slice + 1 < slices) await pause((performance.now() - t) * PAUSE_PER_SLICE_MS_PER_MS);
     }
     if (generation !== this.generation) return;
