@@ -14,6 +14,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { Session, drainPending } from "chdb";
+import { InFlight } from "../in-flight.js";
 import type { ClickHouse, EncodedRows } from "../ports/clickhouse.js";
 import { CLICKHOUSE_SETTINGS, encodeRows, parseJsonEachRow, quoteIdent } from "./settings.js";
 
@@ -41,14 +42,9 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
   await session.queryAsync(`USE ${db}`);
 
   // Ops still running natively when close() is called would be torn down under the engine; track them.
-  const inflight = new Set<Promise<unknown>>();
+  const inflight = new InFlight();
   let closed = false;
-  const track = <T>(p: Promise<T>): Promise<T> => {
-    const settled = p.then(() => undefined, () => undefined);
-    inflight.add(settled);
-    void settled.then(() => inflight.delete(settled));
-    return p;
-  };
+  const track = <T>(p: Promise<T>): Promise<T> => inflight.track(p);
   const ensureOpen = () => {
     if (closed) throw new Error("chDB session is closed");
   };
@@ -91,7 +87,7 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      while (inflight.size > 0) await Promise.all([...inflight]);
+      await inflight.settled();
       session.close();
       await drainPending();
     },

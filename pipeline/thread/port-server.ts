@@ -9,6 +9,7 @@
  */
 import type { Ports } from "../../core/runtime.js";
 import type { SqlProcedure } from "../../core/ports/sql.js";
+import { InFlight } from "../../core/in-flight.js";
 import { publishAll } from "../../core/pubsub/publish-all.js";
 import { TimeSlice } from "../../core/time-slice.js";
 import type { HostMethods } from "./protocol.js";
@@ -29,12 +30,7 @@ export function servePorts(
 ): PortServer {
   const subscriptions = new Map<number, () => Promise<void>>();
   let nextId = 1;
-  const writes = new Set<Promise<void>>();
-  const tracked = (write: Promise<void>): Promise<void> => {
-    const settled = write.then(() => {}, () => {}).finally(() => writes.delete(settled));
-    writes.add(settled);
-    return write;
-  };
+  const writes = new InFlight();
 
   const handlers: HostMethods = {
     "sql.query": (sql, params) => ports.sql.query(sql, params),
@@ -44,8 +40,8 @@ export function servePorts(
       return ports.sql.run(procedure, args);
     },
     "clickhouse.query": (sql, params) => ports.clickhouse.query(sql, params),
-    "clickhouse.exec": (sql, params) => tracked(ports.clickhouse.exec(sql, params)),
-    "clickhouse.insertEncoded": (table, rows) => tracked(ports.clickhouse.insertEncoded(table, rows)),
+    "clickhouse.exec": (sql, params) => writes.track(ports.clickhouse.exec(sql, params)),
+    "clickhouse.insertEncoded": (table, rows) => writes.track(ports.clickhouse.insertEncoded(table, rows)),
     // Broadcasts of a whole batch arrive together; this thread also serves ingest: publish in 1 ms slices.
     "pubsub.publish": (messages) => publishAll(ports.pubsub, messages, new TimeSlice(1)),
     "pubsub.subscribe": async (prefix) => {
@@ -67,7 +63,7 @@ export function servePorts(
         subscriptions.delete(id);
         await stop().catch(() => {});
       }
-      await Promise.all(writes);
+      await writes.settled();
     },
   };
 }
