@@ -96,8 +96,7 @@ export function createBatchProcessor(
       // Runs the filter has never seen have no rows: neither their run nor their events are looked up. Every run
       // of the batch is added to it before any of its rows are written.
       const unseen = new Set<string>();
-      for (const [k, e] of missing) if (!storedRuns.mayBeStored(e.run_id)) unseen.add(k);
-      for (const [, e] of missing) storedRuns.add(e.run_id);
+      for (const [k, e] of missing) if (!storedRuns.takeOn(e.run_id)) unseen.add(k);
       // Runs found in the cache are known to have stored events: their events are looked up by id at once.
       const storedIds = findStoredEventIds(ctx.clickhouse, logged, new Set(drafts.keys()), unseen);
       storedIds.catch(() => {}); // awaited below; avoid an unhandled rejection if loadRuns fails first

@@ -77,7 +77,7 @@ async function processorWith(ch: ClickHouse, eventStore: EventStore) {
   return createBatchProcessor(ctx, eventStore, chain, 100);
 }
 
-it("reads the run ids of agent_runs and of agent_events, in slices, and again without forgetting any; until read, and after close, every run may be stored", async () => {
+it("reads the run ids of agent_runs and of agent_events, in slices, and again without forgetting any or holding one twice; until read, and after close, every run may be stored", async () => {
   const user = await createUser();
   const processor = await processorWith(ports.clickhouse, store);
   for (const run of ["kept-1", "kept-2", "kept-3", "kept-4", "kept-5"]) await processor(lifecycle(user, run));
@@ -94,7 +94,7 @@ it("reads the run ids of agent_runs and of agent_events, in slices, and again wi
   for (const run of ["kept-1", "kept-2", "kept-3", "kept-4", "kept-5", "events-only"]) expect(runs.mayBeStored(runIdFor(user, run))).toBe(true);
   expect(runs.mayBeStored(runIdFor(user, "never-sent"))).toBe(false);
   expect(runs.mayBeStored(runIdFor(user + 1, "kept-1"))).toBe(false); // another tenant's run of the same name
-  runs.add(runIdFor(user, "never-sent"));
+  expect(runs.takeOn(runIdFor(user, "never-sent"))).toBe(false); // new until now; held from here on
   expect(runs.mayBeStored(runIdFor(user, "never-sent"))).toBe(true);
   // A re-read (a rebalance) keeps what it holds, a run being written included, and adds no id twice.
   const held = runs.size;
@@ -102,6 +102,9 @@ it("reads the run ids of agent_runs and of agent_events, in slices, and again wi
   await runs.reload();
   expect(runs.size).toBe(held);
   expect(runs.mayBeStored(runIdFor(user, "never-sent"))).toBe(true);
+  // Taking on a run it holds (one reloaded into the run cache) answers "maybe stored" and adds nothing either.
+  expect(runs.takeOn(runIdFor(user, "kept-1"))).toBe(true);
+  expect(runs.size).toBe(held);
   runs.close();
   expect(runs.mayBeStored(runIdFor(user, "other"))).toBe(true);
 });

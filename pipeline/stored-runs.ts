@@ -42,9 +42,20 @@ export class StoredRuns {
     return !this.ready || this.filter.mayHave(runId);
   }
 
-  /** Records a run id before any of its rows are written. */
-  add(runId: string): void {
+  /**
+   * Records a run id the pipeline takes on, before any of its rows are written, and answers whether it may have been
+   * stored before (mayBeStored, asked first).
+   */
+  takeOn(runId: string): boolean {
+    const held = this.hold(runId);
+    return !this.ready || held;
+  }
+
+  /** Adds the id unless the filter may hold it already (a run reloaded into the cache, a re-read): true if it may. */
+  private hold(runId: string): boolean {
+    if (this.filter.mayHave(runId)) return true;
     this.filter.add(runId);
+    return false;
   }
 
   /** Run ids held: those read and those added. */
@@ -105,7 +116,7 @@ export class StoredRuns {
       );
       if (generation !== this.generation) return;
       // Ids it holds already are not added twice: a re-read after a rebalance must not grow the filter.
-      for (const row of rows) if (!filter.mayHave(row.r)) filter.add(row.r);
+      for (const row of rows) this.hold(row.r);
       if (slice + 1 < slices) await pause((performance.now() - t) * PAUSE_PER_SLICE_MS_PER_MS);
     }
     if (generation !== this.generation) return;
