@@ -54,3 +54,28 @@ export function agentTrace(now: number): SpanSpec[] {
 export function exportSpans(now = Date.now()): SpanSpec[] {
   return Array.from({ length: TRACES_PER_EXPORT }, () => agentTrace(now)).flat();
 }
+
+/**
+ * `count` exports as an SDK's BatchSpanProcessor sends them under load (BENCH_SPREAD=1 in bench:otlp): spans are
+ * exported as they end, so a trace's spans are spread over the exports of the ~2 s it lasts, each export mixing the
+ * spans of hundreds of traces, and its root (the run's end) comes last. Traces start at an even pace,
+ * TRACES_PER_EXPORT per export's worth of time; the exports are the spans in order of their end, 512 at a time.
+ * The exports' first traces are missing their earliest spans and the last ones their latest (as when a bench
+ * starts and stops in the middle of a stream).
+ */
+export function spreadExports(count: number, now = Date.now()): SpanSpec[][] {
+  const spans = count * SPANS_PER_EXPORT;
+  // Spans end at SPANS_PER_EXPORT per export's worth of time; a trace lasts ~1.9 s, ~75 exports' worth at 20,000
+  // spans/s, so that many exports' traces are under way at any time.
+  const exportMs = 1000 / (20_000 / SPANS_PER_EXPORT);
+  const underWay = Math.ceil(2000 / exportMs);
+  const traces = Math.ceil(spans / SPANS_PER_TRACE) + 2 * underWay * TRACES_PER_EXPORT;
+  const ending: { at: number; span: SpanSpec }[] = [];
+  for (let i = 0; i < traces; i++) {
+    const startedAt = (i * exportMs) / TRACES_PER_EXPORT;
+    for (const span of agentTrace(now)) ending.push({ at: startedAt + span.endMs! - (now - 2000), span });
+  }
+  ending.sort((a, b) => a.at - b.at);
+  const skip = underWay * SPANS_PER_EXPORT; // start in the middle of the stream: traces already under way
+  return Array.from({ length: count }, (_, k) => ending.slice(skip + k * SPANS_PER_EXPORT, skip + (k + 1) * SPANS_PER_EXPORT).map((e) => e.span));
+}

@@ -8,7 +8,7 @@
  *     how long until the pipeline has made all of it visible (a fresh export sent after the phase is seen live).
  *  2. Sustained: protobuf exports paced at BENCH_SUSTAINED_RATE spans/s (default 20,000) for BENCH_SUSTAINED_SECONDS;
  *     for every span, the time from its export's 200 to its frame on a subscribed dashboard WebSocket.
- * Env: BENCH_CONTENT=0 (spans without messages, otlp-payload.ts), BENCH_FORMATS, BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_POOL, BENCH_SUSTAINED_RATE, BENCH_SUSTAINED_SECONDS (0: none),
+ * Env: BENCH_CONTENT=0 (spans without messages, otlp-payload.ts), BENCH_SPREAD=1 (traces spread over exports), BENCH_FORMATS, BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_POOL, BENCH_SUSTAINED_RATE, BENCH_SUSTAINED_SECONDS (0: none),
  * BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). Prints the server's RSS, the sustained phase's ack → frame p50 second by second, and on Linux where its CPU went, by thread. Targets (2 cores): ≥ 100,000 spans/s acknowledged (protobuf); at 20,000 spans/s every
  * span visible within 2 s of its ack.
  */
@@ -17,7 +17,7 @@ import { eventIdFor } from "../../core/ids.js";
 import { freePort } from "../e2e/harness.js";
 import { exportJson, exportProtobuf, traceExportClient, type SpanSpec } from "../e2e/otlp-fixtures.js";
 import { cpuByThreadKind, cpuSeconds, rssMiB, startLiveServer, threadCpuSeconds, type LiveServer } from "./live-server.js";
-import { exportSpans, SPANS_PER_EXPORT } from "./otlp-payload.js";
+import { exportSpans, SPANS_PER_EXPORT, spreadExports } from "./otlp-payload.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -33,6 +33,12 @@ const SUSTAINED_RATE = Number(process.env.BENCH_SUSTAINED_RATE ?? 20_000);
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 20);
 /** BENCH_FORMATS: which saturation phases run (default protobuf,json,grpc; "" for the sustained phase alone). */
 const FORMATS = (process.env.BENCH_FORMATS ?? "protobuf,json,grpc").split(",").filter(Boolean) as Format[];
+/**
+ * BENCH_SPREAD=1: the sustained phase's exports as a BatchSpanProcessor sends them under load, each trace's spans
+ * spread over the exports of the time it lasts (otlp-payload.ts spreadExports); by default each export holds 64
+ * whole traces.
+ */
+const SPREAD = process.env.BENCH_SPREAD === "1";
 const TARGET_ACK = 100_000;
 const TARGET_VISIBLE_MS = 2_000;
 
@@ -119,7 +125,7 @@ const perThousand = (cpuS: number, spans: number) => `${((cpuS * 1e6) / spans).t
 async function sustained(live: LiveServer, send: Send): Promise<{ text: string; within: boolean }> {
   const perSecond = SUSTAINED_RATE / SPANS_PER_EXPORT;
   const total = Math.ceil(perSecond * SUSTAINED_SECONDS);
-  const exports = Array.from({ length: total }, () => exportSpans());
+  const exports = SPREAD ? spreadExports(total) : Array.from({ length: total }, () => exportSpans());
   const bodies = exports.map((s) => exportProtobuf(s));
   const acks: { spans: SpanSpec[]; at: number }[] = [];
   let failed = 0;
@@ -173,7 +179,7 @@ async function sustained(live: LiveServer, send: Send): Promise<{ text: string; 
   const within = missing === 0 && max <= TARGET_VISIBLE_MS;
   return {
     within,
-    text: `sustained ${SUSTAINED_RATE.toLocaleString("en")} spans/s offered for ${SUSTAINED_SECONDS} s (achieved ${Math.round(achieved).toLocaleString("en")}): ${lat.length.toLocaleString("en")} spans, ack → live frame` +
+    text: `sustained${SPREAD ? ", traces spread over exports," : ""} ${SUSTAINED_RATE.toLocaleString("en")} spans/s offered for ${SUSTAINED_SECONDS} s (achieved ${Math.round(achieved).toLocaleString("en")}): ${lat.length.toLocaleString("en")} spans, ack → live frame` +
       ` p50 ${quantile(lat, 0.5).toFixed(0)} ms  p99 ${quantile(lat, 0.99).toFixed(0)} ms  max ${max.toFixed(0)} ms` + (missing ? `, ${missing} never seen` : "") + (failed ? `, ${failed} exports failed` : "") +
       // What the target asks of the cores: every span's whole path (ack, pipeline, chDB) at this cost per span.
       `\nserver CPU ${perThousand(serverCpu, acks.length * SPANS_PER_EXPORT)} per 1,000 spans acknowledged and stored: ` +
