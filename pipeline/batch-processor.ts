@@ -6,9 +6,11 @@
 import type { EventStore } from "../core/clickhouse/types.js";
 import { newRunRecord } from "../core/events/run.js";
 import { logKey, type LoggedEvent } from "../core/events/schema.js";
+import { isTerminal } from "../core/events/status-machine.js";
 import { TimeSlice } from "../core/time-slice.js";
 import type { Batch, PipelineEvent, Plugin, PluginContext } from "../plugins/plugin.js";
 import { EventsFailed } from "./isolation.js";
+import { KnownEvents } from "./known-events.js";
 import { costRowsDue, RunCache, type CachedRun } from "./run-cache.js";
 import { countStoredEvents, findStoredEventIds, storedEventKey, sumStoredLlmCalls } from "./stored-events.js";
 import { StoredRuns } from "./stored-runs.js";
@@ -62,6 +64,8 @@ export function createBatchProcessor(
   // Which runs may be stored: a run it has never seen is new, and storage is not asked about it (stored-runs.ts).
   const storedRuns = new StoredRuns(ctx.clickhouse, ctx.logger);
   let reading = storedRuns.reload();
+  // The stored event ids of runs all of whose events went through this processor (known-events.ts).
+  const known = new KnownEvents();
   const nextVersion = versionClock();
   const eventHooks = plugins.filter((p) => p.onEvent);
   const storedHooks = plugins.filter((p) => p.afterEventsStored);
@@ -81,7 +85,9 @@ export function createBatchProcessor(
     // whenever it has run for a slice (a few ms), so a big batch never stalls requests for long.
     const slice = new TimeSlice();
     const keys = new Map<string, LoggedEvent>(); // run key → first event of that run in the batch
-    for (const e of logged) if (!keys.has(logKey(e))) keys.set(logKey(e), e);
+    // Each event's run key, made once: the same string, its hash cached, for every look-up below.
+    const runKeys = logged.map(logKey);
+    for (let i = 0; i < logged.length; i++) if (!keys.has(runKeys[i]!)) keys.set(runKeys[i]!, logged[i]!);
     try {
       // 1. Drafts. A run loaded from storage (or new) is "cold": its counters may not yet include events
       //    of this batch that an earlier, failed attempt already stored.
@@ -96,9 +102,17 @@ export function createBatchProcessor(
       // Runs the filter has never seen have no rows: neither their run nor their events are looked up. Every run
       // of the batch is added to it before any of its rows are written.
       const unseen = new Set<string>();
-      for (const [k, e] of missing) if (!storedRuns.takeOn(e.run_id)) unseen.add(k);
-      // Runs found in the cache are known to have stored events: their events are looked up by id at once.
-      const storedIds = findStoredEventIds(ctx.clickhouse, logged, new Set(drafts.keys()), unseen);
+      for (const [k, e] of missing) {
+        if (storedRuns.takeOn(e.run_id)) continue;
+        unseen.add(k);
+        known.start(k);
+      }
+      // Runs found in the cache have stored events: those of a known run are checked here, the others' looked up by
+      // id at once. New runs have none.
+      const lookedUp = new Set<string>();
+      const notLookedUp = new Set(unseen);
+      for (const k of drafts.keys()) (known.knows(k) ? notLookedUp : lookedUp).add(k);
+      const storedIds = findStoredEventIds(ctx.clickhouse, logged, lookedUp, notLookedUp);
       storedIds.catch(() => {}); // awaited below; avoid an unhandled rejection if loadRuns fails first
       if (missing.length > 0) {
         const lookUp = missing.filter(([k]) => !unseen.has(k));
@@ -118,15 +132,16 @@ export function createBatchProcessor(
       const stored = await storedIds;
       const seen = new Set<string>();
       const events = logged as PipelineEvent[];
+      const eventKeys: string[] = new Array(events.length);
       const recount = new Set<string>();
       for (let i = 0; i < events.length; i++) {
         if ((i & 63) === 63 && slice.due()) await slice.next();
         const e = events[i]!;
-        const id = storedEventKey(e);
-        const duplicate = stored.has(id) || seen.has(id);
+        const id = (eventKeys[i] = storedEventKey(e));
+        const duplicate = stored.has(id) || seen.has(id) || known.has(id);
         seen.add(id);
         (e as { duplicate: boolean }).duplicate = duplicate;
-        if (duplicate && cold.has(logKey(e))) recount.add(logKey(e));
+        if (duplicate && cold.has(runKeys[i]!)) recount.add(runKeys[i]!);
       }
 
       lap("find_duplicates_ms");
@@ -141,7 +156,7 @@ export function createBatchProcessor(
       for (let i = 0; i < events.length; i++) {
         if ((i & 15) === 15 && slice.due()) await slice.next();
         const e = events[i]!;
-        const key = logKey(e);
+        const key = runKeys[i]!;
         if (brokenRuns.has(key)) continue;
         const draft = drafts.get(key)!;
         let plugin = "";
@@ -172,6 +187,8 @@ export function createBatchProcessor(
         payloadJson.set(fresh[i]!, JSON.stringify(fresh[i]!.payload));
       }
       await store.insertEvents(fresh, payloadJson);
+      for (let i = 0; i < events.length; i++) if (!events[i]!.duplicate) known.add(runKeys[i]!, eventKeys[i]!);
+      for (const [k, d] of drafts) if (isTerminal(d.run.status)) known.forget(k);
       lap("insert_events_ms");
       // The hooks take what they need from the drafts before their first wait (rows, frames, counters).
       const eventsStored = runHooks(storedHooks, "after_events_stored", (p) => p.afterEventsStored!(batch), timings);
@@ -192,7 +209,10 @@ export function createBatchProcessor(
       lap("after_commit_ms");
       ctx.logger.debug("batch processed", { events: logged.length, runs: drafts.size, total_ms: Math.round(performance.now() - t0), ...timings });
     } catch (err) {
-      for (const k of keys.keys()) cache.delete(k);
+      for (const k of keys.keys()) {
+        cache.delete(k);
+        known.forget(k); // a failed insert may have stored some of its events
+      }
       throw err;
     }
   }
@@ -244,9 +264,13 @@ export function createBatchProcessor(
     if (failure !== undefined) throw failure;
   }
   return Object.assign(processBatch, {
-    forgetRuns: () => cache.clear(),
+    forgetRuns: () => {
+      cache.clear();
+      known.clear();
+    },
     storageChanged: () => {
       cache.clear();
+      known.clear();
       reading = storedRuns.reload();
     },
     storedRunsRead: () => reading,
