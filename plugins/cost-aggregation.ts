@@ -8,10 +8,11 @@
  * Agents: the first run_start of a run creates the agent row (Postgres `agents`, unique per user and name)
  * if needed and adds one to its total_runs. Batches can be processed twice (at-least-once), so each counted
  * run is recorded in agent_run_starts and only runs inserted there for the first time are added, in one
- * transaction per batch: the count is exact under replays.
+ * transaction per batch: the count is exact under replays. A run whose start this plugin has counted is not sent
+ * again while the pipeline keeps its draft: an OTLP trace sent over many exports has a run_start in each.
  */
 import { defineProcedure, type Sql } from "../core/ports/sql.js";
-import type { Batch, Plugin, PluginContext } from "./plugin.js";
+import type { Batch, Plugin, PluginContext, RunDraft } from "./plugin.js";
 import { computeCost } from "./prices.js";
 
 const SCRATCH = "cost-aggregation";
@@ -71,6 +72,9 @@ export const countAgentRunsProcedure = defineProcedure("plugins.count-agent-runs
 
 export const costAggregation = (): Plugin => {
   let ctx: PluginContext | undefined;
+  // Drafts whose run start a committed countAgentRuns has recorded. The pipeline drops a run's draft when a batch
+  // with it fails, so a draft found here was counted; a run loaded again gets a new draft and is counted again.
+  const counted = new WeakSet<RunDraft>();
   const startsOf = (batch: Batch): Map<string, RunStart> => {
     let m = batch.scratch.get(SCRATCH) as Map<string, RunStart> | undefined;
     if (!m) batch.scratch.set(SCRATCH, (m = new Map()));
@@ -84,6 +88,7 @@ export const costAggregation = (): Plugin => {
     onEvent(event, draft, batch) {
       const run = draft.run;
       if (event.event_type === "run_start" && event.agent_name) {
+        if (counted.has(draft)) return;
         const key = `${event.user_id}:${event.sdk_run_id}`;
         if (!startsOf(batch).has(key)) {
           startsOf(batch).set(key, {
@@ -122,7 +127,12 @@ export const costAggregation = (): Plugin => {
     },
     async afterEventsStored(batch) {
       const starts = batch.scratch.get(SCRATCH) as Map<string, RunStart> | undefined;
-      if (starts && ctx) await countAgentRuns(ctx.sql, [...starts.values()]);
+      if (!starts || !ctx) return;
+      await countAgentRuns(ctx.sql, [...starts.values()]);
+      for (const key of starts.keys()) {
+        const draft = batch.runs.get(key);
+        if (draft) counted.add(draft);
+      }
     },
   };
 };
