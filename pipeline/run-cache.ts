@@ -3,14 +3,14 @@
  * from the EventStore (its latest stored version). Entries are dropped when a batch fails, so a retried batch
  * starts from what is actually stored rather than from a half-applied draft.
  */
-import { costFacts } from "../core/clickhouse/event-store.js";
+import { toChTime } from "../core/clickhouse/event-store.js";
 import type { RunRecord } from "../core/events/run.js";
 
 export interface CachedRun {
   run: RunRecord;
   /** No stored row and no event applied yet. */
   fresh: boolean;
-  /** The cost facts of the run's last run_costs row this process wrote, and when (see costRowsDue). */
+  /** The cost facts (costFactsKey) of the run's last run_costs row this process wrote, and when (see costRowsDue). */
   costRow?: { facts: string; writtenAt: number };
 }
 
@@ -21,13 +21,20 @@ export interface CachedRun {
 const COST_ROW_REFRESH_MS = 3_600_000;
 
 /**
+ * What a run's run_costs row says apart from its version and key (event-store.ts costFacts), as one string to compare:
+ * a part under load touches thousands of runs, most of whose costs did not change.
+ */
+const costFactsKey = (r: RunRecord): string =>
+  `${toChTime(r.started_at ?? r.last_event_at).slice(0, 10)}\u0000${r.agent_name}\u0000${r.model}\u0000${r.status}\u0000${r.prompt_tokens}:${r.completion_tokens}:${r.total_tokens}:${r.cost_usd}:${r.cost_source}`;
+
+/**
  * The runs of `entries` whose run_costs row must be written with this version: their cost facts changed since
  * this process last wrote them (or it never did), or that row is old. `written` records them once stored.
  */
 export function costRowsDue(entries: Iterable<CachedRun>, now = Date.now()): { runs: RunRecord[]; written(): void } {
   const due: [CachedRun, string][] = [];
   for (const entry of entries) {
-    const facts = JSON.stringify(costFacts(entry.run));
+    const facts = costFactsKey(entry.run);
     if (entry.costRow?.facts === facts && now - entry.costRow.writtenAt < COST_ROW_REFRESH_MS) continue;
     due.push([entry, facts]);
   }
