@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEventStore } from "../core/clickhouse/event-store.js";
 import type { EventStore } from "../core/clickhouse/types.js";
-import type { LoggedEvent } from "../core/events/schema.js";
 import { runIdFor } from "../core/ids.js";
 import type { Sql } from "../core/ports/sql.js";
 import { KnownEvents } from "./known-events.js";
