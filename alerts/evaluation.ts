@@ -153,18 +153,21 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
     },
     async evaluate(events, runs) {
       const types = registry.types();
-      if (types.length === 0 || !ctx) return;
+      if (types.length === 0 || !ctx || events.length === 0) return;
+      const users = new Set<number>();
+      for (const e of events) users.add(e.user_id);
+      const rules = await rulesOf([...users], types);
+      // Most parts are of users without rules (the rules are cached): their events are not grouped at all.
+      if (![...rules.values()].some((r) => r.length > 0)) return;
       const eventsByRun = new Map<string, PipelineEvent[]>();
       // Duplicates included: a batch retried after a failed hook must still be evaluated (firing keys dedupe).
       for (const e of events) {
+        if (!rules.get(e.user_id)?.length) continue;
         const k = logKey(e);
         const list = eventsByRun.get(k);
         if (list) list.push(e);
         else eventsByRun.set(k, [e]);
       }
-      if (eventsByRun.size === 0) return;
-      const users = [...new Set([...eventsByRun.keys()].map((k) => runs.get(k)!.user_id))];
-      const rules = await rulesOf(users, types);
       const firings: AlertFiring[] = [];
       const batched = new Map<TriggerDefinition, AlertCheck[]>();
       for (const [k, runEvents] of eventsByRun) {
