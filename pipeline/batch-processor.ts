@@ -187,8 +187,9 @@ export function createBatchProcessor(
         payloadJson.set(fresh[i]!, JSON.stringify(fresh[i]!.payload));
       }
       await store.insertEvents(fresh, payloadJson);
-      for (let i = 0; i < events.length; i++) if (!events[i]!.duplicate) known.add(runKeys[i]!, eventKeys[i]!);
+      // Ended runs are forgotten first: a whole trace in one export is never recorded.
       for (const [k, d] of drafts) if (isTerminal(d.run.status)) known.forget(k);
+      for (let i = 0; i < events.length; i++) if (!events[i]!.duplicate) known.add(runKeys[i]!, eventKeys[i]!);
       lap("insert_events_ms");
       // The hooks take what they need from the drafts before their first wait (rows, frames, counters).
       const eventsStored = runHooks(storedHooks, "after_events_stored", (p) => p.afterEventsStored!(batch), timings);
