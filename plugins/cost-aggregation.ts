@@ -75,8 +75,9 @@ export const costAggregation = (): Plugin => {
   // Drafts whose run start a committed countAgentRuns has recorded. The pipeline drops a run's draft when a batch
   // with it fails, so a draft found here was counted; a run loaded again gets a new draft and is counted again.
   const counted = new WeakSet<RunDraft>();
-  const startsOf = (batch: Batch): Map<string, RunStart> => {
-    let m = batch.scratch.get(SCRATCH) as Map<string, RunStart> | undefined;
+  // The batch's first run_start of each run, by the run's draft.
+  const startsOf = (batch: Batch): Map<RunDraft, RunStart> => {
+    let m = batch.scratch.get(SCRATCH) as Map<RunDraft, RunStart> | undefined;
     if (!m) batch.scratch.set(SCRATCH, (m = new Map()));
     return m;
   };
@@ -89,9 +90,8 @@ export const costAggregation = (): Plugin => {
       const run = draft.run;
       if (event.event_type === "run_start" && event.agent_name) {
         if (counted.has(draft)) return;
-        const key = `${event.user_id}:${event.sdk_run_id}`;
-        if (!startsOf(batch).has(key)) {
-          startsOf(batch).set(key, {
+        if (!startsOf(batch).has(draft)) {
+          startsOf(batch).set(draft, {
             user_id: event.user_id,
             external_id: event.sdk_run_id,
             agent_name: event.agent_name,
@@ -126,13 +126,10 @@ export const costAggregation = (): Plugin => {
       }
     },
     async afterEventsStored(batch) {
-      const starts = batch.scratch.get(SCRATCH) as Map<string, RunStart> | undefined;
+      const starts = batch.scratch.get(SCRATCH) as Map<RunDraft, RunStart> | undefined;
       if (!starts || !ctx) return;
       await countAgentRuns(ctx.sql, [...starts.values()]);
-      for (const key of starts.keys()) {
-        const draft = batch.runs.get(key);
-        if (draft) counted.add(draft);
-      }
+      for (const draft of starts.keys()) counted.add(draft);
     },
   };
 };
