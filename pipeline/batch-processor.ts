@@ -112,7 +112,7 @@ export function createBatchProcessor(
       const lookedUp = new Set<string>();
       const notLookedUp = new Set(unseen);
       for (const k of drafts.keys()) (known.knows(k) ? notLookedUp : lookedUp).add(k);
-      const storedIds = findStoredEventIds(ctx.clickhouse, logged, lookedUp, notLookedUp);
+      const storedIds = findStoredEventIds(ctx.clickhouse, logged, lookedUp, notLookedUp, runKeys);
       storedIds.catch(() => {}); // awaited below; avoid an unhandled rejection if loadRuns fails first
       if (missing.length > 0) {
         const lookUp = missing.filter(([k]) => !unseen.has(k));
@@ -210,10 +210,7 @@ export function createBatchProcessor(
       lap("after_commit_ms");
       ctx.logger.debug("batch processed", { events: logged.length, runs: drafts.size, total_ms: Math.round(performance.now() - t0), ...timings });
     } catch (err) {
-      for (const k of keys.keys()) {
-        cache.delete(k);
-        known.forget(k); // a failed insert may have stored some of its events
-      }
+      for (const k of keys.keys()) forgetRun(k);
       throw err;
     }
   }
@@ -264,14 +261,21 @@ export function createBatchProcessor(
     });
     if (failure !== undefined) throw failure;
   }
+  /** Drops a run's draft and its known events: a failed insert may have stored some of them. */
+  function forgetRun(key: string): void {
+    cache.delete(key);
+    known.forget(key);
+  }
+
+  function forgetRuns(): void {
+    cache.clear();
+    known.clear();
+  }
+
   return Object.assign(processBatch, {
-    forgetRuns: () => {
-      cache.clear();
-      known.clear();
-    },
+    forgetRuns,
     storageChanged: () => {
-      cache.clear();
-      known.clear();
+      forgetRuns();
       reading = storedRuns.reload();
     },
     storedRunsRead: () => reading,
