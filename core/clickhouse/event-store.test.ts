@@ -18,7 +18,7 @@ import { migrateClickHouse } from "./migrate.js";
 import { readMigrationFiles } from "../postgres/migration-files.js";
 
 const allVersions = (await readMigrationFiles(new URL("./migrations/", import.meta.url).pathname)).map((m) => m.version);
-import { createEventStore } from "./event-store.js";
+import { COST_COLUMNS, costFacts, createEventStore } from "./event-store.js";
 import type { EventStore } from "./types.js";
 
 interface Target {
@@ -293,6 +293,35 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect((await store.listRuns(u, { status: "running" })).runs).toEqual([]);
       expect((await store.listRuns(u, { status: "success" })).runs.map((r) => r.version)).toEqual([9]);
       expect(await store.getRun(u, "missing")).toBeUndefined();
+    });
+
+    it("writes a run's row and its cost row value by value: every field round-trips, whatever its strings", async () => {
+      // runRowLine / costRowLine write the lines by hand (RUN_COLUMNS, COST_COLUMNS): nothing in a value may be taken
+      // for the row's syntax, and each value must land in its own column.
+      const u = nextUser();
+      const hostile = 'x "q" \\ ],[1,\n\t😀 é \u2028';
+      const full = run(u, `run ${hostile}`, {
+        agent_name: `agent ${hostile}`, status: "waiting_for_input", status_at: iso(3000), started_at: iso(5000),
+        ended_at: null, last_event_at: iso(1000), model: `model ${hostile}`, prompt_tokens: 2 ** 40, completion_tokens: 7,
+        total_tokens: 2 ** 40 + 7, cost_usd: 0.000123, cost_source: "computed", framework: `fw ${hostile}`, config_version: 3,
+        event_count: 11, error_count: 2, last_error: `error ${hostile}`, pending_question: `question ${hostile}`,
+        llm_calls: 4, session_id: `session ${hostile}`, version: 1_764_000_000_000_123,
+      });
+      const bare = run(u, "bare", { started_at: null, config_version: null });
+      // The cost row is the version and the cost facts the pipeline compares (pipeline/run-cache.ts), nothing else.
+      expect(COST_COLUMNS).toEqual(["version", ...Object.keys(costFacts(full))]);
+      await store.upsertRuns([full, bare]);
+      expect(await store.getRun(u, full.external_id)).toEqual(full);
+      expect(await store.getRun(u, "bare")).toEqual(bare);
+      const costs = await ch.query<Record<string, unknown>>(
+        `SELECT external_id, toString(day) AS day, agent_name, model, status, prompt_tokens, completion_tokens, total_tokens,
+                cost_usd, cost_source, version
+         FROM run_costs FINAL WHERE user_id = {u:UInt64} ORDER BY external_id`, { u },
+      );
+      expect(costs).toEqual([
+        { external_id: "bare", day: bare.last_event_at.slice(0, 10), agent_name: bare.agent_name, model: bare.model, status: bare.status, prompt_tokens: String(bare.prompt_tokens), completion_tokens: String(bare.completion_tokens), total_tokens: String(bare.total_tokens), cost_usd: bare.cost_usd, cost_source: bare.cost_source, version: String(bare.version) },
+        { external_id: full.external_id, day: full.started_at!.slice(0, 10), agent_name: full.agent_name, model: full.model, status: "waiting_for_input", prompt_tokens: String(2 ** 40), completion_tokens: "7", total_tokens: String(2 ** 40 + 7), cost_usd: 0.000123, cost_source: "computed", version: String(full.version) },
+      ]);
     });
 
     it("loadRuns returns the latest version of exactly the requested keys", async () => {
