@@ -21,7 +21,7 @@ import type { EventType, LoggedEvent, RunStatus } from "../events/schema.js";
 import type { RunRecord } from "../events/run.js";
 import { ValidationError } from "../errors.js";
 import { jsonString, jsonValue } from "../json-text.js";
-import { encodeLinesInSlices } from "./settings.js";
+import { encodeLines, encodeLinesInSlices } from "./settings.js";
 import type { EventStore, RunFilter, StoredEvent } from "./types.js";
 
 export const DEFAULT_RUNS_LIMIT = 50;
@@ -112,7 +112,6 @@ export function costRowLine(r: RunRecord): string {
     `,${jsonValue(r.total_tokens)},${jsonValue(r.cost_usd)},${jsonValue(r.cost_source)}]\n`;
 }
 
-const asIs = (line: string): string => line;
 const costDay = (r: RunRecord): string => canonicalIso(r.started_at ?? r.last_event_at).slice(0, 10);
 
 /** The cost facts of a run: what its run_costs row says apart from the version. */
@@ -230,14 +229,15 @@ export function createEventStore(ch: ClickHouse): EventStore {
 
     async upsertRuns(runs, costs = runs) {
       // Two inserts at once: each is mostly a part written to disk, and chDB runs them side by side.
-      // The lines are made before the first wait: once this call has returned its promise, the pipeline lets the next
-      // part change the same run records (pipeline/batch-processor.ts storeRuns).
-      const runLines = runs.map(runRowLine);
-      const costLines = costs.map(costRowLine);
-      const insert = async (table: string, columns: readonly string[], lines: readonly string[]) => {
-        if (lines.length > 0) await ch.insertEncoded(table, { columns, bytes: await encodeLinesInSlices(lines, asIs) });
-      };
-      await Promise.all([insert("agent_runs", RUN_COLUMNS, runLines), insert("run_costs", COST_COLUMNS, costLines)]);
+      // The rows are made at once, before the first wait (~3.5 µs a run with its cost row): once this call has returned
+      // its promise, the pipeline lets the next part change the same run records (pipeline/batch-processor.ts storeRuns).
+      // Lines kept as strings until a later slice cost twice as much as the lines themselves.
+      const runRows = runs.length > 0 ? encodeLines(runs, runRowLine) : undefined;
+      const costRows = costs.length > 0 ? encodeLines(costs, costRowLine) : undefined;
+      await Promise.all([
+        runRows && ch.insertEncoded("agent_runs", { columns: RUN_COLUMNS, bytes: runRows }),
+        costRows && ch.insertEncoded("run_costs", { columns: COST_COLUMNS, bytes: costRows }),
+      ]);
     },
 
     async loadRuns(keys) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeLinesInSlices, encodeRows } from "./settings.js";
+import { encodeLines, encodeLinesInSlices, encodeRows } from "./settings.js";
 
 const busy = (ms: number) => {
   const end = performance.now() + ms;
@@ -19,6 +19,15 @@ describe("encodeLinesInSlices", () => {
   it("gives no bytes for no items, and one line's bytes for one item", async () => {
     expect((await encodeLinesInSlices([], () => "x\n")).byteLength).toBe(0);
     expect((await encodeLinesInSlices([1], (n) => `${n}\n`)).toString()).toBe("1\n");
+  });
+
+  it("has a form that makes every line before it returns, with the same bytes (encodeLines)", async () => {
+    const items = Array.from({ length: 130 }, (_, i) => ({ n: i, s: i % 64 === 63 ? "€😀\u2028" : "x" }));
+    const line = (r: { n: number; s: string }) => `${JSON.stringify(r)}\n`;
+    const bytes = encodeLines(items, line);
+    for (const r of items) r.n = -1; // what a later part may do to the records once the caller has its promise
+    expect(bytes.equals(Buffer.from(Array.from({ length: 130 }, (_, i) => line({ n: i, s: i % 64 === 63 ? "€😀\u2028" : "x" })).join("")))).toBe(true);
+    expect(encodeLines([], line).byteLength).toBe(0);
   });
 
   it("lets other work run while many lines are made", async () => {

@@ -42,18 +42,41 @@ export function quoteIdent(name: string): string {
  * insert is awaited, and no multi-megabyte string lands in the large-object space (session 17).
  */
 export async function encodeLinesInSlices<T>(items: readonly T[], line: (item: T) => string, slice = new TimeSlice()): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let text = "";
-  for (let i = 0; i < items.length; i++) {
-    text += line(items[i]!);
-    if ((i & 63) === 63) {
-      chunks.push(Buffer.from(text));
-      text = "";
-      if (slice.due()) await slice.next();
-    }
+  const chunks = new LineChunks();
+  for (const item of items) if (chunks.add(line(item)) && slice.due()) await slice.next();
+  return chunks.bytes();
+}
+
+/**
+ * encodeLinesInSlices at once, for rows that must be taken before the caller's first wait (rows of records that
+ * another part may change as soon as the caller returns its promise).
+ */
+export function encodeLines<T>(items: readonly T[], line: (item: T) => string): Buffer {
+  const chunks = new LineChunks();
+  for (const item of items) chunks.add(line(item));
+  return chunks.bytes();
+}
+
+/** Lines joined and encoded 64 at a time, so that no text of more than 64 lines is ever whole. */
+class LineChunks {
+  private readonly chunks: Buffer[] = [];
+  private text = "";
+  private lines = 0;
+
+  /** Adds a line; true when that encoded a chunk (a point at which to give the event loop a turn). */
+  add(line: string): boolean {
+    this.text += line;
+    if ((++this.lines & 63) !== 0) return false;
+    this.chunks.push(Buffer.from(this.text));
+    this.text = "";
+    return true;
   }
-  if (text !== "") chunks.push(Buffer.from(text));
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+
+  bytes(): Buffer {
+    if (this.text !== "") this.chunks.push(Buffer.from(this.text));
+    this.text = "";
+    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+  }
 }
 
 /** The columns of rows given as objects: every key any of them has, in the order first seen. */
