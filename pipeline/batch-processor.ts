@@ -4,7 +4,8 @@
  * isolation and dead letters are around it (runner.ts, record-handler.ts, isolation.ts).
  */
 import type { EventStore } from "../core/clickhouse/types.js";
-import { newRunRecord } from "../core/events/run.js";
+import { newRunRecord, type RunRecord } from "../core/events/run.js";
+import { msOfIso } from "../core/events/iso-time.js";
 import { logKey, type LoggedEvent } from "../core/events/schema.js";
 import { isTerminal } from "../core/events/status-machine.js";
 import { TimeSlice } from "../core/time-slice.js";
@@ -12,6 +13,7 @@ import type { Batch, PipelineEvent, Plugin, PluginContext } from "../plugins/plu
 import { EventsFailed } from "./isolation.js";
 import { KnownEvents } from "./known-events.js";
 import { costRowsDue, RunCache, type CachedRun } from "./run-cache.js";
+import { DeferredRuns, runShape, type Holding } from "./deferred-runs.js";
 import { countStoredEvents, findStoredEventIds, storedEventKey, sumStoredLlmCalls } from "./stored-events.js";
 import { StoredRuns } from "./stored-runs.js";
 
@@ -50,6 +52,14 @@ export type BatchProcessor = ((batch: readonly LoggedEvent[], options?: ProcessO
   storageChanged(): void;
   /** Resolves once the stored runs have been read (the latest reading; until then every new run is looked up). */
   storedRunsRead(): Promise<void>;
+  /**
+   * While on, a part holds back the versions of runs whose only change is their counters (deferred-runs.ts): the
+   * record handler turns it on for a log batch of several parts, and writes what is held with flushDeferredRuns
+   * before the batch is committed.
+   */
+  deferRunWrites(on: boolean): void;
+  /** Writes the newest state of every held run (and recounts runs whose held state was dropped). */
+  flushDeferredRuns(): Promise<void>;
   close(): void;
 };
 
@@ -66,6 +76,9 @@ export function createBatchProcessor(
   let reading = storedRuns.reload();
   // The stored event ids of runs all of whose events went through this processor (known-events.ts).
   const known = new KnownEvents();
+  // Run versions held back within a log batch (deferred-runs.ts).
+  const deferred = new DeferredRuns();
+  let deferring = false;
   const nextVersion = versionClock();
   const eventHooks = plugins.filter((p) => p.onEvent);
   const storedHooks = plugins.filter((p) => p.afterEventsStored);
@@ -93,9 +106,12 @@ export function createBatchProcessor(
       //    of this batch that an earlier, failed attempt already stored.
       //    The duplicate look-up (step 2) does not depend on it and runs concurrently.
       const cold = new Set<string>();
+      // Runs whose counters are recounted from storage before their rows are written.
+      const recount = new Set<string>();
       const drafts = new Map<string, CachedRun>();
       for (const k of keys.keys()) {
-        const hit = cache.get(k);
+        let hit = cache.get(k);
+        if (!hit && (hit = deferred.entry(k))) cache.set(k, hit); // held back, then evicted: its state is the newest
         if (hit) drafts.set(k, hit);
       }
       const missing = [...keys].filter(([k]) => !drafts.has(k));
@@ -124,6 +140,7 @@ export function createBatchProcessor(
           drafts.set(k, entry); // drafts hold their entries even if the LRU evicts them during a huge batch
           cache.set(k, entry);
           cold.add(k);
+          if (run && deferred.reconcile(k)) recount.add(k);
         }
       }
       lap("load_runs_ms");
@@ -133,7 +150,6 @@ export function createBatchProcessor(
       const seen = new Set<string>();
       const events = logged as PipelineEvent[];
       const eventKeys: string[] = new Array(events.length);
-      const recount = new Set<string>();
       for (let i = 0; i < events.length; i++) {
         if ((i & 63) === 63 && slice.due()) await slice.next();
         const e = events[i]!;
@@ -220,30 +236,63 @@ export function createBatchProcessor(
    * called once the rows are made (synchronously, by the write's first step) and before the write is awaited.
    */
   async function storeRuns(drafts: ReadonlyMap<string, CachedRun>, recount: ReadonlySet<string>, taken: () => void): Promise<void> {
-    if (recount.size > 0) {
-      const runs = [...recount].map((k) => drafts.get(k)!.run);
-      const [counts, llm] = await Promise.all([countStoredEvents(ctx.clickhouse, runs), sumStoredLlmCalls(ctx.clickhouse, runs)]);
-      for (const run of runs) {
-        const c = counts.get(run.run_id.toLowerCase()) ?? { events: 0, errors: 0 };
-        run.event_count = c.events;
-        run.error_count = c.errors;
-        const l = llm.get(run.run_id.toLowerCase());
-        if (l) {
-          run.llm_calls = l.calls;
-          run.prompt_tokens = l.prompt;
-          run.completion_tokens = l.completion;
-          run.total_tokens = l.total;
-          run.cost_usd = l.cost;
-          run.cost_source = l.computed > 0 ? "computed" : l.client > 0 ? "client" : "none";
-        }
+    if (recount.size > 0) await recountRuns([...recount].map((k) => drafts.get(k)!.run));
+    // Within a log batch of several parts, a run whose only change is its counters waits for the batch's end.
+    const now: CachedRun[] = [];
+    const ending: [string, Holding][] = []; // held runs written now: let go once the write succeeded
+    for (const [k, d] of drafts) {
+      if (deferring && d.written !== undefined && !recount.has(k) && !isTerminal(d.run.status) && runShape(d.run) === d.written) {
+        deferred.hold(k, d);
+      } else {
+        now.push(d);
+        const holding = deferred.holding(k);
+        if (holding) ending.push([k, holding]);
       }
     }
-    for (const d of drafts.values()) d.run.version = nextVersion(d.run.version);
-    const costs = costRowsDue(drafts.values());
-    const write = store.upsertRuns([...drafts.values()].map((d) => d.run), costs.runs);
+    await writeRuns(now, taken);
+    for (const [k, holding] of ending) deferred.release(k, holding);
+  }
+
+  /** New versions of `entries`, their rows made before `taken` is called and before the write is awaited. */
+  async function writeRuns(entries: readonly CachedRun[], taken = () => {}): Promise<void> {
+    for (const d of entries) d.run.version = nextVersion(d.run.version);
+    const costs = costRowsDue(entries);
+    const shapes = entries.map((d) => runShape(d.run));
+    const write = store.upsertRuns(entries.map((d) => d.run), costs.runs);
     taken();
     await write;
     costs.written();
+    entries.forEach((d, i) => (d.written = shapes[i]));
+  }
+
+  /** Sets the runs' counters (and last event time) to what storage holds of their events. */
+  async function recountRuns(runs: readonly RunRecord[]): Promise<void> {
+    const [counts, llm] = await Promise.all([countStoredEvents(ctx.clickhouse, runs), sumStoredLlmCalls(ctx.clickhouse, runs)]);
+    for (const run of runs) {
+      const c = counts.get(run.run_id.toLowerCase());
+      run.event_count = c?.events ?? 0;
+      run.error_count = c?.errors ?? 0;
+      if (c && msOfIso(c.lastAt) > msOfIso(run.last_event_at)) run.last_event_at = c.lastAt;
+      const l = llm.get(run.run_id.toLowerCase());
+      if (l) {
+        run.llm_calls = l.calls;
+        run.prompt_tokens = l.prompt;
+        run.completion_tokens = l.completion;
+        run.total_tokens = l.total;
+        run.cost_usd = l.cost;
+        run.cost_source = l.computed > 0 ? "computed" : l.client > 0 ? "client" : "none";
+      }
+    }
+  }
+
+  async function flushDeferredRuns(): Promise<void> {
+    if (deferred.empty) return;
+    const { held, reconcile, written } = deferred.take();
+    // Runs whose held state a failed part dropped, and that no later part loaded again: recounted from storage.
+    const stored = reconcile.length === 0 ? [] : await store.loadRuns(reconcile);
+    if (stored.length > 0) await recountRuns(stored);
+    await writeRuns([...held, ...stored.map((run) => ({ run, fresh: false }))]);
+    written();
   }
 
   /** Runs one stage's hooks together; all run even if one fails, and the first failure fails the batch. */
@@ -265,11 +314,13 @@ export function createBatchProcessor(
   function forgetRun(key: string): void {
     cache.delete(key);
     known.forget(key);
+    deferred.forget(key);
   }
 
   function forgetRuns(): void {
     cache.clear();
     known.clear();
+    deferred.forgetAll();
   }
 
   return Object.assign(processBatch, {
@@ -279,6 +330,10 @@ export function createBatchProcessor(
       reading = storedRuns.reload();
     },
     storedRunsRead: () => reading,
+    deferRunWrites: (on: boolean) => {
+      deferring = on;
+    },
+    flushDeferredRuns,
     close: () => storedRuns.close(),
   });
 }

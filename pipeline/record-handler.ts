@@ -92,6 +92,7 @@ export function createRecordHandler(
     const unmappable: NewDeadLetter[] = [];
     const pending: LoggedEvent[] = [];
     let next = 0;
+    let parts = 0;
     const take = async (): Promise<LoggedEvent[]> => {
       const slice = new TimeSlice(SLICE_MS);
       while (pending.length < maxEvents && next < items.length) {
@@ -102,12 +103,22 @@ export function createRecordHandler(
           if (slice.due()) await slice.next();
         }
       }
-      return pending.splice(0, maxEvents);
+      const part = pending.splice(0, maxEvents);
+      // A batch of several parts writes a run whose only change is its counters once, at its end (deferred-runs.ts).
+      // A batch of one part does not: what it held would be a second write of the runs.
+      if (part.length > 0 && ++parts === 2) processor.deferRunWrites(true);
+      return part;
     };
     // Each part is stored in log order; the next one is mapped while the current one waits on storage (the thread
     // would otherwise sit idle while ClickHouse and Postgres work), and its storing overlaps the current part's last
     // writes (overlapped-parts.ts).
-    await storeParts(take, processor, isolation);
+    try {
+      await storeParts(take, processor, isolation);
+    } finally {
+      processor.deferRunWrites(false);
+    }
+    // Before the log commits the batch: its runs' held versions. (A failed batch keeps them for the retry.)
+    await processor.flushDeferredRuns();
     if (unmappable.length) await addDeadLetters(ports.sql, unmappable);
   };
 }

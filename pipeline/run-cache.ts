@@ -12,6 +12,8 @@ export interface CachedRun {
   fresh: boolean;
   /** The cost facts (costFactsKey) of the run's last run_costs row this process wrote, and when (see costRowsDue). */
   costRow?: { facts: string; writtenAt: number };
+  /** The shape (deferred-runs.ts runShape) of the run's last version this process wrote; unset before its first. */
+  written?: string;
 }
 
 /**

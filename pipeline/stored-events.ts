@@ -90,22 +90,23 @@ async function findStoredIds(ch: ClickHouse, events: readonly LoggedEvent[]): Pr
   return found;
 }
 
-/** Distinct stored events and error events per run_id. */
+/** Distinct stored events and error events per run_id, and the time of its latest. */
 export async function countStoredEvents(
   ch: ClickHouse,
   runs: readonly { user_id: number; run_id: string }[],
-): Promise<Map<string, { events: number; errors: number }>> {
-  const out = new Map<string, { events: number; errors: number }>();
+): Promise<Map<string, { events: number; errors: number; lastAt: string }>> {
+  const out = new Map<string, { events: number; errors: number; lastAt: string }>();
   if (runs.length === 0) return out;
   // The alias must not be "run_id": ClickHouse aliases shadow columns, also in WHERE.
-  const rows = await ch.query<{ rid: string; events: string | number; errors: string | number }>(
-    `SELECT toString(run_id) AS rid, uniqExact(event_id) AS events, uniqExactIf(event_id, event_type = 'error') AS errors
+  const rows = await ch.query<{ rid: string; events: string | number; errors: string | number; last_at: string }>(
+    `SELECT toString(run_id) AS rid, uniqExact(event_id) AS events, uniqExactIf(event_id, event_type = 'error') AS errors,
+            max(occurred_at) AS last_at
      FROM agent_events
      WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)}
      GROUP BY run_id`,
     { users: [...new Set(runs.map((r) => r.user_id))], runs: runs.map((r) => r.run_id) },
   );
-  for (const r of rows) out.set(r.rid.toLowerCase(), { events: Number(r.events), errors: Number(r.errors) });
+  for (const r of rows) out.set(r.rid.toLowerCase(), { events: Number(r.events), errors: Number(r.errors), lastAt: String(r.last_at) });
   return out;
 }
 
