@@ -211,7 +211,7 @@ export function createBatchProcessor(
       const eventsStored = runHooks(storedHooks, "after_events_stored", (p) => p.afterEventsStored!(batch), timings);
       eventsStored.catch(() => {}); // awaited below, after the runs' write
       let committed: Batch = batch;
-      await storeRuns(drafts, recount, () => {
+      const held = await storeRuns(drafts, recount, () => {
         // From here the next batch may change the drafts: afterCommit hooks see the runs as this batch left them.
         committed = { events, scratch: batch.scratch, payloadJson, runs: new Map([...drafts].map(([k, d]) => [k, { run: { ...d.run }, fresh: d.fresh }])) };
         options.onDraftsReleased?.();
@@ -224,7 +224,7 @@ export function createBatchProcessor(
       //    Postgres outage); any failure fails the batch, which is retried.
       await runHooks(commitHooks, "after_commit", (p) => p.afterCommit!(committed), timings);
       lap("after_commit_ms");
-      ctx.logger.debug("batch processed", { events: logged.length, runs: drafts.size, total_ms: Math.round(performance.now() - t0), ...timings });
+      ctx.logger.debug("batch processed", { events: logged.length, runs: drafts.size, runs_held: held, total_ms: Math.round(performance.now() - t0), ...timings });
     } catch (err) {
       for (const k of keys.keys()) forgetRun(k);
       throw err;
@@ -232,10 +232,11 @@ export function createBatchProcessor(
   }
 
   /**
-   * The runs' new versions, their counters first reconciled with storage where they cannot be trusted. `taken` is
-   * called once the rows are made (synchronously, by the write's first step) and before the write is awaited.
+   * The runs' new versions, their counters first reconciled with storage where they cannot be trusted, or held back
+   * (deferred-runs.ts); resolves to how many it held. `taken` is called once the rows are made (synchronously, by the
+   * write's first step) and before the write is awaited.
    */
-  async function storeRuns(drafts: ReadonlyMap<string, CachedRun>, recount: ReadonlySet<string>, taken: () => void): Promise<void> {
+  async function storeRuns(drafts: ReadonlyMap<string, CachedRun>, recount: ReadonlySet<string>, taken: () => void): Promise<number> {
     if (recount.size > 0) await recountRuns([...recount].map((k) => drafts.get(k)!.run));
     // Within a log batch of several parts, a run whose only change is its counters waits for the batch's end.
     const now: CachedRun[] = [];
@@ -251,6 +252,7 @@ export function createBatchProcessor(
     }
     await writeRuns(now, taken);
     for (const [k, holding] of ending) deferred.release(k, holding);
+    return drafts.size - now.length;
   }
 
   /** New versions of `entries`, their rows made before `taken` is called and before the write is awaited. */
@@ -287,12 +289,14 @@ export function createBatchProcessor(
 
   async function flushDeferredRuns(): Promise<void> {
     if (deferred.empty) return;
+    const t0 = performance.now();
     const { held, reconcile, written } = deferred.take();
     // Runs whose held state a failed part dropped, and that no later part loaded again: recounted from storage.
     const stored = reconcile.length === 0 ? [] : await store.loadRuns(reconcile);
     if (stored.length > 0) await recountRuns(stored);
     await writeRuns([...held, ...stored.map((run) => ({ run, fresh: false }))]);
     written();
+    ctx.logger.debug("held runs written", { runs: held.length, reconciled: stored.length, ms: Math.round(performance.now() - t0) });
   }
 
   /** Runs one stage's hooks together; all run even if one fails, and the first failure fails the batch. */
