@@ -92,7 +92,6 @@ export function createRecordHandler(
     const unmappable: NewDeadLetter[] = [];
     const pending: LoggedEvent[] = [];
     let next = 0;
-    let parts = 0;
     const take = async (): Promise<LoggedEvent[]> => {
       const slice = new TimeSlice(SLICE_MS);
       while (pending.length < maxEvents && next < items.length) {
@@ -106,7 +105,7 @@ export function createRecordHandler(
       const part = pending.splice(0, maxEvents);
       // A batch of several parts writes a run whose only change is its counters once, at its end (deferred-runs.ts).
       // A batch of one part does not: what it held would be a second write of the runs.
-      if (part.length > 0 && ++parts === 2) processor.deferRunWrites(true);
+      if (part.length > 0 && (pending.length > 0 || next < items.length)) processor.deferRunWrites(true);
       return part;
     };
     // Each part is stored in log order; the next one is mapped while the current one waits on storage (the thread
