@@ -87,7 +87,7 @@ const chTimeValue = (iso: string | null): string => (iso === null ? "null" : `"$
  * One agent_runs row as a line of JSONCompactEachRow (RUN_COLUMNS, in their order), written value by value like
  * eventRowLine. A part of OTLP traces spread over exports touches ~2,000 runs (pipeline/deferred-runs.ts holds back
  * most of their versions within a log batch): an object per run (its times converted) and a look at every key of
- * every row for the columns cost ~6 µs a run with its cost row, this ~3.5.
+ * every row for the columns cost ~6 µs a run with its cost row, this ~4–5.
  * Every value goes through jsonValue, as the rows given as objects did (core/clickhouse/settings.ts compactRowLine).
  */
 export function runRowLine(r: RunRecord): string {
@@ -100,27 +100,28 @@ export function runRowLine(r: RunRecord): string {
 }
 
 /**
- * What run_costs keeps of a run version (migration 050): its version and cost facts (costFacts, in its order), on
- * the UTC day of its start (or of its last event while the run_start has not arrived). A line, like runRowLine.
+ * What run_costs keeps of a run version (migration 050): its version and cost facts (costFacts, in its order). A line,
+ * like runRowLine; its values are costFacts' own, so the row written is what the pipeline compares (run-cache.ts).
  */
 export const COST_COLUMNS = [
   "version", "user_id", "external_id", "day", "agent_name", "model", "status", "prompt_tokens", "completion_tokens",
   "total_tokens", "cost_usd", "cost_source",
 ] as const;
 export function costRowLine(r: RunRecord): string {
-  return `[${jsonValue(r.version)},${jsonValue(r.user_id)},${jsonValue(r.external_id)},"${costDay(r)}",${jsonValue(r.agent_name)}` +
-    `,${jsonValue(r.model)},${jsonValue(r.status)},${jsonValue(r.prompt_tokens)},${jsonValue(r.completion_tokens)}` +
-    `,${jsonValue(r.total_tokens)},${jsonValue(r.cost_usd)},${jsonValue(r.cost_source)}]\n`;
+  let line = `[${jsonValue(r.version)}`;
+  for (const v of Object.values(costFacts(r))) line += `,${jsonValue(v)}`;
+  return `${line}]\n`;
 }
 
-const costDay = (r: RunRecord): string => canonicalIso(r.started_at ?? r.last_event_at).slice(0, 10);
-
-/** The cost facts of a run: what its run_costs row says apart from the version. */
+/**
+ * The cost facts of a run: what its run_costs row says apart from the version, on the UTC day of its start (or of its
+ * last event while the run_start has not arrived).
+ */
 export function costFacts(r: RunRecord) {
   return {
     user_id: r.user_id,
     external_id: r.external_id,
-    day: costDay(r),
+    day: canonicalIso(r.started_at ?? r.last_event_at).slice(0, 10),
     agent_name: r.agent_name,
     model: r.model,
     status: r.status,
@@ -230,7 +231,7 @@ export function createEventStore(ch: ClickHouse): EventStore {
 
     async upsertRuns(runs, costs = runs) {
       // Two inserts at once: each is mostly a part written to disk, and chDB runs them side by side.
-      // The rows are made at once, before the first wait (~3.5 µs a run with its cost row): once this call has returned
+      // The rows are made at once, before the first wait (~4–5 µs a run with its cost row): once this call has returned
       // its promise, the pipeline lets the next part change the same run records (pipeline/batch-processor.ts storeRuns).
       // Lines kept as strings until a later slice cost twice as much as the lines themselves.
       const runRows = runs.length > 0 ? encodeLines(runs, runRowLine) : undefined;
