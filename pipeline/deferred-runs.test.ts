@@ -74,6 +74,21 @@ describe("the batch processor holding run versions back (chDB)", () => {
     await h?.close();
   });
 
+  /** The event store, whose runs' writes fail while `down` (the events' inserts go through). */
+  const runsWriteFailing = () => {
+    const failing = {
+      down: false,
+      store: {
+        ...h.store,
+        upsertRuns: async (runs, costs) => {
+          if (failing.down) throw new Error("ClickHouse went away (test)");
+          await h.store.upsertRuns(runs, costs);
+        },
+      } as EventStore,
+    };
+    return failing;
+  };
+
   /** Every stored version of the run (not folded): what the parts wrote. */
   const versions = async (user: number, run: string) =>
     h.ports.clickhouse.query<{ status: string; event_count: number }>(
@@ -112,25 +127,18 @@ describe("the batch processor holding run versions back (chDB)", () => {
 
   it("keeps a run's counters exact when a part fails after an earlier part held its version back", async () => {
     const user = await h.createUser();
-    let failRuns = false;
-    const failing: EventStore = {
-      ...h.store,
-      upsertRuns: async (runs, costs) => {
-        if (failRuns) throw new Error("ClickHouse went away (test)");
-        await h.store.upsertRuns(runs, costs);
-      },
-    };
-    const processor = await h.processorWith(h.ports.clickhouse, failing);
+    const failing = runsWriteFailing();
+    const processor = await h.processorWith(h.ports.clickhouse, failing.store);
     await processor.storedRunsRead();
     const step = (run: string, n: number) => h.event(user, run, "step", { node_name: `s${n}`, phase: "end", kind: "tool" });
     processor.deferRunWrites(true);
     await processor([h.event(user, "held", "run_start", {}), h.event(user, "other", "run_start", {})]);
     await processor([step("held", 1), step("held", 2), step("other", 1)]); // both held: 3 and 2 events stored
     // A part of "held" fails after its events are stored (its runs' write fails): the held state is dropped.
-    failRuns = true;
+    failing.down = true;
     const failed: LoggedEvent[] = [step("held", 3), h.event(user, "held", "error", { error_message: "boom" })];
     await expect(processor(failed)).rejects.toThrow(/went away/);
-    failRuns = false;
+    failing.down = false;
     // No later part loads "held" again: the batch's end recounts it from storage; "other" is written as held.
     processor.deferRunWrites(false);
     await processor.flushDeferredRuns();
@@ -142,17 +150,16 @@ describe("the batch processor holding run versions back (chDB)", () => {
 
   it("recounts a run whose held state was dropped when a later part loads it again", async () => {
     const user = await h.createUser();
-    let failRuns = false;
-    const failing: EventStore = { ...h.store, upsertRuns: async (runs, costs) => { if (failRuns) throw new Error("ClickHouse went away (test)"); await h.store.upsertRuns(runs, costs); } };
-    const processor = await h.processorWith(h.ports.clickhouse, failing);
+    const failing = runsWriteFailing();
+    const processor = await h.processorWith(h.ports.clickhouse, failing.store);
     await processor.storedRunsRead();
     const step = (n: number) => h.event(user, "again", "step", { node_name: `s${n}`, phase: "end", kind: "tool" });
     processor.deferRunWrites(true);
     await processor([h.event(user, "again", "run_start", {})]);
     await processor([step(1), step(2)]); // held: the stored row says 1 event
-    failRuns = true;
+    failing.down = true;
     await expect(processor([step(3)])).rejects.toThrow(/went away/);
-    failRuns = false;
+    failing.down = false;
     await processor([step(4)]); // loads "again" from storage (1 event): recounted, 5
     expect((await versions(user, "again")).at(-1)).toEqual({ status: "running", event_count: 5 });
     processor.deferRunWrites(false);
