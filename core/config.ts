@@ -11,6 +11,11 @@ export interface Config {
   readonly dataDir: string;
   readonly webPort: number;
   readonly gatewayPort: number;
+  /**
+   * The gateway's WebSocket engine (RUNWATCH_GATEWAY_ENGINE): "auto" (default) uWebSockets.js where its native build
+   * loads for this Node.js, else the `ws` library; "uws" or "ws" forces one (docs/REALTIME.md).
+   */
+  readonly gatewayEngine: "auto" | "uws" | "ws";
   readonly agentsPort: number;
   readonly host: string;
   /** Public base URLs, used in links and by the dashboard to reach the gateway. */
@@ -109,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(env.RUNWATCH_DATA_DIR ?? ".data"),
     webPort,
     gatewayPort,
+    gatewayEngine: oneOf(env.RUNWATCH_GATEWAY_ENGINE, ["auto", "uws", "ws"], "auto", "RUNWATCH_GATEWAY_ENGINE"),
     agentsPort,
     host,
     publicWebUrl: env.RUNWATCH_PUBLIC_URL ?? `http://localhost:${webPort}`,

@@ -98,6 +98,12 @@ async function start(config: Config, roleArg: string | undefined, logger: Logger
   };
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  // The last resort: an error escaping a background path (a socket's callback, a timer, a library's event) is
+  // logged and the server serves on, since ingest, the pipeline and the pages share this process. The paths that
+  // can fail answer their own errors (gateway/engines, core/pubsub, the pipeline's isolation); an entry here is a
+  // defect to report, not a way of handling errors.
+  process.on("uncaughtException", (err, origin) => logger.error("uncaught error in a background path; serving on", { origin, error: err }));
+  process.on("unhandledRejection", (reason) => logger.error("unhandled rejection in a background path; serving on", { error: reason }));
 
   try {
     for (const role of roles) {

@@ -31,10 +31,10 @@ export const frame = {
 };
 
 /** Parses a client frame; undefined for anything that is not a known message. */
-export function parseClientMessage(data: ArrayBuffer): ClientMessage | undefined {
+export function parseClientMessage(data: ArrayBuffer | Buffer): ClientMessage | undefined {
   let msg: unknown;
   try {
-    msg = JSON.parse(Buffer.from(data).toString("utf8"));
+    msg = JSON.parse((Buffer.isBuffer(data) ? data : Buffer.from(data)).toString("utf8"));
   } catch {
     return undefined;
   }

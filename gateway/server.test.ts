@@ -7,6 +7,10 @@ import { loadConfig } from "../core/config.js";
 import { openPorts, type Ports } from "../core/runtime.js";
 import { REALTIME_REVOKE_CHANNEL, REALTIME_SUBPROTOCOL, signRealtimeToken, TOKEN_PROTOCOL_PREFIX } from "../core/tokens.js";
 import { startGateway, type Gateway } from "./server.js";
+import { loadNativeUws } from "./engines/uws-native.js";
+import { uwsEngine } from "./engines/uws.js";
+import { wsEngine } from "./engines/ws.js";
+import type { Engine } from "./engines/types.js";
 
 const SECRET = "test-secret-0123456789abcdef";
 
@@ -46,7 +50,18 @@ async function subscribed(gw: Gateway, uid: number, sid = SID) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe("realtime gateway (uWebSockets.js)", () => {
+const native = loadNativeUws();
+/** Both engines pass the same suite; `uws` only where its native build loads for this Node.js. */
+const ENGINES: [string, Engine | undefined][] = [
+  ["ws", wsEngine],
+  ["uws", native.ok ? uwsEngine(native.uws) : undefined],
+];
+
+describe.each(ENGINES)("realtime gateway (%s engine)", (name, engine) => {
+  if (!engine) {
+    it.skip(`needs uWebSockets.js's native build: ${native.ok ? "" : native.why}`, () => {});
+    return;
+  }
   let dir: string;
   let ports: Ports;
   let gw: Gateway;
@@ -55,7 +70,8 @@ describe("realtime gateway (uWebSockets.js)", () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-gw-"));
     const config = loadConfig({ RUNWATCH_DATA_DIR: dir, RUNWATCH_GATEWAY_PORT: "0", LOG_LEVEL: "error" });
     ports = await openPorts(config, ["pubsub"]);
-    gw = await startGateway(ports, config, { sessionSecret: SECRET, maxBackpressure: 64 * 1024 });
+    gw = await startGateway(ports, config, { sessionSecret: SECRET, maxBackpressure: 64 * 1024, engine });
+    expect(gw.engine).toBe(name);
   });
   afterAll(async () => {
     await gw?.close();
@@ -169,7 +185,8 @@ describe("realtime gateway (uWebSockets.js)", () => {
       await c.next((f) => f.type === "hello");
       c.ws.send(data);
       const closed = await c.closed;
-      // A frame past maxPayloadLength (4 KiB) is cut off by uWS without a close frame: 1006 on this side.
+      // A frame past maxPayloadLength (4 KiB): uWS cuts the connection without a close frame (1006 on this side), ws
+      // closes with 1009 (message too big).
       const expected = Buffer.byteLength(data) > 4 * 1024 ? [1006, 1009] : [4400];
       expect(expected, `${String(data).slice(0, 40)} closed with ${closed.code}`).toContain(closed.code);
     }
@@ -194,7 +211,7 @@ describe("realtime gateway (uWebSockets.js)", () => {
     const fast = await subscribed(gw, 301);
     const slow = await subscribed(gw, 301);
     const before = gw.connections();
-    // Stop reading: the kernel buffers fill, then uWS buffers up to maxBackpressure (64 KiB), then drops.
+    // Stop reading: the kernel buffers fill, then the engine buffers up to maxBackpressure (64 KiB), then drops.
     (slow.ws as any)._socket.pause();
     const chunk = "x".repeat(16 * 1024);
     let sent = 0;
@@ -220,6 +237,6 @@ describe("realtime gateway (uWebSockets.js)", () => {
   it("serves /health", async () => {
     const res = await fetch(gw.url.replace("ws://", "http://") + "/health");
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: "ok" });
+    expect(await res.json()).toMatchObject({ status: "ok", engine: name });
   });
 });

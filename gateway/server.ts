@@ -1,5 +1,7 @@
 /**
- * The realtime gateway: uWebSockets.js on config.gatewayPort (default 8082).
+ * The realtime gateway on config.gatewayPort (default 8082), on one of two WebSocket engines (engines/types.ts):
+ * uWebSockets.js where its native build loads for this Node.js, the `ws` library otherwise
+ * (RUNWATCH_GATEWAY_ENGINE=auto|uws|ws). This file is the gateway's logic; the engines only carry frames.
  *
  * A dashboard page fetches a short-lived signed token from web (GET /api/realtime/token), connects to
  * `ws://host:8082/ws` offering the subprotocols `runwatch.v1` and `token.<token>` (the token travels in the
@@ -8,14 +10,16 @@
  * Tokens are bound to the login session they were minted in: when it ends, web announces it on
  * REALTIME_REVOKE_CHANNEL and every gateway closes that session's sockets and refuses its tokens.
  * Messages arrive from PubSub (in-process embedded, Redis in scale mode) on the "user." prefix and are fanned
- * out with uWS topics, one topic per user channel, so a publish costs one lookup however many tabs a user has open.
+ * out with the engine's topics, one topic per user channel, so a publish costs one lookup however many tabs a user
+ * has open.
  *
  * Bounded memory: each socket may hold at most `maxBackpressure` bytes of unsent data; a publish that would
- * exceed it closes that socket (closeOnBackpressureLimit). The client reconnects and reloads state from the
- * stores, so a dropped slow consumer loses freshness, never data. Idle sockets are pinged automatically and
- * closed after `idleTimeoutSeconds` without traffic.
+ * exceed it closes that socket. The client reconnects and reloads state from the stores, so a dropped slow consumer
+ * loses freshness, never data. Idle sockets are pinged and closed after `idleTimeoutSeconds` without traffic.
+ *
+ * No error in a WebSocket path reaches the process: the engines catch what a handler throws, log it here and answer
+ * it (HTTP 500 for an upgrade, close 1011 for a socket), and the server serves on.
  */
-import uWS from "uWebSockets.js";
 import type { Config } from "../core/config.js";
 import type { Ports } from "../core/runtime.js";
 import { userChannel } from "../core/ports/pubsub.js";
@@ -24,6 +28,8 @@ import { resolveSessionSecret } from "../core/secrets.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { ExpiringSet } from "../core/expiring-set.js";
 import { CloseCode, frame, parseClientMessage, type ErrorCode } from "./protocol.js";
+import { loadEngine } from "./engines/choose.js";
+import type { Engine, EngineName, EngineSocket } from "./engines/types.js";
 
 export interface GatewayOptions {
   /** Defaults to the shared session secret of the data dir / SESSION_SECRET (core/secrets.ts). */
@@ -34,6 +40,8 @@ export interface GatewayOptions {
   idleTimeoutSeconds?: number;
   /** Minutes a socket may live before the server closes it (the client reconnects with a fresh token). Default 60. */
   maxLifetimeMinutes?: number;
+  /** The WebSocket engine; defaults to the one config.gatewayEngine chooses. */
+  engine?: Engine;
   logger?: Logger;
 }
 
@@ -41,6 +49,8 @@ export interface Gateway {
   /** ws:// base URL the gateway listens on (the WebSocket endpoint is `${url}/ws`). */
   url: string;
   port: number;
+  /** The WebSocket engine it runs on. */
+  engine: EngineName;
   /** Open sockets right now (for /health and tests). */
   connections(): number;
   close(): Promise<void>;
@@ -58,159 +68,128 @@ interface SocketData {
 export async function startGateway(ports: Ports, config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config.logLevel).child({ svc: "gateway" });
   const secret = opts.sessionSecret ?? (await resolveSessionSecret(config));
+  const engine = opts.engine ?? (await loadEngine(config.gatewayEngine, logger));
   const idleTimeout = opts.idleTimeoutSeconds ?? 32;
-  const sockets = new Set<uWS.WebSocket<SocketData>>();
+  const sockets = new Set<EngineSocket<SocketData>>();
   /** Ended sessions, kept until their tokens have expired anyway. */
   const revoked = new ExpiringSet(100_000);
   const endSession = (sid: string) => {
     if (!sid) return;
     revoked.add(sid, REALTIME_TOKEN_TTL_SECONDS * 1000 * 2);
     for (const ws of sockets) {
-      if (ws.getUserData().sid !== sid) continue;
-      ws.cork(() => {
-        ws.send(frame.error("session_ended", "you logged out"));
-        ws.end(CloseCode.unauthorized, "session_ended");
-      });
+      if (ws.data.sid === sid) ws.sendAndClose(frame.error("session_ended", "you logged out"), CloseCode.unauthorized, "session_ended");
     }
   };
   const unsubscribeRevoke = await ports.pubsub.subscribePrefix(REALTIME_REVOKE_CHANNEL, (_c, sid) => endSession(sid));
   let dropped = 0;
+  let errors = 0;
 
-  const app = uWS.App();
+  /** The socket's data from the token offered; a socket without a valid one is still upgraded (see below). */
+  const authorise = (offered: string[]): SocketData => {
+    const token = offered.find((p) => p.startsWith(TOKEN_PROTOCOL_PREFIX))?.slice(TOKEN_PROTOCOL_PREFIX.length) ?? "";
+    const data: SocketData = { userId: 0, channel: "", sid: "" };
+    if (!token) {
+      data.rejection = { code: "missing_token", message: `offer the subprotocols ${REALTIME_SUBPROTOCOL} and ${TOKEN_PROTOCOL_PREFIX}<token from GET /api/realtime/token>` };
+      return data;
+    }
+    const v = verifyRealtimeToken(secret, token);
+    if (v.ok && revoked.has(v.claims.sid)) {
+      data.rejection = { code: "session_ended", message: "the session that issued this token has ended; log in again" };
+    } else if (v.ok) {
+      data.userId = v.claims.uid;
+      data.channel = userChannel(v.claims.uid);
+      data.sid = v.claims.sid;
+    } else if (v.error === "expired") {
+      data.rejection = { code: "expired_token", message: "the realtime token has expired; fetch a new one" };
+    } else {
+      data.rejection = { code: "invalid_token", message: "the realtime token is not valid" };
+    }
+    return data;
+  };
 
-  app.ws<SocketData>("/ws", {
-    maxPayloadLength: 4 * 1024,
-    maxBackpressure: opts.maxBackpressure ?? 1024 * 1024,
-    closeOnBackpressureLimit: 1,
-    idleTimeout,
-    sendPingsAutomatically: true,
-    maxLifetime: opts.maxLifetimeMinutes ?? 60,
-    compression: uWS.DISABLED,
-
-    // Synchronous: the token is verified before the socket exists; headers must be read before returning.
-    upgrade(res, req, context) {
-      const offered = req.getHeader("sec-websocket-protocol").split(",").map((p) => p.trim());
-      const token = offered.find((p) => p.startsWith(TOKEN_PROTOCOL_PREFIX))?.slice(TOKEN_PROTOCOL_PREFIX.length) ?? "";
-      const data: SocketData = { userId: 0, channel: "", sid: "" };
-      if (!token) {
-        data.rejection = { code: "missing_token", message: `offer the subprotocols ${REALTIME_SUBPROTOCOL} and ${TOKEN_PROTOCOL_PREFIX}<token from GET /api/realtime/token>` };
-      } else {
-        const v = verifyRealtimeToken(secret, token);
-        if (v.ok && revoked.has(v.claims.sid)) {
-          data.rejection = { code: "session_ended", message: "the session that issued this token has ended; log in again" };
-        } else if (v.ok) {
-          data.userId = v.claims.uid;
-          data.channel = userChannel(v.claims.uid);
-          data.sid = v.claims.sid;
-        } else if (v.error === "expired") {
-          data.rejection = { code: "expired_token", message: "the realtime token has expired; fetch a new one" };
-        } else {
-          data.rejection = { code: "invalid_token", message: "the realtime token is not valid" };
-        }
-      }
+  const server = await engine.listen<SocketData>({
+    host: config.host,
+    port: config.gatewayPort,
+    path: "/ws",
+    limits: {
+      maxPayloadLength: 4 * 1024,
+      maxBackpressure: opts.maxBackpressure ?? 1024 * 1024,
+      idleTimeoutSeconds: idleTimeout,
+      maxLifetimeMinutes: opts.maxLifetimeMinutes ?? 60,
+    },
+    handlers: {
       // Rejected clients are still upgraded so that they get a readable error frame and close code
       // (a browser cannot read the body of a refused upgrade); they never subscribe to anything.
       // Answer with our subprotocol only: echoing the offered list would send the token back in a header.
-      res.upgrade(
-        data,
-        req.getHeader("sec-websocket-key"),
-        offered.includes(REALTIME_SUBPROTOCOL) ? REALTIME_SUBPROTOCOL : "",
-        req.getHeader("sec-websocket-extensions"),
-        context,
-      );
-    },
+      upgrade: (offered) => ({ data: authorise(offered), protocol: offered.includes(REALTIME_SUBPROTOCOL) ? REALTIME_SUBPROTOCOL : "" }),
 
-    open(ws) {
-      const d = ws.getUserData();
-      if (d.rejection) {
-        ws.cork(() => {
-          ws.send(frame.error(d.rejection!.code, d.rejection!.message));
-          ws.end(CloseCode.unauthorized, d.rejection!.code);
-        });
-        return;
-      }
-      sockets.add(ws);
-      ws.send(frame.hello(d.userId, d.channel, idleTimeout));
-    },
+      open(ws) {
+        const d = ws.data;
+        if (d.rejection) {
+          ws.sendAndClose(frame.error(d.rejection.code, d.rejection.message), CloseCode.unauthorized, d.rejection.code);
+          return;
+        }
+        sockets.add(ws);
+        ws.send(frame.hello(d.userId, d.channel, idleTimeout));
+      },
 
-    message(ws, data) {
-      const d = ws.getUserData();
-      if (d.rejection) return;
-      const msg = parseClientMessage(data);
-      if (!msg) {
-        ws.cork(() => {
-          ws.send(frame.error("bad_message", 'expected {"type":"subscribe","channel":"user.{id}"} or {"type":"ping"}'));
-          ws.end(CloseCode.badMessage, "bad_message");
-        });
-        return;
-      }
-      if (msg.type === "ping") {
-        ws.send(frame.pong());
-        return;
-      }
-      if (msg.channel !== d.channel) {
-        logger.warn("refused subscription", { user_id: d.userId, channel: msg.channel });
-        ws.cork(() => {
-          ws.send(frame.error("forbidden_channel", `this token grants only ${d.channel}`));
-          ws.end(CloseCode.forbidden, "forbidden_channel");
-        });
-        return;
-      }
-      ws.subscribe(d.channel);
-      ws.send(frame.subscribed(d.channel));
-    },
+      message(ws, data) {
+        const d = ws.data;
+        if (d.rejection) return;
+        const msg = parseClientMessage(data);
+        if (!msg) {
+          ws.sendAndClose(frame.error("bad_message", 'expected {"type":"subscribe","channel":"user.{id}"} or {"type":"ping"}'), CloseCode.badMessage, "bad_message");
+          return;
+        }
+        if (msg.type === "ping") {
+          ws.send(frame.pong());
+          return;
+        }
+        if (msg.channel !== d.channel) {
+          logger.warn("refused subscription", { user_id: d.userId, channel: msg.channel });
+          ws.sendAndClose(frame.error("forbidden_channel", `this token grants only ${d.channel}`), CloseCode.forbidden, "forbidden_channel");
+          return;
+        }
+        ws.subscribe(d.channel);
+        ws.send(frame.subscribed(d.channel));
+      },
 
-    close(ws, code) {
-      const wasOpen = sockets.delete(ws);
-      // uWS closes a socket with 1006 when closeOnBackpressureLimit drops it (and on idle timeout).
-      if (wasOpen && code === 1006) dropped++;
-      logger.debug("socket closed", { user_id: ws.getUserData().userId, code });
+      close(ws, code) {
+        const wasOpen = sockets.delete(ws);
+        // 1006: dropped without a close frame — over the back-pressure limit, idle, or the network.
+        if (wasOpen && code === 1006) dropped++;
+        logger.debug("socket closed", { user_id: ws.data.userId, code });
+      },
+
+      health: () => ({ status: "ok", engine: engine.name, connections: sockets.size, abnormal_closes: dropped, errors }),
+
+      error(where, err) {
+        errors++;
+        logger.error("gateway error (answered; serving on)", { where, error: err });
+      },
     },
   });
 
-  app.get("/health", (res) => {
-    res.cork(() => {
-      res.writeHeader("content-type", "application/json");
-      res.end(JSON.stringify({ status: "ok", connections: sockets.size, abnormal_closes: dropped }));
-    });
-  });
-  app.any("/*", (res) => {
-    res.cork(() => {
-      res.writeStatus("404 Not Found").writeHeader("content-type", "application/json");
-      res.end(JSON.stringify({ error: { code: "not_found", message: "the realtime endpoint is /ws" } }));
-    });
-  });
+  // Fan-out. PubSub delivers on the publisher's tick (embedded) or from the Redis connection (scale mode); the
+  // engine copies the message into each subscriber's buffer, respecting maxBackpressure.
+  const unsubscribe = await ports.pubsub.subscribePrefix("user.", (channel, message) => server.publish(channel, message));
 
-  const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-    app.listen(config.host, config.gatewayPort, (s) =>
-      s ? resolve(s) : reject(new Error(`gateway could not listen on ${config.host}:${config.gatewayPort}`)),
-    );
-  });
-  const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
-
-  // Fan-out. PubSub delivers on the publisher's tick (embedded) or from the Redis connection (scale mode);
-  // app.publish copies the message into each subscriber's buffer, respecting maxBackpressure.
-  const unsubscribe = await ports.pubsub.subscribePrefix("user.", (channel, message) => {
-    app.publish(channel, message, false, false);
-  });
-
-  const url = `ws://${config.host}:${port}`;
-  logger.info("gateway listening", { url: `${url}/ws` });
+  const url = `ws://${config.host}:${server.port}`;
+  logger.info("gateway listening", { url: `${url}/ws`, engine: engine.name });
   let closed = false;
   return {
     url,
-    port,
+    port: server.port,
+    engine: engine.name,
     connections: () => sockets.size,
     async close() {
       if (closed) return;
       closed = true;
       await unsubscribe();
       await unsubscribeRevoke();
-      uWS.us_listen_socket_close(listenSocket);
-      for (const ws of [...sockets]) {
-        try { ws.end(CloseCode.goingAway, "server shutting down"); } catch { /* already closed */ }
-      }
+      for (const ws of [...sockets]) ws.close(CloseCode.goingAway, "server shutting down");
       sockets.clear();
+      await server.close();
     },
   };
 }

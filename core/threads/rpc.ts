@@ -6,6 +6,7 @@
  * Unavailable or ValidationError) come back as the same class with the same fields, others as Errors with the
  * same name, message, code and stack.
  */
+import * as workerThreads from "node:worker_threads";
 import type { MessagePort, Transferable, Worker } from "node:worker_threads";
 import { reviveTaggedError } from "../errors.js";
 
@@ -24,13 +25,24 @@ export class Transfer<T> {
   ) {}
 }
 
+/** Node.js 21+: whether postMessage refuses to transfer this buffer (Node marks some it allocates so). */
+const isMarkedAsUntransferable = (workerThreads as { isMarkedAsUntransferable?: (o: object) => boolean }).isMarkedAsUntransferable;
+
+/** The transfer list less what Node.js refuses to transfer: those are cloned with the message instead. */
+function movable(list: readonly Transferable[] | undefined): Transferable[] | undefined {
+  return list && isMarkedAsUntransferable ? list.filter((t) => !isMarkedAsUntransferable(t as object)) : (list as Transferable[] | undefined);
+}
+
 /**
  * bytes, or a copy of them that owns its whole ArrayBuffer: only such a buffer may be transferred (a Buffer is
- * often a view into a larger, shared one: Node's pool, a socket's read buffer).
+ * often a view into a larger, shared one: Node's pool, a socket's read buffer). Node.js 22 and 24 also mark some
+ * whole buffers as untransferable; those are copied too.
  */
 export function ownBytes(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
-  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
-  return (own ? bytes : bytes.slice()) as Uint8Array<ArrayBuffer>;
+  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
+    && !isMarkedAsUntransferable?.(bytes.buffer);
+  // new Uint8Array(bytes) copies into a buffer of its own; a Buffer's slice() would be a view of the same one.
+  return (own ? bytes : new Uint8Array(bytes)) as Uint8Array<ArrayBuffer>;
 }
 
 type Endpoint = Pick<MessagePort | Worker, "postMessage" | "on" | "off">;
@@ -68,7 +80,7 @@ export class Rpc<Local extends MethodsOf<Local>, Remote extends MethodsOf<Remote
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       try {
-        this.endpoint.postMessage({ t: "call", id, method, args } satisfies Message, transfer as Transferable[] | undefined);
+        this.endpoint.postMessage({ t: "call", id, method, args } satisfies Message, movable(transfer));
       } catch (err) {
         this.pending.delete(id);
         reject(err);
@@ -119,7 +131,7 @@ export class Rpc<Local extends MethodsOf<Local>, Remote extends MethodsOf<Remote
 
   private reply(m: Message, transfer?: readonly Transferable[]): void {
     try {
-      this.endpoint.postMessage(m, transfer as Transferable[] | undefined);
+      this.endpoint.postMessage(m, movable(transfer));
     } catch (err) {
       // A result that cannot be cloned: report that instead of leaving the caller waiting forever.
       if (m.t === "ok") this.endpoint.postMessage({ t: "err", id: m.id, error: toWire(err) } satisfies Message);
