@@ -333,21 +333,31 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * Exits once stdout and stderr have handed everything written to the OS: process.exit() alone drops what a full
+ * pipe has not taken yet (`dead-letters list --json` into a pipe lost all but the first ~64-400 KiB).
+ */
+async function exitFlushed(code: number): Promise<never> {
+  const flushed = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write("", () => resolve()));
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  process.exit(code);
+}
+
 export async function runCli(argv: string[]): Promise<void> {
   try {
     const code = await main(argv);
-    if (code >= 0) process.exit(code);
+    if (code >= 0) await exitFlushed(code);
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`runwatch: ${err.message}\n\n${USAGE}\n`);
-      process.exit(2);
+      await exitFlushed(2);
     }
     const e = err as { _tag?: string; message?: string; field?: string };
     if (err instanceof AdminError || e._tag) {
       process.stderr.write(`runwatch: ${e.message}\n`);
-      process.exit(1);
+      await exitFlushed(1);
     }
     process.stderr.write(`runwatch: ${(err as Error)?.stack ?? String(err)}\n`);
-    process.exit(1);
+    await exitFlushed(1);
   }
 }
