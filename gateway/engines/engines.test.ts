@@ -9,6 +9,8 @@ import WebSocket from "ws";
 import { loadNativeUws } from "./uws-native.js";
 import { uwsEngine } from "./uws.js";
 import { wsEngine } from "./ws.js";
+import { loadEngine } from "./choose.js";
+import { createLogger } from "../../core/logger.js";
 import type { Engine, EngineHandlers, EngineServer, EngineSocket } from "./types.js";
 
 const native = loadNativeUws();
@@ -183,5 +185,20 @@ describe("gateway engine ws: slow consumers", () => {
     expect(await slow.closed).toBe(1006);
     expect(Date.now() - started).toBeLessThan(15_000);
     await server.close();
+  });
+});
+
+describe("choosing the engine (RUNWATCH_GATEWAY_ENGINE)", () => {
+  const logger = createLogger("error");
+  it("auto takes uws where its native build loads and ws elsewhere; ws is always there", async () => {
+    expect((await loadEngine("auto", logger)).name).toBe(native.ok ? "uws" : "ws");
+    expect((await loadEngine("ws", logger)).name).toBe("ws");
+  });
+  it("uws forced where it does not load is a start-up error that says why and what to do", async () => {
+    if (native.ok) {
+      expect((await loadEngine("uws", logger)).name).toBe("uws");
+    } else {
+      await expect(loadEngine("uws", logger)).rejects.toThrow(/RUNWATCH_GATEWAY_ENGINE=uws, but uWebSockets\.js .*docs\/REALTIME\.md/);
+    }
   });
 });
