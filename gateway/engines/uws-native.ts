@@ -16,19 +16,21 @@ export type NativeUws = typeof uWS;
 
 const require = createRequire(import.meta.url);
 
+/** The installed package's directory; by its entry point if its `exports` hide package.json. */
 function packageRoot(): string | undefined {
-  try {
-    return path.dirname(require.resolve("uWebSockets.js/package.json"));
-  } catch {
-    return undefined;
+  for (const locate of [() => path.dirname(require.resolve("uWebSockets.js/package.json")), () => path.dirname(require.resolve("uWebSockets.js"))]) {
+    try {
+      return locate();
+    } catch { /* next */ }
   }
+  return undefined;
 }
 
 export function loadNativeUws(): { ok: true; uws: NativeUws; file: string } | { ok: false; why: string } {
   const root = packageRoot();
   if (!root) return { ok: false, why: "uWebSockets.js is not installed" };
   const binary = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
-  const candidates = [path.join(root, binary), path.join(root, "binaries", binary)].filter((f) => existsSync(f));
+  const candidates = [root, path.join(root, "binaries"), path.join(root, "..", "binaries")].map((d) => path.join(d, binary)).filter((f) => existsSync(f));
   const failures: string[] = [];
   for (const file of candidates) {
     try {
