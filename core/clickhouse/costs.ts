@@ -8,6 +8,7 @@
  * group is the runs with cost in it: a run that used two models is one run in each model's group.
  */
 import type { ClickHouse } from "../ports/clickhouse.js";
+import { isStorableTime } from "../events/schema.js";
 
 export const MAX_GROUPS = 100_000;
 export const MAX_RANGE_DAYS = 366;
@@ -152,14 +153,14 @@ export async function agentMonthSpend(ch: ClickHouse, userId: number, agents?: r
 /** A range of whole UTC days from query text (YYYY-MM-DD), defaulting to the last `defaultDays` days. */
 export function parseRange(from: string | undefined, to: string | undefined, defaultDays = 30, now = new Date()): CostRange & { error?: string } {
   const today = now.toISOString().slice(0, 10);
-  const valid = (s: string | undefined) => (s && /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) ? s : undefined);
+  const valid = (s: string | undefined) => (s && /^\d{4}-\d{2}-\d{2}$/.test(s) && isStorableTime(Date.parse(`${s}T00:00:00Z`)) ? s : undefined);
   const shift = (day: string, days: number) => {
     const d = new Date(`${day}T00:00:00Z`);
     d.setUTCDate(d.getUTCDate() + days);
     return d.toISOString().slice(0, 10);
   };
   let error: string | undefined;
-  if ((from && !valid(from)) || (to && !valid(to))) error = "Dates must look like 2026-11-23.";
+  if ((from && !valid(from)) || (to && !valid(to))) error = "Dates must look like 2026-11-23, between 1970-01-01 and 2200-12-31.";
   let end = valid(to) ?? today;
   let start = valid(from) ?? shift(end, -(defaultDays - 1));
   if (start > end) {

@@ -17,7 +17,7 @@
  */
 import type { ClickHouse } from "../ports/clickhouse.js";
 import { canonicalIso } from "../events/iso-time.js";
-import type { EventType, LoggedEvent, RunStatus } from "../events/schema.js";
+import { isStorableTime, type EventType, type LoggedEvent, type RunStatus } from "../events/schema.js";
 import type { RunRecord } from "../events/run.js";
 import { ValidationError } from "../errors.js";
 import { jsonString, jsonValue } from "../json-text.js";
@@ -190,7 +190,7 @@ export const encodeCursor = (c: RunCursor): string => Buffer.from(JSON.stringify
 export function decodeCursor(s: string): RunCursor {
   try {
     const v = JSON.parse(Buffer.from(s, "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string" && !Number.isNaN(Date.parse(v[0]))) {
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string" && isStorableTime(Date.parse(v[0]))) {
       return { at: v[0], id: v[1] };
     }
   } catch { /* fall through */ }

@@ -45,6 +45,8 @@ const opt = Schema.optional;
 /** Timestamps are stored as DateTime64(3) in ClickHouse; outside these years a date is a client bug. */
 export const MIN_TIMESTAMP_MS = Date.UTC(1970, 0, 1);
 export const MAX_TIMESTAMP_MS = Date.UTC(2200, 11, 31, 23, 59, 59, 999);
+/** Whether `ms` is a time that can be stored and queried (a filter or cursor outside it is a client error). */
+export const isStorableTime = (ms: number): boolean => ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS;
 
 /** ISO 8601 date-time with an explicit offset or Z, e.g. 2026-11-23T10:00:00.123Z. */
 const IsoTimestamp = Str.pipe(
@@ -54,7 +56,7 @@ const IsoTimestamp = Str.pipe(
   Schema.filter((s) => {
     const t = Date.parse(s);
     if (Number.isNaN(t)) return "is not a valid date";
-    return (t >= MIN_TIMESTAMP_MS && t <= MAX_TIMESTAMP_MS) || "must be between 1970-01-01 and 2200-12-31";
+    return isStorableTime(t) || "must be between 1970-01-01 and 2200-12-31";
   }),
 );
 

@@ -5,6 +5,7 @@
  */
 import type { Context } from "koa";
 import { ValidationError } from "../../core/errors.js";
+import { isStorableTime } from "../../core/events/schema.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
 import { enforceRateLimit } from "../middleware/rate-limit.js";
@@ -47,8 +48,8 @@ export function numberParam(ctx: Context, name: string): number | undefined {
 /** An ISO 8601 `since` parameter, normalised to UTC ISO. */
 export function sinceParam(ctx: Context): string | undefined {
   const since = stringParam(ctx, "since");
-  if (since !== undefined && Number.isNaN(Date.parse(since))) {
-    throw new ValidationError({ message: "since must be an ISO 8601 timestamp, e.g. 2026-11-23T00:00:00Z", field: "since" });
+  if (since !== undefined && !isStorableTime(Date.parse(since))) {
+    throw new ValidationError({ message: "since must be an ISO 8601 timestamp between 1970-01-01 and 2200-12-31, e.g. 2026-11-23T00:00:00Z", field: "since" });
   }
   return since === undefined ? undefined : new Date(since).toISOString();
 }

@@ -11,7 +11,7 @@ import { requireUser } from "../auth/session.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
 import { buildTimeline } from "./timeline.js";
 import { buildSpans } from "../../core/events/spans.js";
-import { buildSpanTree } from "./span-tree.js";
+import { buildSpanTree, MAX_TREE_DEPTH } from "./span-tree.js";
 import { humanInputView } from "./human-input.js";
 import { scoresView } from "./scores.js";
 
@@ -48,6 +48,7 @@ export function register(router: Router, deps: WebDeps): void {
       run,
       timeline,
       tree,
+      max_depth: MAX_TREE_DEPTH,
       event_total: run.event_count,
       shown_from: after,
       next_after: more ? events[events.length - 1]!.event_id : null,

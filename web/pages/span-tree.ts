@@ -19,15 +19,95 @@ export interface SpanTree {
   roots: SpanNode[];
   count: number;
   total_ms: number;
+  /** Spans deeper than MAX_TREE_DEPTH, listed flat under their ancestor at that depth. */
+  flattened: number;
 }
 
+/**
+ * The deepest level rendered as nesting: the page nests one list per level, so a parent chain thousands deep (a
+ * client bug, or an attack) would nest thousands of elements and recurse as deep in the template. Deeper spans are
+ * listed flat, in tree order, under their ancestor at this depth.
+ */
+export const MAX_TREE_DEPTH = 40;
+
+const addSpan = (n: SpanNode) => {
+  if (n.span.kind !== "llm" || n.span.status === "running") return;
+  n.totals.llm_calls += 1;
+  n.totals.prompt_tokens += n.span.prompt_tokens ?? 0;
+  n.totals.completion_tokens += n.span.completion_tokens ?? 0;
+  n.totals.cost_usd += n.span.cost_usd ?? 0;
+};
+const addTotals = (to: SpanNode, from: SpanNode) => {
+  to.totals.llm_calls += from.totals.llm_calls;
+  to.totals.prompt_tokens += from.totals.prompt_tokens;
+  to.totals.completion_tokens += from.totals.completion_tokens;
+  to.totals.cost_usd += from.totals.cost_usd;
+};
+
+/**
+ * Sets depths and subtree totals below `root`, without recursion (a chain may be any length). A child already
+ * reached is a parent cycle in client ids: it is cut, not followed.
+ */
+function walk(root: SpanNode, reached: Set<SpanNode>): void {
+  root.depth = 0;
+  reached.add(root);
+  const stack: { node: SpanNode; next: number }[] = [{ node: root, next: 0 }];
+  while (stack.length) {
+    const top = stack[stack.length - 1]!;
+    if (top.next === 0) {
+      top.node.children = top.node.children.filter((c) => !reached.has(c));
+      for (const c of top.node.children) reached.add(c);
+      addSpan(top.node);
+    }
+    const child = top.node.children[top.next++];
+    if (child) {
+      child.depth = top.node.depth + 1;
+      stack.push({ node: child, next: 0 });
+    } else {
+      stack.pop();
+      if (stack.length) addTotals(stack[stack.length - 1]!.node, top.node);
+    }
+  }
+}
+
+/** Lists the descendants of nodes at MAX_TREE_DEPTH flat under them; how many were moved. */
+function flattenDeep(roots: SpanNode[]): number {
+  let moved = 0;
+  const stack = [...roots];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.depth < MAX_TREE_DEPTH) {
+      stack.push(...n.children);
+      continue;
+    }
+    const flat: SpanNode[] = [];
+    const below = [...n.children].reverse();
+    while (below.length) {
+      const d = below.pop()!;
+      flat.push(d);
+      for (let i = d.children.length - 1; i >= 0; i--) below.push(d.children[i]!);
+      d.children = [];
+      d.depth = MAX_TREE_DEPTH + 1;
+    }
+    n.children = flat;
+    moved += flat.length;
+  }
+  return moved;
+}
 
 export function buildSpanTree(spans: readonly Span[], opts: { now?: number; live?: boolean } = {}): SpanTree {
   const now = opts.now ?? Date.now();
-  const starts = spans.map((s) => Date.parse(s.started_at)).filter(Number.isFinite);
-  const ends = spans.map((s) => (s.ended_at ? Date.parse(s.ended_at) : NaN)).filter(Number.isFinite);
-  const t0 = starts.length ? Math.min(...starts) : now;
-  const last = Math.max(t0, ...starts, ...ends);
+  // Loops, not Math.min(...spread): a spread of 100,000 values overflows the call stack.
+  let t0 = Infinity;
+  let last = -Infinity;
+  for (const s of spans) {
+    const start = Date.parse(s.started_at);
+    const end = s.ended_at ? Date.parse(s.ended_at) : NaN;
+    if (Number.isFinite(start)) { t0 = Math.min(t0, start); last = Math.max(last, start); }
+    if (Number.isFinite(end)) last = Math.max(last, end);
+  }
+  if (!Number.isFinite(t0)) t0 = now;
+  last = Math.max(t0, last);
   const horizon = opts.live ? Math.max(last, now) : last;
   const total = Math.max(1, horizon - t0);
 
@@ -46,35 +126,14 @@ export function buildSpanTree(spans: readonly Span[], opts: { now?: number; live
     if (parent && parent !== node) parent.children.push(node);
     else roots.push(node);
   }
-  const visit = (n: SpanNode, depth: number, path: Set<SpanNode>): void => {
-    n.depth = depth;
-    if (n.span.kind === "llm" && n.span.status !== "running") {
-      n.totals.llm_calls += 1;
-      n.totals.prompt_tokens += n.span.prompt_tokens ?? 0;
-      n.totals.completion_tokens += n.span.completion_tokens ?? 0;
-      n.totals.cost_usd += n.span.cost_usd ?? 0;
-    }
-    path.add(n);
-    n.children = n.children.filter((c) => !path.has(c)); // a parent cycle in client ids is cut, not followed
-    for (const c of n.children) {
-      visit(c, depth + 1, path);
-      n.totals.llm_calls += c.totals.llm_calls;
-      n.totals.prompt_tokens += c.totals.prompt_tokens;
-      n.totals.completion_tokens += c.totals.completion_tokens;
-      n.totals.cost_usd += c.totals.cost_usd;
-    }
-    path.delete(n);
-  };
-  for (const r of roots) visit(r, 0, new Set());
-  // Spans whose parents point at each other (a client bug) are reached from no root: show them at the top.
   const reached = new Set<SpanNode>();
-  const mark = (n: SpanNode): void => { reached.add(n); n.children.forEach(mark); };
-  roots.forEach(mark);
+  for (const r of roots) walk(r, reached);
+  // Spans whose parents point at each other (a client bug) are reached from no root: show them at the top.
   for (const n of nodes.values()) {
     if (reached.has(n)) continue;
     roots.push(n);
-    visit(n, 0, new Set());
-    mark(n);
+    walk(n, reached);
   }
-  return { roots, count: spans.length, total_ms: total };
+  const flattened = flattenDeep(roots);
+  return { roots, count: spans.length, total_ms: total, flattened };
 }

@@ -1,0 +1,83 @@
+/**
+ * No 500 from a date, a cursor or a depth: a `since` or a cursor outside the storable years is a 422 naming the
+ * parameter on the API and a rendered page on the dashboard; a span parent chain 10,000 deep renders (its deepest
+ * spans listed flat under their ancestor at the depth cap).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+import { MAX_TREE_DEPTH } from "../../web/pages/span-tree.js";
+
+let srv: TestServer;
+let acct: TestAccount;
+
+beforeAll(async () => {
+  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" } });
+  acct = await srv.account();
+});
+afterAll(async () => { await srv?.close(); });
+
+const cursorAt = (at: string) => Buffer.from(JSON.stringify([at, "run-x"])).toString("base64url");
+const EXTREME = ["+275760-09-13T00:00:00.000Z", "-271821-04-20T00:00:00.000Z", "1969-12-31T23:59:59.999Z", "2201-01-01T00:00:00Z", "0001-01-01T00:00:00Z"];
+
+describe("extreme dates and cursors", () => {
+  it.each(EXTREME)("since=%s is a 422 naming since on /api/runs and /api/sessions", async (at) => {
+    for (const path of ["/api/runs", "/api/sessions"]) {
+      const res = await fetch(`${srv.url}${path}?since=${encodeURIComponent(at)}`, bearer(acct.key));
+      expect(res.status, path).toBe(422);
+      expect(((await res.json()) as { error: { field: string } }).error.field).toBe("since");
+    }
+  });
+
+  it.each(EXTREME)("a cursor at %s is a 422 naming cursor on the API and a rendered first page on the dashboard", async (at) => {
+    for (const path of ["/api/runs", "/api/sessions"]) {
+      const res = await fetch(`${srv.url}${path}?cursor=${cursorAt(at)}`, bearer(acct.key));
+      expect(res.status, path).toBe(422);
+      expect(((await res.json()) as { error: { field: string } }).error.field).toBe("cursor");
+    }
+    const jar = await loginJar(srv.url, acct.email);
+    for (const path of ["/dashboard", "/errors", "/sessions"]) {
+      const res = await jar.fetch(`${srv.url}${path}?cursor=${cursorAt(at)}&since=${encodeURIComponent(at)}`);
+      expect([200, 302], path).toContain(res.status);
+    }
+  });
+
+  it("a cost range in year 9999 renders the page with a message", async () => {
+    const jar = await loginJar(srv.url, acct.email);
+    const res = await jar.fetch(`${srv.url}/costs?from=9999-01-01&to=9999-12-31`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("between 1970-01-01 and 2200-12-31");
+  });
+});
+
+describe("deep span trees", () => {
+  it("a parent chain 10,000 deep renders, nesting at most the depth cap", async () => {
+    const run = "deep-chain";
+    const DEPTH = 10_000;
+    const t0 = Date.parse("2026-11-20T10:00:00Z");
+    const events: Record<string, unknown>[] = [{ event_type: "run_start", sdk_run_id: run, agent_name: "deep", occurred_at: new Date(t0).toISOString(), payload: {} }];
+    for (let i = 0; i < DEPTH; i++) {
+      events.push({
+        event_type: "step", sdk_run_id: run, span_id: `s${i}`, ...(i ? { parent_span_id: `s${i - 1}` } : {}),
+        occurred_at: new Date(t0 + i).toISOString(), payload: { phase: "end", node_name: `step ${i}`, duration_ms: 1 },
+      });
+    }
+    events.push({ event_type: "run_end", sdk_run_id: run, occurred_at: new Date(t0 + DEPTH + 1).toISOString(), payload: {} });
+    for (let i = 0; i < events.length; i += 1000) {
+      const res = await fetch(`${srv.url}/api/ingest/batch`, json(acct.key, { events: events.slice(i, i + 1000) }));
+      const body = (await res.json()) as { rejected: number; results: { status: number }[] };
+      expect(body.rejected, JSON.stringify(body.results.filter((r) => r.status !== 202).slice(0, 3))).toBe(0);
+    }
+    await waitForRun(srv.url, acct.key, run, (b) => b.run.event_count === DEPTH + 2, 60_000);
+
+    const jar = await loginJar(srv.url, acct.email);
+    const res = await jar.fetch(`${srv.url}/dashboard/${run}`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain(`deeper than ${MAX_TREE_DEPTH} levels listed flat`);
+    // Nesting stops at the cap: no list item deeper than MAX_TREE_DEPTH + 1.
+    const depths = [...html.matchAll(/--depth: (\d+)/g)].map((m) => Number(m[1]));
+    expect(Math.max(...depths.slice(0, 20_000))).toBe(MAX_TREE_DEPTH + 1);
+    const live = await jar.fetch(`${srv.url}/dashboard/${run}?fragment=live`);
+    expect(live.status).toBe(200);
+  }, 120_000);
+});
