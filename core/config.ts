@@ -5,6 +5,7 @@
  */
 import os from "node:os";
 import path from "node:path";
+import { parseTrustedProxies, type TrustedProxies } from "./net/client-address.js";
 
 export interface Config {
   readonly env: "development" | "production" | "test";
@@ -31,6 +32,11 @@ export interface Config {
   /** Secret for signing session cookies and gateway tokens. Generated per data dir when absent (embedded). */
   readonly sessionSecret: string | undefined;
   readonly agentSecret: string | undefined;
+  /**
+   * The reverse proxies whose X-Forwarded-For is believed (RUNWATCH_TRUSTED_PROXIES: a hop count, or addresses and
+   * CIDRs); none by default, when the socket's peer is the client (core/net/client-address.ts).
+   */
+  readonly trustedProxies: TrustedProxies;
   readonly rateLimitPerMinute: number;
   /** Ingest requests per minute per user, over all of the user's keys (a user cannot multiply the budget with keys). */
   readonly userRateLimitPerMinute: number;
@@ -49,6 +55,8 @@ export interface Config {
   readonly otlpMaxSpans: number;
   /** OTLP/gRPC port (RUNWATCH_OTLP_GRPC_PORT, default 4317); null when set to "off". */
   readonly otlpGrpcPort: number | null;
+  /** OTLP/gRPC: concurrent calls per connection (RUNWATCH_OTLP_GRPC_MAX_STREAMS, 32) and the idle time after which a connection without calls is closed (RUNWATCH_OTLP_GRPC_IDLE_MS, 20 s). */
+  readonly otlpGrpcLimits: { readonly maxStreams: number; readonly idleMs: number };
   /** Where an OTLP export is mapped into events (RUNWATCH_OTLP_MAPPING, docs/OTEL.md): pipeline or receiver. */
   readonly otlpMapping: OtlpMapping;
   readonly previewMaxChars: number;
@@ -128,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: env.REDIS_URL || undefined,
     sessionSecret: env.SESSION_SECRET || undefined,
     agentSecret: env.AGENT_SECRET || undefined,
+    trustedProxies: parseTrustedProxies(env.RUNWATCH_TRUSTED_PROXIES),
     rateLimitPerMinute: int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200),
     userRateLimitPerMinute: int(env.RUNWATCH_USER_RATE_LIMIT_PER_MINUTE, 5 * int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200)),
     registration: oneOf(env.RUNWATCH_REGISTRATION, ["open", "closed"], "open", "RUNWATCH_REGISTRATION"),
@@ -139,6 +148,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otlpMaxBodyBytes: int(env.RUNWATCH_OTLP_MAX_BODY_BYTES, 16 * 1024 * 1024),
     otlpMaxSpans: int(env.RUNWATCH_OTLP_MAX_SPANS, 20_000),
     otlpGrpcPort: env.RUNWATCH_OTLP_GRPC_PORT === "off" ? null : int(env.RUNWATCH_OTLP_GRPC_PORT, 4317),
+    otlpGrpcLimits: {
+      maxStreams: Math.max(1, Math.floor(int(env.RUNWATCH_OTLP_GRPC_MAX_STREAMS, 32))),
+      idleMs: Math.max(1_000, int(env.RUNWATCH_OTLP_GRPC_IDLE_MS, 20_000)),
+    },
     otlpMapping: oneOf(env.RUNWATCH_OTLP_MAPPING, ["pipeline", "receiver"], "pipeline", "RUNWATCH_OTLP_MAPPING"),
     previewMaxChars: int(env.RUNWATCH_PREVIEW_MAX_CHARS, 500),
     extraPlugins: list(env.RUNWATCH_PLUGINS),

@@ -29,6 +29,7 @@ import { serveStatic } from "./static-files.js";
 import { securityHeaders } from "./middleware/security-headers.js";
 import { gatewayBaseUrl } from "./realtime-url.js";
 import { throttleKeyFailures } from "./middleware/api-key-throttle.js";
+import { clientAddress } from "../core/net/client-address.js";
 import { render } from "./views.js";
 
 export interface WebApp extends Koa {
@@ -48,7 +49,10 @@ export function createWebApp(deps: WebDeps): WebApp {
   const app = new Koa() as WebApp;
   app.keys = [deps.sessionSecret];
   // Behind an https public URL there is a TLS-terminating proxy: trust X-Forwarded-Proto so Secure cookies work.
-  app.proxy = deps.ports.config.publicWebUrl.startsWith("https:");
+  // The client's address is another matter: X-Forwarded-For counts only through the proxies the operator names
+  // (RUNWATCH_TRUSTED_PROXIES; core/net/client-address.ts), set on each request below.
+  const trust = deps.ports.config.trustedProxies;
+  app.proxy = deps.ports.config.publicWebUrl.startsWith("https:") || trust.kind !== "none";
   const apiKeys = throttleKeyFailures(createApiKeyAuth(deps.ports.sql, deps.logger), deps.throttles.badKeysPerIp, deps.logger);
   Object.defineProperty(app, "apiKeys", { value: apiKeys });
   const ingest = ingestHandlers(deps, apiKeys);
@@ -60,6 +64,10 @@ export function createWebApp(deps: WebDeps): WebApp {
     maxBodyBytes: deps.ports.config.otlpMaxBodyBytes,
   });
 
+  app.use((ctx, next) => {
+    ctx.request.ip = clientAddress(ctx.req.socket.remoteAddress ?? "", ctx.get("x-forwarded-for") || undefined, trust);
+    return next();
+  });
   // Errors: JSON `{error:{code,message,field?}}` for APIs, an HTML page otherwise; 500s are logged.
   app.use(async (ctx, next) => {
     try {

@@ -11,6 +11,7 @@ import { inThreadDecoder, threadDecoder } from "./ingest/decode-thread.js";
 import { INLINE_BUDGET_MS_PER_SECOND, smallBodiesInline } from "./ingest/small-bodies-inline.js";
 import { createAdmission } from "./ingest/admission.js";
 import { startOtlpGrpc } from "./otlp/grpc-server.js";
+import { clientAddress } from "../core/net/client-address.js";
 import type { WebDeps } from "./deps.js";
 import { watchPipelineHealth } from "./health.js";
 import { createThrottles } from "./middleware/throttles.js";
@@ -61,6 +62,8 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
   const grpcPort = opts.otlpGrpcPort === undefined ? config.otlpGrpcPort : opts.otlpGrpcPort;
   const grpc = grpcPort === null ? undefined : await startOtlpGrpc({
     admission: createAdmission(deps, app.apiKeys),
+    clientAddress: (peer, forwardedFor) => clientAddress(peer, forwardedFor, config.trustedProxies),
+    limits: config.otlpGrpcLimits,
     decoder: batchDecoder,
     log: ports.log,
     logger,

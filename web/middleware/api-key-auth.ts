@@ -31,6 +31,8 @@ export interface ApiKeyAuth {
    * throttled authenticator (web/middleware/api-key-throttle.ts) counts failed lookups per IP.
    */
   authenticate(authorization: string | undefined, ip?: string): Promise<KeyPrincipal>;
+  /** The principal when the key is known valid without asking the database; undefined when a lookup is needed. */
+  cached(authorization: string | undefined): KeyPrincipal | undefined;
   /** Forgets a key (after revocation) so the next request re-reads it. */
   evictKey(keyId: number): void;
 }
@@ -87,14 +89,28 @@ export function createApiKeyAuth(sql: Sql, logger: Logger, opts: ApiKeyAuthOptio
     return principal;
   };
 
+  /** The key's hash from an Authorization header; throws AuthError for a missing or malformed one. */
+  const hashOf = (authorization: string | undefined): string => {
+    if (!authorization) throw missing();
+    const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+    if (!m) throw invalid("invalid Authorization header: expected 'Bearer <key>'");
+    const key = m[1]!.toLowerCase();
+    if (!isApiKeyShape(key)) throw invalid("invalid API key: expected 64 hexadecimal characters");
+    return hashApiKey(key);
+  };
+
   return {
+    cached(authorization) {
+      try {
+        const now = Date.now();
+        const hit = cache.get(hashOf(authorization));
+        return hit && hit.until > now && hit.principal ? check(hit.principal, now) : undefined;
+      } catch {
+        return undefined;
+      }
+    },
     async authenticate(authorization) {
-      if (!authorization) throw missing();
-      const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
-      if (!m) throw invalid("invalid Authorization header: expected 'Bearer <key>'");
-      const key = m[1]!.toLowerCase();
-      if (!isApiKeyShape(key)) throw invalid("invalid API key: expected 64 hexadecimal characters");
-      const hash = hashApiKey(key);
+      const hash = hashOf(authorization);
       const now = Date.now();
       const hit = cache.get(hash);
       if (hit && hit.until > now) return check(hit.principal, now);

@@ -5,6 +5,12 @@
  * decode thread (export-decode.ts), like an OTLP/HTTP body. Status codes as the OTLP specification says:
  * UNAUTHENTICATED (no or a bad `authorization: Bearer <key>`), INVALID_ARGUMENT (not an export; do not retry),
  * RESOURCE_EXHAUSTED with RetryInfo (rate limit), UNAVAILABLE with RetryInfo (the log cannot take events now).
+ *
+ * Limits before authentication (docs/SECURITY.md, capacity): the key is checked when a call's metadata arrives,
+ * before its message is read (an interceptor; the stream stays paused meanwhile, so HTTP/2 flow control holds a
+ * keyless sender to one window, not 16 MiB), and a refused call is ended at once. Each connection may carry
+ * `maxStreams` calls at a time; a connection without calls for `idleMs` — including one that never sent a request —
+ * is closed, and keepalive pings find dead peers.
  */
 import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../../core/logger.js";
@@ -15,8 +21,18 @@ import type { BatchDecoder } from "../ingest/decode-thread.js";
 import { appendDurably } from "../ingest/durable-append.js";
 import { encodeRpcStatus } from "../../otlp/otlp-protobuf.js";
 
+export interface OtlpGrpcLimits {
+  /** Concurrent calls on one connection (RUNWATCH_OTLP_GRPC_MAX_STREAMS). */
+  readonly maxStreams: number;
+  /** A connection without calls this long is closed (RUNWATCH_OTLP_GRPC_IDLE_MS). */
+  readonly idleMs: number;
+}
+
 export interface OtlpGrpcDeps {
   readonly admission: Admission;
+  /** The client's address from the peer and an x-forwarded-for entry (RUNWATCH_TRUSTED_PROXIES). */
+  readonly clientAddress: (peer: string, forwardedFor: string | undefined) => string;
+  readonly limits: OtlpGrpcLimits;
   readonly decoder: BatchDecoder;
   readonly log: EventLog;
   readonly logger: Logger;
@@ -45,7 +61,7 @@ const TRACE_SERVICE: grpc.ServiceDefinition = {
 };
 
 /** The gRPC status for an HTTP-style error (toHttpError), with RetryInfo when the client should retry later. */
-function grpcError(err: unknown, logger: Logger): Partial<grpc.StatusObject> {
+function grpcError(err: unknown, logger: Logger): { code: grpc.status; details: string; metadata: grpc.Metadata } {
   const e = toHttpError(err);
   const retryAfter = e.headers["Retry-After"] !== undefined ? Number(e.headers["Retry-After"]) : undefined;
   const code =
@@ -61,17 +77,46 @@ function grpcError(err: unknown, logger: Logger): Partial<grpc.StatusObject> {
   return { code, details: e.body.error.message, metadata };
 }
 
+/** Set by the interceptor only (a client's own value is removed): the user the call's key belongs to. */
+const AUTHENTICATED_USER = "runwatch-authenticated-user";
+
+/** Checks the call's key when its metadata arrives, before its message is read; a refusal ends the call there. */
+function authenticateFirst(deps: OtlpGrpcDeps): grpc.ServerInterceptor {
+  return (_method, call) =>
+    new grpc.ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, pass) => {
+            metadata.remove(AUTHENTICATED_USER);
+            const authorization = metadata.get("authorization")[0];
+            const forwarded = metadata.get("x-forwarded-for").map(String).join(", ") || undefined;
+            deps
+              .admission(typeof authorization === "string" ? authorization : undefined, deps.clientAddress(peerIp(call.getPeer()), forwarded))
+              .then(({ principal }) => {
+                metadata.set(AUTHENTICATED_USER, String(principal.userId));
+                pass(metadata);
+              }, (err: unknown) => call.sendStatus(grpcError(err, deps.logger)));
+          },
+        }),
+    });
+}
+
 export async function startOtlpGrpc(deps: OtlpGrpcDeps, host: string, port: number): Promise<OtlpGrpcServer> {
+  const limits = deps.limits;
   const server = new grpc.Server({
     "grpc.max_receive_message_length": deps.maxBodyBytes,
     "grpc.max_send_message_length": 1024 * 1024,
+    "grpc.max_concurrent_streams": limits.maxStreams,
+    "grpc.max_connection_idle_ms": limits.idleMs,
+    "grpc.keepalive_time_ms": 60_000,
+    "grpc.keepalive_timeout_ms": 20_000,
+    interceptors: [authenticateFirst(deps)],
   });
   const exportTraces: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
     void (async () => {
       try {
-        const authorization = call.metadata.get("authorization")[0];
-        const { principal } = await deps.admission(typeof authorization === "string" ? authorization : undefined, peerIp(call.getPeer()));
-        const decoded = await deps.decoder.decodeOtlp(call.request, "protobuf", false, principal.userId, Date.now());
+        const userId = Number(call.metadata.get(AUTHENTICATED_USER)[0]);
+        const decoded = await deps.decoder.decodeOtlp(call.request, "protobuf", false, userId, Date.now());
         if (!decoded.ok) {
           const code = decoded.status === 413 ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.INVALID_ARGUMENT;
           return callback({ code, details: decoded.message });

@@ -1,0 +1,157 @@
+/**
+ * Capacity before authentication, against `runwatch start` as a child process (docs/SECURITY.md, capacity):
+ * keyless OTLP/gRPC calls are ended when their metadata arrives, before their 16 MiB messages are read; idle
+ * connections to the gRPC port are closed; a valid key is taken while unknown keys pour in from its address, over
+ * HTTP and gRPC; X-Forwarded-For picks the throttled address only through RUNWATCH_TRUSTED_PROXIES.
+ */
+import type { ChildProcess } from "node:child_process";
+import fs from "node:fs/promises";
+import http2 from "node:http2";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { childServerEnv, json, runwatchCli as cli, startChildServer } from "./harness.js";
+import { TRACE_EXPORT_PATH } from "../../web/otlp/grpc-server.js";
+
+const children = new Set<ChildProcess>();
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const c of children) c.kill("SIGKILL");
+  for (const d of dirs) await fs.rm(d, { recursive: true, force: true });
+});
+
+async function server(extra: Record<string, string> = {}) {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-capacity-"));
+  dirs.push(dataDir);
+  const tag = path.basename(dataDir).replace(/[^a-z0-9]/gi, "").slice(-10).toLowerCase();
+  const { env, url } = await childServerEnv(dataDir, {
+    NODE_ENV: "test", LOG_LEVEL: "error", KAFKA_TOPIC: `runwatch.test.cap.${tag}`, CLICKHOUSE_DATABASE: `runwatch_test_cap_${tag}`, ...extra,
+  });
+  const email = `cap-${tag}@example.com`;
+  cli({ ...env, RUNWATCH_PASSWORD: "correct horse battery" }, "user", "create", "--email", email, "--name", "Capacity");
+  const key = cli(env, "key", "create", "--email", email, "--name", "cap");
+  const unusedKey = cli(env, "key", "create", "--email", email, "--name", "cap-unused");
+  const { child } = await startChildServer(env, url, children);
+  return { url, key, unusedKey, child, grpcPort: Number(env.RUNWATCH_OTLP_GRPC_PORT) };
+}
+
+const rssMiB = async (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(await fs.readFile(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A gRPC Export over raw HTTP/2 that announces a message of `length` bytes and sends all but its last byte. */
+function withholdingCall(session: http2.ClientHttp2Session, length: number, headers: Record<string, string> = {}) {
+  const stream = session.request({ ":method": "POST", ":path": TRACE_EXPORT_PATH, "content-type": "application/grpc", te: "trailers", ...headers });
+  const status = new Promise<string>((resolve) => {
+    stream.on("trailers", (t) => resolve(String(t["grpc-status"])));
+    stream.on("response", (h) => { if (h["grpc-status"] !== undefined) resolve(String(h["grpc-status"])); });
+    stream.on("close", () => resolve("closed"));
+    stream.on("error", () => resolve("error"));
+  });
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(length, 1);
+  stream.write(prefix);
+  const chunk = Buffer.alloc(256 * 1024, 0x41);
+  let sent = 0;
+  const pump = () => {
+    while (sent < length - 1) {
+      const n = Math.min(chunk.length, length - 1 - sent);
+      sent += n;
+      if (!stream.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void stream.once("drain", pump);
+    }
+  };
+  pump();
+  return { stream, status };
+}
+
+const guess = (url: string, i: number, xff?: string) =>
+  fetch(`${url}/api/runs`, { headers: { authorization: `Bearer ${i.toString(16).padStart(64, "d")}`, ...(xff ? { "x-forwarded-for": xff } : {}) } }).then((r) => r.status);
+
+describe("an https public URL, no trusted proxies: OTLP/gRPC limits before authentication; X-Forwarded-For ignored", () => {
+  let s: Awaited<ReturnType<typeof server>>;
+  beforeAll(async () => { s = await server({ RUNWATCH_OTLP_GRPC_IDLE_MS: "2000", RUNWATCH_PUBLIC_URL: "https://runwatch.example.com" }); });
+
+  it("X-Forwarded-For is ignored: rotating it does not slip past the failed-key throttle", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push(await guess(s.url, i, `198.51.100.${i}`));
+    expect(statuses.slice(0, 30).every((x) => x === 401)).toBe(true);
+    expect(statuses.slice(30).every((x) => x === 429)).toBe(true);
+  });
+
+  it("50 keyless calls each withholding the last byte of a 16 MiB message are refused at once; RSS grows < 100 MiB", async () => {
+    const before = await rssMiB(s.child.pid!);
+    const sessions = Array.from({ length: 5 }, () => http2.connect(`http://127.0.0.1:${s.grpcPort}`));
+    for (const session of sessions) session.on("error", () => {});
+    const calls = Array.from({ length: 50 }, (_, i) => withholdingCall(sessions[i % 5]!, 16 * 1024 * 1024 - 16));
+    const statuses = await Promise.race([Promise.all(calls.map((c) => c.status)), sleep(10_000).then(() => "timeout")]);
+    expect(statuses).not.toBe("timeout");
+    expect(new Set(statuses as string[])).toEqual(new Set([String(grpc.status.UNAUTHENTICATED)]));
+    await sleep(500);
+    const after = await rssMiB(s.child.pid!);
+    expect(after - before).toBeLessThan(100);
+    for (const session of sessions) session.destroy();
+  }, 60_000);
+
+  it("idle connections — raw TCP, or only the HTTP/2 preface — are closed after RUNWATCH_OTLP_GRPC_IDLE_MS", async () => {
+    const open = new Set<net.Socket>();
+    const connect = (preface: boolean) => new Promise<void>((resolve) => {
+      const sock = net.connect(s.grpcPort, "127.0.0.1", () => {
+        open.add(sock);
+        if (preface) sock.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + "\x00\x00\x00\x04\x00\x00\x00\x00\x00");
+        resolve();
+      });
+      sock.on("data", () => {});
+      sock.on("error", () => {});
+      sock.on("close", () => open.delete(sock));
+    });
+    await Promise.all(Array.from({ length: 200 }, (_, i) => connect(i % 2 === 0)));
+    expect(open.size).toBe(200);
+    for (const end = Date.now() + 15_000; open.size > 0 && Date.now() < end;) await sleep(200);
+    expect(open.size).toBe(0);
+  }, 30_000);
+
+  it("a valid key is taken over gRPC while 100 unknown keys come from its address", async () => {
+    const client = new grpc.Client(`127.0.0.1:${s.grpcPort}`, grpc.credentials.createInsecure());
+    const exportWith = (key: string) => new Promise<number>((resolve) => {
+      const md = new grpc.Metadata();
+      md.set("authorization", `Bearer ${key}`);
+      client.makeUnaryRequest(TRACE_EXPORT_PATH, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), md, (err) => resolve(err ? err.code! : grpc.status.OK));
+    });
+    const unknown = await Promise.all(Array.from({ length: 100 }, (_, i) => exportWith(i.toString(16).padStart(64, "a"))));
+    expect(unknown.filter((c) => c === grpc.status.RESOURCE_EXHAUSTED).length).toBeGreaterThan(0);
+    expect(unknown.every((c) => c === grpc.status.UNAUTHENTICATED || c === grpc.status.RESOURCE_EXHAUSTED)).toBe(true);
+    expect(await exportWith(s.key)).toBe(grpc.status.OK);
+    client.close();
+  });
+});
+
+describe("RUNWATCH_TRUSTED_PROXIES=127.0.0.1: the failed-key throttle never refuses a valid key; X-Forwarded-For honoured", () => {
+  let s: Awaited<ReturnType<typeof server>>;
+  beforeAll(async () => { s = await server({ RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000", RUNWATCH_TRUSTED_PROXIES: "127.0.0.1" }); });
+
+  it("past the budget unknown keys get 429, while the valid key from the same address — cached or not — gets 202", async () => {
+    const post = (key: string, i: number) => fetch(`${s.url}/api/ingest`, json(key, { event_type: "run_start", sdk_run_id: `nat-${i}`, agent_name: "nat", payload: {} }));
+    expect((await post(s.key, 0)).status).toBe(202);
+    const statuses = await Promise.all(Array.from({ length: 100 }, (_, i) => post(i.toString(16).padStart(64, "b"), i).then((r) => r.status)));
+    expect(statuses.filter((x) => x === 429).length).toBeGreaterThan(0);
+    // Interleaved with more guesses, the valid key is taken every time.
+    const mixed = await Promise.all(Array.from({ length: 40 }, (_, i) => post(i % 2 ? s.key : i.toString(16).padStart(64, "c"), 1000 + i).then((r) => [i % 2, r.status])));
+    for (const [valid, status] of mixed) expect(status).toBe(valid ? 202 : 429);
+  });
+
+  it("a valid key never used before (so not cached) is looked up and taken from the throttled address", async () => {
+    const res = await fetch(`${s.url}/api/ingest`, json(s.unusedKey, { event_type: "run_start", sdk_run_id: "nat-fresh", agent_name: "nat", payload: {} }));
+    expect(res.status).toBe(202);
+  });
+
+  it("X-Forwarded-For is honoured through the trusted proxy: each client address has its own budget", async () => {
+    const a: number[] = [];
+    for (let i = 0; i < 32; i++) a.push(await guess(s.url, i, "198.51.100.1"));
+    expect(a.slice(30)).toEqual([429, 429]);
+    // Another client behind the same proxy is not throttled by the first one's guesses.
+    expect(await guess(s.url, 99, "198.51.100.2")).toBe(401);
+    // A client cannot pick its address by writing its own header: the proxy's entry (rightmost) counts.
+    expect(await guess(s.url, 100, "198.51.100.2, 198.51.100.1")).toBe(429);
+  });
+});
