@@ -25,7 +25,7 @@ import {
   AGENT_NAME, CONTENT_ATTRIBUTES, ENTITY_NAME, EVALUATION_ATTRIBUTES, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
   LLM_ATTRIBUTES, SERVICE_NAME, SESSION_ID, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
 } from "./conventions.js";
-import { STATUS_ERROR, type Attributes, type AttrValue, type OtlpSpan } from "./trace-model.js";
+import { attrText, STATUS_ERROR, type Attributes, type AttrValue, type OtlpSpan } from "./trace-model.js";
 
 export type RawEvent = Record<string, unknown>;
 export interface MappedSpan {
@@ -60,7 +60,7 @@ export function first(attrs: Attributes, keys: readonly string[]): AttrValue | u
 }
 const firstText = (attrs: Attributes, keys: readonly string[]): string | undefined => {
   const v = first(attrs, keys);
-  return v === undefined ? undefined : typeof v === "string" ? v : String(v);
+  return v === undefined ? undefined : attrText(v);
 };
 /** `text` cut to a storable length, else `fallback`. */
 const textOr = (text: string | undefined, fallback: string): string => (text === undefined ? fallback : storable(text));
@@ -177,7 +177,7 @@ function llmFields(attrs: Attributes, out: Record<string, unknown>): void {
   }
   const finish = first(attrs, FINISH_REASONS);
   const reason = Array.isArray(finish) ? finish[0] : finish;
-  if (reason !== undefined && reason !== null) out.finish_reason = String(reason).slice(0, 100);
+  if (reason !== undefined && reason !== null) out.finish_reason = attrText(reason).slice(0, 100);
   const ttft = asNumber(attrs.get(TIME_TO_FIRST_CHUNK) ?? undefined);
   const ttftMs = ttft === undefined ? undefined : Math.round(ttft * 1000);
   if (isCount(ttftMs)) out.time_to_first_token_ms = ttftMs;

@@ -34,13 +34,14 @@ export function jsonIdHex(v: unknown, length: 8 | 16): string | null {
 function anyValue(v: unknown, depth = 0): AttrValue {
   if (!isObj(v) || depth > 64) return null;
   const s = field(v, "stringValue", "string_value");
-  if (s !== undefined) return typeof s === "string" ? s : String(s);
+  // A value of the wrong JSON type is left out: an object here could not even be turned into text.
+  if (s !== undefined) return typeof s === "string" ? s : typeof s === "number" || typeof s === "boolean" ? String(s) : null;
   const b = field(v, "boolValue", "bool_value");
   if (b !== undefined) return b === true || b === "true";
   const i = field(v, "intValue", "int_value");
   if (i !== undefined) return int64(i);
   const d = field(v, "doubleValue", "double_value");
-  if (d !== undefined) return typeof d === "number" ? d : Number(d);
+  if (d !== undefined) return typeof d === "number" ? d : typeof d === "string" ? Number(d) : null;
   const a = field(v, "arrayValue", "array_value");
   if (a !== undefined) return isObj(a) && Array.isArray(a.values) ? a.values.map((x) => anyValue(x, depth + 1)) : [];
   const kv = field(v, "kvlistValue", "kvlist_value");

@@ -6,6 +6,15 @@
 
 /** An attribute value: AnyValue as JS (int64 as a number; bytes as base64 text; kvlist as an object). */
 export type AttrValue = string | number | boolean | null | readonly AttrValue[] | { readonly [key: string]: AttrValue };
+/**
+ * An attribute value as text: strings as they are, other scalars by String, lists and maps as JSON. Never a value's
+ * own toString: a kvlist with a "toString" or "valueOf" key becomes an object whose conversion would throw.
+ */
+export function attrText(v: AttrValue): string {
+  if (typeof v === "string") return v;
+  if (v === null || typeof v !== "object") return String(v);
+  return JSON.stringify(v);
+}
 /** Attributes by key. A Map: keys such as "__proto__" are data, never an object's prototype. */
 export type Attributes = ReadonlyMap<string, AttrValue>;
 

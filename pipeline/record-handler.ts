@@ -132,7 +132,7 @@ function expandInto(events: LoggedEvent[], deadLetters: NewDeadLetter[], record:
   try {
     expanded = expandExportRecord(record);
   } catch (err) {
-    deadLetters.push({ raw: raw.slice(), error: `the OTLP export record cannot be mapped: ${describeError(err).error}` });
+    deadLetters.push({ raw: raw.slice(), userId: record.user_id, error: `the OTLP export record cannot be mapped: ${describeError(err).error}` });
     return;
   }
   for (const e of expanded.events) events.push(e);

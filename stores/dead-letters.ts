@@ -27,6 +27,8 @@ export interface NewDeadLetter {
   readonly raw: Uint8Array;
   /** The decoded event, when the record was one. */
   readonly event?: Pick<LoggedEvent, "user_id" | "run_id" | "sdk_run_id" | "event_id" | "event_type">;
+  /** The tenant of a record that is not one event (an OTLP export record): its page lists it, its replay finds it. */
+  readonly userId?: number;
   readonly error: string;
   /** Where it was thrown, if known (stack frames). */
   readonly errorAt?: string;
@@ -70,7 +72,7 @@ export async function addDeadLetters(sql: Sql, letters: readonly NewDeadLetter[]
       const at = params.length;
       params.push(
         key,
-        e && Number.isSafeInteger(e.user_id) ? e.user_id : null,
+        e && Number.isSafeInteger(e.user_id) ? e.user_id : Number.isSafeInteger(d.userId) ? d.userId : null,
         storableText(e?.sdk_run_id, 256),
         storableText(e?.event_id, 64),
         storableText(e?.event_type, 64),

@@ -1,10 +1,12 @@
 /**
  * No 500 from a date, a cursor or a depth: a `since` or a cursor outside the storable years is a 422 naming the
  * parameter on the API and a rendered page on the dashboard; a span parent chain 10,000 deep renders (its deepest
- * spans listed flat under their ancestor at the depth cap).
+ * spans listed flat under their ancestor at the depth cap). An OTLP export whose attribute values JavaScript cannot
+ * turn into text is stored with those values repaired, visible to its tenant.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+import { hexId } from "./otlp-fixtures.js";
 import { MAX_TREE_DEPTH } from "../../web/pages/span-tree.js";
 
 let srv: TestServer;
@@ -80,4 +82,41 @@ describe("deep span trees", () => {
     const live = await jar.fetch(`${srv.url}/dashboard/${run}?fragment=live`);
     expect(live.status).toBe(200);
   }, 120_000);
+});
+
+describe("OTLP values that cannot be turned into text", () => {
+  it("an object as stringValue and a kvlist with toString/valueOf keys as the agent name: the export is stored, its tenant sees it", async () => {
+    const traceId = hexId(16);
+    const root = hexId(8);
+    const now = Date.now();
+    const nanos = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
+    const poison = { toString: 1, valueOf: 1 };
+    const body = JSON.stringify({
+      resourceSpans: [{
+        resource: { attributes: [{ key: "service.name", value: { stringValue: "poison-svc" } }] },
+        scopeSpans: [{ spans: [
+          {
+            traceId, spanId: root, name: "agent", kind: 1, startTimeUnixNano: nanos(now - 100), endTimeUnixNano: nanos(now),
+            attributes: [
+              { key: "gen_ai.agent.name", value: { kvlistValue: { values: [{ key: "toString", value: { intValue: "1" } }, { key: "valueOf", value: { intValue: "1" } }] } } },
+              { key: "gen_ai.operation.name", value: { stringValue: "invoke_agent" } },
+            ],
+            status: {},
+          },
+          {
+            traceId, spanId: hexId(8), parentSpanId: root, name: "tool", kind: 1, startTimeUnixNano: nanos(now - 50), endTimeUnixNano: nanos(now - 10),
+            attributes: [{ key: "input.value", value: { stringValue: poison } }, { key: "gen_ai.usage.input_tokens", value: { doubleValue: poison } }],
+            status: {},
+          },
+        ] }],
+      }],
+    });
+    const res = await fetch(`${srv.url}/v1/traces`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${acct.key}` }, body });
+    expect(res.status).toBe(200);
+    const { run, events } = await waitForRun(srv.url, acct.key, traceId, (b) => b.run.status === "success" && b.events.length >= 2);
+    expect(run.agent_name).toBe('{"toString":1,"valueOf":1}');
+    expect(events.length).toBeGreaterThanOrEqual(2);
+    const dead = await srv.ports.sql.query<{ n: string }>("SELECT count(*)::text AS n FROM dead_letters");
+    expect(Number(dead[0]!.n)).toBe(0);
+  });
 });
