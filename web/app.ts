@@ -37,8 +37,10 @@ export interface WebApp extends Koa {
   readonly apiKeys: ApiKeyAuth;
 }
 
+/** An API client: an API path, a JSON Accept without HTML, or a Bearer key (which only API routes read). */
 const isApiRequest = (ctx: Context) =>
-  ctx.path.startsWith("/api/") || ctx.path.startsWith("/v1/") || (ctx.get("Accept").includes("application/json") && !ctx.get("Accept").includes("text/html"));
+  ctx.path.startsWith("/api/") || ctx.path.startsWith("/v1/") || /^Bearer\s/i.test(ctx.get("Authorization")) ||
+  (ctx.get("Accept").includes("application/json") && !ctx.get("Accept").includes("text/html"));
 
 const PAGE_HEADINGS: Record<number, string> = {
   400: "Bad request", 401: "Please log in", 403: "Not allowed", 404: "Page not found", 413: "Too large",
@@ -119,9 +121,11 @@ export function createWebApp(deps: WebDeps): WebApp {
   app.use(serveStatic());
   app.use(serveApiDocsAssets());
   app.use(sessionMiddleware(app, deps));
-  app.use(csrfProtection);
-
   const router = new Router();
+  // Only a request that reaches a route can change anything: an unknown path (a typo in an API client's URL) is
+  // answered 404 not_found, not 403 csrf_failed.
+  app.use((ctx, next) => (router.match(ctx.path, ctx.method).route ? csrfProtection(ctx, next) : next()));
+
   router.get("/healthz", async (ctx) => {
     ctx.set("Cache-Control", "no-store");
     ctx.body = await deps.health.snapshot();

@@ -5,7 +5,9 @@
  * 050: one narrow row per run version, folded per run by ReplacingMergeTree + FINAL, its run_end figures, on the
  * UTC day of its start). A page needs one grouped scan of the range: per (day, agent, model), from which the
  * per-day, per-agent, per-model and total views are summed in memory (at most MAX_GROUPS groups). `runs` of a
- * group is the runs with cost in it: a run that used two models is one run in each model's group.
+ * group is the runs with cost in it: a run that used two models is one run in each model's group. Sums of groups
+ * would count such a run (or one whose calls span midnight) twice, so the run counts of every view are counted
+ * distinct in a second scan (costRunCounts) and replace the summed ones (withRunCounts).
  */
 import type { ClickHouse } from "../ports/clickhouse.js";
 import { isStorableTime } from "../events/schema.js";
@@ -82,6 +84,52 @@ export async function costGroups(ch: ClickHouse, userId: number, range: CostRang
     computed_runs: n(r.computed_runs),
     client_runs: n(r.client_runs),
   }));
+}
+
+export type RunCountView = "total" | "day" | "agent" | "model" | "agent_model";
+export type RunCount = Pick<CostTotals, "runs" | "computed_runs" | "client_runs">;
+/** Distinct runs with cost, by view and key (the key of `total` is ""; of agent_model, agent NUL model). */
+export type RunCounts = ReadonlyMap<RunCountView, ReadonlyMap<string, RunCount>>;
+
+/** The keys of an agent_model view: agent and model joined by NUL (neither may contain it). */
+export const agentModelKey = (agent: string, model: string): string => `${agent}\u0000${model}`;
+
+/** Distinct runs with cost in the range, for the total and per day, agent, model and (agent, model). */
+export async function costRunCounts(ch: ClickHouse, userId: number, range: CostRange): Promise<RunCounts> {
+  const rows = await ch.query<Record<string, unknown>>(
+    `SELECT view, key, uniqExact(rid) AS runs, uniqExactIf(rid, src = 'computed') AS computed_runs, uniqExactIf(rid, src = 'client') AS client_runs
+       FROM (
+         SELECT rid, src, arrayJoin([('total', ''), ('day', day_text), ('agent', agent), ('model', model), ('agent_model', concat(agent, '\\0', model))]) AS vk,
+                vk.1 AS view, vk.2 AS key
+           FROM (
+             SELECT toString(sdk_run_id) AS rid, toString(cost_source) AS src, toString(day) AS day_text, toString(agent_name) AS agent, toString(model) AS model
+               FROM llm_calls FINAL
+              WHERE user_id = {uid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
+             UNION ALL
+             SELECT toString(external_id), toString(cost_source), toString(day), toString(agent_name), toString(model)
+               FROM run_costs FINAL
+              WHERE user_id = {uid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
+                AND external_id NOT IN (SELECT sdk_run_id FROM llm_calls WHERE user_id = {uid:UInt64})
+           )
+       )
+      GROUP BY view, key
+      LIMIT {limit:UInt32}`,
+    { uid: userId, from: range.from, to: range.to, limit: MAX_GROUPS * 5 },
+  );
+  const out = new Map<RunCountView, Map<string, RunCount>>();
+  for (const r of rows) {
+    const view = String(r.view) as RunCountView;
+    let m = out.get(view);
+    if (!m) out.set(view, (m = new Map()));
+    m.set(String(r.key), { runs: n(r.runs), computed_runs: n(r.computed_runs), client_runs: n(r.client_runs) });
+  }
+  return out;
+}
+
+/** Rows summed from groups, with their run counts replaced by the distinct ones of `view`. */
+export function withRunCounts<T extends CostTotals & { key: string }>(rows: T[], counts: RunCounts, view: RunCountView): T[] {
+  const m = counts.get(view);
+  return rows.map((r) => ({ ...r, ...(m?.get(r.key) ?? {}) }));
 }
 
 const zero = (): CostTotals => ({ runs: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_usd: 0, computed_cost_usd: 0, computed_runs: 0, client_runs: 0 });

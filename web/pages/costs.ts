@@ -12,7 +12,7 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
 import { queryParam, renderPage } from "./render.js";
 import { barChart } from "./bar-chart.js";
-import { agentMonthSpend, costGroups, parseRange, perDay, rollUp, totalOf, type CostRange } from "../../core/clickhouse/costs.js";
+import { agentModelKey, agentMonthSpend, costGroups, costRunCounts, parseRange, perDay, rollUp, totalOf, withRunCounts, type CostRange } from "../../core/clickhouse/costs.js";
 
 export const RANGES = [7, 30, 90] as const;
 
@@ -50,9 +50,11 @@ export function register(router: Router, deps: WebDeps): void {
   router.get("/costs", requireUser, async (ctx: Context) => {
     const user = ctx.state.user as SessionUser;
     const range = rangeOf(ctx);
-    const [groups, budgetRows] = await Promise.all([costGroups(deps.ports.clickhouse, user.id, range), budgets(deps, user.id)]);
-    const daily = perDay(groups, range);
-    const totals = totalOf(groups);
+    const [groups, counts, budgetRows] = await Promise.all([
+      costGroups(deps.ports.clickhouse, user.id, range), costRunCounts(deps.ports.clickhouse, user.id, range), budgets(deps, user.id),
+    ]);
+    const daily = withRunCounts(perDay(groups, range).map((d) => ({ ...d, key: d.day })), counts, "day");
+    const totals = withRunCounts([{ ...totalOf(groups), key: "" }], counts, "total")[0]!;
     const quick = RANGES.map((d) => ({ days: d, ...parseRange(undefined, undefined, d) }));
     renderPage(ctx, "costs.njk", {
       title: "Costs",
@@ -62,9 +64,9 @@ export function register(router: Router, deps: WebDeps): void {
       error: range.error,
       daily,
       chart: barChart(daily.map((d) => ({ label: d.day, value: d.cost_usd, detail: `${d.runs} runs` }))),
-      by_agent: rollUp(groups, (g) => g.agent_name),
-      by_model: rollUp(groups, (g) => g.model),
-      by_agent_model: rollUp(groups, (g) => `${g.agent_name}\u0000${g.model}`).map((r) => {
+      by_agent: withRunCounts(rollUp(groups, (g) => g.agent_name), counts, "agent"),
+      by_model: withRunCounts(rollUp(groups, (g) => g.model), counts, "model"),
+      by_agent_model: withRunCounts(rollUp(groups, (g) => agentModelKey(g.agent_name, g.model)), counts, "agent_model").map((r) => {
         const [agent_name, model] = r.key.split("\u0000");
         return { ...r, agent_name, model };
       }).slice(0, 500),
