@@ -40,7 +40,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "(^|/)(node_modules|dist|\\.cache)/" },
+    exclude: { path: "(^|/)(node_modules|dist|\\.dist-builds|\\.cache)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
   },

@@ -7,13 +7,23 @@
 //
 // Tests and benches keep running the TypeScript sources through vitest or tsx; the processes they start with
 // deploy/bin/runwatch.mjs run dist/, which is rebuilt first when stale.
-import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+//
+// A rebuild never touches files a running process may still load (a server loads its thread modules lazily): each
+// build goes to a directory of its own under .dist-builds/, and dist is a symlink swapped to it in one rename.
+// Node resolves a module to its real path, so a running process keeps loading from the build it started with.
+// runwatch.mjs records its pid in the build it runs (useBuild); a later build deletes only the builds that no
+// live process recorded.
+import { copyFile, lstat, mkdir, readdir, readFile, realpath, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const DIST = path.join(ROOT, "dist");
+const BUILDS = path.join(ROOT, ".dist-builds");
 const STAMP = path.join(DIST, ".build-stamp.json");
+/** A build younger than this is never pruned: a process may be about to record itself in it. */
+const PRUNE_AFTER_MS = 60_000;
 const LOCK = path.join(ROOT, ".dist.lock");
 const SOURCE_DIRS = ["core", "alerts", "stores", "otlp", "plugins", "pipeline", "web", "gateway", "agents-service", "deploy"];
 /** Not part of what runs: tests, their fixtures, downloaded tools, examples compiled on demand. */
@@ -57,11 +67,13 @@ async function isFresh(files) {
 export async function build() {
   const { build: esbuild, stop } = await import("esbuild");
   const files = await listSources();
-  await rm(DIST, { recursive: true, force: true });
+  const id = `${Date.now().toString(36)}-${process.pid}`;
+  const out = path.join(BUILDS, id);
+  await mkdir(out, { recursive: true });
   const ts = files.filter((f) => f.endsWith(".ts"));
   await esbuild({
     entryPoints: ts.map((f) => path.join(ROOT, f)),
-    outdir: DIST,
+    outdir: out,
     outbase: ROOT,
     format: "esm",
     platform: "node",
@@ -72,10 +84,58 @@ export async function build() {
   await stop(); // esbuild's service process would otherwise live as long as the server
   // package.json too: code reads its version next to the tree it runs in.
   for (const f of files.filter((f) => !f.endsWith(".ts") && f !== "tsconfig.json")) {
-    await mkdir(path.dirname(path.join(DIST, f)), { recursive: true });
-    await copyFile(path.join(ROOT, f), path.join(DIST, f));
+    await mkdir(path.dirname(path.join(out, f)), { recursive: true });
+    await copyFile(path.join(ROOT, f), path.join(out, f));
   }
-  await writeFile(STAMP, JSON.stringify(await fingerprint(files)));
+  await writeFile(path.join(out, ".build-stamp.json"), JSON.stringify(await fingerprint(files)));
+  await swapIn(out, id);
+  await pruneBuilds(out);
+}
+
+/** Points dist at `out` in one rename (a symlink made beside it, renamed over it). */
+async function swapIn(out, id) {
+  const link = path.join(ROOT, `.dist-${id}`);
+  await symlink(path.relative(ROOT, out), link);
+  // A dist left as a real directory by an older release: moved aside once, as a build of its own.
+  const current = await lstat(DIST).catch(() => undefined);
+  if (current?.isDirectory()) await rename(DIST, path.join(BUILDS, `moved-${id}`));
+  await rename(link, DIST);
+}
+
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === "EPERM";
+  }
+};
+
+/** Deletes the builds other than `keep` that no live process recorded and that are old enough. */
+async function pruneBuilds(keep) {
+  for (const entry of await readdir(BUILDS, { withFileTypes: true }).catch(() => [])) {
+    const dir = path.join(BUILDS, entry.name);
+    if (!entry.isDirectory() || dir === keep) continue;
+    if (Date.now() - (await stat(dir)).mtimeMs < PRUNE_AFTER_MS) continue;
+    const pids = await readdir(path.join(dir, ".pids")).catch(() => []);
+    if (pids.some((p) => alive(Number(p)))) continue;
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The build dist points at now, recorded as used by this process (so no later build deletes it while it runs);
+ * the caller imports from the returned directory, not through dist, to stay on it.
+ */
+export async function useBuild() {
+  const dir = await realpath(DIST);
+  const pids = path.join(dir, ".pids");
+  await mkdir(pids, { recursive: true });
+  await writeFile(path.join(pids, String(process.pid)), "");
+  process.once("exit", () => {
+    try { rmSync(path.join(pids, String(process.pid)), { force: true }); } catch { /* gone with the build */ }
+  });
+  return dir;
 }
 
 /** Builds dist/ when it is missing or older than the sources; concurrent callers (parallel tests) build once. */

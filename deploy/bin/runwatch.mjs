@@ -8,8 +8,11 @@ if (process.env.RUNWATCH_FROM_SOURCE === "1") {
   const { runCli } = await import("../cli.ts");
   await runCli(process.argv.slice(2));
 } else {
-  const { ensureBuilt } = await import("../build.mjs");
+  const { ensureBuilt, useBuild } = await import("../build.mjs");
   await ensureBuilt();
-  const { runCli } = await import("../../dist/deploy/cli.js");
+  // Imported from the build's own directory, not through the dist symlink: a rebuild meanwhile swaps dist to a new
+  // build, and this process keeps loading its modules from the one it started with.
+  const { pathToFileURL } = await import("node:url");
+  const { runCli } = await import(pathToFileURL(`${await useBuild()}/deploy/cli.js`).href);
   await runCli(process.argv.slice(2));
 }
