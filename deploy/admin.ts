@@ -159,9 +159,13 @@ export function callAdmin(socketPath: string, req: AdminRequest, timeoutMs = 30_
 
 /**
  * Serves admin commands for a running server. Refuses to start when another live server already owns the
- * socket; a socket file left by a killed server is removed.
+ * socket; a socket file left by a killed server is removed. It listens as soon as the stores are open, before the
+ * server accepts HTTP, so a CLI command never finds the server up but unreachable; commands wait for `ready` (every
+ * role started) and `webUrl` is read then.
  */
-export async function serveAdmin(socketPath: string, ports: AdminPorts, webUrl: string | null): Promise<{ close(): Promise<void> }> {
+export async function serveAdmin(
+  socketPath: string, ports: AdminPorts, webUrl: () => string | null, ready: Promise<unknown> = Promise.resolve(),
+): Promise<{ close(): Promise<void> }> {
   if (await callAdmin(socketPath, { cmd: "info" }, 2_000).catch(() => undefined)) {
     throw new Error(`another Runwatch server is already running on this data dir (admin socket ${socketPath})`);
   }
@@ -181,7 +185,7 @@ export async function serveAdmin(socketPath: string, ports: AdminPorts, webUrl: 
       } catch {
         return sock.end(JSON.stringify({ ok: false, error: { tag: "BadRequest", message: "invalid JSON" } }) + "\n");
       }
-      runAdmin(ports, req, webUrl).then(
+      ready.then(() => runAdmin(ports, req, webUrl())).then(
         (result) => sock.end(JSON.stringify({ ok: true, result }) + "\n"),
         (err) => sock.end(JSON.stringify({ ok: false, error: toFailure(err) }) + "\n"),
       );

@@ -12,9 +12,11 @@
 import { parseArgs } from "node:util";
 import { loadConfig, type Config } from "../core/config.js";
 import { createLogger, type Logger } from "../core/logger.js";
-import { openPorts, type PortName, type Ports } from "../core/runtime.js";
+import { openPorts, type Ports } from "../core/runtime.js";
+import { lockDataDir } from "./data-dir-lock.js";
+import { admin, reachServer, withLocalPorts } from "./admin-client.js";
 import { resolveSessionSecret } from "../core/secrets.js";
-import { AdminError, adminSocketPath, callAdmin, runAdmin, serveAdmin, type AdminRequest, type AdminResult } from "./admin.js";
+import { AdminError, adminSocketPath, runAdmin, serveAdmin, type AdminResult } from "./admin.js";
 import { ROLES, parseRoles, portsFor, type RunningService } from "./roles.js";
 import { demoRuns, ingestDemo } from "./demo.js";
 import type { DeadLetter, ReplayResult } from "../stores/dead-letters.js";
@@ -57,24 +59,11 @@ function required(values: Record<string, unknown>, ...names: string[]): void {
   if (missing.length) throw new UsageError(`missing ${missing.map((n) => `--${n}`).join(", ")}`);
 }
 
-/** Runs an admin command on the running server of this data dir, or directly on the database when none runs. */
-async function admin(config: Config, req: AdminRequest): Promise<AdminResult> {
-  if (!config.databaseUrl) {
-    // Retention may delete for a while; other commands answer at once.
-    const viaServer = await callAdmin(adminSocketPath(config.dataDir), req, req.cmd === "retention.apply" ? 3_600_000 : undefined);
-    if (viaServer) return viaServer;
-  }
-  const needs: PortName[] = ["sql", ...(req.cmd === "dead-letters.replay" ? ["log" as const] : req.cmd === "retention.apply" ? ["clickhouse" as const] : [])];
-  const ports = await openPorts(config, needs);
-  try {
-    return await runAdmin({ sql: ports.sql, log: needs.includes("log") ? ports.log : undefined, ch: needs.includes("clickhouse") ? ports.clickhouse : undefined }, req);
-  } finally {
-    await ports.close();
-  }
-}
-
 async function start(config: Config, roleArg: string | undefined, logger: Logger): Promise<void> {
   const roles = parseRoles(roleArg);
+  const embeddedStores = !config.databaseUrl && portsFor(roles).some((p) => p === "sql" || p === "clickhouse" || p === "log");
+  // One owner of an embedded data dir (data-dir-lock.ts): a CLI command working on it directly finishes first.
+  const lock = embeddedStores ? await lockDataDir(config.dataDir, "server", 30_000) : undefined;
   const ports = await openPorts(config, portsFor(roles));
   const running: RunningService[] = [];
   let adminServer: { close(): Promise<void> } | undefined;
@@ -93,6 +82,7 @@ async function start(config: Config, roleArg: string | undefined, logger: Logger
     }
     await adminServer?.close().catch(() => {});
     await ports.close().catch((err) => logger.error("closing ports failed", { err }));
+    lock?.release();
     logger.info("stopped");
     process.exit(0);
   };
@@ -105,18 +95,26 @@ async function start(config: Config, roleArg: string | undefined, logger: Logger
   process.on("uncaughtException", (err, origin) => logger.error("uncaught error in a background path; serving on", { origin, error: err }));
   process.on("unhandledRejection", (reason) => logger.error("unhandled rejection in a background path; serving on", { error: reason }));
 
+  let webUrl: string | null = null;
+  let started = () => {};
+  const ready = new Promise<void>((resolve) => (started = resolve));
   try {
+    // The admin socket opens before the web port, so a CLI command always reaches this server once it accepts
+    // HTTP; its commands wait until every role has started.
+    if (embeddedStores && roles.includes("web")) {
+      adminServer = await serveAdmin(adminSocketPath(config.dataDir), { sql: ports.sql, log: ports.log, ch: ports.clickhouse }, () => webUrl, ready);
+    }
     for (const role of roles) {
       const svc = await ROLES[role].start(ports, config, logger, roles);
       if (svc) running.push(svc);
     }
-    const web = running.find((s) => s.role === "web");
-    if (!config.databaseUrl && roles.includes("web")) {
-      adminServer = await serveAdmin(adminSocketPath(config.dataDir), { sql: ports.sql, log: ports.log, ch: ports.clickhouse }, web?.url ?? null);
-    }
+    webUrl = running.find((s) => s.role === "web")?.url ?? null;
+    started();
   } catch (err) {
     for (const svc of running.reverse()) await svc.close().catch(() => {});
+    await adminServer?.close().catch(() => {});
     await ports.close().catch(() => {});
+    lock?.release();
     throw err;
   }
 
@@ -136,13 +134,13 @@ async function demo(config: Config, values: Record<string, unknown>, logger: Log
   let baseUrl: string | null = null;
   let result: AdminResult | undefined;
   let local: { ports: Ports; services: RunningService[] } | undefined;
-  if (!config.databaseUrl) {
-    result = await callAdmin(adminSocketPath(config.dataDir), account);
-    if (result) baseUrl = ((await callAdmin(adminSocketPath(config.dataDir), { cmd: "info" })) as { web_url: string | null }).web_url;
-  }
+  result = await reachServer(config, account);
+  if (result) baseUrl = ((await reachServer(config, { cmd: "info" })) as { web_url: string | null }).web_url;
+  let lock: { release(): void } | undefined;
   try {
     if (!result) {
       // No server runs on this data dir: run web (on a free port) and the pipeline here, just for the demo.
+      if (!config.databaseUrl) lock = await lockDataDir(config.dataDir, "cli", 30_000);
       const ports = await openPorts(config);
       local = { ports, services: [] };
       const pipeline = await ROLES.pipeline.start(ports, config, logger, ["pipeline"]);
@@ -171,6 +169,7 @@ async function demo(config: Config, values: Record<string, unknown>, logger: Log
       for (const s of local.services.reverse()) await s.close().catch(() => {});
       await local.ports.close();
     }
+    lock?.release();
   }
 }
 
@@ -292,9 +291,8 @@ export async function main(argv: string[]): Promise<number> {
       await start(config, values.role, logger);
       return -1; // keep running until a signal
     case "migrate": {
-      const ports = await openPorts(config, ["sql", "clickhouse"]);
-      const applied = await ports.sql.query<{ version: number; name: string }>("SELECT version, name FROM schema_migrations ORDER BY version");
-      await ports.close();
+      const applied = await withLocalPorts(config, ["sql", "clickhouse"], (ports) =>
+        ports.sql.query<{ version: number; name: string }>("SELECT version, name FROM schema_migrations ORDER BY version"));
       out(`Schemas are up to date (Postgres migrations: ${applied.map((m) => m.version).join(", ") || "none"}; ClickHouse migrated).`);
       return 0;
     }

@@ -1,0 +1,53 @@
+/**
+ * How a CLI command reaches an embedded data dir's stores: through the running server's admin socket when a server
+ * holds the data dir (waiting while it opens its stores), or directly, holding the data dir's lock, when none does
+ * (data-dir-lock.ts). With DATABASE_URL the stores are servers and are opened directly.
+ */
+import type { Config } from "../core/config.js";
+import { openPorts, type PortName, type Ports } from "../core/runtime.js";
+import { adminSocketPath, callAdmin, runAdmin, type AdminRequest, type AdminResult } from "./admin.js";
+import { DataDirBusy, lockDataDir, lockHolder } from "./data-dir-lock.js";
+
+/** Runs an admin command on the running server of this data dir, or directly on the database when none runs. */
+export async function admin(config: Config, req: AdminRequest): Promise<AdminResult> {
+  // Retention may delete for a while; other commands answer at once.
+  const viaServer = await reachServer(config, req, req.cmd === "retention.apply" ? 3_600_000 : undefined);
+  if (viaServer) return viaServer;
+  const needs: PortName[] = ["sql", ...(req.cmd === "dead-letters.replay" ? ["log" as const] : req.cmd === "retention.apply" ? ["clickhouse" as const] : [])];
+  return withLocalPorts(config, needs, (ports) =>
+    runAdmin({ sql: ports.sql, log: needs.includes("log") ? ports.log : undefined, ch: needs.includes("clickhouse") ? ports.clickhouse : undefined }, req));
+}
+
+/**
+ * The running server's answer on its admin socket; undefined when no server holds this embedded data dir (or the
+ * stores are servers: DATABASE_URL). A server that holds the data dir but has not opened its socket yet (it is
+ * opening its stores) is waited for, up to 30 s.
+ */
+export async function reachServer(config: Config, req: AdminRequest, timeoutMs?: number): Promise<AdminResult | undefined> {
+  if (config.databaseUrl) return undefined;
+  const socket = adminSocketPath(config.dataDir);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const answer = await callAdmin(socket, req, timeoutMs);
+    if (answer) return answer;
+    const holder = await lockHolder(config.dataDir);
+    if (holder?.role !== "server") return undefined;
+    if (Date.now() > deadline) throw new DataDirBusy(holder, config.dataDir);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Opens the stores here for `fn`, holding the embedded data dir's lock meanwhile (data-dir-lock.ts). */
+export async function withLocalPorts<T>(config: Config, needs: PortName[] | undefined, fn: (ports: Ports) => Promise<T>): Promise<T> {
+  const lock = config.databaseUrl ? undefined : await lockDataDir(config.dataDir, "cli", 30_000);
+  try {
+    const ports = await openPorts(config, needs);
+    try {
+      return await fn(ports);
+    } finally {
+      await ports.close();
+    }
+  } finally {
+    lock?.release();
+  }
+}
