@@ -8,10 +8,10 @@
  * (a logout arriving after the close) from throwing.
  */
 import type { NativeUws } from "./uws-native.js";
+import { guarded } from "./guard.js";
 import type { Engine, ListenOptions, EngineServer, EngineSocket } from "./types.js";
 import type uWS from "uWebSockets.js";
 
-const INTERNAL_ERROR = 1011;
 
 interface Holder<D> {
   data: D;
@@ -44,15 +44,7 @@ export function uwsEngine(uws: NativeUws): Engine {
     name: "uws",
     async listen<D>({ host, port, path, limits, handlers }: ListenOptions<D>): Promise<EngineServer> {
       const app = uws.App();
-      /** Runs a handler on an open socket; a throw is reported and closes that socket with 1011. */
-      const onSocket = (where: string, socket: UwsSocket<D> | undefined, fn: () => void) => {
-        try {
-          fn();
-        } catch (err) {
-          handlers.error(where, err);
-          try { socket?.close(INTERNAL_ERROR, "internal_error"); } catch { /* closed meanwhile */ }
-        }
-      };
+      const onSocket = (where: string, socket: EngineSocket<D> | undefined, fn: () => void) => guarded(handlers, where, socket, fn);
 
       app.ws<Holder<D>>(path, {
         maxPayloadLength: limits.maxPayloadLength,

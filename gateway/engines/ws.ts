@@ -15,8 +15,8 @@ import http from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Engine, ListenOptions, EngineLimits, EngineServer, EngineSocket } from "./types.js";
+import { guarded } from "./guard.js";
 
-const INTERNAL_ERROR = 1011;
 const GOING_AWAY = 1001;
 /** How long close() waits for clients to answer the closing handshake before it cuts them off. */
 const CLOSE_GRACE_MS = 1_000;
@@ -88,14 +88,7 @@ export const wsEngine: Engine = {
         if (members?.size === 0) topics.delete(topic);
       }
     };
-    const onSocket = (where: string, s: WsSocket<D> | undefined, fn: () => void) => {
-      try {
-        fn();
-      } catch (err) {
-        handlers.error(where, err);
-        try { s?.close(INTERNAL_ERROR, "internal_error"); } catch { /* closed meanwhile */ }
-      }
-    };
+    const onSocket = (where: string, socket: EngineSocket<D> | undefined, fn: () => void) => guarded(handlers, where, socket, fn);
 
     /** The subprotocol each upgrade decided, read back by ws's handleProtocols. */
     const chosen = new WeakMap<http.IncomingMessage, string>();

@@ -8,11 +8,9 @@ import type { ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import http2 from "node:http2";
 import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { childServerEnv, json, runwatchCli as cli, startChildServer } from "./harness.js";
+import { childServerWithAccount, json } from "./harness.js";
 import { TRACE_EXPORT_PATH } from "../../web/otlp/grpc-server.js";
 
 const children = new Set<ChildProcess>();
@@ -23,18 +21,8 @@ afterAll(async () => {
 });
 
 async function server(extra: Record<string, string> = {}) {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-capacity-"));
-  dirs.push(dataDir);
-  const tag = path.basename(dataDir).replace(/[^a-z0-9]/gi, "").slice(-10).toLowerCase();
-  const { env, url } = await childServerEnv(dataDir, {
-    NODE_ENV: "test", LOG_LEVEL: "error", KAFKA_TOPIC: `runwatch.test.cap.${tag}`, CLICKHOUSE_DATABASE: `runwatch_test_cap_${tag}`, ...extra,
-  });
-  const email = `cap-${tag}@example.com`;
-  cli({ ...env, RUNWATCH_PASSWORD: "correct horse battery" }, "user", "create", "--email", email, "--name", "Capacity");
-  const key = cli(env, "key", "create", "--email", email, "--name", "cap");
-  const unusedKey = cli(env, "key", "create", "--email", email, "--name", "cap-unused");
-  const { child } = await startChildServer(env, url, children);
-  return { url, key, unusedKey, child, grpcPort: Number(env.RUNWATCH_OTLP_GRPC_PORT) };
+  const s = await childServerWithAccount("cap", extra, children, dirs);
+  return { ...s, grpcPort: Number(s.env.RUNWATCH_OTLP_GRPC_PORT) };
 }
 
 const rssMiB = async (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(await fs.readFile(`/proc/${pid}/status`, "utf8"))![1]) / 1024;

@@ -7,12 +7,10 @@
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { loadNativeUws } from "../../gateway/engines/uws-native.js";
-import { childServerEnv, json, loginJar, runwatchCli as cli, startChildServer } from "./harness.js";
+import { childServerWithAccount, json, loginJar } from "./harness.js";
 
 const children = new Set<ChildProcess>();
 const dirs: string[] = [];
@@ -33,17 +31,8 @@ function rawExchange(port: number, bytes: string, hangUpAfterMs = 300): Promise<
 }
 
 async function serverWith(extra: Record<string, string>) {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-gw-process-"));
-  dirs.push(dataDir);
-  const tag = path.basename(dataDir).replace(/[^a-z0-9]/gi, "").slice(-10).toLowerCase();
-  const { env, url } = await childServerEnv(dataDir, {
-    NODE_ENV: "test", LOG_LEVEL: "error", KAFKA_TOPIC: `runwatch.test.gw.${tag}`, CLICKHOUSE_DATABASE: `runwatch_test_gw_${tag}`, ...extra,
-  });
-  const email = `gw-${tag}@example.com`;
-  cli({ ...env, RUNWATCH_PASSWORD: "correct horse battery" }, "user", "create", "--email", email, "--name", "Gateway");
-  const key = cli(env, "key", "create", "--email", email, "--name", "gw");
-  const { child, output } = await startChildServer(env, url, children);
-  return { env, url, key, email, child, output, gatewayPort: Number(env.RUNWATCH_GATEWAY_PORT) };
+  const s = await childServerWithAccount("gw", extra, children, dirs);
+  return { ...s, gatewayPort: Number(s.env.RUNWATCH_GATEWAY_PORT) };
 }
 
 async function liveAndHostile(s: Awaited<ReturnType<typeof serverWith>>, expectedEngine: string) {

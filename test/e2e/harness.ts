@@ -224,3 +224,23 @@ export async function startChildServer(
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * `runwatch start` as a child process over a new data dir (added to `dirs`, for the caller to remove), with a user
+ * and two API keys made by the CLI beforehand (`unusedKey` is never sent by this helper). The Kafka topic and
+ * ClickHouse database are the data dir's own in scale mode.
+ */
+export async function childServerWithAccount(prefix: string, extra: Record<string, string>, children: Set<ChildProcess>, dirs: string[]) {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), `runwatch-${prefix}-`));
+  dirs.push(dataDir);
+  const tag = path.basename(dataDir).replace(/[^a-z0-9]/gi, "").slice(-10).toLowerCase();
+  const { env, url } = await childServerEnv(dataDir, {
+    NODE_ENV: "test", LOG_LEVEL: "error", KAFKA_TOPIC: `runwatch.test.${prefix}.${tag}`, CLICKHOUSE_DATABASE: `runwatch_test_${prefix}_${tag}`, ...extra,
+  });
+  const email = `${prefix}-${tag}@example.com`;
+  runwatchCli({ ...env, RUNWATCH_PASSWORD: "correct horse battery" }, "user", "create", "--email", email, "--name", prefix);
+  const key = runwatchCli(env, "key", "create", "--email", email, "--name", prefix);
+  const unusedKey = runwatchCli(env, "key", "create", "--email", email, "--name", `${prefix}-unused`);
+  const { child, output } = await startChildServer(env, url, children);
+  return { env, url, email, key, unusedKey, child, output, dataDir };
+}
