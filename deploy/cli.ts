@@ -319,7 +319,7 @@ export async function main(argv: string[]): Promise<number> {
       const { retention } = (await admin(config, { cmd: "retention.apply", email: values.email })) as { retention: RetentionOutcome[] };
       if (values.json) out(JSON.stringify(retention));
       else if (retention.length === 0) out("No user has a retention period (Settings → Data retention); nothing deleted.");
-      else for (const r of retention) out(`user ${r.user_id}: kept ${r.days} days (before ${r.cutoff}); deleted ${r.deleted_runs} run${r.deleted_runs === 1 ? "" : "s"}.`);
+      else for (const r of retention) out(`user ${r.user_id}: kept ${r.days} days (before ${r.cutoff}); deleted ${r.deleted_runs} run${r.deleted_runs === 1 ? "" : "s"} and ${r.deleted_dead_letters} dead letter${r.deleted_dead_letters === 1 ? "" : "s"}.`);
       return 0;
     }
     case "dead-letters list":

@@ -27,6 +27,8 @@ export interface RetentionOutcome {
   readonly days: number;
   readonly cutoff: string;
   readonly deleted_runs: number;
+  /** Dead letters (the user's events the pipeline could not store) that last failed before the cutoff. */
+  readonly deleted_dead_letters: number;
 }
 
 /** The form field: empty or 0 = keep forever; else whole days 1..MAX_RETENTION_DAYS. */
@@ -88,11 +90,16 @@ export async function applyRetention(ports: { sql: Sql; ch: ClickHouse }, opts: 
       deleted += runs.length;
       if (runs.length < CHUNK) break;
     }
+    // Dead letters hold event bodies too: the retention a user chose covers them as well.
+    const dead = await ports.sql.query<{ n: string | number }>(
+      "WITH d AS (DELETE FROM dead_letters WHERE user_id = $1 AND last_failed_at < $2 RETURNING 1) SELECT count(*) AS n FROM d",
+      [userId, cutoff.toISOString()],
+    );
     await ports.sql.query(
       "UPDATE user_settings SET retention_swept_at = $2, retention_deleted_runs = retention_deleted_runs + $3 WHERE user_id = $1",
       [userId, now.toISOString(), deleted],
     );
-    outcomes.push({ user_id: userId, days: Number(u.retention_days), cutoff: cutoff.toISOString(), deleted_runs: deleted });
+    outcomes.push({ user_id: userId, days: Number(u.retention_days), cutoff: cutoff.toISOString(), deleted_runs: deleted, deleted_dead_letters: Number(dead[0]?.n ?? 0) });
   }
   return outcomes;
 }

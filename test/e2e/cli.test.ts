@@ -128,9 +128,9 @@ describe("runwatch CLI", () => {
     }
     const r = run("retention", "apply");
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`user ${userId}: kept 7 days \\(before \\S+\\); deleted 1 run\\.`));
+    expect(r.stdout).toMatch(new RegExp(`user ${userId}: kept 7 days \\(before \\S+\\); deleted 1 run and 0 dead letters\\.`));
     const again = run("retention", "apply", "--email", "demo@runwatch.dev", "--json");
-    expect(JSON.parse(again.stdout)).toEqual([{ user_id: userId, days: 7, cutoff: expect.any(String), deleted_runs: 0 }]);
+    expect(JSON.parse(again.stdout)).toEqual([{ user_id: userId, days: 7, cutoff: expect.any(String), deleted_runs: 0, deleted_dead_letters: 0 }]);
     expect(run("retention", "apply", "--email", "nobody@example.com").stderr).toContain("no user with email nobody@example.com");
     const after = await openPorts(loadConfig(env), ["clickhouse"]);
     try {

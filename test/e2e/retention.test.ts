@@ -3,6 +3,7 @@
  * that user's runs whose last activity is older — every row in every table: events (so spans), LLM calls, scores,
  * cost rows, the run's versions, its human-input answers — and nothing of runs still active or of other users.
  */
+import { addDeadLetters } from "../../stores/dead-letters.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
@@ -105,10 +106,16 @@ describe("data retention", () => {
 
     const doomed = ["a-old", "a-hitl"];
     expect(await rowsOf(alice.id, ["a-old"])).toMatchObject({ agent_events: 4, llm_calls: 1, scores: 1 });
+    // Dead letters: alice's old one goes with her runs; her recent one and bob's old one stay.
+    const letter = (userId: number, id: string) => ({ raw: Buffer.from(id), event: { user_id: userId, run_id: id, sdk_run_id: id, event_id: id, event_type: "step" as const }, error: "test" });
+    await addDeadLetters(srv.ports.sql, [letter(alice.id, "dl-a-old"), letter(alice.id, "dl-a-recent"), letter(bob.id, "dl-b-old")]);
+    await srv.ports.sql.query("UPDATE dead_letters SET last_failed_at = now() - interval '40 days' WHERE event_id IN ('dl-a-old', 'dl-b-old')");
     // (In the scale pass other test files' users share the database: only alice's outcome is looked at.)
     await saveRetentionDays(srv.ports.sql, alice.id, 30);
     const outcomes = await applyRetention({ sql: srv.ports.sql, ch: srv.ports.clickhouse });
-    expect(outcomes.filter((o) => o.user_id === alice.id)).toEqual([{ user_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 2 }]);
+    expect(outcomes.filter((o) => o.user_id === alice.id)).toEqual([{ user_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 2, deleted_dead_letters: 1 }]);
+    const letters = await srv.ports.sql.query<{ event_id: string }>("SELECT event_id FROM dead_letters WHERE user_id IN ($1, $2) AND event_id LIKE 'dl-%' ORDER BY event_id", [alice.id, bob.id]);
+    expect(letters.map((l) => l.event_id)).toEqual(["dl-a-recent", "dl-b-old"]);
     expect(outcomes.some((o) => o.user_id === bob.id)).toBe(false);
 
     expect(await rowsOf(alice.id, doomed)).toEqual({ agent_events: 0, llm_calls: 0, scores: 0, run_costs: 0, agent_runs: 0 });
@@ -130,7 +137,7 @@ describe("data retention", () => {
 
     // Again: nothing more to delete; the settings page tells what the sweeps did.
     expect(await applyRetention({ sql: srv.ports.sql, ch: srv.ports.clickhouse }, { userId: alice.id })).toEqual([
-      { user_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 0 },
+      { user_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 0, deleted_dead_letters: 0 },
     ]);
     const jar = await loginJar(srv.url, alice.email);
     expect(await (await jar.fetch(`${srv.url}/settings`)).text()).toMatch(/Last sweep <time[^>]*>[^<]+<\/time>; 2 runs deleted so far\./);
