@@ -85,7 +85,7 @@ describe("deep span trees", () => {
 });
 
 describe("OTLP values that cannot be turned into text", () => {
-  it("an object as stringValue and a kvlist with toString/valueOf keys as the agent name: the export is stored, its tenant sees it", async () => {
+  it.each([["small", 0], ["over 4 MiB (decoded off the request's thread)", 5 * 1024 * 1024]])("%s: an object as stringValue and a kvlist with toString/valueOf keys as the agent name: the export is stored, its tenant sees it", async (_name, padding) => {
     const traceId = hexId(16);
     const root = hexId(8);
     const now = Date.now();
@@ -105,7 +105,10 @@ describe("OTLP values that cannot be turned into text", () => {
           },
           {
             traceId, spanId: hexId(8), parentSpanId: root, name: "tool", kind: 1, startTimeUnixNano: nanos(now - 50), endTimeUnixNano: nanos(now - 10),
-            attributes: [{ key: "input.value", value: { stringValue: poison } }, { key: "gen_ai.usage.input_tokens", value: { doubleValue: poison } }],
+            attributes: [
+              { key: "input.value", value: { stringValue: poison } }, { key: "gen_ai.usage.input_tokens", value: { doubleValue: poison } },
+              { key: "output.value", value: { stringValue: "x".repeat(Number(padding)) } },
+            ],
             status: {},
           },
         ] }],
