@@ -8,7 +8,7 @@ import { toChTime } from "../core/clickhouse/event-store.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import { ValidationError } from "../core/errors.js";
 import { makeStorable } from "../core/events/storable.js";
-import { MAX_SDK_RUN_ID_CHARS, MAX_SPAN_ID_CHARS, toValidationError } from "../core/events/schema.js";
+import { isStorableTime, MAX_SDK_RUN_ID_CHARS, MAX_SPAN_ID_CHARS, toValidationError } from "../core/events/schema.js";
 import { uuidv7 } from "../core/ids.js";
 
 export const SCORE_SOURCES = ["api", "human", "llm_judge", "otel"] as const;
@@ -110,16 +110,39 @@ export async function insertScore(ch: ClickHouse, run: ScoredRun, s: ScoreInput)
   return scoreId;
 }
 
-/** The scores of a run, oldest first (each once, however often its row was written). */
-export async function listRunScores(ch: ClickHouse, userId: number, runId: string): Promise<Score[]> {
+/** A page of a run's scores and the cursor after it (null on the last page). */
+export interface ScorePage { readonly scores: Score[]; readonly next_cursor: string | null }
+
+export const scoreCursor = (s: Score): string => Buffer.from(JSON.stringify([s.created_at, s.score_id])).toString("base64url");
+function decodeScoreCursor(c: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(c, "base64url").toString("utf8")) as unknown;
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && isStorableTime(Date.parse(v[0]))
+      && typeof v[1] === "string" && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(v[1])) return [toChTime(v[0]), v[1]];
+  } catch { /* fall through */ }
+  throw new ValidationError({ message: "cursor is not a cursor returned by this API", field: "cursor" });
+}
+
+/**
+ * The scores of a run (each once, however often its row was written), a page at a time: oldest first, or newest
+ * first with `newestFirst`; `cursor` is the previous page's next_cursor. A run may hold any number of scores.
+ */
+export async function listRunScores(
+  ch: ClickHouse, userId: number, runId: string, opts: { limit: number; cursor?: string; newestFirst?: boolean },
+): Promise<ScorePage> {
+  const [at, id] = opts.cursor ? decodeScoreCursor(opts.cursor) : [undefined, undefined];
+  const order = opts.newestFirst ? "DESC" : "ASC";
   const rows = await ch.query<ScoreRow>(
+    // score_id is its text here (the alias applies in WHERE and ORDER BY too): the cursor compares that text.
     `SELECT toString(score_id) AS score_id, span_id, name, value_type, value_number, value_string, comment, source, created_at
      FROM scores FINAL
      WHERE user_id = {user:UInt64} AND run_id = {run:UUID}
-     ORDER BY created_at, score_id`,
-    { user: userId, run: runId },
+       ${at ? `AND (created_at, score_id) ${opts.newestFirst ? "<" : ">"} ({at:DateTime64(3, 'UTC')}, {id:String})` : ""}
+     ORDER BY created_at ${order}, score_id ${order}
+     LIMIT {limit:UInt32}`,
+    { user: userId, run: runId, limit: opts.limit + 1, ...(at ? { at, id } : {}) },
   );
-  return rows.map((r) => ({
+  const scores = rows.slice(0, opts.limit).map((r): Score => ({
     score_id: r.score_id,
     name: r.name,
     value: r.value_type === "string" ? r.value_string : r.value_type === "boolean" ? Number(r.value_number) === 1 : Number(r.value_number),
@@ -128,6 +151,18 @@ export async function listRunScores(ch: ClickHouse, userId: number, runId: strin
     span_id: r.span_id || null,
     created_at: r.created_at,
   }));
+  return { scores, next_cursor: rows.length > opts.limit ? scoreCursor(scores[scores.length - 1]!) : null };
+}
+
+/** How many of a run's boolean scores named `name` are true and false. */
+export async function tallyBooleanScore(ch: ClickHouse, userId: number, runId: string, name: string): Promise<{ up: number; down: number }> {
+  const rows = await ch.query<{ up: unknown; down: unknown }>(
+    `SELECT countIf(value_number = 1) AS up, countIf(value_number = 0) AS down
+     FROM scores FINAL
+     WHERE user_id = {user:UInt64} AND run_id = {run:UUID} AND name = {name:String} AND value_type = 'boolean'`,
+    { user: userId, run: runId, name },
+  );
+  return { up: Number(rows[0]?.up ?? 0), down: Number(rows[0]?.down ?? 0) };
 }
 
 /** The average of one numeric or boolean (true = 1) score over an agent's runs, or over those on one config version. */

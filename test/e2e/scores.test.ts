@@ -4,8 +4,10 @@
  * tenant's run, hostile strings, values of the wrong type or size).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bearer, json, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 import { exportJson, exportProtobuf, hexId, type SpanSpec } from "./otlp-fixtures.js";
+import { scoreRow } from "../../stores/scores.js";
+import { uuidv7 } from "../../core/ids.js";
 
 let srv: TestServer;
 let alice: TestAccount;
@@ -188,3 +190,38 @@ describe("scores API", () => {
   });
 });
 
+describe("a run with many scores", () => {
+  it("pages them: every score once, in order, by limit and cursor; the run page lists the latest and tallies all", async () => {
+    await runOf(alice.key, "many-scores");
+    const { run } = (await (await fetch(`${srv.url}/api/runs/many-scores?limit=1`, bearer(alice.key))).json()) as { run: { run_id: string } };
+    const N = 2_500;
+    const t0 = Date.parse("2026-11-20T10:00:00Z");
+    const rows = Array.from({ length: N }, (_, i) => scoreRow({ user_id: alice.id, run_id: run.run_id, external_id: "many-scores" },
+      i % 2 ? { sdk_run_id: "many-scores", name: "user_feedback", value: i % 4 === 1, source: "human" } : { sdk_run_id: "many-scores", name: "n", value: i, comment: `#${i}` },
+      uuidv7(), new Date(t0 + Math.floor(i / 3)).toISOString()));
+    await srv.ports.clickhouse.insert("scores", rows);
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res = await fetch(`${srv.url}/api/runs/many-scores/scores?limit=1000${cursor ? `&cursor=${cursor}` : ""}`, bearer(alice.key));
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { scores: { score_id: string; created_at: string }[]; next_cursor: string | null };
+      expect(body.scores.length).toBeLessThanOrEqual(1000);
+      seen.push(...body.scores.map((x) => x.score_id));
+      cursor = body.next_cursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(new Set(seen).size).toBe(N);
+    expect(seen).toEqual([...seen].sort((a, b) => rows.findIndex((r) => r.score_id === a) - rows.findIndex((r) => r.score_id === b)));
+    const jar = await loginJar(srv.url, alice.email);
+    const page = await (await jar.fetch(`${srv.url}/dashboard/many-scores`)).text();
+    expect(page).toContain("625 good · 625 bad");
+    expect(page).toContain("The latest 200 are shown");
+    const bad = await fetch(`${srv.url}/api/runs/many-scores/scores?cursor=nope`, bearer(alice.key));
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as { error: { field: string } }).error.field).toBe("cursor");
+  });
+});

@@ -3,15 +3,20 @@
  *
  *   POST /api/scores {sdk_run_id, span_id?, name, value, comment?, source?} → 201 {score_id}
  *        404 for a run the key's owner does not have (another tenant's included); 422 naming the field.
- *   GET  /api/runs/{sdk_run_id}/scores → {scores: [{score_id, name, value, comment, source, span_id, created_at}]}
+ *   GET  /api/runs/{sdk_run_id}/scores?limit&cursor → {scores: [{score_id, name, value, comment, source, span_id, created_at}],
+ *        next_cursor}: oldest first, a page of at most `limit` (default 1,000, at most 5,000) and 8 MiB
  */
 import type Router from "@koa/router";
 import { Either } from "effect";
 import { NotFound } from "../../core/errors.js";
-import { insertScore, listRunScores, parseScore } from "../../stores/scores.js";
+import { insertScore, listRunScores, parseScore, scoreCursor } from "../../stores/scores.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { readAuthorizer } from "./read-api.js";
+import { intParam, readAuthorizer, stringParam } from "./read-api.js";
+import { countWithinBytes, jsonSize, MAX_EVENTS_PAGE_BYTES } from "./byte-pages.js";
+
+const DEFAULT_SCORES_PAGE = 1_000;
+const MAX_SCORES_PAGE = 5_000;
 import { readJsonBody } from "../json-body.js";
 
 const BODY_LIMIT = 16 * 1024;
@@ -43,6 +48,11 @@ export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAut
     const p = await authorize(ctx);
     const run = await ownRun(deps, p.userId, ctx.params.sdk_run_id!);
     ctx.set("Cache-Control", "no-store");
-    ctx.body = { scores: await listRunScores(deps.ports.clickhouse, p.userId, run.run_id) };
+    const limit = intParam(ctx, "limit", 1, MAX_SCORES_PAGE) ?? DEFAULT_SCORES_PAGE;
+    const page = await listRunScores(deps.ports.clickhouse, p.userId, run.run_id, { limit, cursor: stringParam(ctx, "cursor") });
+    // A page ends by bytes too (long comments and string values): the cursor then continues after the last one sent.
+    const fit = countWithinBytes(page.scores, MAX_EVENTS_PAGE_BYTES, jsonSize);
+    const cut = fit < page.scores.length;
+    ctx.body = { scores: page.scores.slice(0, fit), next_cursor: cut ? scoreCursor(page.scores[fit - 1]!) : page.next_cursor };
   });
 }

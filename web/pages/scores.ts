@@ -8,7 +8,7 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { ValidationError } from "../../core/errors.js";
-import { listRunScores, type Score } from "../../stores/scores.js";
+import { listRunScores, tallyBooleanScore, type Score } from "../../stores/scores.js";
 import { giveScore } from "../api/scores.js";
 import type { RunRecord } from "../../core/events/run.js";
 import type { SessionUser, WebDeps } from "../deps.js";
@@ -18,11 +18,16 @@ import { readForm } from "../forms.js";
 /** The score the page's thumbs give. */
 export const FEEDBACK_SCORE = "user_feedback";
 
-/** What web/views/_scores.njk shows: the run's scores, newest first, and the thumbs tally. */
-export async function scoresView(deps: WebDeps, run: RunRecord): Promise<{ scores: Score[]; up: number; down: number }> {
-  const scores = (await listRunScores(deps.ports.clickhouse, run.user_id, run.run_id)).reverse();
-  const feedback = scores.filter((s) => s.name === FEEDBACK_SCORE);
-  return { scores, up: feedback.filter((s) => s.value === true).length, down: feedback.filter((s) => s.value === false).length };
+/** The scores a run page lists (newest first); the API pages through the rest. */
+export const SCORES_ON_PAGE = 200;
+
+/** What web/views/_scores.njk shows: the run's latest scores, newest first, whether there are more, and the thumbs tally among them. */
+export async function scoresView(deps: WebDeps, run: RunRecord): Promise<{ scores: Score[]; more: boolean; up: number; down: number }> {
+  const [page, tally] = await Promise.all([
+    listRunScores(deps.ports.clickhouse, run.user_id, run.run_id, { limit: SCORES_ON_PAGE, newestFirst: true }),
+    tallyBooleanScore(deps.ports.clickhouse, run.user_id, run.run_id, FEEDBACK_SCORE),
+  ]);
+  return { scores: page.scores, more: page.next_cursor !== null, ...tally };
 }
 
 export function register(router: Router, deps: WebDeps): void {

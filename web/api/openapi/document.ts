@@ -93,7 +93,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: { tag: "Runs", summary: "A run's spans (tree via parent_span_id)", params: [SdkRunId, q("limit", Limit(5000, 1000)), After], ok: { 200: R.RunWithSpans }, errors: [401, 404, 422, 429] },
   },
   "/api/runs/{sdk_run_id}/scores": {
-    get: { tag: "Scores", summary: "A run's scores", params: [SdkRunId], ok: { 200: R.ScoreList }, errors: [401, 404, 429] },
+    get: { tag: "Scores", summary: "A run's scores, oldest first, a page at a time", params: [SdkRunId, Cursor, q("limit", Limit(5000, 1000))], ok: { 200: R.ScoreList }, errors: [401, 404, 422, 429] },
   },
   "/api/runs/{sdk_run_id}/input": {
     get: {
