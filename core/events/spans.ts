@@ -49,14 +49,22 @@ export function previewOf(v: unknown): string | null {
   return s.length > PREVIEW_CHARS ? `${s.slice(0, PREVIEW_CHARS - 1)}…` : s;
 }
 
-/** A span's error as text from its end event's `error` (a string, or an object with a type and message); null when none. */
+/**
+ * The most of a span's error that a span carries (the trace, the spans API, live frames): a run of 20,000 spans with
+ * 10 KiB errors would otherwise be a 200 MiB page. The whole text stays in the end event (GET /api/runs/{id}).
+ */
+export const ERROR_PREVIEW_CHARS = 2_000;
+
+const cut = (s: string, max: number): string => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
+
+/** A span's error as text from its end event's `error` (a string, or an object with a type and message), cut to ERROR_PREVIEW_CHARS; null when none. */
 export function errorOf(p: Record<string, unknown>): string | null {
   const e = p.error;
   if (e === undefined || e === null || e === "" || e === false) return null;
-  if (typeof e === "string") return e;
+  if (typeof e === "string") return cut(e, ERROR_PREVIEW_CHARS);
   if (typeof e === "object") {
     const o = e as Record<string, unknown>;
-    return [str(o.error_type) ?? str(o.type), str(o.error_message) ?? str(o.message)].filter(Boolean).join(": ") || previewOf(e);
+    return cut([str(o.error_type) ?? str(o.type), str(o.error_message) ?? str(o.message)].filter(Boolean).join(": "), ERROR_PREVIEW_CHARS) || previewOf(e);
   }
   return String(e);
 }

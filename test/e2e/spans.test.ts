@@ -7,6 +7,7 @@ import { calcPrice } from "@pydantic/genai-prices";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentMonthSpend, costGroups } from "../../core/clickhouse/costs.js";
 import { computeCost } from "../../plugins/prices.js";
+import { ERROR_PREVIEW_CHARS } from "../../core/events/spans.js";
 import { bearer, json, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 
 let srv: TestServer;
@@ -136,6 +137,22 @@ describe("spans and LLM calls", () => {
     expect(after.run).toMatchObject({ llm_calls: 1, prompt_tokens: 343, completion_tokens: 69, total_tokens: 412 });
     const { spans } = (await (await fetch(`${srv.url}/api/runs/${id}/spans`, bearer(acct.key))).json()) as { spans: Record<string, any>[] };
     expect(spans.map((s) => [s.kind, s.name, s.duration_ms])).toEqual([["llm", "chat", 0], ["step", "plain", 50]]);
+  });
+
+  it("a span carries the first 2,000 characters of a long error; the end event keeps it whole", async () => {
+    const long = "E".repeat(10 * 1024);
+    const events = [
+      { event_type: "run_start", sdk_run_id: "long-error", agent_name: "a", occurred_at: at(0), payload: {} },
+      { event_type: "tool_call", sdk_run_id: "long-error", span_id: "t1", occurred_at: at(10), payload: { tool_name: "x", phase: "end", error: long } },
+      { event_type: "run_end", sdk_run_id: "long-error", occurred_at: at(20), payload: {} },
+    ];
+    expect((await fetch(`${srv.url}/api/ingest/batch`, json(acct.key, { events }))).status).toBe(207);
+    const { events: stored } = await waitForRun(srv.url, acct.key, "long-error", (b) => b.run.status === "success");
+    const spans = (await (await fetch(`${srv.url}/api/runs/long-error/spans`, bearer(acct.key))).json()) as { spans: { span_id: string; error: string }[] };
+    const t1 = spans.spans.find((x) => x.span_id === "t1")!;
+    expect(t1.error.length).toBe(ERROR_PREVIEW_CHARS);
+    expect(t1.error.endsWith("…")).toBe(true);
+    expect(stored.find((e) => e.span_id === "t1")!.payload.error).toBe(long);
   });
 
   it("refuses bad span ids and kinds with a 422 naming the field", async () => {
