@@ -36,7 +36,7 @@ describe("eventIdFor", () => {
   });
 
   it("derives exactly the ids earlier versions stored, so a retry sent across an upgrade is still recognised", () => {
-    // Values from the Buffer-based derivation these ids were first stored with (session 10).
+    // Values from the Buffer-based derivation these ids were first stored with.
     const trace = "0af7651916cd43dd8448eb211c80319c";
     expect(eventIdFor(`otlp:${trace}:b7ad6b7169203331:end`, 1764072000123.456)).toBe("019abae2-8a7b-7010-842a-aa9c5074fd0f");
     expect(eventIdFor(`otlp:${trace}:run:end`, 1764072001000, 1)).toBe("019abae2-8de8-7114-8805-b78558a9454e");
@@ -47,7 +47,7 @@ describe("eventIdFor", () => {
     expect(eventIdFor("n", 2 ** 48 + 1).slice(0, 13)).toBe("00000000-0001");
   });
 
-  it("derives the ids the string-built derivation of sessions 10-19 did, for every digit, rank and time", () => {
+  it("derives the ids the earlier string-built derivation did, for every digit, rank and time", () => {
     const before = (name: string, ms: number, rank = 0): string => {
       const h = createHash("sha1").update(`runwatch:event:${name}`).digest("hex");
       const t = Number.isFinite(ms) ? Math.max(0, Math.floor(ms)) % 2 ** 48 : 0;

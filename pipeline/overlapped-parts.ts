@@ -3,7 +3,7 @@
  * first attempt starts as soon as the current part has released its runs' drafts (its runs' rows are made and being
  * written, its hooks have taken their data: batch-processor.ts onDraftsReleased). The next part's look-ups, plugins
  * and events insert then run while the current part's runs, llm_calls rows, frames and counters are written, instead
- * of after them (docs/PIPELINE.md, session 16). At most two parts are in flight.
+ * of after them (docs/PIPELINE.md). At most two parts are in flight.
  *
  * Why it is safe: the next part only starts on drafts the current part no longer reads, and a run's newer rows carry
  * higher versions (the processor's clock), so the order in which the two parts' writes land does not matter. If the

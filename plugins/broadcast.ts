@@ -5,7 +5,7 @@
  *   {"type":"events","user_id":42,"runs":[{"run":{...},"events":[{event_id,event_type,occurred_at,span_id,parent_span_id,payload}]}]}
  * Each run comes once per message with its state after the part's last event of it, and its events in log order.
  * A part of 5,000 OTLP events is ~500 runs in ~40 messages, where one message per event with a run snapshot each
- * cost the pipeline thread ~10 µs per span and the host, the gateway and every open tab 5,000 messages (session 17).
+ * cost the pipeline thread ~10 µs per span and the host, the gateway and every open tab 5,000 messages.
  * Delivery is best-effort: the dashboard reloads from the stores, so a lost message costs freshness only.
  */
 import { msOfIso } from "../core/events/iso-time.js";

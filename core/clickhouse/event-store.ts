@@ -250,7 +250,7 @@ export function createEventStore(ch: ClickHouse): EventStore {
         // Every stored version of the keys, without FINAL: the key columns are read first (PREWHERE), and the rest
         // only where a key matched, so runs that are not stored yet (most of the pipeline's look-ups: new runs, new
         // OTLP traces) cost a read of the keys alone. FINAL merged every column of every granule the keys fell in:
-        // 500 new runs in 250,000 took 25-30 ms, now 11-14 (docs/PIPELINE.md, session 16). The newest version is
+        // 500 new runs in 250,000 took 25-30 ms, now 11-14 (docs/PIPELINE.md). The newest version is
         // picked here, as FINAL would: the pipeline's version clock gives each write of a run a higher version.
         // Two IN lists use the primary key on both columns; the exact pairs are picked below.
         const rows = await ch.query<Raw>(

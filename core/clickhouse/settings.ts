@@ -39,7 +39,7 @@ export function quoteIdent(name: string): string {
  * The bytes of one text line per item, made in time slices (a pipeline part holds thousands of rows and may share
  * the event loop with ingest) and encoded 64 lines at a time. The rows' text is never whole on the heap: each
  * chunk's string dies as soon as it is encoded, so the young generation's scavenges do not copy it while the
- * insert is awaited, and no multi-megabyte string lands in the large-object space (session 17).
+ * insert is awaited, and no multi-megabyte string lands in the large-object space.
  */
 export async function encodeLinesInSlices<T>(items: readonly T[], line: (item: T) => string, slice = new TimeSlice()): Promise<Buffer> {
   const chunks = new LineChunks();

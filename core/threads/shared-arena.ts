@@ -7,7 +7,7 @@
  * worker posting 500 × 6 MB to the main thread: 34 mark-compacts there when transferred, none as views of one
  * SharedArrayBuffer). The main thread receives the pipeline thread's rows (~1.2 KB per span) and hands it the log's
  * batches: at 20,000 spans/s it ran 45 mark-compacts of a ~45 MB heap in 15 s, 17–23 with the arenas. The CPU this
- * saves is within the VM's run-to-run spread end to end (docs/PIPELINE.md, session 18). A view of a
+ * saves is within the machine's run-to-run spread end to end (docs/PIPELINE.md). A view of a
  * SharedArrayBuffer crosses by reference, and its memory is the arena's, counted once when the arena is made.
  *
  * Contract: the lender writes a view, posts it, and gives it back only after the receiver's answer, so no two

@@ -9,7 +9,7 @@
  *  2. Sustained: protobuf exports paced at BENCH_SUSTAINED_RATE spans/s (default 20,000) for BENCH_SUSTAINED_SECONDS;
  *     for every span, the time from its export's 200 to its frame on a subscribed dashboard WebSocket. A list of rates
  *     ("10000,12000,14000") runs one phase per rate in turn, each after the last one's frames have all arrived, and
- *     ends with the highest rate at which every span was visible in time: this VM's capacity that hour.
+ *     ends with the highest rate at which every span was visible in time: the machine's capacity at that hour.
  * Env: BENCH_CONTENT=0 (spans without messages, otlp-payload.ts), BENCH_SPREAD=1 (traces spread over exports), BENCH_FORMATS, BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_POOL, BENCH_SUSTAINED_RATE, BENCH_SUSTAINED_SECONDS (0: none),
  * BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). Prints the server's RSS, the sustained phase's ack → frame p50 second by second, and on Linux where its CPU went, by thread. Targets (2 cores): ≥ 100,000 spans/s acknowledged (protobuf); at 20,000 spans/s every
  * span visible within 2 s of its ack.
@@ -28,7 +28,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
  * and ~85,000 over JSON and gRPC, made before the phase starts). An export sent twice is acknowledged like any other,
  * but the pipeline stores it as duplicates, which costs a fraction of storing it: "CPU per 1,000 spans stored" and
  * "all visible after" then flatter the pipeline, and the pipeline leaves more of the cores to acknowledgement. A pool
- * of 60 did both until session 17.
+ * of 60 did both.
  */
 const poolSize = (format: Format) => Number(process.env.BENCH_POOL ?? Math.ceil(SECONDS * (format === "protobuf" ? 240 : 170)));
 /** BENCH_SUSTAINED_RATE: spans/s of the sustained phase, or a comma-separated list of rates, one phase each. */

@@ -1,4 +1,4 @@
--- Bloom-filter skip indexes for the pipeline's run look-ups (docs/PIPELINE.md, session 20).
+-- Bloom-filter skip indexes for the pipeline's run look-ups (docs/PIPELINE.md).
 --
 -- Every part of new OTLP traces asks whether its ~500 runs are stored: agent_runs by external_id (EventStore.loadRuns)
 -- and agent_events by run_id (pipeline/stored-events.ts findRunsWithEvents). Trace ids are random, so 500 of them fall
