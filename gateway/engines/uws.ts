@@ -8,10 +8,9 @@
  * (a logout arriving after the close) from throwing.
  */
 import type { NativeUws } from "./uws-native.js";
-import { guarded } from "./guard.js";
+import { answers, guarded } from "./guard.js";
 import type { Engine, ListenOptions, EngineServer, EngineSocket } from "./types.js";
 import type uWS from "uWebSockets.js";
-
 
 interface Holder<D> {
   data: D;
@@ -44,7 +43,6 @@ export function uwsEngine(uws: NativeUws): Engine {
     name: "uws",
     async listen<D>({ host, port, path, limits, handlers }: ListenOptions<D>): Promise<EngineServer> {
       const app = uws.App();
-      const onSocket = (where: string, socket: EngineSocket<D> | undefined, fn: () => void) => guarded(handlers, where, socket, fn);
 
       app.ws<Holder<D>>(path, {
         maxPayloadLength: limits.maxPayloadLength,
@@ -66,7 +64,7 @@ export function uwsEngine(uws: NativeUws): Engine {
             try {
               res.cork(() => {
                 res.writeStatus("500 Internal Server Error").writeHeader("content-type", "application/json");
-                res.end(JSON.stringify({ error: { code: "internal_error", message: "the gateway could not open this socket; try again" } }));
+                res.end(JSON.stringify(answers.upgradeFailed));
               });
             } catch { /* already answered */ }
           }
@@ -74,16 +72,16 @@ export function uwsEngine(uws: NativeUws): Engine {
         open(ws) {
           const holder = ws.getUserData();
           holder.socket = new UwsSocket(ws, holder.data);
-          onSocket("open", holder.socket, () => handlers.open(holder.socket!));
+          guarded(handlers, "open", holder.socket, () => handlers.open(holder.socket!));
         },
         message(ws, data) {
           const socket = ws.getUserData().socket!;
-          onSocket("message", socket, () => handlers.message(socket, data));
+          guarded(handlers, "message", socket, () => handlers.message(socket, data));
         },
         close(ws, code) {
           const socket = ws.getUserData().socket!;
           socket.closed = true;
-          onSocket("close", undefined, () => handlers.close(socket, code));
+          guarded(handlers, "close", undefined, () => handlers.close(socket, code));
         },
       });
 
@@ -98,10 +96,10 @@ export function uwsEngine(uws: NativeUws): Engine {
           answerJson(res, "200 OK", handlers.health());
         } catch (err) {
           handlers.error("health", err);
-          answerJson(res, "500 Internal Server Error", { error: { code: "internal_error", message: "health check failed" } });
+          answerJson(res, "500 Internal Server Error", answers.healthFailed);
         }
       });
-      app.any("/*", (res) => answerJson(res, "404 Not Found", { error: { code: "not_found", message: `the realtime endpoint is ${path}` } }));
+      app.any("/*", (res) => answerJson(res, "404 Not Found", answers.notFound(path)));
 
       const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
         app.listen(host, port, (s) => (s ? resolve(s) : reject(new Error(`gateway could not listen on ${host}:${port}`))));

@@ -15,7 +15,7 @@ import http from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Engine, ListenOptions, EngineLimits, EngineServer, EngineSocket } from "./types.js";
-import { guarded } from "./guard.js";
+import { answers, guarded } from "./guard.js";
 
 const GOING_AWAY = 1001;
 /** How long close() waits for clients to answer the closing handshake before it cuts them off. */
@@ -44,6 +44,8 @@ class WsSocket<D> implements EngineSocket<D> {
     if (this.open) this.join(this, topic);
   }
 }
+
+const pathOf = (req: http.IncomingMessage): string => (req.url ?? "/").split("?")[0]!;
 
 function answer(socket: Duplex, status: string, body: unknown): void {
   const json = JSON.stringify(body);
@@ -88,7 +90,6 @@ export const wsEngine: Engine = {
         if (members?.size === 0) topics.delete(topic);
       }
     };
-    const onSocket = (where: string, socket: EngineSocket<D> | undefined, fn: () => void) => guarded(handlers, where, socket, fn);
 
     /** The subprotocol each upgrade decided, read back by ws's handleProtocols. */
     const chosen = new WeakMap<http.IncomingMessage, string>();
@@ -101,15 +102,15 @@ export const wsEngine: Engine = {
     });
 
     const server = http.createServer((req, res) => {
-      const pathname = (req.url ?? "/").split("?")[0];
+      const pathname = pathOf(req);
       let status = 404;
-      let body: unknown = { error: { code: "not_found", message: `the realtime endpoint is ${path}` } };
+      let body: unknown = answers.notFound(path);
       if (pathname === "/health" && (req.method === "GET" || req.method === "HEAD")) {
         try {
           [status, body] = [200, handlers.health()];
         } catch (err) {
           handlers.error("health", err);
-          [status, body] = [500, { error: { code: "internal_error", message: "health check failed" } }];
+          [status, body] = [500, answers.healthFailed];
         }
       }
       res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
@@ -121,8 +122,8 @@ export const wsEngine: Engine = {
 
     server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on("error", () => socket.destroy());
-      if ((req.url ?? "/").split("?")[0] !== path) {
-        answer(socket, "404 Not Found", { error: { code: "not_found", message: `the realtime endpoint is ${path}` } });
+      if (pathOf(req) !== path) {
+        answer(socket, "404 Not Found", answers.notFound(path));
         return;
       }
       let decided: { data: D; protocol: string };
@@ -131,7 +132,7 @@ export const wsEngine: Engine = {
         decided = handlers.upgrade(header.split(",").map((p) => p.trim()).filter(Boolean));
       } catch (err) {
         handlers.error("upgrade", err);
-        answer(socket, "500 Internal Server Error", { error: { code: "internal_error", message: "the gateway could not open this socket; try again" } });
+        answer(socket, "500 Internal Server Error", answers.upgradeFailed);
         return;
       }
       chosen.set(req, decided.protocol);
@@ -143,14 +144,14 @@ export const wsEngine: Engine = {
         ws.on("message", (data) => {
           s.lastHeard = Date.now();
           // binaryType is ws's default, "nodebuffer": a message arrives as one Buffer, fragments joined.
-          onSocket("message", s, () => handlers.message(s, data as Buffer));
+          guarded(handlers, "message", s, () => handlers.message(s, data as Buffer));
         });
         ws.on("close", (code) => {
           sockets.delete(s);
           leave(s);
-          onSocket("close", undefined, () => handlers.close(s, code));
+          guarded(handlers, "close", undefined, () => handlers.close(s, code));
         });
-        onSocket("open", s, () => handlers.open(s));
+        guarded(handlers, "open", s, () => handlers.open(s));
       });
     });
 
