@@ -102,12 +102,11 @@ function authenticateFirst(deps: OtlpGrpcDeps): grpc.ServerInterceptor {
 }
 
 export async function startOtlpGrpc(deps: OtlpGrpcDeps, host: string, port: number): Promise<OtlpGrpcServer> {
-  const limits = deps.limits;
   const server = new grpc.Server({
     "grpc.max_receive_message_length": deps.maxBodyBytes,
     "grpc.max_send_message_length": 1024 * 1024,
-    "grpc.max_concurrent_streams": limits.maxStreams,
-    "grpc.max_connection_idle_ms": limits.idleMs,
+    "grpc.max_concurrent_streams": deps.limits.maxStreams,
+    "grpc.max_connection_idle_ms": deps.limits.idleMs,
     "grpc.keepalive_time_ms": 60_000,
     "grpc.keepalive_timeout_ms": 20_000,
     interceptors: [authenticateFirst(deps)],
