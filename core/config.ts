@@ -5,6 +5,7 @@
  */
 import os from "node:os";
 import path from "node:path";
+import type { LaneSettings } from "./log/lane-router.js";
 import { parseTrustedProxies, type TrustedProxies } from "./net/client-address.js";
 
 export interface Config {
@@ -25,6 +26,11 @@ export interface Config {
   readonly agentsUrl: string;
   readonly kafkaBrokers: readonly string[] | undefined;
   readonly kafkaTopic: string;
+  /**
+   * When a tenant's appends go to the event log's bulk lane (core/log/lanes.ts): more than RUNWATCH_BULK_LANE_BYTES
+   * (default 8 MiB; 0 = never) within RUNWATCH_BULK_LANE_WINDOW_SEC (10), for RUNWATCH_BULK_LANE_HOLD_SEC (30).
+   */
+  readonly bulkLane: LaneSettings;
   readonly clickhouseUrl: string | undefined;
   readonly clickhouseDatabase: string;
   readonly databaseUrl: string | undefined;
@@ -130,6 +136,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     agentsUrl: env.RUNWATCH_AGENTS_URL ?? `http://127.0.0.1:${agentsPort}`,
     kafkaBrokers: brokers.length ? brokers : undefined,
     kafkaTopic: env.KAFKA_TOPIC ?? "runwatch.events",
+    bulkLane: {
+      bulkAfterBytes: Math.max(0, int(env.RUNWATCH_BULK_LANE_BYTES, 8 * 1024 * 1024)),
+      windowSec: Math.max(1, int(env.RUNWATCH_BULK_LANE_WINDOW_SEC, 10)),
+      holdSec: Math.max(0, int(env.RUNWATCH_BULK_LANE_HOLD_SEC, 30)),
+    },
     clickhouseUrl: env.CLICKHOUSE_URL || undefined,
     clickhouseDatabase: env.CLICKHOUSE_DATABASE ?? "runwatch",
     databaseUrl: env.DATABASE_URL || undefined,

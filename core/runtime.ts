@@ -12,6 +12,8 @@ import type { Sql } from "./ports/sql.js";
 import type { RateLimiter } from "./ports/rate-limiter.js";
 import type { PubSub } from "./ports/pubsub.js";
 import { memoryRateLimiter } from "./limiter/memory.js";
+import { LaneRouter, type Lane } from "./log/lane-router.js";
+import { lanedLog } from "./log/lanes.js";
 import { memoryPubSub } from "./pubsub/memory.js";
 
 export class EventLogService extends Context.Tag("runwatch/EventLog")<EventLogService, EventLog>() {}
@@ -23,12 +25,25 @@ export class PubSubService extends Context.Tag("runwatch/PubSub")<PubSubService,
 const scoped = <I, S extends { close(): Promise<void> }>(tag: Context.Tag<I, S>, open: () => Promise<S>) =>
   Layer.scoped(tag, Effect.acquireRelease(Effect.promise(open), (s) => Effect.promise(() => s.close())));
 
-export const eventLogLayer = (c: Config) =>
-  scoped(EventLogService, async () =>
+/**
+ * The event log is two logs of one kind, its lanes (core/log/lanes.ts): the topics KAFKA_TOPIC and KAFKA_TOPIC.bulk,
+ * or the file logs <data dir>/log and <data dir>/log-bulk. Both are always read; RUNWATCH_BULK_LANE_BYTES=0 only
+ * stops new appends from going to the bulk lane.
+ */
+async function openEventLog(c: Config): Promise<EventLog> {
+  const openLane = async (lane: Lane): Promise<EventLog> =>
     c.kafkaBrokers
-      ? (await import("./log/kafka-log.js")).openKafkaLog(c)
-      : (await import("./log/file-log.js")).openFileLog(path.join(c.dataDir, "log")),
-  );
+      ? (await import("./log/kafka-log.js")).openKafkaLog(c, lane === "bulk" ? { topic: `${c.kafkaTopic}.bulk` } : {})
+      : (await import("./log/file-log.js")).openFileLog(path.join(c.dataDir, lane === "bulk" ? "log-bulk" : "log"));
+  const main = await openLane("main");
+  const bulk = await openLane("bulk").catch(async (err: unknown) => {
+    await main.close();
+    throw err;
+  });
+  return lanedLog({ main, bulk }, new LaneRouter(c.bulkLane));
+}
+
+export const eventLogLayer = (c: Config) => scoped(EventLogService, () => openEventLog(c));
 
 export const clickHouseLayer = (c: Config) =>
   scoped(ClickHouseService, async () => {

@@ -6,10 +6,11 @@
  * for every record up to that offset (autoCommit off). A failed handler is retried with backoff
  * (core/log/delivery.ts); heartbeats continue while a long batch runs, so the member is not evicted.
  */
-import type { Admin, Consumer, EachBatchPayload, Kafka } from "kafkajs";
+import { PartitionAssigners, type Admin, type Consumer, type EachBatchPayload, type Kafka } from "kafkajs";
 import type { Logger } from "../logger.js";
 import type { ConsumeOptions, LogConsumer } from "../ports/event-log.js";
 import { deliver, HANDLER_BACKOFF } from "./delivery.js";
+import { coPartitionedAssigner } from "./kafka-assigner.js";
 
 /**
  * The Kafka group id of a logical consumer group: namespaced by topic. kafkajs' assigner spreads the
@@ -50,6 +51,8 @@ export class KafkaConsumer implements LogConsumer {
     private readonly topic: string,
     private readonly opts: ConsumeOptions,
     logger: Logger,
+    /** This process's name for kafka-assigner.ts: the consumers of both lanes in one process share it. */
+    instance: string,
   ) {
     this.groupId = consumerGroupId(topic, opts.group);
     this.log = logger.child({ group: this.groupId });
@@ -60,6 +63,8 @@ export class KafkaConsumer implements LogConsumer {
       maxWaitTimeInMs: Math.max(10, opts.maxWaitMs),
       maxBytesPerPartition: 4 * 1024 * 1024,
       allowAutoTopicCreation: false,
+      // Round robin stays second so that members of an older release (round robin only) can share the group.
+      partitionAssigners: [coPartitionedAssigner(instance), PartitionAssigners.roundRobin],
       // Keep the member alive through broker restarts: kafkajs restarts the consumer after a crash.
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5_000, restartOnFailure: async () => !this.stopping },
     });

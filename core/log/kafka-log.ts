@@ -13,6 +13,8 @@
  * its partitions to a peer after the session timeout, which re-reads from the last commit: at-least-once,
  * deduplicated by event_id in the store.
  */
+import { randomUUID } from "node:crypto";
+import os from "node:os";
 import { Kafka, logLevel as KafkaLogLevel, type Admin, type LogEntry, type Producer } from "kafkajs";
 import type { Config } from "../config.js";
 import { Unavailable } from "../errors.js";
@@ -25,6 +27,9 @@ import { DEFAULT_PARTITIONS, KafkaConsumer } from "./kafka-consumer.js";
 export { consumerGroupId, DEFAULT_PARTITIONS } from "./kafka-consumer.js";
 
 
+/** One name per process for the partition assignment: its consumers of both lanes get the same partitions. */
+const PROCESS_INSTANCE = `${os.hostname()}:${process.pid}:${randomUUID()}`;
+
 /** How long a new topic may take to get its partition leaders. */
 const TOPIC_READY_TIMEOUT_MS = 15_000;
 /** How long an append may wait for the broker before it is answered with Unavailable. */
@@ -33,6 +38,10 @@ const APPEND_TIMEOUT_MS = 5_000;
 const MAX_SEND_BYTES = 900 * 1024;
 
 export interface KafkaLogOptions {
+  /** Default config.kafkaTopic. */
+  readonly topic?: string;
+  /** This process's name in the partition assignment (kafka-assigner.ts); default one per process. */
+  readonly instance?: string;
   readonly partitions?: number;
   readonly appendTimeoutMs?: number;
   readonly clientId?: string;
@@ -62,7 +71,8 @@ export const unavailable = (err: unknown): Unavailable =>
 export async function openKafkaLog(config: Config, options: KafkaLogOptions = {}): Promise<EventLog> {
   if (!config.kafkaBrokers?.length) throw new Error("openKafkaLog needs KAFKA_BROKERS");
   const logger = options.logger ?? createLogger(config.logLevel, { component: "kafka-log" });
-  const topic = config.kafkaTopic;
+  const topic = options.topic ?? config.kafkaTopic;
+  const instance = options.instance ?? PROCESS_INSTANCE;
   const appendTimeoutMs = options.appendTimeoutMs ?? APPEND_TIMEOUT_MS;
   const kafka = new Kafka({
     clientId: options.clientId ?? `runwatch-${process.pid}`,
@@ -143,7 +153,7 @@ export async function openKafkaLog(config: Config, options: KafkaLogOptions = {}
     },
     async consume(opts) {
       if (closed) throw new Error("event log is closed");
-      const c = new KafkaConsumer(kafka, admin, topic, opts, logger);
+      const c = new KafkaConsumer(kafka, admin, topic, opts, logger, instance);
       await c.start();
       consumers.add(c);
       return {
