@@ -46,6 +46,8 @@ export interface Config {
   readonly rateLimitPerMinute: number;
   /** Ingest requests per minute per user, over all of the user's keys (a user cannot multiply the budget with keys). */
   readonly userRateLimitPerMinute: number;
+  /** Events and OTLP spans per user per minute, over all keys and receivers (RUNWATCH_EVENT_QUOTA_PER_MINUTE; 0 = none). */
+  readonly eventQuotaPerMinute: number;
   /** `closed`: /register refuses new accounts (the CLI still creates them). */
   readonly registration: "open" | "closed";
   /** Test notifications ("Send test" on /alerts) per user per hour. */
@@ -151,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200),
     userRateLimitPerMinute: int(env.RUNWATCH_USER_RATE_LIMIT_PER_MINUTE, 5 * int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200)),
     registration: oneOf(env.RUNWATCH_REGISTRATION, ["open", "closed"], "open", "RUNWATCH_REGISTRATION"),
+    eventQuotaPerMinute: Math.max(0, Math.floor(int(env.RUNWATCH_EVENT_QUOTA_PER_MINUTE, 300_000))),
     testSendsPerHour: int(env.RUNWATCH_TEST_SENDS_PER_HOUR, 10),
     improvePerHour: int(env.RUNWATCH_IMPROVE_PER_HOUR, 20),
     improveDailyBudgetUsd: Number(env.RUNWATCH_IMPROVE_DAILY_BUDGET_USD ?? 5) || 0,

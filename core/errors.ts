@@ -17,6 +17,8 @@ export class AuthError extends Data.TaggedError("AuthError")<{
 
 export class RateLimited extends Data.TaggedError("RateLimited")<{
   readonly limit: number;
+  /** What the limit counts per minute; default requests. */
+  readonly unit?: "requests" | "events";
   readonly remaining: number;
   /** Milliseconds until a token is available again. */
   readonly retryAfterMs: number;

@@ -66,7 +66,12 @@ export function toHttpError(err: unknown): HttpError {
       case "RateLimited":
         return {
           status: 429,
-          body: errorBody("rate_limited", `rate limit of ${err.limit} requests per minute exceeded; retry in ${ceilSeconds(err.retryAfterMs)} s`),
+          body: errorBody(
+            "rate_limited",
+            err.unit === "events"
+              ? `quota of ${err.limit} events and spans per minute exceeded (RUNWATCH_EVENT_QUOTA_PER_MINUTE); retry in ${ceilSeconds(err.retryAfterMs)} s`
+              : `rate limit of ${err.limit} requests per minute exceeded; retry in ${ceilSeconds(err.retryAfterMs)} s`,
+          ),
           headers: { "Retry-After": String(ceilSeconds(err.retryAfterMs)), ...rateLimitHeaders(err.limit, err.remaining, err.retryAfterMs) },
         };
       case "Unavailable":

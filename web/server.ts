@@ -9,7 +9,7 @@ import { resolveSessionSecret } from "../core/secrets.js";
 import { createWebApp, type WebApp } from "./app.js";
 import { inThreadDecoder, threadDecoder } from "./ingest/decode-thread.js";
 import { INLINE_BUDGET_MS_PER_SECOND, smallBodiesInline } from "./ingest/small-bodies-inline.js";
-import { createAdmission } from "./ingest/admission.js";
+import { createAdmission, createEventQuota } from "./ingest/admission.js";
 import { startOtlpGrpc } from "./otlp/grpc-server.js";
 import { clientAddress } from "../core/net/client-address.js";
 import type { WebDeps } from "./deps.js";
@@ -62,6 +62,7 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
   const grpcPort = opts.otlpGrpcPort === undefined ? config.otlpGrpcPort : opts.otlpGrpcPort;
   const grpc = grpcPort === null ? undefined : await startOtlpGrpc({
     admission: createAdmission(deps, app.apiKeys),
+    quota: createEventQuota(deps),
     clientAddress: (peer, forwardedFor) => clientAddress(peer, forwardedFor, config.trustedProxies),
     limits: config.otlpGrpcLimits,
     decoder: batchDecoder,

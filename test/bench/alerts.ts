@@ -113,7 +113,7 @@ async function ingestRun(withRules: boolean): Promise<{ single: number; batch: n
   const env = {
     ...process.env, NODE_ENV: "production", SESSION_SECRET: "bench-".padEnd(64, "x"), LOG_LEVEL: "warn", RUNWATCH_DATA_DIR: dataDir,
     RUNWATCH_HOST: "127.0.0.1", RUNWATCH_WEB_PORT: String(webPort), RUNWATCH_GATEWAY_PORT: String(await freePort()),
-    RUNWATCH_AGENTS_PORT: String(await freePort()), RUNWATCH_OTLP_GRPC_PORT: "off", RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000", RUNWATCH_PASSWORD: "bench-password",
+    RUNWATCH_AGENTS_PORT: String(await freePort()), RUNWATCH_OTLP_GRPC_PORT: "off", RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000", RUNWATCH_EVENT_QUOTA_PER_MINUTE: "0", RUNWATCH_PASSWORD: "bench-password",
   };
   const cli = (...args: string[]) => {
     const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "utf8" });

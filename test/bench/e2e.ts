@@ -191,7 +191,7 @@ async function main() {
   await ensureBuilt(); // the start times below are the server's, not a first build's
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-bench-e2e-"));
   const { env, url } = await childServerEnv(dataDir, {
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", RUNWATCH_OTLP_GRPC_PORT: "off", RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000", SESSION_SECRET: "bench-".padEnd(64, "x"),
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", RUNWATCH_OTLP_GRPC_PORT: "off", RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000", RUNWATCH_EVENT_QUOTA_PER_MINUTE: "0", SESSION_SECRET: "bench-".padEnd(64, "x"),
   });
   let server: ChildProcess | undefined;
   try {

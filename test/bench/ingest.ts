@@ -162,7 +162,7 @@ async function main() {
     RUNWATCH_GATEWAY_PORT: String(await freePort()),
     RUNWATCH_AGENTS_PORT: String(await freePort()),
     RUNWATCH_OTLP_GRPC_PORT: "off",
-    RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000",
+    RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000", RUNWATCH_EVENT_QUOTA_PER_MINUTE: "0",
   };
   const url = `http://127.0.0.1:${webPort}`;
   let child: ChildProcess | undefined;

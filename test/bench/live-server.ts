@@ -34,7 +34,7 @@ export async function startLiveServer(roles: string, extraEnv: Record<string, st
     RUNWATCH_DATA_DIR: dataDir, RUNWATCH_HOST: "127.0.0.1", LOG_LEVEL: "warn",
     RUNWATCH_WEB_PORT: String(webPort), RUNWATCH_GATEWAY_PORT: String(gatewayPort), RUNWATCH_AGENTS_PORT: String(agentsPort), RUNWATCH_OTLP_GRPC_PORT: "off",
     RUNWATCH_PUBLIC_GATEWAY_URL: `ws://127.0.0.1:${gatewayPort}`,
-    RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000000",
+    RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000000", RUNWATCH_EVENT_QUOTA_PER_MINUTE: "0",
     ...extraEnv,
   };
   const base = `http://127.0.0.1:${webPort}`;

@@ -9,7 +9,7 @@ import { performance } from "node:perf_hooks";
 import { CookieJar, csrfFrom, json, startTestServer, waitForRun } from "../e2e/harness.js";
 
 const SPANS = Number(process.env.BENCH_SPANS ?? 5_000);
-const srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000", LOG_LEVEL: "error" } });
+const srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000", RUNWATCH_EVENT_QUOTA_PER_MINUTE: "0", LOG_LEVEL: "error" } });
 const acct = await srv.account();
 const id = "big-run";
 const t0 = Date.now() - 3_600_000;

@@ -38,7 +38,7 @@ for (const v of ["KAFKA_BROKERS", "CLICKHOUSE_URL", "DATABASE_URL", "REDIS_URL"]
   }
 }
 
-const cluster = await startCluster({ roles: { web: WEB, pipeline: PIPELINE }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "10000000", LOG_LEVEL: "error" } });
+const cluster = await startCluster({ roles: { web: WEB, pipeline: PIPELINE }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "10000000", RUNWATCH_EVENT_QUOTA_PER_MINUTE: "0", LOG_LEVEL: "error" } });
 const ch = await clickhouseFor(cluster.env);
 const kafka = new Kafka({ brokers: cluster.env.KAFKA_BROKERS!.split(","), logLevel: logLevel.NOTHING });
 const admin = kafka.admin();

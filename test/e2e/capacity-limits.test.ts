@@ -10,7 +10,8 @@ import http2 from "node:http2";
 import net from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { childServerWithAccount, json } from "./harness.js";
+import { childServerWithAccount, json, runwatchCli } from "./harness.js";
+import { exportProtobuf, hexId, traceExportClient } from "./otlp-fixtures.js";
 import { TRACE_EXPORT_PATH } from "../../web/otlp/grpc-server.js";
 
 const children = new Set<ChildProcess>();
@@ -58,7 +59,9 @@ const guess = (url: string, i: number, xff?: string) =>
 
 describe("an https public URL, no trusted proxies: OTLP/gRPC limits before authentication; X-Forwarded-For ignored", () => {
   let s: Awaited<ReturnType<typeof server>>;
-  beforeAll(async () => { s = await server({ RUNWATCH_OTLP_GRPC_IDLE_MS: "2000", RUNWATCH_PUBLIC_URL: "https://runwatch.example.com" }); });
+  beforeAll(async () => {
+    s = await server({ RUNWATCH_OTLP_GRPC_IDLE_MS: "2000", RUNWATCH_PUBLIC_URL: "https://runwatch.example.com", RUNWATCH_EVENT_QUOTA_PER_MINUTE: "2000" });
+  });
 
   it("X-Forwarded-For is ignored: rotating it does not slip past the failed-key throttle", async () => {
     const statuses: number[] = [];
@@ -111,6 +114,37 @@ describe("an https public URL, no trusted proxies: OTLP/gRPC limits before authe
     expect(unknown.every((c) => c === grpc.status.UNAUTHENTICATED || c === grpc.status.RESOURCE_EXHAUSTED)).toBe(true);
     expect(await exportWith(s.key)).toBe(grpc.status.OK);
     client.close();
+  });
+
+  it("the quota in events and spans per user (2,000 a minute here) refuses with 429 + Retry-After on every receiver, and only that user", async () => {
+    const newUser = (name: string) => {
+      const email = `${name}-${Date.now()}@example.com`;
+      runwatchCli({ ...s.env, RUNWATCH_PASSWORD: "correct horse battery" }, "user", "create", "--email", email, "--name", name);
+      return runwatchCli(s.env, "key", "create", "--email", email, "--name", name);
+    };
+    const key = newUser("quota");
+    const events = Array.from({ length: 1000 }, (_, i) => ({ event_type: "step", sdk_run_id: "quota-run", span_id: `s-${i}`, payload: { node_name: "plan", phase: "end", i } }));
+    const batch = await fetch(`${s.url}/api/ingest/batch`, json(key, { events }));
+    expect(batch.status).toBe(207);
+    expect(await batch.json()).toMatchObject({ accepted: 1000, rejected: 0 });
+    const trace = (n: number) => {
+      const traceId = hexId(16);
+      return exportProtobuf(Array.from({ length: n }, (_, i) => ({ traceId, spanId: hexId(8), name: `span ${i}` })));
+    };
+    const otlp = (n: number) => fetch(`${s.url}/v1/traces`, { method: "POST", headers: { "content-type": "application/x-protobuf", authorization: `Bearer ${key}` }, body: trace(n) as BodyInit });
+    expect((await otlp(500)).status).toBe(200); // 1,500 of 2,000
+    const refused = await otlp(600);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    const single = await fetch(`${s.url}/api/ingest`, json(key, { event_type: "run_start", sdk_run_id: "quota-late", agent_name: "quota", payload: {} }));
+    expect(single.status).toBe(429);
+    expect(((await single.json()) as { error: { message: string } }).error.message).toMatch(/quota of 2000 events and spans per minute/);
+    const grpcClient = traceExportClient(`127.0.0.1:${s.grpcPort}`);
+    expect((await grpcClient.send(trace(5), key))?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    grpcClient.close();
+    // Another user's budget is its own.
+    const other = newUser("quota-other");
+    expect((await fetch(`${s.url}/api/ingest`, json(other, { event_type: "run_start", sdk_run_id: "other", agent_name: "quota", payload: {} }))).status).toBe(202);
   });
 });
 

@@ -7,6 +7,7 @@
  *   registrations per IP            20 / hour      every POST /register
  *   failed API-key lookups per IP   30 / minute    a Bearer key that is unknown, expired or revoked
  *   ingest requests per user        RUNWATCH_USER_RATE_LIMIT_PER_MINUTE (5 × the per-key limit), over all keys
+ *   events and spans per user       RUNWATCH_EVENT_QUOTA_PER_MINUTE (300,000; 0 = none), over all keys and receivers
  *   test notifications per user     RUNWATCH_TEST_SENDS_PER_HOUR (10)
  *   /improve runs per user          RUNWATCH_IMPROVE_PER_HOUR (20)
  *
@@ -24,6 +25,8 @@ export interface Throttles {
   readonly registrationsPerIp: Budget;
   readonly badKeysPerIp: Budget;
   readonly ingestPerUser: Budget;
+  /** Undefined when RUNWATCH_EVENT_QUOTA_PER_MINUTE is 0. */
+  readonly eventsPerUser: Budget | undefined;
   readonly testSendsPerUser: Budget;
   readonly improvePerUser: Budget;
 }
@@ -35,6 +38,7 @@ export function createThrottles(limiter: RateLimiter, config: Config): Throttles
     registrationsPerIp: limiter.budget("register-ip", 20, 60 * 60),
     badKeysPerIp: limiter.budget("bad-key-ip", 30, 60),
     ingestPerUser: limiter.budget("ingest-user", config.userRateLimitPerMinute, 60),
+    eventsPerUser: config.eventQuotaPerMinute > 0 ? limiter.budget("events-user", config.eventQuotaPerMinute, 60) : undefined,
     testSendsPerUser: limiter.budget("test-send", config.testSendsPerHour, 60 * 60),
     improvePerUser: limiter.budget("improve", config.improvePerHour, 60 * 60),
   };

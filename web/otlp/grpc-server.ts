@@ -16,7 +16,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../../core/logger.js";
 import type { EventLog } from "../../core/ports/event-log.js";
 import { toHttpError } from "../http-errors.js";
-import type { Admission } from "../ingest/admission.js";
+import type { Admission, EventQuota } from "../ingest/admission.js";
 import type { BatchDecoder } from "../ingest/decode-thread.js";
 import { appendDurably } from "../ingest/durable-append.js";
 import { encodeRpcStatus } from "../../otlp/otlp-protobuf.js";
@@ -30,6 +30,8 @@ export interface OtlpGrpcLimits {
 
 export interface OtlpGrpcDeps {
   readonly admission: Admission;
+  /** The user's quota in events, charged an export's spans once it is decoded. */
+  readonly quota: EventQuota;
   /** The client's address from the peer and an x-forwarded-for entry (RUNWATCH_TRUSTED_PROXIES). */
   readonly clientAddress: (peer: string, forwardedFor: string | undefined) => string;
   readonly limits: OtlpGrpcLimits;
@@ -120,6 +122,7 @@ export async function startOtlpGrpc(deps: OtlpGrpcDeps, host: string, port: numb
           const code = decoded.status === 413 ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.INVALID_ARGUMENT;
           return callback({ code, details: decoded.message });
         }
+        await deps.quota(userId, decoded.spans - decoded.rejectedSpans);
         if (decoded.records > 0) await appendDurably(() => deps.log.append(decoded.events), decoded.records, deps.logger);
         callback(null, Buffer.from(decoded.response.buffer, decoded.response.byteOffset, decoded.response.byteLength));
       } catch (err) {

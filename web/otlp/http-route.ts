@@ -69,13 +69,14 @@ export function otlpTracesHandler(deps: OtlpHttpDeps): (ctx: Context) => Promise
         throw new HttpProblem(415, "unsupported_media_type", "send an OTLP export as application/x-protobuf or application/json", "Content-Type");
       }
       const gzipped = gzippedOf(ctx);
-      const { principal, headers } = await deps.admission(ctx.req.headers.authorization, ctx.ip);
+      const { principal, headers, take } = await deps.admission(ctx.req.headers.authorization, ctx.ip);
       ctx.set(headers);
       const body = await readBodyBytes(ctx, deps.maxBodyBytes, `the export exceeds the limit of ${deps.maxBodyBytes} bytes (RUNWATCH_OTLP_MAX_BODY_BYTES)`);
       const decoded = await deps.decoder.decodeOtlp(body, format, gzipped, principal.userId, Date.now());
       if (!decoded.ok) {
         throw new HttpProblem(decoded.status, decoded.status === 413 ? "payload_too_large" : "malformed_export", decoded.message);
       }
+      await take(decoded.spans - decoded.rejectedSpans);
       if (decoded.records > 0) await appendDurably(() => deps.log.append(decoded.events), decoded.records, deps.logger);
       ctx.status = 200;
       ctx.type = format === "json" ? "application/json" : "application/x-protobuf";
