@@ -28,7 +28,7 @@ export interface Config {
   readonly kafkaTopic: string;
   /**
    * When a tenant's appends go to the event log's bulk lane (core/log/lanes.ts): more than RUNWATCH_BULK_LANE_BYTES
-   * (default 2 MiB; 0 = never) within RUNWATCH_BULK_LANE_WINDOW_SEC (10), for RUNWATCH_BULK_LANE_HOLD_SEC (30).
+   * (default 1 MiB; 0 = never) within RUNWATCH_BULK_LANE_WINDOW_SEC (10), for RUNWATCH_BULK_LANE_HOLD_SEC (30).
    */
   readonly bulkLane: LaneSettings;
   readonly clickhouseUrl: string | undefined;
@@ -139,7 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kafkaBrokers: brokers.length ? brokers : undefined,
     kafkaTopic: env.KAFKA_TOPIC ?? "runwatch.events",
     bulkLane: {
-      bulkAfterBytes: Math.max(0, int(env.RUNWATCH_BULK_LANE_BYTES, 2 * 1024 * 1024)),
+      bulkAfterBytes: Math.max(0, int(env.RUNWATCH_BULK_LANE_BYTES, 1024 * 1024)),
       windowSec: Math.max(1, int(env.RUNWATCH_BULK_LANE_WINDOW_SEC, 10)),
       holdSec: Math.max(0, int(env.RUNWATCH_BULK_LANE_HOLD_SEC, 30)),
     },
