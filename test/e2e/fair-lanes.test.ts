@@ -7,7 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { bearer, childServerWithAccount, json, runwatchCli, waitForRun } from "./harness.js";
-import { exportProtobuf, hexId, type SpanSpec } from "./otlp-fixtures.js";
+import { minimalTracesExport } from "./otlp-fixtures.js";
 
 const children = new Set<ChildProcess>();
 const dirs: string[] = [];
@@ -20,21 +20,6 @@ const EXPORTS = 10;
 const SPANS_PER_EXPORT = 20_000;
 const SPANS_PER_TRACE = 10;
 
-/** Minimal traces: a root and nine children each, SPANS_PER_EXPORT spans in all. */
-function burstExport(): { body: Uint8Array; lastTrace: string } {
-  const spans: SpanSpec[] = [];
-  const t = Date.now() - 10_000;
-  let lastTrace = "";
-  for (let i = 0; i < SPANS_PER_EXPORT / SPANS_PER_TRACE; i++) {
-    const traceId = hexId(16);
-    const root = hexId(8);
-    lastTrace = traceId;
-    for (let j = 1; j < SPANS_PER_TRACE; j++) spans.push({ traceId, spanId: hexId(8), parentSpanId: root, name: `step ${j}`, startMs: t + j, endMs: t + j + 1 });
-    spans.push({ traceId, spanId: root, name: "invoke_agent burst", startMs: t, endMs: t + 20, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "burst" } });
-  }
-  return { body: exportProtobuf(spans), lastTrace };
-}
-
 describe("one tenant's burst and another tenant's event", () => {
   it("the other tenant's event is visible within 5 s of its acknowledgement while 200,000 spans drain", async () => {
     const s = await childServerWithAccount("fair", {}, children, dirs);
@@ -42,7 +27,7 @@ describe("one tenant's burst and another tenant's event", () => {
     runwatchCli({ ...s.env, RUNWATCH_PASSWORD: "correct horse battery" }, "user", "create", "--email", victimEmail, "--name", "victim");
     const victimKey = runwatchCli(s.env, "key", "create", "--email", victimEmail, "--name", "victim");
 
-    const exports = Array.from({ length: EXPORTS }, burstExport);
+    const exports = Array.from({ length: EXPORTS }, () => minimalTracesExport(SPANS_PER_EXPORT, SPANS_PER_TRACE, "burst"));
     const acked = await Promise.all(exports.map(({ body }) =>
       fetch(`${s.url}/v1/traces`, { method: "POST", headers: { "content-type": "application/x-protobuf", authorization: `Bearer ${s.key}` }, body: body as BodyInit }).then((r) => r.status)));
     expect(acked).toEqual(Array(EXPORTS).fill(200));

@@ -93,3 +93,21 @@ export function traceExportClient(address: string): TraceExportClient {
     close: () => client.close(),
   };
 }
+
+/**
+ * An export of `spans` minimal spans: traces of a root (an invoke_agent span of agent `agent`) and children, each
+ * `perTrace` spans; `lastTrace` is the id of the trace stored last.
+ */
+export function minimalTracesExport(spans: number, perTrace: number, agent: string): { body: Uint8Array; lastTrace: string } {
+  const out: SpanSpec[] = [];
+  const t = Date.now() - 10_000;
+  let lastTrace = "";
+  for (let i = 0; i < spans / perTrace; i++) {
+    const traceId = hexId(16);
+    const root = hexId(8);
+    lastTrace = traceId;
+    for (let j = 1; j < perTrace; j++) out.push({ traceId, spanId: hexId(8), parentSpanId: root, name: `step ${j}`, startMs: t + j, endMs: t + j + 1 });
+    out.push({ traceId, spanId: root, name: `invoke_agent ${agent}`, startMs: t, endMs: t + 20, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent } });
+  }
+  return { body: exportProtobuf(out), lastTrace };
+}
