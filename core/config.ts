@@ -48,6 +48,8 @@ export interface Config {
   readonly userRateLimitPerMinute: number;
   /** Events and OTLP spans per user per minute, over all keys and receivers (RUNWATCH_EVENT_QUOTA_PER_MINUTE; 0 = none). */
   readonly eventQuotaPerMinute: number;
+  /** The most bytes of records one tenant's pending dead letters keep (RUNWATCH_DEAD_LETTER_MAX_BYTES; stores/dead-letters.ts). */
+  readonly deadLetterMaxBytes: number;
   /** `closed`: /register refuses new accounts (the CLI still creates them). */
   readonly registration: "open" | "closed";
   /** Test notifications ("Send test" on /alerts) per user per hour. */
@@ -154,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     userRateLimitPerMinute: int(env.RUNWATCH_USER_RATE_LIMIT_PER_MINUTE, 5 * int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200)),
     registration: oneOf(env.RUNWATCH_REGISTRATION, ["open", "closed"], "open", "RUNWATCH_REGISTRATION"),
     eventQuotaPerMinute: Math.max(0, Math.floor(int(env.RUNWATCH_EVENT_QUOTA_PER_MINUTE, 300_000))),
+    deadLetterMaxBytes: Math.max(0, Math.floor(int(env.RUNWATCH_DEAD_LETTER_MAX_BYTES, 64 * 1024 * 1024))),
     testSendsPerHour: int(env.RUNWATCH_TEST_SENDS_PER_HOUR, 10),
     improvePerHour: int(env.RUNWATCH_IMPROVE_PER_HOUR, 20),
     improveDailyBudgetUsd: Number(env.RUNWATCH_IMPROVE_DAILY_BUDGET_USD ?? 5) || 0,

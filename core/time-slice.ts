@@ -41,3 +41,13 @@ export class TimeSlice {
     this.start = performance.now();
   }
 }
+
+/** items.map(f) in time slices (checked every 64 items). */
+export async function mapInSlices<T, U>(items: readonly T[], f: (item: T) => U, slice = new TimeSlice()): Promise<U[]> {
+  const out: U[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    out[i] = f(items[i]!);
+    if ((i & 63) === 63 && slice.due()) await slice.next();
+  }
+  return out;
+}

@@ -44,9 +44,10 @@ export function createRecordHandler(
   processor: BatchProcessor,
   ports: Pick<PipelinePorts, "sql" | "clickhouse">,
   logger: Logger,
-  options: { singleRetryDelaysMs?: readonly number[]; maxEvents?: number } = {},
+  options: { singleRetryDelaysMs?: readonly number[]; maxEvents?: number; deadLetterMaxBytes?: number } = {},
 ): RecordHandler {
   const storageUp = storageProbe(ports.sql, ports.clickhouse);
+  const deadLetter = (letters: readonly NewDeadLetter[]) => addDeadLetters(ports.sql, letters, options.deadLetterMaxBytes);
   const maxEvents = options.maxEvents ?? 5000;
   return async (batch) => {
     const skipped = new Set<number>();
@@ -67,7 +68,7 @@ export function createRecordHandler(
     }
     if (notEvents.length) {
       logger.error("dead-lettering log records that are not events", { records: notEvents.length });
-      await addDeadLetters(ports.sql, notEvents);
+      await deadLetter(notEvents);
     }
     // Looked up only when something is dead-lettered: a batch that stores cleanly builds no map. An event expanded
     // from an export record is kept as its own JSON: a replayed dead letter is an event record.
@@ -79,7 +80,7 @@ export function createRecordHandler(
     };
     const isolation = {
       deadLetter: (failed: readonly { event: LoggedEvent; error: unknown }[]) =>
-        addDeadLetters(ports.sql, failed.map(({ event, error }) => ({ raw: rawOf(event), event, ...describeError(error) }))),
+        deadLetter(failed.map(({ event, error }) => ({ raw: rawOf(event), event, ...describeError(error) }))),
       storageUp,
       logger,
       singleRetryDelaysMs: options.singleRetryDelaysMs,
@@ -118,7 +119,7 @@ export function createRecordHandler(
     }
     // Before the log commits the batch: its runs' held versions. (A failed batch keeps them for the retry.)
     await processor.flushDeferredRuns();
-    if (unmappable.length) await addDeadLetters(ports.sql, unmappable);
+    if (unmappable.length) await deadLetter(unmappable);
   };
 }
 

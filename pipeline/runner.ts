@@ -94,7 +94,9 @@ export async function createPipelineCore(ports: PipelinePorts, options: Pipeline
   const processor = createBatchProcessor(ctx, store, plugins, options.cacheSize ?? 50_000);
   return {
     processor,
-    handleRecords: createRecordHandler(processor, ports, logger, { singleRetryDelaysMs: options.singleRetryDelaysMs, maxEvents: options.maxBatch }),
+    handleRecords: createRecordHandler(processor, ports, logger, {
+      singleRetryDelaysMs: options.singleRetryDelaysMs, maxEvents: options.maxBatch, deadLetterMaxBytes: ports.config.deadLetterMaxBytes,
+    }),
     plugins,
     async close() {
       processor.close();

@@ -22,6 +22,9 @@ import { appendEvents } from "../core/log/events.js";
 /** Longest error text kept per dead letter. */
 const MAX_ERROR_CHARS = 2_000;
 
+/** Default of RUNWATCH_DEAD_LETTER_MAX_BYTES: the most bytes of records kept in one tenant's pending dead letters. */
+export const DEFAULT_DEAD_LETTER_MAX_BYTES = 64 * 1024 * 1024;
+
 export interface NewDeadLetter {
   /** The log record as the log held it. */
   readonly raw: Uint8Array;
@@ -42,8 +45,12 @@ export interface DeadLetter {
   readonly event_type: string | null;
   readonly error: string;
   readonly error_at: string;
-  /** The record as text (invalid UTF-8 shown as U+FFFD). */
+  /** The record as text (invalid UTF-8 shown as U+FFFD); empty when it was not kept (raw_dropped). */
   readonly raw: string;
+  /** The record's size as received. */
+  readonly raw_bytes: number;
+  /** The record was not kept: its tenant's dead letters held RUNWATCH_DEAD_LETTER_MAX_BYTES already. */
+  readonly raw_dropped: boolean;
   readonly attempts: number;
   readonly created_at: string;
   readonly last_failed_at: string;
@@ -59,31 +66,56 @@ const dedupKey = (d: NewDeadLetter): string =>
 const storableText = (s: unknown, max: number): string | null =>
   typeof s === "string" ? repairString(s.length > max ? s.slice(0, max) : s) : null;
 
-/** Adds (or, for a record already dead-lettered, counts another failure of) each dead letter. */
-export async function addDeadLetters(sql: Sql, letters: readonly NewDeadLetter[]): Promise<void> {
+const ownerOf = (d: NewDeadLetter): number | null =>
+  d.event && Number.isSafeInteger(d.event.user_id) ? d.event.user_id : Number.isSafeInteger(d.userId) ? d.userId! : null;
+
+/** The bytes of records each owner's pending dead letters hold now (owners without a user: key -1). */
+async function heldBytes(sql: Sql, owners: readonly (number | null)[]): Promise<Map<number, number>> {
+  const ids = [...new Set(owners.filter((o): o is number => o !== null))];
+  const rows = await sql.query<{ user_id: string | number | null; bytes: string | number }>(
+    `SELECT user_id, COALESCE(sum(raw_bytes), 0) AS bytes FROM dead_letters
+      WHERE replayed_at IS NULL AND raw_dropped = false AND (user_id = ANY($1::bigint[]) OR ($2 AND user_id IS NULL))
+      GROUP BY user_id`,
+    [ids, owners.includes(null)],
+  );
+  return new Map(rows.map((r) => [r.user_id === null ? -1 : Number(r.user_id), Number(r.bytes)]));
+}
+
+/**
+ * Adds (or, for a record already dead-lettered, counts another failure of) each dead letter. A record that would take
+ * its owner's pending dead letters past `maxBytesPerOwner` is not kept: the dead letter keeps everything else.
+ */
+export async function addDeadLetters(sql: Sql, letters: readonly NewDeadLetter[], maxBytesPerOwner = DEFAULT_DEAD_LETTER_MAX_BYTES): Promise<void> {
   // One statement per chunk; a key twice in one statement cannot be upserted twice, so the last one wins here.
   const byKey = new Map<string, NewDeadLetter>();
   for (const d of letters) byKey.set(dedupKey(d), d);
   const rows = [...byKey];
+  const held = await heldBytes(sql, rows.map(([, d]) => ownerOf(d)));
   for (let i = 0; i < rows.length; i += 200) {
     const params: unknown[] = [];
     const values = rows.slice(i, i + 200).map(([key, d]) => {
       const e = d.event;
+      const owner = ownerOf(d);
+      const used = held.get(owner ?? -1) ?? 0;
+      const keep = used + d.raw.byteLength <= maxBytesPerOwner;
+      if (keep) held.set(owner ?? -1, used + d.raw.byteLength);
       const at = params.length;
       params.push(
         key,
-        e && Number.isSafeInteger(e.user_id) ? e.user_id : Number.isSafeInteger(d.userId) ? d.userId : null,
+        owner,
         storableText(e?.sdk_run_id, 256),
         storableText(e?.event_id, 64),
         storableText(e?.event_type, 64),
         storableText(d.error, MAX_ERROR_CHARS) ?? "unknown error",
         storableText(d.errorAt ?? "", MAX_ERROR_CHARS) ?? "",
-        Buffer.from(d.raw.buffer, d.raw.byteOffset, d.raw.byteLength).toString("hex"),
+        keep ? Buffer.from(d.raw.buffer, d.raw.byteOffset, d.raw.byteLength).toString("hex") : "",
+        d.raw.byteLength,
+        !keep,
       );
-      return `($${at + 1}, $${at + 2}::bigint, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}, decode($${at + 8}, 'hex'))`;
+      return `($${at + 1}, $${at + 2}::bigint, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}, decode($${at + 8}, 'hex'), $${at + 9}::bigint, $${at + 10}::boolean)`;
     });
     await sql.query(
-      `INSERT INTO dead_letters (dedup_key, user_id, sdk_run_id, event_id, event_type, error, error_at, raw)
+      `INSERT INTO dead_letters (dedup_key, user_id, sdk_run_id, event_id, event_type, error, error_at, raw, raw_bytes, raw_dropped)
        VALUES ${values.join(", ")}
        ON CONFLICT (dedup_key) DO UPDATE
          SET attempts = dead_letters.attempts + 1, error = EXCLUDED.error, error_at = EXCLUDED.error_at,
@@ -123,11 +155,12 @@ const utf8 = new TextDecoder("utf-8", { fatal: false });
 export async function listDeadLetters(sql: Sql, f: DeadLetterFilter & { limit?: number; maxRawChars?: number } = {}): Promise<DeadLetter[]> {
   const params: unknown[] = [];
   const limit = Math.min(Math.max(1, f.limit ?? 100), 1_000);
-  const rows = await sql.query<Omit<DeadLetter, "raw" | "id" | "user_id" | "created_at" | "last_failed_at" | "replayed_at"> & {
+  const rows = await sql.query<Omit<DeadLetter, "raw" | "id" | "user_id" | "created_at" | "last_failed_at" | "replayed_at" | "raw_bytes"> & {
     id: string | number; user_id: string | number | null; raw_hex: string; created_at: Date | string; last_failed_at: Date | string; replayed_at: Date | string | null;
+    raw_bytes: string | number;
   }>(
     `SELECT id, user_id, sdk_run_id, event_id, event_type, error, error_at, encode(raw, 'hex') AS raw_hex, attempts,
-            created_at, last_failed_at, replayed_at
+            created_at, last_failed_at, replayed_at, raw_bytes, raw_dropped
        FROM dead_letters ${where(f, params)} ORDER BY last_failed_at DESC, id DESC LIMIT ${limit}`,
     params,
   );
@@ -144,6 +177,8 @@ export async function listDeadLetters(sql: Sql, f: DeadLetterFilter & { limit?: 
       error: r.error,
       error_at: r.error_at,
       raw: raw.length > max ? `${raw.slice(0, max)}…` : raw,
+      raw_bytes: Number(r.raw_bytes),
+      raw_dropped: Boolean(r.raw_dropped),
       attempts: Number(r.attempts),
       created_at: iso(r.created_at),
       last_failed_at: iso(r.last_failed_at),
@@ -162,7 +197,7 @@ export async function purgeDeadLetters(sql: Sql, f: DeadLetterFilter = {}): Prom
 export interface ReplayResult {
   /** Appended to the event log again. */
   readonly replayed: number;
-  /** Left as they are: records that are not an event (nothing to replay). */
+  /** Left as they are: records that are not an event, or that were not kept (nothing to replay). */
   readonly skipped: { id: number; reason: string }[];
 }
 
@@ -173,8 +208,8 @@ export interface ReplayResult {
  */
 export async function replayDeadLetters(sql: Sql, log: Pick<EventLog, "append">, f: DeadLetterFilter = {}): Promise<ReplayResult> {
   const params: unknown[] = [];
-  const rows = await sql.query<{ id: string | number; raw_hex: string }>(
-    `SELECT id, encode(raw, 'hex') AS raw_hex FROM dead_letters ${where({ ...f, includeReplayed: false }, params)} ORDER BY id`,
+  const rows = await sql.query<{ id: string | number; raw_hex: string; raw_dropped: boolean }>(
+    `SELECT id, encode(raw, 'hex') AS raw_hex, raw_dropped FROM dead_letters ${where({ ...f, includeReplayed: false }, params)} ORDER BY id`,
     params,
   );
   const skipped: { id: number; reason: string }[] = [];
@@ -183,6 +218,10 @@ export async function replayDeadLetters(sql: Sql, log: Pick<EventLog, "append">,
   const ids: number[] = [];
   for (const r of rows) {
     const id = Number(r.id);
+    if (r.raw_dropped) {
+      skipped.push({ id, reason: "its record was not kept (the tenant's dead letters were at RUNWATCH_DEAD_LETTER_MAX_BYTES)" });
+      continue;
+    }
     try {
       const raw = Buffer.from(r.raw_hex, "hex");
       const record = JSON.parse(utf8.decode(raw)) as unknown;

@@ -7,11 +7,14 @@ import type { Logger } from "../core/logger.js";
 import type { BatchDecoder } from "./ingest/decode-thread.js";
 import type { HealthView } from "./health.js";
 import type { Throttles } from "./middleware/throttles.js";
+import type { HeavyReads } from "./heavy-reads.js";
 
 /** What every web route module receives. */
 export interface WebDeps {
   readonly ports: Ports;
   readonly events: EventStore;
+  /** One request at a time per user for a run's trace or spans (web/heavy-reads.ts). */
+  readonly heavyReads: HeavyReads;
   readonly logger: Logger;
   /** Signs session cookies and realtime (gateway) tokens; same value in web and gateway processes. */
   readonly sessionSecret: string;

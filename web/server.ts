@@ -4,6 +4,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Ports } from "../core/runtime.js";
 import { createEventStore } from "../core/clickhouse/event-store.js";
+import { HeavyReads } from "./heavy-reads.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { resolveSessionSecret } from "../core/secrets.js";
 import { createWebApp, type WebApp } from "./app.js";
@@ -45,7 +46,7 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
     ? smallBodiesInline(threadDecoder({ ...config, threads: config.ingestThreads, logger }), config, { maxBytes: config.ingestInlineBytes, budgetMsPerSecond: INLINE_BUDGET_MS_PER_SECOND })
     : inThreadDecoder(config);
   const health = await watchPipelineHealth(ports.pubsub, ports.sql, logger);
-  const deps: WebDeps = { ports, events: createEventStore(ports.clickhouse), logger, sessionSecret, batchDecoder, health, throttles: createThrottles(ports.limiter, config), triggers: await loadTriggers(config, opts.triggers) };
+  const deps: WebDeps = { ports, events: createEventStore(ports.clickhouse), heavyReads: new HeavyReads(), logger, sessionSecret, batchDecoder, health, throttles: createThrottles(ports.limiter, config), triggers: await loadTriggers(config, opts.triggers) };
   const app = createWebApp(deps);
   const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, app.callback());
   const host = opts.host ?? config.host;

@@ -6,7 +6,8 @@
  * - Concurrent async calls on one Session are safe: chdb itself chains every parameterised query through
  *   one process-wide queue (parameter state in libchdb is not per-connection), and plain queries and raw
  *   inserts may overlap. A stress of 3,000 mixed concurrent calls returned every result correctly, so this
- *   adapter does not add its own lock.
+ *   adapter does not add its own lock. Queries with small parameters go as plain SQL with typed literals
+ *   (inline-params.ts), so a slow read does not hold every other query.
  * - One process binds ONE data directory at a time. Several Sessions on the same directory coexist; a
  *   Session on another directory is refused until the first is closed and its native work drained.
  *   close() below waits for both, so a test can open a fresh directory right after closing the last one.
@@ -15,8 +16,9 @@
 import { mkdir } from "node:fs/promises";
 import { Session, drainPending } from "chdb";
 import { InFlight } from "../in-flight.js";
+import { inlineParams } from "./inline-params.js";
 import type { ClickHouse, EncodedRows } from "../ports/clickhouse.js";
-import { CLICKHOUSE_SETTINGS, encodeRows, parseJsonEachRow, quoteIdent } from "./settings.js";
+import { CLICKHOUSE_SETTINGS, encodeRows, parseJsonEachRow, parseJsonEachRowInSlices, quoteIdent, SLICED_PARSE_BYTES } from "./settings.js";
 
 export interface ChdbOptions {
   /**
@@ -26,20 +28,37 @@ export interface ChdbOptions {
   readonly queryNice?: number;
 }
 
+/** Connections to the engine; see openChdb. */
+const CONNECTIONS = 3;
+
 export async function openChdb(dir: string, database: string, options: ChdbOptions = {}): Promise<ClickHouse> {
   await mkdir(dir, { recursive: true });
   const settings = { ...CLICKHOUSE_SETTINGS, ...(options.queryNice ? { os_thread_priority: options.queryNice } : {}) };
   const connectionArgs = Object.entries(settings).map(([k, v]) => `--${k}=${v}`);
-  let session: Session;
+  // Several connections (Sessions) on the directory: chDB runs one query at a time per connection, so with one a
+  // quick page waited for any slow read (a run of 20,000 spans) in front of it; each call takes the least busy one.
+  const sessions: { readonly session: Session; busy: number }[] = [];
   try {
-    session = new Session(dir, { connectionArgs });
+    for (let i = 0; i < CONNECTIONS; i++) sessions.push({ session: new Session(dir, { connectionArgs }), busy: 0 });
   } catch (e) {
+    for (const s of sessions) s.session.close();
     throw new Error(`cannot open chDB at ${dir}: ${(e as Error).message}`, { cause: e });
   }
   const db = quoteIdent(database);
-  await session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${db}`);
-  // USE sticks to this Session's connection, so the shared SQL can name tables without a database.
-  await session.queryAsync(`USE ${db}`);
+  await sessions[0]!.session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${db}`);
+  // USE sticks to a Session's connection, so the shared SQL can name tables without a database.
+  for (const s of sessions) await s.session.queryAsync(`USE ${db}`);
+  /** Runs `op` on the connection with the fewest calls under way. */
+  const onLeastBusy = async <T>(op: (session: Session) => Promise<T>): Promise<T> => {
+    let pick = sessions[0]!;
+    for (const s of sessions) if (s.busy < pick.busy) pick = s;
+    pick.busy++;
+    try {
+      return await op(pick.session);
+    } finally {
+      pick.busy--;
+    }
+  };
 
   // Ops still running natively when close() is called would be torn down under the engine; track them.
   const inflight = new InFlight();
@@ -50,20 +69,22 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
   };
   // Raw passthrough: the bytes go to the engine's parser without a JS object walk.
   const insertRaw = (table: string, rows: EncodedRows) =>
-    session.insert({ table, values: rows.bytes, format: "JSONCompactEachRow", columns: rows.columns });
+    onLeastBusy((session) => session.insert({ table, values: rows.bytes, format: "JSONCompactEachRow", columns: rows.columns }));
   const run = (sql: string, params?: Record<string, unknown>) => {
     ensureOpen();
-    return track(
-      params && Object.keys(params).length > 0
-        ? session.queryBindAsync(sql, params, { format: "JSONEachRow" })
-        : session.queryAsync(sql, { format: "JSONEachRow" }),
-    );
+    // Plain SQL where the literals are small (inline-params.ts): bound queries run one at a time per process.
+    const plain = params && Object.keys(params).length > 0 ? inlineParams(sql, params) : sql;
+    return track(onLeastBusy((session) =>
+      plain === undefined
+        ? session.queryBindAsync(sql, params!, { format: "JSONEachRow" })
+        : session.queryAsync(plain, { format: "JSONEachRow" })));
   };
 
   return {
     async query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
       const r = await run(sql, params);
-      return parseJsonEachRow<T>(r.text());
+      const bytes = r.bytes();
+      return bytes.byteLength > SLICED_PARSE_BYTES ? parseJsonEachRowInSlices<T>(bytes) : parseJsonEachRow<T>(r.text());
     },
     async exec(sql: string, params?: Record<string, unknown>): Promise<void> {
       await run(sql, params);
@@ -88,7 +109,7 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
       if (closed) return;
       closed = true;
       await inflight.settled();
-      session.close();
+      for (const s of sessions) s.session.close();
       await drainPending();
     },
   };

@@ -18,7 +18,7 @@ import { migrateClickHouse } from "./migrate.js";
 import { readMigrationFiles } from "../postgres/migration-files.js";
 
 const allVersions = (await readMigrationFiles(new URL("./migrations/", import.meta.url).pathname)).map((m) => m.version);
-import { COST_COLUMNS, costFacts, createEventStore } from "./event-store.js";
+import { COST_COLUMNS, costFacts, createEventStore, SPAN_VALUE_CHARS } from "./event-store.js";
 import type { EventStore } from "./types.js";
 
 interface Target {
@@ -241,6 +241,24 @@ for (const target of [chdbTarget(), serverTarget()]) {
         "SELECT payload FROM agent_events WHERE user_id = {u:UInt64} AND event_id = {id:UUID}", { u, id: e.event_id },
       );
       expect(raw!.payload).toBe(JSON.stringify(e.payload));
+    });
+
+    it("listSpanEvents reads only step and tool_call events, each value over SPAN_VALUE_CHARS cut and the payload still JSON", async () => {
+      const u = nextUser();
+      const long = { kind: "llm", node_name: "chat", phase: "end", error: `${"x".repeat(10_000)}"\\`, input: [{ role: "user", content: "é".repeat(5_000) }], model: "gpt-4o", prompt_tokens: 5, nested: { ok: true } };
+      const big = event(u, "spans", "step", long);
+      const small = event(u, "spans", "tool_call", { tool_name: "search", phase: "end", output_preview: 'a "quoted" \\ value' });
+      const start = event(u, "spans", "run_start", { input: "x".repeat(10_000) });
+      await store.insertEvents([start, big, small]);
+      const got = await store.listSpanEvents(u, big.run_id);
+      expect(got.map((g) => g.event_id).sort()).toEqual([big.event_id, small.event_id].sort());
+      expect(got.find((g) => g.event_id === small.event_id)!.payload).toEqual(small.payload);
+      const p = got.find((g) => g.event_id === big.event_id)!.payload;
+      expect(p.error).toBe("x".repeat(SPAN_VALUE_CHARS));
+      expect(typeof p.input).toBe("string");
+      expect(p.input as string).toMatch(/^\[\{"role":"user","content":"éé/);
+      expect((p.input as string).length).toBe(SPAN_VALUE_CHARS);
+      expect(p).toMatchObject({ kind: "llm", node_name: "chat", phase: "end", model: "gpt-4o", prompt_tokens: 5, nested: { ok: true } });
     });
 
     it("round-trips identifiers that look like the row's own syntax, and times in other ISO forms, canonical", async () => {

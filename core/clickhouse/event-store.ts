@@ -17,6 +17,8 @@
  */
 import type { ClickHouse } from "../ports/clickhouse.js";
 import { canonicalIso } from "../events/iso-time.js";
+import { ERROR_PREVIEW_CHARS } from "../events/spans.js";
+import { mapInSlices } from "../time-slice.js";
 import { isStorableTime, type EventType, type LoggedEvent, type RunStatus } from "../events/schema.js";
 import type { RunRecord } from "../events/run.js";
 import { ValidationError } from "../errors.js";
@@ -46,6 +48,16 @@ export const RUN_SELECT = RUN_COLUMNS.join(", ");
 
 const EVENT_SELECT =
   "event_id, run_id, sdk_run_id, event_type, agent_name, payload, occurred_at, received_at, config_version, span_id, parent_span_id";
+
+/**
+ * The longest payload value a span event is read with (listSpanEvents): one more than the span's longest preview
+ * (ERROR_PREVIEW_CHARS), so the span still shows that its error was cut.
+ */
+export const SPAN_VALUE_CHARS = ERROR_PREVIEW_CHARS + 1; // written into migrations/130_span_payload.sql
+
+/** The payload with every top-level value longer than SPAN_VALUE_CHARS cut: the column span_payload (migration 130) when it is set. */
+const SPAN_PAYLOAD = "if(span_payload = '', payload, span_payload)";
+const SPAN_EVENT_SELECT = EVENT_SELECT.replace("payload", `${SPAN_PAYLOAD} AS payload`);
 
 /** Sort key of the runs list: start time, or the last event for a run whose run_start has not arrived. */
 export const RUN_SORT_AT = "ifNull(started_at, last_event_at)";
@@ -346,7 +358,20 @@ export function createEventStore(ch: ClickHouse): EventStore {
          LIMIT {take:UInt32}`,
         params,
       );
-      return rows.map(decodeEvent);
+      return mapInSlices(rows, decodeEvent);
+    },
+
+    async listSpanEvents(userId, runId, opts = {}) {
+      const limit = checkLimit(opts.limit, DEFAULT_EVENTS_LIMIT, MAX_EVENTS_LIMIT);
+      const rows = await ch.query<Raw>(
+        `SELECT ${SPAN_EVENT_SELECT} FROM agent_events
+         WHERE user_id = {user_id:UInt64} AND run_id = {run_id:UUID} AND event_type IN ('step', 'tool_call')
+         ORDER BY toString(event_id)
+         LIMIT 1 BY event_id
+         LIMIT {take:UInt32}`,
+        { user_id: userId, run_id: runId, take: limit },
+      );
+      return mapInSlices(rows, decodeEvent);
     },
   };
 }

@@ -8,7 +8,7 @@ import { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from "@clickhouse/client";
 import type { ClickHouse, EncodedRows } from "../ports/clickhouse.js";
-import { CLICKHOUSE_SETTINGS, encodeRows, quoteIdent } from "./settings.js";
+import { CLICKHOUSE_SETTINGS, encodeRows, parseJsonEachRow, parseJsonEachRowInSlices, quoteIdent, SLICED_PARSE_BYTES } from "./settings.js";
 
 const settings: ClickHouseSettings = {
   ...CLICKHOUSE_SETTINGS,
@@ -86,7 +86,8 @@ export async function connectClickHouse(url: string, database: string, clickhous
   return {
     async query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
       const rs = await client.query({ query: sql, query_params: query_params(params), format: "JSONEachRow" });
-      return rs.json<T>();
+      const text = await rs.text();
+      return text.length > SLICED_PARSE_BYTES ? parseJsonEachRowInSlices<T>(Buffer.from(text)) : parseJsonEachRow<T>(text);
     },
     async exec(sql: string, params?: Record<string, unknown>): Promise<void> {
       await client.command({ query: sql, query_params: query_params(params) });

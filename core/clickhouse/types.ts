@@ -59,4 +59,11 @@ export interface EventStore {
   listRuns(userId: number, filter: RunFilter): Promise<{ runs: RunRecord[]; next_cursor: string | null }>;
   /** A run's events in processing order (event_id is a UUIDv7 minted at ingest). */
   listEvents(userId: number, runId: string, opts?: { limit?: number; after?: string }): Promise<StoredEvent[]>;
+  /**
+   * What a run's spans are built from (core/events/spans.ts): its step and tool_call events in processing order,
+   * each payload value longer than SPAN_VALUE_CHARS cut by the store — a string to its first characters, an object
+   * or array to the first characters of its JSON, as a string — so a run of 20,000 spans with 10 KiB errors is read
+   * as tens of MiB, not hundreds.
+   */
+  listSpanEvents(userId: number, runId: string, opts?: { limit?: number }): Promise<StoredEvent[]>;
 }

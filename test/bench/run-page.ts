@@ -3,12 +3,18 @@
  * ingested through the batch API of an embedded server, then GET /dashboard/{run} (the trace and the first page
  * of the timeline) and GET /api/runs/{run}/spans are timed, warm, median of 5.
  *
- * Run: node --import tsx test/bench/run-page.ts   (env: BENCH_SPANS=5000)
+ * Then another tenant's GET /api/runs is timed (BENCH_SAMPLES times, 100) alone and while 4 readers of the big run's page and spans run
+ * (p50 / p99): what one tenant's heavy reads cost everyone else.
+ *
+ * Run: npm run bench:run-page   (env: BENCH_SPANS=5000, BENCH_ERROR_BYTES=0: an error of that many bytes on
+ * every span's end event; BENCH_SPANS=20000 BENCH_ERROR_BYTES=10240 is a 200 MiB run)
  */
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { CookieJar, csrfFrom, json, startTestServer, waitForRun } from "../e2e/harness.js";
 
 const SPANS = Number(process.env.BENCH_SPANS ?? 5_000);
+const ERROR_BYTES = Number(process.env.BENCH_ERROR_BYTES ?? 0);
+const error = ERROR_BYTES > 0 ? { error: "E".repeat(ERROR_BYTES) } : {};
 const srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000", RUNWATCH_EVENT_QUOTA_PER_MINUTE: "0", LOG_LEVEL: "error" } });
 const acct = await srv.account();
 const id = "big-run";
@@ -29,14 +35,18 @@ for (let n = 0; made < SPANS; n++) {
     const type = llm ? "step" : "tool_call";
     const name = llm ? { node_name: "ChatOpenAI", kind: "llm" } : { tool_name: "search" };
     events.push({ sdk_run_id: id, event_type: type, span_id: sid, parent_span_id: node, occurred_at: at(base + c * 1000 + 1), payload: { ...name, phase: "start", ...(llm ? { input: [{ role: "user", content: "q".repeat(200) }] } : { input_preview: "query" }) } });
-    events.push({ sdk_run_id: id, event_type: type, span_id: sid, parent_span_id: node, occurred_at: at(base + c * 1000 + 900), payload: { ...name, phase: "end", duration_ms: 899, ...(llm ? { model: "gpt-4o-mini", provider: "openai", prompt_tokens: 300, completion_tokens: 40, output: "a".repeat(200) } : { output_preview: "result" }) } });
+    events.push({ sdk_run_id: id, event_type: type, span_id: sid, parent_span_id: node, occurred_at: at(base + c * 1000 + 900), payload: { ...name, phase: "end", duration_ms: 899, ...error, ...(llm ? { model: "gpt-4o-mini", provider: "openai", prompt_tokens: 300, completion_tokens: 40, output: "a".repeat(200) } : { output_preview: "result" }) } });
   }
   events.push({ sdk_run_id: id, event_type: "step", span_id: node, occurred_at: at(base + 9_500), payload: { node_name: "agent", phase: "end", duration_ms: 9_500 } });
 }
 const tIngest = performance.now();
-for (let i = 0; i < events.length; i += 1000) {
-  const r = await fetch(`${srv.url}/api/ingest/batch`, json(acct.key, { events: events.slice(i, i + 1000) }));
+// Batches of at most 1,000 events and ~900 KiB (the default body limit is 1 MiB).
+for (let i = 0; i < events.length; ) {
+  let end = i;
+  for (let bytes = 0; end < events.length && end - i < 1000 && bytes < 900 * 1024; end++) bytes += JSON.stringify(events[end]).length;
+  const r = await fetch(`${srv.url}/api/ingest/batch`, json(acct.key, { events: events.slice(i, end) }));
   if (r.status !== 207) throw new Error(`ingest answered ${r.status}`);
+  i = end;
 }
 await waitForRun(srv.url, acct.key, id, (b) => b.run.event_count === events.length, 120_000);
 const ingestMs = performance.now() - tIngest;
@@ -63,6 +73,38 @@ async function time(label: string, get: () => Promise<Response>): Promise<void> 
 console.log(`run of ${SPANS} spans (${events.length} events) ingested and stored in ${(ingestMs / 1000).toFixed(1)} s`);
 await time("GET /dashboard/{run} (trace + first timeline page)", () => jar.fetch(`${srv.url}/dashboard/${id}`));
 await time("GET /api/runs/{run}/spans (first 1,000)", () => fetch(`${srv.url}/api/runs/${id}/spans`, { headers: { authorization: `Bearer ${acct.key}` } }));
+
+// Another tenant's list of runs, alone and beside 4 readers of the big run.
+const other = await srv.account();
+await fetch(`${srv.url}/api/ingest`, json(other.key, { sdk_run_id: "small", event_type: "run_start", agent_name: "small", payload: {} }));
+await waitForRun(srv.url, other.key, "small", () => true);
+const pct = (ms: number[], p: number) => [...ms].sort((a, b) => a - b)[Math.min(ms.length - 1, Math.floor(ms.length * p))]!;
+async function othersReads(n: number): Promise<number[]> {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    const r = await fetch(`${srv.url}/api/runs?limit=20`, { headers: { authorization: `Bearer ${other.key}` } });
+    await r.arrayBuffer();
+    ms.push(performance.now() - t);
+  }
+  return ms;
+}
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 100);
+const alone = await othersReads(SAMPLES);
+let heavy = true;
+const readers = Array.from({ length: 4 }, async (_, i) => {
+  while (heavy) {
+    const r = i % 2 ? await jar.fetch(`${srv.url}/dashboard/${id}`) : await fetch(`${srv.url}/api/runs/${id}/spans?limit=1`, { headers: { authorization: `Bearer ${acct.key}` } });
+    await r.arrayBuffer();
+  }
+});
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+const beside = await othersReads(SAMPLES);
+loopDelay.disable();
+heavy = false;
+await Promise.all(readers);
+console.log(`another tenant's GET /api/runs: alone p50 ${pct(alone, 0.5).toFixed(0)} ms, p99 ${pct(alone, 0.99).toFixed(0)} ms; beside 4 heavy readers p50 ${pct(beside, 0.5).toFixed(0)} ms, p90 ${pct(beside, 0.9).toFixed(0)} ms, p99 ${pct(beside, 0.99).toFixed(0)} ms (${beside.filter((x) => x > 300).length} of ${beside.length} over 300 ms); the event loop's delay meanwhile p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms`);
 console.log(`RSS ${(process.memoryUsage().rss / 1024 / 1024).toFixed(0)} MB`);
 await srv.close();
 process.exit(0);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentMonthSpend, costGroups } from "../../core/clickhouse/costs.js";
 import { computeCost } from "../../plugins/prices.js";
 import { ERROR_PREVIEW_CHARS } from "../../core/events/spans.js";
-import { bearer, json, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 
 let srv: TestServer;
 let acct: TestAccount;
@@ -154,6 +154,25 @@ describe("spans and LLM calls", () => {
     expect(t1.error.endsWith("…")).toBe(true);
     expect(stored.find((e) => e.span_id === "t1")!.payload.error).toBe(long);
   });
+
+  it("a run of 3,000 spans with 10 KiB errors: its page stays under 5 MiB and renders its first spans; /spans answers from cut values", async () => {
+    const error = "E".repeat(10 * 1024);
+    const events: Record<string, unknown>[] = [{ event_type: "run_start", sdk_run_id: "heavy-run", agent_name: "a", occurred_at: at(0), payload: {} }];
+    for (let i = 0; i < 3_000; i++) events.push({ event_type: "tool_call", sdk_run_id: "heavy-run", span_id: `h${i}`, occurred_at: at(10 + i), payload: { tool_name: "x", phase: "end", error } });
+    for (let i = 0; i < events.length; i += 80) {
+      expect((await fetch(`${srv.url}/api/ingest/batch`, json(acct.key, { events: events.slice(i, i + 80) }))).status).toBe(207);
+    }
+    await waitForRun(srv.url, acct.key, "heavy-run", (b) => b.run.event_count === events.length, 60_000);
+    const jar = await loginJar(srv.url, acct.email);
+    const page = await (await jar.fetch(`${srv.url}/dashboard/heavy-run`)).text();
+    expect(page.length).toBeLessThan(5 * 1024 * 1024);
+    expect(page).toMatch(/3000 spans .*the first [\d,]+ shown/s);
+    expect((page.match(/data-span-id=/g) ?? []).length).toBeLessThan(3_000);
+    const one = (await (await fetch(`${srv.url}/api/runs/heavy-run/spans?limit=1`, bearer(acct.key))).json()) as { spans: { error: string }[]; next_after: string };
+    expect(one.spans).toHaveLength(1);
+    expect(one.spans[0]!.error).toHaveLength(ERROR_PREVIEW_CHARS);
+    expect(one.next_after).toBe("h0");
+  }, 120_000);
 
   it("refuses bad span ids and kinds with a 422 naming the field", async () => {
     const one = (body: unknown) => fetch(`${srv.url}/api/ingest`, json(acct.key, body));

@@ -81,20 +81,23 @@ export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth)
     const id = ctx.params.sdk_run_id!;
     const limit = intParam(ctx, "limit", 1, MAX_SPANS_PAGE) ?? DEFAULT_SPANS_PAGE;
     const after = stringParam(ctx, "after");
-    const run = await deps.events.getRun(p.userId, id);
-    if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(id)} not found` });
-    // Spans pair events from anywhere in the run, so the run's events are read whole (at most MAX_EVENTS_LIMIT).
-    const spans = buildSpans(await deps.events.listEvents(p.userId, run.run_id, { limit: MAX_EVENTS_LIMIT }));
-    let from = 0;
-    if (after !== undefined) {
-      const i = spans.findIndex((s) => s.span_id === after);
-      if (i < 0) throw new ValidationError({ message: "after must be a span_id of this run (next_after of the previous page)", field: "after" });
-      from = i + 1;
-    }
-    const page = spans.slice(from, from + limit);
-    const fit = countWithinBytes(page, MAX_EVENTS_PAGE_BYTES, jsonSize);
-    const more = from + fit < spans.length;
-    ctx.body = { run: runJson(run), spans: page.slice(0, fit), next_after: more && fit > 0 ? page[fit - 1]!.span_id : null };
+    await deps.heavyReads.run(p.userId, async () => {
+      const run = await deps.events.getRun(p.userId, id);
+      if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(id)} not found` });
+      // Spans pair events from anywhere in the run, so the run's span events are read (at most MAX_EVENTS_LIMIT), each
+      // long value cut by the store to what a span shows.
+      const spans = buildSpans(await deps.events.listSpanEvents(p.userId, run.run_id, { limit: MAX_EVENTS_LIMIT }));
+      let from = 0;
+      if (after !== undefined) {
+        const i = spans.findIndex((s) => s.span_id === after);
+        if (i < 0) throw new ValidationError({ message: "after must be a span_id of this run (next_after of the previous page)", field: "after" });
+        from = i + 1;
+      }
+      const page = spans.slice(from, from + limit);
+      const fit = countWithinBytes(page, MAX_EVENTS_PAGE_BYTES, jsonSize);
+      const more = from + fit < spans.length;
+      ctx.body = { run: runJson(run), spans: page.slice(0, fit), next_after: more && fit > 0 ? page[fit - 1]!.span_id : null };
+    });
   });
 }
 

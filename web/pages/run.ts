@@ -23,39 +23,44 @@ export const TRACE_EVENTS = 20_000;
 export function register(router: Router, deps: WebDeps): void {
   router.get("/dashboard/:run", requireUser, async (ctx: Context) => {
     const user = ctx.state.user as SessionUser;
-    const sdkRunId = String(ctx.params.run ?? "");
-    const run = await deps.events.getRun(user.id, sdkRunId);
-    if (!run) {
-      return renderPage(ctx, "error.njk", {
-        title: "Run not found",
-        heading: "Run not found",
-        message: `There is no run “${sdkRunId}” in your account. It may not have been ingested yet.`,
-      }, 404);
-    }
-    const after = queryParam(ctx, "after");
-    const events = await deps.events.listEvents(user.id, run.run_id, { limit: EVENTS_PER_PAGE + 1, after });
-    const fit = countWithinBytes(events.slice(0, EVENTS_PER_PAGE), MAX_RUN_PAGE_BYTES, (e) => jsonSize(e.payload));
-    const more = events.length > fit;
-    if (more) events.length = fit;
-    const live = run.status === "running" || run.status === "waiting_for_input";
-    const timeline = buildTimeline(events, { live });
-    // The trace pairs spans across the whole run, so it reads the run's events up to TRACE_EVENTS (the timeline
-    // below pages them); a longer run shows the trace of its first TRACE_EVENTS events.
-    const all = !after && !more ? events : await deps.events.listEvents(user.id, run.run_id, { limit: TRACE_EVENTS });
-    const tree = buildSpanTree(buildSpans(all), { live });
-    const vars = {
-      title: `${run.agent_name || "Run"} · ${sdkRunId}`,
-      run,
-      timeline,
-      tree,
-      max_depth: MAX_TREE_DEPTH,
-      event_total: run.event_count,
-      shown_from: after,
-      next_after: more ? events[events.length - 1]!.event_id : null,
-      live,
-      human_input: ctx.query.fragment === "live" ? null : await humanInputView(deps, run),
-    };
-    if (ctx.query.fragment === "live") return renderFragment(ctx, "_run_live.njk", vars);
-    renderPage(ctx, "run.njk", { ...vars, scores: await scoresView(deps, run) });
+    await deps.heavyReads.run(user.id, () => runPage(ctx, deps, user));
   });
+}
+
+async function runPage(ctx: Context, deps: WebDeps, user: SessionUser): Promise<void> {
+  const sdkRunId = String(ctx.params.run ?? "");
+  const run = await deps.events.getRun(user.id, sdkRunId);
+  if (!run) {
+    return renderPage(ctx, "error.njk", {
+      title: "Run not found",
+      heading: "Run not found",
+      message: `There is no run “${sdkRunId}” in your account. It may not have been ingested yet.`,
+    }, 404);
+  }
+  const after = queryParam(ctx, "after");
+  const events = await deps.events.listEvents(user.id, run.run_id, { limit: EVENTS_PER_PAGE + 1, after });
+  const fit = countWithinBytes(events.slice(0, EVENTS_PER_PAGE), MAX_RUN_PAGE_BYTES, (e) => jsonSize(e.payload));
+  const more = events.length > fit;
+  if (more) events.length = fit;
+  const live = run.status === "running" || run.status === "waiting_for_input";
+  const timeline = buildTimeline(events, { live });
+  // The trace pairs spans across the whole run, so it reads the run's span events up to TRACE_EVENTS, their long
+  // values cut by the store (the timeline below pages the events whole); a longer run shows the trace of its first
+  // TRACE_EVENTS span events, and the tree renders its first spans within a budget (span-tree.ts).
+  const all = !after && !more ? events : await deps.events.listSpanEvents(user.id, run.run_id, { limit: TRACE_EVENTS });
+  const tree = buildSpanTree(buildSpans(all), { live });
+  const vars = {
+    title: `${run.agent_name || "Run"} · ${sdkRunId}`,
+    run,
+    timeline,
+    tree,
+    max_depth: MAX_TREE_DEPTH,
+    event_total: run.event_count,
+    shown_from: after,
+    next_after: more ? events[events.length - 1]!.event_id : null,
+    live,
+    human_input: ctx.query.fragment === "live" ? null : await humanInputView(deps, run),
+  };
+  if (ctx.query.fragment === "live") return renderFragment(ctx, "_run_live.njk", vars);
+  renderPage(ctx, "run.njk", { ...vars, scores: await scoresView(deps, run) });
 }

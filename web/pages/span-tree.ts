@@ -18,6 +18,8 @@ export interface SpanNode {
 export interface SpanTree {
   roots: SpanNode[];
   count: number;
+  /** Spans rendered: the first ones in tree order within MAX_TREE_SPANS and MAX_TREE_CHARS (totals count them all). */
+  shown: number;
   total_ms: number;
   /** Spans deeper than MAX_TREE_DEPTH, listed flat under their ancestor at that depth. */
   flattened: number;
@@ -29,6 +31,32 @@ export interface SpanTree {
  * listed flat, in tree order, under their ancestor at this depth.
  */
 export const MAX_TREE_DEPTH = 40;
+
+/** The most spans a page renders, and about the most characters of their text and markup (1.5 MiB). */
+export const MAX_TREE_SPANS = 2_000;
+export const MAX_TREE_CHARS = 1_536 * 1024;
+/** The markup of one rendered span, about, besides its texts. */
+const SPAN_MARKUP_CHARS = 700;
+const spanChars = (s: Span): number =>
+  SPAN_MARKUP_CHARS + s.name.length + (s.error?.length ?? 0) + (s.input_preview?.length ?? 0) + (s.output_preview?.length ?? 0);
+
+/** Keeps the nodes that come first in tree order within the budget (their subtrees' totals stay whole); how many. */
+function keepFirst(roots: SpanNode[], maxSpans: number, maxChars: number): number {
+  const kept = new Set<SpanNode>();
+  let chars = 0;
+  const stack = [...roots].reverse();
+  while (stack.length) {
+    const n = stack.pop()!;
+    chars += spanChars(n.span);
+    if (kept.size >= maxSpans || (chars > maxChars && kept.size > 0)) break;
+    kept.add(n);
+    for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]!);
+  }
+  const keep = (list: SpanNode[]) => list.filter((c) => kept.has(c));
+  roots.splice(0, roots.length, ...keep(roots));
+  for (const n of kept) n.children = keep(n.children);
+  return kept.size;
+}
 
 const addSpan = (n: SpanNode) => {
   if (n.span.kind !== "llm" || n.span.status === "running") return;
@@ -95,7 +123,10 @@ function flattenDeep(roots: SpanNode[]): number {
   return moved;
 }
 
-export function buildSpanTree(spans: readonly Span[], opts: { now?: number; live?: boolean } = {}): SpanTree {
+export function buildSpanTree(
+  spans: readonly Span[],
+  opts: { now?: number; live?: boolean; maxSpans?: number; maxChars?: number } = {},
+): SpanTree {
   const now = opts.now ?? Date.now();
   // Loops, not Math.min(...spread): a spread of 100,000 values overflows the call stack.
   let t0 = Infinity;
@@ -135,5 +166,6 @@ export function buildSpanTree(spans: readonly Span[], opts: { now?: number; live
     walk(n, reached);
   }
   const flattened = flattenDeep(roots);
-  return { roots, count: spans.length, total_ms: total, flattened };
+  const shown = keepFirst(roots, opts.maxSpans ?? MAX_TREE_SPANS, opts.maxChars ?? MAX_TREE_CHARS);
+  return { roots, count: spans.length, shown, total_ms: total, flattened };
 }
