@@ -324,3 +324,26 @@ async def test_async_step_decorator_and_debug_logging(
     assert client.flush(5)
     assert [e["payload"].get("phase") for e in capture.events("step")] == ["start", "end"]
     assert capture.events("step")[1]["payload"]["output"] == "ins"
+
+
+def test_values_are_sent_as_they_were_when_recorded_though_converted_on_the_sender_thread(capture: CaptureServer, make_client: Any) -> None:
+    # Inputs and outputs are made JSON-ready on the sender thread (runwatch._json.deferred_jsonable): what the
+    # agent's thread takes is a snapshot, so changes the agent makes afterwards do not reach the event.
+    client: Runwatch = make_client()
+    state = {"messages": ["hello"], "step": 1}
+    items = ["a", "b"]
+    with client.run("a") as run:
+        with run.step("plan", input=state) as step:
+            state["messages"].append("changed after the start")
+            state["step"] = 2
+            step.set_output(items)
+        items.append("changed after the end")
+        with run.tool_call("t", input=state) as call:
+            call.set_output({"ok": True})
+        state["messages"].append("changed after the tool's start")
+    assert client.flush(5)
+    step_start, step_end = capture.events("step")
+    assert step_start["payload"]["input"] == {"messages": ["hello"], "step": 1}
+    assert step_end["payload"]["output"] == ["a", "b"]
+    tool_start = capture.events("tool_call")[0]
+    assert "changed after the tool's start" not in tool_start["payload"]["input_preview"]

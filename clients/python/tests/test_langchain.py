@@ -448,3 +448,23 @@ async def test_ainvoke_concurrent_runs_without_interrupts(capture: CaptureServer
         assert seq[0] == "run_start" and seq[-1] == "run_end"
         assert len(seq) == (16 if sys.version_info >= (3, 11) else 12), seq
     assert not handler._roots
+
+
+def test_chat_messages_are_taken_without_rendering_them_on_the_agents_thread() -> None:
+    # A LangChain message's str() is slow pydantic repr work (about 0.5 ms): rendering a 200-message conversation on
+    # every model call cost the agent 100 ms. The handler takes the lists; the sender thread reads the messages.
+    from runwatch._json import Deferred
+    from runwatch._langchain_support import messages_of
+
+    class Message:
+        type = "human"
+        content = "hello"
+
+        def __str__(self) -> str:
+            raise AssertionError("str() of a message on the agent's thread")
+
+    batches = [[Message(), Message()]]
+    taken = messages_of(batches)
+    batches[0].append(Message())  # the agent's list grows afterwards: the event keeps what was sent to the model
+    assert isinstance(taken, Deferred)
+    assert taken.resolve() == [{"role": "human", "content": "hello"}, {"role": "human", "content": "hello"}]

@@ -1,7 +1,9 @@
 """Turning arbitrary agent values (pydantic models, LangChain messages, dataclasses...) into bounded JSON.
 
-Values are converted on the agent's thread so that the event is a snapshot (the agent may mutate its
-state afterwards); the conversion is bounded by a character budget so a huge state never costs much.
+The conversion is bounded by a character budget so a huge state never costs much, and it runs on the sender
+thread, not the agent's: a payload value may be `deferred(...)`, which the agent's thread makes by taking a
+snapshot — shallow copies of the containers the agent may still change (a dict's list values, a list) — and which
+_wire._Item converts when it makes the event's wire form.
 """
 
 from __future__ import annotations
@@ -96,6 +98,61 @@ def _convert(value: Any, budget: _Budget, depth: int) -> Any:
     except Exception:
         text = f"<{type(value).__name__}>"
     return _str(text, budget)
+
+
+class Deferred:
+    """A payload value converted on the sender thread: `fn(*args)` when the event is made wire-ready."""
+
+    __slots__ = ("args", "fn")
+
+    def __init__(self, fn: Any, *args: Any) -> None:
+        self.fn = fn
+        self.args = args
+
+    def resolve(self) -> Any:
+        try:
+            return self.fn(*self.args)
+        except Exception:
+            return "<unserialisable>"
+
+
+def snapshot(value: Any) -> Any:
+    """What must be taken now for `value` to be converted later as it is now: a copy of a dict (and of its list
+    values) or of a list; other values (strings, numbers, messages, models) as they are. Pointers only."""
+    if isinstance(value, dict):
+        return {k: (list(v) if isinstance(v, list) else v) for k, v in value.items()}
+    if isinstance(value, list):
+        return list(value)
+    return value
+
+
+def deferred_jsonable(value: Any) -> Deferred:
+    """to_jsonable(value), on the sender thread (a value deferred already is kept: it converts itself)."""
+    if type(value) is Deferred:
+        return value
+    return Deferred(to_jsonable, snapshot(value))
+
+
+def deferred_preview(value: Any) -> Deferred:
+    """preview(value), on the sender thread."""
+    return Deferred(preview, snapshot(value))
+
+
+#: What a deferred value resolves to when its key is to be left out of the payload.
+OMIT = object()
+
+
+def resolve_deferred(payload: Any) -> None:
+    """Replaces the payload's deferred values with their JSON (the sender thread, _wire._Item)."""
+    if isinstance(payload, dict):
+        omitted = []
+        for k, v in payload.items():
+            if type(v) is Deferred:
+                payload[k] = v.resolve()
+                if payload[k] is OMIT:
+                    omitted.append(k)
+        for k in omitted:
+            del payload[k]
 
 
 def to_jsonable(value: Any, budget: int = DEFAULT_BUDGET) -> Any:

@@ -100,12 +100,11 @@ class _ModelCallbacks:
             )
             span.end(output=_first_generation_text(response))
         if prompt or completion:
-            cost = None
+            state.run.add_usage(prompt, completion, model, None, provider=provider)
             if _pricing.available():
-                cost = _pricing.estimate_cost_usd(model, prompt, completion, provider)
-                if cost is None:
-                    state.cost_complete = False
-            state.run.add_usage(prompt, completion, model, cost, provider=provider)
+                state.run.price_later(model, prompt, completion, provider)  # on the sender thread, with run_end
+            else:
+                state.cost_complete = False
         elif model and not state.run.model:
             state.run.set_usage(model=model)
         if run_id in self._roots:

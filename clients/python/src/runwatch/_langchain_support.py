@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
+from ._json import Deferred, to_jsonable
+
 if TYPE_CHECKING:
     from ._run import Run
     from ._spans import LlmCall, Step, ToolCall
@@ -164,12 +166,15 @@ def usage_details_from_llm_result(response: Any) -> dict[str, int]:
     return out
 
 
+def _message_pairs(batches: list[list[Any]]) -> Any:
+    return to_jsonable(
+        [{"role": str(getattr(m, "type", "message")), "content": m.content if hasattr(m, "content") else str(m)} for batch in batches for m in batch]
+    )
+
+
 def messages_of(inputs: Any) -> Any:
-    """A chat model's messages ([[BaseMessage]]) as role/content pairs; prompts as they are."""
+    """A chat model's messages ([[BaseMessage]]) as role/content pairs, converted on the sender thread (the lists
+    copied now, the messages read there: a message's str() is slow pydantic repr work); prompts as they are."""
     if isinstance(inputs, list) and inputs and isinstance(inputs[0], list):
-        return [
-            {"role": str(getattr(m, "type", "message")), "content": getattr(m, "content", str(m))}
-            for batch in inputs
-            for m in batch
-        ]
+        return Deferred(_message_pairs, [list(batch) for batch in inputs])
     return inputs

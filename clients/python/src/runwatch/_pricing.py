@@ -33,3 +33,15 @@ def estimate_cost_usd(
             continue
     logger.debug("runwatch: no price known for model %r; the server may price it", model)
     return None
+
+
+def total_cost_usd(known: float | None, calls: list[tuple[str | None, int, int, str | None]]) -> float | None:
+    """`known` plus each call's estimate (model, prompt tokens, completion tokens, provider); None when any call has no
+    known price (the server then prices the run)."""
+    total = known or 0.0
+    for model, prompt, completion, provider in calls:
+        cost = estimate_cost_usd(model, prompt, completion, provider)
+        if cost is None:
+            return None
+        total += cost
+    return total

@@ -12,12 +12,18 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from . import _pricing
 from ._context import UNSET, F, _current_run, error_payload
 from ._decorators import _bound_arguments, _wrap
-from ._json import preview, to_jsonable, to_object
+from ._json import OMIT, Deferred, deferred_jsonable, preview, to_jsonable, to_object
 from ._spans import LlmCall, Step, ToolCall
 
 if TYPE_CHECKING:
     from ._scores import ScoreSource
     from .client import Runwatch
+
+
+def _rounded_or_omit(price: Any, *args: Any) -> Any:
+    """price(*args) rounded for the wire, or OMIT (no cost_usd: the server prices the run)."""
+    cost = price(*args)
+    return OMIT if cost is None else round(cost, 10)
 
 
 class Run:
@@ -49,6 +55,8 @@ class Run:
         self.model: str | None = None
         self.provider: str | None = None
         self.estimate_cost = True  # estimate cost_usd with genai-prices (when installed) if none was set
+        # LLM calls whose cost is estimated on the sender thread, when run_end is made wire-ready (price_later).
+        self._calls_to_price: list[tuple[str | None, int, int, str | None]] = []
         self.started = False
         self.ended = False
         self._tokens: list[Token[Run | None]] = []
@@ -81,7 +89,7 @@ class Run:
             if self.framework:
                 payload["framework"] = self.framework
             if self._input is not UNSET:
-                payload["input"] = to_jsonable(self._input)
+                payload["input"] = deferred_jsonable(self._input)
             self.emit("run_start", payload)
         return self
 
@@ -133,6 +141,12 @@ class Run:
             if cost_usd is not None:
                 self.cost_usd = (self.cost_usd or 0.0) + float(cost_usd)
 
+    def price_later(self, model: str | None, prompt_tokens: int, completion_tokens: int, provider: str | None = None) -> None:
+        """Adds one LLM call's cost, estimated with genai-prices off the agent's thread; when a call's model has no
+        known price, the run reports tokens only and the server prices it."""
+        with self._lock:
+            self._calls_to_price.append((model, int(prompt_tokens or 0), int(completion_tokens or 0), provider))
+
     def usage_payload(self) -> dict[str, Any]:
         p: dict[str, Any] = {}
         if self.prompt_tokens or self.completion_tokens or self.total_tokens:
@@ -144,9 +158,12 @@ class Run:
         if self.model:
             p["model"] = self.model
         cost = self.cost_usd
-        if cost is None and self.estimate_cost:
-            cost = _pricing.estimate_cost_usd(self.model, self.prompt_tokens, self.completion_tokens, self.provider)
-        if cost is not None:
+        if self._calls_to_price:
+            p["cost_usd"] = Deferred(_rounded_or_omit, _pricing.total_cost_usd, cost, list(self._calls_to_price))
+        elif cost is None and self.estimate_cost:
+            args = (self.model, self.prompt_tokens, self.completion_tokens, self.provider)
+            p["cost_usd"] = Deferred(_rounded_or_omit, _pricing.estimate_cost_usd, *args)
+        elif cost is not None:
             p["cost_usd"] = round(cost, 10)
         return p
 
@@ -160,7 +177,7 @@ class Run:
             self._output = output
         payload = self.usage_payload()
         if self._output is not UNSET:
-            payload["output"] = to_jsonable(self._output)
+            payload["output"] = deferred_jsonable(self._output)
         self.emit("run_end", payload)
 
     def fail(self, error: BaseException | str, message: str | None = None, traceback: str | None = None) -> None:

@@ -10,7 +10,7 @@ from contextvars import Token
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ._context import UNSET, _current_span
-from ._json import preview, to_jsonable
+from ._json import deferred_jsonable, deferred_preview, preview
 
 if TYPE_CHECKING:
     from ._run import Run
@@ -141,11 +141,11 @@ class Step(_Span):
         return {"node_name": self.node_name}
 
     def _add_input(self, payload: dict[str, Any]) -> None:
-        payload["input"] = to_jsonable(self._input)
+        payload["input"] = deferred_jsonable(self._input)
 
     def _add_result(self, payload: dict[str, Any], error: BaseException | None) -> None:
         if self._output is not UNSET:
-            payload["output"] = to_jsonable(self._output)
+            payload["output"] = deferred_jsonable(self._output)
         if error is not None:
             payload["error"] = _error_text(error)
 
@@ -164,14 +164,14 @@ class ToolCall(_Span):
         return {"tool_name": self.tool_name}
 
     def _add_input(self, payload: dict[str, Any]) -> None:
-        payload["input_preview"] = preview(self._input)
+        payload["input_preview"] = deferred_preview(self._input)
 
     def _add_result(self, payload: dict[str, Any], error: BaseException | None) -> None:
         if error is not None:
             payload["error"] = _error_text(error)
             payload["output_preview"] = preview(payload["error"])
         elif self._output is not UNSET:
-            payload["output_preview"] = preview(self._output)
+            payload["output_preview"] = deferred_preview(self._output)
 
 
 _USAGE_FIELDS = (

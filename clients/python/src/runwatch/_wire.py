@@ -11,7 +11,7 @@ from typing import Any
 
 from ._http import Response
 from ._ids import uuid7
-from ._json import iso_utc
+from ._json import iso_utc, resolve_deferred
 
 
 @dataclass
@@ -44,6 +44,7 @@ class _Item:
             event["event_id"] = uuid7(ts)
         if "occurred_at" not in event:
             event["occurred_at"] = iso_utc(ts)
+        resolve_deferred(event.get("payload"))
         self.wire = json.dumps(event, separators=(",", ":"), default=str).encode()
 
 
