@@ -33,7 +33,7 @@ const scoped = <I, S extends { close(): Promise<void> }>(tag: Context.Tag<I, S>,
 async function openEventLog(c: Config): Promise<EventLog> {
   const openLane = async (lane: Lane): Promise<EventLog> =>
     c.kafkaBrokers
-      ? (await import("./log/kafka-log.js")).openKafkaLog(c, lane === "bulk" ? { topic: `${c.kafkaTopic}.bulk` } : {})
+      ? (await import("./log/kafka-log.js")).openKafkaLog(c, lane === "bulk" ? { topic: `${c.kafkaTopic}.bulk`, partitionsLike: c.kafkaTopic } : {})
       : (await import("./log/file-log.js")).openFileLog(path.join(c.dataDir, lane === "bulk" ? "log-bulk" : "log"));
   const main = await openLane("main");
   const bulk = await openLane("bulk").catch(async (err: unknown) => {

@@ -43,6 +43,11 @@ export interface KafkaLogOptions {
   /** This process's name in the partition assignment (kafka-assigner.ts); default one per process. */
   readonly instance?: string;
   readonly partitions?: number;
+  /**
+   * Create the topic with as many partitions as this one has (when it exists): the bulk lane's topic must match the
+   * main topic's count for a key to land on the same partition index in both (kafka-assigner.ts).
+   */
+  readonly partitionsLike?: string;
   readonly appendTimeoutMs?: number;
   readonly clientId?: string;
   readonly logger?: Logger;
@@ -88,7 +93,8 @@ export async function openKafkaLog(config: Config, options: KafkaLogOptions = {}
   const admin = kafka.admin();
   try {
     await admin.connect();
-    await ensureTopic(admin, topic, options.partitions ?? DEFAULT_PARTITIONS, logger);
+    const like = options.partitionsLike ? await partitionCount(admin, options.partitionsLike) : undefined;
+    await ensureTopic(admin, topic, like ?? options.partitions ?? DEFAULT_PARTITIONS, logger);
   } catch (err) {
     await admin.disconnect().catch(() => {});
     throw unavailable(err);
@@ -172,6 +178,13 @@ export async function openKafkaLog(config: Config, options: KafkaLogOptions = {}
       await admin.disconnect().catch(() => {});
     },
   };
+}
+
+/** How many partitions `topic` has; undefined when it does not exist. */
+async function partitionCount(admin: Admin, topic: string): Promise<number | undefined> {
+  if (!(await admin.listTopics()).includes(topic)) return undefined;
+  const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+  return topics.find((t) => t.name === topic)?.partitions.length || undefined;
 }
 
 async function ensureTopic(admin: Admin, topic: string, partitions: number, logger: Logger): Promise<void> {

@@ -4,6 +4,7 @@
  * (core/log/kafka-assigner.ts): two pipeline processes never hold state of the same run.
  */
 import { randomUUID } from "node:crypto";
+import { Kafka, logLevel } from "kafkajs";
 import { afterAll, expect, it } from "vitest";
 import { openKafkaLog } from "../../core/log/kafka-log.js";
 import { encodeEvents } from "../../core/events/wire.js";
@@ -49,4 +50,18 @@ describeWith(["KAFKA_BROKERS"], "kafka lanes", () => {
     // Both processes took part (the assignment spreads partitions).
     expect(new Set(seenBy.main.values()).size).toBe(2);
   }, 120_000);
+
+  it("the bulk lane's topic gets as many partitions as the main topic has (a key's partition index is the same in both)", async () => {
+    const config = testConfig();
+    opened.push(await openKafkaLog(config, { partitions: 5 }));
+    opened.push(await openKafkaLog(config, { topic: `${config.kafkaTopic}.bulk`, partitionsLike: config.kafkaTopic }));
+    const admin = new Kafka({ clientId: "lanes-test", brokers: [...config.kafkaBrokers!], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [config.kafkaTopic, `${config.kafkaTopic}.bulk`] });
+      expect(topics.map((t) => t.partitions.length)).toEqual([5, 5]);
+    } finally {
+      await admin.disconnect();
+    }
+  });
 });
