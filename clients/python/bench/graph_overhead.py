@@ -57,7 +57,11 @@ class NoopHandler(BaseCallbackHandler):
     def on_tool_end(self, *a: Any, **k: Any) -> None: ...
 
 
-HISTORY = [m for i in range(100) for m in (HumanMessage(f"earlier question {i} " + "q" * 200), AIMessage(f"earlier answer {i} " + "a" * 400))]
+HISTORY = [
+    m
+    for i in range(100)
+    for m in (HumanMessage(f"earlier question {i} " + "q" * 200), AIMessage(f"earlier answer {i} " + "a" * 400))
+]
 
 
 def cycle(graph: Any, handler: Any, n: int, history: list[Any]) -> None:
@@ -89,7 +93,7 @@ def main() -> None:
     }
     per_cycle: dict[str, list[float]] = {name: [] for name in conditions}
     n = 0
-    for name, (handler, history) in conditions.items():  # warm-up
+    for _name, (handler, history) in conditions.items():  # warm-up
         graph = build_graph(name="bench")
         for _ in range(20):
             n += 1
@@ -104,11 +108,15 @@ def main() -> None:
                 cycle(graph, handler, n, history)
             per_cycle[name].append((time.thread_time() - t0) / min(args.cycles, 50) * 1000)
     up.flush(30)
-    base = {"": statistics.median(per_cycle["no-op handler"]), "long": statistics.median(per_cycle["no-op handler, long conversation"])}
+    base = {
+        "": statistics.median(per_cycle["no-op handler"]),
+        "long": statistics.median(per_cycle["no-op handler, long conversation"]),
+    }
     print(f"graph-thread CPU per cycle (invoke + resume), median of {args.rounds} rounds of {args.cycles}:")
     for name, values in per_cycle.items():
         ref = base["long"] if "long" in name else base[""]
-        print(f"  {name:38s} {statistics.median(values):7.2f} ms  ({statistics.median(values) / ref - 1:+.1%} vs the no-op handler)")
+        median = statistics.median(values)
+        print(f"  {name:38s} {median:7.2f} ms  ({median / ref - 1:+.1%} vs the no-op handler)")
     up.shutdown()
     down.shutdown()
     server.kill()

@@ -326,7 +326,9 @@ async def test_async_step_decorator_and_debug_logging(
     assert capture.events("step")[1]["payload"]["output"] == "ins"
 
 
-def test_values_are_sent_as_they_were_when_recorded_though_converted_on_the_sender_thread(capture: CaptureServer, make_client: Any) -> None:
+def test_values_are_sent_as_they_were_when_recorded_though_converted_on_the_sender_thread(
+    capture: CaptureServer, make_client: Any
+) -> None:
     # Inputs and outputs are made JSON-ready on the sender thread (runwatch._json.deferred_jsonable): what the
     # agent's thread takes is a snapshot, so changes the agent makes afterwards do not reach the event.
     client: Runwatch = make_client()

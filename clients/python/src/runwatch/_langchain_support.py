@@ -168,7 +168,11 @@ def usage_details_from_llm_result(response: Any) -> dict[str, int]:
 
 def _message_pairs(batches: list[list[Any]]) -> Any:
     return to_jsonable(
-        [{"role": str(getattr(m, "type", "message")), "content": m.content if hasattr(m, "content") else str(m)} for batch in batches for m in batch]
+        [
+            {"role": str(getattr(m, "type", "message")), "content": m.content if hasattr(m, "content") else str(m)}
+            for batch in batches
+            for m in batch
+        ]
     )
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from . import _pricing
 from ._context import UNSET, F, _current_run, error_payload
 from ._decorators import _bound_arguments, _wrap
-from ._json import OMIT, Deferred, deferred_jsonable, preview, to_jsonable, to_object
+from ._json import OMIT, Deferred, deferred_jsonable, preview, to_object
 from ._spans import LlmCall, Step, ToolCall
 
 if TYPE_CHECKING:
@@ -141,7 +141,9 @@ class Run:
             if cost_usd is not None:
                 self.cost_usd = (self.cost_usd or 0.0) + float(cost_usd)
 
-    def price_later(self, model: str | None, prompt_tokens: int, completion_tokens: int, provider: str | None = None) -> None:
+    def price_later(
+        self, model: str | None, prompt_tokens: int, completion_tokens: int, provider: str | None = None
+    ) -> None:
         """Adds one LLM call's cost, estimated with genai-prices off the agent's thread; when a call's model has no
         known price, the run reports tokens only and the server prices it."""
         with self._lock:
