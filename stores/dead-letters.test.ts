@@ -3,7 +3,7 @@
  * when DATABASE_URL is set: past the cap a dead letter keeps everything but its record, shows as such, and is not
  * replayed; other tenants keep their own allowance.
  */
-import { randomInt } from "node:crypto";
+import { randomInt, randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -18,11 +18,25 @@ import { addDeadLetters, listDeadLetters, replayDeadLetters, type NewDeadLetter 
 let dir = "";
 let sql: Sql;
 let log: FileLog;
+// On a server, a database of this file's own: other test files replay and purge "all" dead letters of theirs.
+const database = `runwatch_test_dl_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+const onServer = async (fn: (admin: Sql) => Promise<unknown>) => {
+  const { openPg } = await import("../core/postgres/pg.js");
+  const admin = await openPg(process.env.DATABASE_URL!, { max: 1 });
+  try {
+    await fn(admin);
+  } finally {
+    await admin.close();
+  }
+};
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-dl-"));
   if (process.env.DATABASE_URL) {
+    await onServer((admin) => admin.query(`CREATE DATABASE ${database}`));
+    const url = new URL(process.env.DATABASE_URL);
+    url.pathname = `/${database}`;
     const { openPg } = await import("../core/postgres/pg.js");
-    sql = await openPg(process.env.DATABASE_URL);
+    sql = await openPg(url.toString());
   } else {
     sql = await openPglite(path.join(dir, "pg"));
   }
@@ -32,6 +46,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await log?.close();
   await sql?.close();
+  if (process.env.DATABASE_URL) await onServer((admin) => admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
   await fs.rm(dir, { recursive: true, force: true });
 });
 
