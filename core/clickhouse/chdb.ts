@@ -36,7 +36,10 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
   const settings = { ...CLICKHOUSE_SETTINGS, ...(options.queryNice ? { os_thread_priority: options.queryNice } : {}) };
   const connectionArgs = Object.entries(settings).map(([k, v]) => `--${k}=${v}`);
   // Several connections (Sessions) on the directory: chDB runs one query at a time per connection, so with one a
-  // quick page waited for any slow read (a run of 20,000 spans) in front of it; each call takes the least busy one.
+  // quick page waited for any slow read (a run of 20,000 spans) in front of it. Writes all go to the first
+  // connection, and so does a query issued while a write is under way: it runs after the write, as on a single
+  // connection (the pipeline's look-ups beside its own inserts rely on that order to hold run versions back). Other
+  // queries take the least busy of the others.
   const sessions: { readonly session: Session; busy: number }[] = [];
   try {
     for (let i = 0; i < CONNECTIONS; i++) sessions.push({ session: new Session(dir, { connectionArgs }), busy: 0 });
@@ -48,16 +51,29 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
   await sessions[0]!.session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${db}`);
   // USE sticks to a Session's connection, so the shared SQL can name tables without a database.
   for (const s of sessions) await s.session.queryAsync(`USE ${db}`);
-  /** Runs `op` on the connection with the fewest calls under way. */
-  const onLeastBusy = async <T>(op: (session: Session) => Promise<T>): Promise<T> => {
-    let pick = sessions[0]!;
-    for (const s of sessions) if (s.busy < pick.busy) pick = s;
+  const writer = sessions[0]!;
+  let writing = 0;
+  const on = async <T>(pick: (typeof sessions)[number], op: (session: Session) => Promise<T>): Promise<T> => {
     pick.busy++;
     try {
       return await op(pick.session);
     } finally {
       pick.busy--;
     }
+  };
+  const write = async <T>(op: (session: Session) => Promise<T>): Promise<T> => {
+    writing++;
+    try {
+      return await on(writer, op);
+    } finally {
+      writing--;
+    }
+  };
+  const read = <T>(op: (session: Session) => Promise<T>): Promise<T> => {
+    if (writing > 0) return on(writer, op);
+    let pick = sessions[1] ?? writer;
+    for (const s of sessions.slice(1)) if (s.busy < pick.busy) pick = s;
+    return on(pick, op);
   };
 
   // Ops still running natively when close() is called would be torn down under the engine; track them.
@@ -69,12 +85,12 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
   };
   // Raw passthrough: the bytes go to the engine's parser without a JS object walk.
   const insertRaw = (table: string, rows: EncodedRows) =>
-    onLeastBusy((session) => session.insert({ table, values: rows.bytes, format: "JSONCompactEachRow", columns: rows.columns }));
-  const run = (sql: string, params?: Record<string, unknown>) => {
+    write((session) => session.insert({ table, values: rows.bytes, format: "JSONCompactEachRow", columns: rows.columns }));
+  const run = (sql: string, params?: Record<string, unknown>, kind: "read" | "write" = "read") => {
     ensureOpen();
     // Plain SQL where the literals are small (inline-params.ts): bound queries run one at a time per process.
     const plain = params && Object.keys(params).length > 0 ? inlineParams(sql, params) : sql;
-    return track(onLeastBusy((session) =>
+    return track((kind === "write" ? write : read)((session) =>
       plain === undefined
         ? session.queryBindAsync(sql, params!, { format: "JSONEachRow" })
         : session.queryAsync(plain, { format: "JSONEachRow" })));
@@ -87,7 +103,7 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
       return bytes.byteLength > SLICED_PARSE_BYTES ? parseJsonEachRowInSlices<T>(bytes) : parseJsonEachRow<T>(r.text());
     },
     async exec(sql: string, params?: Record<string, unknown>): Promise<void> {
-      await run(sql, params);
+      await run(sql, params, "write");
     },
     async insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
       if (rows.length === 0) return;
