@@ -87,7 +87,7 @@ export async function connectClickHouse(url: string, database: string, clickhous
     async query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
       const rs = await client.query({ query: sql, query_params: query_params(params), format: "JSONEachRow" });
       const text = await rs.text();
-      return text.length > SLICED_PARSE_BYTES ? parseJsonEachRowInSlices<T>(Buffer.from(text)) : parseJsonEachRow<T>(text);
+      return text.length > SLICED_PARSE_BYTES ? parseJsonEachRowInSlices<T>(text) : parseJsonEachRow<T>(text);
     },
     async exec(sql: string, params?: Record<string, unknown>): Promise<void> {
       await client.command({ query: sql, query_params: query_params(params) });

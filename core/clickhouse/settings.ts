@@ -104,20 +104,27 @@ export async function encodeRows(rows: readonly Record<string, unknown>[], slice
 }
 
 /**
- * A JSONEachRow answer given as UTF-8 bytes, decoded and parsed line by line in time slices, for a big answer (a
- * run's tens of thousands of events): decoded and parsed at once, 50 MB of rows held the event loop — every other
- * tenant's request — for hundreds of milliseconds. A newline byte is never part of a multi-byte character, so each
- * line decodes on its own.
+ * The rows of a JSONEachRow answer, given as text or as UTF-8 bytes (chDB's answer, not decoded whole: a newline byte
+ * is never part of a multi-byte character, so each line decodes on its own).
  */
-export async function parseJsonEachRowInSlices<T>(bytes: Uint8Array, slice = new TimeSlice()): Promise<T[]> {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out: T[] = [];
+function* jsonEachRow<T>(body: string | Buffer): Generator<T> {
   let start = 0;
-  while (start < buf.length) {
-    let end = buf.indexOf(0x0a, start);
-    if (end === -1) end = buf.length;
-    if (end > start) out.push(JSON.parse(buf.toString("utf8", start, end)) as T);
+  while (start < body.length) {
+    let end = typeof body === "string" ? body.indexOf("\n", start) : body.indexOf(0x0a, start);
+    if (end === -1) end = body.length;
+    if (end > start) yield JSON.parse(typeof body === "string" ? body.slice(start, end) : body.toString("utf8", start, end)) as T;
     start = end + 1;
+  }
+}
+
+/**
+ * parseJsonEachRow in time slices, for a big answer (a run's tens of thousands of events): decoded and parsed at once,
+ * 50 MB of rows held the event loop — every other tenant's request — for hundreds of milliseconds.
+ */
+export async function parseJsonEachRowInSlices<T>(body: string | Uint8Array, slice = new TimeSlice()): Promise<T[]> {
+  const out: T[] = [];
+  for (const row of jsonEachRow<T>(typeof body === "string" ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength))) {
+    out.push(row);
     if ((out.length & 63) === 0 && slice.due()) await slice.next();
   }
   return out;
@@ -128,13 +135,5 @@ export const SLICED_PARSE_BYTES = 256 * 1024;
 
 /** Decodes a JSONEachRow response body. */
 export function parseJsonEachRow<T>(text: string): T[] {
-  const out: T[] = [];
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf("\n", start);
-    if (end === -1) end = text.length;
-    if (end > start) out.push(JSON.parse(text.slice(start, end)) as T);
-    start = end + 1;
-  }
-  return out;
+  return [...jsonEachRow<T>(text)];
 }
