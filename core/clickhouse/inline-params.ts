@@ -20,23 +20,29 @@ const ESCAPED = /[\\'\0\b\f\n\r\t]/g;
 
 export const quoteString = (s: string): string => `'${s.replace(ESCAPED, (c) => ESCAPES[c]!)}'`;
 
-/** The value as a literal, or undefined for a value that has none here (then the query stays bound). */
-function literal(v: unknown): string | undefined {
-  if (typeof v === "string") return quoteString(v);
-  if (typeof v === "number") return Number.isFinite(v) ? quoteString(String(v)) : undefined;
-  if (typeof v === "bigint") return quoteString(v.toString());
-  if (typeof v === "boolean") return v ? "'1'" : "'0'";
-  if (v === null) return "NULL";
-  if (Array.isArray(v)) {
+/**
+ * The value as a literal of at most `room` characters, or undefined for a value that has none here or needs more (then
+ * the query stays bound): a look-up of thousands of ids is not written out only to be found too long.
+ */
+function literal(v: unknown, room: number): string | undefined {
+  let l: string | undefined;
+  if (typeof v === "string") l = v.length + 2 <= room ? quoteString(v) : undefined;
+  else if (typeof v === "number") l = Number.isFinite(v) ? quoteString(String(v)) : undefined;
+  else if (typeof v === "bigint") l = quoteString(v.toString());
+  else if (typeof v === "boolean") l = v ? "'1'" : "'0'";
+  else if (v === null) l = "NULL";
+  else if (Array.isArray(v)) {
     const items: string[] = [];
+    let size = 2;
     for (const x of v) {
-      const l = literal(x);
-      if (l === undefined || l === "NULL" || l.startsWith("[")) return undefined;
-      items.push(l);
+      const item = literal(x, room - size);
+      if (item === undefined || item === "NULL" || item.startsWith("[")) return undefined;
+      items.push(item);
+      size += item.length + 1;
     }
-    return `[${items.join(",")}]`;
+    l = `[${items.join(",")}]`;
   }
-  return undefined;
+  return l !== undefined && l.length <= room ? l : undefined;
 }
 
 /** `sql` with its placeholders written as literals, or undefined when it should stay bound. */
@@ -45,7 +51,7 @@ export function inlineParams(sql: string, params: Readonly<Record<string, unknow
   let size = sql.length;
   const out = sql.replace(PLACEHOLDER, (whole, name: string, type: string) => {
     if (!ok) return whole;
-    const l = Object.hasOwn(params, name) ? literal(params[name]) : undefined;
+    const l = Object.hasOwn(params, name) ? literal(params[name], MAX_INLINE_CHARS - size) : undefined;
     size += (l?.length ?? 0) + type.length;
     if (l === undefined || size > MAX_INLINE_CHARS) {
       ok = false;
