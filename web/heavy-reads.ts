@@ -10,33 +10,22 @@ import { HttpProblem } from "./http-errors.js";
 export const MAX_WAITING = 4;
 const RETRY_AFTER_SECONDS = 2;
 
-class UserQueue {
-  running = false;
-  readonly waiting: (() => void)[] = [];
-}
-
 export class HeavyReads {
-  private readonly queues = new Map<number, UserQueue>();
+  /** The users with a request under way, and the requests waiting behind it. */
+  private readonly waiting = new Map<number, (() => void)[]>();
 
   async run<T>(userId: number, read: () => Promise<T>): Promise<T> {
-    let q = this.queues.get(userId);
-    if (!q) this.queues.set(userId, (q = new UserQueue()));
-    if (q.running) {
-      if (q.waiting.length >= MAX_WAITING) {
-        throw new HttpProblem(429, "too_many_heavy_reads", `at most ${1 + MAX_WAITING} requests for a run's trace or spans at a time per user; retry in ${RETRY_AFTER_SECONDS} s`, undefined, { "Retry-After": String(RETRY_AFTER_SECONDS) });
-      }
-      await new Promise<void>((resolve) => q.waiting.push(resolve));
-    }
-    q.running = true;
+    const queue = this.waiting.get(userId);
+    if (!queue) this.waiting.set(userId, []);
+    else if (queue.length >= MAX_WAITING) {
+      throw new HttpProblem(429, "too_many_heavy_reads", `at most ${1 + MAX_WAITING} requests for a run's trace or spans at a time per user; retry in ${RETRY_AFTER_SECONDS} s`, undefined, { "Retry-After": String(RETRY_AFTER_SECONDS) });
+    } else await new Promise<void>((resolve) => queue.push(resolve));
     try {
       return await read();
     } finally {
-      const next = q.waiting.shift();
+      const next = this.waiting.get(userId)!.shift();
       if (next) next();
-      else {
-        q.running = false;
-        this.queues.delete(userId);
-      }
+      else this.waiting.delete(userId);
     }
   }
 }
