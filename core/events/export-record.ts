@@ -22,7 +22,10 @@ export interface ExportRecord {
   readonly body: string;
 }
 
-export const exportRecordKey = (userId: number): string => `otlp:${userId}`;
+/** What begins the log key of an export record; the user id follows it. */
+export const EXPORT_RECORD_KEY_PREFIX = "otlp:";
+
+export const exportRecordKey = (userId: number): string => `${EXPORT_RECORD_KEY_PREFIX}${userId}`;
 
 /** The export as one log record (a buffer of its own: a decode thread transfers it). */
 export function encodeExportRecord(body: Uint8Array, format: OtlpFormat, userId: number, receivedAtMs: number): EncodedEvents {

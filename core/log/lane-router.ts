@@ -8,6 +8,7 @@
  * matter of latency, not of admission (quotas are the limiter's), so a shared counter would buy little.
  */
 import { RateLimiterMemory } from "rate-limiter-flexible";
+import { EXPORT_RECORD_KEY_PREFIX } from "../events/export-record.js";
 
 export type Lane = "main" | "bulk";
 
@@ -21,7 +22,7 @@ export interface LaneSettings {
 
 /** The tenant of a log key: `<user>:<run>` (an event) or `otlp:<user>` (an OTLP export record). */
 export function tenantOfKey(key: string): string {
-  if (key.startsWith("otlp:")) return key.slice(5);
+  if (key.startsWith(EXPORT_RECORD_KEY_PREFIX)) return key.slice(EXPORT_RECORD_KEY_PREFIX.length);
   const colon = key.indexOf(":");
   return colon < 0 ? key : key.slice(0, colon);
 }
