@@ -36,6 +36,16 @@ describe("status-machine plugin", () => {
     expect(run()).toMatchObject({ status: "success", ended_at: t(5), agent_name: "researcher", started_at: t(0), event_count: 2 });
   });
 
+  it("a replayed run_start names a run stored without its agent (its later events were stored first)", async () => {
+    // The run's later events came first from the other log lane; the process died after storing the run_start's
+    // event but before the run's version with it, so the replayed run_start is a duplicate of a cold run.
+    const { run } = await applyEvents([statusMachine()], [
+      testEvent({ event_type: "step", occurred_at: t(2), payload: { node_name: "plan", phase: "start" } }),
+      testEvent({ event_type: "run_start", occurred_at: t(1), agent_name: "planner", payload: { framework: "f" }, duplicate: true }),
+    ]);
+    expect(run()).toMatchObject({ status: "running", agent_name: "planner", framework: "f", started_at: t(1) });
+  });
+
   it("a copy of the run_start dated earlier moves the start of 'running' back, so the root's run_end still ends the run", async () => {
     // OTLP: a child span's export (its run_start dated by that child's start, after the root's end by the exporter's
     // clock) is processed before the root's export; the root's export carries the run_start dated by the root.

@@ -52,7 +52,10 @@ export const statusMachine = (): Plugin => ({
       }
       run.framework = str(event.payload.framework) ?? run.framework;
     }
-    if (event.agent_name && !resentStart) run.agent_name = event.agent_name;
+    // A resent start does not rename the run, but names one that has no agent yet: a run_start replayed after a crash
+    // is a duplicate (its event was stored) although the stored run may never have taken it (the run's later events,
+    // from the other log lane, were stored first).
+    if (event.agent_name && (!resentStart || run.agent_name === "")) run.agent_name = event.agent_name;
     if (event.config_version !== null) run.config_version = event.config_version;
     if (run.session_id === "" && event.session_id) run.session_id = event.session_id;
   },
