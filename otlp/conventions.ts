@@ -1,7 +1,7 @@
 /**
  * Which span attributes mean what, per convention (docs/OTEL.md has these tables for users): OpenTelemetry GenAI
  * semantic conventions (current names first, then older names still emitted), OpenInference (Arize: LangChain,
- * LlamaIndex, … instrumentations) and Traceloop/OpenLLMetry. Each list is read first to last; the first attribute
+ * LlamaIndex, … instrumentations), Traceloop/OpenLLMetry and the Vercel AI SDK's `ai.*` attributes. Each list is read first to last; the first attribute
  * present wins.
  */
 
@@ -41,43 +41,74 @@ export const TRACELOOP_KINDS: Readonly<Record<string, MappedKind>> = {
   tool: "tool",
 };
 
+/**
+ * The Vercel AI SDK's `ai.operationId` → kind: a generateText/streamText call is an agent turn (a loop of model calls
+ * and tool calls, named by its telemetry functionId), its do* spans are the model calls.
+ */
+export const VERCEL_AI_KINDS: Readonly<Record<string, MappedKind>> = {
+  "ai.generateText": "agent",
+  "ai.streamText": "agent",
+  "ai.generateObject": "agent",
+  "ai.streamObject": "agent",
+  "ai.generateText.doGenerate": "llm",
+  "ai.streamText.doStream": "llm",
+  "ai.generateObject.doGenerate": "llm",
+  "ai.streamObject.doStream": "llm",
+  "ai.toolCall": "tool",
+  "ai.embed": "chain",
+  "ai.embedMany": "chain",
+  "ai.embed.doEmbed": "embedding",
+  "ai.embedMany.doEmbed": "embedding",
+  "ai.rerank": "chain",
+  "ai.rerank.doRerank": "reranker",
+};
+
 /** The attributes that name a span's kind, in order, with their tables. */
 export const KIND_ATTRIBUTES: readonly (readonly [string, Readonly<Record<string, MappedKind>>])[] = [
   ["gen_ai.operation.name", GEN_AI_OPERATION_KINDS],
   ["openinference.span.kind", OPENINFERENCE_KINDS],
   ["traceloop.span.kind", TRACELOOP_KINDS],
+  ["ai.operationId", VERCEL_AI_KINDS],
 ];
 
 /** LLM call fields (core/events/schema.ts, step payload) ← attributes. */
 export const LLM_ATTRIBUTES = {
-  model: ["gen_ai.response.model", "gen_ai.request.model", "llm.model_name"],
-  provider: ["gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"],
-  prompt_tokens: ["gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"],
-  completion_tokens: ["gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"],
-  total_tokens: ["gen_ai.usage.total_tokens", "llm.token_count.total"],
+  model: ["gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "ai.response.model", "ai.model.id"],
+  provider: ["gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system", "ai.model.provider"],
+  // Input counts include the cached part in every convention here (OpenAI's prompt_tokens, the AI SDK's inputTokens).
+  prompt_tokens: ["gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt", "ai.usage.inputTokens", "ai.usage.promptTokens"],
+  completion_tokens: [
+    "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion", "ai.usage.outputTokens", "ai.usage.completionTokens",
+  ],
+  total_tokens: ["gen_ai.usage.total_tokens", "llm.token_count.total", "ai.usage.totalTokens"],
   cached_tokens: [
     "gen_ai.usage.cache_read.input_tokens",
     "gen_ai.usage.cache_read_input_tokens",
     "llm.token_count.prompt_details.cache_read",
+    "ai.usage.inputTokenDetails.cacheReadTokens",
+    "ai.usage.cachedInputTokens",
   ],
   cache_write_tokens: [
     "gen_ai.usage.cache_write.input_tokens",
     "gen_ai.usage.cache_creation.input_tokens",
     "gen_ai.usage.cache_creation_input_tokens",
     "llm.token_count.prompt_details.cache_write",
+    "ai.usage.inputTokenDetails.cacheWriteTokens",
   ],
-  reasoning_tokens: ["gen_ai.usage.reasoning.output_tokens", "llm.token_count.completion_details.reasoning"],
+  reasoning_tokens: [
+    "gen_ai.usage.reasoning.output_tokens", "llm.token_count.completion_details.reasoning", "ai.usage.outputTokenDetails.reasoningTokens", "ai.usage.reasoningTokens",
+  ],
   cost_usd: ["gen_ai.usage.cost", "llm.cost.total"],
 } as const satisfies Record<string, readonly string[]>;
 
 /** A span's input and output content (opt-in in most instrumentations). */
 export const CONTENT_ATTRIBUTES = {
   system: ["gen_ai.system_instructions"],
-  input: ["gen_ai.input.messages", "gen_ai.prompt"],
-  output: ["gen_ai.output.messages", "gen_ai.completion"],
+  input: ["gen_ai.input.messages", "gen_ai.prompt", "ai.prompt.messages", "ai.prompt"],
+  output: ["gen_ai.output.messages", "gen_ai.completion", "ai.response.text", "ai.response.object", "ai.response.toolCalls"],
   /** Any span's input and output, when none of the above is there. */
-  inputValue: ["input.value", "traceloop.entity.input"],
-  outputValue: ["output.value", "traceloop.entity.output"],
+  inputValue: ["input.value", "traceloop.entity.input", "pydantic_ai.all_messages"],
+  outputValue: ["output.value", "traceloop.entity.output", "final_result"],
   /**
    * For LLM calls, messages flattened one attribute per field (read before input.value / output.value, which
    * OpenInference fills with the framework's serialised call): gen_ai.prompt.0.role, gen_ai.prompt.0.content, … and
@@ -88,16 +119,18 @@ export const CONTENT_ATTRIBUTES = {
 } as const;
 
 export const TOOL_ATTRIBUTES = {
-  name: ["gen_ai.tool.name", "tool.name"],
-  arguments: ["gen_ai.tool.call.arguments", "input.value", "tool.parameters", "traceloop.entity.input"],
-  result: ["gen_ai.tool.call.result", "output.value", "traceloop.entity.output"],
+  name: ["gen_ai.tool.name", "tool.name", "ai.toolCall.name"],
+  arguments: ["gen_ai.tool.call.arguments", "input.value", "tool.parameters", "traceloop.entity.input", "ai.toolCall.args", "ai.toolCall.input"],
+  result: ["gen_ai.tool.call.result", "output.value", "traceloop.entity.output", "ai.toolCall.result", "ai.toolCall.output"],
 } as const;
 
-export const FINISH_REASONS = ["gen_ai.response.finish_reasons", "llm.finish_reason"] as const;
+export const FINISH_REASONS = ["gen_ai.response.finish_reasons", "llm.finish_reason", "ai.response.finishReason"] as const;
 /** Seconds to the first streamed chunk. */
 export const TIME_TO_FIRST_CHUNK = "gen_ai.response.time_to_first_chunk";
-/** The agent a span (and so its run) belongs to. */
-export const AGENT_NAME = ["gen_ai.agent.name", "agent.name"] as const;
+/** Milliseconds to the first streamed chunk (the Vercel AI SDK). */
+export const MS_TO_FIRST_CHUNK = "ai.response.msToFirstChunk";
+/** The agent a span (and so its run) belongs to; the AI SDK names it by the call's telemetry functionId. */
+export const AGENT_NAME = ["gen_ai.agent.name", "agent.name", "ai.telemetry.functionId"] as const;
 /** The name a span shows in the trace, when better than the span name. */
 export const ENTITY_NAME = ["traceloop.entity.name"] as const;
 export const SERVICE_NAME = "service.name";

@@ -5,7 +5,7 @@ import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
 import { checkBuiltEvent, parseIngestEvent, type IngestEvent } from "../core/events/schema.js";
 import { MAX_STRING_CHARS } from "../core/events/storable.js";
-import { GEN_AI_OPERATION_KINDS, OPENINFERENCE_KINDS, TRACELOOP_KINDS } from "./conventions.js";
+import { GEN_AI_OPERATION_KINDS, OPENINFERENCE_KINDS, TRACELOOP_KINDS, VERCEL_AI_KINDS } from "./conventions.js";
 import { kindOf, mapExport, type RawEvent } from "./mapping.js";
 import { decodeJsonExport, jsonIdHex } from "./otlp-json.js";
 import { decodeProtobufExport } from "./otlp-protobuf.js";
@@ -37,6 +37,7 @@ describe("span kinds", () => {
     for (const [op, kind] of Object.entries(GEN_AI_OPERATION_KINDS)) expect(kindOf(attrs({ "gen_ai.operation.name": op }))).toBe(kind);
     for (const [k, kind] of Object.entries(OPENINFERENCE_KINDS)) expect(kindOf(attrs({ "openinference.span.kind": k }))).toBe(kind);
     for (const [k, kind] of Object.entries(TRACELOOP_KINDS)) expect(kindOf(attrs({ "traceloop.span.kind": k }))).toBe(kind);
+    for (const [k, kind] of Object.entries(VERCEL_AI_KINDS)) expect(kindOf(attrs({ "ai.operationId": k }))).toBe(kind);
     expect(kindOf(attrs({ "gen_ai.operation.name": "plan", "openinference.span.kind": "AGENT" }))).toBe("agent"); // unknown op: next convention
     expect(kindOf(attrs({ "llm.model_name": "gpt-4o" }))).toBe("llm"); // a model and nothing else: an LLM call
     expect(kindOf(attrs({ "http.method": "GET" }))).toBe("step");
@@ -270,5 +271,40 @@ describe("times", () => {
         expect(nanosToMs({ high, low, unsigned: true }), `${high} ${low}`).toBe(viaBigInt(high, low));
       }
     }
+  });
+});
+
+describe("which failure fails the run", () => {
+  const ROOT = "00f067aa0ba902b7";
+  const AGENT = "b7ad6b7169203331";
+  const failed = { statusCode: 2, statusMessage: "Error in agent run: 500" };
+  const runEnd = (...spans: OtlpSpan[]) => events(...spans).find((e) => e.event_type === "run_end" || e.event_type === "error")!;
+
+  it("an OK workflow root around a failed named agent (the OpenAI Agents SDK): the run fails with the agent's error", () => {
+    const root = span({ spanId: ROOT, name: "Agent workflow", attributes: { "openinference.span.kind": "AGENT" } });
+    const agent = span({ parentSpanId: ROOT, name: "support-bot", attributes: { "openinference.span.kind": "AGENT", "agent.name": "support-bot" }, ...failed });
+    expect(runEnd(root, agent)).toMatchObject({ event_type: "error", payload: { error_message: "Error in agent run: 500" } });
+  });
+
+  it("a failed sub-agent under a named agent that ended OK, and a failed tool, leave the run successful", () => {
+    const root = span({ spanId: ROOT, name: "invoke_agent planner", attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner" } });
+    const sub = span({ parentSpanId: ROOT, name: "invoke_agent searcher", attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "searcher" }, ...failed });
+    expect(runEnd(root, sub).event_type).toBe("run_end");
+    const workflow = span({ spanId: ROOT, name: "workflow" });
+    const agent = span({ spanId: AGENT, parentSpanId: ROOT, name: "invoke_agent planner", attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner" } });
+    const nested = span({ spanId: "1111111111111111", parentSpanId: AGENT, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "searcher" }, ...failed });
+    const tool = span({ spanId: "2222222222222222", parentSpanId: ROOT, attributes: { "gen_ai.operation.name": "execute_tool" }, ...failed });
+    expect(runEnd(workflow, agent, nested, tool).event_type).toBe("run_end");
+  });
+
+  it("the Vercel AI SDK: the functionId names the agent, the call's usage on ai.generateText is not an LLM call of its own", () => {
+    const root = span({ spanId: ROOT, name: "ai.generateText", attributes: { "ai.operationId": "ai.generateText", "ai.telemetry.functionId": "support-bot", "ai.model.id": "gpt-4o-mini", "ai.usage.inputTokens": 221, "ai.prompt": '{"prompt":"hi"}', "ai.response.text": "hello" } });
+    const call = span({ parentSpanId: ROOT, name: "ai.generateText.doGenerate", attributes: { "ai.operationId": "ai.generateText.doGenerate", "ai.model.id": "gpt-4o-mini", "ai.model.provider": "openai.chat", "ai.usage.inputTokens": 107, "ai.usage.outputTokens": 13, "ai.usage.inputTokenDetails.cacheReadTokens": 64, "ai.usage.outputTokenDetails.reasoningTokens": 5, "ai.response.msToFirstChunk": 250.4 } });
+    const all = events(root, call);
+    expect(all[0]).toMatchObject({ event_type: "run_start", agent_name: "support-bot", payload: { input: '{"prompt":"hi"}' } });
+    expect(all.find((e) => e.span_id === call.spanId)!.payload).toMatchObject({ kind: "llm", model: "gpt-4o-mini", provider: "openai.chat", prompt_tokens: 107, completion_tokens: 13, cached_tokens: 64, reasoning_tokens: 5, time_to_first_token_ms: 250 });
+    expect(all.find((e) => e.span_id === ROOT && e.event_type === "step")!.payload).toMatchObject({ kind: "agent" });
+    expect(all.find((e) => e.span_id === ROOT && e.event_type === "step")!.payload).not.toHaveProperty("prompt_tokens");
+    expect(runEnd(root, call)).toMatchObject({ agent_name: "support-bot", payload: { output: "hello" } });
   });
 });

@@ -3,8 +3,8 @@
  * characters), each span one end event (OTLP delivers a span when it has ended) carrying its span id, parent,
  * duration and what conventions.ts reads from its attributes. Per trace in an export: a `run_start` (so the run is
  * live, status running, from its first exported span), and at the root span's end a `run_end` — or, when the root
- * failed, an `error` event. A child span's failure marks the span (shown red in the trace), not the run: agents
- * recover from failed tool calls, and their root span says whether the run failed.
+ * failed, or the root is no named agent and the outermost named agent under it failed, an `error` event. Any other
+ * span's failure marks the span (shown red in the trace), not the run: agents recover from failed tool calls.
  *
  * Event ids are derived from trace id + span id + phase, so an exporter's retry of an export is stored once.
  *
@@ -23,7 +23,7 @@ import { MAX_SCORE_COMMENT, MAX_SCORE_NAME, MAX_SCORE_STRING } from "../stores/s
 import { MAX_STRING_CHARS, needsRepair } from "../core/events/storable.js";
 import {
   AGENT_NAME, CONTENT_ATTRIBUTES, ENTITY_NAME, EVALUATION_ATTRIBUTES, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
-  LLM_ATTRIBUTES, SERVICE_NAME, SESSION_ID, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
+  LLM_ATTRIBUTES, MS_TO_FIRST_CHUNK, SERVICE_NAME, SESSION_ID, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
 } from "./conventions.js";
 import { attrText, STATUS_ERROR, type Attributes, type AttrValue, type OtlpSpan } from "./trace-model.js";
 
@@ -179,7 +179,8 @@ function llmFields(attrs: Attributes, out: Record<string, unknown>): void {
   const reason = Array.isArray(finish) ? finish[0] : finish;
   if (reason !== undefined && reason !== null) out.finish_reason = attrText(reason).slice(0, 100);
   const ttft = asNumber(attrs.get(TIME_TO_FIRST_CHUNK) ?? undefined);
-  const ttftMs = ttft === undefined ? undefined : Math.round(ttft * 1000);
+  const ttftMsSent = asNumber(attrs.get(MS_TO_FIRST_CHUNK) ?? undefined);
+  const ttftMs = ttft !== undefined ? Math.round(ttft * 1000) : ttftMsSent !== undefined ? Math.round(ttftMsSent) : undefined;
   if (isCount(ttftMs)) out.time_to_first_token_ms = ttftMs;
 }
 
@@ -256,6 +257,28 @@ function sessionOf(spans: readonly KindedSpan[], root: OtlpSpan | undefined): st
   return undefined;
 }
 
+/** An agent span that names its agent (gen_ai.agent.name, agent.name, the AI SDK's functionId). */
+const isNamedAgent = (s: KindedSpan): boolean => s.kind === "agent" && identifier(firstText(s.span.attributes, AGENT_NAME), MAX_AGENT_NAME) !== undefined;
+
+/**
+ * The failure of the trace's outermost named agent span (none of the export's spans above it is a named agent), the
+ * earliest when several. A root that is not such an agent (a workflow span: the OpenAI Agents SDK's "Agent workflow")
+ * can end OK around an agent that failed, and then the run has failed; a named agent's failure under another named
+ * agent is a sub-agent's, which the outer agent recovered from unless it failed too.
+ */
+function outermostAgentFailure(spans: readonly KindedSpan[]): ReturnType<typeof failureOf> {
+  const byId = new Map(spans.map((s) => [s.span.spanId!, s]));
+  let found: { failure: NonNullable<ReturnType<typeof failureOf>>; at: number } | undefined;
+  for (const s of spans) {
+    if (s.span.statusCode !== STATUS_ERROR || !isNamedAgent(s)) continue;
+    let parent = byId.get(s.span.parentSpanId ?? "");
+    for (let hops = 0; parent && !isNamedAgent(parent) && hops < spans.length; hops++) parent = byId.get(parent.span.parentSpanId ?? "");
+    if (parent) continue;
+    if (!found || s.span.startMs < found.at) found = { failure: failureOf(s.span)!, at: s.span.startMs };
+  }
+  return found?.failure;
+}
+
 interface KindedSpan {
   readonly span: OtlpSpan;
   readonly index: number;
@@ -284,14 +307,16 @@ function mapTrace(traceId: string, list: readonly { span: OtlpSpan; index: numbe
       ...(rootInput !== undefined ? { input: previewOf(rootInput) } : {}),
     },
   };
+  const agentFailure = rooted && !isNamedAgent(rooted) ? outermostAgentFailure(spans) : undefined;
   const mapped = spans.map(({ span, index, kind }): MappedSpan => {
     const failure = failureOf(span);
     const events = [spanEnd(span, traceId, kind, failure)];
     if (span === root) {
       const at = isoOfMs(span.endMs);
       const output = content(span.attributes, "output", kind);
-      events.push(failure
-        ? { event_type: "error", sdk_run_id: traceId, event_id: eventIdFor(`otlp:${traceId}:run:error`, span.endMs, RUN_END_RANK), occurred_at: at, span_id: span.spanId, payload: failure }
+      const runFailure = failure ?? agentFailure;
+      events.push(runFailure
+        ? { event_type: "error", sdk_run_id: traceId, event_id: eventIdFor(`otlp:${traceId}:run:error`, span.endMs, RUN_END_RANK), occurred_at: at, span_id: span.spanId, payload: runFailure }
         : {
             event_type: "run_end",
             sdk_run_id: traceId,

@@ -1,0 +1,180 @@
+/**
+ * Agent frameworks' own telemetry, end to end: each framework (installed at pinned versions, workspace.ts) runs the
+ * snippet docs/OTEL.md shows — a small agent with one tool — against an OpenAI-compatible server on loopback
+ * (fake-openai.ts), exporting OTLP to a Runwatch server; then the stored runs are checked as a user reads them:
+ * the agent's name, the status, each LLM call's model and tokens equal to the usage the server sent (cached tokens
+ * where the framework reports them), the tool span with its name, input and output under the agent, the cost, the
+ * run's totals as the sum of its calls, and a failed run's error.
+ *
+ * The mapping does not depend on the storage mode, so CI's scale pass skips these (its embedded pass runs them).
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, startTestServer, type TestAccount, type TestServer } from "../e2e/harness.js";
+import { computeCost } from "../../plugins/prices.js";
+import { FAIL_MARKER, startFakeOpenAI, type FakeOpenAI, type Usage } from "./fake-openai.js";
+import { jsWorkspace, pythonVenv, snippet } from "./workspace.js";
+
+const skip = process.env.RUNWATCH_TEST_SCALE_PASS === "1";
+let srv: TestServer;
+let llm: FakeOpenAI;
+let python = "";
+let js = "";
+
+beforeAll(async () => {
+  if (skip) return;
+  [srv, llm] = await Promise.all([
+    startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" } }),
+    startFakeOpenAI(),
+  ]);
+  python = pythonVenv();
+  js = jsWorkspace();
+}, 900_000);
+afterAll(async () => {
+  await Promise.all([srv?.close(), llm?.close()]);
+});
+
+interface Outcome { readonly code: number | null; readonly output: string }
+
+/** Runs a snippet as a user would, with the variables docs/OTEL.md sets, pointed at the test server and fake LLM. */
+function runSnippet(account: TestAccount, cmd: string, args: readonly string[], cwd: string, env: Record<string, string> = {}): Promise<Outcome> {
+  const child = spawn(cmd, args, {
+    cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "",
+      OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-test",
+      OTEL_EXPORTER_OTLP_ENDPOINT: srv.url,
+      OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer%20${account.key}`,
+      ...env,
+    },
+  });
+  let output = "";
+  child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, output })));
+}
+
+type Json = Record<string, any>;
+const get = async (account: TestAccount, url: string): Promise<Json> => {
+  const r = await fetch(`${srv.url}${url}`, bearer(account.key));
+  expect(r.status, url).toBe(200);
+  return (await r.json()) as Json;
+};
+
+/** The account's runs once `count` of them have ended. */
+async function endedRuns(account: TestAccount, count: number): Promise<Json[]> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const { runs } = await get(account, "/api/runs?limit=50");
+    const ended = (runs as Json[]).filter((r) => r.status === "success" || r.status === "error");
+    if (ended.length >= count) return ended;
+    if (Date.now() > deadline) throw new Error(`expected ${count} ended runs; got ${JSON.stringify(runs).slice(0, 2000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const spansOf = async (account: TestAccount, run: Json): Promise<Json[]> =>
+  (await get(account, `/api/runs/${run.sdk_run_id}/spans?limit=1000`)).spans as Json[];
+
+const close = (a: number, b: number) => Math.abs(a - b) <= 1e-12 + 1e-9 * Math.abs(b);
+
+/**
+ * The checks every framework's successful run passes: the agent, the two LLM calls with the tokens the server sent
+ * (`cached`: whether the framework reports cached tokens), their cost, the tool span under the agent, the totals.
+ */
+async function expectAgentRun(account: TestAccount, run: Json, sent: Usage[], opts: { cached: boolean }): Promise<void> {
+  expect(run).toMatchObject({ agent_name: "support-bot", status: "success", llm_calls: 2 });
+  const spans = await spansOf(account, run);
+  const calls = spans.filter((s) => s.kind === "llm");
+  expect(calls.map((c) => [c.model, c.prompt_tokens, c.completion_tokens])).toEqual(sent.map((u) => [u.model, u.input, u.output]));
+  for (const [i, call] of calls.entries()) {
+    const u = sent[i]!;
+    if (opts.cached) expect(call.cached_tokens ?? 0).toBe(u.cached);
+    const price = computeCost(u.model, u.input, u.output, undefined, opts.cached ? { cachedTokens: u.cached } : {})!;
+    expect(close(call.cost_usd, price), `cost of call ${i}: ${call.cost_usd} vs ${price}`).toBe(true);
+  }
+  const tool = spans.find((s) => s.kind === "tool");
+  expect(tool).toMatchObject({ name: "weather", status: "ok" });
+  expect(tool!.input_preview).toContain("Paris");
+  expect(tool!.output_preview).toContain("sunny");
+  const parent = spans.find((s) => s.span_id === tool!.parent_span_id);
+  expect(parent, "the tool span's parent").toBeDefined();
+  expect(["agent", "chain", "step"]).toContain(parent!.kind);
+  expect(run.prompt_tokens).toBe(sent.reduce((n, u) => n + u.input, 0));
+  expect(run.completion_tokens).toBe(sent.reduce((n, u) => n + u.output, 0));
+  expect(close(run.cost_usd, calls.reduce((n, c) => n + c.cost_usd, 0))).toBe(true);
+}
+
+/** Runs the snippet once as asked and once with a question the LLM server answers 500. */
+async function tryFramework(cmd: string, args: readonly string[], cwd: string, env?: Record<string, string>) {
+  const account = await srv.account();
+  const before = llm.usages.length;
+  const ok = await runSnippet(account, cmd, args, cwd, env);
+  expect(ok.code, ok.output).toBe(0);
+  const sent = llm.usages.slice(before);
+  const failed = await runSnippet(account, cmd, [...args, `${FAIL_MARKER}: what is the weather?`], cwd, env);
+  expect(failed.code, failed.output).not.toBe(0);
+  return { account, sent };
+}
+
+const docs = readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "OTEL.md"), "utf8");
+
+describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", () => {
+  it("docs/OTEL.md shows each tested snippet as it is", () => {
+    for (const file of ["js/vercel-ai.mjs", "python/pydantic_ai_agent.py", "python/openai_agents_agent.py", "python/openai_instrumentation_agent.py"]) {
+      expect(docs.includes(snippet(file)), `${file} in docs/OTEL.md`).toBe(true);
+    }
+  });
+
+  it("the Vercel AI SDK (generateText and streamText with a tool): the functionId names the agent, ai.toolCall is the tool, cached tokens price the call", async () => {
+    const { account, sent } = await tryFramework(process.execPath, ["vercel-ai.mjs"], js);
+    const runs = await endedRuns(account, 3);
+    const ok = runs.filter((r) => r.status === "success").sort((a, b) => a.started_at.localeCompare(b.started_at));
+    expect(ok).toHaveLength(2); // generateText, then streamText
+    expect(sent).toHaveLength(4);
+    await expectAgentRun(account, ok[0]!, sent.slice(0, 2), { cached: true });
+    await expectAgentRun(account, ok[1]!, sent.slice(2), { cached: true });
+    expect((await spansOf(account, ok[0]!)).find((s) => s.kind === "llm")!.cached_tokens).toBeGreaterThan(0);
+    const failed = runs.find((r) => r.status === "error")!;
+    expect(failed).toMatchObject({ agent_name: "support-bot" });
+    expect(failed.last_error).toMatch(/server had an error|500/);
+  });
+
+  it("Pydantic AI: the agent's name, its prompt and answer on the run, cached tokens", async () => {
+    const { account, sent } = await tryFramework(python, [path.join(import.meta.dirname, "python", "pydantic_ai_agent.py")], import.meta.dirname);
+    const runs = await endedRuns(account, 2);
+    const ok = runs.find((r) => r.status === "success")!;
+    await expectAgentRun(account, ok, sent, { cached: true });
+    const { events } = await get(account, `/api/runs/${ok.sdk_run_id}`);
+    expect((events as Json[]).find((e) => e.event_type === "run_start")!.payload.input).toContain("What is the weather in Paris?");
+    expect((events as Json[]).find((e) => e.event_type === "run_end")!.payload.output).toContain("It is sunny in Paris.");
+    const failed = runs.find((r) => r.status === "error")!;
+    expect(failed).toMatchObject({ agent_name: "support-bot" });
+    expect(failed.last_error).toMatch(/server had an error|500/);
+  });
+
+  it("the OpenAI Agents SDK through OpenInference: the agent span's failure fails the run although the workflow span is OK", async () => {
+    const { account, sent } = await tryFramework(python, [path.join(import.meta.dirname, "python", "openai_agents_agent.py")], import.meta.dirname);
+    const runs = await endedRuns(account, 2);
+    await expectAgentRun(account, runs.find((r) => r.status === "success")!, sent, { cached: true });
+    const failed = runs.find((r) => r.status === "error");
+    expect(failed, JSON.stringify(runs)).toBeDefined();
+    expect(failed).toMatchObject({ agent_name: "support-bot" });
+    expect(failed!.last_error).toMatch(/server had an error|500/);
+  });
+
+  it("the OpenTelemetry OpenAI instrumentation (openai-v2) around a hand-written agent: calls, tokens and content", async () => {
+    const env = { OTEL_SEMCONV_STABILITY_OPT_IN: "gen_ai_latest_experimental", OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "SPAN_ONLY" };
+    const { account, sent } = await tryFramework(python, [path.join(import.meta.dirname, "python", "openai_instrumentation_agent.py")], import.meta.dirname, env);
+    const runs = await endedRuns(account, 2);
+    const ok = runs.find((r) => r.status === "success")!;
+    // The instrumentation does not report cached tokens: its calls are priced at the full input rate.
+    await expectAgentRun(account, ok, sent, { cached: false });
+    const first = (await spansOf(account, ok)).find((s) => s.kind === "llm")!;
+    expect(first.input_preview).toContain("What is the weather in Paris?");
+    expect(runs.find((r) => r.status === "error")!.last_error).toMatch(/server had an error|500/);
+  });
+});

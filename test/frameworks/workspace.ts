@@ -1,0 +1,64 @@
+/**
+ * The agent frameworks the framework tests run (test/frameworks/*.test.ts), installed once under
+ * deploy/.cache/frameworks like the project's other downloads, at the versions pinned in test/frameworks/js
+ * (package-lock.json) and test/frameworks/python/requirements.txt; installed again only when those files change.
+ * The snippets (the code docs/OTEL.md shows) are copied beside the JS packages, so their imports resolve there.
+ */
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+const here = import.meta.dirname;
+const cache = path.join(here, "..", "..", "deploy", ".cache", "frameworks");
+
+const digestOf = (files: readonly string[]): string => {
+  const h = createHash("sha256");
+  for (const f of files) h.update(readFileSync(f));
+  return h.digest("hex");
+};
+
+function installOnce(dir: string, inputs: readonly string[], install: () => void): void {
+  const stamp = path.join(dir, ".runwatch-install-stamp");
+  const digest = digestOf(inputs);
+  if (existsSync(stamp) && readFileSync(stamp, "utf8") === digest) return;
+  install();
+  writeFileSync(stamp, digest);
+}
+
+function run(cmd: string, args: readonly string[], cwd: string): void {
+  const r = spawnSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", timeout: 600_000 });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`.slice(0, 8000));
+}
+
+/** The JS workspace's directory, with its packages installed and the snippets copied in. */
+export function jsWorkspace(): string {
+  const source = path.join(here, "js");
+  const dir = path.join(cache, "js");
+  mkdirSync(dir, { recursive: true });
+  const manifest = ["package.json", "package-lock.json"].map((f) => path.join(source, f));
+  installOnce(dir, manifest, () => {
+    for (const f of manifest) copyFileSync(f, path.join(dir, path.basename(f)));
+    run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], dir);
+  });
+  for (const f of readdirSync(source)) if (f.endsWith(".mjs")) copyFileSync(path.join(source, f), path.join(dir, f));
+  return dir;
+}
+
+/** The Python venv's interpreter, with the pinned frameworks installed. */
+export function pythonVenv(): string {
+  const requirements = path.join(here, "python", "requirements.txt");
+  const dir = path.join(cache, "python");
+  const python = path.join(dir, "bin", "python");
+  if (!existsSync(python)) {
+    const base = [process.env.RUNWATCH_PYTHON, "python3", "python3.12", "python3.11", "python3.10"].filter(Boolean) as string[];
+    const found = base.find((p) => spawnSync(p, ["-c", "import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)"]).status === 0);
+    if (!found) throw new Error("no Python >= 3.10 found (set RUNWATCH_PYTHON)");
+    run(found, ["-m", "venv", dir], here);
+  }
+  installOnce(dir, [requirements], () => run(python, ["-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", requirements], here));
+  return python;
+}
+
+/** A snippet file's text, for the check that docs/OTEL.md shows exactly the code the test runs. */
+export const snippet = (relative: string): string => readFileSync(path.join(here, relative), "utf8");
