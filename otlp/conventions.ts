@@ -118,6 +118,21 @@ export const CONTENT_ATTRIBUTES = {
   indexedOutput: ["gen_ai.completion", "llm.output_messages"],
 } as const;
 
+/**
+ * Content sent as span events (the GenAI events convention, which Strands Agents and older instrumentations use):
+ * one event per message, the role in the event's name, and `gen_ai.choice` events for the answer. Read when no
+ * content attribute is there. A tool span's arguments are its tool message, its result its choice.
+ */
+export const MESSAGE_EVENTS: Readonly<Record<string, string>> = {
+  "gen_ai.system.message": "system",
+  "gen_ai.user.message": "user",
+  "gen_ai.assistant.message": "assistant",
+  "gen_ai.tool.message": "tool",
+};
+export const CHOICE_EVENT = "gen_ai.choice";
+/** The attributes of those events that hold the content. */
+export const EVENT_CONTENT = { message: ["content"], choice: ["message"] } as const;
+
 export const TOOL_ATTRIBUTES = {
   name: ["gen_ai.tool.name", "tool.name", "ai.toolCall.name"],
   arguments: ["gen_ai.tool.call.arguments", "input.value", "tool.parameters", "traceloop.entity.input", "ai.toolCall.args", "ai.toolCall.input"],
@@ -131,6 +146,13 @@ export const TIME_TO_FIRST_CHUNK = "gen_ai.response.time_to_first_chunk";
 export const MS_TO_FIRST_CHUNK = "ai.response.msToFirstChunk";
 /** The agent a span (and so its run) belongs to; the AI SDK names it by the call's telemetry functionId. */
 export const AGENT_NAME = ["gen_ai.agent.name", "agent.name", "ai.telemetry.functionId"] as const;
+/**
+ * Instrumentations that name an agent only in its agent span's name (scope → a pattern whose first group is the
+ * name): smolagents' OpenInference spans are `<agent name>.run`, with no agent.name attribute.
+ */
+export const AGENT_SPAN_NAMES: Readonly<Record<string, RegExp>> = {
+  "openinference.instrumentation.smolagents": /^(.+)\.run$/,
+};
 /** The name a span shows in the trace, when better than the span name. */
 export const ENTITY_NAME = ["traceloop.entity.name"] as const;
 export const SERVICE_NAME = "service.name";

@@ -308,3 +308,29 @@ describe("which failure fails the run", () => {
     expect(runEnd(root, call)).toMatchObject({ agent_name: "support-bot", payload: { output: "hello" } });
   });
 });
+
+describe("content and agents from framework conventions", () => {
+  const ev = (name: string, a: Record<string, AttrValue>) => ({ name, timeMs: t0, attributes: attrs(a) });
+
+  it("messages sent as span events (Strands): the LLM call's input messages and answer, a tool's arguments and result", () => {
+    const chat = span({ name: "chat", attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini" }, events: [
+      ev("gen_ai.system.message", { content: "Answer briefly." }), ev("gen_ai.user.message", { content: '[{"text": "Weather?"}]' }),
+      ev("gen_ai.choice", { message: '[{"text": "Sunny."}]', finish_reason: "end_turn" }),
+    ] });
+    expect(payloadOf(chat)).toMatchObject({
+      input_preview: JSON.stringify([{ role: "system", content: "Answer briefly." }, { role: "user", content: '[{"text": "Weather?"}]' }]),
+      output_preview: '[{"text": "Sunny."}]',
+    });
+    const tool = span({ name: "execute_tool weather", attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather" }, events: [
+      ev("gen_ai.tool.message", { content: '{"city": "Paris"}', role: "tool" }), ev("gen_ai.choice", { message: "sunny" }),
+    ] });
+    expect(payloadOf(tool)).toMatchObject({ tool_name: "weather", input_preview: '{"city": "Paris"}', output_preview: "sunny" });
+  });
+
+  it("smolagents names its agent only in the run span's name", () => {
+    const root = span({ name: "support_bot.run", scope: "openinference.instrumentation.smolagents", attributes: { "openinference.span.kind": "AGENT" } });
+    expect(events(root)[0]).toMatchObject({ agent_name: "support_bot" });
+    const other = span({ name: "support_bot.run", attributes: { "openinference.span.kind": "AGENT" } }); // another scope: not a name
+    expect(events(other)[0]).toMatchObject({ agent_name: "checkout" });
+  });
+});

@@ -22,7 +22,7 @@ import { isoOfMs } from "../core/events/iso-time.js";
 import { MAX_SCORE_COMMENT, MAX_SCORE_NAME, MAX_SCORE_STRING } from "../stores/scores.js";
 import { MAX_STRING_CHARS, needsRepair } from "../core/events/storable.js";
 import {
-  AGENT_NAME, CONTENT_ATTRIBUTES, ENTITY_NAME, EVALUATION_ATTRIBUTES, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
+  AGENT_NAME, AGENT_SPAN_NAMES, CHOICE_EVENT, CONTENT_ATTRIBUTES, EVENT_CONTENT, MESSAGE_EVENTS, ENTITY_NAME, EVALUATION_ATTRIBUTES, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
   LLM_ATTRIBUTES, MS_TO_FIRST_CHUNK, SERVICE_NAME, SESSION_ID, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
 } from "./conventions.js";
 import { attrText, STATUS_ERROR, type Attributes, type AttrValue, type OtlpSpan } from "./trace-model.js";
@@ -111,15 +111,41 @@ function indexedMessages(attrs: Attributes, prefixes: readonly string[]): Record
   return undefined;
 }
 
-function content(attrs: Attributes, which: "input" | "output", kind: MappedKind): string | undefined {
-  if (kind === "tool") return asText(first(attrs, which === "input" ? TOOL_ATTRIBUTES.arguments : TOOL_ATTRIBUTES.result));
+function content(span: OtlpSpan, which: "input" | "output", kind: MappedKind): string | undefined {
+  const attrs = span.attributes;
   const input = which === "input";
+  if (kind === "tool") return asText(first(attrs, input ? TOOL_ATTRIBUTES.arguments : TOOL_ATTRIBUTES.result) ?? eventContent(span, which, true));
   const direct = first(attrs, CONTENT_ATTRIBUTES[which]) ??
     (kind === "llm" ? indexedMessages(attrs, input ? CONTENT_ATTRIBUTES.indexedInput : CONTENT_ATTRIBUTES.indexedOutput) : undefined) ??
-    first(attrs, input ? CONTENT_ATTRIBUTES.inputValue : CONTENT_ATTRIBUTES.outputValue);
+    first(attrs, input ? CONTENT_ATTRIBUTES.inputValue : CONTENT_ATTRIBUTES.outputValue) ??
+    eventContent(span, which, false);
   const system = input ? first(attrs, CONTENT_ATTRIBUTES.system) : undefined;
   if (system !== undefined) return storable(JSON.stringify({ system_instructions: system, messages: direct ?? null }));
   return asText(direct);
+}
+
+/**
+ * Content from the span's message and choice events (conventions.ts MESSAGE_EVENTS): the input as the list of
+ * messages with their roles (a tool's: its tool message alone), the output as the choice's message (several: a list).
+ */
+function eventContent(span: OtlpSpan, which: "input" | "output", tool: boolean): AttrValue | undefined {
+  if (span.events.length === 0) return undefined;
+  const out: AttrValue[] = [];
+  for (const e of span.events) {
+    if (which === "output") {
+      if (e.name === CHOICE_EVENT) {
+        const message = first(e.attributes, EVENT_CONTENT.choice);
+        if (message !== undefined) out.push(message);
+      }
+      continue;
+    }
+    const role = MESSAGE_EVENTS[e.name];
+    if (role === undefined || (tool && role !== "tool")) continue;
+    const text = first(e.attributes, EVENT_CONTENT.message);
+    if (text !== undefined) out.push(tool ? text : { role, content: text });
+  }
+  if (out.length === 0) return undefined;
+  return out.length === 1 && (which === "output" || tool) ? out[0] : out;
 }
 
 /**
@@ -199,8 +225,8 @@ function malformed(span: OtlpSpan): string | undefined {
 /** The span's end event (a tool_call for tool spans, else a step with its kind). */
 function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: ReturnType<typeof failureOf>): RawEvent {
   const attrs = span.attributes;
-  const input = content(attrs, "input", kind);
-  const output = content(attrs, "output", kind);
+  const input = content(span, "input", kind);
+  const output = content(span, "output", kind);
   const scores = evaluationsOf(span);
   const name = storable(span.name || firstText(attrs, ENTITY_NAME) || "span");
   // Built by assignment, in the order the keys are stored: spreading conditional literals made a throw-away object
@@ -217,7 +243,7 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
   if (scores.length > 0) payload.scores = scores;
   if (kind === "llm" || kind === "embedding") llmFields(attrs, payload);
   // An agent span names the run's agent: agents end after the sub-agents they call, so the outermost is applied last.
-  const agentName = kind === "agent" ? identifier(firstText(attrs, AGENT_NAME), MAX_AGENT_NAME) : undefined;
+  const agentName = kind === "agent" ? agentNameOf(span, kind) : undefined;
   const event: RawEvent = { event_type: kind === "tool" ? "tool_call" : "step" };
   if (agentName) event.agent_name = agentName;
   event.sdk_run_id = traceId;
@@ -229,18 +255,29 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
   return event;
 }
 
-/** The run's agent: gen_ai.agent.name of the root, else of the outermost (earliest) agent span; else service.name. */
-function agentOf(spans: readonly KindedSpan[], root: OtlpSpan | undefined): { name: string; fromGenAi: boolean } {
-  const rootName = root && identifier(firstText(root.attributes, AGENT_NAME), MAX_AGENT_NAME);
+/**
+ * The agent a span names: its agent-name attribute (one that could not be an identifier is passed over), else for an
+ * agent span what its instrumentation writes in the span's name (AGENT_SPAN_NAMES).
+ */
+function agentNameOf(span: OtlpSpan, kind: MappedKind): string | undefined {
+  const named = identifier(firstText(span.attributes, AGENT_NAME), MAX_AGENT_NAME);
+  if (named || kind !== "agent") return named;
+  const pattern = AGENT_SPAN_NAMES[span.scope];
+  return pattern && identifier(pattern.exec(span.name)?.[1], MAX_AGENT_NAME);
+}
+
+/** The run's agent: the one the root names, else the outermost (earliest) agent span's; else service.name. */
+function agentOf(spans: readonly KindedSpan[], rooted: KindedSpan | undefined): { name: string; fromGenAi: boolean } {
+  const rootName = rooted && agentNameOf(rooted.span, rooted.kind);
   if (rootName) return { name: rootName, fromGenAi: true };
   let agent: { name: string; at: number } | undefined;
   for (const { span: s, kind } of spans) {
     if (kind !== "agent") continue;
-    const n = identifier(firstText(s.attributes, AGENT_NAME), MAX_AGENT_NAME);
+    const n = agentNameOf(s, kind);
     if (n && (!agent || s.startMs < agent.at)) agent = { name: n, at: s.startMs };
   }
   if (agent) return { name: agent.name, fromGenAi: true };
-  const service = identifier(firstText((root ?? spans[0]!.span).resource, [SERVICE_NAME]), MAX_AGENT_NAME);
+  const service = identifier(firstText((rooted?.span ?? spans[0]!.span).resource, [SERVICE_NAME]), MAX_AGENT_NAME);
   return { name: service ?? "unknown_service", fromGenAi: false };
 }
 
@@ -258,7 +295,7 @@ function sessionOf(spans: readonly KindedSpan[], root: OtlpSpan | undefined): st
 }
 
 /** An agent span that names its agent (gen_ai.agent.name, agent.name, the AI SDK's functionId). */
-const isNamedAgent = (s: KindedSpan): boolean => s.kind === "agent" && identifier(firstText(s.span.attributes, AGENT_NAME), MAX_AGENT_NAME) !== undefined;
+const isNamedAgent = (s: KindedSpan): boolean => s.kind === "agent" && agentNameOf(s.span, s.kind) !== undefined;
 
 /**
  * The failure of the trace's outermost named agent span (none of the export's spans above it is a named agent), the
@@ -289,10 +326,10 @@ function mapTrace(traceId: string, list: readonly { span: OtlpSpan; index: numbe
   const spans: KindedSpan[] = list.map((s) => ({ ...s, kind: kindOf(s.span.attributes) }));
   const rooted = spans.find((s) => s.span.parentSpanId === "");
   const root = rooted?.span;
-  const agent = agentOf(spans, root);
+  const agent = agentOf(spans, rooted);
   let startMs = Infinity;
   for (const s of spans) startMs = Math.min(startMs, s.span.startMs);
-  const rootInput = rooted && content(rooted.span.attributes, "input", rooted.kind);
+  const rootInput = rooted && content(rooted.span, "input", rooted.kind);
   const session = sessionOf(spans, root);
   const runStart: RawEvent = {
     event_type: "run_start",
@@ -313,7 +350,7 @@ function mapTrace(traceId: string, list: readonly { span: OtlpSpan; index: numbe
     const events = [spanEnd(span, traceId, kind, failure)];
     if (span === root) {
       const at = isoOfMs(span.endMs);
-      const output = content(span.attributes, "output", kind);
+      const output = content(span, "output", kind);
       const runFailure = failure ?? agentFailure;
       events.push(runFailure
         ? { event_type: "error", sdk_run_id: traceId, event_id: eventIdFor(`otlp:${traceId}:run:error`, span.endMs, RUN_END_RANK), occurred_at: at, span_id: span.spanId, payload: runFailure }

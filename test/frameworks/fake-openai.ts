@@ -3,7 +3,8 @@
  * and not, speaking the real wire format, so each framework runs its own client code unchanged.
  *
  * Script: a request that offers tools and carries no tool result yet is answered with one call of its first tool
- * (arguments `{"city":"Paris"}`); otherwise with the text "It is sunny in Paris." A request whose text contains
+ * (arguments `{"city":"Paris"}`); otherwise with the text "It is sunny in Paris." — given as the argument of a
+ * `final_answer` tool when one is offered (smolagents ends a run that way). A request whose text contains
  * FAIL_MARKER is answered HTTP 500. Every answer's usage is different and recorded (`usages`), with cached input
  * tokens on the first call of a conversation, so a test can compare what was stored with what was sent.
  */
@@ -35,7 +36,11 @@ export interface FakeOpenAI {
 
 type Json = Record<string, any>;
 
+const FINAL_ANSWER = "final_answer";
 const toolNameOf = (tool: Json): string | undefined => tool?.function?.name ?? tool?.name;
+/** The tool the first turn calls: the first offered, but not final_answer. */
+const workTool = (tools: readonly Json[]): string | undefined => tools.map(toolNameOf).find((n) => n !== FINAL_ANSWER);
+const offersFinalAnswer = (tools: readonly Json[]): boolean => tools.some((t) => toolNameOf(t) === FINAL_ANSWER);
 
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const usages: Usage[] = [];
@@ -62,7 +67,8 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       const text = JSON.stringify(body);
       if (text.includes(FAIL_MARKER)) {
         state.failures++;
-        return send(res, 500, { error: { message: "The server had an error while processing your request.", type: "server_error" } });
+        // x-should-retry: false, which OpenAI's own clients honour, keeps each failing case to one request.
+        return send(res, 500, { error: { message: "The server had an error while processing your request.", type: "server_error" } }, { "x-should-retry": "false" });
       }
       const path = (req.url ?? "").replace(/\?.*$/, "");
       if (req.method === "POST" && path.endsWith("/chat/completions")) return chat(body, res);
@@ -75,7 +81,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const model = String(body.model ?? "gpt-4o-mini");
     const tools: Json[] = Array.isArray(body.tools) ? body.tools : [];
     const messages: Json[] = Array.isArray(body.messages) ? body.messages : [];
-    const toolTurn = tools.length > 0 && !messages.some((m) => m.role === "tool");
+    const toolTurn = workTool(tools) !== undefined && !messages.some((m) => m.role === "tool" || /forecast/.test(JSON.stringify(m.content ?? "")));
     const u = usageFor(model, "chat", toolTurn);
     const usage = {
       prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output,
@@ -83,9 +89,9 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     };
     const id = `chatcmpl-${calls}`;
     const created = Math.floor(Date.now() / 1000);
-    const toolCall = toolTurn
-      ? { id: `call_${calls}`, type: "function", function: { name: toolNameOf(tools[0]!), arguments: JSON.stringify(TOOL_ARGS) } }
-      : undefined;
+    const called = toolTurn ? workTool(tools) : offersFinalAnswer(tools) ? FINAL_ANSWER : undefined;
+    const args = called === FINAL_ANSWER ? { answer: ANSWER } : TOOL_ARGS;
+    const toolCall = called ? { id: `call_${calls}`, type: "function", function: { name: called, arguments: JSON.stringify(args) } } : undefined;
     if (!body.stream) {
       const message = toolCall ? { role: "assistant", content: null, tool_calls: [toolCall] } : { role: "assistant", content: ANSWER };
       return send(res, 200, {
@@ -107,11 +113,11 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const model = String(body.model ?? "gpt-4o-mini");
     const tools: Json[] = Array.isArray(body.tools) ? body.tools : [];
     const input: Json[] = Array.isArray(body.input) ? body.input : [];
-    const toolTurn = tools.length > 0 && !input.some((i) => i?.type === "function_call_output");
+    const toolTurn = workTool(tools) !== undefined && !input.some((i) => i?.type === "function_call_output");
     const u = usageFor(model, "responses", toolTurn);
     const id = `resp_${calls}`;
     const output = toolTurn
-      ? [{ type: "function_call", id: `fc_${calls}`, call_id: `call_${calls}`, name: toolNameOf(tools[0]!), arguments: JSON.stringify(TOOL_ARGS), status: "completed" }]
+      ? [{ type: "function_call", id: `fc_${calls}`, call_id: `call_${calls}`, name: workTool(tools), arguments: JSON.stringify(TOOL_ARGS), status: "completed" }]
       : [{ type: "message", id: `msg_${calls}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: ANSWER, annotations: [] }] }];
     const response = {
       id, object: "response", created_at: Math.floor(Date.now() / 1000), status: "completed", model, output,
@@ -145,9 +151,9 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   };
 }
 
-function send(res: http.ServerResponse, status: number, body: unknown): void {
+function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), "x-request-id": `req_${Date.now()}` });
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), "x-request-id": `req_${Date.now()}`, ...headers });
   res.end(text);
 }
 

@@ -20,7 +20,8 @@ import { jsWorkspace, pythonVenv, snippet } from "./workspace.js";
 const skip = process.env.RUNWATCH_TEST_SCALE_PASS === "1";
 let srv: TestServer;
 let llm: FakeOpenAI;
-let python = "";
+let python = ""; // frameworks on the openai 3 client
+let python2 = ""; // frameworks that refuse it
 let js = "";
 
 beforeAll(async () => {
@@ -29,7 +30,8 @@ beforeAll(async () => {
     startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" } }),
     startFakeOpenAI(),
   ]);
-  python = pythonVenv();
+  python = pythonVenv("openai3");
+  python2 = pythonVenv("openai2");
   js = jsWorkspace();
 }, 900_000);
 afterAll(async () => {
@@ -85,8 +87,8 @@ const close = (a: number, b: number) => Math.abs(a - b) <= 1e-12 + 1e-9 * Math.a
  * The checks every framework's successful run passes: the agent, the two LLM calls with the tokens the server sent
  * (`cached`: whether the framework reports cached tokens), their cost, the tool span under the agent, the totals.
  */
-async function expectAgentRun(account: TestAccount, run: Json, sent: Usage[], opts: { cached: boolean }): Promise<void> {
-  expect(run).toMatchObject({ agent_name: "support-bot", status: "success", llm_calls: 2 });
+async function expectAgentRun(account: TestAccount, run: Json, sent: Usage[], opts: { cached: boolean; agent?: string }): Promise<void> {
+  expect(run).toMatchObject({ agent_name: opts.agent ?? "support-bot", status: "success", llm_calls: 2 });
   const spans = await spansOf(account, run);
   const calls = spans.filter((s) => s.kind === "llm");
   expect(calls.map((c) => [c.model, c.prompt_tokens, c.completion_tokens])).toEqual(sent.map((u) => [u.model, u.input, u.output]));
@@ -124,7 +126,11 @@ const docs = readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "OT
 
 describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", () => {
   it("docs/OTEL.md shows each tested snippet as it is", () => {
-    for (const file of ["js/vercel-ai.mjs", "python/pydantic_ai_agent.py", "python/openai_agents_agent.py", "python/openai_instrumentation_agent.py"]) {
+    const files = [
+      "js/vercel-ai.mjs", "python/pydantic_ai_agent.py", "python/openai_agents_agent.py", "python/openai_instrumentation_agent.py",
+      "python/smolagents_agent.py", "python/strands_agent.py", "python/llama_index_agent.py",
+    ];
+    for (const file of files) {
       expect(docs.includes(snippet(file)), `${file} in docs/OTEL.md`).toBe(true);
     }
   });
@@ -175,6 +181,56 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", () => {
     await expectAgentRun(account, ok, sent, { cached: false });
     const first = (await spansOf(account, ok)).find((s) => s.kind === "llm")!;
     expect(first.input_preview).toContain("What is the weather in Paris?");
+    expect(runs.find((r) => r.status === "error")!.last_error).toMatch(/server had an error|500/);
+  });
+
+  it("smolagents through OpenInference: the agent named by its run span, tokens, the tool; a failed model call shows on its span", { timeout: 90_000 }, async () => {
+    const { account, sent } = await tryFramework(python, [path.join(import.meta.dirname, "python", "smolagents_agent.py")], import.meta.dirname);
+    const [ok] = await endedRuns(account, 1);
+    // smolagents does not report cached tokens to its instrumentation.
+    await expectAgentRun(account, ok!, sent, { cached: false, agent: "support_bot" });
+    // On an exception the instrumentation (0.1.43) never ends the agent's run span: the run stays running, and only
+    // the failed model call's span, exported, shows the error.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const { runs } = await get(account, "/api/runs?limit=50");
+      const open = (runs as Json[]).find((r) => r.status === "running");
+      const failedSpan = open && (await spansOf(account, open)).find((s) => s.status === "error");
+      if (failedSpan) {
+        expect(failedSpan.error).toMatch(/server had an error|500/);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`no failed span: ${JSON.stringify(runs).slice(0, 2000)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+
+  it("Strands Agents (its own OpenTelemetry spans): messages and tool calls sent as span events", async () => {
+    const env = { OTEL_SERVICE_NAME: "support-service" };
+    const { account, sent } = await tryFramework(python2, [path.join(import.meta.dirname, "python", "strands_agent.py")], import.meta.dirname, env);
+    const runs = await endedRuns(account, 2);
+    const ok = runs.find((r) => r.status === "success")!;
+    await expectAgentRun(account, ok, sent, { cached: true });
+    const calls = (await spansOf(account, ok)).filter((s) => s.kind === "llm");
+    expect(calls[0]!.input_preview).toContain("What is the weather in Paris?");
+    expect(calls[1]!.output_preview).toContain("It is sunny in Paris.");
+    const failed = runs.find((r) => r.status === "error");
+    expect(failed, JSON.stringify(runs)).toMatchObject({ agent_name: "support-bot" });
+    expect(failed!.last_error).toMatch(/server had an error|500/);
+  });
+
+  it("LlamaIndex through OpenInference: the model calls and the tool; its streamed agent calls report no tokens", async () => {
+    const { account } = await tryFramework(python2, [path.join(import.meta.dirname, "python", "llama_index_agent.py")], import.meta.dirname);
+    const runs = await endedRuns(account, 2);
+    const ok = runs.find((r) => r.status === "success")!;
+    // No span names the agent (FunctionAgent.run is a CHAIN span): the run takes the service's name.
+    expect(ok).toMatchObject({ agent_name: "support-service", prompt_tokens: 0 });
+    const spans = await spansOf(account, ok);
+    expect(spans.filter((s) => s.kind === "llm").every((s) => s.model === "gpt-4o-mini")).toBe(true);
+    const tool = spans.find((s) => s.kind === "tool")!;
+    expect(tool).toMatchObject({ name: "weather", status: "ok" });
+    expect(tool.input_preview).toContain("Paris");
+    expect(tool.output_preview).toContain("sunny");
     expect(runs.find((r) => r.status === "error")!.last_error).toMatch(/server had an error|500/);
   });
 });

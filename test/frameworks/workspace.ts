@@ -1,7 +1,8 @@
 /**
  * The agent frameworks the framework tests run (test/frameworks/*.test.ts), installed once under
  * deploy/.cache/frameworks like the project's other downloads, at the versions pinned in test/frameworks/js
- * (package-lock.json) and test/frameworks/python/requirements.txt; installed again only when those files change.
+ * (package-lock.json) and test/frameworks/python/*.requirements.txt; installed again only when those files change.
+ * Python frameworks that cannot share a venv (some need openai 3, some refuse it) get one venv per requirements file.
  * The snippets (the code docs/OTEL.md shows) are copied beside the JS packages, so their imports resolve there.
  */
 import { spawnSync } from "node:child_process";
@@ -45,10 +46,10 @@ export function jsWorkspace(): string {
   return dir;
 }
 
-/** The Python venv's interpreter, with the pinned frameworks installed. */
-export function pythonVenv(): string {
-  const requirements = path.join(here, "python", "requirements.txt");
-  const dir = path.join(cache, "python");
+/** The interpreter of the venv `name`, with test/frameworks/python/<name>.requirements.txt installed. */
+export function pythonVenv(name: string): string {
+  const requirements = path.join(here, "python", `${name}.requirements.txt`);
+  const dir = path.join(cache, `python-${name}`);
   const python = path.join(dir, "bin", "python");
   if (!existsSync(python)) {
     const base = [process.env.RUNWATCH_PYTHON, "python3", "python3.12", "python3.11", "python3.10"].filter(Boolean) as string[];
