@@ -30,9 +30,7 @@ beforeAll(async () => {
     startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" } }),
     startFakeOpenAI(),
   ]);
-  python = pythonVenv("openai3");
-  python2 = pythonVenv("openai2");
-  js = jsWorkspace();
+  [python, python2, js] = await Promise.all([pythonVenv("openai3"), pythonVenv("openai2"), jsWorkspace()]);
 }, 900_000);
 afterAll(async () => {
   await Promise.all([srv?.close(), llm?.close()]);

@@ -5,7 +5,7 @@
  * Python frameworks that cannot share a venv (some need openai 3, some refuse it) get one venv per requirements file.
  * The snippets (the code docs/OTEL.md shows) are copied beside the JS packages, so their imports resolve there.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -19,35 +19,43 @@ const digestOf = (files: readonly string[]): string => {
   return h.digest("hex");
 };
 
-function installOnce(dir: string, inputs: readonly string[], install: () => void): void {
+async function installOnce(dir: string, inputs: readonly string[], install: () => Promise<void>): Promise<void> {
   const stamp = path.join(dir, ".runwatch-install-stamp");
   const digest = digestOf(inputs);
   if (existsSync(stamp) && readFileSync(stamp, "utf8") === digest) return;
-  install();
+  await install();
   writeFileSync(stamp, digest);
 }
 
-function run(cmd: string, args: readonly string[], cwd: string): void {
-  const r = spawnSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", timeout: 600_000 });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status ?? r.signal}):\n${r.stdout}\n${r.stderr}`.slice(0, 8000));
+/** Runs a command to its end (the installs run side by side: they wait on the network more than on the CPU). */
+function run(cmd: string, args: readonly string[], cwd: string): Promise<void> {
+  const child = spawn(cmd, args, { cwd, stdio: ["ignore", "pipe", "pipe"], timeout: 600_000 });
+  let output = "";
+  child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("exit", (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(" ")} failed (${code ?? signal}):\n${output}`.slice(-8000))));
+  });
 }
 
 /** The JS workspace's directory, with its packages installed and the snippets copied in. */
-export function jsWorkspace(): string {
+export async function jsWorkspace(): Promise<string> {
   const source = path.join(here, "js");
   const dir = path.join(cache, "js");
   mkdirSync(dir, { recursive: true });
   const manifest = ["package.json", "package-lock.json"].map((f) => path.join(source, f));
-  installOnce(dir, manifest, () => {
+  await installOnce(dir, manifest, async () => {
     for (const f of manifest) copyFileSync(f, path.join(dir, path.basename(f)));
-    run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], dir);
+    await run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], dir);
   });
   for (const f of readdirSync(source)) if (f.endsWith(".mjs")) copyFileSync(path.join(source, f), path.join(dir, f));
   return dir;
 }
 
 /** The interpreter of the venv `name`, with test/frameworks/python/<name>.requirements.txt installed. */
-export function pythonVenv(name: string): string {
+export async function pythonVenv(name: string): Promise<string> {
   const requirements = path.join(here, "python", `${name}.requirements.txt`);
   const dir = path.join(cache, `python-${name}`);
   const python = path.join(dir, "bin", "python");
@@ -55,9 +63,9 @@ export function pythonVenv(name: string): string {
     const base = [process.env.RUNWATCH_PYTHON, "python3", "python3.12", "python3.11", "python3.10"].filter(Boolean) as string[];
     const found = base.find((p) => spawnSync(p, ["-c", "import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)"]).status === 0);
     if (!found) throw new Error("no Python >= 3.10 found (set RUNWATCH_PYTHON)");
-    run(found, ["-m", "venv", dir], here);
+    await run(found, ["-m", "venv", dir], here);
   }
-  installOnce(dir, [requirements], () => run(python, ["-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", requirements], here));
+  await installOnce(dir, [requirements], () => run(python, ["-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", requirements], here));
   return python;
 }
 
