@@ -146,6 +146,8 @@ export const TIME_TO_FIRST_CHUNK = "gen_ai.response.time_to_first_chunk";
 export const MS_TO_FIRST_CHUNK = "ai.response.msToFirstChunk";
 /** The agent a span (and so its run) belongs to; the AI SDK names it by the call's telemetry functionId. */
 export const AGENT_NAME = ["gen_ai.agent.name", "agent.name", "ai.telemetry.functionId"] as const;
+/** What names an agent span when no AGENT_NAME attribute does (OpenInference's OpenAI Agents JS instrumentation). */
+export const AGENT_NODE_ID = ["graph.node.id"] as const;
 /**
  * Instrumentations that name an agent only in its agent span's name (scope → a pattern whose first group is the
  * name): smolagents' OpenInference spans are `<agent name>.run`, with no agent.name attribute.

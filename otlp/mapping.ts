@@ -22,7 +22,7 @@ import { isoOfMs } from "../core/events/iso-time.js";
 import { MAX_SCORE_COMMENT, MAX_SCORE_NAME, MAX_SCORE_STRING } from "../stores/scores.js";
 import { MAX_STRING_CHARS, needsRepair } from "../core/events/storable.js";
 import {
-  AGENT_NAME, AGENT_SPAN_NAMES, CHOICE_EVENT, CONTENT_ATTRIBUTES, EVENT_CONTENT, MESSAGE_EVENTS, ENTITY_NAME, EVALUATION_ATTRIBUTES, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
+  AGENT_NAME, AGENT_NODE_ID, AGENT_SPAN_NAMES, CHOICE_EVENT, CONTENT_ATTRIBUTES, EVENT_CONTENT, MESSAGE_EVENTS, ENTITY_NAME, EVALUATION_ATTRIBUTES, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
   LLM_ATTRIBUTES, MS_TO_FIRST_CHUNK, SERVICE_NAME, SESSION_ID, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
 } from "./conventions.js";
 import { attrText, STATUS_ERROR, type Attributes, type AttrValue, type OtlpSpan } from "./trace-model.js";
@@ -257,11 +257,13 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
 
 /**
  * The agent a span names: its agent-name attribute (one that could not be an identifier is passed over), else for an
- * agent span what its instrumentation writes in the span's name (AGENT_SPAN_NAMES).
+ * agent span its graph node id, or what its instrumentation writes in the span's name (AGENT_SPAN_NAMES).
  */
 function agentNameOf(span: OtlpSpan, kind: MappedKind): string | undefined {
   const named = identifier(firstText(span.attributes, AGENT_NAME), MAX_AGENT_NAME);
   if (named || kind !== "agent") return named;
+  const node = identifier(firstText(span.attributes, AGENT_NODE_ID), MAX_AGENT_NAME);
+  if (node) return node;
   const pattern = AGENT_SPAN_NAMES[span.scope];
   return pattern && identifier(pattern.exec(span.name)?.[1], MAX_AGENT_NAME);
 }

@@ -108,6 +108,19 @@ async function expectAgentRun(account: TestAccount, run: Json, sent: Usage[], op
   expect(close(run.cost_usd, calls.reduce((n, c) => n + c.cost_usd, 0))).toBe(true);
 }
 
+/** A run that stays running (its root span never came) has a span that failed with the LLM server's error. */
+async function expectFailedSpanOfOpenRun(account: TestAccount): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const { runs } = await get(account, "/api/runs?limit=50");
+    const open = (runs as Json[]).find((r) => r.status === "running");
+    const failedSpan = open && (await spansOf(account, open)).find((s) => s.status === "error");
+    if (failedSpan) return void expect(failedSpan.error).toMatch(/server had an error|500/);
+    if (Date.now() > deadline) throw new Error(`no failed span in a running run: ${JSON.stringify(runs).slice(0, 2000)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** Runs the snippet once as asked and once with a question the LLM server answers 500. */
 async function tryFramework(cmd: string, args: readonly string[], cwd: string, env?: Record<string, string>) {
   const account = await srv.account();
@@ -125,7 +138,7 @@ const docs = readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "OT
 describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", () => {
   it("docs/OTEL.md shows each tested snippet as it is", () => {
     const files = [
-      "js/vercel-ai.mjs", "python/pydantic_ai_agent.py", "python/openai_agents_agent.py", "python/openai_instrumentation_agent.py",
+      "js/vercel-ai.mjs", "js/openai-agents.mjs", "python/pydantic_ai_agent.py", "python/openai_agents_agent.py", "python/openai_instrumentation_agent.py",
       "python/smolagents_agent.py", "python/strands_agent.py", "python/llama_index_agent.py",
     ];
     for (const file of files) {
@@ -145,6 +158,16 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", () => {
     const failed = runs.find((r) => r.status === "error")!;
     expect(failed).toMatchObject({ agent_name: "support-bot" });
     expect(failed.last_error).toMatch(/server had an error|500/);
+  });
+
+  // openai 7, which the JS Agents SDK uses, needs Node.js 22 or later.
+  it.skipIf(Number(process.versions.node.split(".")[0]) < 22)("the OpenAI Agents SDK for JS through OpenInference: the agent named by its span; a failed run's agent span shows the error", async () => {
+    const { account, sent } = await tryFramework(process.execPath, ["openai-agents.mjs"], js);
+    const [ok] = await endedRuns(account, 1);
+    await expectAgentRun(account, ok!, sent, { cached: true });
+    // When run() throws, the instrumentation (0.2.15) exports the failed agent's spans but never the trace's root
+    // span: the run stays running, its agent span failed with the error.
+    await expectFailedSpanOfOpenRun(account);
   });
 
   it("Pydantic AI: the agent's name, its prompt and answer on the run, cached tokens", async () => {
@@ -189,18 +212,7 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", () => {
     await expectAgentRun(account, ok!, sent, { cached: false, agent: "support_bot" });
     // On an exception the instrumentation (0.1.43) never ends the agent's run span: the run stays running, and only
     // the failed model call's span, exported, shows the error.
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const { runs } = await get(account, "/api/runs?limit=50");
-      const open = (runs as Json[]).find((r) => r.status === "running");
-      const failedSpan = open && (await spansOf(account, open)).find((s) => s.status === "error");
-      if (failedSpan) {
-        expect(failedSpan.error).toMatch(/server had an error|500/);
-        break;
-      }
-      if (Date.now() > deadline) throw new Error(`no failed span: ${JSON.stringify(runs).slice(0, 2000)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await expectFailedSpanOfOpenRun(account);
   });
 
   it("Strands Agents (its own OpenTelemetry spans): messages and tool calls sent as span events", async () => {
