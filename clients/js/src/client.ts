@@ -145,7 +145,7 @@ export class Runwatch implements RunHost {
         session_id: sessionId || undefined,
         payload,
       };
-      this.transport.enqueue(this.serialize(event));
+      this.transport.enqueue(() => this.serialize(event));
     } catch (err) {
       this.onErrorHook(new RunwatchError("dropped", `could not build a ${type} event: ${(err as Error)?.message}`, { count: 1, cause: err }));
     }

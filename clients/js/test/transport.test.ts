@@ -170,6 +170,16 @@ describe("transport", () => {
     expect(errors.filter((e) => e.code === "dropped").length).toBe(5);
   });
 
+  it("an event the full queue drops is never serialized (a server that is down costs the agent no JSON)", async () => {
+    const port = await freePort();
+    const { c } = client(`http://127.0.0.1:${port}`, { maxQueueSize: 2 });
+    let serialized = 0;
+    const value = { toJSON: () => (serialized++, "big") };
+    for (let i = 0; i < 5; i++) c.emit("r", "a", "step", { node_name: "x", phase: "start", input: value });
+    expect(c.stats.dropped).toBe(3);
+    expect(serialized).toBe(2);
+  });
+
   it("a throwing onError and an unserializable payload do not reach the agent", async () => {
     const port = await freePort();
     const c = new Runwatch({ apiKey: KEY, baseUrl: `http://127.0.0.1:${port}`, onError: () => { throw new Error("bad logger"); } });
