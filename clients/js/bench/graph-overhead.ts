@@ -97,6 +97,7 @@ async function main(): Promise<void> {
     ["runwatch, server down", () => new CallbackHandler({ client: down }), []],
     ["runwatch, server up", () => new CallbackHandler({ client: up }), []],
     ["long conversation: no-op handler", () => noopHandler, HISTORY],
+    ["long conversation: runwatch, server down", () => new CallbackHandler({ client: down }), HISTORY],
     ["long conversation: runwatch, server up", () => new CallbackHandler({ client: up }), HISTORY],
   ];
   const samples = new Map<string, number[]>(conditions.map(([name]) => [name, []]));
