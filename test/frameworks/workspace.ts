@@ -11,7 +11,8 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import path from "node:path";
 
 const here = import.meta.dirname;
-const cache = path.join(here, "..", "..", "deploy", ".cache", "frameworks");
+// The deploy scripts' download cache (deploy/lib.sh: RUNWATCH_DEPLOY_CACHE, else deploy/.cache).
+const cache = path.join(process.env.RUNWATCH_DEPLOY_CACHE || path.join(here, "..", "..", "deploy", ".cache"), "frameworks");
 
 const digestOf = (files: readonly string[]): string => {
   const h = createHash("sha256");
