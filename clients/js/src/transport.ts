@@ -64,11 +64,10 @@ export class Transport {
   }
 
   /**
-   * Queues one event given as its JSON text, or as the function that writes it: called only when the event is
-   * taken, so an event the queue would drop (the server down, the queue full) is never serialized. Synchronous;
-   * never throws.
+   * Queues one event, given as the function that writes its JSON text: called only when the event is taken, so an
+   * event the queue would drop (the server down, the queue full) is never serialized. Synchronous; never throws.
    */
-  enqueue(event: string | (() => string)): void {
+  enqueue(serialize: () => string): void {
     try {
       if (this.closed) {
         this.drop(1, "the client is shut down");
@@ -78,7 +77,7 @@ export class Transport {
         this.drop(1, `the queue is full (${this.o.maxQueueSize} events waiting; is the server reachable?)`);
         return;
       }
-      const json = typeof event === "string" ? event : event();
+      const json = serialize();
       const bytes = byteLength(json);
       if (bytes + 16 > this.o.maxBatchBytes) {
         this.drop(1, `an event of ${bytes} bytes exceeds the batch size limit of ${this.o.maxBatchBytes} bytes`);
