@@ -223,7 +223,7 @@ function malformed(span: OtlpSpan): string | undefined {
 }
 
 /** The span's end event (a tool_call for tool spans, else a step with its kind). */
-function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: ReturnType<typeof failureOf>): RawEvent {
+function spanEnd({ span, kind, agent }: KindedSpan, traceId: string, failure: ReturnType<typeof failureOf>): RawEvent {
   const attrs = span.attributes;
   const input = content(span, "input", kind);
   const output = content(span, "output", kind);
@@ -243,9 +243,8 @@ function spanEnd(span: OtlpSpan, traceId: string, kind: MappedKind, failure: Ret
   if (scores.length > 0) payload.scores = scores;
   if (kind === "llm" || kind === "embedding") llmFields(attrs, payload);
   // An agent span names the run's agent: agents end after the sub-agents they call, so the outermost is applied last.
-  const agentName = kind === "agent" ? agentNameOf(span, kind) : undefined;
   const event: RawEvent = { event_type: kind === "tool" ? "tool_call" : "step" };
-  if (agentName) event.agent_name = agentName;
+  if (kind === "agent" && agent) event.agent_name = agent;
   event.sdk_run_id = traceId;
   event.event_id = eventIdFor(`otlp:${traceId}:${span.spanId}:end`, span.endMs);
   event.occurred_at = isoOfMs(span.endMs);
@@ -270,12 +269,10 @@ function agentNameOf(span: OtlpSpan, kind: MappedKind): string | undefined {
 
 /** The run's agent: the one the root names, else the outermost (earliest) agent span's; else service.name. */
 function agentOf(spans: readonly KindedSpan[], rooted: KindedSpan | undefined): { name: string; fromGenAi: boolean } {
-  const rootName = rooted && agentNameOf(rooted.span, rooted.kind);
-  if (rootName) return { name: rootName, fromGenAi: true };
+  if (rooted?.agent) return { name: rooted.agent, fromGenAi: true };
   let agent: { name: string; at: number } | undefined;
-  for (const { span: s, kind } of spans) {
+  for (const { span: s, kind, agent: n } of spans) {
     if (kind !== "agent") continue;
-    const n = agentNameOf(s, kind);
     if (n && (!agent || s.startMs < agent.at)) agent = { name: n, at: s.startMs };
   }
   if (agent) return { name: agent.name, fromGenAi: true };
@@ -297,7 +294,7 @@ function sessionOf(spans: readonly KindedSpan[], root: OtlpSpan | undefined): st
 }
 
 /** An agent span that names its agent (gen_ai.agent.name, agent.name, the AI SDK's functionId). */
-const isNamedAgent = (s: KindedSpan): boolean => s.kind === "agent" && agentNameOf(s.span, s.kind) !== undefined;
+const isNamedAgent = (s: KindedSpan): boolean => s.kind === "agent" && s.agent !== undefined;
 
 /**
  * The failure of the trace's outermost named agent span (none of the export's spans above it is a named agent), the
@@ -322,10 +319,15 @@ interface KindedSpan {
   readonly span: OtlpSpan;
   readonly index: number;
   readonly kind: MappedKind;
+  /** The agent the span names (agentNameOf), read once: only agent spans and the root can name the run's agent. */
+  readonly agent: string | undefined;
 }
 
 function mapTrace(traceId: string, list: readonly { span: OtlpSpan; index: number }[]): MappedTrace {
-  const spans: KindedSpan[] = list.map((s) => ({ ...s, kind: kindOf(s.span.attributes) }));
+  const spans: KindedSpan[] = list.map((s) => {
+    const kind = kindOf(s.span.attributes);
+    return { ...s, kind, agent: kind === "agent" || s.span.parentSpanId === "" ? agentNameOf(s.span, kind) : undefined };
+  });
   const rooted = spans.find((s) => s.span.parentSpanId === "");
   const root = rooted?.span;
   const agent = agentOf(spans, rooted);
@@ -347,9 +349,10 @@ function mapTrace(traceId: string, list: readonly { span: OtlpSpan; index: numbe
     },
   };
   const agentFailure = rooted && !isNamedAgent(rooted) ? outermostAgentFailure(spans) : undefined;
-  const mapped = spans.map(({ span, index, kind }): MappedSpan => {
+  const mapped = spans.map((kinded): MappedSpan => {
+    const { span, index, kind } = kinded;
     const failure = failureOf(span);
-    const events = [spanEnd(span, traceId, kind, failure)];
+    const events = [spanEnd(kinded, traceId, failure)];
     if (span === root) {
       const at = isoOfMs(span.endMs);
       const output = content(span, "output", kind);
