@@ -11,6 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { findPython } from "./find-python.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const venv = path.join(here, ".venv");
@@ -36,11 +37,7 @@ function step(label, cmd, args, opts) {
 
 // A new venv needs Python >= 3.10.
 if (!existsSync(bin("python"))) {
-  const candidates = [process.env.RUNWATCH_PYTHON, "python3", "python3.12", "python3.11", "python3.10"].filter(Boolean);
-  const python = candidates.find((p) => {
-    const r = spawnSync(p, ["-c", "import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)"]);
-    return r.status === 0;
-  });
+  const python = findPython();
   if (!python) {
     console.error("[python] no Python >= 3.10 found (set RUNWATCH_PYTHON)");
     process.exit(1);

@@ -5,10 +5,11 @@
  * Python frameworks that cannot share a venv (some need openai 3, some refuse it) get one venv per requirements file.
  * The snippets (the code docs/OTEL.md shows) are copied beside the JS packages, so their imports resolve there.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { findPython } from "../../clients/python/find-python.mjs";
 
 const here = import.meta.dirname;
 // The deploy scripts' download cache (deploy/lib.sh: RUNWATCH_DEPLOY_CACHE, else deploy/.cache).
@@ -61,8 +62,7 @@ export async function pythonVenv(name: string): Promise<string> {
   const dir = path.join(cache, `python-${name}`);
   const python = path.join(dir, "bin", "python");
   if (!existsSync(python)) {
-    const base = [process.env.RUNWATCH_PYTHON, "python3", "python3.12", "python3.11", "python3.10"].filter(Boolean) as string[];
-    const found = base.find((p) => spawnSync(p, ["-c", "import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)"]).status === 0);
+    const found = findPython();
     if (!found) throw new Error("no Python >= 3.10 found (set RUNWATCH_PYTHON)");
     await run(found, ["-m", "venv", dir], here);
   }
