@@ -246,6 +246,38 @@ describe("the mapping is total: only malformed spans are refused", () => {
   });
 });
 
+describe("hostile values through the framework conventions", () => {
+  it("message events, node ids, smolagents' span names and the AI SDK's usage: every event passes the schema; a name that is no identifier is passed over", () => {
+    const huge = "y".repeat(MAX_STRING_CHARS + 10);
+    const deep = JSON.parse("[".repeat(200) + "1" + "]".repeat(200)) as AttrValue;
+    for (const bad of ["a\u0000b", "x\ud800", huge]) {
+      for (const n of [-1, 1.5, 2 ** 60, 1e300, "NaN"] as AttrValue[]) {
+        const ev = (name: string, a: Record<string, AttrValue>) => ({ name, timeMs: t0, attributes: attrs(a) });
+        const evs = events(
+          span({ name: `${bad}.run`, scope: "openinference.instrumentation.smolagents", resource: attrs({ "service.name": "svc" }), attributes: { "openinference.span.kind": "AGENT", "graph.node.id": bad } }),
+          span({
+            spanId: "1111111111111111", parentSpanId: "b7ad6b7169203331", name: "chat",
+            attributes: { "ai.operationId": "ai.generateText.doGenerate", "ai.usage.inputTokens": n, "ai.usage.inputTokenDetails.cacheReadTokens": n, "ai.response.msToFirstChunk": n },
+            events: [ev("gen_ai.user.message", { content: bad }), ev("gen_ai.user.message", { content: deep }), ev("gen_ai.choice", { message: huge })],
+          }),
+          span({ spanId: "2222222222222222", parentSpanId: "b7ad6b7169203331", attributes: { "ai.operationId": "ai.toolCall", "ai.toolCall.name": bad, "ai.toolCall.args": deep }, events: [ev("gen_ai.choice", { message: bad })] }),
+        );
+        for (const e of evs) {
+          const full = parseIngestEvent(e);
+          const fast = checkBuiltEvent(e as unknown as IngestEvent);
+          if (Either.isLeft(full)) throw new Error(`${String(e.event_type)} refused by the schema: ${full.left.message}`);
+          if (Either.isLeft(fast)) throw new Error(`${String(e.event_type)} refused by checkBuiltEvent: ${fast.left.message}`);
+        }
+        // A node id or span name that could not be an identifier names no agent: the run takes the service's name.
+        expect(evs[0]!.agent_name).toBe(bad === huge ? huge.slice(0, 200) : "svc");
+        const llm = evs.find((e) => e.span_id === "1111111111111111")!.payload as Record<string, unknown>;
+        // Counts must be whole and at most 2^53 - 1; a time to first chunk in ms is rounded (1.5 ms → 2).
+        expect([llm.prompt_tokens, llm.cached_tokens, llm.time_to_first_token_ms]).toEqual([undefined, undefined, n === 1.5 ? 2 : undefined]);
+      }
+    }
+  });
+});
+
 describe("times", () => {
   it("nanoseconds past 2^53 convert exactly: a span ending at .123 ms stays in that millisecond", () => {
     expect(nanosToMs("1764000000123000000")).toBe(1764000000123);
