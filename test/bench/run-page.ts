@@ -1,7 +1,8 @@
 /**
  * What a big run costs its page: a run of SPANS spans (nodes holding LLM calls and tool calls, 2 events each) is
  * ingested through the batch API of an embedded server, then GET /dashboard/{run} (the trace and the first page
- * of the timeline) and GET /api/runs/{run}/spans are timed, warm, median of 5.
+ * of the timeline) and GET /api/runs/{run}/spans are timed, warm, median of 5; then a live page's update after one
+ * more LLM call, whole and as only what changed.
  *
  * Then another tenant's GET /api/runs is timed (BENCH_SAMPLES times, 100) alone and while 4 readers of the big run's page and spans run
  * (p50 / p99): what one tenant's heavy reads cost everyone else.
@@ -73,6 +74,18 @@ async function time(label: string, get: () => Promise<Response>): Promise<void> 
 console.log(`run of ${SPANS} spans (${events.length} events) ingested and stored in ${(ingestMs / 1000).toFixed(1)} s`);
 await time("GET /dashboard/{run} (trace + first timeline page)", () => jar.fetch(`${srv.url}/dashboard/${id}`));
 await time("GET /api/runs/{run}/spans (first 1,000)", () => fetch(`${srv.url}/api/runs/${id}/spans`, { headers: { authorization: `Bearer ${acct.key}` } }));
+
+// A live page's update after one more LLM call: the whole fragment (what the page fetched on every pushed event
+// before it sent its cursor) and only what changed since the page's cursor (web/pages/run-delta.ts).
+const shown = await (await jar.fetch(`${srv.url}/dashboard/${id}?fragment=live`)).text();
+const [, cursor, n] = /class="live-state"[^>]*data-cursor="([^"]+)" data-n="(\d+)"/.exec(shown) ?? [];
+const last = `node-${Math.floor((SPANS - 1) / 10)}`;
+const call = (phase: string, ms: number, extra: Record<string, unknown> = {}) =>
+  ({ sdk_run_id: id, event_type: "step", span_id: "live-call", parent_span_id: last, occurred_at: at(ms), payload: { node_name: "ChatOpenAI", kind: "llm", phase, ...extra } });
+await fetch(`${srv.url}/api/ingest/batch`, json(acct.key, { events: [call("start", 1), call("end", 2, { model: "gpt-4o-mini", prompt_tokens: 10, completion_tokens: 1 })] }));
+await waitForRun(srv.url, acct.key, id, (b) => b.run.event_count === events.length + 2);
+await time("live update after one LLM call, the whole fragment", () => jar.fetch(`${srv.url}/dashboard/${id}?fragment=live`));
+await time("live update after one LLM call, only what changed", () => jar.fetch(`${srv.url}/dashboard/${id}?fragment=live&since=${cursor}&n=${n}&st=running`));
 
 // Another tenant's list of runs, alone and beside 4 readers of the big run.
 const other = await srv.account();

@@ -2,7 +2,8 @@
  * The run page's header and the session page's turns follow the pushed runs, in Chromium, even when the fragment
  * fetched after a message is older than the message: the message goes out once the run's events are stored,
  * beside the write of the run's new version the page is rendered from (docs/DASHBOARD.md). The tests make that race
- * certain: the first fragment fetched after the message is served as it was before.
+ * certain: the first fragment fetched after the message is served as it was before. A live run page is sent only
+ * what changed (web/pages/run-delta.ts), and what it then shows is what a fresh load shows.
  */
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
@@ -25,8 +26,87 @@ async function serveNextFragmentStale(page: Page): Promise<() => number> {
   return () => fetched;
 }
 
+/** The run page's trace and timeline as text and structure: what a reader sees, without the highlight of new items. */
+const pageView = (page: Page) => page.evaluate(() => {
+  const row = (li: Element) => Array.from(li.querySelectorAll(":scope > .sp-row, :scope > details > summary > .sp-row, :scope > .tl-row, :scope > .tl-detail, :scope > details > .tl-detail"))
+    .map((el) => el.textContent!.replace(/\s+/g, " ").trim()).join(" | ");
+  const bar = (li: Element) => (li.querySelector(".tl-bar-fill, .tl-bar-point") as HTMLElement | null)?.getAttribute("style") ?? "";
+  const spans = Array.from(document.querySelectorAll("#span-tree li[data-span-id]")).map((li) =>
+    [(li as HTMLElement).dataset.spanId, li.parentElement!.closest("li")?.getAttribute("data-span-id") ?? null, li.className.replace(" tl-new", ""), row(li), bar(li)]);
+  const items = Array.from(document.querySelectorAll("#timeline li")).map((li) => [(li as HTMLElement).dataset.eventId, li.className.replace(" tl-new", ""), row(li), bar(li)]);
+  const heads = Array.from(document.querySelectorAll("#run-live .card-head")).map((h) => h.textContent!.replace(/\s+/g, " ").trim().replace(/span [^·]*$/, ""));
+  return { spans, items, heads };
+});
+
 describe.skipIf(!haveBrowser)("the run page, live", () => {
   const env = useBrowserStack();
+
+  it("is sent only what changed as a run grows, keeps what the reader collapsed, and ends up as a fresh load shows it", async () => {
+    const stack = env.stack();
+    const ctx = await env.browser().newContext({ viewport: { width: 1280, height: 900 } });
+    const { page, key } = await registerWithKey(ctx, stack, "Delta", `run-delta-${Date.now()}@example.com`);
+    const id = "live-delta-run";
+    const t0 = Date.now() - 60_000;
+    const at = (ms: number) => new Date(t0 + ms).toISOString();
+    const ev = (event_type: string, payload: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ sdk_run_id: id, event_type, payload, ...extra });
+    const llm = (span: string, parent: string, ms: number) => [
+      ev("step", { kind: "llm", node_name: "ChatOpenAI", phase: "start", input: "x".repeat(600) }, { span_id: span, parent_span_id: parent, occurred_at: at(ms) }),
+      ev("step", { kind: "llm", node_name: "ChatOpenAI", phase: "end", model: "gpt-4o-mini", provider: "openai", prompt_tokens: 100, completion_tokens: 10, output: "y".repeat(600), duration_ms: 50 }, { span_id: span, parent_span_id: parent, occurred_at: at(ms + 50) }),
+    ];
+    let sent = 0;
+    const send = async (events: unknown[]) => {
+      expect((await fetch(`${stack.url}/api/ingest/batch`, json(key, { events }))).status).toBe(207);
+      sent += events.length;
+    };
+    // A run with 40 spans shown when the page opens.
+    await send([
+      ev("run_start", { input: { question: "plan a trip" } }, { agent_name: "delta-bot", occurred_at: at(0) }),
+      ev("step", { node_name: "agent", phase: "start" }, { span_id: "agent", occurred_at: at(1) }),
+      ...Array.from({ length: 20 }, (_, i) => llm(`warm-${i}`, "agent", 10 + i * 100)).flat(),
+      ev("step", { node_name: "research", phase: "start" }, { span_id: "research", occurred_at: at(2_100) }),
+      ...Array.from({ length: 19 }, (_, i) => llm(`r-${i}`, "research", 2_200 + i * 100)).flat(),
+    ]);
+    await waitForRun(stack.url, key, id, (b) => b.run.event_count === sent);
+    const fragments: { kind: string | null; bytes: number }[] = [];
+    page.on("response", async (res) => {
+      if (new URL(res.url()).searchParams.get("fragment") !== "live") return;
+      fragments.push({ kind: res.headers()["x-runwatch-fragment"] ?? null, bytes: (await res.body()).length });
+    });
+    await page.goto(`${stack.url}/dashboard/${id}`);
+    await page.waitForSelector(`#run-live .run-head[data-events="${sent}"]`);
+    // The reader collapses the research subtree; new calls under it must not open it again.
+    await page.click('li[data-span-id="research"] > details > summary');
+
+    // It grows: an LLM call under each agent, a leaf that gains a child, a new root span, a tool call that ends.
+    const batches = [
+      llm("live-0", "agent", 5_000),
+      [ev("tool_call", { tool_name: "search", phase: "start", input_preview: '{"q": "Lisbon"}' }, { span_id: "tool-1", parent_span_id: "agent", occurred_at: at(5_100) })],
+      llm("live-1", "research", 5_200),
+      [ev("tool_call", { tool_name: "search", phase: "end", output_preview: "3 results", duration_ms: 80 }, { span_id: "tool-1", parent_span_id: "agent", occurred_at: at(5_180) })],
+      llm("nested-0", "warm-3", 5_300), // warm-3 was a leaf
+      [ev("step", { node_name: "review", phase: "start" }, { span_id: "review", occurred_at: at(5_400) })],
+      llm("review-llm", "review", 5_500),
+    ];
+    for (const batch of batches) {
+      await send(batch);
+      await page.waitForSelector(`#run-live .run-head[data-events="${sent}"]`, { timeout: 10_000 });
+    }
+    await page.waitForSelector('li[data-span-id="review-llm"]', { timeout: 10_000 });
+
+    const deltas = fragments.filter((f) => f.kind === "delta");
+    expect(deltas.length).toBeGreaterThanOrEqual(batches.length);
+    const whole = await page.evaluate(async () => (await fetch(`${location.pathname}?fragment=live`)).text());
+    // Each update is a small part of the page it changes.
+    expect(Math.max(...deltas.map((d) => d.bytes))).toBeLessThan(whole.length / 4);
+    expect(await page.$eval('li[data-span-id="research"] > details', (d) => (d as HTMLDetailsElement).open)).toBe(false);
+    expect(await page.$$eval('li[data-span-id="warm-3"] > details > ul > li', (els) => els.map((e) => (e as HTMLElement).dataset.spanId))).toEqual(["nested-0"]);
+
+    const fresh = await ctx.newPage();
+    await fresh.goto(`${stack.url}/dashboard/${id}`);
+    await fresh.click('li[data-span-id="research"] > details > summary');
+    expect(await pageView(page)).toEqual(await pageView(fresh));
+    await ctx.close();
+  }, 60_000);
 
   it("shows the run's end although the first fragment fetched after the message still shows it running", async () => {
     const stack = env.stack();

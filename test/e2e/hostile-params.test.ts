@@ -81,6 +81,11 @@ describe("deep span trees", () => {
     expect(Math.max(...depths.slice(0, 20_000))).toBe(MAX_TREE_DEPTH + 1);
     const live = await jar.fetch(`${srv.url}/dashboard/${run}?fragment=live`);
     expect(live.status).toBe(200);
+    // A live page's cursor: a malformed one is a 422 naming it; a stale one gets the fragment whole.
+    expect((await jar.fetch(`${srv.url}/dashboard/${run}?fragment=live&since=${"9".repeat(400)}&n=1`)).status).toBe(422);
+    expect((await jar.fetch(`${srv.url}/dashboard/${run}?fragment=live&since=01900000-0000-7000-8000-000000000000&n=1e400`)).status).toBe(422);
+    const stale = await jar.fetch(`${srv.url}/dashboard/${run}?fragment=live&since=01900000-0000-7000-8000-000000000000&n=5&st=running`);
+    expect([stale.status, stale.headers.get("x-runwatch-fragment")]).toEqual([200, "whole"]);
   }, 120_000);
 });
 

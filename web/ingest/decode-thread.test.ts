@@ -71,7 +71,7 @@ describe("ingest decode threads", () => {
     } finally {
       await d.close();
     }
-  });
+  }, 20_000); // two thread start-ups and an idle retirement: several seconds on a loaded machine
 
   it("RUNWATCH_OTLP_MAPPING: pipeline logs an export whole (one export record), receiver logs its events", async () => {
     const spans = [{ traceId: hexId(16), spanId: hexId(8), name: "root", startMs: Date.now() - 1000, endMs: Date.now(), attributes: { "gen_ai.operation.name": "invoke_agent" } }];

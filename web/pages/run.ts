@@ -1,7 +1,8 @@
 /**
  * GET /dashboard/:run (the client's sdk_run_id): the run header and its event stream as a timeline.
- * `?fragment=live` returns the header and timeline only; the live script re-fetches it (throttled) when the
- * gateway pushes an event of this run, so the page is rendered by one template whether loaded or updated.
+ * `?fragment=live` returns the header, trace and timeline only; the live script re-fetches it (throttled) when the
+ * gateway pushes an event of this run. With the page's cursor (`since`, `n`, `st`) it returns only what changed
+ * since (run-delta.ts), rendered by the same macros as the page.
  */
 import type Router from "@koa/router";
 import { countWithinBytes, jsonSize, MAX_RUN_PAGE_BYTES } from "../api/byte-pages.js";
@@ -14,6 +15,7 @@ import { buildSpans } from "../../core/events/spans.js";
 import { buildSpanTree, MAX_TREE_DEPTH } from "./span-tree.js";
 import { humanInputView } from "./human-input.js";
 import { scoresView } from "./scores.js";
+import { cursorOf, liveDelta, parseSince } from "./run-delta.js";
 
 /** Events shown per page of a run; a longer run links to the next page (by event id). */
 export const EVENTS_PER_PAGE = 1000;
@@ -38,6 +40,7 @@ async function runPage(ctx: Context, deps: WebDeps, user: SessionUser): Promise<
     }, 404);
   }
   const after = queryParam(ctx, "after");
+  const since = ctx.query.fragment === "live" ? parseSince(ctx.query) : null;
   const events = await deps.events.listEvents(user.id, run.run_id, { limit: EVENTS_PER_PAGE + 1, after });
   const fit = countWithinBytes(events.slice(0, EVENTS_PER_PAGE), MAX_RUN_PAGE_BYTES, (e) => jsonSize(e.payload));
   const more = events.length > fit;
@@ -47,8 +50,8 @@ async function runPage(ctx: Context, deps: WebDeps, user: SessionUser): Promise<
   // The trace pairs spans across the whole run, so it reads the run's span events up to TRACE_EVENTS, their long
   // values cut by the store (the timeline below pages the events whole); a longer run shows the trace of its first
   // TRACE_EVENTS span events, and the tree renders its first spans within a budget (span-tree.ts).
-  const all = !after && !more ? events : await deps.events.listSpanEvents(user.id, run.run_id, { limit: TRACE_EVENTS });
-  const tree = buildSpanTree(buildSpans(all), { live });
+  const spanEvents = !after && !more ? events : await deps.events.listSpanEvents(user.id, run.run_id, { limit: TRACE_EVENTS });
+  const tree = buildSpanTree(buildSpans(spanEvents), { live });
   const vars = {
     title: `${run.agent_name || "Run"} · ${sdkRunId}`,
     run,
@@ -58,9 +61,14 @@ async function runPage(ctx: Context, deps: WebDeps, user: SessionUser): Promise<
     event_total: run.event_count,
     shown_from: after,
     next_after: more ? events[events.length - 1]!.event_id : null,
+    per_page: EVENTS_PER_PAGE,
     live,
-    human_input: ctx.query.fragment === "live" ? null : await humanInputView(deps, run),
+    cursor_state: { ...cursorOf(events, spanEvents), tl_total: timeline.total_ms, tree_total: tree.total_ms },
   };
-  if (ctx.query.fragment === "live") return renderFragment(ctx, "_run_live.njk", vars);
-  renderPage(ctx, "run.njk", { ...vars, scores: await scoresView(deps, run) });
+  if (ctx.query.fragment === "live") {
+    const delta = since && liveDelta(since, run, { events, spanEvents, live }, { timeline, tree });
+    ctx.set("X-Runwatch-Fragment", delta ? "delta" : "whole");
+    return renderFragment(ctx, delta ? "_run_delta.njk" : "_run_live.njk", { ...vars, delta });
+  }
+  renderPage(ctx, "run.njk", { ...vars, human_input: await humanInputView(deps, run), scores: await scoresView(deps, run) });
 }

@@ -1,17 +1,18 @@
 /**
- * The run page's trace: the run's spans (core/events/spans.ts) as a tree waterfall. Each node carries its bar
- * (offset and width in percent of the run's time range), its depth, and the totals of its subtree (LLM calls,
+ * The run page's trace: the run's spans (core/events/spans.ts) as a tree waterfall. Each node carries its start and
+ * duration in ms (the page's CSS draws its bar over the tree's total_ms), its depth, and the totals of its subtree (LLM calls,
  * tokens, cost), so a collapsed node still says what it holds. Rendered as nested lists with <details>, so
  * collapsing and expanding work without JavaScript.
  */
 import type { Span } from "../../core/events/spans.js";
-import { clampPct } from "./timeline.js";
 
 export interface SpanNode {
   span: Span;
   depth: number;
   children: SpanNode[];
-  bar: { left: number; width: number };
+  /** Start, from the trace's first span, and duration in ms (null while running): the page's CSS draws the bar. */
+  at: number;
+  len: number | null;
   totals: { llm_calls: number; prompt_tokens: number; completion_tokens: number; cost_usd: number };
 }
 
@@ -20,6 +21,7 @@ export interface SpanTree {
   count: number;
   /** Spans rendered: the first ones in tree order within MAX_TREE_SPANS and MAX_TREE_CHARS (totals count them all). */
   shown: number;
+  t0: number;
   total_ms: number;
   /** Spans deeper than MAX_TREE_DEPTH, listed flat under their ancestor at that depth. */
   flattened: number;
@@ -145,10 +147,10 @@ export function buildSpanTree(
   const nodes = new Map<string, SpanNode>();
   for (const s of spans) {
     const start = Date.parse(s.started_at);
-    const end = s.ended_at ? Date.parse(s.ended_at) : horizon;
-    const left = clampPct(((start - t0) / total) * 100);
-    const width = Math.max(0.4, Math.min(100 - left, clampPct(((end - start) / total) * 100)));
-    nodes.set(s.span_id, { span: s, depth: 0, children: [], bar: { left, width }, totals: { llm_calls: 0, prompt_tokens: 0, completion_tokens: 0, cost_usd: 0 } });
+    const at = Number.isFinite(start) ? start - t0 : 0;
+    const end = s.ended_at ? Date.parse(s.ended_at) : NaN;
+    const len = Number.isFinite(end) ? Math.max(0, end - t0 - at) : null;
+    nodes.set(s.span_id, { span: s, depth: 0, children: [], at, len, totals: { llm_calls: 0, prompt_tokens: 0, completion_tokens: 0, cost_usd: 0 } });
   }
   const roots: SpanNode[] = [];
   for (const s of spans) {
@@ -167,5 +169,5 @@ export function buildSpanTree(
   }
   const flattened = flattenDeep(roots);
   const shown = keepFirst(roots, opts.maxSpans ?? MAX_TREE_SPANS, opts.maxChars ?? MAX_TREE_CHARS);
-  return { roots, count: spans.length, shown, total_ms: total, flattened };
+  return { roots, count: spans.length, shown, t0, total_ms: total, flattened };
 }

@@ -1,7 +1,8 @@
 /**
  * Turns a run's events (in processing order) into the timeline the run page shows: step and tool_call
  * start/end pairs become one span with a duration; everything else is a point in time. Each item carries its
- * offset from the first event and, for spans, a waterfall bar (percent of the run's time range).
+ * offset from the first event and, for spans, its duration: the page draws the waterfall from them and the run's
+ * time range (total_ms) in CSS (app.css, .tl-bar), so a live update that widens the range moves no item's markup.
  */
 import type { StoredEvent } from "../../core/clickhouse/types.js";
 
@@ -19,7 +20,6 @@ export interface TimelineItem {
   open: boolean;
   /** Nesting: spans open when this one started (a tool call inside a step is indented). */
   depth: number;
-  bar: { left: number; width: number };
   /** Points: human_input_received carries the wait since its question. */
   wait_ms?: number | null;
 }
@@ -47,7 +47,7 @@ export function buildTimeline(
       if (e.payload.phase === "start") {
         const item: TimelineItem = {
           kind: "span", event_type: e.event_type, name: spanName(e), events: [e], at: e.occurred_at,
-          offset_ms: at - t0, duration_ms: null, open: true, depth: openCount, bar: { left: 0, width: 0 },
+          offset_ms: at - t0, duration_ms: null, open: true, depth: openCount,
         };
         items.push(item);
         openCount++;
@@ -69,13 +69,13 @@ export function buildTimeline(
       const d = typeof e.payload.duration_ms === "number" ? e.payload.duration_ms : null;
       items.push({
         kind: "span", event_type: e.event_type, name: spanName(e), events: [e], at: e.occurred_at,
-        offset_ms: at - t0 - (d ?? 0), duration_ms: d, open: false, depth: openCount, bar: { left: 0, width: 0 },
+        offset_ms: at - t0 - (d ?? 0), duration_ms: d, open: false, depth: openCount,
       });
       continue;
     }
     const item: TimelineItem = {
       kind: "point", event_type: e.event_type, name: pointName(e), events: [e], at: e.occurred_at,
-      offset_ms: at - t0, duration_ms: null, open: false, depth: 0, bar: { left: 0, width: 0 },
+      offset_ms: at - t0, duration_ms: null, open: false, depth: 0,
     };
     if (e.event_type === "human_input_requested") lastQuestionAt = at;
     if (e.event_type === "human_input_received") {
@@ -88,20 +88,8 @@ export function buildTimeline(
   const end = events.length ? Math.max(...events.map(time)) : now;
   // While the run is live, open spans extend to now; once it has ended they stop at its last event.
   const horizon = opts.live ? Math.max(end, now) : end;
-  const total = Math.max(1, horizon - t0);
-  for (const i of items) {
-    const dur = i.open ? horizon - t0 - i.offset_ms : i.duration_ms ?? 0;
-    i.bar = {
-      left: clampPct((i.offset_ms / total) * 100),
-      width: i.kind === "span" ? Math.max(0.4, clampPct((dur / total) * 100)) : 0,
-    };
-    if (i.bar.left + i.bar.width > 100) i.bar.width = Math.max(0.4, 100 - i.bar.left);
-  }
-  return { items, t0, total_ms: total };
+  return { items, t0, total_ms: Math.max(1, horizon - t0) };
 }
-
-/** A percentage of the waterfall's width, within 0–100 (also used by span-tree.ts). */
-export const clampPct = (v: number): number => Math.min(100, Math.max(0, Number.isFinite(v) ? v : 0));
 
 function pointName(e: StoredEvent): string {
   switch (e.event_type) {
