@@ -12,14 +12,16 @@
  *   URL params: database, query_id, param_<name> (server-side binding {name:Type}), any other = a setting;
  *   gzip request bodies (Content-Encoding) and responses (enable_http_compression=1 + Accept-Encoding);
  *   errors as HTTP 500 with "Code: N. DB::Exception: … (NAME)" and X-ClickHouse-Exception-Code.
+ * Like a ClickHouse server, it answers several queries at once: each database is served on CONNECTIONS chDB
+ * sessions, which run one query at a time each, routed as the embedded adapter routes them (core/clickhouse/chdb.ts).
  *
  *   node --import tsx deploy/clickhouse/chdb-http.ts [--port 8124] [--host 127.0.0.1] [--data DIR]
  */
 import http from "node:http";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { gunzipSync, gzipSync } from "node:zlib";
-import { parseArgs } from "node:util";
+import { gunzip as gunzipCb, gzip as gzipCb } from "node:zlib";
+import { parseArgs, promisify } from "node:util";
 import { Session } from "chdb";
 
 /** URL parameters that are part of the protocol, not settings. */
@@ -42,7 +44,28 @@ interface DbSession {
   /** Settings currently applied to this session (all Runwatch clients send the same ones). */
   readonly applied: Map<string, string>;
   lock: Promise<void>;
+  /** Queries sent to this session and not yet answered. */
+  busy: number;
 }
+
+/**
+ * A database's sessions. Writes (and statements that change the schema or data) go to the first, and so does a
+ * query that arrives while a write is under way: it runs after the write, as on one connection. Other queries take
+ * the least busy of the others, so a quick query does not wait for a slow read in front of it.
+ */
+interface DbPool {
+  readonly sessions: DbSession[];
+  writing: number;
+}
+
+const CONNECTIONS = 3;
+// Off the event loop (libuv's pool), as a server compresses in its own threads: compressing a 40 MB answer in
+// line held every other query's answer for most of a second.
+const gzip = promisify(gzipCb);
+/** ClickHouse's default http_zlib_compression_level. */
+const GZIP_LEVEL = 3;
+const gunzip = promisify(gunzipCb);
+const WRITE_RE = /^\s*(INSERT|ALTER|CREATE|DROP|TRUNCATE|OPTIMIZE|RENAME|EXCHANGE|SYSTEM|DELETE|UPDATE|SET)\b/i;
 
 class HttpError extends Error {
   constructor(readonly status: number, readonly code: number, message: string, readonly name_ = "BAD_ARGUMENTS") {
@@ -82,28 +105,36 @@ const formatOf = (sql: string, dflt: string) => /\bFORMAT\s+(\w+)\s*;?\s*$/i.exe
 
 export function startChdbHttp(options: ChdbHttpOptions): Promise<{ server: http.Server; url: string; close(): Promise<void> }> {
   mkdirSync(options.dataDir, { recursive: true });
-  const sessions = new Map<string, DbSession>();
+  const pools = new Map<string, DbPool>();
   let queries = 0;
 
-  async function sessionFor(database: string): Promise<DbSession> {
+  async function poolFor(database: string): Promise<DbPool> {
     if (!IDENT_RE.test(database)) throw new HttpError(400, 81, `Database ${database} does not exist`, "UNKNOWN_DATABASE");
-    let s = sessions.get(database);
-    if (!s) {
-      // One Session (connection) per database on the same data directory: USE sticks to a connection.
-      const session = new Session(options.dataDir);
-      s = { session, applied: new Map(), lock: Promise.resolve() };
-      sessions.set(database, s);
+    let pool = pools.get(database);
+    if (!pool) {
+      // Sessions (connections) on the same data directory: USE sticks to a connection.
+      pool = { sessions: [], writing: 0 };
+      for (let i = 0; i < CONNECTIONS; i++) pool.sessions.push({ session: new Session(options.dataDir), applied: new Map(), lock: Promise.resolve(), busy: 0 });
+      pools.set(database, pool);
       if (database !== "default") {
         try {
-          await session.queryAsync(`USE \`${database}\``);
+          for (const s of pool.sessions) await s.session.queryAsync(`USE \`${database}\``);
         } catch (err) {
-          sessions.delete(database);
-          session.close();
+          pools.delete(database);
+          for (const s of pool.sessions) s.session.close();
           throw err;
         }
       }
     }
-    return s;
+    return pool;
+  }
+
+  function pick(pool: DbPool, write: boolean): DbSession {
+    const first = pool.sessions[0]!;
+    if (write || pool.writing > 0) return first;
+    let least = pool.sessions[1] ?? first;
+    for (const s of pool.sessions.slice(1)) if (s.busy < least.busy) least = s;
+    return least;
   }
 
   /** Applies the request's settings to the session when they differ from what it has (serialized). */
@@ -141,7 +172,7 @@ export function startChdbHttp(options: ChdbHttpOptions): Promise<{ server: http.
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     let body = Buffer.concat(chunks);
-    if (/gzip/i.test(String(req.headers["content-encoding"] ?? ""))) body = gunzipSync(body);
+    if (/gzip/i.test(String(req.headers["content-encoding"] ?? ""))) body = await gunzip(body);
 
     const params = new Map<string, string>(url.searchParams);
     let queryText = params.get("query");
@@ -166,35 +197,43 @@ export function startChdbHttp(options: ChdbHttpOptions): Promise<{ server: http.
       if (k.startsWith("param_")) bind[k.slice(6)] = tsvUnescape(v);
       else if (!PROTOCOL_PARAMS.has(k) && !HTTP_ONLY_SETTINGS.has(k)) settings.push([k, v]);
     }
-    const s = await sessionFor(database);
-    await applySettings(s, settings);
-    await s.lock;
-    queries++;
-
-    const headers: Record<string, string> = { "X-ClickHouse-Query-Id": queryId };
-    let out = "";
     const insert = data !== undefined ? INSERT_RE.exec(queryText) : null;
-    if (insert) {
-      const [, table, columns, format] = insert;
-      // chDB checks the table, the column names and the format against its own whitelists.
-      const names = columns?.slice(1, -1).split(",").map((c) => c.trim().replace(/^[`"]|[`"]$/g, ""));
-      const r = await s.session.insert({ table: table.replace(/[`"]/g, ""), values: data!, format: format as "JSONEachRow", ...(names ? { columns: names } : {}) });
-      const written = String((r as { rowsWritten?: number }).rowsWritten ?? 0);
-      headers["X-ClickHouse-Summary"] = JSON.stringify({ read_rows: "0", read_bytes: "0", written_rows: written, written_bytes: String(data!.length), total_rows_to_read: "0", result_rows: "0", result_bytes: "0" });
-    } else {
-      const sql = data !== undefined && data.length ? `${queryText}\n${data.toString("utf8")}` : queryText;
-      const format = formatOf(sql, params.get("default_format") ?? "TabSeparated");
-      const r = Object.keys(bind).length
-        ? await s.session.queryBindAsync(sql, bind, { format })
-        : await s.session.queryAsync(sql, { format });
-      out = r.text();
-      headers["X-ClickHouse-Format"] = format;
-      headers["Content-Type"] = contentTypeFor(format);
-      headers["X-ClickHouse-Summary"] = JSON.stringify({ read_rows: "0", read_bytes: "0", written_rows: "0", written_bytes: "0", total_rows_to_read: "0", result_rows: "0", result_bytes: String(Buffer.byteLength(out)) });
+    const pool = await poolFor(database);
+    const write = insert !== null || WRITE_RE.test(queryText);
+    const s = pick(pool, write);
+    if (write) pool.writing++;
+    s.busy++;
+    let out = "";
+    const headers: Record<string, string> = { "X-ClickHouse-Query-Id": queryId };
+    try {
+      await applySettings(s, settings);
+      await s.lock;
+      queries++;
+      if (insert) {
+        const [, table, columns, format] = insert;
+        // chDB checks the table, the column names and the format against its own whitelists.
+        const names = columns?.slice(1, -1).split(",").map((c) => c.trim().replace(/^[`"]|[`"]$/g, ""));
+        const r = await s.session.insert({ table: table.replace(/[`"]/g, ""), values: data!, format: format as "JSONEachRow", ...(names ? { columns: names } : {}) });
+        const written = String((r as { rowsWritten?: number }).rowsWritten ?? 0);
+        headers["X-ClickHouse-Summary"] = JSON.stringify({ read_rows: "0", read_bytes: "0", written_rows: written, written_bytes: String(data!.length), total_rows_to_read: "0", result_rows: "0", result_bytes: "0" });
+      } else {
+        const sql = data !== undefined && data.length ? `${queryText}\n${data.toString("utf8")}` : queryText;
+        const format = formatOf(sql, params.get("default_format") ?? "TabSeparated");
+        const r = Object.keys(bind).length
+          ? await s.session.queryBindAsync(sql, bind, { format })
+          : await s.session.queryAsync(sql, { format });
+        out = r.text();
+        headers["X-ClickHouse-Format"] = format;
+        headers["Content-Type"] = contentTypeFor(format);
+        headers["X-ClickHouse-Summary"] = JSON.stringify({ read_rows: "0", read_bytes: "0", written_rows: "0", written_bytes: "0", total_rows_to_read: "0", result_rows: "0", result_bytes: String(Buffer.byteLength(out)) });
+      }
+    } finally {
+      s.busy--;
+      if (write) pool.writing--;
     }
     let payload: Buffer = Buffer.from(out);
     if (params.get("enable_http_compression") === "1" && /gzip/i.test(String(req.headers["accept-encoding"] ?? ""))) {
-      payload = gzipSync(payload);
+      payload = await gzip(payload, { level: GZIP_LEVEL });
       headers["Content-Encoding"] = "gzip";
     }
     res.writeHead(200, headers).end(payload);
@@ -225,8 +264,8 @@ export function startChdbHttp(options: ChdbHttpOptions): Promise<{ server: http.
         async close() {
           await new Promise<void>((r) => server.close(() => r()));
           server.closeAllConnections();
-          for (const s of sessions.values()) s.session.close();
-          sessions.clear();
+          for (const pool of pools.values()) for (const s of pool.sessions) s.session.close();
+          pools.clear();
           void queries;
         },
       });

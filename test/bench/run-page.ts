@@ -8,7 +8,8 @@
  * (p50 / p99): what one tenant's heavy reads cost everyone else.
  *
  * Run: npm run bench:run-page   (env: BENCH_SPANS=5000, BENCH_ERROR_BYTES=0: an error of that many bytes on
- * every span's end event; BENCH_SPANS=20000 BENCH_ERROR_BYTES=10240 is a 200 MiB run)
+ * every span's end event; BENCH_SPANS=20000 BENCH_ERROR_BYTES=10240 is a 200 MiB run). Embedded, or scale mode when
+ * DATABASE_URL, KAFKA_BROKERS, REDIS_URL and CLICKHOUSE_URL are set (deploy/services.sh up).
  */
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { CookieJar, csrfFrom, json, startTestServer, waitForRun } from "../e2e/harness.js";
@@ -16,7 +17,11 @@ import { CookieJar, csrfFrom, json, startTestServer, waitForRun } from "../e2e/h
 const SPANS = Number(process.env.BENCH_SPANS ?? 5_000);
 const ERROR_BYTES = Number(process.env.BENCH_ERROR_BYTES ?? 0);
 const error = ERROR_BYTES > 0 ? { error: "E".repeat(ERROR_BYTES) } : {};
-const srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000", RUNWATCH_EVENT_QUOTA_PER_MINUTE: "0", LOG_LEVEL: "error" } });
+// Scale mode when the servers are named in the environment (deploy/services.sh up), on a topic and database of its own.
+const servers = Object.fromEntries(["DATABASE_URL", "KAFKA_BROKERS", "REDIS_URL", "CLICKHOUSE_URL"].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+const own: Record<string, string> = Object.keys(servers).length ? { KAFKA_TOPIC: `runwatch.bench.runpage.${Date.now()}`, CLICKHOUSE_DATABASE: `runwatch_bench_runpage_${Date.now()}` } : {};
+console.log(`mode: ${Object.keys(servers).length ? `scale (${Object.keys(servers).join(", ")})` : "embedded"}`);
+const srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { ...servers, ...own, RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000", RUNWATCH_EVENT_QUOTA_PER_MINUTE: "0", LOG_LEVEL: "error" } });
 const acct = await srv.account();
 const id = "big-run";
 const t0 = Date.now() - 3_600_000;

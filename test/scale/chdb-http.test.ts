@@ -81,6 +81,25 @@ describe("chdb-http", () => {
     expect([ra[0].d, rb[0].d]).toEqual(["da", "db2"]);
   });
 
+  it("answers a quick query while a slow one runs on the same database, as a ClickHouse server does", async () => {
+    const admin = client();
+    await admin.command({ query: "CREATE DATABASE IF NOT EXISTS busy" });
+    const c = client({ database: "busy" });
+    await c.command({ query: "CREATE TABLE IF NOT EXISTS t (x UInt64) ENGINE = MergeTree ORDER BY x" });
+    await c.insert({ table: "t", values: [{ x: 1 }], format: "JSONEachRow" });
+    const started = Date.now();
+    let slowDone = 0;
+    const slow = c.query({ query: "SELECT sleepEachRow(0.5) FROM numbers(4) SETTINGS function_sleep_max_microseconds_per_block = 3000000", format: "JSONEachRow" })
+      .then((r) => r.json()).then(() => { slowDone = Date.now(); });
+    await new Promise((r) => setTimeout(r, 200));
+    const rows = await (await c.query({ query: "SELECT count() AS n FROM t", format: "JSONEachRow" })).json<{ n: string }>();
+    const quickDone = Date.now();
+    expect(Number(rows[0]!.n)).toBe(1);
+    await slow;
+    expect(slowDone - started).toBeGreaterThanOrEqual(1_900);
+    expect(quickDone).toBeLessThan(slowDone); // it did not wait behind the slow read
+  });
+
   it("reports errors as ClickHouseError with the engine's code, and gzips when asked", async () => {
     const c = client({ compression: { response: true } });
     const err = await c.query({ query: "SELECT * FROM no_such_table", format: "JSONEachRow" }).then(() => undefined, (e) => e);
