@@ -22,6 +22,7 @@ let srv: TestServer;
 let llm: FakeOpenAI;
 let python = ""; // frameworks on the openai 3 client
 let python2 = ""; // frameworks that refuse it
+let pythonAdk = ""; // Google ADK, on a newer OpenTelemetry SDK
 let js = "";
 
 beforeAll(async () => {
@@ -30,7 +31,7 @@ beforeAll(async () => {
     startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" } }),
     startFakeOpenAI(),
   ]);
-  [python, python2, js] = await Promise.all([pythonVenv("openai3"), pythonVenv("openai2"), jsWorkspace()]);
+  [python, python2, pythonAdk, js] = await Promise.all([pythonVenv("openai3"), pythonVenv("openai2"), pythonVenv("adk"), jsWorkspace()]);
 }, 900_000);
 afterAll(async () => {
   await Promise.all([srv?.close(), llm?.close()]);
@@ -139,7 +140,7 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", () => {
   it("docs/OTEL.md shows each tested snippet as it is", () => {
     const files = [
       "js/vercel-ai.mjs", "js/openai-agents.mjs", "python/pydantic_ai_agent.py", "python/openai_agents_agent.py", "python/openai_instrumentation_agent.py",
-      "python/smolagents_agent.py", "python/strands_agent.py", "python/llama_index_agent.py",
+      "python/smolagents_agent.py", "python/strands_agent.py", "python/llama_index_agent.py", "python/google_adk_agent.py",
     ];
     for (const file of files) {
       expect(docs.includes(snippet(file)), `${file} in docs/OTEL.md`).toBe(true);
@@ -226,6 +227,22 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", () => {
     expect(calls[1]!.output_preview).toContain("It is sunny in Paris.");
     const failed = runs.find((r) => r.status === "error");
     expect(failed, JSON.stringify(runs)).toMatchObject({ agent_name: "support-bot" });
+    expect(failed!.last_error).toMatch(/server had an error|500/);
+  });
+
+  it("Google ADK (its own OpenTelemetry spans) through LiteLLM: the agent, calls, tool arguments and results", { timeout: 120_000 }, async () => {
+    // LiteLLM fetches its price map from GitHub at start unless told to use its own copy.
+    const env = { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "SPAN_ONLY", LITELLM_LOCAL_MODEL_COST_MAP: "True" };
+    const { account, sent } = await tryFramework(pythonAdk, [path.join(import.meta.dirname, "python", "google_adk_agent.py")], import.meta.dirname, env);
+    const runs = await endedRuns(account, 2);
+    const ok = runs.find((r) => r.status === "success")!;
+    // The model as the agent names it to LiteLLM, provider prefix and all; priced as the model it names.
+    await expectAgentRun(account, ok, sent.map((u) => ({ ...u, model: `openai/${u.model}` })), { cached: true, agent: "support_bot" });
+    const calls = (await spansOf(account, ok)).filter((s) => s.kind === "llm");
+    expect(calls[0]!.input_preview).toContain("What is the weather in Paris?");
+    expect(calls[1]!.output_preview).toContain("It is sunny in Paris.");
+    const failed = runs.find((r) => r.status === "error");
+    expect(failed, JSON.stringify(runs)).toMatchObject({ agent_name: "support_bot" });
     expect(failed!.last_error).toMatch(/server had an error|500/);
   });
 
