@@ -23,6 +23,7 @@ let llm: FakeOpenAI;
 let python = ""; // frameworks on the openai 3 client
 let python2 = ""; // frameworks that refuse it
 let pythonAdk = ""; // Google ADK, on a newer OpenTelemetry SDK
+let pythonCrew = ""; // CrewAI
 let js = "";
 
 beforeAll(async () => {
@@ -31,7 +32,7 @@ beforeAll(async () => {
     startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" } }),
     startFakeOpenAI(),
   ]);
-  [python, python2, pythonAdk, js] = await Promise.all([pythonVenv("openai3"), pythonVenv("openai2"), pythonVenv("adk"), jsWorkspace()]);
+  [python, python2, pythonAdk, pythonCrew, js] = await Promise.all([pythonVenv("openai3"), pythonVenv("openai2"), pythonVenv("adk"), pythonVenv("crewai"), jsWorkspace()]);
 }, 900_000);
 afterAll(async () => {
   await Promise.all([srv?.close(), llm?.close()]);
@@ -136,11 +137,13 @@ async function tryFramework(cmd: string, args: readonly string[], cwd: string, e
 
 const docs = readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "OTEL.md"), "utf8");
 
-describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", () => {
+// Each test starts the framework twice (an interpreter and its imports: seconds) and waits for the export.
+describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", { timeout: 120_000 }, () => {
   it("docs/OTEL.md shows each tested snippet as it is", () => {
     const files = [
       "js/vercel-ai.mjs", "js/openai-agents.mjs", "python/pydantic_ai_agent.py", "python/openai_agents_agent.py", "python/openai_instrumentation_agent.py",
       "python/smolagents_agent.py", "python/strands_agent.py", "python/llama_index_agent.py", "python/google_adk_agent.py",
+      "python/crewai_agent.py",
     ];
     for (const file of files) {
       expect(docs.includes(snippet(file)), `${file} in docs/OTEL.md`).toBe(true);
@@ -206,7 +209,7 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", () => {
     expect(runs.find((r) => r.status === "error")!.last_error).toMatch(/server had an error|500/);
   });
 
-  it("smolagents through OpenInference: the agent named by its run span, tokens, the tool; a failed model call shows on its span", { timeout: 90_000 }, async () => {
+  it("smolagents through OpenInference: the agent named by its run span, tokens, the tool; a failed model call shows on its span", async () => {
     const { account, sent } = await tryFramework(python, [path.join(import.meta.dirname, "python", "smolagents_agent.py")], import.meta.dirname);
     const [ok] = await endedRuns(account, 1);
     // smolagents does not report cached tokens to its instrumentation.
@@ -230,7 +233,7 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", () => {
     expect(failed!.last_error).toMatch(/server had an error|500/);
   });
 
-  it("Google ADK (its own OpenTelemetry spans) through LiteLLM: the agent, calls, tool arguments and results", { timeout: 120_000 }, async () => {
+  it("Google ADK (its own OpenTelemetry spans) through LiteLLM: the agent, calls, tool arguments and results", async () => {
     // LiteLLM fetches its price map from GitHub at start unless told to use its own copy.
     const env = { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "SPAN_ONLY", LITELLM_LOCAL_MODEL_COST_MAP: "True" };
     const { account, sent } = await tryFramework(pythonAdk, [path.join(import.meta.dirname, "python", "google_adk_agent.py")], import.meta.dirname, env);
@@ -243,6 +246,18 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", () => {
     expect(calls[1]!.output_preview).toContain("It is sunny in Paris.");
     const failed = runs.find((r) => r.status === "error");
     expect(failed, JSON.stringify(runs)).toMatchObject({ agent_name: "support_bot" });
+    expect(failed!.last_error).toMatch(/server had an error|500/);
+  });
+
+  it("CrewAI through OpenInference (CrewAI's and OpenAI's instrumentations): the agent's role, calls, the tool", async () => {
+    // CrewAI's own telemetry to its vendor stays off (no internet here, and not what this test is about).
+    const env = { CREWAI_DISABLE_TELEMETRY: "true" };
+    const { account, sent } = await tryFramework(pythonCrew, [path.join(import.meta.dirname, "python", "crewai_agent.py")], import.meta.dirname, env);
+    const runs = await endedRuns(account, 2);
+    const ok = runs.find((r) => r.status === "success")!;
+    await expectAgentRun(account, ok, sent, { cached: true });
+    const failed = runs.find((r) => r.status === "error");
+    expect(failed, JSON.stringify(runs)).toMatchObject({ agent_name: "support-bot" });
     expect(failed!.last_error).toMatch(/server had an error|500/);
   });
 
