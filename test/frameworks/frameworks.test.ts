@@ -143,7 +143,7 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", { timeout: 
     const files = [
       "js/vercel-ai.mjs", "js/openai-agents.mjs", "python/pydantic_ai_agent.py", "python/openai_agents_agent.py", "python/openai_instrumentation_agent.py",
       "python/smolagents_agent.py", "python/strands_agent.py", "python/llama_index_agent.py", "python/google_adk_agent.py",
-      "python/crewai_agent.py",
+      "python/crewai_agent.py", "js/mastra.mjs",
     ];
     for (const file of files) {
       expect(docs.includes(snippet(file)), `${file} in docs/OTEL.md`).toBe(true);
@@ -172,6 +172,17 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", { timeout: 
     // When run() throws, the instrumentation (0.2.15) exports the failed agent's spans but never the trace's root
     // span: the run stays running, its agent span failed with the error.
     await expectFailedSpanOfOpenRun(account);
+  });
+
+  // Mastra 1.x needs Node.js 22.13 or later.
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  it.skipIf(major! < 22 || (major === 22 && minor! < 13))("Mastra (its own OpenTelemetry exporter): the agent, calls with cached tokens, the tool, a failed run's error", async () => {
+    const { account, sent } = await tryFramework(process.execPath, ["mastra.mjs"], js);
+    const runs = await endedRuns(account, 2);
+    await expectAgentRun(account, runs.find((r) => r.status === "success")!, sent, { cached: true });
+    const failed = runs.find((r) => r.status === "error");
+    expect(failed, JSON.stringify(runs)).toMatchObject({ agent_name: "support-bot" });
+    expect(failed!.last_error).toMatch(/server had an error|500/);
   });
 
   it("Pydantic AI: the agent's name, its prompt and answer on the run, cached tokens", async () => {
