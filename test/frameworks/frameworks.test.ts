@@ -25,6 +25,7 @@ let python2 = ""; // frameworks that refuse it
 let pythonAdk = ""; // Google ADK, on a newer OpenTelemetry SDK
 let pythonCrew = ""; // CrewAI
 let js = "";
+let jsAi7 = "";
 
 beforeAll(async () => {
   if (skip) return;
@@ -32,7 +33,9 @@ beforeAll(async () => {
     startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" } }),
     startFakeOpenAI(),
   ]);
-  [python, python2, pythonAdk, pythonCrew, js] = await Promise.all([pythonVenv("openai3"), pythonVenv("openai2"), pythonVenv("adk"), pythonVenv("crewai"), jsWorkspace()]);
+  [python, python2, pythonAdk, pythonCrew, js, jsAi7] = await Promise.all([
+    pythonVenv("openai3"), pythonVenv("openai2"), pythonVenv("adk"), pythonVenv("crewai"), jsWorkspace(), jsWorkspace("js-ai7"),
+  ]);
 }, 900_000);
 afterAll(async () => {
   await Promise.all([srv?.close(), llm?.close()]);
@@ -143,7 +146,7 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", { timeout: 
     const files = [
       "js/vercel-ai.mjs", "js/openai-agents.mjs", "python/pydantic_ai_agent.py", "python/openai_agents_agent.py", "python/openai_instrumentation_agent.py",
       "python/smolagents_agent.py", "python/strands_agent.py", "python/llama_index_agent.py", "python/google_adk_agent.py",
-      "python/crewai_agent.py", "js/mastra.mjs",
+      "python/crewai_agent.py", "js/mastra.mjs", "js-ai7/vercel-ai-7.mjs",
     ];
     for (const file of files) {
       expect(docs.includes(snippet(file)), `${file} in docs/OTEL.md`).toBe(true);
@@ -159,6 +162,19 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", { timeout: 
     await expectAgentRun(account, ok[0]!, sent.slice(0, 2), { cached: true });
     await expectAgentRun(account, ok[1]!, sent.slice(2), { cached: true });
     expect((await spansOf(account, ok[0]!)).find((s) => s.kind === "llm")!.cached_tokens).toBeGreaterThan(0);
+    const failed = runs.find((r) => r.status === "error")!;
+    expect(failed).toMatchObject({ agent_name: "support-bot" });
+    expect(failed.last_error).toMatch(/server had an error|500/);
+  });
+
+  it.skipIf(Number(process.versions.node.split(".")[0]) < 22)("the Vercel AI SDK 7 (its OpenTelemetry integration, @ai-sdk/otel): the same run as with AI SDK 6", async () => {
+    const { account, sent } = await tryFramework(process.execPath, ["vercel-ai-7.mjs"], jsAi7);
+    const runs = await endedRuns(account, 3);
+    const ok = runs.filter((r) => r.status === "success").sort((a, b) => a.started_at.localeCompare(b.started_at));
+    expect(ok).toHaveLength(2); // generateText, then streamText
+    expect(sent).toHaveLength(4);
+    await expectAgentRun(account, ok[0]!, sent.slice(0, 2), { cached: true });
+    await expectAgentRun(account, ok[1]!, sent.slice(2), { cached: true });
     const failed = runs.find((r) => r.status === "error")!;
     expect(failed).toMatchObject({ agent_name: "support-bot" });
     expect(failed.last_error).toMatch(/server had an error|500/);

@@ -1,7 +1,7 @@
 /**
  * The agent frameworks the framework tests run (test/frameworks/*.test.ts), installed once under
  * deploy/.cache/frameworks like the project's other downloads, at the versions pinned in test/frameworks/js
- * (package-lock.json) and test/frameworks/python/*.requirements.txt; installed again only when those files change.
+ * and js-ai7 (package-lock.json) and test/frameworks/python/*.requirements.txt; installed again only when those files change.
  * Python frameworks that cannot share a venv (some need openai 3, some refuse it) get one venv per requirements file.
  * The snippets (the code docs/OTEL.md shows) are copied beside the JS packages, so their imports resolve there.
  */
@@ -42,10 +42,13 @@ function run(cmd: string, args: readonly string[], cwd: string): Promise<void> {
   });
 }
 
-/** The JS workspace's directory, with its packages installed and the snippets copied in. */
-export async function jsWorkspace(): Promise<string> {
-  const source = path.join(here, "js");
-  const dir = path.join(cache, "js");
+/**
+ * A JS workspace's directory (test/frameworks/<name>: "js", or "js-ai7" for the AI SDK 7, which cannot share a
+ * node_modules with AI SDK 6), with its packages installed and its snippets copied in.
+ */
+export async function jsWorkspace(name = "js"): Promise<string> {
+  const source = path.join(here, name);
+  const dir = path.join(cache, name);
   mkdirSync(dir, { recursive: true });
   const manifest = ["package.json", "package-lock.json"].map((f) => path.join(source, f));
   await installOnce(dir, manifest, async () => {
