@@ -126,6 +126,25 @@ async function expectFailedSpanOfOpenRun(account: TestAccount): Promise<void> {
   }
 }
 
+/** The run of the failed invocation: failed, named, with the LLM server's error. */
+function expectFailedRun(runs: readonly Json[], agent = "support-bot"): void {
+  const failed = runs.find((r) => r.status === "error");
+  expect(failed, JSON.stringify(runs)).toMatchObject({ agent_name: agent });
+  expect(failed!.last_error).toMatch(/server had an error|500/);
+}
+
+/** The AI SDK snippets' runs: generateText's, then streamText's (two calls each), and the failed one. */
+async function expectGenerateAndStream(account: TestAccount, sent: Usage[]): Promise<void> {
+  const runs = await endedRuns(account, 3);
+  const ok = runs.filter((r) => r.status === "success").sort((a, b) => a.started_at.localeCompare(b.started_at));
+  expect(ok).toHaveLength(2);
+  expect(sent).toHaveLength(4);
+  await expectAgentRun(account, ok[0]!, sent.slice(0, 2), { cached: true });
+  await expectAgentRun(account, ok[1]!, sent.slice(2), { cached: true });
+  expect((await spansOf(account, ok[0]!)).find((s) => s.kind === "llm")!.cached_tokens).toBeGreaterThan(0);
+  expectFailedRun(runs);
+}
+
 /** Runs the snippet once as asked and once with a question the LLM server answers 500. */
 async function tryFramework(cmd: string, args: readonly string[], cwd: string, env?: Record<string, string>) {
   const account = await srv.account();
@@ -155,29 +174,12 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", { timeout: 
 
   it("the Vercel AI SDK (generateText and streamText with a tool): the functionId names the agent, ai.toolCall is the tool, cached tokens price the call", async () => {
     const { account, sent } = await tryFramework(process.execPath, ["vercel-ai.mjs"], js);
-    const runs = await endedRuns(account, 3);
-    const ok = runs.filter((r) => r.status === "success").sort((a, b) => a.started_at.localeCompare(b.started_at));
-    expect(ok).toHaveLength(2); // generateText, then streamText
-    expect(sent).toHaveLength(4);
-    await expectAgentRun(account, ok[0]!, sent.slice(0, 2), { cached: true });
-    await expectAgentRun(account, ok[1]!, sent.slice(2), { cached: true });
-    expect((await spansOf(account, ok[0]!)).find((s) => s.kind === "llm")!.cached_tokens).toBeGreaterThan(0);
-    const failed = runs.find((r) => r.status === "error")!;
-    expect(failed).toMatchObject({ agent_name: "support-bot" });
-    expect(failed.last_error).toMatch(/server had an error|500/);
+    await expectGenerateAndStream(account, sent);
   });
 
   it.skipIf(Number(process.versions.node.split(".")[0]) < 22)("the Vercel AI SDK 7 (its OpenTelemetry integration, @ai-sdk/otel): the same run as with AI SDK 6", async () => {
     const { account, sent } = await tryFramework(process.execPath, ["vercel-ai-7.mjs"], jsAi7);
-    const runs = await endedRuns(account, 3);
-    const ok = runs.filter((r) => r.status === "success").sort((a, b) => a.started_at.localeCompare(b.started_at));
-    expect(ok).toHaveLength(2); // generateText, then streamText
-    expect(sent).toHaveLength(4);
-    await expectAgentRun(account, ok[0]!, sent.slice(0, 2), { cached: true });
-    await expectAgentRun(account, ok[1]!, sent.slice(2), { cached: true });
-    const failed = runs.find((r) => r.status === "error")!;
-    expect(failed).toMatchObject({ agent_name: "support-bot" });
-    expect(failed.last_error).toMatch(/server had an error|500/);
+    await expectGenerateAndStream(account, sent);
   });
 
   // openai 7, which the JS Agents SDK uses, needs Node.js 22 or later.
@@ -196,9 +198,7 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", { timeout: 
     const { account, sent } = await tryFramework(process.execPath, ["mastra.mjs"], js);
     const runs = await endedRuns(account, 2);
     await expectAgentRun(account, runs.find((r) => r.status === "success")!, sent, { cached: true });
-    const failed = runs.find((r) => r.status === "error");
-    expect(failed, JSON.stringify(runs)).toMatchObject({ agent_name: "support-bot" });
-    expect(failed!.last_error).toMatch(/server had an error|500/);
+    expectFailedRun(runs);
   });
 
   it("Pydantic AI: the agent's name, its prompt and answer on the run, cached tokens", async () => {
@@ -209,19 +209,14 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", { timeout: 
     const { events } = await get(account, `/api/runs/${ok.sdk_run_id}`);
     expect((events as Json[]).find((e) => e.event_type === "run_start")!.payload.input).toContain("What is the weather in Paris?");
     expect((events as Json[]).find((e) => e.event_type === "run_end")!.payload.output).toContain("It is sunny in Paris.");
-    const failed = runs.find((r) => r.status === "error")!;
-    expect(failed).toMatchObject({ agent_name: "support-bot" });
-    expect(failed.last_error).toMatch(/server had an error|500/);
+    expectFailedRun(runs);
   });
 
   it("the OpenAI Agents SDK through OpenInference: the agent span's failure fails the run although the workflow span is OK", async () => {
     const { account, sent } = await tryFramework(python, [path.join(import.meta.dirname, "python", "openai_agents_agent.py")], import.meta.dirname);
     const runs = await endedRuns(account, 2);
     await expectAgentRun(account, runs.find((r) => r.status === "success")!, sent, { cached: true });
-    const failed = runs.find((r) => r.status === "error");
-    expect(failed, JSON.stringify(runs)).toBeDefined();
-    expect(failed).toMatchObject({ agent_name: "support-bot" });
-    expect(failed!.last_error).toMatch(/server had an error|500/);
+    expectFailedRun(runs);
   });
 
   it("the OpenTelemetry OpenAI instrumentation (openai-v2) around a hand-written agent: calls, tokens and content", async () => {
@@ -255,9 +250,7 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", { timeout: 
     const calls = (await spansOf(account, ok)).filter((s) => s.kind === "llm");
     expect(calls[0]!.input_preview).toContain("What is the weather in Paris?");
     expect(calls[1]!.output_preview).toContain("It is sunny in Paris.");
-    const failed = runs.find((r) => r.status === "error");
-    expect(failed, JSON.stringify(runs)).toMatchObject({ agent_name: "support-bot" });
-    expect(failed!.last_error).toMatch(/server had an error|500/);
+    expectFailedRun(runs);
   });
 
   it("Google ADK (its own OpenTelemetry spans) through LiteLLM: the agent, calls, tool arguments and results", async () => {
@@ -271,9 +264,7 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", { timeout: 
     const calls = (await spansOf(account, ok)).filter((s) => s.kind === "llm");
     expect(calls[0]!.input_preview).toContain("What is the weather in Paris?");
     expect(calls[1]!.output_preview).toContain("It is sunny in Paris.");
-    const failed = runs.find((r) => r.status === "error");
-    expect(failed, JSON.stringify(runs)).toMatchObject({ agent_name: "support_bot" });
-    expect(failed!.last_error).toMatch(/server had an error|500/);
+    expectFailedRun(runs, "support_bot");
   });
 
   it("CrewAI through OpenInference (CrewAI's and OpenAI's instrumentations): the agent's role, calls, the tool", async () => {
@@ -283,9 +274,7 @@ describe.skipIf(skip)("agent frameworks exporting OTLP to Runwatch", { timeout: 
     const runs = await endedRuns(account, 2);
     const ok = runs.find((r) => r.status === "success")!;
     await expectAgentRun(account, ok, sent, { cached: true });
-    const failed = runs.find((r) => r.status === "error");
-    expect(failed, JSON.stringify(runs)).toMatchObject({ agent_name: "support-bot" });
-    expect(failed!.last_error).toMatch(/server had an error|500/);
+    expectFailedRun(runs);
   });
 
   it("LlamaIndex through OpenInference: the model calls and the tool; its streamed agent calls report no tokens", async () => {
