@@ -34,7 +34,8 @@ const pageView = (page: Page) => page.evaluate(() => {
   const spans = Array.from(document.querySelectorAll("#span-tree li[data-span-id]")).map((li) =>
     [(li as HTMLElement).dataset.spanId, li.parentElement!.closest("li")?.getAttribute("data-span-id") ?? null, li.className.replace(" tl-new", ""), row(li), bar(li)]);
   const items = Array.from(document.querySelectorAll("#timeline li")).map((li) => [(li as HTMLElement).dataset.eventId, li.className.replace(" tl-new", ""), row(li), bar(li)]);
-  const heads = Array.from(document.querySelectorAll("#run-live .card-head")).map((h) => h.textContent!.replace(/\s+/g, " ").trim().replace(/span [^·]*$/, ""));
+  // The cards' counts (their time ranges grow with the clock while the run is live).
+  const heads = Array.from(document.querySelectorAll("#run-live .card-head")).map((h) => h.textContent!.match(/\d[\d,]* (spans?|items?|events?|LLM calls?)\b/g));
   return { spans, items, heads };
 });
 
