@@ -23,7 +23,13 @@ const startServer = (env: NodeJS.ProcessEnv, url: string) => startChildServer(en
 describe("crash safety", () => {
   it("every 202 survives kill -9 and a restart, exactly once", async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-crash-"));
-    const { env, url } = await childServerEnv(dataDir, { NODE_ENV: "test", LOG_LEVEL: "warn", RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000" });
+    // In scale mode, a topic and database of this run's own: runs of an earlier pass on the same servers keep their
+    // names (crash-run-N) and their user's id, and would add their events to this run's.
+    const tag = path.basename(dataDir).replace(/[^a-z0-9]/gi, "").slice(-10).toLowerCase();
+    const { env, url } = await childServerEnv(dataDir, {
+      NODE_ENV: "test", LOG_LEVEL: "warn", RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000",
+      KAFKA_TOPIC: `runwatch.test.crash.${tag}`, CLICKHOUSE_DATABASE: `runwatch_test_crash_${tag}`,
+    });
     cli({ ...env, RUNWATCH_PASSWORD: "crash-test-pw" }, "user", "create", "--email", "crash@example.com", "--name", "Crash");
     const key = cli(env, "key", "create", "--email", "crash@example.com", "--name", "crash");
     expect(key).toMatch(/^[0-9a-f]{64}$/);
