@@ -16,6 +16,11 @@ function random16(): Buffer {
   return b;
 }
 
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether `s` is a UUID in its canonical text form (either case). */
+export const isUuid = (s: string): boolean => UUID_RE.test(s);
+
 /**
  * UUIDv7 (RFC 9562): 48-bit ms timestamp, then random bits, with a per-process monotonic counter in
  * rand_a so ids minted in the same millisecond by one process still sort in minting order.

@@ -10,8 +10,9 @@
  * of the whole stays under `falsePositiveRate` however many ids are added. It never answers "not in it" for an id
  * that was added: that is what pipeline/stored-runs.ts relies on. An id that is not a UUID is never "certainly not".
  */
+import { isUuid } from "../core/ids.js";
+
 const LN2_SQUARED = Math.LN2 * Math.LN2;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 class Stage {
   readonly bits: Uint32Array;
@@ -55,7 +56,7 @@ export class RunIdFilter {
   constructor(private readonly firstCapacity = 1 << 16, private readonly falsePositiveRate = 1e-5) {}
 
   add(runId: string): void {
-    if (!UUID.test(runId)) return; // mayHave answers "maybe" for it anyway
+    if (!isUuid(runId)) return; // mayHave answers "maybe" for it anyway
     let stage = this.stages[this.stages.length - 1];
     if (!stage || stage.count >= stage.capacity) {
       const n = this.stages.length;
@@ -68,7 +69,7 @@ export class RunIdFilter {
 
   /** False only for a run id that was never added. */
   mayHave(runId: string): boolean {
-    if (!UUID.test(runId)) return true;
+    if (!isUuid(runId)) return true;
     const a = h1(runId);
     const b = h2(runId);
     for (const stage of this.stages) if (stage.has(a, b)) return true;

@@ -22,6 +22,7 @@ import { mapInSlices } from "../time-slice.js";
 import { isStorableTime, type EventType, type LoggedEvent, type RunStatus } from "../events/schema.js";
 import type { RunRecord } from "../events/run.js";
 import { ValidationError } from "../errors.js";
+import { isUuid } from "../ids.js";
 import { jsonString, jsonValue } from "../json-text.js";
 import { encodeLines, encodeLinesInSlices } from "./settings.js";
 import type { EventStore, RunFilter, StoredEvent } from "./types.js";
@@ -230,7 +231,6 @@ export function checkLimit(limit: number | undefined, dflt: number, max: number)
   return limit;
 }
 
-const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 export function createEventStore(ch: ClickHouse): EventStore {
   return {
@@ -346,7 +346,7 @@ export function createEventStore(ch: ClickHouse): EventStore {
       const params: Record<string, unknown> = { user_id: userId, run_id: runId, take: limit };
       let after = "";
       if (opts.after !== undefined) {
-        if (!UUID_RE.test(opts.after)) throw new ValidationError({ message: "after must be an event_id", field: "after" });
+        if (!isUuid(opts.after)) throw new ValidationError({ message: "after must be an event_id", field: "after" });
         after = "AND toString(event_id) > {after:String}";
         params.after = opts.after.toLowerCase();
       }

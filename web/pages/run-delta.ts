@@ -8,6 +8,7 @@
  * a status change — that part is sent whole, as on a first load.
  */
 import { ValidationError } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
 import type { StoredEvent } from "../../core/clickhouse/types.js";
 import { buildSpans } from "../../core/events/spans.js";
 import { buildTimeline, type TimelineItem } from "./timeline.js";
@@ -23,8 +24,6 @@ export interface LiveCursor {
 export interface SinceQuery extends LiveCursor {
   status: string;
 }
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The cursor of a render made from these event lists (they may overlap: a page's events and the trace's). */
 export function cursorOf(...lists: readonly (readonly StoredEvent[])[]): LiveCursor {
@@ -46,7 +45,7 @@ export function parseSince(q: Record<string, unknown>): SinceQuery | null {
   const since = first(q.since);
   if (since === undefined || since === "") return null;
   const cursor = String(since).toLowerCase();
-  if (!UUID_RE.test(cursor)) throw new ValidationError({ message: "since must be an event_id", field: "since" });
+  if (!isUuid(cursor)) throw new ValidationError({ message: "since must be an event_id", field: "since" });
   const n = Number(first(q.n));
   if (!Number.isSafeInteger(n) || n < 0) throw new ValidationError({ message: "n must be a count of events", field: "n" });
   return { cursor, n, status: String(first(q.st) ?? "") };
