@@ -17,6 +17,7 @@ import { mkdir } from "node:fs/promises";
 import { Session, drainPending } from "chdb";
 import { InFlight } from "../in-flight.js";
 import { inlineParams } from "./inline-params.js";
+import { SessionPool } from "./session-pool.js";
 import type { ClickHouse, EncodedRows } from "../ports/clickhouse.js";
 import { CLICKHOUSE_SETTINGS, encodeRows, parseJsonEachRow, parseJsonEachRowInSlices, quoteIdent, SLICED_PARSE_BYTES } from "./settings.js";
 
@@ -35,46 +36,21 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
   await mkdir(dir, { recursive: true });
   const settings = { ...CLICKHOUSE_SETTINGS, ...(options.queryNice ? { os_thread_priority: options.queryNice } : {}) };
   const connectionArgs = Object.entries(settings).map(([k, v]) => `--${k}=${v}`);
-  // Several connections (Sessions) on the directory: chDB runs one query at a time per connection, so with one a
-  // quick page waited for any slow read (a run of 20,000 spans) in front of it. Writes all go to the first
-  // connection, and so does a query issued while a write is under way: it runs after the write, as on a single
-  // connection (the pipeline's look-ups beside its own inserts rely on that order to hold run versions back). Other
-  // queries take the least busy of the others.
-  const sessions: { readonly session: Session; busy: number }[] = [];
+  // Several connections (Sessions) on the directory, routed by SessionPool (session-pool.ts).
+  const sessions: Session[] = [];
   try {
-    for (let i = 0; i < CONNECTIONS; i++) sessions.push({ session: new Session(dir, { connectionArgs }), busy: 0 });
+    for (let i = 0; i < CONNECTIONS; i++) sessions.push(new Session(dir, { connectionArgs }));
   } catch (e) {
-    for (const s of sessions) s.session.close();
+    for (const s of sessions) s.close();
     throw new Error(`cannot open chDB at ${dir}: ${(e as Error).message}`, { cause: e });
   }
   const db = quoteIdent(database);
-  await sessions[0]!.session.queryAsync(`CREATE DATABASE IF NOT EXISTS ${db}`);
+  await sessions[0]!.queryAsync(`CREATE DATABASE IF NOT EXISTS ${db}`);
   // USE sticks to a Session's connection, so the shared SQL can name tables without a database.
-  for (const s of sessions) await s.session.queryAsync(`USE ${db}`);
-  const writer = sessions[0]!;
-  let writing = 0;
-  const on = async <T>(pick: (typeof sessions)[number], op: (session: Session) => Promise<T>): Promise<T> => {
-    pick.busy++;
-    try {
-      return await op(pick.session);
-    } finally {
-      pick.busy--;
-    }
-  };
-  const write = async <T>(op: (session: Session) => Promise<T>): Promise<T> => {
-    writing++;
-    try {
-      return await on(writer, op);
-    } finally {
-      writing--;
-    }
-  };
-  const read = <T>(op: (session: Session) => Promise<T>): Promise<T> => {
-    if (writing > 0) return on(writer, op);
-    let pick = sessions[1] ?? writer;
-    for (const s of sessions.slice(1)) if (s.busy < pick.busy) pick = s;
-    return on(pick, op);
-  };
+  for (const s of sessions) await s.queryAsync(`USE ${db}`);
+  const pool = new SessionPool(sessions);
+  const write = <T>(op: (session: Session) => Promise<T>): Promise<T> => pool.write(op);
+  const read = <T>(op: (session: Session) => Promise<T>): Promise<T> => pool.read(op);
 
   // Ops still running natively when close() is called would be torn down under the engine; track them.
   const inflight = new InFlight();
@@ -125,7 +101,7 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
       if (closed) return;
       closed = true;
       await inflight.settled();
-      for (const s of sessions) s.session.close();
+      for (const s of sessions) s.close();
       await drainPending();
     },
   };

@@ -13,7 +13,7 @@
  *   gzip request bodies (Content-Encoding) and responses (enable_http_compression=1 + Accept-Encoding);
  *   errors as HTTP 500 with "Code: N. DB::Exception: … (NAME)" and X-ClickHouse-Exception-Code.
  * Like a ClickHouse server, it answers several queries at once: each database is served on CONNECTIONS chDB
- * sessions, which run one query at a time each, routed as the embedded adapter routes them (core/clickhouse/chdb.ts).
+ * sessions, which run one query at a time each, routed as the embedded adapter routes them (core/clickhouse/session-pool.ts).
  *
  *   node --import tsx deploy/clickhouse/chdb-http.ts [--port 8124] [--host 127.0.0.1] [--data DIR]
  */
@@ -23,6 +23,7 @@ import path from "node:path";
 import { gunzip as gunzipCb, gzip as gzipCb } from "node:zlib";
 import { parseArgs, promisify } from "node:util";
 import { Session } from "chdb";
+import { SessionPool } from "../../core/clickhouse/session-pool.js";
 
 /** URL parameters that are part of the protocol, not settings. */
 const PROTOCOL_PARAMS = new Set(["query", "database", "query_id", "session_id", "session_timeout", "session_check", "role", "user", "password", "default_format", "quota_key"]);
@@ -44,19 +45,10 @@ interface DbSession {
   /** Settings currently applied to this session (all Runwatch clients send the same ones). */
   readonly applied: Map<string, string>;
   lock: Promise<void>;
-  /** Queries sent to this session and not yet answered. */
-  busy: number;
 }
 
-/**
- * A database's sessions. Writes (and statements that change the schema or data) go to the first, and so does a
- * query that arrives while a write is under way: it runs after the write, as on one connection. Other queries take
- * the least busy of the others, so a quick query does not wait for a slow read in front of it.
- */
-interface DbPool {
-  readonly sessions: DbSession[];
-  writing: number;
-}
+/** A database's sessions, routed as the embedded adapter routes its own (SessionPool). */
+type DbPool = SessionPool<DbSession>;
 
 const CONNECTIONS = 3;
 // Off the event loop (libuv's pool), as a server compresses in its own threads: compressing a 40 MB answer in
@@ -113,8 +105,7 @@ export function startChdbHttp(options: ChdbHttpOptions): Promise<{ server: http.
     let pool = pools.get(database);
     if (!pool) {
       // Sessions (connections) on the same data directory: USE sticks to a connection.
-      pool = { sessions: [], writing: 0 };
-      for (let i = 0; i < CONNECTIONS; i++) pool.sessions.push({ session: new Session(options.dataDir), applied: new Map(), lock: Promise.resolve(), busy: 0 });
+      pool = new SessionPool(Array.from({ length: CONNECTIONS }, (): DbSession => ({ session: new Session(options.dataDir), applied: new Map(), lock: Promise.resolve() })));
       pools.set(database, pool);
       if (database !== "default") {
         try {
@@ -127,14 +118,6 @@ export function startChdbHttp(options: ChdbHttpOptions): Promise<{ server: http.
       }
     }
     return pool;
-  }
-
-  function pick(pool: DbPool, write: boolean): DbSession {
-    const first = pool.sessions[0]!;
-    if (write || pool.writing > 0) return first;
-    let least = pool.sessions[1] ?? first;
-    for (const s of pool.sessions.slice(1)) if (s.busy < least.busy) least = s;
-    return least;
   }
 
   /** Applies the request's settings to the session when they differ from what it has (serialized). */
@@ -200,12 +183,8 @@ export function startChdbHttp(options: ChdbHttpOptions): Promise<{ server: http.
     const insert = data !== undefined ? INSERT_RE.exec(queryText) : null;
     const pool = await poolFor(database);
     const write = insert !== null || WRITE_RE.test(queryText);
-    const s = pick(pool, write);
-    if (write) pool.writing++;
-    s.busy++;
-    let out = "";
     const headers: Record<string, string> = { "X-ClickHouse-Query-Id": queryId };
-    try {
+    const run = async (s: DbSession): Promise<string> => {
       await applySettings(s, settings);
       await s.lock;
       queries++;
@@ -216,21 +195,20 @@ export function startChdbHttp(options: ChdbHttpOptions): Promise<{ server: http.
         const r = await s.session.insert({ table: table.replace(/[`"]/g, ""), values: data!, format: format as "JSONEachRow", ...(names ? { columns: names } : {}) });
         const written = String((r as { rowsWritten?: number }).rowsWritten ?? 0);
         headers["X-ClickHouse-Summary"] = JSON.stringify({ read_rows: "0", read_bytes: "0", written_rows: written, written_bytes: String(data!.length), total_rows_to_read: "0", result_rows: "0", result_bytes: "0" });
-      } else {
-        const sql = data !== undefined && data.length ? `${queryText}\n${data.toString("utf8")}` : queryText;
-        const format = formatOf(sql, params.get("default_format") ?? "TabSeparated");
-        const r = Object.keys(bind).length
-          ? await s.session.queryBindAsync(sql, bind, { format })
-          : await s.session.queryAsync(sql, { format });
-        out = r.text();
-        headers["X-ClickHouse-Format"] = format;
-        headers["Content-Type"] = contentTypeFor(format);
-        headers["X-ClickHouse-Summary"] = JSON.stringify({ read_rows: "0", read_bytes: "0", written_rows: "0", written_bytes: "0", total_rows_to_read: "0", result_rows: "0", result_bytes: String(Buffer.byteLength(out)) });
+        return "";
       }
-    } finally {
-      s.busy--;
-      if (write) pool.writing--;
-    }
+      const sql = data !== undefined && data.length ? `${queryText}\n${data.toString("utf8")}` : queryText;
+      const format = formatOf(sql, params.get("default_format") ?? "TabSeparated");
+      const r = Object.keys(bind).length
+        ? await s.session.queryBindAsync(sql, bind, { format })
+        : await s.session.queryAsync(sql, { format });
+      const text = r.text();
+      headers["X-ClickHouse-Format"] = format;
+      headers["Content-Type"] = contentTypeFor(format);
+      headers["X-ClickHouse-Summary"] = JSON.stringify({ read_rows: "0", read_bytes: "0", written_rows: "0", written_bytes: "0", total_rows_to_read: "0", result_rows: "0", result_bytes: String(Buffer.byteLength(text)) });
+      return text;
+    };
+    const out = write ? await pool.write(run) : await pool.read(run);
     let payload: Buffer = Buffer.from(out);
     if (params.get("enable_http_compression") === "1" && /gzip/i.test(String(req.headers["accept-encoding"] ?? ""))) {
       payload = await gzip(payload, { level: GZIP_LEVEL });
