@@ -105,7 +105,8 @@ function applySpan(t) {
     old.replaceWith(li);
     return;
   }
-  const parentLi = t.dataset.root === "true" ? null : byData(tree, "data-span-id", t.dataset.parent);
+  // A span's id is never empty (core/events/spans.ts), so no parent means a root.
+  const parentLi = t.dataset.parent ? byData(tree, "data-span-id", t.dataset.parent) : null;
   const list = parentLi ? childList(parentLi) : tree;
   if (!list) return;
   const before = t.dataset.before ? byData(list, "data-span-id", t.dataset.before) : null;
