@@ -39,6 +39,8 @@ const pageView = (page: Page) => page.evaluate(() => {
   return { spans, items, heads };
 });
 
+const HOSTILE = `q"]' <img src=x onerror=alert(1)> \\ ☃ 𝄞`;
+
 describe.skipIf(!haveBrowser)("the run page, live", () => {
   const env = useBrowserStack();
 
@@ -87,12 +89,20 @@ describe.skipIf(!haveBrowser)("the run page, live", () => {
       llm("nested-0", "warm-3", 5_300), // warm-3 was a leaf
       [ev("step", { node_name: "review", phase: "start" }, { span_id: "review", occurred_at: at(5_400) })],
       llm("review-llm", "review", 5_500),
+      // A hostile span id and name: markup in them stays text, and a child finds its parent by that id.
+      [ev("step", { node_name: `<script>alert(1)</script>${HOSTILE}`, phase: "start" }, { span_id: HOSTILE, parent_span_id: "agent", occurred_at: at(5_600) })],
+      llm("under-hostile", HOSTILE, 5_700),
     ];
     for (const batch of batches) {
       await send(batch);
       await page.waitForSelector(`#run-live .run-head[data-events="${sent}"]`, { timeout: 10_000 });
     }
     await page.waitForSelector('li[data-span-id="review-llm"]', { timeout: 10_000 });
+    expect(await page.$$eval("#span-tree li[data-span-id]", (els) => {
+      const hostile = els.find((e) => (e as HTMLElement).dataset.spanId!.startsWith("q\""));
+      return hostile && Array.from(hostile.querySelectorAll(":scope > details > ul > li")).map((e) => (e as HTMLElement).dataset.spanId);
+    })).toEqual(["under-hostile"]);
+    expect(await page.$$("#run-live img, #run-live script")).toHaveLength(0);
 
     const deltas = fragments.filter((f) => f.kind === "delta");
     expect(deltas.length).toBeGreaterThanOrEqual(batches.length);
