@@ -17,7 +17,8 @@
  */
 import { Either } from "effect";
 import type { RunRecord } from "../core/events/run.js";
-import { logKey, type PipelineEvent } from "../core/events/schema.js";
+import { runKeyOfEvent, type RunKey } from "../core/events/run-key.js";
+import type { PipelineEvent } from "../core/events/schema.js";
 import { enqueueNotifications } from "./dispatch.js";
 import type { AlertCheck, AlertContext, AlertDispatcher, AlertFiring, AlertRule } from "./model.js";
 import type { TriggerRegistry } from "./registry.js";
@@ -44,8 +45,8 @@ export interface AlertEvaluationOptions {
 /** The alert engine the pipeline drives: start it, hand it every stored batch, close it. */
 export interface AlertEvaluation {
   start(ctx: AlertContext): Promise<void>;
-  /** Evaluates a stored batch: `events` in log order, `runs` by log key (`${user_id}:${sdk_run_id}`). */
-  evaluate(events: readonly PipelineEvent[], runs: ReadonlyMap<string, RunRecord>): Promise<void>;
+  /** Evaluates a stored part: `events` in log order, `runs` by run key (core/events/run-key.ts). */
+  evaluate(events: readonly PipelineEvent[], runs: ReadonlyMap<RunKey, Readonly<RunRecord>>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -159,11 +160,11 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
       const rules = await rulesOf([...users], types);
       // Most parts are of users without rules (the rules are cached): their events are not grouped at all.
       if (![...rules.values()].some((r) => r.length > 0)) return;
-      const eventsByRun = new Map<string, PipelineEvent[]>();
+      const eventsByRun = new Map<RunKey, PipelineEvent[]>();
       // Duplicates included: a batch retried after a failed hook must still be evaluated (firing keys dedupe).
       for (const e of events) {
         if (!rules.get(e.user_id)?.length) continue;
-        const k = logKey(e);
+        const k = runKeyOfEvent(e);
         const list = eventsByRun.get(k);
         if (list) list.push(e);
         else eventsByRun.set(k, [e]);

@@ -24,7 +24,7 @@ export type AlertContext = PipelineContext;
 export interface AlertCheck {
   readonly rule: AlertRule;
   /** The run after this batch. */
-  readonly run: RunRecord;
+  readonly run: Readonly<RunRecord>;
   /** This run's events in the batch, in log order (replayed duplicates included: see AlertFiring.key). */
   readonly events: readonly PipelineEvent[];
 }
@@ -34,7 +34,7 @@ export interface AlertFiring {
   readonly key: string;
   readonly rule: AlertRule;
   /** The run concerned; absent for aggregate triggers (budget, error rate). */
-  readonly run?: RunRecord;
+  readonly run?: Readonly<RunRecord>;
   readonly event?: PipelineEvent;
   /** Human-readable one-liner, e.g. "planner run abc failed: TimeoutError: upstream timed out". */
   readonly message: string;

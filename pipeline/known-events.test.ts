@@ -1,5 +1,5 @@
 /**
- * Known events (known-events.ts): the bounds, and the batch processor finding the duplicates of a run it has stored
+ * Known events (run-state.ts, duplicate-index.ts): the part processor finding the duplicates of a run it has stored
  * every event of without asking storage, on a real chDB — a trace sent over many exports, an exporter's retry, a
  * failed part.
  */
@@ -8,54 +8,9 @@ import { createEventStore } from "../core/clickhouse/event-store.js";
 import type { EventStore } from "../core/clickhouse/types.js";
 import { runIdFor } from "../core/ids.js";
 import type { Sql } from "../core/ports/sql.js";
-import { KnownEvents } from "./known-events.js";
 import { countingLookUps, processorHarness, type ProcessorHarness } from "./testing/processor-harness.js";
 
-describe("KnownEvents", () => {
-  it("knows the stored events of the runs it was told are new, and nothing of others", () => {
-    const known = new KnownEvents();
-    known.start("1:a");
-    known.add("1:a", "1:ra:e1");
-    known.add("1:b", "1:rb:e1"); // not known: ignored
-    expect(known.knows("1:a")).toBe(true);
-    expect(known.knows("1:b")).toBe(false);
-    expect(known.has("1:ra:e1")).toBe(true);
-    expect(known.has("1:rb:e1")).toBe(false);
-    expect(known.has("1:ra:e2")).toBe(false);
-    known.add("1:a", "1:ra:e1"); // the same event again counts once
-    expect(known.size).toEqual({ runs: 1, ids: 1 });
-    known.forget("1:a");
-    expect(known.knows("1:a")).toBe(false);
-    expect(known.has("1:ra:e1")).toBe(false);
-    expect(known.size).toEqual({ runs: 0, ids: 0 });
-  });
-
-  it("forgets a run over its share, the runs known longest over the whole budget, and a run known too long", () => {
-    let now = 0;
-    const known = new KnownEvents({ maxIds: 5, maxIdsPerRun: 3, maxAgeMs: 1000 }, () => now);
-    known.start("big");
-    for (const id of ["b1", "b2", "b3"]) known.add("big", id);
-    expect(known.knows("big")).toBe(true);
-    known.add("big", "b4");
-    expect(known.knows("big")).toBe(false);
-    expect(known.has("b1")).toBe(false);
-    for (const run of ["r1", "r2", "r3"]) {
-      known.start(run);
-      known.add(run, `${run}:e1`);
-      known.add(run, `${run}:e2`);
-    }
-    // 6 ids over a budget of 5: r1, known first, is forgotten with both its ids.
-    expect(known.size).toEqual({ runs: 2, ids: 4 });
-    expect(known.knows("r1")).toBe(false);
-    expect(known.has("r1:e1")).toBe(false);
-    expect(known.has("r3:e2")).toBe(true);
-    now = 1001;
-    expect(known.knows("r2")).toBe(false);
-    expect(known.has("r2:e1")).toBe(false);
-  });
-});
-
-describe("the batch processor with known events (chDB)", () => {
+describe("the part processor with known events (chDB)", () => {
   let h: ProcessorHarness;
   beforeAll(async () => {
     h = await processorHarness("known-events");
@@ -79,9 +34,9 @@ describe("the batch processor with known events (chDB)", () => {
     // As OTLP exports come: every part of the trace repeats its run_start (the same id), one or two spans each.
     const start = h.event(user, "spread", "run_start", { framework: "test" });
     const steps = [1, 2, 3].map((i) => h.event(user, "spread", "step", { node_name: `s${i}`, phase: "end" }));
-    await processor([start, steps[0]!]);
-    await processor([start, steps[1]!]);
-    await processor([start, steps[1]!, steps[2]!]); // an exporter's retry of the last export, with one more span
+    await processor.process([start, steps[0]!]);
+    await processor.process([start, steps[1]!]);
+    await processor.process([start, steps[1]!, steps[2]!]); // an exporter's retry of the last export, with one more span
     expect(counts.eventLookUps).toBe(0);
     expect(sqlCounts.agentRunStarts).toBe(1);
     expect(await h.store.getRun(user, "spread")).toMatchObject({ status: "running", event_count: 4 });
@@ -91,8 +46,8 @@ describe("the batch processor with known events (chDB)", () => {
 
     // Once the run has ended it is no longer known: a late resend is looked up, and still stored once.
     const end = h.event(user, "spread", "run_end");
-    await processor([start, end]);
-    await processor([start, end]);
+    await processor.process([start, end]);
+    await processor.process([start, end]);
     expect(counts.eventLookUps).toBeGreaterThan(0);
     expect(await h.store.getRun(user, "spread")).toMatchObject({ status: "success", event_count: 5 });
     processor.close();
@@ -115,13 +70,13 @@ describe("the batch processor with known events (chDB)", () => {
     await processor.storedRunsRead();
     const start = h.event(user, "failing", "run_start", { framework: "test" });
     const step = h.event(user, "failing", "step", { node_name: "a", phase: "end" });
-    await processor([start]);
+    await processor.process([start]);
     lostAnswer = true;
-    await expect(processor([start, step])).rejects.toThrow(/timed out/);
+    await expect(processor.process([start, step])).rejects.toThrow(/timed out/);
     lostAnswer = false;
-    await processor([start, step]); // the retry
+    await processor.process([start, step]); // the retry
     const before = counts.eventLookUps;
-    await processor([start, step]); // and a resend of the same export later
+    await processor.process([start, step]); // and a resend of the same export later
     expect(counts.eventLookUps).toBeGreaterThan(before);
     expect(await h.store.getRun(user, "failing")).toMatchObject({ event_count: 2 });
     processor.close();

@@ -1,7 +1,7 @@
 /**
  * Stores a batch's parts in log order, each with failure isolation (isolation.ts), with one overlap: the next part's
  * first attempt starts as soon as the current part has released its runs' drafts (its runs' rows are made and being
- * written, its hooks have taken their data: batch-processor.ts onDraftsReleased). The next part's look-ups, plugins
+ * written, its hooks have taken their data: part-processor.ts onDraftsReleased). The next part's look-ups, plugins
  * and events insert then run while the current part's runs, llm_calls rows, frames and counters are written, instead
  * of after them (docs/PIPELINE.md). At most two parts are in flight.
  *
@@ -13,7 +13,7 @@
  * runs reloaded from storage have their counters reconciled, as after a crash.
  */
 import type { LoggedEvent } from "../core/events/schema.js";
-import type { BatchProcessor } from "./batch-processor.js";
+import type { LogBatch, PartProcessor } from "./part-processor.js";
 import { processIsolated, type IsolationDeps } from "./isolation.js";
 
 /** One part's first attempt, started by the processor. */
@@ -25,10 +25,10 @@ interface Attempt {
   failed: boolean;
 }
 
-function startAttempt(processor: BatchProcessor, events: readonly LoggedEvent[]): Attempt {
+function startAttempt(batch: LogBatch, events: readonly LoggedEvent[]): Attempt {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
-  const attempt: Attempt = { done: processor(events, { onDraftsReleased: release }), released, failed: false };
+  const attempt: Attempt = { done: batch.part(events, { onDraftsReleased: release }), released, failed: false };
   attempt.done.catch(() => {
     attempt.failed = true;
   });
@@ -37,25 +37,26 @@ function startAttempt(processor: BatchProcessor, events: readonly LoggedEvent[])
 
 /**
  * Stores every part `take` gives, until it gives an empty one. `take` is called for the next part while the current
- * one is stored; isolation's `process` is ignored (the processor is used). Rejects, after every attempt has settled,
+ * one is stored; isolation's `process` is ignored (the log batch's `part` is used). Rejects, after every attempt has settled,
  * when a part fails as a whole (an outage: the log then retries the batch).
  */
 export async function storeParts(
   take: () => Promise<LoggedEvent[]>,
-  processor: BatchProcessor,
+  batch: LogBatch,
+  processor: Pick<PartProcessor, "forgetRuns">,
   isolation: Omit<IsolationDeps, "process">,
 ): Promise<void> {
   let part = await take();
   let early: Attempt | undefined; // `part`'s first attempt, when it started while the part before it was stored
   while (part.length > 0) {
-    const first = early ?? startAttempt(processor, part);
+    const first = early ?? startAttempt(batch, part);
     early = undefined;
     let next: Attempt | undefined;
     let firstUsed = false;
     const deps: IsolationDeps = {
       ...isolation,
       process: async (events) => {
-        if (firstUsed) return processor(events);
+        if (firstUsed) return batch.part(events);
         firstUsed = true; // isolation's first call is for the whole part: the attempt already under way
         try {
           await first.done;
@@ -82,7 +83,7 @@ export async function storeParts(
     if (following.length > 0) {
       // Whichever comes first: the drafts released (start the next part now), or the attempt settled.
       await Promise.race([first.released, first.done.catch(() => {})]);
-      if (!first.failed) next = startAttempt(processor, following);
+      if (!first.failed) next = startAttempt(batch, following);
     }
     try {
       await storing;

@@ -16,7 +16,7 @@ import { expandExportRecord } from "../otlp/export-record.js";
 import { addDeadLetters, type NewDeadLetter } from "../stores/dead-letters.js";
 import { storageProbe } from "./isolation.js";
 import { storeParts } from "./overlapped-parts.js";
-import type { BatchProcessor } from "./batch-processor.js";
+import type { PartProcessor } from "./part-processor.js";
 import type { PipelinePorts } from "./pipeline-ports.js";
 
 /** Handles one batch; its bytes may be a lent view of shared memory (host.ts), so nothing keeps them past the answer. */
@@ -41,13 +41,16 @@ function isLoggedEvent(e: unknown): e is LoggedEvent {
 }
 
 export function createRecordHandler(
-  processor: BatchProcessor,
+  processor: PartProcessor,
   ports: Pick<PipelinePorts, "sql" | "clickhouse">,
   logger: Logger,
   options: { singleRetryDelaysMs?: readonly number[]; maxEvents?: number; deadLetterMaxBytes?: number } = {},
 ): RecordHandler {
   const storageUp = storageProbe(ports.sql, ports.clickhouse);
-  const deadLetter = (letters: readonly NewDeadLetter[]) => addDeadLetters(ports.sql, letters, options.deadLetterMaxBytes);
+  const deadLetter = async (letters: readonly NewDeadLetter[]) => {
+    await addDeadLetters(ports.sql, letters, options.deadLetterMaxBytes);
+    processor.counters.add("events_dead_lettered", letters.length);
+  };
   const maxEvents = options.maxEvents ?? 5000;
   return async (batch) => {
     const skipped = new Set<number>();
@@ -93,6 +96,7 @@ export function createRecordHandler(
     const unmappable: NewDeadLetter[] = [];
     const pending: LoggedEvent[] = [];
     let next = 0;
+    const logBatch = processor.logBatch();
     const take = async (): Promise<LoggedEvent[]> => {
       const slice = new TimeSlice(SLICE_MS);
       while (pending.length < maxEvents && next < items.length) {
@@ -104,21 +108,18 @@ export function createRecordHandler(
         }
       }
       const part = pending.splice(0, maxEvents);
-      // A batch of several parts writes a run whose only change is its counters once, at its end (deferred-runs.ts).
+      processor.counters.add("events_received", part.length);
+      // A batch of several parts writes a run whose only change is its counters once, at its end (run-writer.ts).
       // A batch of one part does not: what it held would be a second write of the runs.
-      if (part.length > 0 && (pending.length > 0 || next < items.length)) processor.deferRunWrites(true);
+      if (part.length > 0 && (pending.length > 0 || next < items.length)) logBatch.severalParts();
       return part;
     };
     // Each part is stored in log order; the next one is mapped while the current one waits on storage (the thread
     // would otherwise sit idle while ClickHouse and Postgres work), and its storing overlaps the current part's last
     // writes (overlapped-parts.ts).
-    try {
-      await storeParts(take, processor, isolation);
-    } finally {
-      processor.deferRunWrites(false);
-    }
+    await storeParts(take, logBatch, processor, isolation);
     // Before the log commits the batch: its runs' held versions. (A failed batch keeps them for the retry.)
-    await processor.flushDeferredRuns();
+    await logBatch.finish();
     if (unmappable.length) await deadLetter(unmappable);
   };
 }

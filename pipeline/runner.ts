@@ -1,17 +1,10 @@
 /**
- * The pipeline: consumes the event log (group "pipeline") in batches and, per batch,
- *   1. gets the drafts of the batch's runs (LRU cache; EventStore.loadRuns on a miss),
- *   2. flags events whose event_id is already stored (client retries, replays after a crash),
- *   3. runs every plugin's onEvent for each event in log order,
- *   4. stores the new events (agent_events), then a new version of every touched run (agent_runs) while the
- *      plugins' afterEventsStored hooks run (the live broadcast, llm_calls and scores rows, agents' total_runs),
- *   5. runs every plugin's afterCommit (alerts),
- *   6. lets the log commit the batch.
- * A failure anywhere fails the batch: the cache entries it touched are dropped. Then record-handler.ts and
- * isolation.ts decide: an outage makes the log retry the same batch with backoff; an event that fails on its
- * own while storage answers is dead-lettered and the rest of the batch is stored. Storage is idempotent on
- * event_id and run counters are reconciled with storage (see docs/PIPELINE.md), so with at-least-once delivery
- * every event is stored and counted exactly once, or dead-lettered.
+ * The pipeline: consumes the event log (group "pipeline") in log batches. The record handler (record-handler.ts)
+ * decodes a log batch, expands OTLP export records into their events, and has the part processor
+ * (part-processor.ts) store them in parts of at most maxBatch events, in log order, with failure isolation
+ * (isolation.ts); the log commits the batch once every event of it is stored or dead-lettered. Storage is
+ * idempotent on event_id and run counters are reconciled with storage (docs/PIPELINE.md), so with at-least-once
+ * delivery every event is stored and counted exactly once, or dead-lettered.
  */
 import { createEventStore } from "../core/clickhouse/event-store.js";
 import { createLogger, type Logger } from "../core/logger.js";
@@ -21,12 +14,12 @@ import { buildChain } from "../plugins/index.js";
 import type { Plugin, PluginContext } from "../plugins/plugin.js";
 import { encodeBatch } from "../core/events/wire.js";
 import { ProgressTracker, startHealthReporter } from "./health.js";
-import { createBatchProcessor, type BatchProcessor } from "./batch-processor.js";
+import { createPartProcessor, type PartProcessor } from "./part-processor.js";
 import type { PipelinePorts } from "./pipeline-ports.js";
 import { createRecordHandler, type RecordHandler } from "./record-handler.js";
 
-export type { BatchProcessor, PipelinePorts };
-export { createBatchProcessor };
+export type { PartProcessor, PipelinePorts };
+export { createPartProcessor };
 
 export interface PipelineOptions {
   /**
@@ -72,7 +65,7 @@ const MAX_BATCH_BYTES = 8 * 1024 * 1024;
 
 /** The batch processor with its plugin chain built and initialised; close() closes the plugins. */
 export interface PipelineCore {
-  readonly processor: BatchProcessor;
+  readonly processor: PartProcessor;
   /** The processor behind decoding, dead letters and failure isolation: what the log's handler calls. */
   readonly handleRecords: RecordHandler;
   readonly plugins: readonly Plugin[];
@@ -91,7 +84,7 @@ export async function createPipelineCore(ports: PipelinePorts, options: Pipeline
   };
   const plugins = await buildChain(ctx, { extra: options.plugins, triggers: options.triggers });
   for (const p of plugins) await p.init?.(ctx);
-  const processor = createBatchProcessor(ctx, store, plugins, options.cacheSize ?? 50_000);
+  const processor = createPartProcessor(ctx, store, plugins, options.cacheSize ?? 50_000);
   return {
     processor,
     handleRecords: createRecordHandler(processor, ports, logger, {

@@ -1,91 +1,102 @@
 /**
  * Storage look-ups that keep run counters exact under at-least-once delivery (see docs/PIPELINE.md):
- * which of a batch's event_ids are already stored, and the true event counts of runs whose cached
+ * which of a part's events are already stored, and the true event counts of runs whose cached
  * counters cannot be trusted. All read agent_events by (a prefix of) its primary key (user_id, run_id, event_id).
  */
-import { logKey, type LoggedEvent } from "../core/events/schema.js";
+import type { EventKey } from "../core/events/run-key.js";
+import type { LoggedEvent } from "../core/events/schema.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 
 const CHUNK = 2000;
 
 /**
- * What makes an event the same event: its owner, run and id together (storedEventKey). An event_id alone is not
- * enough: another tenant may send (by accident or on purpose) an id that is already stored for someone else,
- * and that must not make this tenant's event a "duplicate".
- */
-export const storedEventKey = (e: Pick<LoggedEvent, "user_id" | "run_id" | "event_id">): string =>
-  `${runKey(e)}:${e.event_id.toLowerCase()}`;
-
-/** `${user_id}:${run_id}` (lowercase): a run, as findRunsWithEvents answers and storedEventKey begins. */
-const runKey = (e: { user_id: number; run_id: string }): string => `${e.user_id}:${e.run_id.toLowerCase()}`;
-
-/**
- * storedEventKey of each of `events` that agent_events already holds. Events of runs in `cachedRuns` (log keys of
- * runs this process has processed, which have stored events) are looked up by id at once; those of `notLookedUp`
- * (log keys of runs known to have no stored rows, pipeline/stored-runs.ts, or whose stored events the caller knows,
- * known-events.ts) not at all; `runKeys` are the events' log keys, when the caller has made them. For the others, one
- * look-up per run comes first (findRunsWithEvents), and only the events of runs that have any stored event are
- * looked up by id: a new run (every trace of an OTLP export, a run's first batch) cannot hold a stored copy. Same
- * answer, a fraction of the work: for 5,000 events the per-id look-up costs ~39 ms of CPU, the per-run one ~4
+ * The EventKey (core/events/run-key.ts) of each of `events` that agent_events already holds. `lookUp` says how to
+ * ask about an event (by its index):
+ * - "by-id": at once, by id (runs this process has worked on, which have stored events);
+ * - "skip": not at all (runs storage holds nothing of, pipeline/stored-runs.ts, or whose stored events the caller
+ *   knows, run-state.ts);
+ * - "by-run": one look-up per run first (findRunsWithEvents), and by id only the events of runs that have any
+ *   stored event: a new run (every trace of an OTLP export, a run's first part) cannot hold a stored copy.
+ * Same answer, a fraction of the work: for 5,000 events the per-id look-up costs ~39 ms of CPU, the per-run one ~4
  * (bench:pipeline-storage).
  */
-export async function findStoredEventIds(
+export type LookUp = "by-id" | "skip" | "by-run";
+
+export async function findStoredEvents(
   ch: ClickHouse,
   events: readonly LoggedEvent[],
-  cachedRuns: ReadonlySet<string> = new Set(),
-  notLookedUp: ReadonlySet<string> = new Set(),
-  runKeys: readonly string[] = events.map(logKey),
-): Promise<Set<string>> {
-  const known: LoggedEvent[] = [];
-  const unknown: LoggedEvent[] = [];
+  keys: readonly EventKey[],
+  lookUp: (index: number) => LookUp,
+): Promise<Set<EventKey>> {
+  const byId: number[] = [];
+  const byRun: number[] = [];
   for (let i = 0; i < events.length; i++) {
-    const key = runKeys[i]!;
-    if (cachedRuns.has(key)) known.push(events[i]!);
-    else if (!notLookedUp.has(key)) unknown.push(events[i]!);
+    const how = lookUp(i);
+    if (how === "by-id") byId.push(i);
+    else if (how === "by-run") byRun.push(i);
   }
-  const [found, more] = await Promise.all([findStoredIds(ch, known), findStoredIdsOfRunsWithEvents(ch, unknown)]);
-  for (const k of more) found.add(k);
+  const found = new Set<EventKey>();
+  const [direct, ofRuns] = await Promise.all([findStoredIds(ch, events, keys, byId), findStoredIdsOfRunsWithEvents(ch, events, keys, byRun)]);
+  for (const k of direct) found.add(k);
+  for (const k of ofRuns) found.add(k);
   return found;
 }
 
-async function findStoredIdsOfRunsWithEvents(ch: ClickHouse, events: readonly LoggedEvent[]): Promise<Set<string>> {
-  if (events.length === 0) return new Set();
-  const runs = new Map(events.map((e) => [runKey(e), e]));
+async function findStoredIdsOfRunsWithEvents(ch: ClickHouse, events: readonly LoggedEvent[], keys: readonly EventKey[], indexes: readonly number[]): Promise<EventKey[]> {
+  if (indexes.length === 0) return [];
+  const runs = new Map<string, LoggedEvent>();
+  for (const i of indexes) runs.set(events[i]!.run_id.toLowerCase(), events[i]!);
   const withEvents = await findRunsWithEvents(ch, [...runs.values()]);
-  return findStoredIds(ch, events.filter((e) => withEvents.has(runKey(e))));
+  return findStoredIds(ch, events, keys, indexes.filter((i) => withEvents.has(events[i]!.run_id.toLowerCase())));
 }
 
-/** `${user_id}:${run_id}` of those of `runs` with at least one stored event. */
+/**
+ * The run ids (lower case) of those of `runs` with at least one stored event. A run id is a function of the user
+ * and the client's run id (core/ids.ts runIdFor), so it names one tenant's run.
+ */
 export async function findRunsWithEvents(ch: ClickHouse, runs: readonly { user_id: number; run_id: string }[]): Promise<Set<string>> {
   const found = new Set<string>();
   for (let i = 0; i < runs.length; i += CHUNK) {
     const chunk = runs.slice(i, i + CHUNK);
-    const rows = await ch.query<{ uid: string | number; rid: string }>(
-      `SELECT DISTINCT user_id AS uid, toString(run_id) AS rid FROM agent_events
+    const rows = await ch.query<{ rid: string }>(
+      `SELECT DISTINCT toString(run_id) AS rid FROM agent_events
        WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)}`,
       { users: [...new Set(chunk.map((r) => r.user_id))], runs: chunk.map((r) => r.run_id) },
     );
-    for (const r of rows) found.add(runKey({ user_id: Number(r.uid), run_id: r.rid }));
+    for (const r of rows) found.add(r.rid.toLowerCase());
   }
   return found;
 }
 
-/** storedEventKey of each of `events` stored, looked up by event id. */
-async function findStoredIds(ch: ClickHouse, events: readonly LoggedEvent[]): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (let i = 0; i < events.length; i += CHUNK) {
-    const chunk = events.slice(i, i + CHUNK);
-    // No DISTINCT (measured 3x slower here); unmerged copies of a row just repeat an id in the Set.
+/** The keys of those of `events` (at `indexes`) that are stored, looked up by event id. */
+async function findStoredIds(ch: ClickHouse, events: readonly LoggedEvent[], keys: readonly EventKey[], indexes: readonly number[]): Promise<EventKey[]> {
+  const found: EventKey[] = [];
+  for (let c = 0; c < indexes.length; c += CHUNK) {
+    const chunk = indexes.slice(c, c + CHUNK);
+    // The events asked about, by id: an id stored for another run (or tenant) is not this event.
+    const asked = new Map<string, number[]>();
+    for (const i of chunk) {
+      const id = events[i]!.event_id.toLowerCase();
+      const same = asked.get(id);
+      if (same) same.push(i);
+      else asked.set(id, [i]);
+    }
+    // No DISTINCT (measured 3x slower here); unmerged copies of a row just repeat an id.
     const rows = await ch.query<{ uid: string | number; rid: string; id: string }>(
       `SELECT user_id AS uid, toString(run_id) AS rid, toString(event_id) AS id FROM agent_events
        WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)} AND event_id IN {ids:Array(UUID)}`,
       {
-        users: [...new Set(chunk.map((e) => e.user_id))],
-        runs: [...new Set(chunk.map((e) => e.run_id))],
-        ids: chunk.map((e) => e.event_id),
+        users: [...new Set(chunk.map((i) => events[i]!.user_id))],
+        runs: [...new Set(chunk.map((i) => events[i]!.run_id))],
+        ids: chunk.map((i) => events[i]!.event_id),
       },
     );
-    for (const r of rows) found.add(storedEventKey({ user_id: Number(r.uid), run_id: r.rid, event_id: r.id }));
+    for (const r of rows) {
+      for (const i of asked.get(r.id.toLowerCase()) ?? []) {
+        const e = events[i]!;
+        if (e.user_id === Number(r.uid) && e.run_id.toLowerCase() === r.rid.toLowerCase()) found.push(keys[i]!);
+      }
+    }
   }
   return found;
 }

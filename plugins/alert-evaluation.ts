@@ -1,10 +1,11 @@
 /**
- * alert-evaluation: hands every stored batch to the alert engine (alerts/evaluation.ts), which checks the
+ * alert-evaluation: hands every stored part to the alert engine (alerts/evaluation.ts), which checks the
  * users' rules and queues notifications. The triggers come from the pipeline's TriggerRegistry (built-ins plus
  * RUNWATCH_ALERT_TRIGGERS); this plugin is only the adapter between the plugin chain and alerts/.
  */
 import { createAlertEvaluation, type AlertDispatcher, type TriggerRegistry } from "../alerts/index.js";
 import type { RunRecord } from "../core/events/run.js";
+import type { RunKey } from "../core/events/run-key.js";
 import { definePlugin, type Plugin } from "./plugin.js";
 
 export interface AlertEvaluationPluginOptions {
@@ -19,10 +20,10 @@ export const alertEvaluation = (opts: AlertEvaluationPluginOptions): Plugin => {
   return definePlugin({
     name: "alert-evaluation",
     init: (ctx) => engine.start(ctx),
-    afterCommit(batch) {
-      const runs = new Map<string, RunRecord>();
-      for (const [k, draft] of batch.runs) runs.set(k, draft.run);
-      return engine.evaluate(batch.events, runs);
+    afterCommit(part) {
+      const runs = new Map<RunKey, Readonly<RunRecord>>();
+      for (const [k, draft] of part.runs) runs.set(k, draft.run);
+      return engine.evaluate(part.events, runs);
     },
     close: () => engine.close(),
   });

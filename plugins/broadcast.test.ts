@@ -6,7 +6,7 @@ import type { PubSub } from "../core/ports/pubsub.js";
 import { broadcast, broadcastRun, MAX_MESSAGE_CHARS } from "./broadcast.js";
 import type { PipelineEvent, PluginContext } from "./plugin.js";
 import { statusMachine } from "./status-machine.js";
-import { applyEvents, testEvent } from "./testing.js";
+import { applyEvents, stored, testEvent } from "./testing.js";
 
 interface Message {
   type: string;
@@ -26,9 +26,9 @@ async function broadcastOf(events: PipelineEvent[], withPayloadJson = true) {
   const { pubsub, sent } = capture();
   const plugin = broadcast();
   plugin.init!({ pubsub } as unknown as PluginContext);
-  const { batch, run } = await applyEvents([statusMachine(), plugin], events);
-  // The pipeline serialises each stored payload once (batch-processor.ts); without it the plugin does.
-  await plugin.afterEventsStored!(withPayloadJson ? { ...batch, payloadJson: new Map(events.map((e) => [e, JSON.stringify(e.payload)])) } : batch);
+  const { part, run } = await applyEvents([statusMachine(), plugin], events);
+  // The pipeline serialises each stored payload once (part-processor.ts); without it the plugin does.
+  await plugin.afterEventsStored!(withPayloadJson ? stored(part) : { ...part, payloadJson: new Map() });
   return { sent, run, messages: sent.map(([channel, text]) => ({ channel, text, msg: JSON.parse(text) as Message })) };
 }
 
@@ -103,13 +103,13 @@ describe("broadcast", () => {
     const plugin = broadcast();
     plugin.init!({ pubsub } as unknown as PluginContext);
     const events = Array.from({ length: 400 }, (_, i) => testEvent({ event_type: i % 2 ? "step" : "run_start", sdk_run_id: `run-${Math.floor(i / 2)}` }));
-    const { batch } = await applyEvents([statusMachine(), plugin], events);
+    const { part } = await applyEvents([statusMachine(), plugin], events);
     setDefaultSliceMs(0); // making the messages yields to the event loop after every run
     try {
-      const stored = plugin.afterEventsStored!(batch);
+      const storing = plugin.afterEventsStored!(stored(part));
       // What overlapped-parts.ts allows once the part has released its drafts: the next part's plugins change them.
-      for (const d of batch.runs.values()) d.run.status = "error";
-      await stored;
+      for (const d of part.runs.values()) d.run.status = "error";
+      await storing;
     } finally {
       setDefaultSliceMs(SLICE_MS);
     }

@@ -123,20 +123,20 @@ export const broadcast = (): Plugin => {
     init(c) {
       ctx = c;
     },
-    onEvent(event, draft, batch) {
+    onEvent(event, draft, part) {
       if (event.duplicate) return;
-      let runs = batch.scratch.get(SCRATCH) as RunEvents | undefined;
-      if (!runs) batch.scratch.set(SCRATCH, (runs = new Map()));
+      let runs = part.scratch.get(SCRATCH) as RunEvents | undefined;
+      if (!runs) part.scratch.set(SCRATCH, (runs = new Map()));
       const events = runs.get(draft);
       if (events) events.push(event);
       else runs.set(draft, [event]);
     },
-    async afterEventsStored(batch) {
-      const runs = batch.scratch.get(SCRATCH) as RunEvents | undefined;
+    async afterEventsStored(part) {
+      const runs = part.scratch.get(SCRATCH) as RunEvents | undefined;
       if (!runs || !ctx) return;
       // The runs are read before the first wait: the next part may change these drafts once this part has released them.
       const snapshots = snapshotRuns(runs);
-      const messages = await eventsMessages(snapshots, (e) => batch.payloadJson?.get(e) ?? JSON.stringify(e.payload));
+      const messages = await eventsMessages(snapshots, (e) => part.payloadJson.get(e) ?? JSON.stringify(e.payload));
       await publishAll(ctx.pubsub, messages);
     },
   };

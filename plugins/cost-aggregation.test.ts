@@ -44,12 +44,12 @@ describe("cost-aggregation plugin", () => {
   });
 
   it("collects each run's first run_start for the agents' total_runs", async () => {
-    const { batch } = await applyEvents([costAggregation()], [
+    const { part } = await applyEvents([costAggregation()], [
       testEvent({ event_type: "run_start", agent_name: "a", sdk_run_id: "r1", payload: { framework: "langgraph" } }),
       testEvent({ event_type: "run_start", agent_name: "a", sdk_run_id: "r1" }),
       testEvent({ event_type: "run_start", agent_name: "b", sdk_run_id: "r2" }),
     ]);
-    const starts = [...(batch.scratch.get("cost-aggregation") as Map<string, { agent_name: string; framework: string }>).values()];
+    const starts = [...(part.scratch.get("cost-aggregation") as Map<string, { agent_name: string; framework: string }>).values()];
     expect(starts.map((s) => [s.agent_name, s.framework])).toEqual([["a", "langgraph"], ["b", ""]]);
   });
 });

@@ -6,13 +6,13 @@
  * time (cost_source "computed"). A model the table does not know leaves cost_usd 0 (cost_source "none").
  *
  * Agents: the first run_start of a run creates the agent row (Postgres `agents`, unique per user and name)
- * if needed and adds one to its total_runs. Batches can be processed twice (at-least-once), so each counted
+ * if needed and adds one to its total_runs. Parts can be processed twice (at-least-once), so each counted
  * run is recorded in agent_run_starts and only runs inserted there for the first time are added, in one
- * transaction per batch: the count is exact under replays. A run whose start this plugin has counted is not sent
+ * transaction per part: the count is exact under replays. A run whose start this plugin has counted is not sent
  * again while the pipeline keeps its draft: an OTLP trace sent over many exports has a run_start in each.
  */
 import { defineProcedure, type Sql } from "../core/ports/sql.js";
-import type { Batch, Plugin, PluginContext, RunDraft } from "./plugin.js";
+import type { Part, Plugin, PluginContext, RunDraft } from "./plugin.js";
 import { computeCost } from "./prices.js";
 
 const SCRATCH = "cost-aggregation";
@@ -72,13 +72,10 @@ export const countAgentRunsProcedure = defineProcedure("plugins.count-agent-runs
 
 export const costAggregation = (): Plugin => {
   let ctx: PluginContext | undefined;
-  // Drafts whose run start a committed countAgentRuns has recorded. The pipeline drops a run's draft when a batch
-  // with it fails, so a draft found here was counted; a run loaded again gets a new draft and is counted again.
-  const counted = new WeakSet<RunDraft>();
-  // The batch's first run_start of each run, by the run's draft.
-  const startsOf = (batch: Batch): Map<RunDraft, RunStart> => {
-    let m = batch.scratch.get(SCRATCH) as Map<RunDraft, RunStart> | undefined;
-    if (!m) batch.scratch.set(SCRATCH, (m = new Map()));
+  // The part's first run_start of each run, by the run's draft.
+  const startsOf = (part: Part): Map<RunDraft, RunStart> => {
+    let m = part.scratch.get(SCRATCH) as Map<RunDraft, RunStart> | undefined;
+    if (!m) part.scratch.set(SCRATCH, (m = new Map()));
     return m;
   };
   return {
@@ -86,12 +83,13 @@ export const costAggregation = (): Plugin => {
     init(c) {
       ctx = c;
     },
-    onEvent(event, draft, batch) {
+    onEvent(event, draft, part) {
       const run = draft.run;
       if (event.event_type === "run_start" && event.agent_name) {
-        if (counted.has(draft)) return;
-        if (!startsOf(batch).has(draft)) {
-          startsOf(batch).set(draft, {
+        // Counted already: a committed countAgentRuns recorded this draft's start (the mark goes with the draft).
+        if (draft.pluginState.has(SCRATCH)) return;
+        if (!startsOf(part).has(draft)) {
+          startsOf(part).set(draft, {
             user_id: event.user_id,
             external_id: event.sdk_run_id,
             agent_name: event.agent_name,
@@ -125,11 +123,11 @@ export const costAggregation = (): Plugin => {
         }
       }
     },
-    async afterEventsStored(batch) {
-      const starts = batch.scratch.get(SCRATCH) as Map<RunDraft, RunStart> | undefined;
+    async afterEventsStored(part) {
+      const starts = part.scratch.get(SCRATCH) as Map<RunDraft, RunStart> | undefined;
       if (!starts || !ctx) return;
       await countAgentRuns(ctx.sql, [...starts.values()]);
-      for (const draft of starts.keys()) counted.add(draft);
+      for (const draft of starts.keys()) draft.pluginState.set(SCRATCH, true);
     },
   };
 };

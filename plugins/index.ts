@@ -17,7 +17,7 @@ import type { Plugin, PluginContext, PluginFactory } from "./plugin.js";
 import { previewTruncation } from "./preview-truncation.js";
 import { statusMachine } from "./status-machine.js";
 
-export type { Batch, PipelineEvent, Plugin, PluginContext, PluginFactory, RunDraft } from "./plugin.js";
+export type { Batch, Part, PipelineEvent, Plugin, PluginContext, PluginFactory, RunDraft, RunSnapshot, StoredPart } from "./plugin.js";
 export { definePlugin } from "./plugin.js";
 
 /** The built-in plugins' SQL procedures (see core/ports/sql.ts: transactions run where the connection lives). */

@@ -11,10 +11,10 @@
 import type { RunRecord } from "../core/events/run.js";
 import { toChTime } from "../core/clickhouse/event-store.js";
 import { isoOfMs, msOfIso } from "../core/events/iso-time.js";
-import { logKey } from "../core/events/schema.js";
+import { runKeyOfEvent } from "../core/events/run-key.js";
 import { errorOf, isLlmCallEnd } from "../core/events/spans.js";
 import { computeCost } from "./prices.js";
-import type { Batch, PipelineEvent, Plugin, PluginContext } from "./plugin.js";
+import type { PipelineEvent, Plugin, PluginContext, StoredPart } from "./plugin.js";
 
 const count = (v: unknown): number => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : 0);
 const text = (v: unknown): string => (typeof v === "string" ? v : "");
@@ -69,7 +69,7 @@ export function addCallToRun(run: RunRecord, e: PipelineEvent, priced: { cost: n
 }
 
 /** The llm_calls row of an ended call of `run`. */
-export function llmCallRow(e: PipelineEvent, run: RunRecord): Record<string, unknown> {
+export function llmCallRow(e: PipelineEvent, run: Readonly<RunRecord>): Record<string, unknown> {
   const p = e.payload;
   const prompt = count(p.prompt_tokens);
   const completion = count(p.completion_tokens);
@@ -116,13 +116,13 @@ export const llmCalls = (): Plugin => {
       const priced = priceLlmCall(event); // a duplicate is priced the same, so its stored row is unchanged
       if (!event.duplicate) addCallToRun(draft.run, event, priced);
     },
-    async afterEventsStored(batch: Batch) {
-      // Every ended call of the batch, replays included: the row may be missing if the last attempt died
+    async afterEventsStored(part: StoredPart) {
+      // Every ended call of the part, replays included: the row may be missing if the last attempt died
       // after storing the events; a row written twice folds away.
       const rows: Record<string, unknown>[] = [];
-      for (const e of batch.events) {
+      for (const e of part.events) {
         if (!isLlmCallEnd(e)) continue;
-        const draft = batch.runs.get(logKey(e));
+        const draft = part.runs.get(runKeyOfEvent(e));
         if (draft) rows.push(llmCallRow(e, draft.run));
       }
       if (rows.length > 0 && ctx) await ctx.clickhouse.insert("llm_calls", rows);

@@ -21,11 +21,11 @@ export const scores = (): Plugin => {
     init(c) {
       ctx = c;
     },
-    async afterEventsStored(batch) {
+    async afterEventsStored(part) {
       if (!ctx) return;
       const rows: Record<string, unknown>[] = [];
       // Duplicates included: the rows may be missing if the last attempt died after storing the events.
-      for (const e of batch.events) {
+      for (const e of part.events) {
         const list = e.payload.scores;
         if (!Array.isArray(list)) continue;
         if (list.length > MAX_SCORES_PER_EVENT) ctx.logger.warn("scores beyond the first 100 of an event left out", { user_id: e.user_id, event_id: e.event_id, count: list.length });

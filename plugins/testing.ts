@@ -1,12 +1,13 @@
 /**
  * Helpers for testing plugins without storage: build events the way ingest does and push them through
  * onEvent hooks exactly as the pipeline runner does (log order, one draft per run, `fresh` until the first
- * event). For afterCommit, pass the returned batch to the hook. See plugins/examples/*.test.ts.
+ * event). For afterEventsStored and afterCommit, pass `stored(part)` to the hook. See plugins/examples/*.test.ts.
  */
 import { newRunRecord, type RunRecord } from "../core/events/run.js";
-import { logKey, type EventType } from "../core/events/schema.js";
+import { runKey, runKeyOfEvent, type RunKey } from "../core/events/run-key.js";
+import type { EventType } from "../core/events/schema.js";
 import { runIdFor, uuidv7 } from "../core/ids.js";
-import type { Batch, PipelineEvent, Plugin, RunDraft } from "./plugin.js";
+import type { Part, PipelineEvent, Plugin, RunDraft, StoredPart } from "./plugin.js";
 
 export interface TestEventInput {
   event_type: EventType;
@@ -42,20 +43,26 @@ export function testEvent(input: TestEventInput): PipelineEvent {
 export async function applyEvents(
   plugins: readonly Plugin[],
   events: readonly PipelineEvent[],
-  runs: Map<string, RunDraft & { fresh: boolean }> = new Map(),
-): Promise<{ batch: Batch; run: (sdkRunId?: string, userId?: number) => RunRecord }> {
-  const drafts = new Map<string, RunDraft & { fresh: boolean }>();
+  runs: Map<RunKey, RunDraft & { fresh: boolean }> = new Map(),
+): Promise<{ part: Part; run: (sdkRunId?: string, userId?: number) => RunRecord }> {
+  const drafts = new Map<RunKey, RunDraft & { fresh: boolean }>();
   for (const e of events) {
-    const k = logKey(e);
+    const k = runKeyOfEvent(e);
     let d = runs.get(k);
-    if (!d) runs.set(k, (d = { run: newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true }));
+    if (!d) runs.set(k, (d = { run: newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true, pluginState: new Map() }));
     drafts.set(k, d);
   }
-  const batch: Batch = { events, runs: drafts, scratch: new Map() };
+  const part: Part = { events, runs: drafts, scratch: new Map() };
   for (const e of events) {
-    const d = drafts.get(logKey(e))!;
-    for (const p of plugins) await p.onEvent?.(e, d, batch);
+    const d = drafts.get(runKeyOfEvent(e))!;
+    for (const p of plugins) await p.onEvent?.(e, d, part);
     d.fresh = false;
   }
-  return { batch, run: (sdk = "run-1", user = 1) => runs.get(`${user}:${sdk}`)!.run };
+  return { part, run: (sdk = "run-1", user = 1) => runs.get(runKey(user, sdk))!.run };
 }
+
+/** The part as the after-storage hooks get it: its stored events' payloads serialised. */
+export const stored = (part: Part): StoredPart => ({
+  ...part,
+  payloadJson: new Map(part.events.filter((e) => !e.duplicate).map((e) => [e, JSON.stringify(e.payload)])),
+});

@@ -280,5 +280,5 @@ export interface PipelineEvent extends LoggedEvent {
   readonly duplicate: boolean;
 }
 
-/** The log key: all events of one run share it, so they stay ordered (one Kafka partition, one consumer). */
-export const logKey = (e: Pick<LoggedEvent, "user_id" | "sdk_run_id">): string => `${e.user_id}:${e.sdk_run_id}`;
+/** The event as plugins get it: a copy of the logged event with its duplicate flag (the logged one is left as read). */
+export const pipelineEvent = (e: LoggedEvent, duplicate: boolean): PipelineEvent => ({ ...e, duplicate });

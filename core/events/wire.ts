@@ -9,7 +9,8 @@
  *   JSON.parse; should that fail (a record that is not a Runwatch event, possible on a shared Kafka topic), it
  *   decodes record by record and skips the ones that are not JSON, as the in-thread Kafka consumer does.
  */
-import { logKey, type LoggedEvent } from "./schema.js";
+import { runKeyOfEvent } from "./run-key.js";
+import type { LoggedEvent } from "./schema.js";
 
 /** A batch in a buffer of its own by default; `EncodedBatch<ArrayBufferLike>` may also be a lent view of shared memory. */
 export interface EncodedBatch<B extends ArrayBufferLike = ArrayBuffer> {
@@ -59,7 +60,7 @@ export function encodeAsciiRecord(parts: readonly string[]): EncodedBatch {
   return { data, ends: Uint32Array.of(pos) };
 }
 
-/** Encoded events with the log key (logKey: user + run) of each, for EventLog.append. */
+/** Encoded events with the log key of each (its run key: core/events/run-key.ts), for EventLog.append. */
 export interface EncodedEvents extends EncodedBatch {
   readonly keys: readonly string[];
 }
@@ -94,7 +95,7 @@ export function encodeEvents(events: readonly LoggedEvent[]): EncodedEvents {
     ends[i] = pos;
   }
   data[pos++] = CLOSE;
-  return { data: data.slice(0, pos), ends, keys: events.map(logKey) };
+  return { data: data.slice(0, pos), ends, keys: events.map(runKeyOfEvent) };
 }
 
 /** One record (the UTF-8 JSON of a LoggedEvent) decoded; throws on bytes that are not JSON. */

@@ -1,5 +1,5 @@
 /**
- * A batch processor on the embedded stack (chDB, PGlite) for tests that drive it part by part and count what it
+ * A part processor on the embedded stack (chDB, PGlite) for tests that drive it part by part and count what it
  * asks storage (pipeline/stored-runs.test.ts, pipeline/known-events.test.ts).
  */
 import fs from "node:fs/promises";
@@ -16,7 +16,7 @@ import type { Sql } from "../../core/ports/sql.js";
 import { openPorts, type Ports } from "../../core/runtime.js";
 import { buildChain } from "../../plugins/index.js";
 import type { PluginContext } from "../../plugins/plugin.js";
-import { createBatchProcessor } from "../batch-processor.js";
+import { createPartProcessor } from "../part-processor.js";
 
 export const quiet = createLogger("error");
 
@@ -28,7 +28,7 @@ export interface ProcessorHarness {
   event(user: number, sdkRunId: string, type: EventType, payload?: Record<string, unknown>): LoggedEvent;
   /** run_start, a step's start and end, run_end. */
   lifecycle(user: number, run: string): LoggedEvent[];
-  processorWith(ch: ClickHouse, eventStore: EventStore, sql?: Sql): Promise<ReturnType<typeof createBatchProcessor>>;
+  processorWith(ch: ClickHouse, eventStore: EventStore, sql?: Sql): Promise<ReturnType<typeof createPartProcessor>>;
   close(): Promise<void>;
 }
 
@@ -64,7 +64,7 @@ export async function processorHarness(name: string): Promise<ProcessorHarness> 
       const ctx: PluginContext = { config: ports.config, logger: quiet, sql, clickhouse: ch, pubsub: ports.pubsub, store: eventStore };
       const chain = await buildChain(ctx);
       for (const p of chain) await p.init?.(ctx);
-      return createBatchProcessor(ctx, eventStore, chain, 100);
+      return createPartProcessor(ctx, eventStore, chain, 100);
     },
     async close() {
       await ports.close();

@@ -58,10 +58,10 @@ async function pipelineParts(): Promise<Insert[][]> {
   for (let n = 0; n < PARTS; n++) {
     part = [];
     const events = Array.from({ length: EXPORTS_PER_PART }, (_, i) => expandExportRecord(exportRecord(i)).events).flat();
-    const { batch, drafts, payloadJson } = applyPlugins(events, plugins);
-    for (const e of batch.events) payloadJson.set(e, JSON.stringify(e.payload));
-    await store.insertEvents(batch.events, payloadJson);
-    await plugins.find((p) => p.name === "llm-calls")!.afterEventsStored!(batch);
+    const { part: stored, drafts, payloadJson } = applyPlugins(events, plugins);
+    for (const e of stored.events) payloadJson.set(e, JSON.stringify(e.payload));
+    await store.insertEvents(stored.events, payloadJson);
+    await plugins.find((p) => p.name === "llm-calls")!.afterEventsStored!(stored);
     await store.upsertRuns([...drafts.values()].map((d) => ({ ...d.run, version: version++ })));
     parts.push(part);
   }

@@ -4,7 +4,7 @@
  * Takes the realistic exports of bench:otlp (otlp-payload.ts) as the export records a receiver logs, and runs what the
  * pipeline thread does with them between its storage calls, stage by stage: expanding the records into events
  * (otlp/export-record.ts), the built-in plugins' onEvent, each payload serialised once
- * (batch-processor.ts), the agent_events rows as the bytes moved to the host, the frames, the llm_calls rows and the
+ * (part-processor.ts), the agent_events rows as the bytes moved to the host, the frames, the llm_calls rows and the
  * runs' rows. Storage calls are answered at once and their payloads
  * dropped. Prints µs per span per stage (the thread's wall time, its own GC pauses included) and the whole process's
  * CPU per span (V8's helper threads included), for `rounds` rounds after a warm-up. Used to find and check changes
@@ -67,11 +67,11 @@ async function round(): Promise<void> {
     await timed("expand", () => { events = expandExportRecord(record).events; });
     let part!: PluginPart;
     await timed("plugins", () => { part = applyPlugins(events, plugins); });
-    const { batch, drafts, payloadJson } = part;
-    await timed("payload_json", () => { for (const e of batch.events) payloadJson.set(e, JSON.stringify(e.payload)); });
-    await timed("events_rows", () => store.insertEvents(batch.events, payloadJson));
-    await timed("frames", () => plugins.find((p) => p.name === "broadcast")!.afterEventsStored!(batch));
-    await timed("llm_calls_rows", () => plugins.find((p) => p.name === "llm-calls")!.afterEventsStored!(batch));
+    const { part: stored, drafts, payloadJson } = part;
+    await timed("payload_json", () => { for (const e of stored.events) payloadJson.set(e, JSON.stringify(e.payload)); });
+    await timed("events_rows", () => store.insertEvents(stored.events, payloadJson));
+    await timed("frames", () => plugins.find((p) => p.name === "broadcast")!.afterEventsStored!(stored));
+    await timed("llm_calls_rows", () => plugins.find((p) => p.name === "llm-calls")!.afterEventsStored!(stored));
     await timed("runs_rows", () => store.upsertRuns([...drafts.values()].map((d) => d.run)));
   }
 }

@@ -14,9 +14,10 @@ import { openChdb } from "../../core/clickhouse/chdb.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { createEventStore, toChTime } from "../../core/clickhouse/event-store.js";
 import { newRunRecord } from "../../core/events/run.js";
-import { logKey, type LoggedEvent } from "../../core/events/schema.js";
+import { eventKey, runKeyOfEvent } from "../../core/events/run-key.js";
+import type { LoggedEvent } from "../../core/events/schema.js";
 import { runIdFor, uuidv7 } from "../../core/ids.js";
-import { findStoredEventIds } from "../../pipeline/stored-events.js";
+import { findStoredEvents } from "../../pipeline/stored-events.js";
 
 const BATCHES = 20;
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-bench-storage-"));
@@ -46,8 +47,9 @@ for (let b = 0; b < BATCHES; b++) {
   });
   const runs = Array.from({ length: 50 }, (_, i) => newRunRecord(1, `r${b * 50 + i}`, runIdFor(1, `r${b * 50 + i}`), now));
   // The look-up for runs the pipeline's cache holds (per event id), and for runs it does not (per run first).
-  await op("duplicate look-up, cached", () => findStoredEventIds(ch, events, new Set(events.map(logKey))));
-  await op("duplicate look-up, new runs", () => findStoredEventIds(ch, events));
+  const keys = events.map((e) => eventKey(runKeyOfEvent(e), e.event_id));
+  await op("duplicate look-up, cached", () => findStoredEvents(ch, events, keys, () => "by-id"));
+  await op("duplicate look-up, new runs", () => findStoredEvents(ch, events, keys, () => "by-run"));
   await op("run loads (50 runs)", () => store.loadRuns(runs.map((r) => ({ user_id: 1, external_id: r.external_id }))));
   await op("agent_events insert (5,000)", () => store.insertEvents(events));
   await op("runs + cost rows (50)", () => { runs.forEach((r, i) => (r.version = Date.now() * 1000 + i)); return store.upsertRuns(runs); });

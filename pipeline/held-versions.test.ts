@@ -1,74 +1,18 @@
 /**
- * Run versions held back within a log batch (deferred-runs.ts): the bookkeeping, and the batch processor on a real
- * chDB writing a run spread over parts once per batch, what must not wait at once, and what a failed part leaves
- * exact.
+ * Run versions held back within a log batch (run-writer.ts), through the part processor on a real chDB: a run
+ * spread over parts written once per batch, what must not wait, and what a failed part leaves exact.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventStore } from "../core/clickhouse/types.js";
-import { newRunRecord } from "../core/events/run.js";
 import type { LoggedEvent } from "../core/events/schema.js";
-import { runIdFor } from "../core/ids.js";
 import { encodeEvents } from "../core/events/wire.js";
-import { DeferredRuns, runShape } from "./deferred-runs.js";
 import { createRecordHandler } from "./record-handler.js";
-import type { CachedRun } from "./run-cache.js";
 import { processorHarness, quiet as quietLogger, type ProcessorHarness } from "./testing/processor-harness.js";
 
-const entry = (id: string): CachedRun => ({ run: newRunRecord(1, id, runIdFor(1, id), "2026-11-26T10:00:00.000Z"), fresh: false });
-
-describe("DeferredRuns", () => {
-  it("holds runs until taken, lets go of those written, and keeps what was held again meanwhile", () => {
-    const d = new DeferredRuns();
-    expect(d.empty).toBe(true);
-    const a = entry("a"), b = entry("b");
-    d.hold("1:a", a);
-    d.hold("1:b", b);
-    const bHeld = d.holding("1:b")!;
-    d.hold("1:b", b); // held again by a later part: the earlier holding's write does not end it
-    d.release("1:b", bHeld);
-    expect(d.entry("1:b")).toBe(b);
-    d.release("1:b", d.holding("1:b")!); // b's newest state went out with its part
-    expect(d.entry("1:a")).toBe(a);
-    expect(d.entry("1:b")).toBeUndefined();
-    const taken = d.take();
-    expect(taken.held).toEqual([a]);
-    const a2 = entry("a");
-    d.hold("1:a", a2); // held again while the write is under way
-    taken.written();
-    expect(d.entry("1:a")).toBe(a2);
-    d.take().written();
-    expect(d.empty).toBe(true);
-  });
-
-  it("turns a held run whose part failed into one to reconcile, once", () => {
-    const d = new DeferredRuns();
-    d.hold("1:a", entry("a"));
-    d.hold("1:b", entry("b"));
-    d.forget("1:a");
-    d.forget("1:zzz"); // never held: nothing to reconcile
-    expect(d.entry("1:a")).toBeUndefined();
-    expect(d.take().reconcile).toEqual([{ user_id: 1, external_id: "a", run_id: runIdFor(1, "a") }]);
-    expect(d.reconcile("1:a")).toBe(true); // a part loaded it again: recounted there
-    expect(d.reconcile("1:a")).toBe(false);
-    d.forgetAll();
-    expect(d.take().reconcile.map((r) => r.external_id)).toEqual(["b"]);
-  });
-
-  it("tells a change of counters from a change a reader must see at once", () => {
-    const run = entry("a").run;
-    const shape = runShape(run);
-    Object.assign(run, { event_count: 9, error_count: 1, llm_calls: 2, total_tokens: 50, cost_usd: 0.1, last_event_at: "2026-11-26T11:00:00.000Z" });
-    expect(runShape(run)).toBe(shape);
-    for (const change of [{ status: "waiting_for_input" }, { model: "gpt-4o" }, { agent_name: "x" }, { last_error: "boom" }, { session_id: "s" }, { started_at: "2026-11-26T09:00:00.000Z" }] as const) {
-      expect(runShape({ ...run, ...change })).not.toBe(shape);
-    }
-  });
-});
-
-describe("the batch processor holding run versions back (chDB)", () => {
+describe("the part processor holding run versions back (chDB)", () => {
   let h: ProcessorHarness;
   beforeAll(async () => {
-    h = await processorHarness("deferred-runs");
+    h = await processorHarness("held-versions");
   });
   afterAll(async () => {
     await h?.close();
@@ -101,27 +45,27 @@ describe("the batch processor holding run versions back (chDB)", () => {
     const processor = await h.processorWith(h.ports.clickhouse, h.store);
     await processor.storedRunsRead();
     const step = (n: number) => h.event(user, "spread", "step", { node_name: `s${n}`, phase: "end", kind: "tool" });
-    processor.deferRunWrites(true);
-    await processor([h.event(user, "spread", "run_start", { framework: "test" }), step(1)]); // new: written
-    await processor([step(2)]); // counters only: held
-    await processor([step(3), step(4)]); // held
+    const batch = processor.logBatch();
+    batch.severalParts();
+    await batch.part([h.event(user, "spread", "run_start", { framework: "test" }), step(1)]); // new: written
+    await batch.part([step(2)]); // counters only: held
+    await batch.part([step(3), step(4)]); // held
     expect(await versions(user, "spread")).toEqual([{ status: "running", event_count: 2 }]);
-    await processor([h.event(user, "spread", "human_input_requested", { question: "ok?" })]); // status: written at once
-    await processor([step(5)]); // held
-    processor.deferRunWrites(false);
-    await processor.flushDeferredRuns();
+    await batch.part([h.event(user, "spread", "human_input_requested", { question: "ok?" })]); // status: written at once
+    await batch.part([step(5)]); // held
+    await batch.finish();
     expect(await versions(user, "spread")).toEqual([
       { status: "running", event_count: 2 },
       { status: "waiting_for_input", event_count: 6 },
       { status: "waiting_for_input", event_count: 7 },
     ]);
-    // Nothing held: the next flush writes nothing; an ending run is written with its part.
-    await processor.flushDeferredRuns();
-    processor.deferRunWrites(true);
-    await processor([h.event(user, "spread", "run_end", {})]);
-    processor.deferRunWrites(false);
+    // Nothing held: the next finish writes nothing; an ending run is written with its part.
+    await batch.finish();
+    const next = processor.logBatch();
+    next.severalParts();
+    await next.part([h.event(user, "spread", "run_end", {})]);
     expect((await versions(user, "spread")).at(-1)).toEqual({ status: "success", event_count: 8 });
-    await processor.flushDeferredRuns();
+    await next.finish();
     expect(await versions(user, "spread")).toHaveLength(4);
   });
 
@@ -131,17 +75,17 @@ describe("the batch processor holding run versions back (chDB)", () => {
     const processor = await h.processorWith(h.ports.clickhouse, failing.store);
     await processor.storedRunsRead();
     const step = (run: string, n: number) => h.event(user, run, "step", { node_name: `s${n}`, phase: "end", kind: "tool" });
-    processor.deferRunWrites(true);
-    await processor([h.event(user, "held", "run_start", {}), h.event(user, "other", "run_start", {})]);
-    await processor([step("held", 1), step("held", 2), step("other", 1)]); // both held: 3 and 2 events stored
+    const batch = processor.logBatch();
+    batch.severalParts();
+    await batch.part([h.event(user, "held", "run_start", {}), h.event(user, "other", "run_start", {})]);
+    await batch.part([step("held", 1), step("held", 2), step("other", 1)]); // both held: 3 and 2 events stored
     // A part of "held" fails after its events are stored (its runs' write fails): the held state is dropped.
     failing.down = true;
     const failed: LoggedEvent[] = [step("held", 3), h.event(user, "held", "error", { error_message: "boom" })];
-    await expect(processor(failed)).rejects.toThrow(/went away/);
+    await expect(batch.part(failed)).rejects.toThrow(/went away/);
     failing.down = false;
     // No later part loads "held" again: the batch's end recounts it from storage; "other" is written as held.
-    processor.deferRunWrites(false);
-    await processor.flushDeferredRuns();
+    await batch.finish();
     const runs = await h.store.loadRuns([{ user_id: user, external_id: "held" }, { user_id: user, external_id: "other" }]);
     const byId = new Map(runs.map((r) => [r.external_id, r]));
     expect(byId.get("held")).toMatchObject({ event_count: 5, error_count: 1, last_event_at: failed[1]!.occurred_at });
@@ -154,26 +98,26 @@ describe("the batch processor holding run versions back (chDB)", () => {
     const processor = await h.processorWith(h.ports.clickhouse, failing.store);
     await processor.storedRunsRead();
     const step = (n: number) => h.event(user, "again", "step", { node_name: `s${n}`, phase: "end", kind: "tool" });
-    processor.deferRunWrites(true);
-    await processor([h.event(user, "again", "run_start", {})]);
-    await processor([step(1), step(2)]); // held: the stored row says 1 event
+    const batch = processor.logBatch();
+    batch.severalParts();
+    await batch.part([h.event(user, "again", "run_start", {})]);
+    await batch.part([step(1), step(2)]); // held: the stored row says 1 event
     failing.down = true;
-    await expect(processor([step(3)])).rejects.toThrow(/went away/);
+    await expect(batch.part([step(3)])).rejects.toThrow(/went away/);
     failing.down = false;
-    await processor([step(4)]); // loads "again" from storage (1 event): recounted, 5
+    await batch.part([step(4)]); // loads "again" from storage (1 event): recounted, 5
     expect((await versions(user, "again")).at(-1)).toEqual({ status: "running", event_count: 5 });
-    processor.deferRunWrites(false);
-    await processor.flushDeferredRuns();
+    await batch.finish();
     expect((await versions(user, "again")).at(-1)).toEqual({ status: "running", event_count: 5 });
     expect((await h.store.loadRuns([{ user_id: user, external_id: "again" }]))[0]!.event_count).toBe(5);
   });
 
-  it("writes every version at once while off (a log batch of one part)", async () => {
+  it("writes every version at once in a log batch of one part", async () => {
     const user = await h.createUser();
     const processor = await h.processorWith(h.ports.clickhouse, h.store);
     await processor.storedRunsRead();
-    await processor([h.event(user, "off", "run_start", {})]);
-    await processor([h.event(user, "off", "step", { node_name: "a", phase: "end" })]);
+    await processor.process([h.event(user, "off", "run_start", {})]);
+    await processor.process([h.event(user, "off", "step", { node_name: "a", phase: "end" })]);
     expect((await versions(user, "off")).map((v) => v.event_count)).toEqual([1, 2]);
   });
 
