@@ -3,6 +3,8 @@
  * memory bus embedded, Redis in scale mode), so that GET /healthz can answer in any process (docs/API.md).
  * Counts only: no tenant data travels on this channel.
  */
+import type { CountersSnapshot } from "./pipeline-counters.js";
+
 export const PIPELINE_HEALTH_CHANNEL = "runwatch.pipeline-health";
 
 /** How often a pipeline reports; a report older than 5 intervals counts as a silent pipeline. */
@@ -17,4 +19,6 @@ export interface PipelineHealthReport {
   readonly oldest_unprocessed_age_ms: number;
   /** When the report was made (epoch ms). */
   readonly at: number;
+  /** The pipeline's own counters (core/pipeline-counters.ts), when it could read them. */
+  readonly counters?: CountersSnapshot;
 }

@@ -1,48 +1,10 @@
 /**
  * The pipeline's own counters: what it took in, stored and set aside, how long its parts took, and how often each
- * of its shortcuts answered (so each one's worth can be read off a running system). Sent with the health reports
- * (pipeline/health.ts) and shown on GET /metrics in the Prometheus text format and on GET /healthz?verbose=1
- * (web/metrics.ts). Counts only: never tenant data.
+ * of its shortcuts answered, so each one's worth can be read off a running system (the names and their meaning:
+ * core/pipeline-counters.ts). Sent with the health reports (health.ts); GET /metrics and GET /healthz?verbose=1 show
+ * them (docs/PIPELINE.md, "Counters").
  */
-
-/** Monotonic counts since the pipeline started. */
-export const COUNTER_HELP = {
-  events_received: "Events taken from the log (an OTLP export record counts as its events).",
-  events_stored: "Events stored in agent_events.",
-  events_duplicate: "Events not stored again: already stored, or repeated in their part.",
-  events_dead_lettered: "Log records and events set aside as dead letters.",
-  parts: "Parts processed (at most maxBatch events each).",
-  part_failures: "Part attempts that failed (retried, or isolated to the events that fail).",
-  run_records_hit: "Runs of a part found in memory.",
-  run_records_missed: "Runs of a part not in memory: new, or loaded from storage.",
-  runs_new: "Runs not in memory that storage holds nothing of (the stored-runs filter): not loaded, not looked up.",
-  runs_loaded: "Runs loaded from storage.",
-  events_known: "Events whose duplicate check needed no storage look-up (their run's stored events are known).",
-  events_looked_up: "Events whose duplicate check asked storage.",
-  run_versions_written: "Run versions written to agent_runs.",
-  run_versions_held: "Run versions held back to the end of their log batch (their counters alone changed).",
-  cost_rows_written: "run_costs rows written (only when a run's cost facts changed).",
-  runs_recounted: "Runs whose counters were recounted from storage.",
-} as const;
-export type CounterName = keyof typeof COUNTER_HELP;
-
-/** Upper bounds (seconds) of the part-latency histogram's buckets. */
-export const PART_SECONDS_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
-
-export const GAUGE_HELP = {
-  run_records: "Runs held in memory (drafts).",
-  runs_held: "Runs whose newest version waits for the end of its log batch.",
-  known_event_ids: "Stored event ids known in memory.",
-  stored_run_ids: "Run ids in the stored-runs filter.",
-} as const;
-export type GaugeName = keyof typeof GAUGE_HELP;
-
-export interface CountersSnapshot {
-  readonly counters: Readonly<Record<CounterName, number>>;
-  readonly gauges: Readonly<Record<GaugeName, number>>;
-  /** Parts per latency bucket (cumulative, as Prometheus counts them), their count and their total seconds. */
-  readonly part_seconds: { readonly buckets: readonly number[]; readonly count: number; readonly sum: number };
-}
+import { COUNTER_HELP, PART_SECONDS_BUCKETS, type CounterName, type CountersSnapshot, type GaugeName } from "../core/pipeline-counters.js";
 
 export class PipelineCounters {
   private readonly counts = Object.fromEntries(Object.keys(COUNTER_HELP).map((k) => [k, 0])) as Record<CounterName, number>;

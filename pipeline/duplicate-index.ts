@@ -84,12 +84,12 @@ export class DuplicateIndex {
     const how = new Map<RunKey, LookUp>();
     for (const k of fresh) how.set(k, "skip");
     for (const k of inMemory.keys()) how.set(k, this.state.knowsAllStored(k) ? "skip" : "by-id");
-    const lookUp = (i: number): LookUp => how.get(runKeys[i]!) ?? "by-run";
+    const ways = runKeys.map((k) => how.get(k) ?? "by-run");
     let asked = 0;
-    for (let i = 0; i < events.length; i++) if (lookUp(i) !== "skip") asked++;
+    for (const way of ways) if (way !== "skip") asked++;
     this.counters.add("events_looked_up", asked);
     this.counters.add("events_known", events.length - asked);
-    const stored = await findStoredEvents(this.ch, events, keys, lookUp);
+    const stored = await findStoredEvents(this.ch, events, keys, (i) => ways[i]!);
 
     const slice = new TimeSlice();
     const seen = new Set<EventKey>();

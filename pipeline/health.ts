@@ -8,6 +8,7 @@ import { PIPELINE_HEALTH_CHANNEL, PIPELINE_HEALTH_INTERVAL_MS, type PipelineHeal
 import type { Logger } from "../core/logger.js";
 import type { LogConsumer } from "../core/ports/event-log.js";
 import type { PubSub } from "../core/ports/pubsub.js";
+import type { CountersSnapshot } from "../core/pipeline-counters.js";
 
 const utf8 = new TextDecoder();
 
@@ -51,14 +52,21 @@ export class ProgressTracker {
   }
 }
 
-/** Publishes this pipeline's health now and every interval; stop() ends it. */
-export function startHealthReporter(pubsub: PubSub, consumer: Pick<LogConsumer, "lag">, tracker: ProgressTracker, logger: Logger): { stop(): void } {
+/** Publishes this pipeline's health (and its counters, when `counters` answers) now and every interval; stop() ends it. */
+export function startHealthReporter(
+  pubsub: PubSub,
+  consumer: Pick<LogConsumer, "lag">,
+  tracker: ProgressTracker,
+  logger: Logger,
+  counters: () => CountersSnapshot | undefined | Promise<CountersSnapshot | undefined> = () => undefined,
+): { stop(): void } {
   const member = randomUUID();
   let stopped = false;
   const report = async () => {
     try {
       const lag = await consumer.lag();
-      const msg: PipelineHealthReport = { member, lag_events: lag, oldest_unprocessed_age_ms: tracker.oldestAgeMs(lag), at: Date.now() };
+      const counts = await Promise.resolve(counters()).catch(() => undefined); // a thread starting or gone: the report goes without
+      const msg: PipelineHealthReport = { member, lag_events: lag, oldest_unprocessed_age_ms: tracker.oldestAgeMs(lag), at: Date.now(), counters: counts };
       if (!stopped) await pubsub.publish(PIPELINE_HEALTH_CHANNEL, JSON.stringify(msg));
     } catch (err) {
       logger.debug("pipeline health report failed", { err });

@@ -123,7 +123,7 @@ export async function startPipeline(ports: Ports, options: PipelineOptions = {})
     // Another worker may have stored runs of the partitions we get: reload them, and which runs are stored, from storage.
     onRebalance: () => core.processor.storageChanged(),
   });
-  const reporter = startHealthReporter(ports.pubsub, consumer, tracker, logger);
+  const reporter = startHealthReporter(ports.pubsub, consumer, tracker, logger, () => core.processor.counters.snapshot());
   logger.info("pipeline started", { plugins: core.plugins.map((p) => p.name) });
 
   let stopped: Promise<void> | undefined;

@@ -3,10 +3,10 @@
  * from its own model and provider (@pydantic/genai-prices, cache reads and writes at their rates) unless the
  * client sent cost_usd, writes the cost and its source into the event (so the stored event, the spans API and a
  * recount agree), and adds the call to its run: a run with LLM calls takes its tokens and cost from them (the
- * totals rule; cost-aggregation then ignores run_end's figures). Once the batch's events are stored, each call becomes a
+ * totals rule; cost-aggregation then ignores run_end's figures). Once the part's events are stored, each call becomes a
  * row of ClickHouse `llm_calls` (docs/STORAGE.md): written again on a replay, folded by its key.
  *
- * Before cost-aggregation in the chain, so a run_end in the same batch already sees the calls.
+ * Before cost-aggregation in the chain, so a run_end in the same part already sees the calls.
  */
 import type { RunRecord } from "../core/events/run.js";
 import { toChTime } from "../core/clickhouse/event-store.js";

@@ -2,7 +2,7 @@
  * scores: stores the scores that events carry in `payload.scores` (docs/API.md, Scores): an OpenTelemetry span's
  * `gen_ai.evaluation.result` events (otlp/mapping.ts puts them there, source "otel"), or any ingest event's
  * list of {name, value, comment?, source?}. Each belongs to the event's run and span. A score id is derived from
- * the event id and the score's place in the list, so a replayed batch or a resent export writes the same rows
+ * the event id and the score's place in the list, so a replayed part or a resent export writes the same rows
  * (ReplacingMergeTree folds them). A score that breaks the rules of POST /api/scores is logged and left out: the
  * event itself is stored either way.
  */

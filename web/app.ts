@@ -6,6 +6,7 @@
  * page concerns, so the hot path does only: key lookup (cached), rate-limit token, body read, validation,
  * durable append.
  */
+import { PROMETHEUS_CONTENT_TYPE, prometheusText } from "./metrics.js";
 import Koa from "koa";
 import type { Context } from "koa";
 import Router from "@koa/router";
@@ -128,7 +129,14 @@ export function createWebApp(deps: WebDeps): WebApp {
 
   router.get("/healthz", async (ctx) => {
     ctx.set("Cache-Control", "no-store");
-    ctx.body = await deps.health.snapshot();
+    const body = await deps.health.snapshot();
+    // ?verbose=1 adds the pipeline's own counters (docs/PIPELINE.md, "Counters").
+    ctx.body = ctx.query.verbose === "1" ? { ...body, pipeline: { ...body.pipeline, counters: deps.health.counters() ?? null } } : body;
+  });
+  router.get("/metrics", async (ctx) => {
+    ctx.set("Cache-Control", "no-store");
+    ctx.type = PROMETHEUS_CONTENT_TYPE;
+    ctx.body = prometheusText(await deps.health.snapshot(), deps.health.counters());
   });
   registerRunsApi(router, deps, apiKeys);
   registerHumanInputApi(router, deps, apiKeys);

@@ -5,6 +5,9 @@ import { PIPELINE_HEALTH_CHANNEL, type PipelineHealthReport } from "../core/pipe
 import type { Sql } from "../core/ports/sql.js";
 import { memoryPubSub } from "../core/pubsub/memory.js";
 import { watchPipelineHealth } from "./health.js";
+import { prometheusText } from "./metrics.js";
+import { PipelineCounters } from "../pipeline/counters.js";
+import type { CountersSnapshot } from "../core/pipeline-counters.js";
 
 const sqlWith = (count: () => number): Sql => ({
   query: async <T>() => {
@@ -73,5 +76,36 @@ describe("pipeline health", () => {
     await report({ member: "b", lag_events: 9 });
     await report({ member: "c", lag_events: Number.NaN });
     expect((await view.snapshot()).pipeline).toMatchObject({ lag_events: 9, workers: 2 });
+  });
+});
+
+describe("pipeline counters", () => {
+  const snapshot = (stored: number, parts: number, seconds: number[]): CountersSnapshot => {
+    const counters = new PipelineCounters();
+    counters.add("events_stored", stored);
+    counters.add("parts", parts);
+    for (const s of seconds) counters.observePart(s);
+    counters.readGaugesFrom(() => ({ run_records: 7, runs_held: 0, known_event_ids: 3, stored_run_ids: 100 }));
+    return counters.snapshot();
+  };
+
+  it("adds up the members that reported in the last 10 s, and GET /metrics renders them in the Prometheus text format", async () => {
+    const { view, report, advance } = await setup(() => 2);
+    expect(view.counters()).toBeUndefined();
+    await report({ member: "a", counters: snapshot(10, 2, [0.25, 0.5]) });
+    await report({ member: "b", counters: snapshot(5, 1, [20]) });
+    await report({ member: "c" }); // an older pipeline that sends no counters
+    expect(view.counters()).toMatchObject({ counters: { events_stored: 15, parts: 3 }, gauges: { run_records: 14 }, part_seconds: { count: 3 } });
+    const text = prometheusText(await view.snapshot(), view.counters());
+    expect(text).toContain("# TYPE runwatch_pipeline_events_stored_total counter\nrunwatch_pipeline_events_stored_total 15\n");
+    expect(text).toContain('runwatch_pipeline_part_seconds_bucket{le="0.1"} 0\n');
+    expect(text).toContain('runwatch_pipeline_part_seconds_bucket{le="0.25"} 1\n');
+    expect(text).toContain('runwatch_pipeline_part_seconds_bucket{le="0.5"} 2\n');
+    expect(text).toContain('runwatch_pipeline_part_seconds_bucket{le="+Inf"} 3\nrunwatch_pipeline_part_seconds_sum 20.75\nrunwatch_pipeline_part_seconds_count 3\n');
+    expect(text).toContain("runwatch_pipeline_workers 3\n");
+    expect(text).toContain("runwatch_dead_letters 2\n");
+    advance(11_000); // every member silent: no counters to show
+    expect(view.counters()).toBeUndefined();
+    expect(prometheusText(await view.snapshot(), view.counters())).not.toContain("events_stored");
   });
 });

@@ -12,6 +12,7 @@ import { PIPELINE_HEALTH_CHANNEL, PIPELINE_HEALTH_INTERVAL_MS, type PipelineHeal
 import type { Logger } from "../core/logger.js";
 import type { PubSub } from "../core/ports/pubsub.js";
 import type { Sql } from "../core/ports/sql.js";
+import { isCountersSnapshot, type CountersSnapshot } from "../core/pipeline-counters.js";
 import { countDeadLetters } from "../stores/dead-letters.js";
 import { settleWithin } from "../core/settle-within.js";
 
@@ -32,6 +33,8 @@ export interface HealthBody {
 
 export interface HealthView {
   snapshot(): Promise<HealthBody>;
+  /** The counters of the pipelines that reported in the last 10 s, added up; undefined when none sent any. */
+  counters(): CountersSnapshot | undefined;
   close(): Promise<void>;
 }
 
@@ -73,11 +76,16 @@ export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logg
     return true;
   };
 
+  const liveReports = (now: number): PipelineHealthReport[] => {
+    for (const [member, r] of latest) if (now - r.receivedAt > SILENT_AFTER_MS) latest.delete(member);
+    return [...latest.values()].map((r) => r.report);
+  };
+
   return {
+    counters: () => addCounters(liveReports(clock()).map((r) => r.counters).filter(isCountersSnapshot)),
     async snapshot() {
       const now = clock();
-      for (const [member, r] of latest) if (now - r.receivedAt > SILENT_AFTER_MS) latest.delete(member);
-      const reports = [...latest.values()].map((r) => r.report);
+      const reports = liveReports(now);
       const dead = await deadLetterCount();
       // Every Kafka member reports the whole group's lag, so the largest report is the group's.
       const lag = reports.length ? Math.max(...reports.map((r) => r.lag_events)) : null;
@@ -90,5 +98,21 @@ export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logg
       };
     },
     close: () => unsubscribe(),
+  };
+}
+
+/** Several pipelines' counters as one (Kafka: one per group member). */
+function addCounters(all: readonly CountersSnapshot[]): CountersSnapshot | undefined {
+  if (all.length === 0) return undefined;
+  const sum = <K extends string>(pick: (s: CountersSnapshot) => Readonly<Record<K, number>>): Record<K, number> => {
+    const out = {} as Record<K, number>;
+    for (const s of all) for (const [k, v] of Object.entries(pick(s)) as [K, number][]) out[k] = (out[k] ?? 0) + (Number.isFinite(v) ? v : 0);
+    return out;
+  };
+  const buckets = all[0]!.part_seconds.buckets.map((_, i) => all.reduce((n, s) => n + (s.part_seconds.buckets[i] ?? 0), 0));
+  return {
+    counters: sum((s) => s.counters),
+    gauges: sum((s) => s.gauges),
+    part_seconds: { buckets, count: all.reduce((n, s) => n + s.part_seconds.count, 0), sum: all.reduce((n, s) => n + s.part_seconds.sum, 0) },
   };
 }

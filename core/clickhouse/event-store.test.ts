@@ -326,7 +326,7 @@ for (const target of [chdbTarget(), serverTarget()]) {
         llm_calls: 4, session_id: `session ${hostile}`, version: 1_764_000_000_000_123,
       });
       const bare = run(u, "bare", { started_at: null, config_version: null });
-      // The cost row is the version and the cost facts the pipeline compares (pipeline/run-cache.ts), nothing else.
+      // The cost row is the version and the cost facts the pipeline compares (pipeline/run-writer.ts costRowsDue), nothing else.
       expect(COST_COLUMNS).toEqual(["version", ...Object.keys(costFacts(full))]);
       await store.upsertRuns([full, bare]);
       expect(await store.getRun(u, full.external_id)).toEqual(full);

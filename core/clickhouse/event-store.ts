@@ -98,7 +98,7 @@ const chTimeValue = (iso: string | null): string => (iso === null ? "null" : `"$
 
 /**
  * One agent_runs row as a line of JSONCompactEachRow (RUN_COLUMNS, in their order), written value by value like
- * eventRowLine. A part of OTLP traces spread over exports touches ~2,000 runs (pipeline/deferred-runs.ts holds back
+ * eventRowLine. A part of OTLP traces spread over exports touches ~2,000 runs (pipeline/run-writer.ts holds back
  * most of their versions within a log batch): an object per run (its times converted) and a look at every key of
  * every row for the columns cost ~6 µs a run with its cost row, this ~4–5.
  * Every value goes through jsonValue, as the rows given as objects did (core/clickhouse/settings.ts compactRowLine).
@@ -114,7 +114,7 @@ export function runRowLine(r: RunRecord): string {
 
 /**
  * What run_costs keeps of a run version (migration 050): its version and cost facts (costFacts, in its order). A line,
- * like runRowLine; its values are costFacts' own, so the row written is what the pipeline compares (run-cache.ts).
+ * like runRowLine; its values are costFacts' own, so the row written is what the pipeline compares (pipeline/run-writer.ts).
  */
 export const COST_COLUMNS = [
   "version", "user_id", "external_id", "day", "agent_name", "model", "status", "prompt_tokens", "completion_tokens",
@@ -244,7 +244,7 @@ export function createEventStore(ch: ClickHouse): EventStore {
     async upsertRuns(runs, costs = runs) {
       // Two inserts at once: each is mostly a part written to disk, and chDB runs them side by side.
       // The rows are made at once, before the first wait (~4–5 µs a run with its cost row): once this call has returned
-      // its promise, the pipeline lets the next part change the same run records (pipeline/batch-processor.ts storeRuns).
+      // its promise, the pipeline lets the next part change the same run records (pipeline/run-writer.ts write).
       // Lines kept as strings until a later slice cost twice as much as the lines themselves.
       const runRows = runs.length > 0 ? encodeLines(runs, runRowLine) : undefined;
       const costRows = costs.length > 0 ? encodeLines(costs, costRowLine) : undefined;

@@ -3,7 +3,7 @@ import type { RunStatus } from "./schema.js";
 /**
  * One row of agent_runs (ClickHouse ReplacingMergeTree(version) keyed by user_id, external_id).
  * The pipeline writes a full new row whenever a run changes (a change of its counters alone at most once per log
- * batch: pipeline/deferred-runs.ts); ClickHouse keeps the highest version.
+ * batch: pipeline/run-writer.ts); ClickHouse keeps the highest version.
  */
 export interface RunRecord {
   user_id: number;

@@ -1,7 +1,7 @@
 /**
  * EventLog on Apache Kafka (kafkajs), the scale-mode log between ingest and the pipeline.
  *
- * Producer: idempotent, acks=-1 (all in-sync replicas), message key = logKey (user + run), so the default
+ * Producer: idempotent, acks=-1 (all in-sync replicas), message key = the run key (core/events/run-key.ts: user + run), so the default
  * partitioner keeps a run in one partition, in append order. Concurrent append() calls are grouped into one
  * send (group commit, group-commit.ts) and sends are serialized: with one send in flight, per-key order is the order in which
  * appends resolved. A broker outage turns into core/errors Unavailable within APPEND_TIMEOUT_MS, so ingest

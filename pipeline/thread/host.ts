@@ -100,7 +100,9 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
     },
   });
 
-  const reporter = startHealthReporter(ports.pubsub, consumer, tracker, logger);
+  // The thread's counters; a thread that died took its counts with it (a new one counts from zero).
+  const counters = async () => (current ? (await current).rpc.call("counters", []) : undefined);
+  const reporter = startHealthReporter(ports.pubsub, consumer, tracker, logger, counters);
 
   let stopped: Promise<void> | undefined;
   return {

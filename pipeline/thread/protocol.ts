@@ -7,6 +7,7 @@
 import type { EncodedBatch } from "../../core/events/wire.js";
 import type { Config } from "../../core/config.js";
 import type { EncodedRows } from "../../core/ports/clickhouse.js";
+import type { CountersSnapshot } from "../../core/pipeline-counters.js";
 import type { PipelineOptions } from "../runner.js";
 
 export interface HostMethods {
@@ -32,6 +33,8 @@ export interface ThreadMethods {
   batch(batch: EncodedBatch<ArrayBufferLike>): Promise<void>;
   /** Drops cached runs (a consumer-group rebalance). */
   forget(): void;
+  /** The pipeline's own counters (pipeline/counters.ts). */
+  counters(): CountersSnapshot;
   close(): Promise<void>;
   /** A message on a channel the thread subscribed to. */
   "pubsub.message"(subscription: number, channel: string, message: string): void;

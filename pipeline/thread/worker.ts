@@ -35,6 +35,7 @@ const methods: ThreadMethods = {
   },
   batch: (batch) => started().handleRecords(batch),
   forget: () => started().processor.storageChanged(),
+  counters: () => started().processor.counters.snapshot(),
   close: async () => core?.close(),
   "pubsub.message": (id, channel, message) => subscribers.get(id)?.(channel, message),
 };

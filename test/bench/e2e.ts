@@ -28,6 +28,7 @@ import type { EncodedRows } from "../../core/ports/clickhouse.js";
 import { runIdFor, uuidv7 } from "../../core/ids.js";
 import { ensureBuilt } from "../../deploy/build.mjs";
 import { childServerEnv, runwatchCli } from "../e2e/harness.js";
+import { pipelineCountersLine } from "./live-server.js";
 import { quantile } from "./paced-client.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -239,6 +240,8 @@ async function main() {
     console.log(`  all visible ${(lag / 1000).toFixed(2)} s after the last ack (target ≤ 1 s: ${verdict(lag <= 1000)})`);
     console.log(`  end to end: ${Math.round(e2eRate)} events/s (first batch sent → all visible)`);
     console.log(`  peak RSS: ${peak.toFixed(0)} MiB`);
+    const counters = await pipelineCountersLine(url);
+    if (counters) console.log(`  ${counters}`);
     await stopServer(server);
     server = undefined;
 

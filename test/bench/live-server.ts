@@ -167,3 +167,20 @@ function runCli(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
     p.once("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`runwatch ${args.join(" ")} failed (${code}): ${out}`))));
   });
 }
+
+/**
+ * What the pipeline's shortcuts answered during the run, from its own counters (GET /healthz?verbose=1,
+ * docs/PIPELINE.md "Counters"): one line, for the bench's output. Empty when the server sent none.
+ */
+export async function pipelineCountersLine(base: string): Promise<string> {
+  const body = (await (await fetch(`${base}/healthz?verbose=1`)).json()) as { pipeline?: { counters?: { counters: Record<string, number> } | null } };
+  const c = body.pipeline?.counters?.counters;
+  if (!c) return "";
+  const share = (part: number, whole: number) => (whole > 0 ? `${Math.round((part / whole) * 100)} %` : "n/a");
+  return `pipeline counters: ${c.events_stored} events stored, ${c.events_duplicate} duplicates, ${c.parts} parts;` +
+    ` runs found in memory ${share(c.run_records_hit, c.run_records_hit + c.run_records_missed)},` +
+    ` runs not in memory spared a load (new) ${share(c.runs_new, c.run_records_missed)},` +
+    ` duplicate checks without a look-up ${share(c.events_known, c.events_known + c.events_looked_up)},` +
+    ` run versions held ${share(c.run_versions_held, c.run_versions_held + c.run_versions_written)},` +
+    ` cost rows per run version written ${share(c.cost_rows_written, c.run_versions_written)}, runs recounted ${c.runs_recounted}`;
+}

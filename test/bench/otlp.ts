@@ -18,7 +18,7 @@ import http from "node:http";
 import { eventIdFor } from "../../core/ids.js";
 import { freePort } from "../e2e/harness.js";
 import { exportJson, exportProtobuf, traceExportClient, type SpanSpec } from "../e2e/otlp-fixtures.js";
-import { cpuByThreadKind, cpuSeconds, rssMiB, startLiveServer, threadCpuSeconds, type LiveServer } from "./live-server.js";
+import { cpuByThreadKind, cpuSeconds, pipelineCountersLine, rssMiB, startLiveServer, threadCpuSeconds, type LiveServer } from "./live-server.js";
 import { exportSpans, SPANS_PER_EXPORT, spreadExports } from "./otlp-payload.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -226,6 +226,8 @@ async function main() {
         ` (of ${[...within.keys()].map((r) => r.toLocaleString("en")).join(", ")})`);
     }
     console.log(`server RSS after: ${(await rssMiB(live.pid)).toFixed(0)} MiB`);
+    const counters = await pipelineCountersLine(live.base);
+    if (counters) console.log(counters);
     const verdict = (ok: boolean | undefined) => (ok === undefined ? "not measured" : ok ? "met" : "NOT met");
     console.log(`target ≥ ${TARGET_ACK.toLocaleString("en")} spans/s acknowledged over OTLP/HTTP protobuf: ${verdict(protobufRate === undefined ? undefined : protobufRate >= TARGET_ACK)}`);
     console.log(`target every span visible within ${TARGET_VISIBLE_MS} ms of its ack at ${TARGET_RATE.toLocaleString("en")} spans/s for ${SUSTAINED_SECONDS} s: ${verdict(within.get(TARGET_RATE))}` +

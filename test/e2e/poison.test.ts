@@ -249,3 +249,55 @@ describe("GET /healthz", () => {
     expect(await fetch(`${srv.url}/healthz`, bearer("nope")).then((r) => r.status)).toBe(200);
   });
 });
+
+describe("GET /metrics", () => {
+  /** The samples of a Prometheus text exposition, checked line by line: each sample's metric has a TYPE before it. */
+  const parse = (text: string): Map<string, number> => {
+    const samples = new Map<string, number>();
+    const typed = new Set<string>();
+    for (const line of text.trimEnd().split("\n")) {
+      const declared = /^# (HELP|TYPE) (runwatch_[a-z_]+) \S.*$/.exec(line);
+      if (declared) {
+        if (declared[1] === "TYPE") typed.add(declared[2]!);
+        continue;
+      }
+      const sample = /^(runwatch_[a-z_]+)(\{le="[^"]+"\})? (-?[0-9.]+(?:e[+-]?[0-9]+)?)$/.exec(line);
+      expect(sample, `not a sample line: ${line}`).not.toBeNull();
+      const name = sample![1]!;
+      expect(typed.has(name) || typed.has(name.replace(/_(bucket|sum|count)$/, "")), `no TYPE before ${line}`).toBe(true);
+      samples.set(`${name}${sample![2] ?? ""}`, Number(sample![3]));
+    }
+    return samples;
+  };
+
+  it("counts what the pipeline took in, stored and skipped as duplicates, with its part latency, in the Prometheus text format", async () => {
+    const read = async () => {
+      const res = await fetch(`${srv.url}/metrics`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+      return parse(await res.text());
+    };
+    const before = await eventually("a pipeline reported its counters", read, (m) => m.has("runwatch_pipeline_events_stored_total"));
+    const events = Array.from({ length: 30 }, (_, i) => ({ event_type: i === 0 ? "run_start" : "step", sdk_run_id: "metrics-run", agent_name: "m", payload: { node_name: `n${i}`, phase: "end" } }));
+    const res = await post("/api/ingest/batch", bob.key, { events });
+    const { results } = (await res.json()) as { results: { event_id: string }[] };
+    // The same events again, as a client retry: counted as duplicates, not stored twice.
+    await post("/api/ingest/batch", bob.key, { events: events.map((e, i) => ({ ...e, event_id: results[i]!.event_id })) });
+    const after = await eventually("the new events counted", read,
+      (m) => (m.get("runwatch_pipeline_events_stored_total") ?? 0) - before.get("runwatch_pipeline_events_stored_total")! >= 30 &&
+        (m.get("runwatch_pipeline_events_duplicate_total") ?? 0) - (before.get("runwatch_pipeline_events_duplicate_total") ?? 0) >= 30);
+    const grew = (name: string) => after.get(name)! - (before.get(name) ?? 0);
+    // At least: events of the tests before may still be finishing.
+    expect(grew("runwatch_pipeline_events_stored_total")).toBeGreaterThanOrEqual(30);
+    expect(grew("runwatch_pipeline_events_received_total")).toBeGreaterThanOrEqual(60);
+    expect(grew("runwatch_pipeline_parts_total")).toBeGreaterThanOrEqual(1);
+    expect(after.get("runwatch_pipeline_part_seconds_count")).toBe(after.get("runwatch_pipeline_parts_total"));
+    expect(after.get('runwatch_pipeline_part_seconds_bucket{le="+Inf"}')).toBe(after.get("runwatch_pipeline_part_seconds_count"));
+    expect(after.get("runwatch_pipeline_workers")).toBe(1);
+    expect(after.get("runwatch_pipeline_run_records")).toBeGreaterThanOrEqual(1);
+
+    const verbose = (await (await fetch(`${srv.url}/healthz?verbose=1`)).json()) as { pipeline: { counters: { counters: Record<string, number> } } };
+    expect(verbose.pipeline.counters.counters.events_stored).toBeGreaterThanOrEqual(after.get("runwatch_pipeline_events_stored_total")!);
+    expect(JSON.stringify(verbose)).not.toContain(String(bob.email));
+  }, 30_000);
+});

@@ -34,7 +34,7 @@ export function securityHeaders(opts: { publicWebUrl: string; gatewayBaseUrl: (c
   };
   const hsts = opts.publicWebUrl.startsWith("https:") ? "max-age=31536000; includeSubDomains" : undefined;
   return async (ctx, next) => {
-    const api = (ctx.path.startsWith("/api/") && ctx.path !== "/api/docs" && !ctx.path.startsWith("/api/docs/")) || ctx.path === "/healthz";
+    const api = (ctx.path.startsWith("/api/") && ctx.path !== "/api/docs" && !ctx.path.startsWith("/api/docs/")) || ctx.path === "/healthz" || ctx.path === "/metrics";
     ctx.set("X-Content-Type-Options", "nosniff");
     ctx.set("Content-Security-Policy", api ? apiCsp : pageCsp(gatewayOrigin(ctx)));
     if (hsts) ctx.set("Strict-Transport-Security", hsts);
