@@ -87,6 +87,6 @@ export class PluginHooks {
 /** Frozen copies of the part's runs as it left them, for afterCommit: the next part may change the drafts meanwhile. */
 export function frozenRuns(drafts: ReadonlyMap<RunKey, RunEntry>): Map<RunKey, RunSnapshot> {
   const copies = new Map<RunKey, RunSnapshot>();
-  for (const [k, d] of drafts) copies.set(k, Object.freeze({ run: Object.freeze({ ...d.run }), fresh: d.fresh, pluginState: d.pluginState }));
+  for (const [k, d] of drafts) copies.set(k, { run: Object.freeze({ ...d.run }), fresh: d.fresh, pluginState: d.pluginState });
   return copies;
 }

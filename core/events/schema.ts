@@ -281,15 +281,7 @@ export interface PipelineEvent extends LoggedEvent {
 }
 
 /**
- * The event as plugins get it: a copy of the logged event with its duplicate flag (the logged one is left as read).
- * Every field is listed (the type makes the compiler ask for each one): a spread of a decoded record takes V8's slow
- * path, ~1.4 µs an event against ~45 ns.
+ * The event as plugins get it: the logged event with its duplicate flag, set again on each attempt. Not a copy: a
+ * part's events are alive until its writes end, and a copy of each cost the pipeline ~3 % more CPU in collection.
  */
-export const pipelineEvent = (e: LoggedEvent, duplicate: boolean): PipelineEvent => {
-  const built: { [K in keyof Required<LoggedEvent>]: LoggedEvent[K] } & { duplicate: boolean } = {
-    event_id: e.event_id, user_id: e.user_id, run_id: e.run_id, sdk_run_id: e.sdk_run_id, event_type: e.event_type,
-    agent_name: e.agent_name, payload: e.payload, occurred_at: e.occurred_at, received_at: e.received_at,
-    config_version: e.config_version, span_id: e.span_id, parent_span_id: e.parent_span_id, session_id: e.session_id, duplicate,
-  };
-  return built;
-};
+export const pipelineEvent = (e: LoggedEvent, duplicate: boolean): PipelineEvent => Object.assign(e, { duplicate });
