@@ -15,7 +15,7 @@ import type { Logger } from "../core/logger.js";
 import { eventKey, type EventKey, type RunKey } from "../core/events/run-key.js";
 import type { LoggedEvent } from "../core/events/schema.js";
 import type { PipelineCounters } from "./counters.js";
-import type { RunEntry, RunState } from "./run-state.js";
+import type { RunState } from "./run-state.js";
 import { findStoredEvents, type LookUp } from "./stored-events.js";
 import { StoredRuns } from "./stored-runs.js";
 import { TimeSlice } from "../core/time-slice.js";
@@ -76,14 +76,13 @@ export class DuplicateIndex {
 
   /**
    * Looks up which of the part's events are duplicates. `inMemory` are the runs whose records the part found in
-   * memory, `fresh` the new runs (newRuns). Decides what to ask before its first wait: call it before records of the
-   * part's other runs are admitted.
+   * memory (they have stored events), `fresh` the new runs (newRuns); the others are asked about per run first.
    */
-  async find(events: readonly LoggedEvent[], runKeys: readonly RunKey[], inMemory: ReadonlyMap<RunKey, RunEntry>, fresh: ReadonlySet<RunKey>): Promise<Duplicates> {
+  async find(events: readonly LoggedEvent[], runKeys: readonly RunKey[], inMemory: Iterable<RunKey>, fresh: ReadonlySet<RunKey>): Promise<Duplicates> {
     const keys = events.map((e, i) => eventKey(runKeys[i]!, e.event_id));
     const how = new Map<RunKey, LookUp>();
     for (const k of fresh) how.set(k, "skip");
-    for (const k of inMemory.keys()) how.set(k, this.state.knowsAllStored(k) ? "skip" : "by-id");
+    for (const k of inMemory) how.set(k, this.state.knowsAllStored(k) ? "skip" : "by-id");
     const ways = runKeys.map((k) => how.get(k) ?? "by-run");
     let asked = 0;
     for (const way of ways) if (way !== "skip") asked++;

@@ -75,11 +75,10 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
     const runKeys = logged.map(runKeyOfEvent);
     const firsts = firstEventOfEachRun(logged, runKeys);
     try {
-      // 1–2. The runs in memory; the duplicate look-up (it decides what to ask before any other run is admitted);
-      //      the other runs, new or loaded from storage, meanwhile.
+      // 1–2. The runs in memory; the duplicate look-up, while the other runs are made new or loaded from storage.
       const { drafts, missing } = inMemory(firsts);
       const fresh = duplicates.newRuns(missing);
-      const finding = duplicates.find(logged, runKeys, drafts, fresh);
+      const finding = duplicates.find(logged, runKeys, [...drafts.keys()], fresh);
       finding.catch(() => {}); // awaited below; avoid an unhandled rejection if loading fails first
       const { cold, recount } = await admitMissing(missing, fresh, drafts);
       timer.lap("load_runs_ms");

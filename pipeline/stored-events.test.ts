@@ -90,17 +90,17 @@ describe("DuplicateIndex", () => {
     const fresh = again.newRuns(missing);
     expect([...fresh]).toEqual([runKey(9, "brand-new")]);
     spy.idsAsked = 0;
-    const found = await again.find(part, runKeys, new Map(), fresh);
+    const found = await again.find(part, runKeys, [], fresh);
     // The stored event and its repeat; the new run's repeat within the part. Only the stored run was asked about.
     expect(found.flags).toEqual([true, true, false, false, true]);
     expect(spy.idsAsked).toBe(2);
 
     // The new run is admitted and known: its stored events are recorded, and found again without asking.
-    const entry = state.admit(runKey(9, "brand-new"), newRunRecord(9, "brand-new", brandNew[0]!.run_id, brandNew[0]!.occurred_at), true);
+    state.admit(runKey(9, "brand-new"), newRunRecord(9, "brand-new", brandNew[0]!.run_id, brandNew[0]!.occurred_at), true);
     again.startKnowing(runKey(9, "brand-new"));
     again.recordStored(runKeys, found, []);
     spy.idsAsked = 0;
-    const resent = await again.find(brandNew, brandNew.map(runKeyOfEvent), new Map([[runKey(9, "brand-new"), entry]]), new Set());
+    const resent = await again.find(brandNew, brandNew.map(runKeyOfEvent), [runKey(9, "brand-new")], new Set());
     expect(resent.flags).toEqual([true, true]);
     expect(spy.idsAsked).toBe(0);
     // Once the run has ended its stored events are let go: the next resend asks storage.
