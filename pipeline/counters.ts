@@ -4,14 +4,18 @@
  * core/pipeline-counters.ts). Sent with the health reports (health.ts); GET /metrics and GET /healthz?verbose=1 show
  * them (docs/PIPELINE.md, "Counters").
  */
-import { COUNTER_HELP, PART_SECONDS_BUCKETS, type CounterName, type CountersSnapshot, type GaugeName } from "../core/pipeline-counters.js";
+import { COUNTER_HELP, GAUGE_HELP, PART_SECONDS_BUCKETS, type CounterName, type CountersSnapshot, type GaugeName } from "../core/pipeline-counters.js";
+
+/** Each name of a help table at zero. */
+const zeros = <K extends string>(help: Record<K, string>): Record<K, number> =>
+  Object.fromEntries(Object.keys(help).map((k) => [k, 0])) as Record<K, number>;
 
 export class PipelineCounters {
-  private readonly counts = Object.fromEntries(Object.keys(COUNTER_HELP).map((k) => [k, 0])) as Record<CounterName, number>;
+  private readonly counts = zeros(COUNTER_HELP);
   private readonly buckets = PART_SECONDS_BUCKETS.map(() => 0);
   private partCount = 0;
   private partSum = 0;
-  private gauges: () => Record<GaugeName, number> = () => ({ run_records: 0, runs_held: 0, known_event_ids: 0, stored_run_ids: 0 });
+  private gauges: () => Record<GaugeName, number> = () => zeros(GAUGE_HELP);
 
   add(name: CounterName, n = 1): void {
     this.counts[name] += n;
