@@ -19,7 +19,6 @@ export const COUNTER_HELP = {
   events_known: "Events whose duplicate check needed no storage look-up (new runs, or runs whose stored events are known).",
   events_looked_up: "Events whose duplicate check asked storage.",
   run_versions_written: "Run versions written to agent_runs.",
-  run_versions_held: "Run versions held back to the end of their log batch (their counters alone changed).",
   cost_rows_written: "run_costs rows written (only when a run's cost facts changed).",
   runs_recounted: "Runs whose counters were recounted from storage.",
 } as const;
@@ -30,7 +29,6 @@ export const PART_SECONDS_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 export const GAUGE_HELP = {
   run_records: "Runs held in memory (drafts).",
-  runs_held: "Runs whose newest version waits for the end of its log batch.",
   known_event_ids: "Stored event ids known in memory.",
   stored_run_ids: "Run ids in the stored-runs filter.",
 } as const;

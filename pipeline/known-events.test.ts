@@ -34,9 +34,9 @@ describe("the part processor with known events (chDB)", () => {
     // As OTLP exports come: every part of the trace repeats its run_start (the same id), one or two spans each.
     const start = h.event(user, "spread", "run_start", { framework: "test" });
     const steps = [1, 2, 3].map((i) => h.event(user, "spread", "step", { node_name: `s${i}`, phase: "end" }));
-    await processor.process([start, steps[0]!]);
-    await processor.process([start, steps[1]!]);
-    await processor.process([start, steps[1]!, steps[2]!]); // an exporter's retry of the last export, with one more span
+    await processor.processPart([start, steps[0]!]);
+    await processor.processPart([start, steps[1]!]);
+    await processor.processPart([start, steps[1]!, steps[2]!]); // an exporter's retry of the last export, with one more span
     expect(counts.eventLookUps).toBe(0);
     expect(sqlCounts.agentRunStarts).toBe(1);
     expect(await h.store.getRun(user, "spread")).toMatchObject({ status: "running", event_count: 4 });
@@ -46,8 +46,8 @@ describe("the part processor with known events (chDB)", () => {
 
     // Once the run has ended it is no longer known: a late resend is looked up, and still stored once.
     const end = h.event(user, "spread", "run_end");
-    await processor.process([start, end]);
-    await processor.process([start, end]);
+    await processor.processPart([start, end]);
+    await processor.processPart([start, end]);
     expect(counts.eventLookUps).toBeGreaterThan(0);
     expect(await h.store.getRun(user, "spread")).toMatchObject({ status: "success", event_count: 5 });
     processor.close();
@@ -70,13 +70,13 @@ describe("the part processor with known events (chDB)", () => {
     await processor.storedRunsRead();
     const start = h.event(user, "failing", "run_start", { framework: "test" });
     const step = h.event(user, "failing", "step", { node_name: "a", phase: "end" });
-    await processor.process([start]);
+    await processor.processPart([start]);
     lostAnswer = true;
-    await expect(processor.process([start, step])).rejects.toThrow(/timed out/);
+    await expect(processor.processPart([start, step])).rejects.toThrow(/timed out/);
     lostAnswer = false;
-    await processor.process([start, step]); // the retry
+    await processor.processPart([start, step]); // the retry
     const before = counts.eventLookUps;
-    await processor.process([start, step]); // and a resend of the same export later
+    await processor.processPart([start, step]); // and a resend of the same export later
     expect(counts.eventLookUps).toBeGreaterThan(before);
     expect(await h.store.getRun(user, "failing")).toMatchObject({ event_count: 2 });
     processor.close();

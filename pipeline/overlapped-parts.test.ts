@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { LoggedEvent } from "../core/events/schema.js";
 import { createLogger } from "../core/logger.js";
-import type { LogBatch, ProcessOptions } from "./part-processor.js";
+import type { ProcessOptions } from "./part-processor.js";
 import { storeParts } from "./overlapped-parts.js";
 
 const ev = (id: string): LoggedEvent =>
@@ -26,8 +26,8 @@ function harness(parts: string[][], script: Script = {}) {
   let maxInFlight = 0;
   let forgotten = 0;
   const failures = new Map(script.fail ? [...script.fail].map(([k, v]) => [k, { ...v }]) : []);
-  const batch: LogBatch = {
-    part: async (events: readonly LoggedEvent[], options: ProcessOptions = {}) => {
+  const processor = {
+    processPart: async (events: readonly LoggedEvent[], options: ProcessOptions = {}) => {
       const name = events.map((e) => e.event_id).join(",");
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
@@ -55,17 +55,15 @@ function harness(parts: string[][], script: Script = {}) {
         inFlight--;
       }
     },
-    severalParts: () => {},
-    finish: async () => {},
+    forgetRuns: () => void forgotten++,
   };
-  const processor = { forgetRuns: () => void forgotten++ };
   const queue = parts.map((p) => p.map(ev));
   const take = async () => {
     await tick();
     return queue.shift() ?? [];
   };
   const isolation = { deadLetter: async () => {}, storageUp: async () => script.up?.() ?? true, logger: createLogger("error"), singleRetryDelaysMs: [0] };
-  return { run: () => storeParts(take, batch, processor, isolation), log, stored, inFlight: () => inFlight, maxInFlight: () => maxInFlight, forgotten: () => forgotten };
+  return { run: () => storeParts(take, processor, isolation), log, stored, inFlight: () => inFlight, maxInFlight: () => maxInFlight, forgotten: () => forgotten };
 }
 
 describe("parts stored with one overlap", () => {

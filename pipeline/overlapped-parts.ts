@@ -13,7 +13,7 @@
  * runs reloaded from storage have their counters reconciled, as after a crash.
  */
 import type { LoggedEvent } from "../core/events/schema.js";
-import type { LogBatch, PartProcessor } from "./part-processor.js";
+import type { PartProcessor } from "./part-processor.js";
 import { processIsolated, type IsolationDeps } from "./isolation.js";
 
 /** One part's first attempt, started by the processor. */
@@ -25,10 +25,12 @@ interface Attempt {
   failed: boolean;
 }
 
-function startAttempt(batch: LogBatch, events: readonly LoggedEvent[]): Attempt {
+type Processor = Pick<PartProcessor, "processPart" | "forgetRuns">;
+
+function startAttempt(processor: Processor, events: readonly LoggedEvent[]): Attempt {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
-  const attempt: Attempt = { done: batch.part(events, { onDraftsReleased: release }), released, failed: false };
+  const attempt: Attempt = { done: processor.processPart(events, { onDraftsReleased: release }), released, failed: false };
   attempt.done.catch(() => {
     attempt.failed = true;
   });
@@ -37,26 +39,25 @@ function startAttempt(batch: LogBatch, events: readonly LoggedEvent[]): Attempt 
 
 /**
  * Stores every part `take` gives, until it gives an empty one. `take` is called for the next part while the current
- * one is stored; isolation's `process` is ignored (the log batch's `part` is used). Rejects, after every attempt has settled,
+ * one is stored; isolation's `process` is ignored (the processor's `processPart` is used). Rejects, after every attempt has settled,
  * when a part fails as a whole (an outage: the log then retries the batch).
  */
 export async function storeParts(
   take: () => Promise<LoggedEvent[]>,
-  batch: LogBatch,
-  processor: Pick<PartProcessor, "forgetRuns">,
+  processor: Processor,
   isolation: Omit<IsolationDeps, "process">,
 ): Promise<void> {
   let part = await take();
   let early: Attempt | undefined; // `part`'s first attempt, when it started while the part before it was stored
   while (part.length > 0) {
-    const first = early ?? startAttempt(batch, part);
+    const first = early ?? startAttempt(processor, part);
     early = undefined;
     let next: Attempt | undefined;
     let firstUsed = false;
     const deps: IsolationDeps = {
       ...isolation,
       process: async (events) => {
-        if (firstUsed) return batch.part(events);
+        if (firstUsed) return processor.processPart(events);
         firstUsed = true; // isolation's first call is for the whole part: the attempt already under way
         try {
           await first.done;
@@ -83,7 +84,7 @@ export async function storeParts(
     if (following.length > 0) {
       // Whichever comes first: the drafts released (start the next part now), or the attempt settled.
       await Promise.race([first.released, first.done.catch(() => {})]);
-      if (!first.failed) next = startAttempt(batch, following);
+      if (!first.failed) next = startAttempt(processor, following);
     }
     try {
       await storing;

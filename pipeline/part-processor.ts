@@ -8,9 +8,8 @@
  *   5. commit      the afterCommit hooks, on frozen copies of the runs
  *
  * A failure anywhere drops the part's runs from memory (run-state.ts forget) and rejects; record-handler.ts and
- * isolation.ts then decide between a retry and dead letters. The log batch around the parts (`logBatch`) is owned by
- * the record handler: within a batch of several parts, run versions whose only change is their counters are held
- * to its `finish` (run-writer.ts).
+ * isolation.ts then decide between a retry and dead letters. Nothing outlives a part but the run records: the
+ * record handler splits a log batch into parts and may commit it once its last part is stored.
  */
 import type { EventStore } from "../core/clickhouse/types.js";
 import { newRunRecord } from "../core/events/run.js";
@@ -35,20 +34,9 @@ export interface ProcessOptions {
   readonly onDraftsReleased?: () => void;
 }
 
-/** One log batch's parts, in log order; the record handler owns it. */
-export interface LogBatch {
-  /** Processes one part of the batch, or again some of its events (failure isolation). */
-  part(events: readonly LoggedEvent[], options?: ProcessOptions): Promise<void>;
-  /** The batch has more than one part: run versions whose only change is their counters wait for `finish`. */
-  severalParts(): void;
-  /** Writes the held run versions, before the log commits the batch. After a failure the retry does. */
-  finish(): Promise<void>;
-}
-
 export interface PartProcessor {
-  logBatch(): LogBatch;
-  /** Processes `events` as a log batch of one part. */
-  process(events: readonly LoggedEvent[]): Promise<void>;
+  /** Processes one part of a log batch (in log order), or again some of its events (failure isolation). */
+  processPart(events: readonly LoggedEvent[], options?: ProcessOptions): Promise<void>;
   /** Drops every run from memory, so the next part reloads them from storage (its own earlier attempt failed). */
   forgetRuns(): void;
   /** Another writer may have stored runs this processor will receive (a Kafka rebalance): forget them and re-read which are stored. */
@@ -63,14 +51,14 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
   const counters = new PipelineCounters();
   const state = new RunState(cacheSize);
   const duplicates = new DuplicateIndex(ctx.clickhouse, ctx.logger, state, counters);
-  const writer = new RunWriter(store, ctx.clickhouse, state, counters, ctx.logger);
+  const writer = new RunWriter(store, ctx.clickhouse, counters);
   const hooks = new PluginHooks(plugins, ctx.logger);
   counters.readGaugesFrom(() => {
     const s = state.sizes;
-    return { run_records: s.runs, runs_held: s.held, known_event_ids: s.knownIds, stored_run_ids: duplicates.storedRunIds };
+    return { run_records: s.runs, known_event_ids: s.knownIds, stored_run_ids: duplicates.storedRunIds };
   });
 
-  async function processPart(logged: readonly LoggedEvent[], hold: boolean, options: ProcessOptions = {}): Promise<void> {
+  async function processPart(logged: readonly LoggedEvent[], options: ProcessOptions = {}): Promise<void> {
     const timer = new StageTimer(logged);
     const runKeys = logged.map(runKeyOfEvent);
     const firsts = firstEventOfEachRun(logged, runKeys);
@@ -80,11 +68,12 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
       const fresh = duplicates.newRuns(missing);
       const finding = duplicates.find(logged, runKeys, [...drafts.keys()], fresh);
       finding.catch(() => {}); // awaited below; avoid an unhandled rejection if loading fails first
-      const { cold, recount } = await admitMissing(missing, fresh, drafts);
+      const cold = await admitMissing(missing, fresh, drafts);
       timer.lap("load_runs_ms");
       const found = await finding;
       const events = logged.map((e, i) => pipelineEvent(e, found.flags[i]!));
       // A run loaded from storage with an event already stored: its counters may lack it (an earlier attempt stored it).
+      const recount = new Set<RunKey>();
       for (let i = 0; i < events.length; i++) if (found.flags[i] && cold.has(runKeys[i]!)) recount.add(runKeys[i]!);
       timer.lap("find_duplicates_ms");
 
@@ -103,7 +92,7 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
       const eventsStored = hooks.afterEventsStored(stored, timer.timings);
       eventsStored.catch(() => {}); // awaited below, after the runs' write
       let committed = stored;
-      const held = await writer.write(drafts, recount, hold, () => {
+      await writer.write(drafts, recount, () => {
         committed = { ...stored, runs: frozenRuns(drafts) };
         options.onDraftsReleased?.();
       });
@@ -117,7 +106,7 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
       counters.observePart(timer.elapsedMs / 1000);
       counters.add("events_stored", payloadJson.size);
       counters.add("events_duplicate", events.length - payloadJson.size);
-      ctx.logger.debug("part processed", { events: logged.length, runs: drafts.size, runs_held: held, ...timer.done() });
+      ctx.logger.debug("part processed", { events: logged.length, runs: drafts.size, ...timer.done() });
     } catch (err) {
       for (const k of firsts.keys()) state.forget(k);
       counters.add("part_failures");
@@ -141,12 +130,10 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
 
   /**
    * Records for the runs not in memory: new ones for runs storage holds nothing of, loaded ones for the rest. All are
-   * "cold": their counters may not include events of this part that an earlier, failed attempt stored. A loaded run
-   * left to reconcile (run-state.ts) is recounted.
+   * "cold": their counters may not include events of this part that an earlier, failed attempt stored.
    */
   async function admitMissing(missing: readonly [RunKey, LoggedEvent][], fresh: ReadonlySet<RunKey>, drafts: Map<RunKey, RunEntry>) {
     const cold = new Set<RunKey>();
-    const recount = new Set<RunKey>();
     const lookUp = missing.filter(([k]) => !fresh.has(k));
     const loaded = lookUp.length === 0 ? [] : await store.loadRuns(lookUp.map(([, e]) => ({ user_id: e.user_id, external_id: e.sdk_run_id })));
     const byKey = new Map(loaded.map((r) => [runKeyOfRun(r), r]));
@@ -156,31 +143,14 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
       drafts.set(k, run ? state.admit(k, run, false) : state.admit(k, newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), true));
       if (fresh.has(k)) duplicates.startKnowing(k);
       cold.add(k);
-      if (run && state.reconcileOnLoad(k)) recount.add(k);
     }
     counters.add("runs_new", fresh.size);
     counters.add("runs_loaded", lookUp.length);
-    return { cold, recount };
-  }
-
-  function logBatch(): LogBatch {
-    let hold = false;
-    return {
-      part: (events, options) => processPart(events, hold, options),
-      severalParts: () => {
-        hold = true;
-      },
-      finish: () => writer.flush(),
-    };
+    return cold;
   }
 
   return {
-    logBatch,
-    async process(events) {
-      const batch = logBatch();
-      await batch.part(events);
-      await batch.finish();
-    },
+    processPart,
     forgetRuns: () => state.forgetAll(),
     storageChanged() {
       state.forgetAll();

@@ -96,7 +96,6 @@ export function createRecordHandler(
     const unmappable: NewDeadLetter[] = [];
     const pending: LoggedEvent[] = [];
     let next = 0;
-    const logBatch = processor.logBatch();
     const take = async (): Promise<LoggedEvent[]> => {
       const slice = new TimeSlice(SLICE_MS);
       while (pending.length < maxEvents && next < items.length) {
@@ -109,17 +108,12 @@ export function createRecordHandler(
       }
       const part = pending.splice(0, maxEvents);
       processor.counters.add("events_received", part.length);
-      // A batch of several parts writes a run whose only change is its counters once, at its end (run-writer.ts).
-      // A batch of one part does not: what it held would be a second write of the runs.
-      if (part.length > 0 && (pending.length > 0 || next < items.length)) logBatch.severalParts();
       return part;
     };
     // Each part is stored in log order; the next one is mapped while the current one waits on storage (the thread
     // would otherwise sit idle while ClickHouse and Postgres work), and its storing overlaps the current part's last
     // writes (overlapped-parts.ts).
-    await storeParts(take, logBatch, processor, isolation);
-    // Before the log commits the batch: its runs' held versions. (A failed batch keeps them for the retry.)
-    await logBatch.finish();
+    await storeParts(take, processor, isolation);
     if (unmappable.length) await deadLetter(unmappable);
   };
 }

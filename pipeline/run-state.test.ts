@@ -1,4 +1,4 @@
-/** The one owner of per-run state (run-state.ts): records, held versions, runs to reconcile, known events, bounds. */
+/** The one owner of per-run state (run-state.ts): records, known events, bounds. */
 import { describe, expect, it } from "vitest";
 import { newRunRecord } from "../core/events/run.js";
 import { eventKey, runKey } from "../core/events/run-key.js";
@@ -24,51 +24,20 @@ describe("RunState", () => {
     expect(state.sizes.runs).toBe(2);
   });
 
-  it("holds versions until taken, lets go of those written, and keeps what was held again meanwhile", () => {
+  it("forgets one run or all, with their known events", () => {
     const state = new RunState(10);
-    expect(state.nothingHeld).toBe(true);
-    const a = state.admit(k("a"), run("a"), false), b = state.admit(k("b"), run("b"), false);
-    state.hold(k("a"), a);
-    const bHeld = state.hold(k("b"), b);
-    state.hold(k("b"), b); // held again by a later part: the earlier holding's write does not end it
-    state.release(k("b"), b, bHeld);
-    expect(b.held).toBeDefined();
-    state.release(k("b"), b, b.held); // b's newest state went out with its part
-    const taken = state.takeHeld();
-    expect(taken.held.map((h) => h.entry)).toEqual([a]);
-    state.hold(k("a"), a); // held again while the write is under way
-    taken.written();
-    expect(a.held).toBeDefined();
-    state.takeHeld().written();
-    expect(state.nothingHeld).toBe(true);
-  });
-
-  it("keeps a held record past the bound until it is written", () => {
-    const state = new RunState(1);
-    const a = state.admit(k("a"), run("a"), false);
-    state.hold(k("a"), a);
+    state.admit(k("a"), run("a"), true);
+    state.startKnowing(k("a"));
+    state.recordStored(k("a"), e("a", 1));
     state.admit(k("b"), run("b"), false);
-    expect(state.get(k("a"))).toBe(a); // held: kept; b, the least recently used now, goes next
-    state.takeHeld().written();
-    state.admit(k("c"), run("c"), false);
-    expect(state.get(k("a"))).toBeUndefined();
-  });
-
-  it("turns a held run whose part failed into one to reconcile, once", () => {
-    const state = new RunState(10);
-    state.hold(k("a"), state.admit(k("a"), run("a"), false));
-    state.hold(k("b"), state.admit(k("b"), run("b"), false));
-    state.admit(k("c"), run("c"), false);
     state.forget(k("a"));
-    state.forget(k("c")); // never held: nothing to reconcile
-    state.forget(k("zzz"));
+    state.forget(k("zzz")); // never admitted: nothing happens
     expect(state.get(k("a"))).toBeUndefined();
-    expect(state.takeHeld().reconcile).toEqual([{ user_id: 1, external_id: "a", run_id: runIdFor(1, "a") }]);
-    expect(state.reconcileOnLoad(k("a"))).toBe(true); // a part loaded it again: recounted there
-    expect(state.reconcileOnLoad(k("a"))).toBe(false);
+    expect(state.isKnownStored(k("a"), e("a", 1))).toBe(false);
+    expect(state.sizes).toEqual({ runs: 1, knownRuns: 0, knownIds: 0 });
     state.forgetAll();
-    expect(state.takeHeld().reconcile.map((r) => r.external_id)).toEqual(["b"]);
-    expect(state.sizes).toMatchObject({ runs: 0, held: 0 });
+    expect(state.get(k("b"))).toBeUndefined();
+    expect(state.sizes.runs).toBe(0);
   });
 
   it("knows the stored events of the runs it was told are new, and nothing of others", () => {

@@ -5,40 +5,24 @@
  *   version): `ReplacingMergeTree(version)` keeps the newest, so two parts' writes may land in any order.
  * - **Cost rows** only for runs whose cost facts changed since this process last wrote them (at least hourly
  *   regardless): most parts change no run's costs, and every chDB insert writes a part on disk.
- * - **Held versions.** Within a log batch of several parts, a run whose only change is its counters is held
- *   (run-state.ts) and its newest state written once, by `flush`, before the log commits the batch: a trace an
- *   exporter spreads over its exports otherwise writes one run version per span. A reader must see at once a run's
- *   first version from this process, a change of anything but the counters (runShape), and a run that ended.
  * - **Recounts.** A run whose counters cannot be trusted (loaded from storage while some of the part's events were
- *   already stored; a held version dropped by a failure) has its counters set from its stored events first.
+ *   already stored, by an earlier attempt that failed or a process that crashed) has its counters set from its
+ *   stored events first.
  *
- * Why holding is safe: the log commits a batch only after `flush`. A crash before that replays the batch: its stored
- * events are found again, and the runs reloaded from storage are recounted. A run held when a part fails is left to
- * reconcile (run-state.ts forget): only its counters may differ from what is stored, and its next load (or the
- * batch's `flush`) recounts them.
+ * Every run a part touched is written with that part: nothing is left to write when the log commits the batch.
  */
 import { costFacts } from "../core/clickhouse/event-store.js";
 import type { EventStore } from "../core/clickhouse/types.js";
 import type { RunKey } from "../core/events/run-key.js";
 import { msOfIso } from "../core/events/iso-time.js";
 import type { RunRecord } from "../core/events/run.js";
-import { isTerminal } from "../core/events/status-machine.js";
-import type { Logger } from "../core/logger.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { PipelineCounters } from "./counters.js";
-import type { Holding, RunEntry, RunState } from "./run-state.js";
+import type { RunEntry } from "./run-state.js";
 import { countStoredEvents, sumStoredLlmCalls } from "./stored-events.js";
 
 /** A cost row is written again at least this often, so a row lost behind the cache's back (retention) comes back. */
 const COST_ROW_REFRESH_MS = 3_600_000;
-
-/**
- * What a run version says apart from its counters: when it equals the shape of the version last written, the run's
- * row may wait. No field holds U+0000 (the value rules replace it).
- */
-export const runShape = (r: RunRecord): string =>
-  `${r.status}\u0000${r.status_at}\u0000${r.started_at}\u0000${r.ended_at}\u0000${r.agent_name}\u0000${r.model}\u0000${r.framework}` +
-  `\u0000${r.config_version}\u0000${r.last_error}\u0000${r.pending_question}\u0000${r.session_id}`;
 
 /** A run's cost facts (event-store.ts costFacts) as one string to compare: ~0.85 µs a run against ~1.2 for JSON. */
 const costFactsKey = (r: RunRecord): string => Object.values(costFacts(r)).join("\u0000");
@@ -78,58 +62,24 @@ export class RunWriter {
   private readonly nextVersion = versionClock();
 
   constructor(
-    private readonly store: Pick<EventStore, "upsertRuns" | "loadRuns">,
+    private readonly store: Pick<EventStore, "upsertRuns">,
     private readonly ch: ClickHouse,
-    private readonly state: RunState,
     private readonly counters: PipelineCounters,
-    private readonly logger: Logger,
   ) {}
 
   /**
-   * Writes the part's runs (`recount` first recounted from storage), or holds those whose only change is their
-   * counters when `hold` (a log batch of several parts); resolves to how many it held. `taken` is called once the
-   * rows are made, before the write is awaited: from then on the next part may change the drafts.
+   * Writes a new version of each of the part's runs, `recount` first recounted from storage. `taken` is called once
+   * the rows are made, before the write is awaited: from then on the next part may change the drafts.
    */
-  async write(drafts: ReadonlyMap<RunKey, RunEntry>, recount: ReadonlySet<RunKey>, hold: boolean, taken: () => void): Promise<number> {
+  async write(drafts: ReadonlyMap<RunKey, RunEntry>, recount: ReadonlySet<RunKey>, taken: () => void): Promise<void> {
     if (recount.size > 0) await this.recount([...recount].map((k) => drafts.get(k)!.run));
-    const now: RunEntry[] = [];
-    const ending: [RunKey, RunEntry, Holding][] = []; // held runs written now: let go once the write succeeded
-    for (const [key, entry] of drafts) {
-      if (hold && entry.written !== undefined && !recount.has(key) && !isTerminal(entry.run.status) && runShape(entry.run) === entry.written) {
-        this.state.hold(key, entry);
-        continue;
-      }
-      now.push(entry);
-      if (entry.held) ending.push([key, entry, entry.held]);
-    }
-    await this.writeVersions(now, taken);
-    for (const [key, entry, holding] of ending) this.state.release(key, entry, holding);
-    this.counters.add("run_versions_held", drafts.size - now.length);
-    return drafts.size - now.length;
-  }
-
-  /** Writes the newest state of every held run, and recounts and writes the runs whose held state was dropped. */
-  async flush(): Promise<void> {
-    if (this.state.nothingHeld) return;
-    const t0 = performance.now();
-    const { held, reconcile, written } = this.state.takeHeld();
-    const stored = reconcile.length === 0 ? [] : await this.store.loadRuns(reconcile);
-    if (stored.length > 0) await this.recount(stored);
-    await this.writeVersions([...held.map((h) => h.entry), ...stored.map((run) => ({ run }))]);
-    written();
-    this.logger.debug("held runs written", { runs: held.length, reconciled: stored.length, ms: Math.round(performance.now() - t0) });
-  }
-
-  /** New versions of `entries`, their rows made before `taken` is called and before the write is awaited. */
-  private async writeVersions(entries: readonly Pick<RunEntry, "run" | "costRow" | "written">[], taken = () => {}): Promise<void> {
+    const entries = [...drafts.values()];
     for (const e of entries) e.run.version = this.nextVersion(e.run.version);
     const costs = costRowsDue(entries);
-    const shapes = entries.map((e) => runShape(e.run));
     const write = this.store.upsertRuns(entries.map((e) => e.run), costs.runs);
     taken();
     await write;
     costs.written();
-    entries.forEach((e, i) => (e.written = shapes[i]));
     this.counters.add("run_versions_written", entries.length);
     this.counters.add("cost_rows_written", costs.runs.length);
   }

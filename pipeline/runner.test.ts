@@ -174,7 +174,7 @@ describe("pipeline (embedded adapters)", () => {
     const chain = await buildChain(ctx);
     for (const p of chain) await p.init?.(ctx);
     const afterRestart = createPartProcessor(ctx, store, chain, 2); // a cache smaller than the batch's runs
-    await afterRestart.process(structuredClone([...events, ...lifecycle(user, "run-x1", "other"), ...lifecycle(user, "run-x2", "other")]));
+    await afterRestart.processPart(structuredClone([...events, ...lifecycle(user, "run-x1", "other"), ...lifecycle(user, "run-x2", "other")]));
     expect(await store.getRun(user, "run-x2")).toMatchObject({ status: "success", event_count: 6 });
     run = await store.getRun(user, "run-r");
     expect(run).toMatchObject({ status: "success", event_count: 6, error_count: 0 });
@@ -184,10 +184,10 @@ describe("pipeline (embedded adapters)", () => {
     // The narrow crash window: events stored, run row not yet written. The retry must still count them once.
     const failing: EventStore = { ...store, upsertRuns: async () => { throw new Error("ClickHouse went away (test)"); } };
     const window = lifecycle(user, "run-w", "replayer");
-    await expect(createPartProcessor(ctx, failing, chain, 100).process(structuredClone(window.slice(0, 2)))).rejects.toThrow(/went away/);
+    await expect(createPartProcessor(ctx, failing, chain, 100).processPart(structuredClone(window.slice(0, 2)))).rejects.toThrow(/went away/);
     const processor = createPartProcessor(ctx, store, chain, 100);
-    await processor.process(structuredClone(window.slice(0, 2)));
-    await processor.process(structuredClone(window.slice(2)));
+    await processor.processPart(structuredClone(window.slice(0, 2)));
+    await processor.processPart(structuredClone(window.slice(2)));
     expect(await store.listEvents(user, runIdFor(user, "run-w"))).toHaveLength(6);
     expect(await store.getRun(user, "run-w")).toMatchObject({ status: "success", event_count: 6 });
     const failingOnce = { ...store, calls: 0 } as EventStore & { calls: number };
@@ -197,8 +197,8 @@ describe("pipeline (embedded adapters)", () => {
     };
     const sameCache = createPartProcessor(ctx, failingOnce, chain, 100);
     const more = [event(user, "run-w", "step", { node_name: "after", phase: "start" }), event(user, "run-w", "error", { error_message: "late" })];
-    await expect(sameCache.process(structuredClone(more))).rejects.toThrow(/went away/);
-    await sameCache.process(structuredClone(more)); // the log's retry of the same batch, same process
+    await expect(sameCache.processPart(structuredClone(more))).rejects.toThrow(/went away/);
+    await sameCache.processPart(structuredClone(more)); // the log's retry of the same batch, same process
     expect(await store.getRun(user, "run-w")).toMatchObject({ event_count: 8, error_count: 1, status: "error" });
 
     // A second run of the same agent counts once more.
@@ -231,7 +231,7 @@ describe("pipeline (embedded adapters)", () => {
     };
     const chain = await initChain([probe]);
     const events = lifecycle(user, "run-s", "stager").slice(0, 2);
-    await createPartProcessor(ctx, gated, chain, 100).process(structuredClone(events));
+    await createPartProcessor(ctx, gated, chain, 100).processPart(structuredClone(events));
     expect(seen).toEqual([{ stored: 2, runsWritten: false }]);
     expect(await store.getRun(user, "run-s")).toMatchObject({ status: "running", event_count: 2 });
 
@@ -242,8 +242,8 @@ describe("pipeline (embedded adapters)", () => {
     const failingOnce: EventStore = { ...store, upsertRuns: async (runs) => { if (failures-- > 0) throw new Error("ClickHouse went away (test)"); await store.upsertRuns(runs); } };
     const processor = createPartProcessor(ctx, failingOnce, await initChain(), 100);
     const batch = lifecycle(user, "run-t", "stager").slice(0, 3);
-    await expect(processor.process(structuredClone(batch))).rejects.toThrow(/went away/);
-    await processor.process(structuredClone(batch));
+    await expect(processor.processPart(structuredClone(batch))).rejects.toThrow(/went away/);
+    await processor.processPart(structuredClone(batch));
     await new Promise((r) => setTimeout(r, 50)); // in-process pub/sub delivers on a later turn
     expect(frames()).toBe(3);
     expect(await store.getRun(user, "run-t")).toMatchObject({ status: "running", event_count: 3 });
@@ -258,16 +258,16 @@ describe("pipeline (embedded adapters)", () => {
       event(user, "run-llm", "step", { kind: "llm", node_name: "chat", phase: "end", model, provider: "openai", prompt_tokens: prompt, completion_tokens: completion });
     const events = [event(user, "run-llm", "run_start", { framework: "test" }, "caller"), call("gpt-4o", 1000, 200), call("gpt-4o-mini", 300, 50), event(user, "run-llm", "run_end", { prompt_tokens: 1, completion_tokens: 1 })];
     const expected = { llm_calls: 2, prompt_tokens: 1300, completion_tokens: 250, total_tokens: 1550, cost_source: "computed" };
-    await createPartProcessor(ctx, store, chain, 100).process(structuredClone(events.slice(0, 2)));
+    await createPartProcessor(ctx, store, chain, 100).processPart(structuredClone(events.slice(0, 2)));
     // The second call's event is stored but the run row is not (a crash between the two writes) ...
     const failing: EventStore = { ...store, upsertRuns: async () => { throw new Error("ClickHouse went away (test)"); } };
-    await expect(createPartProcessor(ctx, failing, chain, 100).process(structuredClone(events.slice(2, 3)))).rejects.toThrow(/went away/);
+    await expect(createPartProcessor(ctx, failing, chain, 100).processPart(structuredClone(events.slice(2, 3)))).rejects.toThrow(/went away/);
     // ... and a new process (cold cache) gets the batch again: the stored calls are summed, none twice.
-    await createPartProcessor(ctx, store, chain, 100).process(structuredClone(events.slice(2)));
+    await createPartProcessor(ctx, store, chain, 100).processPart(structuredClone(events.slice(2)));
     const run = await store.getRun(user, "run-llm");
     expect(run).toMatchObject(expected);
     // A restart replays everything: still the same totals.
-    await createPartProcessor(ctx, store, chain, 1).process(structuredClone(events));
+    await createPartProcessor(ctx, store, chain, 1).processPart(structuredClone(events));
     expect(await store.getRun(user, "run-llm")).toMatchObject({ ...expected, cost_usd: run!.cost_usd });
     expect(run!.cost_usd).toBeGreaterThan(0);
   });
@@ -286,15 +286,15 @@ describe("pipeline (embedded adapters)", () => {
       event(user, "run-moved", "run_start", { framework: "test" }, "mover"),
     ];
     await Promise.all([workerA.storedRunsRead(), workerB.storedRunsRead()]);
-    await workerA.process([start!]);
+    await workerA.processPart([start!]);
     // The partition moves to B, which processes two events, then comes back to A (what the log's onRebalance does).
     // Each reads the stored runs again first, so each knows the run the other stored and looks it up.
     workerB.storageChanged();
     await workerB.storedRunsRead();
-    await workerB.process([step!, failure!]);
+    await workerB.processPart([step!, failure!]);
     workerA.storageChanged();
     await workerA.storedRunsRead();
-    await workerA.process([restart!]);
+    await workerA.processPart([restart!]);
     expect(await store.getRun(user, "run-moved")).toMatchObject({ event_count: 4, error_count: 1, status: "running" });
   });
 

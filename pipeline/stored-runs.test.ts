@@ -22,7 +22,7 @@ afterAll(async () => {
 it("reads the run ids of agent_runs and of agent_events, in slices, and again without forgetting any or holding one twice; until read, and after close, every run may be stored", async () => {
   const user = await h.createUser();
   const processor = await h.processorWith(h.ports.clickhouse, h.store);
-  for (const run of ["kept-1", "kept-2", "kept-3", "kept-4", "kept-5"]) await processor.process(h.lifecycle(user, run));
+  for (const run of ["kept-1", "kept-2", "kept-3", "kept-4", "kept-5"]) await processor.processPart(h.lifecycle(user, run));
   processor.close();
   // Events stored without their run's row: the crash window between the two writes.
   await h.store.insertEvents([h.event(user, "events-only", "run_start", { framework: "test" })]);
@@ -78,9 +78,9 @@ it("does not ask storage about runs it has never seen, and still counts a run on
 
   const first = await h.processorWith(ch, countingStore);
   await first.storedRunsRead();
-  await first.process(h.lifecycle(user, "new-a").slice(0, 2));
+  await first.processPart(h.lifecycle(user, "new-a").slice(0, 2));
   expect({ loads, eventLookUps: counts.eventLookUps }).toEqual({ loads: 0, eventLookUps: 0 });
-  await first.process(h.lifecycle(user, "new-a").slice(2)); // every stored event of it went through `first`: no look-up either
+  await first.processPart(h.lifecycle(user, "new-a").slice(2)); // every stored event of it went through `first`: no look-up either
   expect(counts.eventLookUps).toBe(0);
   expect(await h.store.getRun(user, "new-a")).toMatchObject({ status: "success", event_count: 4 });
 
@@ -89,16 +89,16 @@ it("does not ask storage about runs it has never seen, and still counts a run on
   const failing: EventStore = { ...countingStore, upsertRuns: async () => { throw new Error("ClickHouse went away (test)"); } };
   const crashing = await h.processorWith(ch, failing);
   await crashing.storedRunsRead();
-  await expect(crashing.process(window.slice(0, 2))).rejects.toThrow(/went away/);
+  await expect(crashing.processPart(window.slice(0, 2))).rejects.toThrow(/went away/);
   crashing.close();
   expect(loads).toBe(0); // new-w was new to it too
 
   // A restart reads the stored runs (new-w among them, from its events) and replays the batch: counted once.
   const restarted = await h.processorWith(ch, countingStore);
   await restarted.storedRunsRead();
-  await restarted.process(window.slice(0, 2));
+  await restarted.processPart(window.slice(0, 2));
   expect(loads).toBe(1);
-  await restarted.process(window.slice(2));
+  await restarted.processPart(window.slice(2));
   expect(await h.store.getRun(user, "new-w")).toMatchObject({ status: "success", event_count: 4 });
   expect(await h.store.listEvents(user, runIdFor(user, "new-w"))).toHaveLength(4);
   restarted.close();

@@ -85,7 +85,7 @@ describe("pipeline counters", () => {
     counters.add("events_stored", stored);
     counters.add("parts", parts);
     for (const s of seconds) counters.observePart(s);
-    counters.readGaugesFrom(() => ({ run_records: 7, runs_held: 0, known_event_ids: 3, stored_run_ids: 100 }));
+    counters.readGaugesFrom(() => ({ run_records: 7, known_event_ids: 3, stored_run_ids: 100 }));
     return counters.snapshot();
   };
 

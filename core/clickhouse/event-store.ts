@@ -98,9 +98,8 @@ const chTimeValue = (iso: string | null): string => (iso === null ? "null" : `"$
 
 /**
  * One agent_runs row as a line of JSONCompactEachRow (RUN_COLUMNS, in their order), written value by value like
- * eventRowLine. A part of OTLP traces spread over exports touches ~2,000 runs (pipeline/run-writer.ts holds back
- * most of their versions within a log batch): an object per run (its times converted) and a look at every key of
- * every row for the columns cost ~6 µs a run with its cost row, this ~4–5.
+ * eventRowLine. A part of OTLP traces spread over exports touches ~2,000 runs: an object per run (its times
+ * converted) and a look at every key of every row for the columns cost ~6 µs a run with its cost row, this ~4–5.
  * Every value goes through jsonValue, as the rows given as objects did (core/clickhouse/settings.ts compactRowLine).
  */
 export function runRowLine(r: RunRecord): string {

@@ -181,6 +181,5 @@ export async function pipelineCountersLine(base: string): Promise<string> {
     ` runs found in memory ${share(c.run_records_hit, c.run_records_hit + c.run_records_missed)},` +
     ` runs not in memory spared a load (new) ${share(c.runs_new, c.run_records_missed)},` +
     ` duplicate checks without a look-up ${share(c.events_known, c.events_known + c.events_looked_up)},` +
-    ` run versions held ${share(c.run_versions_held, c.run_versions_held + c.run_versions_written)},` +
     ` cost rows per run version written ${share(c.cost_rows_written, c.run_versions_written)}, runs recounted ${c.runs_recounted}`;
 }
