@@ -11,7 +11,7 @@ export class ValidationError extends Data.TaggedError("ValidationError")<{
 }> {}
 
 export class AuthError extends Data.TaggedError("AuthError")<{
-  readonly code: "missing_api_key" | "invalid_api_key" | "expired_api_key" | "unauthenticated" | "forbidden";
+  readonly code: "missing_api_key" | "invalid_api_key" | "expired_api_key" | "unauthenticated" | "forbidden" | "insufficient_scope";
   readonly message: string;
 }> {}
 

@@ -18,11 +18,12 @@ import { applyRetention, type RetentionOutcome } from "../stores/retention.js";
 import { listDeadLetters, purgeDeadLetters, replayDeadLetters, type DeadLetter, type DeadLetterFilter, type ReplayResult } from "../stores/dead-letters.js";
 import type { SessionUser } from "../web/deps.js";
 import { createUser, findUserByEmail } from "../stores/accounts/users.js";
-import { createApiKey, parseExpiry, type ApiKeyInfo } from "../stores/accounts/api-keys.js";
+import { createApiKey, type ApiKeyInfo } from "../stores/accounts/api-keys.js";
+import { runProjectAdmin, type ProjectAdminRequest, type ProjectAdminResult } from "./admin-projects.js";
 
 export type AdminRequest =
   | { cmd: "user.create"; email: string; name: string; password: string }
-  | { cmd: "key.create"; email: string; name: string; expires?: string }
+  | ProjectAdminRequest
   | { cmd: "demo.account"; email: string; name: string; password: string }
   | { cmd: "info" }
   | ({ cmd: "dead-letters.list"; limit?: number } & DeadLetterSelection)
@@ -38,6 +39,7 @@ export interface DeadLetterSelection {
 }
 
 export type AdminResult =
+  | ProjectAdminResult
   | { user: SessionUser }
   | { user: SessionUser; key: string; info: ApiKeyInfo; created_user?: boolean }
   | { web_url: string | null }
@@ -89,12 +91,12 @@ export async function runAdmin(ports: AdminPorts, req: AdminRequest, webUrl: str
       return { purged: await purgeDeadLetters(sql, await deadLetterFilter(sql, req, "purge")) };
     case "user.create":
       return { user: await createUser(sql, req) };
-    case "key.create": {
-      const user = await findUserByEmail(sql, req.email);
-      if (!user) throw new AdminError({ tag: "NotFound", message: `no user with email ${req.email}; create one with \`runwatch user create\``, field: "email" });
-      const { key, info } = await createApiKey(sql, user.id, req.name, parseExpiry(req.expires));
-      return { user, key, info };
-    }
+    case "key.create":
+    case "project.create":
+    case "project.list":
+    case "project.add-member":
+    case "project.remove-member":
+      return runProjectAdmin(sql, req);
     case "demo.account": {
       let user = await findUserByEmail(sql, req.email);
       const created = !user;

@@ -21,6 +21,8 @@ import { ROLES, parseRoles, portsFor, type RunningService } from "./roles.js";
 import { demoRuns, ingestDemo } from "./demo.js";
 import type { DeadLetter, ReplayResult } from "../stores/dead-letters.js";
 import type { RetentionOutcome } from "../stores/retention.js";
+import { projectCommand } from "./cli-projects.js";
+import { out, required, UsageError } from "./cli-output.js";
 
 const USAGE = `Runwatch: observability for AI agent runs.
 
@@ -29,7 +31,15 @@ Usage:
   runwatch migrate                                         apply database migrations and exit
   runwatch user create --email E --name N                  create a login account; the password comes from
                                                            RUNWATCH_PASSWORD, --password-stdin, or a prompt
-  runwatch key create --email E --name N [--expires 30d]   create an API key for that account (printed once)
+  runwatch key create --email E --name N [--project P] [--scope ingest|read+ingest] [--expires 30d]
+                                                           create an API key (printed once) in project P (its
+                                                           slug; default: E's personal project); E must be an
+                                                           admin or owner of P
+  runwatch project create --email E --name N               create a project owned by E; prints its slug
+  runwatch project list [--email E] [--json]               every project, or E's with E's role
+  runwatch project add-member --project P --email E [--role viewer|member|admin]
+                                                           add E to P (default role member), or change E's role
+  runwatch project remove-member --project P --email E     remove E from P
   runwatch demo [--email E] [--password P]                 demo account, key and a few runs to look at
   runwatch retention apply [--email E] [--json]          delete now each user's runs older than their retention
                                                            (Settings → Data retention); the pipeline does it hourly
@@ -44,9 +54,7 @@ Environment: RUNWATCH_DATA_DIR (default ./.data), RUNWATCH_WEB_PORT (8080), RUNW
 RUNWATCH_AGENTS_PORT (8081), RUNWATCH_OTLP_GRPC_PORT (4317, or off), RUNWATCH_HOST (127.0.0.1), SESSION_SECRET, KAFKA_BROKERS, CLICKHOUSE_URL,
 DATABASE_URL, REDIS_URL. See README.md.`;
 
-class UsageError extends Error {}
 
-const out = (s: string) => process.stdout.write(s + "\n");
 
 /** The config every role shares, with the session secret resolved once (env, or the data dir's file). */
 async function resolvedConfig(): Promise<Config> {
@@ -54,10 +62,6 @@ async function resolvedConfig(): Promise<Config> {
   return { ...config, sessionSecret: await resolveSessionSecret(config) };
 }
 
-function required(values: Record<string, unknown>, ...names: string[]): void {
-  const missing = names.filter((n) => typeof values[n] !== "string" || values[n] === "");
-  if (missing.length) throw new UsageError(`missing ${missing.map((n) => `--${n}`).join(", ")}`);
-}
 
 async function start(config: Config, roleArg: string | undefined, logger: Logger): Promise<void> {
   const roles = parseRoles(roleArg);
@@ -272,6 +276,8 @@ export async function main(argv: string[]): Promise<number> {
       password: { type: "string" },
       "password-stdin": { type: "boolean" },
       expires: { type: "string" },
+      project: { type: "string" },
+      scope: { type: "string" },
       id: { type: "string" },
       all: { type: "boolean" },
       limit: { type: "string" },
@@ -305,13 +311,21 @@ export async function main(argv: string[]): Promise<number> {
     }
     case "key create": {
       required(values, "email", "name");
-      const r = (await admin(config, { cmd: "key.create", email: values.email!, name: values.name!, expires: values.expires })) as {
-        key: string; info: { name: string; expires_at: string | null };
+      const r = (await admin(config, { cmd: "key.create", email: values.email!, name: values.name!, expires: values.expires, project: values.project, scope: values.scope })) as {
+        key: string; info: { name: string; scope: string; expires_at: string | null }; project: { slug: string };
       };
       out(r.key);
-      process.stderr.write(`API key "${r.info.name}" for ${values.email}${r.info.expires_at ? `, expires ${r.info.expires_at}` : ""}. It is shown only this once; store it now.\n`);
+      process.stderr.write(
+        `API key "${r.info.name}" (${r.info.scope}) in project ${r.project.slug}, created by ${values.email}` +
+          `${r.info.expires_at ? `, expires ${r.info.expires_at}` : ""}. It is shown only this once; store it now.\n`,
+      );
       return 0;
     }
+    case "project create":
+    case "project list":
+    case "project add-member":
+    case "project remove-member":
+      return projectCommand(config, sub!, values);
     case "demo":
       await demo(config, values, logger);
       return 0;

@@ -57,12 +57,14 @@ export function toHttpError(err: unknown): HttpError {
     switch (err._tag) {
       case "ValidationError":
         return { status: 422, body: errorBody("validation_error", err.message, err.field), headers: {} };
-      case "AuthError":
+      case "AuthError": {
+        const forbidden = err.code === "forbidden" || err.code === "insufficient_scope";
         return {
-          status: err.code === "forbidden" ? 403 : 401,
+          status: forbidden ? 403 : 401,
           body: errorBody(err.code, err.message),
-          headers: err.code === "forbidden" ? {} : { "WWW-Authenticate": 'Bearer realm="runwatch"' },
+          headers: forbidden ? {} : { "WWW-Authenticate": 'Bearer realm="runwatch"' },
         };
+      }
       case "RateLimited":
         return {
           status: 429,

@@ -1,15 +1,21 @@
 /**
  * The api_keys repository. A key is 32 random bytes in hex, shown once at creation; only its SHA-256 hash
- * and its last four characters (to tell keys apart in the list) are stored.
+ * and its last four characters (to tell keys apart in the list) are stored. A key belongs to a project and carries
+ * a scope (core/access/roles.ts KeyScope); `user_id` is the user who created it.
  */
+import { isKeyScope, type KeyScope } from "../../core/access/roles.js";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { hashApiKey, newApiKey } from "../../core/ids.js";
 import type { Sql } from "../../core/ports/sql.js";
+import { audit } from "./projects.js";
 
 /** Who a valid key belongs to (what ingest needs on the hot path). */
 export interface KeyPrincipal {
   readonly keyId: number;
+  /** The user who created the key: events it sends are recorded as theirs. */
   readonly userId: number;
+  readonly projectId: number;
+  readonly scope: KeyScope;
   /** Epoch ms, or null for a key that never expires. */
   readonly expiresAt: number | null;
 }
@@ -22,18 +28,28 @@ export interface ApiKeyInfo {
   readonly expires_at: string | null;
   readonly last_used_at: string | null;
   readonly expired: boolean;
+  readonly scope: KeyScope;
+  readonly project_id: number;
+  /** The e-mail of the user who created it (null once their account is gone). */
+  readonly created_by: string | null;
 }
 
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
 export async function findActiveKeyByHash(sql: Sql, hash: string): Promise<KeyPrincipal | null> {
-  const rows = await sql.query<{ id: string | number; user_id: string | number; expires_at: unknown }>(
-    "SELECT id, user_id, expires_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL",
+  const rows = await sql.query<{ id: string | number; user_id: string | number; project_id: string | number; scope: string; expires_at: unknown }>(
+    "SELECT id, user_id, project_id, scope, expires_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL",
     [hash],
   );
   const r = rows[0];
-  if (!r) return null;
-  return { keyId: Number(r.id), userId: Number(r.user_id), expiresAt: r.expires_at == null ? null : new Date(r.expires_at as string).getTime() };
+  if (!r || !isKeyScope(r.scope)) return null;
+  return {
+    keyId: Number(r.id),
+    userId: Number(r.user_id),
+    projectId: Number(r.project_id),
+    scope: r.scope,
+    expiresAt: r.expires_at == null ? null : new Date(r.expires_at as string).getTime(),
+  };
 }
 
 export async function touchKey(sql: Sql, keyId: number): Promise<void> {
@@ -61,23 +77,44 @@ export function parseExpiry(input: string | undefined, now: Date = new Date()): 
   return new Date(t);
 }
 
-/** Creates a key and returns it in clear text: the only time it is ever available. */
+export interface NewKeyOptions {
+  /** The project the key belongs to; the creator's personal project when absent. */
+  readonly projectId?: number;
+  readonly scope?: KeyScope;
+}
+
+const KEY_COLUMNS = "k.id, k.name, k.last4, k.created_at, k.expires_at, k.last_used_at, k.scope, k.project_id, u.email AS created_by";
+
+/**
+ * Creates a key and returns it in clear text: the only time it is ever available. Whether the creator may create
+ * keys in the project is the caller's check (core/access/roles.ts manage_keys).
+ */
 export async function createApiKey(
   sql: Sql,
   userId: number,
   name: string,
   expiresAt: Date | null,
+  options: NewKeyOptions = {},
 ): Promise<{ key: string; info: ApiKeyInfo }> {
   const trimmed = name.trim();
   if (!trimmed) throw new ValidationError({ message: "the key needs a name", field: "name" });
   if (trimmed.length > MAX_KEY_NAME) throw new ValidationError({ message: `the name is longer than ${MAX_KEY_NAME} characters`, field: "name" });
+  const scope = options.scope ?? "read+ingest";
+  if (!isKeyScope(scope)) throw new ValidationError({ message: "the scope must be ingest or read+ingest", field: "scope" });
   const key = newApiKey();
-  const rows = await sql.query<Record<string, unknown>>(
-    `INSERT INTO api_keys (user_id, name, key_hash, last4, expires_at)
-     VALUES ($1, $2, $3, $4, $5)
-     RETURNING id, name, last4, created_at, expires_at, last_used_at`,
-    [userId, trimmed, hashApiKey(key), key.slice(-4), expiresAt ? expiresAt.toISOString() : null],
-  );
+  const projectId = options.projectId ?? userId;
+  const rows = await sql.transaction(async (tx) => {
+    await audit(tx, projectId, userId, "key.create", trimmed, { scope, last4: key.slice(-4) });
+    return tx.query<Record<string, unknown>>(
+      `WITH k AS (
+         INSERT INTO api_keys (user_id, project_id, scope, name, key_hash, last4, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         RETURNING *
+       )
+       SELECT ${KEY_COLUMNS} FROM k LEFT JOIN users u ON u.id = k.user_id`,
+      [userId, projectId, scope, trimmed, hashApiKey(key), key.slice(-4), expiresAt ? expiresAt.toISOString() : null],
+    );
+  });
   return { key, info: toInfo(rows[0]!) };
 }
 
@@ -91,21 +128,33 @@ function toInfo(r: Record<string, unknown>): ApiKeyInfo {
     expires_at: expires,
     last_used_at: iso(r.last_used_at),
     expired: expires !== null && Date.parse(expires) <= Date.now(),
+    scope: r.scope as KeyScope,
+    project_id: Number(r.project_id),
+    created_by: r.created_by === null || r.created_by === undefined ? null : String(r.created_by),
   };
 }
 
-/** The user's keys that are not revoked, newest first. */
-export async function listApiKeys(sql: Sql, userId: number): Promise<ApiKeyInfo[]> {
+/** The project's keys that are not revoked, newest first. */
+export async function listApiKeys(sql: Sql, projectId: number): Promise<ApiKeyInfo[]> {
   const rows = await sql.query<Record<string, unknown>>(
-    `SELECT id, name, last4, created_at, expires_at, last_used_at FROM api_keys
-     WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id DESC`,
-    [userId],
+    `SELECT ${KEY_COLUMNS} FROM api_keys k LEFT JOIN users u ON u.id = k.user_id
+     WHERE k.project_id = $1 AND k.revoked_at IS NULL ORDER BY k.created_at DESC, k.id DESC`,
+    [projectId],
   );
   return rows.map(toInfo);
 }
 
-/** Revokes one of the user's keys; NotFound when it is not theirs or already revoked. */
-export async function revokeApiKey(sql: Sql, userId: number, keyId: number): Promise<void> {
-  const rows = await sql.query("UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL RETURNING id", [keyId, userId]);
-  if (rows.length === 0) throw new NotFound({ resource: "api_key", message: "no such API key" });
+/** Revokes one of the project's keys; NotFound when it is not the project's or already revoked. */
+export async function revokeApiKey(sql: Sql, projectId: number, keyId: number, actorId: number | null): Promise<ApiKeyInfo> {
+  return sql.transaction(async (tx) => {
+    const rows = await tx.query<Record<string, unknown>>(
+      `WITH k AS (UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL RETURNING *)
+       SELECT ${KEY_COLUMNS} FROM k LEFT JOIN users u ON u.id = k.user_id`,
+      [keyId, projectId],
+    );
+    if (rows.length === 0) throw new NotFound({ resource: "api_key", message: "no such API key" });
+    const info = toInfo(rows[0]!);
+    await audit(tx, projectId, actorId, "key.revoke", info.name, { last4: info.last4 });
+    return info;
+  });
 }

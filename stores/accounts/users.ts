@@ -1,7 +1,11 @@
 /** The users repository: registration rules, creation with a scrypt hash, and credential checks. */
 import { Conflict, ValidationError } from "../../core/errors.js";
 import type { Sql } from "../../core/ports/sql.js";
+import { normalizeEmail } from "./email.js";
 import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from "./passwords.js";
+import { createPersonalProject } from "./projects.js";
+
+export { normalizeEmail };
 
 /** An account as the rest of Runwatch sees it (never the password hash). */
 export interface User {
@@ -20,8 +24,6 @@ export interface NewUser {
   readonly password: string;
 }
 
-export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
-
 /** Checks the registration fields; the first problem names its field. */
 export function validateNewUser(u: NewUser): ValidationError | undefined {
   const email = normalizeEmail(u.email ?? "");
@@ -38,19 +40,26 @@ export function validateNewUser(u: NewUser): ValidationError | undefined {
 
 const toUser = (r: { id: unknown; name: unknown; email: unknown }): User => ({ id: Number(r.id), name: String(r.name), email: String(r.email) });
 
-/** Creates a user; ValidationError for bad fields, Conflict when the email is taken. */
+/**
+ * Creates a user and their personal project (docs/TEAMS.md); ValidationError for bad fields, Conflict when the
+ * email is taken.
+ */
 export async function createUser(sql: Sql, input: NewUser): Promise<User> {
   const problem = validateNewUser(input);
   if (problem) throw problem;
   const email = normalizeEmail(input.email);
   const passwordHash = await hashPassword(input.password);
-  const rows = await sql.query<{ id: unknown; name: unknown; email: unknown }>(
-    `INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3)
-     ON CONFLICT ((lower(email))) DO NOTHING RETURNING id, name, email`,
-    [email, input.name.trim(), passwordHash],
-  );
-  if (!rows[0]) throw new Conflict({ message: "An account with this email already exists.", field: "email" });
-  return toUser(rows[0]);
+  return sql.transaction(async (tx) => {
+    const rows = await tx.query<{ id: unknown; name: unknown; email: unknown }>(
+      `INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3)
+       ON CONFLICT ((lower(email))) DO NOTHING RETURNING id, name, email`,
+      [email, input.name.trim(), passwordHash],
+    );
+    if (!rows[0]) throw new Conflict({ message: "An account with this email already exists.", field: "email" });
+    const user = toUser(rows[0]);
+    await createPersonalProject(tx, user);
+    return user;
+  });
 }
 
 export async function findUserByEmail(sql: Sql, email: string): Promise<User | undefined> {

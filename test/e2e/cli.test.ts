@@ -84,6 +84,46 @@ describe("runwatch CLI", () => {
     }
   }, 180_000);
 
+  it("project create, list, add-member, remove-member, and key create in a project with a scope", () => {
+    const tag = Math.random().toString(36).slice(2, 8);
+    const [owner, bob] = [`owner-${tag}@example.com`, `bob-${tag}@example.com`];
+    for (const email of [owner, bob]) expect(runWith({ env: { RUNWATCH_PASSWORD: "project-password" } }, "user", "create", "--email", email, "--name", email).status).toBe(0);
+    const created = run("project", "create", "--email", owner, "--name", `Support Bots ${tag}`);
+    expect(created.status, created.stderr).toBe(0);
+    const slug = created.stdout.trim();
+    expect(slug).toBe(`support-bots-${tag}`);
+    const added = run("project", "add-member", "--project", slug, "--email", bob, "--role", "viewer");
+    expect(added.status, added.stderr).toBe(0);
+    expect(added.stdout).toContain(`${bob} is now viewer of ${slug}`);
+    const mine = run("project", "list", "--email", bob, "--json");
+    expect(JSON.parse(mine.stdout).map((p: { slug: string; role: string }) => [p.slug, p.role])).toEqual([[`bob-${tag}`, "owner"], [slug, "viewer"]]);
+    expect(run("project", "list").stdout).toContain(`${slug}\tSupport Bots ${tag}\t2 members`);
+
+    const denied = run("key", "create", "--email", bob, "--name", "k", "--project", slug);
+    expect(denied.status).toBe(1);
+    expect(denied.stderr).toContain(`${bob} may not create keys in ${slug}: their role is viewer`);
+    const k = run("key", "create", "--email", owner, "--name", "agent", "--project", slug, "--scope", "ingest");
+    expect(k.status, k.stderr).toBe(0);
+    expect(k.stdout.trim()).toMatch(/^[0-9a-f]{64}$/);
+    expect(k.stderr).toContain(`(ingest) in project ${slug}, created by ${owner}`);
+    for (const [args, message] of [
+      [["key", "create", "--email", owner, "--name", "k", "--project", slug, "--scope", "everything"], "--scope takes ingest or read+ingest"],
+      [["project", "add-member", "--project", "no-such", "--email", bob], "no project with the slug no-such"],
+      [["project", "add-member", "--project", slug, "--email", "nobody@example.com"], "no account with the e-mail nobody@example.com"],
+      [["project", "add-member", "--project", slug, "--email", bob, "--role", "root"], "--role takes viewer, member or admin"],
+      [["project", "remove-member", "--project", slug, "--email", owner], "the owner cannot be removed"],
+    ] as const) {
+      const r = run(...args);
+      expect([args.join(" "), r.status]).toEqual([args.join(" "), 1]);
+      expect(r.stderr).toContain(message);
+    }
+    const removed = run("project", "remove-member", "--project", slug, "--email", bob);
+    expect(removed.status, removed.stderr).toBe(0);
+    const again = run("project", "remove-member", "--project", slug, "--email", bob);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain(`${bob} is not a member of this project`);
+  }, 240_000);
+
   it("demo ingests runs through the real API and waits until the pipeline stored them", async () => {
     const d = run("demo");
     expect(d.status, d.stderr).toBe(0);

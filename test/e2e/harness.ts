@@ -13,6 +13,7 @@ import { startWeb, type WebServer } from "../../web/server.js";
 import { createUser } from "../../stores/accounts/users.js";
 import { createApiKey } from "../../stores/accounts/api-keys.js";
 import type { SessionUser } from "../../web/deps.js";
+import type { KeyScope } from "../../core/access/roles.js";
 
 export interface TestServer {
   readonly url: string;
@@ -20,7 +21,8 @@ export interface TestServer {
   readonly ports: Ports;
   readonly web: WebServer;
   user(email?: string): Promise<SessionUser>;
-  key(userId: number, opts?: { expiresAt?: Date | null; name?: string }): Promise<string>;
+  /** A key of the user's personal project, or of `projectId`; scope read+ingest unless given. */
+  key(userId: number, opts?: { expiresAt?: Date | null; name?: string; scope?: KeyScope; projectId?: number }): Promise<string>;
   /** A new user with one API key (the user's password is "correct horse battery"). */
   account(): Promise<TestAccount>;
   close(): Promise<void>;
@@ -52,7 +54,7 @@ export async function startTestServer(
     ports,
     web,
     user: (email = `user${++seq}-${Date.now()}@example.com`) => createUser(ports.sql, { email, name: "Test User", password: "correct horse battery" }),
-    key: async (userId, o = {}) => (await createApiKey(ports.sql, userId, o.name ?? "test", o.expiresAt ?? null)).key,
+    key: async (userId, o = {}) => (await createApiKey(ports.sql, userId, o.name ?? "test", o.expiresAt ?? null, { scope: o.scope, projectId: o.projectId })).key,
     async account() {
       const u = await createUser(ports.sql, { email: `user${++seq}-${Date.now()}@example.com`, name: "Test User", password: "correct horse battery" });
       return { id: u.id, email: u.email, key: (await createApiKey(ports.sql, u.id, "test", null)).key };

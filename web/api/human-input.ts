@@ -48,9 +48,10 @@ function waitSeconds(ctx: Context): number {
 /** Registers the input API and the run page's answer routes (web/pages/human-input.ts). */
 export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
+  const authorizeAgent = readAuthorizer(deps, auth, "ingest"); // an agent waits for the answer to its own question
 
   router.get("/api/runs/:sdk_run_id/input", async (ctx) => {
-    const p = await authorize(ctx);
+    const p = await authorizeAgent(ctx);
     const wait = waitSeconds(ctx);
     const sdkRunId = ctx.params.sdk_run_id!;
     const run = await deps.events.getRun(p.userId, sdkRunId);

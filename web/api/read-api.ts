@@ -4,16 +4,24 @@
  * naming it.
  */
 import type { Context } from "koa";
-import { ValidationError } from "../../core/errors.js";
+import { keyMay } from "../../core/access/roles.js";
+import { AuthError, ValidationError } from "../../core/errors.js";
 import { isStorableTime } from "../../core/events/schema.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
 import { enforceRateLimit } from "../middleware/rate-limit.js";
 
-/** The guard of the read API's routes: resolves to the key's principal, or throws (401, 429). */
-export function readAuthorizer(deps: WebDeps, auth: ApiKeyAuth): (ctx: Context) => Promise<KeyPrincipal> {
+/**
+ * The guard of the read API's routes: resolves to the key's principal, or throws (401; 403 `insufficient_scope` for
+ * a key that may only send, where the route reads; 429). `use: "ingest"` marks the routes an ingest-only key may
+ * call too (giving a score; an agent waiting for the answer to its own question).
+ */
+export function readAuthorizer(deps: WebDeps, auth: ApiKeyAuth, use: "read" | "ingest" = "read"): (ctx: Context) => Promise<KeyPrincipal> {
   return async (ctx) => {
     const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
+    if (!keyMay(p.scope, use)) {
+      throw new AuthError({ code: "insufficient_scope", message: "this API key may only send (scope ingest): reading needs a key with scope read+ingest" });
+    }
     await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
     return p;
   };

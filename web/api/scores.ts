@@ -36,9 +36,10 @@ export async function giveScore(deps: WebDeps, userId: number, body: unknown): P
 
 export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
+  const authorizeSending = readAuthorizer(deps, auth, "ingest");
 
   router.post("/api/scores", async (ctx) => {
-    const p = await authorize(ctx);
+    const p = await authorizeSending(ctx);
     const scoreId = await giveScore(deps, p.userId, await readJsonBody(ctx, BODY_LIMIT));
     ctx.status = 201;
     ctx.body = { score_id: scoreId };

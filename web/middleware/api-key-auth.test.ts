@@ -50,7 +50,7 @@ describe("createApiKeyAuth", () => {
     const { key, info } = await createApiKey(ports.sql, userId, "ttl", null);
     const auth = createApiKeyAuth(sql, logger, { ttlMs: 100 });
     await auth.authenticate(`Bearer ${key}`);
-    await revokeApiKey(ports.sql, userId, info.id);
+    await revokeApiKey(ports.sql, userId, info.id, userId);
     await auth.authenticate(`Bearer ${key}`); // still cached: another process revoked it
     await new Promise((r) => setTimeout(r, 150));
     await expect(auth.authenticate(`Bearer ${key}`)).rejects.toMatchObject({ _tag: "AuthError", code: "invalid_api_key" });
@@ -61,7 +61,7 @@ describe("createApiKeyAuth", () => {
     const { key, info } = await createApiKey(ports.sql, userId, "evict", null);
     const auth = createApiKeyAuth(sql, logger);
     await auth.authenticate(`Bearer ${key}`);
-    await revokeApiKey(ports.sql, userId, info.id);
+    await revokeApiKey(ports.sql, userId, info.id, userId);
     auth.evictKey(info.id);
     await expect(auth.authenticate(`Bearer ${key}`)).rejects.toMatchObject({ code: "invalid_api_key" });
   });

@@ -1,6 +1,7 @@
 /**
- * /settings/api-keys: list (name, last 4, created, expires, last used), create (the key is shown exactly
- * once, in the response to the create form, never stored in clear) and revoke.
+ * /settings/api-keys: the keys of the user's personal project: list (name, last 4, scope, creator, created, expires,
+ * last used), create (the key is shown exactly once, in the response to the create form, never stored in clear; its
+ * scope: docs/TEAMS.md) and revoke.
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
@@ -9,6 +10,7 @@ import type { SessionUser } from "../deps.js";
 import { readForm } from "../forms.js";
 import { render } from "../views.js";
 import { requireUser } from "../auth/session.js";
+import type { KeyScope } from "../../core/access/roles.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { createApiKey, listApiKeys, parseExpiry, revokeApiKey } from "../../stores/accounts/api-keys.js";
 
@@ -25,7 +27,7 @@ export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiK
 
   const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
     const user = ctx.state.user as SessionUser;
-    const keys = await listApiKeys(sql, user.id);
+    const keys = await listApiKeys(sql, user.id); // the user's personal project (it has their id)
     ctx.set("Cache-Control", "no-store");
     render(ctx, "settings/api-keys.njk", {
       title: "API keys",
@@ -43,16 +45,16 @@ export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiK
   router.post("/settings/api-keys", requireUser, async (ctx) => {
     const user = ctx.state.user as SessionUser;
     const form = await readForm(ctx);
-    const values = { name: form.name ?? "", expires: form.expires ?? "", expires_on: form.expires_on ?? "" };
+    const values = { name: form.name ?? "", expires: form.expires ?? "", expires_on: form.expires_on ?? "", scope: form.scope || "read+ingest" };
     try {
       const expiresAt = parseExpiry(values.expires_on || values.expires);
-      const created = await createApiKey(sql, user.id, values.name, expiresAt);
+      const created = await createApiKey(sql, user.id, values.name, expiresAt, { scope: values.scope as KeyScope });
       deps.logger.info("api key created", { user_id: user.id, key_id: created.info.id });
       await page(ctx, { created: { key: created.key, name: created.info.name, expires_at: created.info.expires_at } }, 201);
     } catch (err) {
       const e = err as { _tag?: string; field?: string; message: string };
       if (e._tag !== "ValidationError") throw err;
-      await page(ctx, { values, errors: { [e.field === "expires" ? "expires" : "name"]: e.message } }, 422);
+      await page(ctx, { values, errors: { [e.field === "expires" || e.field === "scope" ? e.field : "name"]: e.message } }, 422);
     }
   });
 
@@ -61,7 +63,7 @@ export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiK
     const id = Number(ctx.params.id);
     if (!Number.isSafeInteger(id) || id <= 0) return page(ctx, { flash: "No such API key." }, 404);
     try {
-      await revokeApiKey(sql, user.id, id);
+      await revokeApiKey(sql, user.id, id, user.id); // the user's personal project (it has their id)
     } catch (err) {
       if ((err as { _tag?: string })._tag === "NotFound") return page(ctx, { flash: "No such API key." }, 404);
       throw err;

@@ -39,7 +39,7 @@ interface Operation {
 const ERROR_TEXT: Record<number, string> = {
   400: "The body could not be read (not JSON, not protobuf).",
   401: "No API key, or one that is unknown, revoked or expired.",
-  403: "Forbidden.",
+  403: "`insufficient_scope`: the key's scope is `ingest`, and this route reads (docs/TEAMS.md).",
   404: "Not found for this key's owner (another user's run is not found either).",
   409: "Conflict: no open question, a newer question, or already answered.",
   413: "The body is over the size limit.",
@@ -83,17 +83,17 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         q("score_min", Schema.Number, "With score_name: numeric or boolean (1/0) scores at least this."), q("score_max", Schema.Number, "With score_name: at most this."),
         Cursor, q("limit", Limit(500, 50)),
       ],
-      ok: { 200: R.RunList }, errors: [401, 422, 429],
+      ok: { 200: R.RunList }, errors: [401, 403, 422, 429],
     },
   },
   "/api/runs/{sdk_run_id}": {
-    get: { tag: "Runs", summary: "A run and its events", params: [SdkRunId, q("limit", Limit(5000, 1000)), After], ok: { 200: R.RunWithEvents }, errors: [401, 404, 422, 429] },
+    get: { tag: "Runs", summary: "A run and its events", params: [SdkRunId, q("limit", Limit(5000, 1000)), After], ok: { 200: R.RunWithEvents }, errors: [401, 403, 404, 422, 429] },
   },
   "/api/runs/{sdk_run_id}/spans": {
-    get: { tag: "Runs", summary: "A run's spans (tree via parent_span_id)", params: [SdkRunId, q("limit", Limit(5000, 1000)), After], ok: { 200: R.RunWithSpans }, errors: [401, 404, 422, 429] },
+    get: { tag: "Runs", summary: "A run's spans (tree via parent_span_id)", params: [SdkRunId, q("limit", Limit(5000, 1000)), After], ok: { 200: R.RunWithSpans }, errors: [401, 403, 404, 422, 429] },
   },
   "/api/runs/{sdk_run_id}/scores": {
-    get: { tag: "Scores", summary: "A run's scores, oldest first, a page at a time", params: [SdkRunId, Cursor, q("limit", Limit(5000, 1000))], ok: { 200: R.ScoreList }, errors: [401, 404, 422, 429] },
+    get: { tag: "Scores", summary: "A run's scores, oldest first, a page at a time", params: [SdkRunId, Cursor, q("limit", Limit(5000, 1000))], ok: { 200: R.ScoreList }, errors: [401, 403, 404, 422, 429] },
   },
   "/api/runs/{sdk_run_id}/input": {
     get: {
@@ -101,16 +101,16 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       params: [SdkRunId, q("wait", Schema.Int.pipe(Schema.between(0, 30)), "Seconds to hold the request until an answer arrives (long poll).")],
       ok: { 200: R.HumanAnswer, 204: null }, errors: [401, 404, 422, 429],
     },
-    post: { tag: "Human input", summary: "Answer the run's pending question", params: [SdkRunId], body: R.HumanAnswerInput, ok: { 201: R.HumanAnswer }, errors: [401, 404, 409, 422, 429] },
+    post: { tag: "Human input", summary: "Answer the run's pending question", params: [SdkRunId], body: R.HumanAnswerInput, ok: { 201: R.HumanAnswer }, errors: [401, 403, 404, 409, 422, 429] },
   },
   "/api/sessions": {
-    get: { tag: "Sessions", summary: "List sessions, newest activity first", params: [q("agent_name", Schema.String), Since, Cursor, q("limit", Limit(500, 50))], ok: { 200: R.SessionList }, errors: [401, 422, 429] },
+    get: { tag: "Sessions", summary: "List sessions, newest activity first", params: [q("agent_name", Schema.String), Since, Cursor, q("limit", Limit(500, 50))], ok: { 200: R.SessionList }, errors: [401, 403, 422, 429] },
   },
   "/api/sessions/{session_id}": {
     get: {
       tag: "Sessions", summary: "A session and its runs in start order",
       params: [{ name: "session_id", in: "path", required: true, schema: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_SESSION_ID_CHARS)) }],
-      ok: { 200: R.SessionWithRuns }, errors: [401, 404, 422, 429],
+      ok: { 200: R.SessionWithRuns }, errors: [401, 403, 404, 422, 429],
     },
   },
   "/api/scores": {
@@ -120,7 +120,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: {
       tag: "Agents", summary: "The agent's active config version",
       params: [{ name: "name", in: "path", required: true, schema: Schema.String }, { name: "If-None-Match", in: "header", schema: Schema.String, description: "The ETag of the version you have: 304 while it is still active." }],
-      ok: { 200: R.AgentConfig, 304: null }, errors: [401, 404, 429],
+      ok: { 200: R.AgentConfig, 304: null }, errors: [401, 403, 404, 429],
     },
   },
   "/api/realtime/token": {

@@ -1,0 +1,45 @@
+/**
+ * Who may do what in a project: the one policy table (docs/TEAMS.md). Every route, form, realtime subscription and
+ * CLI command names the action it performs; the role a member holds either reaches it or not.
+ */
+
+/** Project roles, each allowed all that the ones before it are. */
+export const ROLES = ["viewer", "member", "admin", "owner"] as const;
+export type Role = (typeof ROLES)[number];
+
+/** The least role each action needs. */
+export const ACTION_ROLE = {
+  /** Everything the project holds: runs, traces, scores, sessions, costs, agents, alerts, dead letters, settings. */
+  read: "viewer",
+  /** Answer an agent's human-input question. */
+  answer_input: "member",
+  /** Give a run feedback (a score) from the dashboard. */
+  give_feedback: "member",
+  /** Edit agents and their configs (including activating a version). */
+  edit_agents: "member",
+  edit_alert_rules: "member",
+  edit_datasets: "member",
+  /** Create, list and revoke the project's API keys. */
+  manage_keys: "admin",
+  /** Invite, add and remove members, and change their roles (never the owner's). */
+  manage_members: "admin",
+  /** The project's settings: retention, provider settings. */
+  manage_settings: "admin",
+  rename_project: "owner",
+  delete_project: "owner",
+  transfer_ownership: "owner",
+} as const satisfies Record<string, Role>;
+export type Action = keyof typeof ACTION_ROLE;
+
+export const isRole = (v: unknown): v is Role => typeof v === "string" && (ROLES as readonly string[]).includes(v);
+
+/** Whether a member with `role` may perform `action`. */
+export const can = (role: Role, action: Action): boolean => ROLES.indexOf(role) >= ROLES.indexOf(ACTION_ROLE[action]);
+
+/** What an API key may do: `ingest` sends (ingest, OTLP, scores); `read+ingest` also reads the read API. */
+export const KEY_SCOPES = ["ingest", "read+ingest"] as const;
+export type KeyScope = (typeof KEY_SCOPES)[number];
+export const isKeyScope = (v: unknown): v is KeyScope => typeof v === "string" && (KEY_SCOPES as readonly string[]).includes(v);
+
+/** Whether a key with `scope` may send (`ingest`) or also read (`read`). */
+export const keyMay = (scope: KeyScope, use: "ingest" | "read"): boolean => use === "ingest" || scope === "read+ingest";

@@ -1,0 +1,34 @@
+/** `runwatch project …` (deploy/cli.ts): the commands' output; the work is deploy/admin-projects.ts. */
+import type { Config } from "../core/config.js";
+import type { Project } from "../stores/accounts/projects.js";
+import { admin } from "./admin-client.js";
+import { out, required } from "./cli-output.js";
+
+type Values = Record<string, string | boolean | undefined>;
+
+export async function projectCommand(config: Config, verb: string, values: Values): Promise<number> {
+  const str = (name: string) => values[name] as string | undefined;
+  if (verb === "create") {
+    required(values, "email", "name");
+    const { project } = (await admin(config, { cmd: "project.create", email: str("email")!, name: str("name")! })) as { project: Project };
+    out(project.slug);
+    process.stderr.write(`Created project "${project.name}" (slug ${project.slug}), owned by ${str("email")}.\n`);
+    return 0;
+  }
+  if (verb === "list") {
+    const { projects } = (await admin(config, { cmd: "project.list", email: str("email") })) as { projects: (Project & { role?: string; members?: number })[] };
+    if (values.json) out(JSON.stringify(projects, null, 2));
+    else if (projects.length === 0) out("No projects.");
+    else for (const p of projects) out(`${p.slug}\t${p.name}${p.role ? `\t${p.role}` : `\t${p.members} member${p.members === 1 ? "" : "s"}`}${p.personal ? "\tpersonal" : ""}`);
+    return 0;
+  }
+  required(values, "project", "email");
+  if (verb === "add-member") {
+    const { member, project } = (await admin(config, { cmd: "project.add-member", project: str("project")!, email: str("email")!, role: str("role") })) as { member: { email: string; role: string }; project: Project };
+    out(`${member.email} is now ${member.role} of ${project.slug}.`);
+    return 0;
+  }
+  const { project } = (await admin(config, { cmd: "project.remove-member", project: str("project")!, email: str("email")! })) as { project: Project };
+  out(`Removed ${str("email")} from ${project.slug}.`);
+  return 0;
+}

@@ -1,0 +1,186 @@
+/**
+ * Projects, members, roles and project keys on the metadata store (PGlite, and a PostgreSQL server when
+ * DATABASE_URL is set): the migration of a database made before projects existed, personal projects at
+ * registration, members and the owner's rules, key scopes, the audit log, and the CLI's project commands.
+ */
+import { randomUUID } from "node:crypto";
+import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashApiKey, newApiKey } from "../../core/ids.js";
+import type { Sql } from "../../core/ports/sql.js";
+import { migratePostgres } from "../../core/postgres/migrate.js";
+import { openPg } from "../../core/postgres/pg.js";
+import { openPglite } from "../../core/postgres/pglite.js";
+import { runAdmin } from "../../deploy/admin.js";
+import { createApiKey, findActiveKeyByHash, listApiKeys, revokeApiKey } from "./api-keys.js";
+import { auditLog, createProject, membersOf, projectsOf, removeMember, roleIn, setMember, slugStem } from "./projects.js";
+import { createUser } from "./users.js";
+
+const MIGRATIONS = fileURLToPath(new URL("../../core/postgres/migrations/", import.meta.url));
+
+/** A directory with the migrations of the release before projects (versions below 100). */
+async function migrationsBeforeProjects(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "runwatch-migrations-"));
+  for (const f of await readdir(MIGRATIONS)) if (/^\d{3}_/.test(f) && Number(f.slice(0, 3)) < 100) await cp(path.join(MIGRATIONS, f), path.join(dir, f));
+  return dir;
+}
+
+interface Target {
+  name: string;
+  unavailable?: string;
+  open(): Promise<{ sql: Sql; close(): Promise<void> }>;
+}
+
+const targets: Target[] = [
+  {
+    name: "PGlite",
+    async open() {
+      const dir = await mkdtemp(path.join(os.tmpdir(), "runwatch-projects-"));
+      const sql = await openPglite(dir);
+      return { sql, close: async () => { await sql.close(); await rm(dir, { recursive: true, force: true }); } };
+    },
+  },
+  {
+    name: "PostgreSQL server",
+    unavailable: process.env.DATABASE_URL ? undefined : "DATABASE_URL is not set",
+    async open() {
+      const url = new URL(process.env.DATABASE_URL!);
+      const db = `runwatch_projects_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+      const admin = await openPg(url.toString(), { max: 1 });
+      await admin.query(`CREATE DATABASE ${db}`);
+      url.pathname = `/${db}`;
+      const sql = await openPg(url.toString());
+      return {
+        sql,
+        close: async () => {
+          await sql.close();
+          await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+          await admin.close();
+        },
+      };
+    },
+  },
+];
+
+for (const target of targets) {
+  describe.skipIf(target.unavailable !== undefined && process.env.REQUIRE_SERVICES !== "1")(`projects (${target.name})`, () => {
+    let sql: Sql;
+    let close: () => Promise<void>;
+    /** Users and a key made by the release before projects, as its code made them. */
+    const before = { users: [] as { id: number; email: string }[], key: "" };
+
+    beforeAll(async () => {
+      ({ sql, close } = await target.open());
+      const old = await migrationsBeforeProjects();
+      await migratePostgres(sql, old);
+      await rm(old, { recursive: true, force: true });
+      // Data in the tables the migration changes, and in those that point at users.
+      for (const [email, name] of [["Ada.Lovelace+x@example.com", "Ada"], ["---@example.com", "Dash"]] as const) {
+        const [u] = await sql.query<{ id: number }>("INSERT INTO users (email, name, password_hash) VALUES ($1, $2, 'x') RETURNING id", [email, name]);
+        before.users.push({ id: Number(u!.id), email });
+      }
+      before.key = newApiKey();
+      await sql.query("INSERT INTO api_keys (user_id, name, key_hash, last4) VALUES ($1, 'old', $2, $3)", [before.users[0]!.id, hashApiKey(before.key), before.key.slice(-4)]);
+      await sql.query("INSERT INTO agents (user_id, name) VALUES ($1, 'support-bot')", [before.users[0]!.id]);
+      await sql.query("INSERT INTO user_settings (user_id, retention_days) VALUES ($1, 30)", [before.users[1]!.id]);
+      await sql.query("INSERT INTO alert_rules (user_id, name, trigger_type, channel, target) VALUES ($1, 'r', 'run_failed', 'webhook', 'https://example.com')", [before.users[0]!.id]);
+      await migratePostgres(sql);
+    });
+    afterAll(async () => {
+      await close?.();
+    });
+
+    it("migrates every user into a personal project with their id, which they own, and their keys into it", async () => {
+      for (const u of before.users) {
+        const projects = await projectsOf(sql, u.id);
+        expect(projects).toEqual([expect.objectContaining({ id: u.id, personal: true, role: "owner" })]);
+      }
+      const slugs = (await Promise.all(before.users.map((u) => projectsOf(sql, u.id)))).map((p) => p[0]!.slug);
+      expect(slugs).toEqual([`ada-lovelace-x-${before.users[0]!.id}`, `user-${before.users[1]!.id}`]);
+      // The key made before projects works as before: the owner's personal project, reading and sending.
+      expect(await findActiveKeyByHash(sql, hashApiKey(before.key))).toMatchObject({ userId: before.users[0]!.id, projectId: before.users[0]!.id, scope: "read+ingest" });
+      // Ids after the migration: users and projects share one sequence, so a personal project has its user's id.
+      const ada2 = await createUser(sql, { email: "later@example.com", name: "Later", password: "password-1" });
+      expect(ada2.id).toBeGreaterThan(Math.max(...before.users.map((u) => u.id)));
+      expect(await projectsOf(sql, ada2.id)).toEqual([expect.objectContaining({ id: ada2.id, slug: "later", name: "Later's project", personal: true, role: "owner" })]);
+      const team = await createProject(sql, ada2.id, "Team");
+      const third = await createUser(sql, { email: "third@example.com", name: "Third", password: "password-1" });
+      expect(new Set([ada2.id, team.id, third.id]).size).toBe(3);
+      expect((await projectsOf(sql, third.id))[0]!.id).toBe(third.id);
+    });
+
+    it("makes slugs from names, unique on the instance", async () => {
+      const owner = await createUser(sql, { email: `slugs-${randomUUID()}@example.com`, name: "S", password: "password-1" });
+      const a = await createProject(sql, owner.id, "Support Bots — EU");
+      const b = await createProject(sql, owner.id, "support bots eu");
+      expect([a.slug, b.slug]).toEqual(["support-bots-eu", "support-bots-eu-2"]);
+      expect(slugStem("!!!")).toBe("project");
+      expect(slugStem("x".repeat(80))).toHaveLength(40);
+      await expect(createProject(sql, owner.id, " ")).rejects.toMatchObject({ _tag: "ValidationError", field: "name" });
+      await expect(createProject(sql, owner.id, "n".repeat(101))).rejects.toMatchObject({ _tag: "ValidationError", field: "name" });
+    });
+
+    it("adds members with a role, changes it, removes them, never touches the owner, and records it all", async () => {
+      const owner = await createUser(sql, { email: `owner-${randomUUID()}@example.com`, name: "O", password: "password-1" });
+      const viewer = await createUser(sql, { email: `Viewer-${randomUUID()}@example.com`, name: "V", password: "password-1" });
+      const project = await createProject(sql, owner.id, "Shared");
+      await setMember(sql, project.id, viewer.email.toUpperCase(), "viewer", owner.id);
+      expect(await roleIn(sql, project.id, viewer.id)).toBe("viewer");
+      await setMember(sql, project.id, viewer.email, "admin", owner.id);
+      expect((await membersOf(sql, project.id)).map((m) => [m.email, m.role])).toEqual([[owner.email, "owner"], [viewer.email, "admin"]]);
+      await expect(setMember(sql, project.id, owner.email, "viewer", viewer.id)).rejects.toMatchObject({ _tag: "Conflict", code: "owner_role" });
+      await expect(setMember(sql, project.id, viewer.email, "owner", owner.id)).rejects.toMatchObject({ _tag: "ValidationError", field: "role" });
+      await expect(setMember(sql, project.id, "nobody@example.com", "viewer", owner.id)).rejects.toMatchObject({ _tag: "NotFound" });
+      await expect(removeMember(sql, project.id, owner.email, viewer.id)).rejects.toMatchObject({ _tag: "Conflict" });
+      await removeMember(sql, project.id, viewer.email, owner.id);
+      expect(await roleIn(sql, project.id, viewer.id)).toBeUndefined();
+      await expect(removeMember(sql, project.id, viewer.email, owner.id)).rejects.toMatchObject({ _tag: "NotFound" });
+      expect((await auditLog(sql, project.id)).map((a) => [a.actor, a.action, a.target, a.details]).reverse()).toEqual([
+        [owner.email, "project.create", project.slug, {}],
+        [owner.email, "member.add", viewer.email, { role: "viewer" }],
+        [owner.email, "member.role", viewer.email, { from: "viewer", to: "admin" }],
+        [owner.email, "member.remove", viewer.email, { role: "admin" }],
+      ]);
+    });
+
+    it("keeps a project's keys to it: scope, creator, listing and revoking by project only", async () => {
+      const owner = await createUser(sql, { email: `keys-${randomUUID()}@example.com`, name: "K", password: "password-1" });
+      const project = await createProject(sql, owner.id, "Keys");
+      const { key, info } = await createApiKey(sql, owner.id, "ingest only", null, { projectId: project.id, scope: "ingest" });
+      expect(info).toMatchObject({ scope: "ingest", project_id: project.id, created_by: owner.email });
+      expect(await findActiveKeyByHash(sql, hashApiKey(key))).toMatchObject({ userId: owner.id, projectId: project.id, scope: "ingest" });
+      expect((await listApiKeys(sql, project.id)).map((k) => k.name)).toEqual(["ingest only"]);
+      expect(await listApiKeys(sql, owner.id)).toEqual([]); // the personal project has none
+      await expect(revokeApiKey(sql, owner.id, info.id, owner.id)).rejects.toMatchObject({ _tag: "NotFound" }); // another project's
+      await revokeApiKey(sql, project.id, info.id, owner.id);
+      expect(await findActiveKeyByHash(sql, hashApiKey(key))).toBeNull();
+      await expect(createApiKey(sql, owner.id, "k", null, { projectId: project.id, scope: "write" as never })).rejects.toMatchObject({ field: "scope" });
+      expect((await auditLog(sql, project.id)).slice(0, 2).map((a) => a.action)).toEqual(["key.revoke", "key.create"]);
+    });
+
+    it("runs the CLI's project commands, and lets only a project's admins create its keys", async () => {
+      const tag = randomUUID().slice(0, 8);
+      const [alice, bob] = await Promise.all(["alice", "bob"].map((n) => createUser(sql, { email: `${n}-${tag}@example.com`, name: n, password: "password-1" })));
+      const { project } = (await runAdmin({ sql }, { cmd: "project.create", email: alice!.email, name: `Agents ${tag}` })) as { project: { slug: string } };
+      expect(project.slug).toBe(`agents-${tag}`);
+      await runAdmin({ sql }, { cmd: "project.add-member", project: project.slug, email: bob!.email, role: "viewer" });
+      const listed = (await runAdmin({ sql }, { cmd: "project.list", email: bob!.email })) as { projects: { slug: string; role: string }[] };
+      expect(listed.projects.map((p) => [p.slug, p.role])).toEqual([[`bob-${tag}`, "owner"], [project.slug, "viewer"]]);
+      await expect(runAdmin({ sql }, { cmd: "key.create", email: bob!.email, name: "k", project: project.slug })).rejects.toMatchObject({ _tag: "AuthError", code: "forbidden" });
+      const made = (await runAdmin({ sql }, { cmd: "key.create", email: alice!.email, name: "k", project: project.slug, scope: "ingest" })) as { key: string };
+      expect(await findActiveKeyByHash(sql, hashApiKey(made.key))).toMatchObject({ userId: alice!.id, scope: "ingest" });
+      const personal = (await runAdmin({ sql }, { cmd: "key.create", email: bob!.email, name: "mine" })) as { key: string };
+      expect(await findActiveKeyByHash(sql, hashApiKey(personal.key))).toMatchObject({ projectId: bob!.id, scope: "read+ingest" });
+      await expect(runAdmin({ sql }, { cmd: "key.create", email: alice!.email, name: "k", project: project.slug, scope: "all" })).rejects.toMatchObject({ field: "scope" });
+      await expect(runAdmin({ sql }, { cmd: "project.add-member", project: "no-such-project", email: bob!.email })).rejects.toMatchObject({ _tag: "NotFound" });
+      await expect(runAdmin({ sql }, { cmd: "project.add-member", project: project.slug, email: bob!.email, role: "root" })).rejects.toMatchObject({ field: "role" });
+      await runAdmin({ sql }, { cmd: "project.remove-member", project: project.slug, email: bob!.email });
+      expect(await roleIn(sql, (await projectsOf(sql, alice!.id)).find((p) => p.slug === project.slug)!.id, bob!.id)).toBeUndefined();
+      const all = (await runAdmin({ sql }, { cmd: "project.list" })) as { projects: { slug: string; members: number }[] };
+      expect(all.projects.find((p) => p.slug === project.slug)?.members).toBe(1);
+    });
+  });
+}
