@@ -52,6 +52,8 @@ export interface Config {
   readonly deadLetterMaxBytes: number;
   /** `closed`: /register refuses new accounts (the CLI still creates them). */
   readonly registration: "open" | "closed";
+  /** RUNWATCH_ADMIN_EMAILS: the instance admins; when empty, the first registered user is (docs/TEAMS.md). */
+  readonly adminEmails: readonly string[];
   /** Test notifications ("Send test" on /alerts) per user per hour. */
   readonly testSendsPerHour: number;
   /** /improve requests per user per hour, and the operator's daily LLM spend cap for /improve in USD (0 = none). */
@@ -155,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200),
     userRateLimitPerMinute: int(env.RUNWATCH_USER_RATE_LIMIT_PER_MINUTE, 5 * int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200)),
     registration: oneOf(env.RUNWATCH_REGISTRATION, ["open", "closed"], "open", "RUNWATCH_REGISTRATION"),
+    adminEmails: (env.RUNWATCH_ADMIN_EMAILS ?? "").split(",").map((e) => e.trim().toLowerCase()).filter(Boolean),
     eventQuotaPerMinute: Math.max(0, Math.floor(int(env.RUNWATCH_EVENT_QUOTA_PER_MINUTE, 300_000))),
     deadLetterMaxBytes: Math.max(0, Math.floor(int(env.RUNWATCH_DEAD_LETTER_MAX_BYTES, 64 * 1024 * 1024))),
     testSendsPerHour: int(env.RUNWATCH_TEST_SENDS_PER_HOUR, 10),

@@ -25,6 +25,7 @@ import { registerOpenApi, serveApiDocsAssets } from "./api/openapi/routes.js";
 import { registerAuthRoutes } from "./auth/routes.js";
 import { csrfProtection, sessionMiddleware } from "./auth/session.js";
 import { registerApiKeySettings } from "./settings/api-keys.js";
+import { registerAdminRoutes } from "./admin/routes.js";
 import { registerPages } from "./pages/index.js";
 import { serveStatic } from "./static-files.js";
 import { securityHeaders } from "./middleware/security-headers.js";
@@ -146,6 +147,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   registerOpenApi(router, deps);
   registerAuthRoutes(router, deps);
   registerApiKeySettings(router, deps, apiKeys);
+  registerAdminRoutes(router, deps, apiKeys);
   registerPages(router, deps);
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));

@@ -36,9 +36,11 @@ export interface ApiKeyInfo {
 
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
+/** The key's principal when it is neither revoked nor created by a disabled user. */
 export async function findActiveKeyByHash(sql: Sql, hash: string): Promise<KeyPrincipal | null> {
   const rows = await sql.query<{ id: string | number; user_id: string | number; project_id: string | number; scope: string; expires_at: unknown }>(
-    "SELECT id, user_id, project_id, scope, expires_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL",
+    `SELECT k.id, k.user_id, k.project_id, k.scope, k.expires_at FROM api_keys k JOIN users u ON u.id = k.user_id
+     WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND u.disabled_at IS NULL`,
     [hash],
   );
   const r = rows[0];

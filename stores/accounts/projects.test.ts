@@ -17,7 +17,8 @@ import { openPglite } from "../../core/postgres/pglite.js";
 import { runAdmin } from "../../deploy/admin.js";
 import { createApiKey, findActiveKeyByHash, listApiKeys, revokeApiKey } from "./api-keys.js";
 import { auditLog, createProject, membersOf, projectsOf, removeMember, roleIn, setMember, slugStem } from "./projects.js";
-import { createUser } from "./users.js";
+import { allUsers, isInstanceAdmin, setUserDisabled } from "./instance-admin.js";
+import { checkCredentials, createUser } from "./users.js";
 
 const MIGRATIONS = fileURLToPath(new URL("../../core/postgres/migrations/", import.meta.url));
 
@@ -110,6 +111,27 @@ for (const target of targets) {
       const third = await createUser(sql, { email: "third@example.com", name: "Third", password: "password-1" });
       expect(new Set([ada2.id, team.id, third.id]).size).toBe(3);
       expect((await projectsOf(sql, third.id))[0]!.id).toBe(third.id);
+    });
+
+    it("names the instance admins (the first user, or RUNWATCH_ADMIN_EMAILS) and disables and enables a user", async () => {
+      const [first, second] = before.users;
+      expect(await isInstanceAdmin(sql, first!, [])).toBe(true);
+      expect(await isInstanceAdmin(sql, second!, [])).toBe(false);
+      expect(await isInstanceAdmin(sql, first!, [second!.email.toLowerCase()])).toBe(false);
+      expect(await isInstanceAdmin(sql, second!, [second!.email.toLowerCase()])).toBe(true);
+      const carol = await createUser(sql, { email: `carol-${randomUUID()}@example.com`, name: "Carol", password: "password-1" });
+      const { key } = await createApiKey(sql, carol.id, "k", null);
+      await sql.query("INSERT INTO sessions (id, user_id, data, expires_at) VALUES ($1, $2, '{}', now() + interval '1 day')", [`s-${carol.id}`, carol.id]);
+      await expect(setUserDisabled(sql, first!.id, true, first!.id)).rejects.toMatchObject({ _tag: "Conflict" });
+      await setUserDisabled(sql, carol.id, true, first!.id);
+      expect((await allUsers(sql)).find((u) => u.id === carol.id)).toMatchObject({ disabled_at: expect.any(String), projects: 1 });
+      expect(await sql.query("SELECT id FROM sessions WHERE user_id = $1", [carol.id])).toEqual([]);
+      expect(await checkCredentials(sql, carol.email, "password-1")).toBeUndefined();
+      expect(await findActiveKeyByHash(sql, hashApiKey(key))).toBeNull();
+      await setUserDisabled(sql, carol.id, false, first!.id);
+      expect(await checkCredentials(sql, carol.email, "password-1")).toMatchObject({ id: carol.id });
+      expect(await findActiveKeyByHash(sql, hashApiKey(key))).toMatchObject({ userId: carol.id });
+      await expect(setUserDisabled(sql, 999_999_999, true, first!.id)).rejects.toMatchObject({ _tag: "NotFound" });
     });
 
     it("makes slugs from names, unique on the instance", async () => {

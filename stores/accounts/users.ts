@@ -72,15 +72,16 @@ export async function findUserById(sql: Sql, id: number): Promise<User | undefin
   return rows[0] ? toUser(rows[0]) : undefined;
 }
 
-/** The user when email and password match, else undefined. Unknown emails cost the same scrypt time. */
+/** The user when email and password match and the account is enabled, else undefined. Unknown emails cost the same scrypt time. */
 export async function checkCredentials(sql: Sql, email: string, password: string): Promise<User | undefined> {
-  const rows = await sql.query<{ id: unknown; name: unknown; email: unknown; password_hash: string }>(
-    "SELECT id, name, email, password_hash FROM users WHERE lower(email) = lower($1)",
+  const rows = await sql.query<{ id: unknown; name: unknown; email: unknown; password_hash: string; disabled_at: unknown }>(
+    "SELECT id, name, email, password_hash, disabled_at FROM users WHERE lower(email) = lower($1)",
     [normalizeEmail(email)],
   );
   const row = rows[0];
   const ok = await verifyPassword(password, row?.password_hash ?? (await dummyPasswordHash()));
-  if (!row || !ok) return undefined;
+  // A disabled account (stores/accounts/instance-admin.ts) fails as a wrong password does: nothing to probe.
+  if (!row || !ok || row.disabled_at !== null) return undefined;
   if (needsRehash(row.password_hash)) {
     // Upgrade an old hash now that we have the password; only if nobody changed it meanwhile.
     await sql.query("UPDATE users SET password_hash = $1 WHERE id = $2 AND password_hash = $3", [await hashPassword(password), row.id, row.password_hash]);

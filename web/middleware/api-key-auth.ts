@@ -35,6 +35,8 @@ export interface ApiKeyAuth {
   cached(authorization: string | undefined): KeyPrincipal | undefined;
   /** Forgets a key (after revocation) so the next request re-reads it. */
   evictKey(keyId: number): void;
+  /** Forgets every key a user created (after the user was disabled). */
+  evictUser(userId: number): void;
 }
 
 interface Entry {
@@ -119,6 +121,9 @@ export function createApiKeyAuth(sql: Sql, logger: Logger, opts: ApiKeyAuthOptio
     evictKey(keyId) {
       for (const [hash, e] of cache) if (e.principal?.keyId === keyId) cache.delete(hash);
       lastTouch.delete(keyId);
+    },
+    evictUser(userId) {
+      for (const [hash, e] of cache) if (e.principal?.userId === userId) cache.delete(hash);
     },
   };
 }

@@ -1,0 +1,52 @@
+/**
+ * /admin: the instance admin's page (docs/TEAMS.md, Instance admin): every project and every user, and disabling a
+ * user or enabling them again. Anyone else gets a 403 page.
+ */
+import type Router from "@koa/router";
+import type { Context, Next } from "koa";
+import { allUsers, isInstanceAdmin, setUserDisabled } from "../../stores/accounts/instance-admin.js";
+import { allProjects } from "../../stores/accounts/projects.js";
+import { requireUser } from "../auth/session.js";
+import type { SessionUser, WebDeps } from "../deps.js";
+import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import { render } from "../views.js";
+
+export function registerAdminRoutes(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
+  const { sql } = deps.ports;
+
+  const requireAdmin = async (ctx: Context, next: Next) => {
+    const user = ctx.state.user as SessionUser;
+    if (!(await isInstanceAdmin(sql, user, deps.ports.config.adminEmails))) {
+      render(ctx, "error.njk", { title: "Not allowed", heading: "Not allowed", message: "Only the instance's admins see this page." }, 403);
+      return;
+    }
+    await next();
+  };
+
+  const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const [users, projects] = await Promise.all([allUsers(sql), allProjects(sql)]);
+    ctx.set("Cache-Control", "no-store");
+    render(ctx, "admin.njk", { title: "Instance admin", users, projects, ...extra }, status);
+  };
+
+  router.get("/admin", requireUser, requireAdmin, (ctx) => page(ctx));
+
+  for (const [verb, disabled] of [["disable", true], ["enable", false]] as const) {
+    router.post(`/admin/users/:id/${verb}`, requireUser, requireAdmin, async (ctx) => {
+      const admin = ctx.state.user as SessionUser;
+      const id = Number(ctx.params.id);
+      if (!Number.isSafeInteger(id) || id <= 0) return page(ctx, { flash: "No such user." }, 404);
+      try {
+        await setUserDisabled(sql, id, disabled, admin.id);
+      } catch (err) {
+        const e = err as { _tag?: string; message: string };
+        if (e._tag === "NotFound") return page(ctx, { flash: "No such user." }, 404);
+        if (e._tag === "Conflict") return page(ctx, { flash: e.message }, 409);
+        throw err;
+      }
+      if (disabled) auth.evictUser(id);
+      deps.logger.info(`user ${verb}d by an instance admin`, { user_id: id, admin_id: admin.id });
+      ctx.redirect("/admin");
+    });
+  }
+}
