@@ -26,6 +26,7 @@ import { registerAuthRoutes } from "./auth/routes.js";
 import { csrfProtection, sessionMiddleware } from "./auth/session.js";
 import { registerApiKeySettings } from "./settings/api-keys.js";
 import { registerAdminRoutes } from "./admin/routes.js";
+import { registerProjectRoutes } from "./projects/routes.js";
 import { registerPages } from "./pages/index.js";
 import { serveStatic } from "./static-files.js";
 import { securityHeaders } from "./middleware/security-headers.js";
@@ -148,6 +149,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   registerAuthRoutes(router, deps);
   registerApiKeySettings(router, deps, apiKeys);
   registerAdminRoutes(router, deps, apiKeys);
+  registerProjectRoutes(router, deps);
   registerPages(router, deps);
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));

@@ -25,7 +25,7 @@ export function registerAuthRoutes(router: Router, deps: WebDeps): void {
   router.get("/", (ctx) => ctx.redirect(currentUser(ctx) ? "/dashboard" : "/login"));
 
   const registerPage = (ctx: Context, values: Record<string, string> = {}, errors: FieldErrors = {}, status = 200) =>
-    render(ctx, "auth/register.njk", { title: "Create your account", values, errors }, status);
+    render(ctx, "auth/register.njk", { title: "Create your account", values, errors, next: values.next || ctx.query.next ? safeNext(values.next || ctx.query.next) : "" }, status);
 
   const closedPage = (ctx: Context) =>
     render(ctx, "error.njk", { title: "Registration is closed", heading: "Registration is closed", message: "This Runwatch server does not take new accounts. Ask its administrator for one (runwatch user create)." }, 403);
@@ -35,7 +35,7 @@ export function registerAuthRoutes(router: Router, deps: WebDeps): void {
   router.post("/register", async (ctx) => {
     if (closed()) return closedPage(ctx);
     const form = await readForm(ctx);
-    const values = { email: (form.email ?? "").slice(0, 254), name: (form.name ?? "").slice(0, 100) };
+    const values = { email: (form.email ?? "").slice(0, 254), name: (form.name ?? "").slice(0, 100), next: form.next ?? "" };
     const quota = await check(() => throttles.registrationsPerIp.consume(ctx.ip), logger);
     if (!quota.allowed) {
       return registerPage(ctx, values, { form: `Too many new accounts from your address. Try again in ${waitText(refuse(ctx, quota))}.` }, 429);
@@ -47,7 +47,8 @@ export function registerAuthRoutes(router: Router, deps: WebDeps): void {
       const user = await createUser(sql, { email: values.email, name: values.name, password: form.password ?? "" });
       await logIn(ctx, user);
       deps.logger.info("user registered", { user_id: user.id });
-      ctx.redirect("/settings/api-keys");
+      // Back where the visitor came from (an invitation's link), else to making a first key.
+      ctx.redirect(values.next ? safeNext(values.next) : "/settings/api-keys");
     } catch (err) {
       const e = err as { _tag?: string; field?: string; message: string };
       // A taken email gets the same 422 and wording as any unusable email, so that the form does not confirm

@@ -1,0 +1,145 @@
+/**
+ * /settings/project: a project's name, members and invitations, and its audit log (docs/TEAMS.md); and
+ * /invitations/{token}: accepting an invitation. Every action names what it needs in the policy table
+ * (core/access/roles.ts), checked against the member's role on each request.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { can, type Action, type Role } from "../../core/access/roles.js";
+import { acceptInvitation, createInvitation, invitationOf, pendingInvitations, revokeInvitation } from "../../stores/accounts/invitations.js";
+import { auditLog, membersOf, projectsOf, removeMember, setMember, type Membership } from "../../stores/accounts/projects.js";
+import { currentUser, requireUser } from "../auth/session.js";
+import type { SessionUser, WebDeps } from "../deps.js";
+import { readForm } from "../forms.js";
+import { render } from "../views.js";
+import { sendInvitation } from "./invitation-mail.js";
+
+/** Where a failed action's message goes on the page. */
+type Flash = { flash?: string; errors?: Record<string, string>; values?: Record<string, string>; link?: string; mailed?: string };
+
+export function registerProjectRoutes(router: Router, deps: WebDeps): void {
+  const { sql } = deps.ports;
+
+  /** The user's membership of the project named by the slug (default: their personal project); undefined when none. */
+  const membershipOf = async (ctx: Context, slug: string | undefined): Promise<{ all: Membership[]; current: Membership | undefined }> => {
+    const user = ctx.state.user as SessionUser;
+    const all = await projectsOf(sql, user.id);
+    return { all, current: slug === undefined ? all.find((p) => p.personal) ?? all[0] : all.find((p) => p.slug === slug) };
+  };
+
+  const page = async (ctx: Context, slug: string | undefined, extra: Flash = {}, status = 200) => {
+    const { all, current } = await membershipOf(ctx, slug);
+    if (!current) return render(ctx, "error.njk", { title: "No such project", heading: "No such project", message: "You are not a member of this project." }, 404);
+    const may = (action: Action) => can(current.role, action);
+    const [members, invitations, log] = await Promise.all([
+      membersOf(sql, current.id),
+      may("manage_members") ? pendingInvitations(sql, current.id) : Promise.resolve([]),
+      may("manage_members") ? auditLog(sql, current.id, 50) : Promise.resolve([]),
+    ]);
+    ctx.set("Cache-Control", "no-store");
+    render(ctx, "project-settings.njk", {
+      title: `${current.name}: project settings`,
+      projects: all,
+      project: current,
+      members,
+      invitations,
+      log,
+      mayManageMembers: may("manage_members"),
+      assignableRoles: ["viewer", "member", "admin"],
+      values: {},
+      errors: {},
+      ...extra,
+    }, status);
+  };
+
+  /** Runs `fn` when the user's role in the slug's project allows `action`; a 403 page otherwise. */
+  const guarded = (action: Action, fn: (ctx: Context, project: Membership, user: SessionUser) => Promise<void>) => async (ctx: Context) => {
+    const { current } = await membershipOf(ctx, ctx.params.slug);
+    if (!current) return page(ctx, ctx.params.slug);
+    if (!can(current.role, action)) {
+      return render(ctx, "error.njk", { title: "Not allowed", heading: "Not allowed", message: `Your role in ${current.name} (${current.role}) does not allow this.` }, 403);
+    }
+    await fn(ctx, current, ctx.state.user as SessionUser);
+  };
+
+  /** A store refusal (ValidationError, Conflict, NotFound) as the page with its message; anything else rethrown. */
+  const refused = async (ctx: Context, slug: string, err: unknown, values: Record<string, string> = {}) => {
+    const e = err as { _tag?: string; field?: string; message: string };
+    const status = { ValidationError: 422, Conflict: 409, NotFound: 404 }[e._tag ?? ""];
+    if (status === undefined) throw err;
+    await page(ctx, slug, { errors: { [e.field ?? "form"]: e.message }, values, flash: e.message }, status);
+  };
+
+  router.get("/settings/project", requireUser, (ctx) => page(ctx, typeof ctx.query.project === "string" ? ctx.query.project : undefined));
+
+  router.post("/settings/project/:slug/members", requireUser, guarded("manage_members", async (ctx, project, user) => {
+    const form = await readForm(ctx);
+    try {
+      await setMember(sql, project.id, form.email ?? "", (form.role ?? "") as Role, user.id);
+      ctx.redirect(`/settings/project?project=${project.slug}`);
+    } catch (err) {
+      await refused(ctx, project.slug, err, { email: form.email ?? "" });
+    }
+  }));
+
+  router.post("/settings/project/:slug/members/remove", requireUser, guarded("manage_members", async (ctx, project, user) => {
+    const form = await readForm(ctx);
+    try {
+      await removeMember(sql, project.id, form.email ?? "", user.id);
+      deps.logger.info("project member removed", { project_id: project.id, by: user.id });
+      ctx.redirect(`/settings/project?project=${project.slug}`);
+    } catch (err) {
+      await refused(ctx, project.slug, err);
+    }
+  }));
+
+  router.post("/settings/project/:slug/invitations", requireUser, guarded("manage_members", async (ctx, project, user) => {
+    const form = await readForm(ctx);
+    const values = { email: form.email ?? "", role: form.role ?? "member" };
+    try {
+      const { token, invitation } = await createInvitation(sql, project.id, values.email, values.role, user.id);
+      const link = `${deps.ports.config.publicWebUrl.replace(/\/+$/, "")}/invitations/${token}`;
+      const mailed = await sendInvitation(deps, { to: invitation.email, project, role: invitation.role, link, invitedBy: user });
+      await page(ctx, project.slug, mailed ? { mailed: invitation.email } : { link }, 201);
+    } catch (err) {
+      await refused(ctx, project.slug, err, values);
+    }
+  }));
+
+  router.post("/settings/project/:slug/invitations/:id/revoke", requireUser, guarded("manage_members", async (ctx, project, user) => {
+    const id = Number(ctx.params.id);
+    try {
+      if (!Number.isSafeInteger(id) || id <= 0) throw Object.assign(new Error("no such invitation"), { _tag: "NotFound" });
+      await revokeInvitation(sql, project.id, id, user.id);
+      ctx.redirect(`/settings/project?project=${project.slug}`);
+    } catch (err) {
+      await refused(ctx, project.slug, err);
+    }
+  }));
+
+  // Accepting: anyone with the link sees what it is for; accepting needs the invited address's login.
+  router.get("/invitations/:token", async (ctx) => {
+    const token = ctx.params.token!;
+    try {
+      const { invitation, project } = await invitationOf(sql, token);
+      render(ctx, "invitation.njk", { title: `Join ${project.name}`, invitation, project, token, user: currentUser(ctx) ?? null, next: encodeURIComponent(ctx.path) });
+    } catch (err) {
+      if ((err as { _tag?: string })._tag !== "NotFound") throw err;
+      render(ctx, "error.njk", { title: "Invitation not valid", heading: "Invitation not valid", message: (err as Error).message }, 404);
+    }
+  });
+
+  router.post("/invitations/:token/accept", requireUser, async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    try {
+      const project = await acceptInvitation(sql, ctx.params.token!, user);
+      deps.logger.info("invitation accepted", { project_id: project.id, user_id: user.id });
+      ctx.redirect(`/settings/project?project=${project.slug}`);
+    } catch (err) {
+      const e = err as { _tag?: string; message: string };
+      if (e._tag === "NotFound") return render(ctx, "error.njk", { title: "Invitation not valid", heading: "Invitation not valid", message: e.message }, 404);
+      if (e._tag === "AuthError") return render(ctx, "error.njk", { title: "Not your invitation", heading: "Not your invitation", message: e.message }, 403);
+      throw err;
+    }
+  });
+}
