@@ -51,7 +51,8 @@ export interface Config {
   /** The most bytes of records one tenant's pending dead letters keep (RUNWATCH_DEAD_LETTER_MAX_BYTES; stores/dead-letters.ts). */
   readonly deadLetterMaxBytes: number;
   /** `closed`: /register refuses new accounts (the CLI still creates them). */
-  readonly registration: "open" | "closed";
+  /** open: anyone registers; invite: only with an invitation's link, for its address; closed: only the CLI makes accounts. */
+  readonly registration: "open" | "closed" | "invite";
   /** RUNWATCH_ADMIN_EMAILS: the instance admins; when empty, the first registered user is (docs/TEAMS.md). */
   readonly adminEmails: readonly string[];
   /** Test notifications ("Send test" on /alerts) per user per hour. */
@@ -156,7 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustedProxies: parseTrustedProxies(env.RUNWATCH_TRUSTED_PROXIES),
     rateLimitPerMinute: int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200),
     userRateLimitPerMinute: int(env.RUNWATCH_USER_RATE_LIMIT_PER_MINUTE, 5 * int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200)),
-    registration: oneOf(env.RUNWATCH_REGISTRATION, ["open", "closed"], "open", "RUNWATCH_REGISTRATION"),
+    registration: oneOf(env.RUNWATCH_REGISTRATION, ["open", "closed", "invite"], "open", "RUNWATCH_REGISTRATION"),
     adminEmails: (env.RUNWATCH_ADMIN_EMAILS ?? "").split(",").map((e) => e.trim().toLowerCase()).filter(Boolean),
     eventQuotaPerMinute: Math.max(0, Math.floor(int(env.RUNWATCH_EVENT_QUOTA_PER_MINUTE, 300_000))),
     deadLetterMaxBytes: Math.max(0, Math.floor(int(env.RUNWATCH_DEAD_LETTER_MAX_BYTES, 64 * 1024 * 1024))),

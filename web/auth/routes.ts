@@ -5,6 +5,7 @@ import type { WebDeps } from "../deps.js";
 import { readForm } from "../forms.js";
 import { render } from "../views.js";
 import { checkCredentials, createUser, normalizeEmail } from "../../stores/accounts/users.js";
+import { invitationOf } from "../../stores/accounts/invitations.js";
 import { check, refuse, waitText } from "../middleware/throttles.js";
 import { currentUser, logIn, logOut } from "./session.js";
 import { REALTIME_REVOKE_CHANNEL } from "../../core/tokens.js";
@@ -21,6 +22,17 @@ export function registerAuthRoutes(router: Router, deps: WebDeps): void {
   const { sql, config } = deps.ports;
   const { throttles, logger } = deps;
   const closed = () => config.registration === "closed";
+  /**
+   * With RUNWATCH_REGISTRATION=invite, the open invitation that a registration comes from (its link is the form's
+   * `next`); undefined when there is none (then the form is refused).
+   */
+  const invitationFor = async (next: unknown) => {
+    const token = typeof next === "string" ? /^\/invitations\/([0-9a-f]{64})$/.exec(next)?.[1] : undefined;
+    return token === undefined ? undefined : invitationOf(sql, token).then((i) => i.invitation, () => undefined);
+  };
+  const needsInvitation = () => config.registration === "invite";
+  const invitationOnlyPage = (ctx: Context) =>
+    render(ctx, "error.njk", { title: "Registration needs an invitation", heading: "Registration needs an invitation", message: "This Runwatch server takes new accounts only through an invitation's link. Ask a project's admin to invite you." }, 403);
 
   router.get("/", (ctx) => ctx.redirect(currentUser(ctx) ? "/dashboard" : "/login"));
 
@@ -30,7 +42,16 @@ export function registerAuthRoutes(router: Router, deps: WebDeps): void {
   const closedPage = (ctx: Context) =>
     render(ctx, "error.njk", { title: "Registration is closed", heading: "Registration is closed", message: "This Runwatch server does not take new accounts. Ask its administrator for one (runwatch user create)." }, 403);
 
-  router.get("/register", (ctx) => (currentUser(ctx) ? ctx.redirect("/dashboard") : closed() ? closedPage(ctx) : registerPage(ctx)));
+  router.get("/register", async (ctx) => {
+    if (currentUser(ctx)) return ctx.redirect("/dashboard");
+    if (closed()) return closedPage(ctx);
+    if (needsInvitation()) {
+      const invitation = await invitationFor(ctx.query.next);
+      if (!invitation) return invitationOnlyPage(ctx);
+      return registerPage(ctx, { email: invitation.email, next: String(ctx.query.next) });
+    }
+    return registerPage(ctx);
+  });
 
   router.post("/register", async (ctx) => {
     if (closed()) return closedPage(ctx);
@@ -39,6 +60,13 @@ export function registerAuthRoutes(router: Router, deps: WebDeps): void {
     const quota = await check(() => throttles.registrationsPerIp.consume(ctx.ip), logger);
     if (!quota.allowed) {
       return registerPage(ctx, values, { form: `Too many new accounts from your address. Try again in ${waitText(refuse(ctx, quota))}.` }, 429);
+    }
+    if (needsInvitation()) {
+      const invitation = await invitationFor(values.next);
+      if (!invitation) return invitationOnlyPage(ctx);
+      if (normalizeEmail(values.email) !== invitation.email) {
+        return registerPage(ctx, values, { email: `The invitation is for ${invitation.email}: register with that address.` }, 422);
+      }
     }
     if ((form.password ?? "") !== (form.password_confirm ?? form.password ?? "")) {
       return registerPage(ctx, values, { password_confirm: "The passwords do not match." }, 422);
