@@ -22,6 +22,8 @@ export interface Config {
   readonly host: string;
   /** Public base URLs, used in links and by the dashboard to reach the gateway. */
   readonly publicWebUrl: string;
+  /** Whether RUNWATCH_PUBLIC_URL names publicWebUrl (else it is a guess from the port). */
+  readonly publicWebUrlSet: boolean;
   readonly publicGatewayUrl: string;
   readonly agentsUrl: string;
   readonly kafkaBrokers: readonly string[] | undefined;
@@ -55,6 +57,10 @@ export interface Config {
   readonly registration: "open" | "closed" | "invite";
   /** RUNWATCH_ADMIN_EMAILS: the instance admins; when empty, the first registered user is (docs/TEAMS.md). */
   readonly adminEmails: readonly string[];
+  /** OpenID Connect sign-in (docs/TEAMS.md, Single sign-on); undefined when RUNWATCH_OIDC_ISSUER is unset. */
+  readonly oidc?: OidcConfig;
+  /** RUNWATCH_PASSWORD_LOGIN=off: only single sign-on logs in (registration with a password is off too). */
+  readonly passwordLogin: boolean;
   /** Test notifications ("Send test" on /alerts) per user per hour. */
   readonly testSendsPerHour: number;
   /** /improve requests per user per hour, and the operator's daily LLM spend cap for /improve in USD (0 = none). */
@@ -114,6 +120,35 @@ const int = (v: string | undefined, dflt: number): number => {
  */
 export type OtlpMapping = "receiver" | "pipeline";
 
+export interface OidcConfig {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** The e-mail domains whose users may sign in (lower case); empty: any. */
+  readonly allowedDomains: readonly string[];
+  /** A project (slug) new users join, with `defaultRole`. */
+  readonly defaultProject?: string;
+  readonly defaultRole: "viewer" | "member" | "admin";
+  /** The sign-in button's words. */
+  readonly label: string;
+}
+
+function oidcConfig(env: NodeJS.ProcessEnv): OidcConfig | undefined {
+  const issuer = env.RUNWATCH_OIDC_ISSUER?.trim();
+  if (!issuer) return undefined;
+  const clientId = env.RUNWATCH_OIDC_CLIENT_ID?.trim();
+  if (!clientId) throw new Error("RUNWATCH_OIDC_ISSUER is set: set RUNWATCH_OIDC_CLIENT_ID (and RUNWATCH_OIDC_CLIENT_SECRET) too");
+  return {
+    issuer,
+    clientId,
+    clientSecret: env.RUNWATCH_OIDC_CLIENT_SECRET ?? "",
+    allowedDomains: (env.RUNWATCH_OIDC_ALLOWED_DOMAINS ?? "").split(",").map((d) => d.trim().toLowerCase().replace(/^@/, "")).filter(Boolean),
+    defaultProject: env.RUNWATCH_OIDC_DEFAULT_PROJECT?.trim() || undefined,
+    defaultRole: oneOf(env.RUNWATCH_OIDC_DEFAULT_ROLE, ["viewer", "member", "admin"], "viewer", "RUNWATCH_OIDC_DEFAULT_ROLE"),
+    label: env.RUNWATCH_OIDC_LABEL?.trim() || "Single sign-on",
+  };
+}
+
 const oneOf = <T extends string>(v: string | undefined, allowed: readonly T[], dflt: T, name: string): T => {
   if (v === undefined || v === "") return dflt;
   if (!allowed.includes(v as T)) throw new Error(`${name} must be one of ${allowed.join(", ")}, got ${JSON.stringify(v)}`);
@@ -138,7 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gatewayEngine: oneOf(env.RUNWATCH_GATEWAY_ENGINE, ["auto", "uws", "ws"], "auto", "RUNWATCH_GATEWAY_ENGINE"),
     agentsPort,
     host,
-    publicWebUrl: env.RUNWATCH_PUBLIC_URL ?? `http://localhost:${webPort}`,
+    publicWebUrl: env.RUNWATCH_PUBLIC_URL || `http://localhost:${webPort}`,
+    publicWebUrlSet: Boolean(env.RUNWATCH_PUBLIC_URL),
     publicGatewayUrl: env.RUNWATCH_PUBLIC_GATEWAY_URL ?? `ws://localhost:${gatewayPort}`,
     agentsUrl: env.RUNWATCH_AGENTS_URL ?? `http://127.0.0.1:${agentsPort}`,
     kafkaBrokers: brokers.length ? brokers : undefined,
@@ -158,6 +194,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200),
     userRateLimitPerMinute: int(env.RUNWATCH_USER_RATE_LIMIT_PER_MINUTE, 5 * int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200)),
     registration: oneOf(env.RUNWATCH_REGISTRATION, ["open", "closed", "invite"], "open", "RUNWATCH_REGISTRATION"),
+    oidc: oidcConfig(env),
+    passwordLogin: oneOf(env.RUNWATCH_PASSWORD_LOGIN, ["on", "off"], "on", "RUNWATCH_PASSWORD_LOGIN") === "on",
     adminEmails: (env.RUNWATCH_ADMIN_EMAILS ?? "").split(",").map((e) => e.trim().toLowerCase()).filter(Boolean),
     eventQuotaPerMinute: Math.max(0, Math.floor(int(env.RUNWATCH_EVENT_QUOTA_PER_MINUTE, 300_000))),
     deadLetterMaxBytes: Math.max(0, Math.floor(int(env.RUNWATCH_DEAD_LETTER_MAX_BYTES, 64 * 1024 * 1024))),

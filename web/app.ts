@@ -27,6 +27,7 @@ import { csrfProtection, sessionMiddleware } from "./auth/session.js";
 import { registerApiKeySettings } from "./settings/api-keys.js";
 import { registerAdminRoutes } from "./admin/routes.js";
 import { registerProjectRoutes } from "./projects/routes.js";
+import { registerOidcRoutes } from "./auth/oidc.js";
 import { registerPages } from "./pages/index.js";
 import { serveStatic } from "./static-files.js";
 import { securityHeaders } from "./middleware/security-headers.js";
@@ -147,6 +148,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   registerSessionsApi(router, deps, apiKeys);
   registerOpenApi(router, deps);
   registerAuthRoutes(router, deps);
+  if (deps.ports.config.oidc) registerOidcRoutes(router, deps, deps.ports.config.oidc);
   registerApiKeySettings(router, deps, apiKeys);
   registerAdminRoutes(router, deps, apiKeys);
   registerProjectRoutes(router, deps);

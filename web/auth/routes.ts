@@ -21,7 +21,7 @@ const UNUSABLE_EMAIL = "This email cannot be used for a new account. If it is yo
 export function registerAuthRoutes(router: Router, deps: WebDeps): void {
   const { sql, config } = deps.ports;
   const { throttles, logger } = deps;
-  const closed = () => config.registration === "closed";
+  const closed = () => config.registration === "closed" || !config.passwordLogin;
   /**
    * With RUNWATCH_REGISTRATION=invite, the open invitation that a registration comes from (its link is the form's
    * `next`); undefined when there is none (then the form is refused).
@@ -88,11 +88,15 @@ export function registerAuthRoutes(router: Router, deps: WebDeps): void {
   });
 
   const loginPage = (ctx: Context, values: Record<string, string> = {}, error = "", status = 200) =>
-    render(ctx, "auth/login.njk", { title: "Log in", values, error, next: safeNext(values.next ?? ctx.query.next) }, status);
+    render(ctx, "auth/login.njk", {
+      title: "Log in", values, error, next: safeNext(values.next ?? ctx.query.next),
+      sso: config.oidc ? { label: config.oidc.label } : null, passwords: config.passwordLogin, registration: !closed(),
+    }, status);
 
   router.get("/login", (ctx) => (currentUser(ctx) ? ctx.redirect(safeNext(ctx.query.next)) : loginPage(ctx)));
 
   router.post("/login", async (ctx) => {
+    if (!config.passwordLogin) return loginPage(ctx, {}, "Passwords are turned off here: sign in with single sign-on.", 403);
     const form = await readForm(ctx);
     const values = { email: form.email ?? "", next: form.next ?? "" };
     if (!values.email.trim() || !form.password) return loginPage(ctx, values, "Enter your email and password.", 422);

@@ -1,0 +1,76 @@
+/**
+ * Single sign-on accounts (docs/TEAMS.md): the user an OpenID Connect identity logs in. An identity seen before logs
+ * in its user; a new one is linked to the account with its verified e-mail, or makes a new account (with its
+ * personal project, and the configured default project and role). Unverified addresses, domains not allowed and
+ * disabled users are refused.
+ */
+import type { Role } from "../../core/access/roles.js";
+import { AuthError } from "../../core/errors.js";
+import type { Sql } from "../../core/ports/sql.js";
+import { normalizeEmail } from "./email.js";
+import { audit, createPersonalProject, findProjectBySlug } from "./projects.js";
+import type { User } from "./users.js";
+
+export interface OidcIdentity {
+  readonly issuer: string;
+  readonly subject: string;
+  readonly email?: string;
+  readonly emailVerified?: boolean;
+  readonly name?: string;
+}
+
+export interface SsoPolicy {
+  readonly allowedDomains: readonly string[];
+  readonly defaultProject?: string;
+  readonly defaultRole: Exclude<Role, "owner">;
+}
+
+/** A password hash no password matches (passwords.ts verifies only scrypt hashes): the account signs in by SSO. */
+const NO_PASSWORD = "sso";
+
+const refuse = (message: string) => new AuthError({ code: "forbidden", message });
+
+/** The user `identity` signs in as; AuthError (forbidden) when it may not. */
+export async function signInWithIdentity(sql: Sql, identity: OidcIdentity, policy: SsoPolicy): Promise<User & { created: boolean }> {
+  const known = await sql.query<{ id: unknown; name: string; email: string; disabled_at: unknown }>(
+    `SELECT u.id, u.name, u.email, u.disabled_at FROM user_identities i JOIN users u ON u.id = i.user_id
+     WHERE i.issuer = $1 AND i.subject = $2`,
+    [identity.issuer, identity.subject],
+  );
+  if (known[0]) {
+    if (known[0].disabled_at !== null) throw refuse("this account is disabled: ask the instance's admin");
+    await sql.query("UPDATE user_identities SET last_login = now() WHERE issuer = $1 AND subject = $2", [identity.issuer, identity.subject]);
+    return { id: Number(known[0].id), name: known[0].name, email: known[0].email, created: false };
+  }
+  const email = normalizeEmail(identity.email ?? "");
+  if (!email.includes("@")) throw refuse("the identity provider sent no e-mail address (ask it for the `email` scope)");
+  // Linking to an existing account, or naming a new one, trusts the address: only a verified one.
+  if (identity.emailVerified !== true) throw refuse(`the identity provider has not verified ${email}`);
+  const domain = email.slice(email.lastIndexOf("@") + 1);
+  if (policy.allowedDomains.length > 0 && !policy.allowedDomains.includes(domain)) throw refuse(`${domain} addresses may not sign in here`);
+  return sql.transaction(async (tx) => {
+    let rows = await tx.query<{ id: unknown; name: string; email: string; disabled_at: unknown }>(
+      "SELECT id, name, email, disabled_at FROM users WHERE lower(email) = $1 FOR UPDATE",
+      [email],
+    );
+    let created = false;
+    if (!rows[0]) {
+      const name = (identity.name ?? "").trim().slice(0, 100) || email.split("@")[0]!;
+      rows = await tx.query("INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3) RETURNING id, name, email, disabled_at", [email, name, NO_PASSWORD]);
+      created = true;
+    }
+    const row = rows[0]!;
+    if (row.disabled_at !== null) throw refuse("this account is disabled: ask the instance's admin");
+    const user = { id: Number(row.id), name: row.name, email: row.email };
+    await tx.query("INSERT INTO user_identities (issuer, subject, user_id) VALUES ($1, $2, $3)", [identity.issuer, identity.subject, user.id]);
+    if (created) {
+      await createPersonalProject(tx, user);
+      const project = policy.defaultProject ? await findProjectBySlug(tx, policy.defaultProject) : undefined;
+      if (project) {
+        await tx.query("INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [project.id, user.id, policy.defaultRole]);
+        await audit(tx, project.id, null, "member.add", email, { role: policy.defaultRole, via: "single sign-on" });
+      }
+    }
+    return { ...user, created };
+  });
+}

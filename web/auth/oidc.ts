@@ -1,0 +1,117 @@
+/**
+ * Single sign-on with OpenID Connect (docs/TEAMS.md): the authorization code flow with PKCE, through openid-client.
+ * GET /auth/oidc/login sends the browser to the provider with a fresh state, nonce and code verifier kept in the
+ * session; GET /auth/oidc/callback checks them, exchanges the code, and logs in the user of the ID token's identity
+ * (stores/accounts/identities.ts). The provider's metadata is discovered at the first sign-in and kept.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import * as oidc from "openid-client";
+import type { OidcConfig } from "../../core/config.js";
+import { signInWithIdentity } from "../../stores/accounts/identities.js";
+import type { WebDeps } from "../deps.js";
+import { render } from "../views.js";
+import { logIn } from "./session.js";
+import { safeNext } from "./routes.js";
+
+interface Pending { state: string; nonce: string; verifier: string; next: string; redirectUri: string }
+type OidcSession = { oidc?: Pending | null } | null | undefined;
+const sessionOf = (ctx: Context) => (ctx as unknown as { session: OidcSession }).session;
+
+/** Plain HTTP only to a provider on this machine (a development provider); anything else must be HTTPS. */
+const isLoopback = (url: URL) => ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
+
+export function registerOidcRoutes(router: Router, deps: WebDeps, settings: OidcConfig): void {
+  const issuer = new URL(settings.issuer);
+  let discovered: Promise<oidc.Configuration> | undefined;
+  const configuration = () => {
+    discovered ??= oidc
+      .discovery(issuer, settings.clientId, settings.clientSecret || undefined, undefined, {
+        execute: issuer.protocol === "http:" && isLoopback(issuer) ? [oidc.allowInsecureRequests] : [],
+        timeout: 10,
+      })
+      .catch((err: unknown) => {
+        discovered = undefined; // the next sign-in tries again
+        throw err;
+      });
+    return discovered;
+  };
+  // RUNWATCH_PUBLIC_URL when set (behind a proxy), else the address the browser used; the provider accepts only the
+  // redirect URIs registered for the client.
+  const callbackUrl = (ctx: Context) =>
+    `${deps.ports.config.publicWebUrlSet ? deps.ports.config.publicWebUrl.replace(/\/+$/, "") : `${ctx.protocol}://${ctx.host}`}/auth/oidc/callback`;
+  const failed = (ctx: Context, message: string, status: number) =>
+    render(ctx, "error.njk", { title: "Single sign-on failed", heading: "Single sign-on failed", message }, status);
+
+  router.get("/auth/oidc/login", async (ctx) => {
+    let config: oidc.Configuration;
+    try {
+      config = await configuration();
+    } catch (err) {
+      deps.logger.error("OpenID Connect discovery failed", { issuer: settings.issuer, err: (err as Error).message });
+      return failed(ctx, `The identity provider (${settings.issuer}) cannot be reached right now. Try again later.`, 503);
+    }
+    const pending: Pending = {
+      state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier(), next: safeNext(ctx.query.next), redirectUri: callbackUrl(ctx),
+    };
+    const session = sessionOf(ctx);
+    if (session) session.oidc = pending;
+    ctx.redirect(
+      oidc.buildAuthorizationUrl(config, {
+        redirect_uri: pending.redirectUri,
+        scope: "openid email profile",
+        state: pending.state,
+        nonce: pending.nonce,
+        code_challenge: await oidc.calculatePKCECodeChallenge(pending.verifier),
+        code_challenge_method: "S256",
+      }).href,
+    );
+  });
+
+  router.get("/auth/oidc/callback", async (ctx) => {
+    const session = sessionOf(ctx);
+    const pending = session?.oidc;
+    if (session) session.oidc = null; // one use, whatever happens
+    if (!pending) return failed(ctx, "This sign-in was not started here, or it was already used. Start again from the login page.", 400);
+    let claims: (oidc.IDToken & { email?: unknown; email_verified?: unknown; name?: unknown }) | undefined;
+    try {
+      const config = await configuration();
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(ctx.originalUrl, pending.redirectUri), {
+        pkceCodeVerifier: pending.verifier,
+        expectedState: pending.state,
+        expectedNonce: pending.nonce,
+        idTokenExpected: true,
+      });
+      claims = tokens.claims();
+      // Many providers put the profile in the UserInfo answer only (the ID token then has no e-mail): ask it.
+      if (claims && typeof claims.email !== "string") {
+        const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
+        claims = { ...claims, email: info.email, email_verified: info.email_verified, name: claims.name ?? info.name };
+      }
+    } catch (err) {
+      deps.logger.warn("OpenID Connect sign-in refused", { err: (err as Error).message });
+      return failed(ctx, "The identity provider's answer could not be verified. Start again from the login page.", 400);
+    }
+    if (!claims) return failed(ctx, "The identity provider sent no ID token.", 400);
+    try {
+      const user = await signInWithIdentity(
+        deps.ports.sql,
+        {
+          issuer: claims.iss,
+          subject: claims.sub,
+          email: typeof claims.email === "string" ? claims.email : undefined,
+          emailVerified: claims.email_verified === true,
+          name: typeof claims.name === "string" ? claims.name : undefined,
+        },
+        { allowedDomains: settings.allowedDomains, defaultProject: settings.defaultProject, defaultRole: settings.defaultRole },
+      );
+      await logIn(ctx, user);
+      deps.logger.info("signed in with OpenID Connect", { user_id: user.id, created: user.created });
+      ctx.redirect(pending.next);
+    } catch (err) {
+      const e = err as { _tag?: string; message: string };
+      if (e._tag !== "AuthError") throw err;
+      return failed(ctx, e.message, 403);
+    }
+  });
+}
