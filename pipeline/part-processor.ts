@@ -68,7 +68,8 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
       const fresh = duplicates.newRuns(missing);
       const finding = duplicates.find(logged, runKeys, [...drafts.keys()], fresh);
       finding.catch(() => {}); // awaited below; avoid an unhandled rejection if loading fails first
-      const cold = await admitMissing(missing, fresh, drafts);
+      await admitMissing(missing, fresh, drafts);
+      const cold = new Set(missing.map(([k]) => k));
       timer.lap("load_runs_ms");
       const found = await finding;
       const events = logged.map((e, i) => pipelineEvent(e, found.flags[i]!));
@@ -132,8 +133,7 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
    * Records for the runs not in memory: new ones for runs storage holds nothing of, loaded ones for the rest. All are
    * "cold": their counters may not include events of this part that an earlier, failed attempt stored.
    */
-  async function admitMissing(missing: readonly [RunKey, LoggedEvent][], fresh: ReadonlySet<RunKey>, drafts: Map<RunKey, RunEntry>) {
-    const cold = new Set<RunKey>();
+  async function admitMissing(missing: readonly [RunKey, LoggedEvent][], fresh: ReadonlySet<RunKey>, drafts: Map<RunKey, RunEntry>): Promise<void> {
     const lookUp = missing.filter(([k]) => !fresh.has(k));
     const loaded = lookUp.length === 0 ? [] : await store.loadRuns(lookUp.map(([, e]) => ({ user_id: e.user_id, external_id: e.sdk_run_id })));
     const byKey = new Map(loaded.map((r) => [runKeyOfRun(r), r]));
@@ -142,11 +142,9 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
       // Drafts hold their records even if memory's bound evicts them during a huge part.
       drafts.set(k, run ? state.admit(k, run, false) : state.admit(k, newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), true));
       if (fresh.has(k)) duplicates.startKnowing(k);
-      cold.add(k);
     }
     counters.add("runs_new", fresh.size);
     counters.add("runs_loaded", lookUp.length);
-    return cold;
   }
 
   return {

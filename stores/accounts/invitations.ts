@@ -8,11 +8,10 @@ import { isRole, type Role } from "../../core/access/roles.js";
 import { AuthError, Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { hashApiKey } from "../../core/ids.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { normalizeEmail } from "./email.js";
+import { isEmailAddress, normalizeEmail } from "./email.js";
 import { audit, type Project } from "./projects.js";
 
 export const INVITATION_DAYS = 7;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export interface Invitation {
   readonly id: number;
@@ -46,7 +45,7 @@ export async function createInvitation(
   sql: Sql, projectId: number, email: string, role: string, invitedBy: number,
 ): Promise<{ token: string; invitation: Invitation }> {
   const address = normalizeEmail(email ?? "");
-  if (address.length > 254 || !EMAIL.test(address)) throw new ValidationError({ message: "enter a valid e-mail address, like you@example.com", field: "email" });
+  if (!isEmailAddress(address)) throw new ValidationError({ message: "enter a valid e-mail address, like you@example.com", field: "email" });
   if (!isRole(role) || role === "owner") throw new ValidationError({ message: "the role must be viewer, member or admin", field: "role" });
   const token = randomBytes(32).toString("hex");
   return sql.transaction(async (tx) => {

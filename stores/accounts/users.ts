@@ -1,7 +1,7 @@
 /** The users repository: registration rules, creation with a scrypt hash, and credential checks. */
 import { Conflict, ValidationError } from "../../core/errors.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { normalizeEmail } from "./email.js";
+import { isEmailAddress, normalizeEmail } from "./email.js";
 import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from "./passwords.js";
 import { createPersonalProject } from "./projects.js";
 
@@ -16,7 +16,6 @@ export interface User {
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 256;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export interface NewUser {
   readonly email: string;
@@ -28,7 +27,7 @@ export interface NewUser {
 export function validateNewUser(u: NewUser): ValidationError | undefined {
   const email = normalizeEmail(u.email ?? "");
   if (!email) return new ValidationError({ message: "Enter your email address.", field: "email" });
-  if (email.length > 254 || !EMAIL.test(email)) return new ValidationError({ message: "Enter a valid email address, like you@example.com.", field: "email" });
+  if (!isEmailAddress(email)) return new ValidationError({ message: "Enter a valid email address, like you@example.com.", field: "email" });
   const name = (u.name ?? "").trim();
   if (!name) return new ValidationError({ message: "Enter your name.", field: "name" });
   if (name.length > 100) return new ValidationError({ message: "The name can be at most 100 characters.", field: "name" });
