@@ -7,7 +7,8 @@
 import type { Role } from "../../core/access/roles.js";
 import { AuthError } from "../../core/errors.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { normalizeEmail } from "./email.js";
+import { repairString } from "../../core/events/storable.js";
+import { isEmailAddress, normalizeEmail } from "./email.js";
 import { audit, createPersonalProject, findProjectBySlug } from "./projects.js";
 import type { User } from "./users.js";
 
@@ -43,7 +44,9 @@ export async function signInWithIdentity(sql: Sql, identity: OidcIdentity, polic
     return { id: Number(known[0].id), name: known[0].name, email: known[0].email, created: false };
   }
   const email = normalizeEmail(identity.email ?? "");
-  if (!email.includes("@")) throw refuse("the identity provider sent no e-mail address (ask it for the `email` scope)");
+  if (email === "") throw refuse("the identity provider sent no e-mail address (ask it for the `email` scope)");
+  // A provider's claims are foreign input: an address Postgres cannot store (U+0000, a lone surrogate) is not one.
+  if (!isEmailAddress(email) || repairString(email) !== email) throw refuse("the identity provider sent an e-mail address that is not one");
   // Linking to an existing account, or naming a new one, trusts the address: only a verified one.
   if (identity.emailVerified !== true) throw refuse(`the identity provider has not verified ${email}`);
   const domain = email.slice(email.lastIndexOf("@") + 1);
@@ -55,7 +58,7 @@ export async function signInWithIdentity(sql: Sql, identity: OidcIdentity, polic
     );
     let created = false;
     if (!rows[0]) {
-      const name = (identity.name ?? "").trim().slice(0, 100) || email.split("@")[0]!;
+      const name = repairString((identity.name ?? "").trim()).slice(0, 100) || email.split("@")[0]!;
       rows = await tx.query("INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3) RETURNING id, name, email, disabled_at", [email, name, NO_PASSWORD]);
       created = true;
     }

@@ -17,6 +17,7 @@ import { openPglite } from "../../core/postgres/pglite.js";
 import { runAdmin } from "../../deploy/admin.js";
 import { createApiKey, findActiveKeyByHash, listApiKeys, revokeApiKey } from "./api-keys.js";
 import { auditLog, createProject, membersOf, projectsOf, removeMember, roleIn, setMember, slugStem } from "./projects.js";
+import { signInWithIdentity } from "./identities.js";
 import { allUsers, isInstanceAdmin, setUserDisabled } from "./instance-admin.js";
 import { checkCredentials, createUser } from "./users.js";
 
@@ -132,6 +133,16 @@ for (const target of targets) {
       expect(await checkCredentials(sql, carol.email, "password-1")).toMatchObject({ id: carol.id });
       expect(await findActiveKeyByHash(sql, hashApiKey(key))).toMatchObject({ userId: carol.id });
       await expect(setUserDisabled(sql, 999_999_999, true, first!.id)).rejects.toMatchObject({ _tag: "NotFound" });
+    });
+
+    it("takes hostile single sign-on claims without a 500: a name repaired, an address that is not one refused", async () => {
+      const policy = { allowedDomains: [], defaultRole: "viewer" as const };
+      const tag = randomUUID().slice(0, 8);
+      const user = await signInWithIdentity(sql, { issuer: "https://idp.example", subject: `s-${tag}`, email: `n-${tag}@corp.example`, emailVerified: true, name: "A\u0000B\ud800" }, policy);
+      expect(user).toMatchObject({ name: "A\ufffdB\ufffd", created: true });
+      for (const email of [`x\u0000-${tag}@corp.example`, `x\ud800-${tag}@corp.example`, `${"a".repeat(300)}@corp.example`]) {
+        await expect(signInWithIdentity(sql, { issuer: "https://idp.example", subject: `bad-${email.length}-${tag}`, email, emailVerified: true }, policy)).rejects.toMatchObject({ _tag: "AuthError" });
+      }
     });
 
     it("makes slugs from names, unique on the instance", async () => {
