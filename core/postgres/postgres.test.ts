@@ -66,8 +66,12 @@ for (const target of [pgliteTarget(), serverTarget()]) {
       await target.teardown();
     });
 
-    const newUser = async (email = `${randomUUID()}@example.com`) =>
-      (await sql.query<{ id: number }>("INSERT INTO users (name, email, password_hash) VALUES ($1, $2, 'x') RETURNING id", ["Ada", email]))[0]!.id;
+    // A user with their personal project (stores/accounts makes both in one transaction; migration 100).
+    const newUser = async (email = `${randomUUID()}@example.com`) => {
+      const id = (await sql.query<{ id: number }>("INSERT INTO users (name, email, password_hash) VALUES ($1, $2, 'x') RETURNING id", ["Ada", email]))[0]!.id;
+      await sql.query("INSERT INTO projects (id, slug, name, personal_of) VALUES ($1, $2, 'P', $1)", [id, `p-${id}`]);
+      return id;
+    };
 
     it("applies migrations once, concurrently safe, and re-runs cleanly on reopen", async () => {
       const peer = target.openPeer ? await target.openPeer() : sql;
@@ -120,7 +124,8 @@ for (const target of [pgliteTarget(), serverTarget()]) {
       const id = await sql.transaction(async (tx) => {
         const [u] = await tx.query<{ id: number }>("INSERT INTO users (name, email, password_hash) VALUES ('T', $1, 'x') RETURNING id", [email]);
         await tx.transaction(async (inner) => {
-          await inner.query("INSERT INTO api_keys (user_id, name, key_hash, last4) VALUES ($1, 'k', $2, 'abcd')", [u!.id, hashApiKey(newApiKey())]);
+          await inner.query("INSERT INTO projects (id, slug, name, personal_of) VALUES ($1, $2, 'P', $1)", [u!.id, `p-${u!.id}`]);
+          await inner.query("INSERT INTO api_keys (user_id, project_id, name, key_hash, last4) VALUES ($1, $1, 'k', $2, 'abcd')", [u!.id, hashApiKey(newApiKey())]);
           throw new Error("inner");
         }).catch(() => {});
         return u!.id;
@@ -140,10 +145,10 @@ for (const target of [pgliteTarget(), serverTarget()]) {
       const email = `Case-${randomUUID()}@Example.com`;
       const uid = await newUser(email);
       await expect(newUser(email.toLowerCase())).rejects.toThrow();
-      await expect(sql.query("INSERT INTO api_keys (user_id, name, key_hash, last4) VALUES ($1, 'k', 'plaintext-key', 'abcd')", [uid])).rejects.toThrow();
+      await expect(sql.query("INSERT INTO api_keys (user_id, project_id, name, key_hash, last4) VALUES ($1, $1, 'k', 'plaintext-key', 'abcd')", [uid])).rejects.toThrow();
       const key = newApiKey();
-      await sql.query("INSERT INTO api_keys (user_id, name, key_hash, last4, expires_at) VALUES ($1, 'ci', $2, $3, now() + interval '1 day')", [uid, hashApiKey(key), key.slice(-4)]);
-      await expect(sql.query("INSERT INTO api_keys (user_id, name, key_hash, last4) VALUES ($1, 'again', $2, 'x')", [uid, hashApiKey(key)])).rejects.toThrow();
+      await sql.query("INSERT INTO api_keys (user_id, project_id, name, key_hash, last4, expires_at) VALUES ($1, $1, 'ci', $2, $3, now() + interval '1 day')", [uid, hashApiKey(key), key.slice(-4)]);
+      await expect(sql.query("INSERT INTO api_keys (user_id, project_id, name, key_hash, last4) VALUES ($1, $1, 'again', $2, 'x')", [uid, hashApiKey(key)])).rejects.toThrow();
 
       const [agent] = await sql.query<{ id: number }>("INSERT INTO agents (user_id, name) VALUES ($1, 'a') RETURNING id", [uid]);
       await expect(sql.query("INSERT INTO agents (user_id, name) VALUES ($1, 'a')", [uid])).rejects.toThrow();
