@@ -1,5 +1,5 @@
 /** Where firings go: the durable notification queue (the default), or a live-only publish for custom setups and tests. */
-import { userChannel } from "../core/ports/pubsub.js";
+import { projectChannel } from "../core/ports/pubsub.js";
 import type { AlertContext, AlertDispatcher, AlertFiring } from "./model.js";
 import { dispatchFirings } from "./queue.js";
 import type { TriggerRegistry } from "./registry.js";
@@ -8,10 +8,10 @@ import type { TriggerRegistry } from "./registry.js";
 export const publishNotifications: AlertDispatcher = async (firings, ctx) => {
   for (const f of firings) {
     await ctx.pubsub.publish(
-      userChannel(f.rule.user_id),
+      projectChannel(f.rule.project_id),
       JSON.stringify({
         type: "notification",
-        user_id: f.rule.user_id,
+        project_id: f.rule.project_id,
         key: f.key,
         rule: { id: f.rule.id, name: f.rule.name, trigger_type: f.rule.trigger_type, channel: f.rule.channel },
         run: f.run ? { external_id: f.run.external_id, run_id: f.run.run_id, agent_name: f.run.agent_name, status: f.run.status } : null,

@@ -3,8 +3,8 @@
  * over), and on a timer for the triggers that fire on the absence of an event (a run still running after N
  * seconds) or on a window (error rate).
  *
- * Hot path: for the users whose runs changed, the enabled rules come from an in-memory cache (one query per
- * batch for the users not cached; entries live 5 s and are dropped at once when /alerts publishes a change on
+ * Hot path: for the projects whose runs changed, the enabled rules come from an in-memory cache (one query per
+ * batch for the projects not cached; entries live 5 s and are dropped at once when /alerts publishes a change on
  * PubSub "alerts.rules"); each rule's trigger is asked about each changed run and the firings go to the
  * dispatcher (by default the durable queue, alerts/queue.ts). A user without rules costs one Map lookup.
  *
@@ -30,9 +30,9 @@ import { leaseHolder, takeLease } from "../core/postgres/lease.js";
 const RULES_TTL_MS = 5_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
-type RawRule = Omit<AlertRule, "id" | "user_id" | "config"> & { id: string | number; user_id: string | number; config: unknown };
+type RawRule = Omit<AlertRule, "id" | "project_id" | "config"> & { id: string | number; project_id: string | number; config: unknown };
 
-const RULE_COLUMNS = "id, user_id, name, trigger_type, channel, target, config";
+const RULE_COLUMNS = "id, project_id, name, trigger_type, channel, target, config";
 
 export interface AlertEvaluationOptions {
   readonly triggers: TriggerRegistry;
@@ -55,7 +55,7 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
   const dispatch: AlertDispatcher = opts.dispatcher ?? ((firings, c) => enqueueNotifications(firings, c, registry));
   const ttl = opts.rulesTtlMs ?? RULES_TTL_MS;
   let ctx: AlertContext | undefined;
-  /** user_id → enabled rules of registered trigger types, with load time. */
+  /** project_id → enabled rules of registered trigger types, with load time. */
   const cache = new Map<number, { at: number; rules: AlertRule[] }>();
   let unsubscribe: (() => Promise<void>) | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
@@ -77,16 +77,16 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
         warned.add(id);
         continue;
       }
-      out.push({ id, user_id: Number(r.user_id), name: r.name, trigger_type: r.trigger_type, channel: r.channel, target: r.target, config });
+      out.push({ id, project_id: Number(r.project_id), name: r.name, trigger_type: r.trigger_type, channel: r.channel, target: r.target, config });
     }
     return out;
   }
 
-  async function rulesOf(userIds: number[], types: string[]): Promise<Map<number, AlertRule[]>> {
+  async function rulesOf(projectIds: number[], types: string[]): Promise<Map<number, AlertRule[]>> {
     const now = Date.now();
     const out = new Map<number, AlertRule[]>();
     const missing: number[] = [];
-    for (const u of userIds) {
+    for (const u of projectIds) {
       const hit = cache.get(u);
       if (hit && now - hit.at < ttl) out.set(u, hit.rules);
       else missing.push(u);
@@ -94,12 +94,12 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
     if (missing.length > 0) {
       const rows = await ctx!.sql.query<RawRule>(
         `SELECT ${RULE_COLUMNS} FROM alert_rules
-         WHERE enabled AND user_id = ANY($1::bigint[]) AND trigger_type = ANY($2::text[])
+         WHERE enabled AND project_id = ANY($1::bigint[]) AND trigger_type = ANY($2::text[])
          ORDER BY id`,
         [missing, types],
       );
       for (const u of missing) out.set(u, []);
-      for (const rule of decodeRules(rows)) out.get(rule.user_id)!.push(rule);
+      for (const rule of decodeRules(rows)) out.get(rule.project_id)!.push(rule);
       for (const u of missing) cache.set(u, { at: now, rules: out.get(u)! });
     }
     return out;
@@ -155,15 +155,15 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
     async evaluate(events, runs) {
       const types = registry.types();
       if (types.length === 0 || !ctx || events.length === 0) return;
-      const users = new Set<number>();
-      for (const e of events) users.add(e.user_id);
-      const rules = await rulesOf([...users], types);
-      // Most parts are of users without rules (the rules are cached): their events are not grouped at all.
+      const projects = new Set<number>();
+      for (const e of events) projects.add(e.project_id);
+      const rules = await rulesOf([...projects], types);
+      // Most parts are of projects without rules (the rules are cached): their events are not grouped at all.
       if (![...rules.values()].some((r) => r.length > 0)) return;
       const eventsByRun = new Map<RunKey, PipelineEvent[]>();
       // Duplicates included: a batch retried after a failed hook must still be evaluated (firing keys dedupe).
       for (const e of events) {
-        if (!rules.get(e.user_id)?.length) continue;
+        if (!rules.get(e.project_id)?.length) continue;
         const k = runKeyOfEvent(e);
         const list = eventsByRun.get(k);
         if (list) list.push(e);
@@ -173,7 +173,7 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
       const batched = new Map<TriggerDefinition, AlertCheck[]>();
       for (const [k, runEvents] of eventsByRun) {
         const run = runs.get(k)!;
-        const userRules = rules.get(run.user_id);
+        const userRules = rules.get(run.project_id);
         if (!userRules || userRules.length === 0) continue;
         for (const rule of userRules) {
           const trigger = registry.get(rule.trigger_type);

@@ -28,7 +28,7 @@ export interface NotificationPayload {
 
 export interface NotificationJob {
   id: number;
-  user_id: number;
+  project_id: number;
   rule_id: number | null;
   rule_name: string;
   trigger_type: string;

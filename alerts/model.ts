@@ -9,7 +9,7 @@ import type { PipelineContext } from "../core/pipeline-context.js";
 
 export interface AlertRule {
   readonly id: number;
-  readonly user_id: number;
+  readonly project_id: number;
   readonly name: string;
   readonly trigger_type: string;
   readonly channel: string;

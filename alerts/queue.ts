@@ -55,7 +55,7 @@ export function payloadOf(f: AlertFiring, publicWebUrl: string, suppressed: numb
 /** An alert rule (as stored) joined with its cooldown state, read under a row lock at dispatch. */
 interface RuleRow extends RuleInput {
   rule_id: number;
-  user_id: number;
+  project_id: number;
   open: boolean;
   suppressed: number;
   now: string;
@@ -128,7 +128,7 @@ export const recordFirings = defineProcedure("alerts.record-firings", async (sql
     const ruleIds = [...byRule.keys()].sort((a, b) => a - b);
     await tx.query(`INSERT INTO alert_rule_state (rule_id) SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING`, [ruleIds]);
     const rows = await tx.query<RuleRow>(
-      `SELECT s.rule_id, r.user_id, r.name, r.trigger_type, r.channel, r.target, r.config, r.enabled,
+      `SELECT s.rule_id, r.project_id, r.name, r.trigger_type, r.channel, r.target, r.config, r.enabled,
               s.cooldown_until <= now() AS open, s.suppressed, now() AS now
        FROM alert_rule_state s JOIN alert_rules r ON r.id = s.rule_id
        WHERE s.rule_id = ANY($1::bigint[])
@@ -153,9 +153,9 @@ export const recordFirings = defineProcedure("alerts.record-firings", async (sql
         const payload = payloadOf({ ...f, rule }, args.publicWebUrl, carried, now);
         carried = 0;
         const [job] = await tx.query<{ id: number }>(
-          `INSERT INTO notification_jobs (user_id, rule_id, rule_name, trigger_type, channel, target, kind, payload, max_attempts)
+          `INSERT INTO notification_jobs (project_id, rule_id, rule_name, trigger_type, channel, target, kind, payload, max_attempts)
            VALUES ($1, $2, $3, $4, $5, $6, 'alert', $7, $8) RETURNING id`,
-          [row.user_id, ruleId, row.name, row.trigger_type, row.channel, row.target, JSON.stringify(payload), args.maxAttempts],
+          [row.project_id, ruleId, row.name, row.trigger_type, row.channel, row.target, JSON.stringify(payload), args.maxAttempts],
         );
         result.jobs.push(Number(job!.id));
         await tx.query(`UPDATE alert_firings SET job_id = $3 WHERE rule_id = $1 AND dedup_key = $2`, [ruleId, f.key, job!.id]);
@@ -182,7 +182,7 @@ export const recordFirings = defineProcedure("alerts.record-firings", async (sql
 /** A test notification for a rule (the /alerts "Send test" button). Bypasses dedupe and cooldown. */
 export async function enqueueTest(
   sql: Sql,
-  rule: { id: number; user_id: number; name: string; trigger_type: string; channel: string; target: string },
+  rule: { id: number; project_id: number; name: string; trigger_type: string; channel: string; target: string },
   opts: { publicWebUrl: string; maxAttempts?: number },
 ): Promise<number> {
   const now = new Date().toISOString();
@@ -198,21 +198,21 @@ export async function enqueueTest(
     test: true,
   };
   const [job] = await sql.query<{ id: number }>(
-    `INSERT INTO notification_jobs (user_id, rule_id, rule_name, trigger_type, channel, target, kind, payload, max_attempts)
+    `INSERT INTO notification_jobs (project_id, rule_id, rule_name, trigger_type, channel, target, kind, payload, max_attempts)
      VALUES ($1, $2, $3, $4, $5, $6, 'test', $7, $8) RETURNING id`,
-    [rule.user_id, rule.id, rule.name, rule.trigger_type, rule.channel, rule.target, JSON.stringify(payload), opts.maxAttempts ?? loadNotificationSettings().maxAttempts],
+    [rule.project_id, rule.id, rule.name, rule.trigger_type, rule.channel, rule.target, JSON.stringify(payload), opts.maxAttempts ?? loadNotificationSettings().maxAttempts],
   );
   return Number(job!.id);
 }
 
-const JOB_COLUMNS = `j.id, j.user_id, j.rule_id, j.rule_name, j.trigger_type, j.channel, j.target, j.kind, j.payload, j.status,
+const JOB_COLUMNS = `j.id, j.project_id, j.rule_id, j.rule_name, j.trigger_type, j.channel, j.target, j.kind, j.payload, j.status,
   j.attempts, j.max_attempts, j.next_attempt_at, j.last_error, j.created_at, j.delivered_at`;
 
 function decodeJob(r: Record<string, unknown>): NotificationJob {
   const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).toISOString());
   return {
     id: Number(r.id),
-    user_id: Number(r.user_id),
+    project_id: Number(r.project_id),
     rule_id: r.rule_id === null ? null : Number(r.rule_id),
     rule_name: String(r.rule_name),
     trigger_type: String(r.trigger_type),
@@ -281,11 +281,11 @@ export async function markFailed(sql: Sql, job: Pick<NotificationJob, "id" | "at
 }
 
 /** A dead job back in the queue (the "Retry" button on /alerts): fresh attempts, due now. */
-export async function requeueJob(sql: Sql, userId: number, id: number): Promise<boolean> {
+export async function requeueJob(sql: Sql, projectId: number, id: number): Promise<boolean> {
   const rows = await sql.query(
     `UPDATE notification_jobs SET status = 'retrying', attempts = 0, next_attempt_at = now(), locked_until = NULL, updated_at = now()
-     WHERE id = $1 AND user_id = $2 AND status = 'dead' RETURNING id`,
-    [id, userId],
+     WHERE id = $1 AND project_id = $2 AND status = 'dead' RETURNING id`,
+    [id, projectId],
   );
   return rows.length > 0;
 }
@@ -296,12 +296,12 @@ export async function getJob(sql: Sql, id: number): Promise<NotificationJob | un
 }
 
 /** The user's notifications, newest first (the history on /alerts). */
-export async function listJobs(sql: Sql, userId: number, opts: { limit?: number; ruleId?: number } = {}): Promise<NotificationJob[]> {
+export async function listJobs(sql: Sql, projectId: number, opts: { limit?: number; ruleId?: number } = {}): Promise<NotificationJob[]> {
   const rows = await sql.query<Record<string, unknown>>(
     `SELECT ${JOB_COLUMNS} FROM notification_jobs j
-     WHERE j.user_id = $1 AND ($3::bigint IS NULL OR j.rule_id = $3::bigint)
+     WHERE j.project_id = $1 AND ($3::bigint IS NULL OR j.rule_id = $3::bigint)
      ORDER BY j.id DESC LIMIT $2`,
-    [userId, Math.min(500, opts.limit ?? 100), opts.ruleId ?? null],
+    [projectId, Math.min(500, opts.limit ?? 100), opts.ruleId ?? null],
   );
   return rows.map(decodeJob);
 }

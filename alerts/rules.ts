@@ -16,8 +16,8 @@ import { decodeTriggerConfig } from "./triggers/define.js";
 export const RULES_CHANGED_CHANNEL = "alerts.rules";
 
 /** Tells every pipeline process to reload this user's rules now (best effort; the cache TTL is the fallback). */
-export const publishRulesChanged = (pubsub: PubSub, userId: number): Promise<void> =>
-  pubsub.publish(RULES_CHANGED_CHANNEL, String(userId));
+export const publishRulesChanged = (pubsub: PubSub, projectId: number): Promise<void> =>
+  pubsub.publish(RULES_CHANGED_CHANNEL, String(projectId));
 
 export type { RuleInput };
 
@@ -26,7 +26,7 @@ export const MAX_RULES = 500;
 
 export interface StoredRule extends RuleInput {
   id: number;
-  user_id: number;
+  project_id: number;
   secret: string;
   created_at: string;
   updated_at: string;
@@ -90,7 +90,7 @@ export async function parseRuleForm(
 
 const decode = (r: Record<string, unknown>): StoredRule => ({
   id: Number(r.id),
-  user_id: Number(r.user_id),
+  project_id: Number(r.project_id),
   name: String(r.name),
   trigger_type: String(r.trigger_type),
   channel: String(r.channel),
@@ -108,48 +108,48 @@ const decode = (r: Record<string, unknown>): StoredRule => ({
 const SELECT = `SELECT r.*, s.last_sent_at, s.suppressed, s.suppressed_total
   FROM alert_rules r LEFT JOIN alert_rule_state s ON s.rule_id = r.id`;
 
-export async function listRules(sql: Sql, userId: number): Promise<StoredRule[]> {
-  const rows = await sql.query<Record<string, unknown>>(`${SELECT} WHERE r.user_id = $1 ORDER BY r.name, r.id LIMIT $2`, [userId, MAX_RULES]);
+export async function listRules(sql: Sql, projectId: number): Promise<StoredRule[]> {
+  const rows = await sql.query<Record<string, unknown>>(`${SELECT} WHERE r.project_id = $1 ORDER BY r.name, r.id LIMIT $2`, [projectId, MAX_RULES]);
   return rows.map(decode);
 }
 
-export async function getRule(sql: Sql, userId: number, id: number): Promise<StoredRule | undefined> {
-  const [row] = await sql.query<Record<string, unknown>>(`${SELECT} WHERE r.user_id = $1 AND r.id = $2`, [userId, id]);
+export async function getRule(sql: Sql, projectId: number, id: number): Promise<StoredRule | undefined> {
+  const [row] = await sql.query<Record<string, unknown>>(`${SELECT} WHERE r.project_id = $1 AND r.id = $2`, [projectId, id]);
   return row ? decode(row) : undefined;
 }
 
-export async function createRule(sql: Sql, userId: number, input: RuleInput): Promise<number | "limit"> {
-  const [count] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM alert_rules WHERE user_id = $1`, [userId]);
+export async function createRule(sql: Sql, projectId: number, input: RuleInput): Promise<number | "limit"> {
+  const [count] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM alert_rules WHERE project_id = $1`, [projectId]);
   if (Number(count?.n ?? 0) >= MAX_RULES) return "limit";
   const [row] = await sql.query<{ id: number }>(
-    `INSERT INTO alert_rules (user_id, name, trigger_type, channel, target, config, enabled, secret)
+    `INSERT INTO alert_rules (project_id, name, trigger_type, channel, target, config, enabled, secret)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-    [userId, input.name, input.trigger_type, input.channel, input.target, JSON.stringify(input.config), input.enabled, newRuleSecret()],
+    [projectId, input.name, input.trigger_type, input.channel, input.target, JSON.stringify(input.config), input.enabled, newRuleSecret()],
   );
   return Number(row!.id);
 }
 
-export async function updateRule(sql: Sql, userId: number, id: number, input: RuleInput): Promise<boolean> {
+export async function updateRule(sql: Sql, projectId: number, id: number, input: RuleInput): Promise<boolean> {
   const rows = await sql.query(
     `UPDATE alert_rules SET name = $3, trigger_type = $4, channel = $5, target = $6, config = $7, enabled = $8, updated_at = now(),
             secret = CASE WHEN secret = '' THEN $9 ELSE secret END
-     WHERE user_id = $1 AND id = $2 RETURNING id`,
-    [userId, id, input.name, input.trigger_type, input.channel, input.target, JSON.stringify(input.config), input.enabled, newRuleSecret()],
+     WHERE project_id = $1 AND id = $2 RETURNING id`,
+    [projectId, id, input.name, input.trigger_type, input.channel, input.target, JSON.stringify(input.config), input.enabled, newRuleSecret()],
   );
   return rows.length > 0;
 }
 
-export async function setRuleEnabled(sql: Sql, userId: number, id: number, enabled: boolean): Promise<boolean> {
-  const rows = await sql.query(`UPDATE alert_rules SET enabled = $3, updated_at = now() WHERE user_id = $1 AND id = $2 RETURNING id`, [userId, id, enabled]);
+export async function setRuleEnabled(sql: Sql, projectId: number, id: number, enabled: boolean): Promise<boolean> {
+  const rows = await sql.query(`UPDATE alert_rules SET enabled = $3, updated_at = now() WHERE project_id = $1 AND id = $2 RETURNING id`, [projectId, id, enabled]);
   return rows.length > 0;
 }
 
-export async function rotateRuleSecret(sql: Sql, userId: number, id: number): Promise<boolean> {
-  const rows = await sql.query(`UPDATE alert_rules SET secret = $3, updated_at = now() WHERE user_id = $1 AND id = $2 RETURNING id`, [userId, id, newRuleSecret()]);
+export async function rotateRuleSecret(sql: Sql, projectId: number, id: number): Promise<boolean> {
+  const rows = await sql.query(`UPDATE alert_rules SET secret = $3, updated_at = now() WHERE project_id = $1 AND id = $2 RETURNING id`, [projectId, id, newRuleSecret()]);
   return rows.length > 0;
 }
 
-export async function deleteRule(sql: Sql, userId: number, id: number): Promise<boolean> {
-  const rows = await sql.query(`DELETE FROM alert_rules WHERE user_id = $1 AND id = $2 RETURNING id`, [userId, id]);
+export async function deleteRule(sql: Sql, projectId: number, id: number): Promise<boolean> {
+  const rows = await sql.query(`DELETE FROM alert_rules WHERE project_id = $1 AND id = $2 RETURNING id`, [projectId, id]);
   return rows.length > 0;
 }

@@ -51,17 +51,18 @@ export function uuidv7(now: number = Date.now()): string {
 }
 
 /**
- * The run id is derived, not looked up: a name-based UUID (v5 layout, SHA-1) of user id and sdk_run_id.
- * Any ingest process computes the same id without a round trip, and two users' identical sdk_run_ids differ.
+ * The run id is derived, not looked up: a name-based UUID (v5 layout, SHA-1) of project id and sdk_run_id.
+ * Any ingest process computes the same id without a round trip, and two projects' identical sdk_run_ids differ.
+ * A personal project has its user's id, so a run stored before projects existed keeps its id.
  */
-export const runIdFor = (userId: number, sdkRunId: string): string => nameUuid(`runwatch:run:${userId}:${sdkRunId}`);
+export const runIdFor = (projectId: number, sdkRunId: string): string => nameUuid(`runwatch:run:${projectId}:${sdkRunId}`);
 
 /**
  * A name-based event id for receivers that must not mint a new id for a resent item (an OTLP exporter retrying an
  * export): UUIDv7 layout with `ms` (the event's own time) as its timestamp, so a run's events still sort by time,
  * and the remaining bits from a SHA-1 of `name` (what identifies the item: trace id + span id + phase), so the same
  * item always gets the same id; `rank` (0-15) orders items of the same millisecond (a span's end before the run's).
- * Duplicates are recognised per (user, run, event id): two tenants never meet.
+ * Duplicates are recognised per (project, run, event id): two tenants never meet.
  */
 export function eventIdFor(name: string, ms: number, rank = 0): string {
   // The pipeline derives one per OTLP span and more. The id is put together in EVENT_ID (ASCII, dashes in place) and

@@ -10,8 +10,10 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 
 export interface RealtimeClaims {
-  /** User id (the only channel the holder may subscribe to is `user.{uid}`). */
+  /** User id (without `pid`, the only channel the holder may subscribe to is `user.{uid}`). */
   readonly uid: number;
+  /** The project the token was minted for: the only channel it grants is then `project.{pid}`. */
+  readonly pid?: number;
   /** Expiry, seconds since the epoch. */
   readonly exp: number;
   /**
@@ -22,8 +24,12 @@ export interface RealtimeClaims {
   readonly sid: string;
 }
 
-/** Pub/sub channel on which web announces ended sessions (message: the `sid` of realtime tokens). */
+/**
+ * Pub/sub channel on which web announces what realtime tokens no longer grant. The message is the `sid` of an ended
+ * login session, or memberRevocation(uid, pid) for a member removed from a project.
+ */
 export const REALTIME_REVOKE_CHANNEL = "realtime.revoke";
+export const memberRevocation = (uid: number, pid: number): string => `member:${uid}:${pid}`;
 
 /** The subprotocol the gateway speaks; the client offers it first, then `token.<token>`. */
 export const REALTIME_SUBPROTOCOL = "runwatch.v1";
@@ -43,9 +49,10 @@ export function signRealtimeToken(
   sid: string,
   ttlSeconds: number = REALTIME_TOKEN_TTL_SECONDS,
   nowMs: number = Date.now(),
+  pid?: number,
 ): { token: string; exp: number } {
   const exp = Math.floor(nowMs / 1000) + ttlSeconds;
-  const body = Buffer.from(JSON.stringify({ p: PURPOSE, uid, sid, exp })).toString("base64url");
+  const body = Buffer.from(JSON.stringify(pid === undefined ? { p: PURPOSE, uid, sid, exp } : { p: PURPOSE, uid, pid, sid, exp })).toString("base64url");
   return { token: `${body}.${mac(secret, body).toString("base64url")}`, exp };
 }
 
@@ -61,7 +68,7 @@ export function verifyRealtimeToken(
   const want = mac(secret, body);
   // Compare in constant time; a length mismatch is already a failure (and timingSafeEqual would throw).
   if (sig.length !== want.length || !timingSafeEqual(sig, want)) return { ok: false, error: "bad_signature" };
-  let claims: { p?: unknown; uid?: unknown; exp?: unknown; sid?: unknown };
+  let claims: { p?: unknown; uid?: unknown; pid?: unknown; exp?: unknown; sid?: unknown };
   try {
     claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
   } catch {
@@ -72,6 +79,8 @@ export function verifyRealtimeToken(
     return { ok: false, error: "malformed" };
   }
   if (typeof claims.sid !== "string" || claims.sid.length < 16 || claims.sid.length > 64) return { ok: false, error: "malformed" };
+  if (claims.pid !== undefined && (!Number.isSafeInteger(claims.pid) || (claims.pid as number) <= 0)) return { ok: false, error: "malformed" };
   if ((claims.exp as number) * 1000 <= nowMs) return { ok: false, error: "expired" };
-  return { ok: true, claims: { uid: claims.uid as number, exp: claims.exp as number, sid: claims.sid } };
+  const base = { uid: claims.uid as number, exp: claims.exp as number, sid: claims.sid };
+  return { ok: true, claims: claims.pid === undefined ? base : { ...base, pid: claims.pid as number } };
 }

@@ -74,7 +74,8 @@ async function deadLetterFilter(sql: Sql, sel: DeadLetterSelection, verb: string
   if (verb !== "list" && !ids?.length && userId === undefined && !sel.all) {
     throw new AdminError({ tag: "ValidationError", message: `say which dead letters to ${verb}: --id N[,N…], --email E, or --all`, field: "id" });
   }
-  return { ids: ids?.length ? ids : undefined, userId };
+  // A user's dead letters are their personal project's (which has the user's id).
+  return { ids: ids?.length ? ids : undefined, projectId: userId };
 }
 
 /** Executes one command against the metadata store (and, for replays, the event log). */
@@ -112,7 +113,7 @@ export async function runAdmin(ports: AdminPorts, req: AdminRequest, webUrl: str
         if (!user) throw new AdminError({ tag: "NotFound", message: `no user with email ${req.email}`, field: "email" });
         userId = user.id;
       }
-      return { retention: await applyRetention({ sql, ch: ports.ch }, { userId }) };
+      return { retention: await applyRetention({ sql, ch: ports.ch }, { projectId: userId }) };
     }
     case "info":
       return { web_url: webUrl };

@@ -247,7 +247,7 @@ async function deadLettersCommand(config: Config, verb: string, values: Record<s
     }
     if (!letters.length) out("No dead letters: every acknowledged event was stored.");
     for (const d of letters) {
-      out(`#${d.id}  ${d.last_failed_at}  user ${d.user_id ?? "-"}  run ${d.sdk_run_id ?? "-"}  ${d.event_type ?? "(not an event)"}  attempts ${d.attempts}`);
+      out(`#${d.id}  ${d.last_failed_at}  project ${d.project_id ?? "-"}  run ${d.sdk_run_id ?? "-"}  ${d.event_type ?? "(not an event)"}  attempts ${d.attempts}`);
       out(`    error: ${d.error}`);
       if (d.error_at) out(`    at:    ${d.error_at.split("\n").join("\n           ")}`);
       out(`    event: ${d.raw.length > 500 ? `${d.raw.slice(0, 500)}… (${d.raw.length} chars; --json shows all)` : d.raw}`);
@@ -332,8 +332,8 @@ export async function main(argv: string[]): Promise<number> {
     case "retention apply": {
       const { retention } = (await admin(config, { cmd: "retention.apply", email: values.email })) as { retention: RetentionOutcome[] };
       if (values.json) out(JSON.stringify(retention));
-      else if (retention.length === 0) out("No user has a retention period (Settings → Data retention); nothing deleted.");
-      else for (const r of retention) out(`user ${r.user_id}: kept ${r.days} days (before ${r.cutoff}); deleted ${r.deleted_runs} run${r.deleted_runs === 1 ? "" : "s"} and ${r.deleted_dead_letters} dead letter${r.deleted_dead_letters === 1 ? "" : "s"}.`);
+      else if (retention.length === 0) out("No project has a retention period (Settings → Data retention); nothing deleted.");
+      else for (const r of retention) out(`project ${r.project_id}: kept ${r.days} days (before ${r.cutoff}); deleted ${r.deleted_runs} run${r.deleted_runs === 1 ? "" : "s"} and ${r.deleted_dead_letters} dead letter${r.deleted_dead_letters === 1 ? "" : "s"}.`);
       return 0;
     }
     case "dead-letters list":

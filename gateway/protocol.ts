@@ -18,7 +18,7 @@ export const CloseCode = {
   goingAway: 1001,
 } as const;
 
-export type ErrorCode = "missing_token" | "invalid_token" | "expired_token" | "session_ended" | "forbidden_channel" | "bad_message";
+export type ErrorCode = "missing_token" | "invalid_token" | "expired_token" | "session_ended" | "not_a_member" | "forbidden_channel" | "bad_message";
 
 export type ClientMessage = { type: "subscribe"; channel: string } | { type: "ping" };
 

@@ -6,12 +6,13 @@
  * A dashboard page fetches a short-lived signed token from web (GET /api/realtime/token), connects to
  * `ws://host:8082/ws` offering the subprotocols `runwatch.v1` and `token.<token>` (the token travels in the
  * Sec-WebSocket-Protocol header, not in the URL that proxies log), and sends
- * {"type":"subscribe","channel":"user.{id}"}. The gateway only ever grants the channel named by the token.
- * Tokens are bound to the login session they were minted in: when it ends, web announces it on
- * REALTIME_REVOKE_CHANNEL and every gateway closes that session's sockets and refuses its tokens.
- * Messages arrive from PubSub (in-process embedded, Redis in scale mode) on the "user." prefix and are fanned
- * out with the engine's topics, one topic per user channel, so a publish costs one lookup however many tabs a user
- * has open.
+ * {"type":"subscribe","channel":"project.{id}"} (or "user.{id}"). The gateway only ever grants the channel named by
+ * the token: a dashboard's token names the user's current project (docs/TEAMS.md). Tokens are bound to the login
+ * session they were minted in: when it ends, web announces it on REALTIME_REVOKE_CHANNEL and every gateway closes
+ * that session's sockets and refuses its tokens; so too when a member is removed from a project, for their sockets
+ * and tokens of that project. Messages arrive from PubSub (in-process embedded, Redis in scale mode) on the "user."
+ * and "project." prefixes and are fanned out with the engine's topics, one topic per channel, so a publish costs
+ * one lookup however many tabs are open on it.
  *
  * Bounded memory: each socket may hold at most `maxBackpressure` bytes of unsent data; a publish that would
  * exceed it closes that socket. The client reconnects and reloads state from the stores, so a dropped slow consumer
@@ -22,8 +23,8 @@
  */
 import type { Config } from "../core/config.js";
 import type { Ports } from "../core/runtime.js";
-import { userChannel } from "../core/ports/pubsub.js";
-import { REALTIME_REVOKE_CHANNEL, REALTIME_SUBPROTOCOL, REALTIME_TOKEN_TTL_SECONDS, TOKEN_PROTOCOL_PREFIX, verifyRealtimeToken } from "../core/tokens.js";
+import { projectChannel, userChannel } from "../core/ports/pubsub.js";
+import { memberRevocation, REALTIME_REVOKE_CHANNEL, REALTIME_SUBPROTOCOL, REALTIME_TOKEN_TTL_SECONDS, TOKEN_PROTOCOL_PREFIX, verifyRealtimeToken } from "../core/tokens.js";
 import { resolveSessionSecret } from "../core/secrets.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { ExpiringSet } from "../core/expiring-set.js";
@@ -58,6 +59,8 @@ export interface Gateway {
 
 interface SocketData {
   userId: number;
+  /** The project the token was minted for, 0 for a user-channel token. */
+  projectId: number;
   channel: string;
   /** The login session the token was minted in. */
   sid: string;
@@ -73,21 +76,27 @@ export async function startGateway(ports: Ports, config: Config, opts: GatewayOp
   const sockets = new Set<EngineSocket<SocketData>>();
   /** Ended sessions, kept until their tokens have expired anyway. */
   const revoked = new ExpiringSet(100_000);
-  const endSession = (sid: string) => {
-    if (!sid) return;
-    revoked.add(sid, REALTIME_TOKEN_TTL_SECONDS * 1000 * 2);
+  // A revocation (an ended session's sid, or a removed member's memberRevocation) is kept until the tokens it
+  // covers have expired anyway.
+  const revoke = (what: string) => {
+    if (!what) return;
+    revoked.add(what, REALTIME_TOKEN_TTL_SECONDS * 1000 * 2);
     for (const ws of sockets) {
-      if (ws.data.sid === sid) ws.sendAndClose(frame.error("session_ended", "you logged out"), CloseCode.unauthorized, "session_ended");
+      const d = ws.data;
+      if (d.sid === what) ws.sendAndClose(frame.error("session_ended", "you logged out"), CloseCode.unauthorized, "session_ended");
+      else if (d.projectId && memberRevocation(d.userId, d.projectId) === what) {
+        ws.sendAndClose(frame.error("not_a_member", "you are no longer a member of this project"), CloseCode.forbidden, "not_a_member");
+      }
     }
   };
-  const unsubscribeRevoke = await ports.pubsub.subscribePrefix(REALTIME_REVOKE_CHANNEL, (_c, sid) => endSession(sid));
+  const unsubscribeRevoke = await ports.pubsub.subscribePrefix(REALTIME_REVOKE_CHANNEL, (_c, what) => revoke(what));
   let dropped = 0;
   let errors = 0;
 
   /** The socket's data from the token offered; a socket without a valid one is still upgraded (see below). */
   const authorise = (offered: string[]): SocketData => {
     const token = offered.find((p) => p.startsWith(TOKEN_PROTOCOL_PREFIX))?.slice(TOKEN_PROTOCOL_PREFIX.length) ?? "";
-    const data: SocketData = { userId: 0, channel: "", sid: "" };
+    const data: SocketData = { userId: 0, projectId: 0, channel: "", sid: "" };
     if (!token) {
       data.rejection = { code: "missing_token", message: `offer the subprotocols ${REALTIME_SUBPROTOCOL} and ${TOKEN_PROTOCOL_PREFIX}<token from GET /api/realtime/token>` };
       return data;
@@ -95,9 +104,12 @@ export async function startGateway(ports: Ports, config: Config, opts: GatewayOp
     const v = verifyRealtimeToken(secret, token);
     if (v.ok && revoked.has(v.claims.sid)) {
       data.rejection = { code: "session_ended", message: "the session that issued this token has ended; log in again" };
+    } else if (v.ok && v.claims.pid !== undefined && revoked.has(memberRevocation(v.claims.uid, v.claims.pid))) {
+      data.rejection = { code: "not_a_member", message: "you are no longer a member of this project" };
     } else if (v.ok) {
       data.userId = v.claims.uid;
-      data.channel = userChannel(v.claims.uid);
+      data.projectId = v.claims.pid ?? 0;
+      data.channel = v.claims.pid === undefined ? userChannel(v.claims.uid) : projectChannel(v.claims.pid);
       data.sid = v.claims.sid;
     } else if (v.error === "expired") {
       data.rejection = { code: "expired_token", message: "the realtime token has expired; fetch a new one" };
@@ -172,7 +184,13 @@ export async function startGateway(ports: Ports, config: Config, opts: GatewayOp
 
   // Fan-out. PubSub delivers on the publisher's tick (embedded) or from the Redis connection (scale mode); the
   // engine copies the message into each subscriber's buffer, respecting maxBackpressure.
-  const unsubscribe = await ports.pubsub.subscribePrefix("user.", (channel, message) => server.publish(channel, message));
+  const fanOut = (channel: string, message: string) => server.publish(channel, message);
+  const unsubscribeUsers = await ports.pubsub.subscribePrefix("user.", fanOut);
+  const unsubscribeProjects = await ports.pubsub.subscribePrefix("project.", fanOut);
+  const unsubscribe = async () => {
+    await unsubscribeUsers();
+    await unsubscribeProjects();
+  };
 
   const url = `ws://${config.host}:${server.port}`;
   logger.info("gateway listening", { url: `${url}/ws`, engine: engine.name });

@@ -13,6 +13,7 @@ import { gunzipSync } from "node:zlib";
 import { encodeEvents, type EncodedEvents } from "../core/events/wire.js";
 import { eventsOfSpans } from "./export-events.js";
 import { encodeExportRecord, type OtlpFormat } from "../core/events/export-record.js";
+import type { Sender } from "../core/events/sender.js";
 import { decodeExportBody, MAX_EXPORT_RECORD_BODY_BYTES } from "./export-record.js";
 import { refusalOf } from "./mapping.js";
 import { jsonResponse } from "./otlp-json.js";
@@ -58,10 +59,10 @@ function gunzip(body: Uint8Array, maxBytes: number): Uint8Array {
 class TooLarge extends Error {}
 
 export function decodeOtlpExport(
-  body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number, limits: ExportLimits, logWhole: boolean,
+  body: Uint8Array, format: OtlpFormat, gzipped: boolean, sender: Sender, receivedAtMs: number, limits: ExportLimits, logWhole: boolean,
 ): DecodedExport {
   try {
-    return decode(gzipped ? gunzip(body, limits.maxBytes) : body, format, userId, receivedAtMs, limits.maxSpans, logWhole);
+    return decode(gzipped ? gunzip(body, limits.maxBytes) : body, format, sender, receivedAtMs, limits.maxSpans, logWhole);
   } catch (err) {
     if (err instanceof MalformedExport) return { ok: false, status: 400, message: err.message };
     if (err instanceof TooLarge) return { ok: false, status: 413, message: err.message };
@@ -69,7 +70,7 @@ export function decodeOtlpExport(
   }
 }
 
-function decode(body: Uint8Array, format: OtlpFormat, userId: number, receivedAtMs: number, maxSpans: number, logWhole: boolean): DecodedExport {
+function decode(body: Uint8Array, format: OtlpFormat, sender: Sender, receivedAtMs: number, maxSpans: number, logWhole: boolean): DecodedExport {
   const whole = logWhole && body.byteLength <= MAX_EXPORT_RECORD_BODY_BYTES;
   // Logged whole, the export is mapped by the pipeline: here only malformed spans are found, from ids and times.
   const spans = decodeExportBody(body, format, whole ? "refusal" : "all");
@@ -90,9 +91,9 @@ function decode(body: Uint8Array, format: OtlpFormat, userId: number, receivedAt
     });
     rejected = reasons.length;
     records = rejected < spans.length ? 1 : 0;
-    events = records > 0 ? encodeExportRecord(body, format, userId, receivedAtMs) : encodeEvents([]);
+    events = records > 0 ? encodeExportRecord(body, format, sender, receivedAtMs) : encodeEvents([]);
   } else {
-    const mapped = eventsOfSpans(spans, userId, receivedAtMs);
+    const mapped = eventsOfSpans(spans, sender, receivedAtMs);
     reasons = mapped.refused.map((r) => r.reason);
     rejected = mapped.refused.reduce((n, r) => n + r.spans, 0);
     records = mapped.events.length;

@@ -10,6 +10,7 @@
 import { Either } from "effect";
 import { enrichEvent } from "../core/events/enrich.js";
 import { checkBuiltEvent, type IngestEvent, type LoggedEvent } from "../core/events/schema.js";
+import type { Sender } from "../core/events/sender.js";
 import { mapExport, type RawEvent } from "./mapping.js";
 import type { OtlpSpan } from "./trace-model.js";
 
@@ -27,14 +28,14 @@ export interface ExportEvents {
 }
 
 /** The first ValidationError of an event, as text naming the field; undefined when it passes. */
-function refusal(raw: RawEvent, userId: number, receivedAt: Date, runIds: Map<string, string>, out: LoggedEvent[]): string | undefined {
+function refusal(raw: RawEvent, sender: Sender, receivedAt: Date, runIds: Map<string, string>, out: LoggedEvent[]): string | undefined {
   const parsed = checkBuiltEvent(raw as unknown as IngestEvent);
   if (Either.isLeft(parsed)) return parsed.left.message;
-  out.push(enrichEvent(parsed.right, userId, receivedAt, runIds));
+  out.push(enrichEvent(parsed.right, sender, receivedAt, runIds));
   return undefined;
 }
 
-export function eventsOfSpans(spans: readonly OtlpSpan[], userId: number, receivedAtMs: number): ExportEvents {
+export function eventsOfSpans(spans: readonly OtlpSpan[], sender: Sender, receivedAtMs: number): ExportEvents {
   const mapped = mapExport(spans);
   const refused: RefusedSpans[] = mapped.refused.map((r) => ({ reason: r.reason, spans: 1, events: [] }));
   const receivedAt = new Date(receivedAtMs);
@@ -43,7 +44,7 @@ export function eventsOfSpans(spans: readonly OtlpSpan[], userId: number, receiv
   // Events go straight into `events`; a refused span's (or a trace's whose spans are all refused) are cut off again.
   for (const trace of mapped.traces) {
     const traceStart = events.length;
-    const why = refusal(trace.runStart, userId, receivedAt, runIds, events);
+    const why = refusal(trace.runStart, sender, receivedAt, runIds, events);
     if (why !== undefined) {
       refused.push({ reason: `trace ${trace.traceId}: ${why}`, spans: trace.spans.length, events: [trace.runStart, ...trace.spans.flatMap((s) => s.events)] });
       continue;
@@ -52,7 +53,7 @@ export function eventsOfSpans(spans: readonly OtlpSpan[], userId: number, receiv
       const spanStart = events.length;
       let spanWhy: string | undefined;
       for (const e of span.events) {
-        spanWhy = refusal(e, userId, receivedAt, runIds, events);
+        spanWhy = refusal(e, sender, receivedAt, runIds, events);
         if (spanWhy !== undefined) break;
       }
       if (spanWhy === undefined) continue;

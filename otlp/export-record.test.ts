@@ -18,7 +18,7 @@ const spans: SpanSpec[] = [
 describe("OTLP export records", () => {
   it("one JSON record per export, keyed by user, whose expansion is the events the receiver would have mapped", () => {
     for (const [format, body] of [["protobuf", exportProtobuf(spans)], ["json", Buffer.from(exportJson(spans))]] as const) {
-      const encoded = encodeExportRecord(body, format, 42, t + 1000);
+      const encoded = encodeExportRecord(body, format, { projectId: 42, userId: 42 }, t + 1000);
       expect(encoded.ends).toHaveLength(1);
       expect(encoded.keys).toEqual(["otlp:42"]);
       const record: unknown = JSON.parse(Buffer.from(recordAt(encoded, 0)).toString("utf8"));
@@ -28,7 +28,7 @@ describe("OTLP export records", () => {
       if (!isExportRecord(record)) return;
       const expanded = expandExportRecord(record);
       expect(expanded.refused).toEqual([]);
-      expect(expanded.events).toEqual(eventsOfSpans(decodeExportBody(body, format), 42, t + 1000).events);
+      expect(expanded.events).toEqual(eventsOfSpans(decodeExportBody(body, format), { projectId: 42, userId: 42 }, t + 1000).events);
       expect(expanded.events.map((e) => e.event_type).sort()).toEqual(["run_end", "run_start", "step", "step"]);
       expect(expanded.events.every((e) => e.user_id === 42 && e.received_at === new Date(t + 1000).toISOString())).toBe(true);
       expect(expanded.events.find((e) => e.payload.kind === "llm")!.payload.input_preview).toBe("héllo 😀 \ufffd");
@@ -45,8 +45,8 @@ describe("OTLP export records", () => {
       { traceId, spanId: hexId(8), parentSpanId: rootId, name: "year 2500", startMs: Date.UTC(2500, 0, 1), endMs: Date.UTC(2500, 0, 2) },
     ];
     for (const [format, body] of [["protobuf", exportProtobuf(malformed)], ["json", Buffer.from(exportJson(malformed))]] as const) {
-      const whole = decodeOtlpExport(body, format, false, 42, t, limits, true);
-      const mapped = decodeOtlpExport(body, format, false, 42, t, limits, false);
+      const whole = decodeOtlpExport(body, format, false, { projectId: 42, userId: 42 }, t, limits, true);
+      const mapped = decodeOtlpExport(body, format, false, { projectId: 42, userId: 42 }, t, limits, false);
       expect(whole.ok && mapped.ok).toBe(true);
       if (!whole.ok || !mapped.ok) return;
       expect([whole.records, whole.spans, whole.rejectedSpans]).toEqual([1, 4, 2]);
@@ -58,7 +58,7 @@ describe("OTLP export records", () => {
     const key = broken.indexOf("gen_ai.request.model");
     broken[key - 1] = 0x7f;
     for (const logWhole of [true, false]) {
-      const answer = decodeOtlpExport(broken, "protobuf", false, 42, t, limits, logWhole);
+      const answer = decodeOtlpExport(broken, "protobuf", false, { projectId: 42, userId: 42 }, t, limits, logWhole);
       expect(answer.ok ? 200 : answer.status).toBe(400);
     }
   });

@@ -32,5 +32,5 @@ export function decodeExportBody(body: Uint8Array, format: OtlpFormat, detail: S
  */
 export function expandExportRecord(record: ExportRecord): { events: LoggedEvent[]; refused: RefusedSpans[] } {
   const spans = decodeExportBody(Buffer.from(record.body, "base64"), record.format);
-  return eventsOfSpans(spans, record.user_id, record.received_at_ms);
+  return eventsOfSpans(spans, { projectId: record.project_id, userId: record.user_id }, record.received_at_ms);
 }

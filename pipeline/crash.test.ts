@@ -83,6 +83,6 @@ it("keeps every acknowledged event once and every counter exact across kill -9",
   // total_runs: each run with a stored run_start counted once per agent.
   const starts = new Map<string, number>();
   for (const r of runs) if (r.agent_name) starts.set(r.agent_name, (starts.get(r.agent_name) ?? 0) + 1);
-  const agents = await ports.sql.query<{ name: string; total_runs: string }>("SELECT name, total_runs FROM agents WHERE user_id = $1", [userId]);
+  const agents = await ports.sql.query<{ name: string; total_runs: string }>("SELECT name, total_runs FROM agents WHERE project_id = $1", [userId]);
   expect(new Map(agents.map((a) => [a.name, Number(a.total_runs)]))).toEqual(starts);
 }, 180_000);

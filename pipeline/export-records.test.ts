@@ -61,7 +61,7 @@ async function settle(): Promise<void> {
 }
 
 async function createUser(email: string): Promise<number> {
-  const rows = await ports.sql.query<{ id: number | string }>("INSERT INTO users (name, email, password_hash) VALUES ($1, $2, 'x') RETURNING id", ["T", email]);
+  const rows = await ports.sql.query<{ id: number | string }>("WITH u AS (INSERT INTO users (name, email, password_hash) VALUES ($1, $2, 'x') RETURNING id), p AS (INSERT INTO projects (id, slug, name, personal_of) SELECT id, 'p-' || id, 'P', id FROM u) SELECT id FROM u", ["T", email]);
   return Number(rows[0]!.id);
 }
 
@@ -75,7 +75,7 @@ describe("OTLP export records in the pipeline", () => {
     const user = await createUser("records@example.com");
     const traces = Array.from({ length: 12 }, () => agentTrace(Date.now()));
     const spans: SpanSpec[] = traces.flat();
-    const record = encodeExportRecord(exportProtobuf(spans), "protobuf", user, Date.now());
+    const record = encodeExportRecord(exportProtobuf(spans), "protobuf", { projectId: user, userId: user }, Date.now());
     expect(record.keys).toEqual([exportRecordKey(user)]);
     batchSizes.length = 0;
     await ports.log.append(record);
@@ -88,7 +88,7 @@ describe("OTLP export records in the pipeline", () => {
     expect(batchSizes.reduce((a, b) => a + b, 0)).toBe(120);
     expect(Math.max(...batchSizes)).toBeLessThanOrEqual(MAX_BATCH);
 
-    await ports.log.append(encodeExportRecord(exportProtobuf(spans), "protobuf", user, Date.now() + 5000));
+    await ports.log.append(encodeExportRecord(exportProtobuf(spans), "protobuf", { projectId: user, userId: user }, Date.now() + 5000));
     await settle();
     for (const t of traces) expect(await storedSpans(user, t[0]!.traceId)).toBe(t.length);
   });
@@ -96,8 +96,8 @@ describe("OTLP export records in the pipeline", () => {
   it("a record whose body is not an export is dead-lettered; the records beside it are stored", async () => {
     const user = await createUser("bad-record@example.com");
     const [good] = [agentTrace(Date.now())];
-    const bad = encodeExportRecord(new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]), "protobuf", user, Date.now());
-    const json = encodeExportRecord(Buffer.from(exportJson(good!)), "json", user, Date.now());
+    const bad = encodeExportRecord(new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]), "protobuf", { projectId: user, userId: user }, Date.now());
+    const json = encodeExportRecord(Buffer.from(exportJson(good!)), "json", { projectId: user, userId: user }, Date.now());
     const both = encodeBatch([bad.data.subarray(1, bad.data.length - 1), json.data.subarray(1, json.data.length - 1)]);
     await ports.log.append({ ...both, keys: [...bad.keys, ...json.keys] });
     await settle();
@@ -109,7 +109,7 @@ describe("OTLP export records in the pipeline", () => {
   it("an export record dead-lettered by a pipeline that did not know it (a rolling upgrade) is replayed as the record it was", async () => {
     const user = await createUser("replay@example.com");
     const trace = agentTrace(Date.now());
-    const record = encodeExportRecord(exportProtobuf(trace), "protobuf", user, Date.now());
+    const record = encodeExportRecord(exportProtobuf(trace), "protobuf", { projectId: user, userId: user }, Date.now());
     await addDeadLetters(ports.sql, [{ raw: recordAt(record, 0), error: "the log record is JSON but not a Runwatch event" }]);
     const result = await replayDeadLetters(ports.sql, ports.log, {});
     expect(result.skipped).toEqual([]);

@@ -5,7 +5,7 @@ import { createLogger } from "../core/logger.js";
 import { EventsFailed, processIsolated, type IsolationDeps } from "./isolation.js";
 
 const ev = (id: string, user = 1): LoggedEvent =>
-  ({ event_id: id, user_id: user, run_id: `r${user}`, sdk_run_id: `run-${user}`, event_type: "step", agent_name: null, payload: {}, occurred_at: "", received_at: "", config_version: null });
+  ({ event_id: id, project_id: user, user_id: user, run_id: `r${user}`, sdk_run_id: `run-${user}`, event_type: "step", agent_name: null, payload: {}, occurred_at: "", received_at: "", config_version: null });
 
 function harness(opts: { poison?: Set<string>; named?: boolean; up?: () => boolean; flaky?: Set<string> }) {
   const stored: string[] = [];

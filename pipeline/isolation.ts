@@ -93,7 +93,7 @@ export async function processIsolated(events: readonly LoggedEvent[], deps: Isol
 function split(events: readonly LoggedEvent[]): LoggedEvent[][] {
   const groups = new Map<unknown, LoggedEvent[]>();
   for (const e of events) {
-    const key = (e as Partial<LoggedEvent> | null)?.user_id;
+    const key = (e as Partial<LoggedEvent> | null)?.project_id;
     const g = groups.get(key);
     if (g) g.push(e);
     else groups.set(key, [e]);
@@ -120,7 +120,7 @@ async function settleSuspects(suspects: readonly Suspect[], deps: IsolationDeps)
   if (!(await deps.storageUp())) throw failing[0]!.error; // storage went down meanwhile: retry the whole batch later
   for (const { event, error } of failing.slice(0, 20)) {
     deps.logger.error("dead-lettering an event that cannot be stored", {
-      user_id: event.user_id, sdk_run_id: event.sdk_run_id, event_id: event.event_id, event_type: event.event_type, err: error,
+      project_id: event.project_id, user_id: event.user_id, sdk_run_id: event.sdk_run_id, event_id: event.event_id, event_type: event.event_type, err: error,
     });
   }
   if (failing.length > 20) deps.logger.error("dead-lettering more events that cannot be stored", { events: failing.length - 20 });

@@ -41,7 +41,7 @@ describe("the part processor with known events (chDB)", () => {
     expect(sqlCounts.agentRunStarts).toBe(1);
     expect(await h.store.getRun(user, "spread")).toMatchObject({ status: "running", event_count: 4 });
     expect(await h.store.listEvents(user, runIdFor(user, "spread"))).toHaveLength(4);
-    const agents = await h.ports.sql.query<{ total_runs: number }>("SELECT total_runs FROM agents WHERE user_id = $1", [user]);
+    const agents = await h.ports.sql.query<{ total_runs: number }>("SELECT total_runs FROM agents WHERE project_id = $1", [user]);
     expect(agents.map((a) => Number(a.total_runs))).toEqual([1]);
 
     // Once the run has ended it is no longer known: a late resend is looked up, and still stored once.

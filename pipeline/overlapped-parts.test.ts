@@ -10,7 +10,7 @@ import type { ProcessOptions } from "./part-processor.js";
 import { storeParts } from "./overlapped-parts.js";
 
 const ev = (id: string): LoggedEvent =>
-  ({ event_id: id, user_id: 1, run_id: "r", sdk_run_id: "run", event_type: "step", agent_name: null, payload: {}, occurred_at: "", received_at: "", config_version: null });
+  ({ event_id: id, project_id: 1, user_id: 1, run_id: "r", sdk_run_id: "run", event_type: "step", agent_name: null, payload: {}, occurred_at: "", received_at: "", config_version: null });
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
 interface Script {

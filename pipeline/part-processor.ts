@@ -135,12 +135,12 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
    */
   async function admitMissing(missing: readonly [RunKey, LoggedEvent][], fresh: ReadonlySet<RunKey>, drafts: Map<RunKey, RunEntry>): Promise<void> {
     const lookUp = missing.filter(([k]) => !fresh.has(k));
-    const loaded = lookUp.length === 0 ? [] : await store.loadRuns(lookUp.map(([, e]) => ({ user_id: e.user_id, external_id: e.sdk_run_id })));
+    const loaded = lookUp.length === 0 ? [] : await store.loadRuns(lookUp.map(([, e]) => ({ project_id: e.project_id, external_id: e.sdk_run_id })));
     const byKey = new Map(loaded.map((r) => [runKeyOfRun(r), r]));
     for (const [k, e] of missing) {
       const run = byKey.get(k);
       // Drafts hold their records even if memory's bound evicts them during a huge part.
-      drafts.set(k, run ? state.admit(k, run, false) : state.admit(k, newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), true));
+      drafts.set(k, run ? state.admit(k, run, false) : state.admit(k, newRunRecord(e, e.sdk_run_id, e.run_id, e.occurred_at), true));
       if (fresh.has(k)) duplicates.startKnowing(k);
     }
     counters.add("runs_new", fresh.size);

@@ -8,6 +8,7 @@
  */
 import { decodeBatch, recordAt, type EncodedBatch } from "../core/events/wire.js";
 import type { LoggedEvent } from "../core/events/schema.js";
+import { fillLegacyProject } from "../core/events/sender.js";
 import { runIdFor } from "../core/ids.js";
 import { SLICE_MS, TimeSlice } from "../core/time-slice.js";
 import type { Logger } from "../core/logger.js";
@@ -30,14 +31,20 @@ export function describeError(err: unknown): { error: string; errorAt: string } 
   return { error: String(err), errorAt: "" };
 }
 
-/** The fields the processor relies on before any plugin runs (ingest wrote them; a foreign record may lack them). */
+/**
+ * The fields the processor relies on before any plugin runs (ingest wrote them; a foreign record may lack them).
+ * An event logged before projects existed has no project_id: it belongs to its user's personal project, which has
+ * the user's id.
+ */
 function isLoggedEvent(e: unknown): e is LoggedEvent {
   const x = e as Partial<LoggedEvent> | null;
-  return (
+  const ok =
     typeof x === "object" && x !== null && typeof x.event_id === "string" && Number.isSafeInteger(x.user_id) &&
     typeof x.sdk_run_id === "string" && typeof x.run_id === "string" && typeof x.event_type === "string" &&
-    typeof x.payload === "object" && x.payload !== null && typeof x.occurred_at === "string" && typeof x.received_at === "string"
-  );
+    typeof x.payload === "object" && x.payload !== null && typeof x.occurred_at === "string" && typeof x.received_at === "string" &&
+    (x.project_id === undefined || Number.isSafeInteger(x.project_id));
+  if (ok) fillLegacyProject(x);
+  return ok;
 }
 
 export function createRecordHandler(
@@ -128,7 +135,7 @@ function expandInto(events: LoggedEvent[], deadLetters: NewDeadLetter[], record:
   try {
     expanded = expandExportRecord(record);
   } catch (err) {
-    deadLetters.push({ raw: raw.slice(), userId: record.user_id, error: `the OTLP export record cannot be mapped: ${describeError(err).error}` });
+    deadLetters.push({ raw: raw.slice(), projectId: record.project_id, error: `the OTLP export record cannot be mapped: ${describeError(err).error}` });
     return;
   }
   for (const e of expanded.events) events.push(e);
@@ -137,7 +144,7 @@ function expandInto(events: LoggedEvent[], deadLetters: NewDeadLetter[], record:
       const sdkRunId = String(e.sdk_run_id);
       deadLetters.push({
         raw: Buffer.from(JSON.stringify(e)),
-        event: { user_id: record.user_id, run_id: runIdFor(record.user_id, sdkRunId), sdk_run_id: sdkRunId, event_id: String(e.event_id), event_type: e.event_type as LoggedEvent["event_type"] },
+        event: { project_id: record.project_id, user_id: record.user_id, run_id: runIdFor(record.project_id, sdkRunId), sdk_run_id: sdkRunId, event_id: String(e.event_id), event_type: e.event_type as LoggedEvent["event_type"] },
         error: `an OTLP span the ingest rules refuse: ${r.reason}`,
       });
     }

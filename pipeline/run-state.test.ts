@@ -5,7 +5,7 @@ import { eventKey, runKey } from "../core/events/run-key.js";
 import { runIdFor } from "../core/ids.js";
 import { RunState } from "./run-state.js";
 
-const run = (id: string) => newRunRecord(1, id, runIdFor(1, id), "2026-11-26T10:00:00.000Z");
+const run = (id: string) => newRunRecord({ project_id: 1, user_id: 1 }, id, runIdFor(1, id), "2026-11-26T10:00:00.000Z");
 const k = (id: string) => runKey(1, id);
 const e = (id: string, n: number) => eventKey(k(id), `0190a0b0-0000-7000-8000-00000000000${n}`);
 

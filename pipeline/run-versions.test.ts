@@ -68,7 +68,7 @@ describe("run versions written by the part processor (chDB)", () => {
     expect((await versions(user, "again")).at(-1)).toEqual({ status: "running", event_count: 2 });
     // The retry, with one more event: the run is loaded from storage, its stored events found again and recounted.
     await processor.processPart([...failed, step(3)]);
-    const [run] = await h.store.loadRuns([{ user_id: user, external_id: "again" }]);
+    const [run] = await h.store.loadRuns([{ project_id: user, external_id: "again" }]);
     expect(run).toMatchObject({ event_count: 5, error_count: 1 });
   });
 });

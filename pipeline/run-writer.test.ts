@@ -34,7 +34,7 @@ const setup = () => {
   const store = recordingStore();
   const counters = new PipelineCounters();
   const writer = new RunWriter(store, noClickHouse, counters);
-  const admit = (id: string): [RunKey, RunEntry] => [runKey(1, id), state.admit(runKey(1, id), newRunRecord(1, id, runIdFor(1, id), "2026-11-26T10:00:00.000Z"), true)];
+  const admit = (id: string): [RunKey, RunEntry] => [runKey(1, id), state.admit(runKey(1, id), newRunRecord({ project_id: 1, user_id: 1 }, id, runIdFor(1, id), "2026-11-26T10:00:00.000Z"), true)];
   return { state, store, counters, writer, admit };
 };
 
@@ -67,7 +67,7 @@ describe("RunWriter", () => {
   });
 
   it("writes a run's cost row only when its cost facts changed (or the row is an hour old)", () => {
-    const entry: Pick<RunEntry, "run" | "costRow"> = { run: newRunRecord(1, "c", runIdFor(1, "c"), "2026-11-26T10:00:00.000Z") };
+    const entry: Pick<RunEntry, "run" | "costRow"> = { run: newRunRecord({ project_id: 1, user_id: 1 }, "c", runIdFor(1, "c"), "2026-11-26T10:00:00.000Z") };
     const now = Date.parse("2026-11-26T12:00:00.000Z");
     const first = costRowsDue([entry], now);
     expect(first.runs).toHaveLength(1);

@@ -51,7 +51,7 @@ afterAll(async () => {
 
 async function createUser(email: string): Promise<number> {
   const rows = await ports.sql.query<{ id: number | string }>(
-    "INSERT INTO users (name, email, password_hash) VALUES ($1, $2, 'x') RETURNING id",
+    "WITH u AS (INSERT INTO users (name, email, password_hash) VALUES ($1, $2, 'x') RETURNING id), p AS (INSERT INTO projects (id, slug, name, personal_of) SELECT id, 'p-' || id, 'P', id FROM u) SELECT id FROM u",
     ["Test", email],
   );
   return Number(rows[0]!.id);
@@ -63,7 +63,7 @@ function event(userId: number, sdkRunId: string, type: EventType, payload: Recor
   const at = new Date(clock).toISOString();
   return {
     event_id: uuidv7(),
-    user_id: userId,
+    project_id: userId, user_id: userId,
     run_id: runIdFor(userId, sdkRunId),
     sdk_run_id: sdkRunId,
     event_type: type,
@@ -84,7 +84,7 @@ async function settle(): Promise<void> {
 }
 
 async function totalRuns(userId: number, agent: string): Promise<number> {
-  const rows = await ports.sql.query<{ total_runs: number | string }>("SELECT total_runs FROM agents WHERE user_id = $1 AND name = $2", [userId, agent]);
+  const rows = await ports.sql.query<{ total_runs: number | string }>("SELECT total_runs FROM agents WHERE project_id = $1 AND name = $2", [userId, agent]);
   return rows.length ? Number(rows[0]!.total_runs) : 0;
 }
 

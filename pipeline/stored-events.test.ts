@@ -18,7 +18,7 @@ import { runIdFor, uuidv7 } from "../core/ids.js";
 import { PipelineCounters } from "./counters.js";
 import { DuplicateIndex } from "./duplicate-index.js";
 import { RunState } from "./run-state.js";
-import { findRunsWithEvents, findStoredEvents } from "./stored-events.js";
+import { findRunsWithEvents, findStoredEvents, senderRun } from "./stored-events.js";
 
 let dir = "";
 let ch: ClickHouse;
@@ -34,7 +34,7 @@ afterAll(async () => {
 
 const at = new Date().toISOString();
 const event = (user: number, sdk: string, n: number): LoggedEvent => ({
-  event_id: uuidv7(), user_id: user, run_id: runIdFor(user, sdk), sdk_run_id: sdk, event_type: "step", agent_name: "a",
+  event_id: uuidv7(), project_id: user, user_id: user, run_id: runIdFor(user, sdk), sdk_run_id: sdk, event_type: "step", agent_name: "a",
   payload: { node_name: `n${n}`, phase: "end" }, occurred_at: at, received_at: at, config_version: null,
 });
 
@@ -68,7 +68,7 @@ it("finds stored events of cached and uncached runs alike, asking per id only fo
   // Per id: the cached run's two events and the stored run's two; the new runs' fifty and the other tenant's none.
   expect(spy.idsAsked).toBe(4);
 
-  expect(await findRunsWithEvents(ch, [old[0]!, otherTenant, fresh[0]!])).toEqual(new Set([old[0]!.run_id.toLowerCase()]));
+  expect(await findRunsWithEvents(ch, [old[0]!, otherTenant, fresh[0]!])).toEqual(new Set([senderRun(old[0]!)]));
   // Every run asked about first: the answer is the same. Skipped ones are not asked about at all.
   expect(await findStoredEvents(ch, part, keys, () => "by-run")).toEqual(stored);
   expect(await findStoredEvents(ch, part, keys, () => "skip")).toEqual(new Set());
@@ -96,7 +96,7 @@ describe("DuplicateIndex", () => {
     expect(spy.idsAsked).toBe(2);
 
     // The new run is admitted and known: its stored events are recorded, and found again without asking.
-    state.admit(runKey(9, "brand-new"), newRunRecord(9, "brand-new", brandNew[0]!.run_id, brandNew[0]!.occurred_at), true);
+    state.admit(runKey(9, "brand-new"), newRunRecord({ project_id: 9, user_id: 9 }, "brand-new", brandNew[0]!.run_id, brandNew[0]!.occurred_at), true);
     again.startKnowing(runKey(9, "brand-new"));
     again.recordStored(runKeys, found, []);
     spy.idsAsked = 0;

@@ -45,25 +45,30 @@ export async function findStoredEvents(
 async function findStoredIdsOfRunsWithEvents(ch: ClickHouse, events: readonly LoggedEvent[], keys: readonly EventKey[], indexes: readonly number[]): Promise<EventKey[]> {
   if (indexes.length === 0) return [];
   const runs = new Map<string, LoggedEvent>();
-  for (const i of indexes) runs.set(events[i]!.run_id.toLowerCase(), events[i]!);
+  for (const i of indexes) runs.set(senderRun(events[i]!), events[i]!);
   const withEvents = await findRunsWithEvents(ch, [...runs.values()]);
-  return findStoredIds(ch, events, keys, indexes.filter((i) => withEvents.has(events[i]!.run_id.toLowerCase())));
+  return findStoredIds(ch, events, keys, indexes.filter((i) => withEvents.has(senderRun(events[i]!))));
 }
 
+/** A run as sent by one user: the key findRunsWithEvents answers with. */
+export const senderRun = (r: { readonly user_id: number; readonly run_id: string }): string => `${r.user_id} ${r.run_id.toLowerCase()}`;
+
 /**
- * The run ids (lower case) of those of `runs` with at least one stored event. A run id is a function of the user
- * and the client's run id (core/ids.ts runIdFor), so it names one tenant's run.
+ * Those of `runs` (as senderRun keys) with at least one stored event sent by the same user. A run id is a function
+ * of the project and the client's run id (core/ids.ts runIdFor), so it names one tenant's run; the sender narrows
+ * it to the events an event of that sender can be a copy of (a replay carries its sender), and keeps the look-up on
+ * agent_events' primary key (user_id, run_id, event_id).
  */
 export async function findRunsWithEvents(ch: ClickHouse, runs: readonly { user_id: number; run_id: string }[]): Promise<Set<string>> {
   const found = new Set<string>();
   for (let i = 0; i < runs.length; i += CHUNK) {
     const chunk = runs.slice(i, i + CHUNK);
-    const rows = await ch.query<{ rid: string }>(
-      `SELECT DISTINCT toString(run_id) AS rid FROM agent_events
+    const rows = await ch.query<{ uid: string | number; rid: string }>(
+      `SELECT DISTINCT user_id AS uid, toString(run_id) AS rid FROM agent_events
        WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)}`,
       { users: [...new Set(chunk.map((r) => r.user_id))], runs: chunk.map((r) => r.run_id) },
     );
-    for (const r of rows) found.add(r.rid.toLowerCase());
+    for (const r of rows) found.add(senderRun({ user_id: Number(r.uid), run_id: r.rid }));
   }
   return found;
 }
@@ -104,7 +109,7 @@ async function findStoredIds(ch: ClickHouse, events: readonly LoggedEvent[], key
 /** Distinct stored events and error events per run_id, and the time of its latest. */
 export async function countStoredEvents(
   ch: ClickHouse,
-  runs: readonly { user_id: number; run_id: string }[],
+  runs: readonly { project_id: number; run_id: string }[],
 ): Promise<Map<string, { events: number; errors: number; lastAt: string }>> {
   const out = new Map<string, { events: number; errors: number; lastAt: string }>();
   if (runs.length === 0) return out;
@@ -113,9 +118,9 @@ export async function countStoredEvents(
     `SELECT toString(run_id) AS rid, uniqExact(event_id) AS events, uniqExactIf(event_id, event_type = 'error') AS errors,
             max(occurred_at) AS last_at
      FROM agent_events
-     WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)}
+     WHERE project_id IN {projects:Array(UInt64)} AND run_id IN {runs:Array(UUID)}
      GROUP BY run_id`,
-    { users: [...new Set(runs.map((r) => r.user_id))], runs: runs.map((r) => r.run_id) },
+    { projects: [...new Set(runs.map((r) => r.project_id))], runs: runs.map((r) => r.run_id) },
   );
   for (const r of rows) out.set(r.rid.toLowerCase(), { events: Number(r.events), errors: Number(r.errors), lastAt: String(r.last_at) });
   return out;
@@ -136,7 +141,7 @@ export interface StoredLlmTotals {
  * trusted: the calls' costs were written into their events before storage (plugins/llm-calls.ts), so the sums
  * equal what the pipeline added up.
  */
-export async function sumStoredLlmCalls(ch: ClickHouse, runs: readonly { user_id: number; run_id: string }[]): Promise<Map<string, StoredLlmTotals>> {
+export async function sumStoredLlmCalls(ch: ClickHouse, runs: readonly { project_id: number; run_id: string }[]): Promise<Map<string, StoredLlmTotals>> {
   const out = new Map<string, StoredLlmTotals>();
   if (runs.length === 0) return out;
   const rows = await ch.query<Record<string, string | number>>(
@@ -149,11 +154,11 @@ export async function sumStoredLlmCalls(ch: ClickHouse, runs: readonly { user_id
             countIf(JSONExtractString(payload, 'cost_source') = 'computed') AS computed,
             countIf(JSONExtractString(payload, 'cost_source') = 'client') AS client
      FROM (SELECT run_id, event_id, any(payload) AS payload FROM agent_events
-           WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)} AND event_type = 'step'
+           WHERE project_id IN {projects:Array(UInt64)} AND run_id IN {runs:Array(UUID)} AND event_type = 'step'
            GROUP BY run_id, event_id)
      WHERE JSONExtractString(payload, 'kind') = 'llm' AND JSONExtractString(payload, 'phase') = 'end'
      GROUP BY run_id`,
-    { users: [...new Set(runs.map((r) => r.user_id))], runs: runs.map((r) => r.run_id) },
+    { projects: [...new Set(runs.map((r) => r.project_id))], runs: runs.map((r) => r.run_id) },
   );
   for (const r of rows) {
     out.set(String(r.rid).toLowerCase(), {

@@ -1,6 +1,6 @@
 /** broadcast: the `events` messages a dashboard receives, run by run, with the payloads' stored JSON. */
 import { describe, expect, it } from "vitest";
-import { userChannel } from "../core/ports/pubsub.js";
+import { projectChannel, userChannel } from "../core/ports/pubsub.js";
 import { setDefaultSliceMs, SLICE_MS } from "../core/time-slice.js";
 import type { PubSub } from "../core/ports/pubsub.js";
 import { broadcast, broadcastRun, MAX_MESSAGE_CHARS } from "./broadcast.js";
@@ -11,6 +11,7 @@ import { applyEvents, stored, testEvent } from "./testing.js";
 interface Message {
   type: string;
   user_id: number;
+  project_id: number;
   runs: { run: Record<string, unknown>; events: Record<string, unknown>[] }[];
 }
 
@@ -29,7 +30,14 @@ async function broadcastOf(events: PipelineEvent[], withPayloadJson = true) {
   const { part, run } = await applyEvents([statusMachine(), plugin], events);
   // The pipeline serialises each stored payload once (part-processor.ts); without it the plugin does.
   await plugin.afterEventsStored!(withPayloadJson ? stored(part) : { ...part, payloadJson: new Map() });
-  return { sent, run, messages: sent.map(([channel, text]) => ({ channel, text, msg: JSON.parse(text) as Message })) };
+  const all = sent.map(([channel, text]) => ({ channel, text, msg: JSON.parse(text) as Message }));
+  // Every message goes to its sender's channel and, the same text, to its project's (docs/TEAMS.md).
+  const onUser = all.filter((m) => m.channel.startsWith("user."));
+  const onProject = all.filter((m) => m.channel.startsWith("project."));
+  expect(onUser.length + onProject.length).toBe(all.length);
+  expect(onProject.map((m) => [m.channel, m.text])).toEqual(onUser.map((m) => [projectChannel(m.msg.project_id), m.text]));
+  for (const m of onUser) expect(m.channel).toBe(userChannel(m.msg.user_id));
+  return { sent, run, messages: onUser };
 }
 
 describe("broadcast", () => {
@@ -68,6 +76,22 @@ describe("broadcast", () => {
       [userChannel(1), 1, [["a", [events[0]!.event_id]], ["b", [events[2]!.event_id]]]],
       [userChannel(2), 2, [["a", [events[1]!.event_id]]]],
     ]);
+  });
+
+  it("sends a team project's run to each sender's own channel and to the project's, once per sender", async () => {
+    const events = [
+      testEvent({ event_type: "run_start", user_id: 1, project_id: 9, sdk_run_id: "shared" }),
+      testEvent({ event_type: "step", user_id: 2, project_id: 9, sdk_run_id: "shared" }),
+      testEvent({ event_type: "run_start", user_id: 1, sdk_run_id: "shared" }),
+    ];
+    const { sent, messages } = await broadcastOf(events);
+    expect(messages.map((m) => [m.channel, m.msg.project_id, m.msg.runs.map((r) => [r.run.external_id, r.events.map((e) => e.event_id)])])).toEqual([
+      [userChannel(1), 9, [["shared", [events[0]!.event_id]]]],
+      [userChannel(2), 9, [["shared", [events[1]!.event_id]]]],
+      [userChannel(1), 1, [["shared", [events[2]!.event_id]]]],
+    ]);
+    expect(sent.filter(([c]) => c === projectChannel(9))).toHaveLength(2);
+    expect(sent.filter(([c]) => c === projectChannel(1))).toHaveLength(1);
   });
 
   it("splits a big part into messages of at most MAX_MESSAGE_CHARS plus one event, every event once and in order", async () => {
@@ -113,7 +137,7 @@ describe("broadcast", () => {
     } finally {
       setDefaultSliceMs(SLICE_MS);
     }
-    const runs = sent.flatMap(([, t]) => (JSON.parse(t) as Message).runs);
+    const runs = sent.filter(([c]) => c.startsWith("user.")).flatMap(([, t]) => (JSON.parse(t) as Message).runs);
     expect(runs).toHaveLength(200);
     expect(runs.every((r) => r.run.status === "running" && r.run.event_count === 2)).toBe(true);
   });

@@ -1,8 +1,8 @@
 /**
  * broadcast: as soon as a part's events are stored (afterEventsStored: it does not wait for the runs' new versions,
- * so a dashboard frame waits for one ClickHouse insert, not two), publishes them to their owner's channel
- * `user.{id}`, run by run (docs/REALTIME.md, the `events` message):
- *   {"type":"events","user_id":42,"runs":[{"run":{...},"events":[{event_id,event_type,occurred_at,span_id,parent_span_id,payload}]}]}
+ * so a dashboard frame waits for one ClickHouse insert, not two), publishes them run by run on their sender's channel
+ * `user.{id}` and, the same message, on their project's channel `project.{id}` (docs/REALTIME.md, `events`):
+ *   {"type":"events","user_id":42,"project_id":42,"runs":[{"run":{...},"events":[{event_id,event_type,occurred_at,span_id,parent_span_id,payload}]}]}
  * Each run comes once per message with its state after the part's last event of it, and its events in log order.
  * A part of 5,000 OTLP events is ~500 runs in ~40 messages, where one message per event with a run snapshot each
  * cost the pipeline thread ~10 µs per span and the host, the gateway and every open tab 5,000 messages.
@@ -11,7 +11,7 @@
 import { msOfIso } from "../core/events/iso-time.js";
 import { jsonString } from "../core/json-text.js";
 import type { RunRecord } from "../core/events/run.js";
-import { userChannel } from "../core/ports/pubsub.js";
+import { projectChannel, userChannel } from "../core/ports/pubsub.js";
 import { publishAll } from "../core/pubsub/publish-all.js";
 import { TimeSlice } from "../core/time-slice.js";
 import type { PipelineEvent, Plugin, PluginContext, RunDraft } from "./plugin.js";
@@ -62,8 +62,10 @@ function eventJson(event: PipelineEvent, payloadJson: string): string {
     `,"span_id":${span},"parent_span_id":${parent},"payload":${payloadJson}}`;
 }
 
-/** A run's state as the message carries it, taken once its part's events are all applied. */
+/** A run's state as the message carries it, taken once its part's events are all applied, with the events of one sender. */
 interface RunSnapshot {
+  readonly project_id: number;
+  /** The user whose key sent `events`. */
   readonly user_id: number;
   /** `{"run":<run JSON>,"events":[` */
   readonly open: string;
@@ -71,24 +73,45 @@ interface RunSnapshot {
 }
 
 /** The runs' snapshots: read from the drafts at once, before the next part may change them (overlapped-parts.ts). */
-const snapshotRuns = (runs: RunEvents): RunSnapshot[] =>
-  Array.from(runs, ([draft, events]) => ({ user_id: draft.run.user_id, open: `{"run":${JSON.stringify(broadcastRun(draft.run))},"events":[`, events }));
+function snapshotRuns(runs: RunEvents): RunSnapshot[] {
+  const out: RunSnapshot[] = [];
+  for (const [draft, events] of runs) {
+    const open = `{"run":${JSON.stringify(broadcastRun(draft.run))},"events":[`;
+    const sender = events[0]!.user_id;
+    if (events.every((e) => e.user_id === sender)) {
+      out.push({ project_id: draft.run.project_id, user_id: sender, open, events });
+      continue;
+    }
+    // Several members' keys sent to this run: each one's events go to their own user channel.
+    const bySender = new Map<number, PipelineEvent[]>();
+    for (const e of events) bySender.set(e.user_id, [...(bySender.get(e.user_id) ?? []), e]);
+    for (const [user, own] of bySender) out.push({ project_id: draft.run.project_id, user_id: user, open, events: own });
+  }
+  return out;
+}
 
 /**
- * The `events` messages of a part's runs: per user, runs in order, each message split at MAX_MESSAGE_CHARS. Made in
- * time slices (thousands of events; the pipeline may share its event loop with ingest).
+ * The `events` messages of a part's runs: per sender and project, runs in order, each message split at
+ * MAX_MESSAGE_CHARS, each on the sender's and the project's channel. Made in time slices (thousands of events; the
+ * pipeline may share its event loop with ingest).
  */
 async function eventsMessages(
   runs: readonly RunSnapshot[], payloadJsonOf: (e: PipelineEvent) => string, slice = new TimeSlice(),
 ): Promise<[channel: string, message: string][]> {
   const out: [string, string][] = [];
-  const bodies = new Map<number, string>(); // user → the run entries of their open message, comma-separated
-  const send = (user: number) => {
-    const body = bodies.get(user);
-    if (body) out.push([userChannel(user), `{"type":"events","user_id":${user},"runs":[${body}]}`]);
-    bodies.set(user, "");
+  // "<user> <project>" → the run entries of its open message, comma-separated
+  const bodies = new Map<string, string>();
+  const send = (group: string) => {
+    const body = bodies.get(group);
+    if (body) {
+      const [user, project] = group.split(" ");
+      const message = `{"type":"events","user_id":${user},"project_id":${project},"runs":[${body}]}`;
+      out.push([userChannel(user!), message], [projectChannel(project!), message]);
+    }
+    bodies.set(group, "");
   };
-  for (const { user_id: user, open: run, events } of runs) {
+  for (const { user_id, project_id, open: run, events } of runs) {
+    const user = `${user_id} ${project_id}`;
     let entry = ""; // this run's events in the open message
     const close = () => {
       if (!entry) return;

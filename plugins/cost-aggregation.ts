@@ -18,7 +18,7 @@ import { computeCost } from "./prices.js";
 const SCRATCH = "cost-aggregation";
 
 interface RunStart {
-  user_id: number;
+  project_id: number;
   external_id: string;
   agent_name: string;
   framework: string;
@@ -36,36 +36,36 @@ export async function countAgentRuns(sql: Sql, starts: readonly RunStart[]): Pro
 export const countAgentRunsProcedure = defineProcedure("plugins.count-agent-runs", async (sql, starts: readonly RunStart[]) => {
   const col = <K extends keyof RunStart>(k: K) => starts.map((s) => s[k]);
   await sql.transaction(async (tx) => {
-    // Only for users that still exist (a user deleted while their events were in flight must not wedge the pipeline).
+    // Only for projects that still exist (a project deleted while its events were in flight must not wedge the pipeline).
     await tx.query(
-      `INSERT INTO agents (user_id, name, framework)
-       SELECT DISTINCT ON (s.user_id, s.name) s.user_id, s.name, s.framework
-       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS s(user_id, name, framework)
-       JOIN users u ON u.id = s.user_id
-       ORDER BY s.user_id, s.name, s.framework DESC
-       ON CONFLICT (user_id, name) DO NOTHING`,
-      [col("user_id"), col("agent_name"), col("framework")],
+      `INSERT INTO agents (project_id, name, framework)
+       SELECT DISTINCT ON (s.project_id, s.name) s.project_id, s.name, s.framework
+       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS s(project_id, name, framework)
+       JOIN projects p ON p.id = s.project_id
+       ORDER BY s.project_id, s.name, s.framework DESC
+       ON CONFLICT (project_id, name) DO NOTHING`,
+      [col("project_id"), col("agent_name"), col("framework")],
     );
     await tx.query(
       `WITH fresh AS (
-         INSERT INTO agent_run_starts (user_id, external_id, agent_id, started_at)
-         SELECT s.user_id, s.external_id, a.id, s.started_at
-         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[]) AS s(user_id, external_id, name, started_at)
-         JOIN agents a ON a.user_id = s.user_id AND a.name = s.name
-         ON CONFLICT (user_id, external_id) DO NOTHING
+         INSERT INTO agent_run_starts (project_id, external_id, agent_id, started_at)
+         SELECT s.project_id, s.external_id, a.id, s.started_at
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[]) AS s(project_id, external_id, name, started_at)
+         JOIN agents a ON a.project_id = s.project_id AND a.name = s.name
+         ON CONFLICT (project_id, external_id) DO NOTHING
          RETURNING agent_id
        )
        UPDATE agents SET total_runs = agents.total_runs + c.n, updated_at = now()
        FROM (SELECT agent_id, count(*) AS n FROM fresh GROUP BY agent_id) c
        WHERE agents.id = c.agent_id`,
-      [col("user_id"), col("external_id"), col("agent_name"), col("started_at")],
+      [col("project_id"), col("external_id"), col("agent_name"), col("started_at")],
     );
     // An agent created before its framework was known learns it from a later run_start.
     await tx.query(
       `UPDATE agents SET framework = s.framework, updated_at = now()
-       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS s(user_id, name, framework)
-       WHERE agents.user_id = s.user_id AND agents.name = s.name AND agents.framework = '' AND s.framework <> ''`,
-      [col("user_id"), col("agent_name"), col("framework")],
+       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS s(project_id, name, framework)
+       WHERE agents.project_id = s.project_id AND agents.name = s.name AND agents.framework = '' AND s.framework <> ''`,
+      [col("project_id"), col("agent_name"), col("framework")],
     );
   });
 });
@@ -90,7 +90,7 @@ export const costAggregation = (): Plugin => {
         if (draft.pluginState.has(SCRATCH)) return;
         if (!startsOf(part).has(draft)) {
           startsOf(part).set(draft, {
-            user_id: event.user_id,
+            project_id: event.project_id,
             external_id: event.sdk_run_id,
             agent_name: event.agent_name,
             framework: typeof event.payload.framework === "string" ? event.payload.framework : "",

@@ -35,7 +35,7 @@ export const scores = (): Plugin => {
             ctx!.logger.warn("a score in an event was left out", { user_id: e.user_id, event_id: e.event_id, index: i, error: parsed.left.message });
             return;
           }
-          const run = { user_id: e.user_id, run_id: e.run_id, external_id: e.sdk_run_id };
+          const run = { project_id: e.project_id, user_id: e.user_id, run_id: e.run_id, external_id: e.sdk_run_id };
           rows.push(scoreRow(run, parsed.right, eventIdFor(`score:${e.event_id}:${i}`, Date.parse(e.occurred_at)), e.occurred_at));
         });
       }

@@ -14,6 +14,8 @@ export interface TestEventInput {
   payload?: Record<string, unknown>;
   sdk_run_id?: string;
   user_id?: number;
+  /** Default: the user's personal project (the user's id). */
+  project_id?: number;
   agent_name?: string | null;
   occurred_at?: string;
   config_version?: number | null;
@@ -22,12 +24,14 @@ export interface TestEventInput {
 
 export function testEvent(input: TestEventInput): PipelineEvent {
   const user = input.user_id ?? 1;
+  const project = input.project_id ?? user;
   const sdk = input.sdk_run_id ?? "run-1";
   const at = input.occurred_at ?? new Date().toISOString();
   return {
     event_id: uuidv7(),
+    project_id: project,
     user_id: user,
-    run_id: runIdFor(user, sdk),
+    run_id: runIdFor(project, sdk),
     sdk_run_id: sdk,
     event_type: input.event_type,
     agent_name: input.agent_name ?? (input.event_type === "run_start" ? "test-agent" : null),
@@ -49,7 +53,7 @@ export async function applyEvents(
   for (const e of events) {
     const k = runKeyOfEvent(e);
     let d = runs.get(k);
-    if (!d) runs.set(k, (d = { run: newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true, pluginState: new Map() }));
+    if (!d) runs.set(k, (d = { run: newRunRecord(e, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true, pluginState: new Map() }));
     drafts.set(k, d);
   }
   const part: Part = { events, runs: drafts, scratch: new Map() };

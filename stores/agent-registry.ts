@@ -133,25 +133,25 @@ export function parseConfigJson(text: unknown): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-export async function createAgent(sql: Sql, userId: number, f: AgentFields): Promise<Agent> {
+export async function createAgent(sql: Sql, projectId: number, f: AgentFields): Promise<Agent> {
   const name = parseAgentName(f.name);
   const rows = await sql.query<Record<string, unknown>>(
-    `INSERT INTO agents (user_id, name, framework, tags, budget_usd, description)
+    `INSERT INTO agents (project_id, name, framework, tags, budget_usd, description)
      VALUES ($1, $2, $3, $4::text[], $5, $6)
-     ON CONFLICT (user_id, name) DO NOTHING
+     ON CONFLICT (project_id, name) DO NOTHING
      RETURNING *`,
-    [userId, name, str(f.framework, "framework", 100), parseTags(f.tags), parseBudget(f.budget_usd), str(f.description, "description", 2000)],
+    [projectId, name, str(f.framework, "framework", 100), parseTags(f.tags), parseBudget(f.budget_usd), str(f.description, "description", 2000)],
   );
   if (!rows[0]) throw new Conflict({ code: "agent_exists", message: `an agent named ${JSON.stringify(name)} already exists`, field: "name" });
   return toAgent(rows[0]);
 }
 
-export async function updateAgent(sql: Sql, userId: number, name: string, f: AgentFields): Promise<Agent> {
+export async function updateAgent(sql: Sql, projectId: number, name: string, f: AgentFields): Promise<Agent> {
   if (!canNameAgent(name)) throw notFound(name);
   const rows = await sql.query<Record<string, unknown>>(
     `UPDATE agents SET framework = $3, tags = $4::text[], budget_usd = $5, description = $6, updated_at = now()
-      WHERE user_id = $1 AND name = $2 RETURNING *`,
-    [userId, name, str(f.framework, "framework", 100), parseTags(f.tags), parseBudget(f.budget_usd), str(f.description, "description", 2000)],
+      WHERE project_id = $1 AND name = $2 RETURNING *`,
+    [projectId, name, str(f.framework, "framework", 100), parseTags(f.tags), parseBudget(f.budget_usd), str(f.description, "description", 2000)],
   );
   if (!rows[0]) throw notFound(name);
   return toAgent(rows[0]);
@@ -159,9 +159,9 @@ export async function updateAgent(sql: Sql, userId: number, name: string, f: Age
 
 const notFound = (name: string) => new NotFound({ resource: "agent", message: `no agent named ${JSON.stringify(name)}` });
 
-export async function getAgent(sql: Sql, userId: number, name: string): Promise<Agent> {
+export async function getAgent(sql: Sql, projectId: number, name: string): Promise<Agent> {
   if (!canNameAgent(name)) throw notFound(name);
-  const rows = await sql.query<Record<string, unknown>>(`SELECT * FROM agents WHERE user_id = $1 AND name = $2`, [userId, name]);
+  const rows = await sql.query<Record<string, unknown>>(`SELECT * FROM agents WHERE project_id = $1 AND name = $2`, [projectId, name]);
   if (!rows[0]) throw notFound(name);
   return toAgent(rows[0]);
 }
@@ -179,14 +179,14 @@ export async function listVersions(sql: Sql, agentId: number): Promise<ConfigVer
 /** Adds the next version (max + 1, under the agent's row lock); optionally activates it in the same transaction. */
 export async function addVersion(
   sql: Sql,
-  userId: number,
+  projectId: number,
   agentName: string,
-  input: { config: unknown; changelog?: unknown; activate?: boolean },
+  input: { config: unknown; changelog?: unknown; activate?: boolean; createdBy?: number },
 ): Promise<number> {
   const cfg = parseConfigJson(input.config);
   const changelog = str(input.changelog, "changelog", 2000);
   return sql.transaction(async (tx) => {
-    const agentId = await lockAgent(tx, userId, agentName);
+    const agentId = await lockAgent(tx, projectId, agentName);
     const [{ next }] = (await tx.query<{ next: number }>(
       `SELECT coalesce(max(version), 0) + 1 AS next FROM agent_configs WHERE agent_id = $1`,
       [agentId],
@@ -194,16 +194,16 @@ export async function addVersion(
     const version = Number(next);
     await tx.query(
       `INSERT INTO agent_configs (agent_id, version, config, changelog, created_by) VALUES ($1, $2, $3::jsonb, $4, $5)`,
-      [agentId, version, JSON.stringify(cfg), changelog, userId],
+      [agentId, version, JSON.stringify(cfg), changelog, input.createdBy ?? null],
     );
     if (input.activate) await activateLocked(tx, agentId, version);
     return version;
   });
 }
 
-async function lockAgent(tx: Sql, userId: number, name: string): Promise<number> {
+async function lockAgent(tx: Sql, projectId: number, name: string): Promise<number> {
   if (!canNameAgent(name)) throw notFound(name);
-  const rows = await tx.query<{ id: number }>(`SELECT id FROM agents WHERE user_id = $1 AND name = $2 FOR UPDATE`, [userId, name]);
+  const rows = await tx.query<{ id: number }>(`SELECT id FROM agents WHERE project_id = $1 AND name = $2 FOR UPDATE`, [projectId, name]);
   if (!rows[0]) throw notFound(name);
   return Number(rows[0].id);
 }
@@ -219,8 +219,8 @@ async function activateLocked(tx: Sql, agentId: number, version: number): Promis
 }
 
 /** Makes `version` the one active config of the agent (also how a roll back is done). */
-export async function activateVersion(sql: Sql, userId: number, agentName: string, version: number): Promise<void> {
-  await sql.transaction(async (tx) => activateLocked(tx, await lockAgent(tx, userId, agentName), version));
+export async function activateVersion(sql: Sql, projectId: number, agentName: string, version: number): Promise<void> {
+  await sql.transaction(async (tx) => activateLocked(tx, await lockAgent(tx, projectId, agentName), version));
 }
 
 export interface ActiveConfig {
@@ -232,13 +232,13 @@ export interface ActiveConfig {
 }
 
 /** The active config of an agent, or a NotFound naming what is missing. */
-export async function activeConfig(sql: Sql, userId: number, name: string): Promise<ActiveConfig> {
+export async function activeConfig(sql: Sql, projectId: number, name: string): Promise<ActiveConfig> {
   if (!canNameAgent(name)) throw notFound(name);
   const rows = await sql.query<Record<string, unknown>>(
     `SELECT a.name, c.version, c.config, c.changelog, c.activated_at
        FROM agents a LEFT JOIN agent_configs c ON c.agent_id = a.id AND c.is_active
-      WHERE a.user_id = $1 AND a.name = $2`,
-    [userId, name],
+      WHERE a.project_id = $1 AND a.name = $2`,
+    [projectId, name],
   );
   const r = rows[0];
   if (!r) throw notFound(name);
@@ -292,16 +292,16 @@ export interface AgentSummary {
   created_at: string | null;
 }
 
-export async function listAgentSummaries(sql: Sql, userId: number, limit: number): Promise<AgentSummary[]> {
+export async function listAgentSummaries(sql: Sql, projectId: number, limit: number): Promise<AgentSummary[]> {
   const rows = await sql.query<Record<string, unknown>>(
     `SELECT a.name, a.framework, a.total_runs, a.budget_usd, a.tags, a.created_at,
             (SELECT max(c.version) FROM agent_configs c WHERE c.agent_id = a.id AND c.is_active) AS active_version,
             (SELECT count(*) FROM agent_configs c WHERE c.agent_id = a.id) AS versions
        FROM agents a
-      WHERE a.user_id = $1
+      WHERE a.project_id = $1
       ORDER BY a.name
       LIMIT $2`,
-    [userId, limit],
+    [projectId, limit],
   );
   return rows.map((r) => ({
     name: String(r.name),
@@ -315,11 +315,11 @@ export async function listAgentSummaries(sql: Sql, userId: number, limit: number
   }));
 }
 
-/** The user's agents that have a budget (at most 500), by name. */
-export async function budgetedAgents(sql: Sql, userId: number): Promise<{ name: string; budget_usd: number }[]> {
+/** The project's agents that have a budget (at most 500), by name. */
+export async function budgetedAgents(sql: Sql, projectId: number): Promise<{ name: string; budget_usd: number }[]> {
   const rows = await sql.query<{ name: string; budget_usd: unknown }>(
-    `SELECT name, budget_usd FROM agents WHERE user_id = $1 AND budget_usd IS NOT NULL ORDER BY name LIMIT 500`,
-    [userId],
+    `SELECT name, budget_usd FROM agents WHERE project_id = $1 AND budget_usd IS NOT NULL ORDER BY name LIMIT 500`,
+    [projectId],
   );
   return rows.map((r) => ({ name: String(r.name), budget_usd: Number(r.budget_usd) }));
 }

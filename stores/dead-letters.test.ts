@@ -51,7 +51,7 @@ afterAll(async () => {
 });
 
 const letter = (userId: number, n: number, bytes: number): NewDeadLetter => {
-  const event = { event_id: `0190a2b4-0000-7000-8000-${String(n).padStart(12, "0")}`, user_id: userId, run_id: "00000000-0000-5000-8000-000000000001", sdk_run_id: "dl-run", event_type: "step" as const };
+  const event = { event_id: `0190a2b4-0000-7000-8000-${String(n).padStart(12, "0")}`, project_id: userId, user_id: userId, run_id: "00000000-0000-5000-8000-000000000001", sdk_run_id: "dl-run", event_type: "step" as const };
   const body = JSON.stringify({ ...event, agent_name: "a", payload: { pad: "p".repeat(bytes) }, occurred_at: "2026-11-27T10:00:00.000Z", received_at: "2026-11-27T10:00:00.000Z", config_version: null, span_id: "", parent_span_id: "" });
   return { raw: new TextEncoder().encode(body), event, error: `failed ${n}` };
 };
@@ -61,14 +61,14 @@ describe(`dead letters' size cap (${process.env.DATABASE_URL ? "PostgreSQL" : "P
     const [a, b] = [randomInt(1e9, 2e9), randomInt(2e9, 3e9)];
     await addDeadLetters(sql, [letter(a, 1, 600), letter(a, 2, 600), letter(b, 3, 600)], 1_500);
     await addDeadLetters(sql, [letter(a, 4, 600)], 1_500); // a holds ~750 bytes: this one would pass 1,500
-    const mine = await listDeadLetters(sql, { userId: a });
+    const mine = await listDeadLetters(sql, { projectId: a });
     expect(mine.map((d) => [d.error, d.raw_dropped])).toEqual([["failed 4", true], ["failed 2", true], ["failed 1", false]]);
     const dropped = mine[0]!;
     expect(dropped.raw).toBe("");
     expect(dropped.raw_bytes).toBeGreaterThan(600);
     expect(dropped.event_id).toMatch(/000000000004$/);
-    expect((await listDeadLetters(sql, { userId: b }))[0]).toMatchObject({ raw_dropped: false });
-    const replay = await replayDeadLetters(sql, log, { userId: a });
+    expect((await listDeadLetters(sql, { projectId: b }))[0]).toMatchObject({ raw_dropped: false });
+    const replay = await replayDeadLetters(sql, log, { projectId: a });
     expect(replay.replayed).toBe(1);
     expect(replay.skipped.map((s) => s.reason)).toEqual([expect.stringMatching(/not kept/), expect.stringMatching(/not kept/)]);
     expect(log.endOffset()).toBe(1);

@@ -13,6 +13,7 @@
 import { createHash } from "node:crypto";
 import { exportRecordKey, isExportRecord } from "../core/events/export-record.js";
 import type { LoggedEvent } from "../core/events/schema.js";
+import { fillLegacyProject } from "../core/events/sender.js";
 import { encodeBatch } from "../core/events/wire.js";
 import { makeStorable, repairString } from "../core/events/storable.js";
 import type { EventLog } from "../core/ports/event-log.js";
@@ -29,9 +30,9 @@ export interface NewDeadLetter {
   /** The log record as the log held it. */
   readonly raw: Uint8Array;
   /** The decoded event, when the record was one. */
-  readonly event?: Pick<LoggedEvent, "user_id" | "run_id" | "sdk_run_id" | "event_id" | "event_type">;
-  /** The tenant of a record that is not one event (an OTLP export record): its page lists it, its replay finds it. */
-  readonly userId?: number;
+  readonly event?: Pick<LoggedEvent, "project_id" | "user_id" | "run_id" | "sdk_run_id" | "event_id" | "event_type">;
+  /** The project of a record that is not one event (an OTLP export record): its page lists it, its replay finds it. */
+  readonly projectId?: number;
   readonly error: string;
   /** Where it was thrown, if known (stack frames). */
   readonly errorAt?: string;
@@ -39,7 +40,8 @@ export interface NewDeadLetter {
 
 export interface DeadLetter {
   readonly id: number;
-  readonly user_id: number | null;
+  /** The project of the dead event (NULL for a record that is not a decodable event). */
+  readonly project_id: number | null;
   readonly sdk_run_id: string | null;
   readonly event_id: string | null;
   readonly event_type: string | null;
@@ -58,8 +60,8 @@ export interface DeadLetter {
 }
 
 const dedupKey = (d: NewDeadLetter): string =>
-  d.event && typeof d.event.user_id === "number" && typeof d.event.event_id === "string"
-    ? `event:${d.event.user_id}:${d.event.run_id}:${d.event.event_id.toLowerCase()}`
+  d.event && typeof d.event.project_id === "number" && typeof d.event.event_id === "string"
+    ? `event:${d.event.project_id}:${d.event.run_id}:${d.event.event_id.toLowerCase()}`
     : `raw:${createHash("sha256").update(d.raw).digest("hex")}`;
 
 /** Text a Postgres text column takes, whatever the source. */
@@ -67,18 +69,18 @@ const storableText = (s: unknown, max: number): string | null =>
   typeof s === "string" ? repairString(s.length > max ? s.slice(0, max) : s) : null;
 
 const ownerOf = (d: NewDeadLetter): number | null =>
-  d.event && Number.isSafeInteger(d.event.user_id) ? d.event.user_id : Number.isSafeInteger(d.userId) ? d.userId! : null;
+  d.event && Number.isSafeInteger(d.event.project_id) ? d.event.project_id : Number.isSafeInteger(d.projectId) ? d.projectId! : null;
 
 /** The bytes of records each owner's pending dead letters hold now (owners without a user: key -1). */
 async function heldBytes(sql: Sql, owners: readonly (number | null)[]): Promise<Map<number, number>> {
   const ids = [...new Set(owners.filter((o): o is number => o !== null))];
-  const rows = await sql.query<{ user_id: string | number | null; bytes: string | number }>(
-    `SELECT user_id, COALESCE(sum(raw_bytes), 0) AS bytes FROM dead_letters
-      WHERE replayed_at IS NULL AND raw_dropped = false AND (user_id = ANY($1::bigint[]) OR ($2 AND user_id IS NULL))
-      GROUP BY user_id`,
+  const rows = await sql.query<{ project_id: string | number | null; bytes: string | number }>(
+    `SELECT project_id, COALESCE(sum(raw_bytes), 0) AS bytes FROM dead_letters
+      WHERE replayed_at IS NULL AND raw_dropped = false AND (project_id = ANY($1::bigint[]) OR ($2 AND project_id IS NULL))
+      GROUP BY project_id`,
     [ids, owners.includes(null)],
   );
-  return new Map(rows.map((r) => [r.user_id === null ? -1 : Number(r.user_id), Number(r.bytes)]));
+  return new Map(rows.map((r) => [r.project_id === null ? -1 : Number(r.project_id), Number(r.bytes)]));
 }
 
 /**
@@ -115,7 +117,7 @@ export async function addDeadLetters(sql: Sql, letters: readonly NewDeadLetter[]
       return `($${at + 1}, $${at + 2}::bigint, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}, decode($${at + 8}, 'hex'), $${at + 9}::bigint, $${at + 10}::boolean)`;
     });
     await sql.query(
-      `INSERT INTO dead_letters (dedup_key, user_id, sdk_run_id, event_id, event_type, error, error_at, raw, raw_bytes, raw_dropped)
+      `INSERT INTO dead_letters (dedup_key, project_id, sdk_run_id, event_id, event_type, error, error_at, raw, raw_bytes, raw_dropped)
        VALUES ${values.join(", ")}
        ON CONFLICT (dedup_key) DO UPDATE
          SET attempts = dead_letters.attempts + 1, error = EXCLUDED.error, error_at = EXCLUDED.error_at,
@@ -126,8 +128,8 @@ export async function addDeadLetters(sql: Sql, letters: readonly NewDeadLetter[]
 }
 
 export interface DeadLetterFilter {
-  /** Only this tenant's dead letters (the dashboard always sets it; the CLI may not). */
-  readonly userId?: number;
+  /** Only this project's dead letters (the dashboard always sets it; the CLI may not). */
+  readonly projectId?: number;
   /** Only these ids. */
   readonly ids?: readonly number[];
   /** Include dead letters already replayed (default: only pending ones). */
@@ -137,7 +139,7 @@ export interface DeadLetterFilter {
 function where(f: DeadLetterFilter, params: unknown[]): string {
   const cond: string[] = [];
   if (!f.includeReplayed) cond.push("replayed_at IS NULL");
-  if (f.userId !== undefined) cond.push(`user_id = $${params.push(f.userId)}`);
+  if (f.projectId !== undefined) cond.push(`project_id = $${params.push(f.projectId)}`);
   if (f.ids) cond.push(`id = ANY($${params.push(f.ids)}::bigint[])`);
   return cond.length ? `WHERE ${cond.join(" AND ")}` : "";
 }
@@ -155,11 +157,11 @@ const utf8 = new TextDecoder("utf-8", { fatal: false });
 export async function listDeadLetters(sql: Sql, f: DeadLetterFilter & { limit?: number; maxRawChars?: number } = {}): Promise<DeadLetter[]> {
   const params: unknown[] = [];
   const limit = Math.min(Math.max(1, f.limit ?? 100), 1_000);
-  const rows = await sql.query<Omit<DeadLetter, "raw" | "id" | "user_id" | "created_at" | "last_failed_at" | "replayed_at" | "raw_bytes"> & {
-    id: string | number; user_id: string | number | null; raw_hex: string; created_at: Date | string; last_failed_at: Date | string; replayed_at: Date | string | null;
+  const rows = await sql.query<Omit<DeadLetter, "raw" | "id" | "project_id" | "created_at" | "last_failed_at" | "replayed_at" | "raw_bytes"> & {
+    id: string | number; project_id: string | number | null; raw_hex: string; created_at: Date | string; last_failed_at: Date | string; replayed_at: Date | string | null;
     raw_bytes: string | number;
   }>(
-    `SELECT id, user_id, sdk_run_id, event_id, event_type, error, error_at, encode(raw, 'hex') AS raw_hex, attempts,
+    `SELECT id, project_id, sdk_run_id, event_id, event_type, error, error_at, encode(raw, 'hex') AS raw_hex, attempts,
             created_at, last_failed_at, replayed_at, raw_bytes, raw_dropped
        FROM dead_letters ${where(f, params)} ORDER BY last_failed_at DESC, id DESC LIMIT ${limit}`,
     params,
@@ -170,7 +172,7 @@ export async function listDeadLetters(sql: Sql, f: DeadLetterFilter & { limit?: 
     const max = f.maxRawChars ?? Infinity;
     return {
       id: Number(r.id),
-      user_id: r.user_id === null ? null : Number(r.user_id),
+      project_id: r.project_id === null ? null : Number(r.project_id),
       sdk_run_id: r.sdk_run_id,
       event_id: r.event_id,
       event_type: r.event_type,
@@ -226,12 +228,13 @@ export async function replayDeadLetters(sql: Sql, log: Pick<EventLog, "append">,
       const raw = Buffer.from(r.raw_hex, "hex");
       const record = JSON.parse(utf8.decode(raw)) as unknown;
       if (isExportRecord(record)) {
-        appends.push({ raw, key: exportRecordKey(record.user_id) });
+        appends.push({ raw, key: exportRecordKey(record.project_id) });
       } else {
         const event = record as LoggedEvent;
         if (typeof event !== "object" || event === null || typeof event.event_id !== "string" || typeof event.user_id !== "number") {
           throw new Error("the record is not a Runwatch event");
         }
+        fillLegacyProject(event as { project_id?: unknown; user_id?: unknown });
         let run = appends[appends.length - 1];
         if (!Array.isArray(run) || run.length >= 500) appends.push((run = []));
         run.push(makeStorable(event, { identifiers: new Set() }));

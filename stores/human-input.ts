@@ -6,7 +6,7 @@
  * - The answer is a Postgres row (human_inputs) keyed by the request's event_id: one answer per question,
  *   a second question in the same run needs a new answer, answering twice is a 409 decided by the unique key.
  * - Waiting agents (GET /api/runs/{id}/input?wait=N) are woken by an in-process notifier, and through
- *   PubSub channel `input.{userId}` when the answer was given on another web process (scale mode).
+ *   PubSub channel `input.{projectId}` when the answer was given on another web process (scale mode).
  */
 import { randomUUID } from "node:crypto";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
@@ -20,7 +20,7 @@ import type { EventStore } from "../core/clickhouse/types.js";
 export const MAX_RESPONSE_CHARS = 20_000;
 export const MAX_RESPONDED_BY_CHARS = 200;
 export const INPUT_CHANNEL_PREFIX = "input.";
-export const inputChannel = (userId: number): string => `${INPUT_CHANNEL_PREFIX}${userId}`;
+export const inputChannel = (projectId: number): string => `${INPUT_CHANNEL_PREFIX}${projectId}`;
 
 export interface HumanRequest {
   event_id: string;
@@ -43,17 +43,17 @@ export interface HumanAnswer {
 const toIso = (s: string): string => (s.includes("T") ? s : `${s.replace(" ", "T")}Z`);
 
 /** The run's latest human_input_requested, and whether the agent has reported an answer to it since. */
-export async function latestRequest(ch: ClickHouse, userId: number, runId: string): Promise<HumanRequest | undefined> {
+export async function latestRequest(ch: ClickHouse, projectId: number, runId: string): Promise<HumanRequest | undefined> {
   // Newest two distinct events of the two kinds, in processing order (toString(event_id): see event-store.ts).
   const rows = await ch.query<{ event_id: string; event_type: string; payload: string; occurred_at: string }>(
     `SELECT toString(event_id) AS event_id, event_type, payload, toString(occurred_at) AS occurred_at
        FROM agent_events
-      WHERE user_id = {uid:UInt64} AND run_id = {rid:UUID}
+      WHERE project_id = {pid:UInt64} AND run_id = {rid:UUID}
         AND event_type IN ('human_input_requested', 'human_input_received')
       ORDER BY toString(event_id) DESC
       LIMIT 1 BY event_id
       LIMIT 50`,
-    { uid: userId, rid: runId },
+    { pid: projectId, rid: runId },
   );
   const idx = rows.findIndex((r) => r.event_type === "human_input_requested");
   if (idx === -1) return undefined;
@@ -78,11 +78,11 @@ const answerOf = (r: Record<string, unknown>): HumanAnswer => ({
   answered_at: new Date(r.answered_at as string).toISOString(),
 });
 
-export async function findAnswer(sql: Sql, userId: number, sdkRunId: string, requestEventId: string): Promise<HumanAnswer | undefined> {
+export async function findAnswer(sql: Sql, projectId: number, sdkRunId: string, requestEventId: string): Promise<HumanAnswer | undefined> {
   const rows = await sql.query<Record<string, unknown>>(
     `SELECT request_event_id, question, response, responded_by, answered_at FROM human_inputs
-      WHERE user_id = $1 AND sdk_run_id = $2 AND request_event_id = $3`,
-    [userId, sdkRunId, requestEventId],
+      WHERE project_id = $1 AND sdk_run_id = $2 AND request_event_id = $3`,
+    [projectId, sdkRunId, requestEventId],
   );
   return rows[0] ? answerOf(rows[0]) : undefined;
 }
@@ -98,9 +98,9 @@ export interface HumanInputDeps {
 }
 
 export async function pendingAnswer(deps: Pick<HumanInputDeps, "sql" | "clickhouse">, run: RunRecord): Promise<HumanAnswer | undefined> {
-  const req = await latestRequest(deps.clickhouse, run.user_id, run.run_id);
+  const req = await latestRequest(deps.clickhouse, run.project_id, run.run_id);
   if (!req?.open) return undefined;
-  return findAnswer(deps.sql, run.user_id, run.external_id, req.event_id);
+  return findAnswer(deps.sql, run.project_id, run.external_id, req.event_id);
 }
 
 export interface AnswerInput {
@@ -147,35 +147,35 @@ function validateAnswer(input: AnswerInput, responder: Responder): { response: s
  * Records the answer to the run's open question and wakes the agents waiting for it.
  * 404 unknown run, 409 no open question / a newer question / already answered, 422 bad input.
  */
-export async function answerQuestion(deps: HumanInputDeps, userId: number, sdkRunId: string, input: AnswerInput, responder: Responder): Promise<HumanAnswer> {
+export async function answerQuestion(deps: HumanInputDeps, projectId: number, sdkRunId: string, input: AnswerInput, responder: Responder): Promise<HumanAnswer> {
   const v = validateAnswer(input, responder);
-  const run = await deps.events.getRun(userId, sdkRunId);
+  const run = await deps.events.getRun(projectId, sdkRunId);
   if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(sdkRunId)} not found` });
   if (run.status === "success" || run.status === "error") {
     throw new Conflict({ code: "run_ended", message: `run ${JSON.stringify(sdkRunId)} has already ended (${run.status}); it is not waiting for input` });
   }
-  const req = await latestRequest(deps.clickhouse, userId, run.run_id);
+  const req = await latestRequest(deps.clickhouse, projectId, run.run_id);
   if (!req) throw new Conflict({ code: "no_open_question", message: `run ${JSON.stringify(sdkRunId)} has not asked for human input` });
   if (v.request_event_id && v.request_event_id !== req.event_id) {
     throw new Conflict({ code: "question_superseded", message: "the agent has asked a newer question since this one was shown; reload to see it", field: "request_event_id" });
   }
   if (!req.open) throw new Conflict({ code: "no_open_question", message: "the agent has already received an answer to its latest question" });
   const rows = await deps.sql.query<Record<string, unknown>>(
-    `INSERT INTO human_inputs (user_id, sdk_run_id, request_event_id, question, response, responded_by, responder_id)
+    `INSERT INTO human_inputs (project_id, sdk_run_id, request_event_id, question, response, responded_by, responder_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7)
-     ON CONFLICT (user_id, sdk_run_id, request_event_id) DO NOTHING
+     ON CONFLICT (project_id, sdk_run_id, request_event_id) DO NOTHING
      RETURNING request_event_id, question, response, responded_by, answered_at`,
-    [userId, sdkRunId, req.event_id, req.question, v.response, v.responded_by, responder.id],
+    [projectId, sdkRunId, req.event_id, req.question, v.response, v.responded_by, responder.id],
   );
   if (!rows[0]) {
-    const existing = await findAnswer(deps.sql, userId, sdkRunId, req.event_id);
+    const existing = await findAnswer(deps.sql, projectId, sdkRunId, req.event_id);
     throw new Conflict({
       code: "already_answered",
       message: existing ? `this question was already answered by ${existing.responded_by} at ${existing.answered_at}` : "this question was already answered",
     });
   }
   const answer = answerOf(rows[0]);
-  await inputNotifier(deps.pubsub, deps.logger).notify(userId, sdkRunId);
+  await inputNotifier(deps.pubsub, deps.logger).notify(projectId, sdkRunId);
   return answer;
 }
 
@@ -188,9 +188,9 @@ export interface InputListener {
 
 export interface InputNotifier {
   /** Subscribes this process to `input.*` (once) and registers a listener for the run. */
-  listen(userId: number, sdkRunId: string): Promise<InputListener>;
+  listen(projectId: number, sdkRunId: string): Promise<InputListener>;
   /** Wakes local listeners and publishes to other processes. */
-  notify(userId: number, sdkRunId: string): Promise<void>;
+  notify(projectId: number, sdkRunId: string): Promise<void>;
 }
 
 const notifiers = new WeakMap<PubSub, InputNotifier>();
@@ -205,7 +205,7 @@ export function inputNotifier(pubsub: PubSub, logger: Logger): InputNotifier {
 export function createInputNotifier(pubsub: PubSub, logger: Logger): InputNotifier {
   const origin = randomUUID();
   const listeners = new Map<string, Set<{ fire(): void }>>();
-  const key = (userId: number | string, sdkRunId: string) => `${userId}\u0000${sdkRunId}`;
+  const key = (projectId: number | string, sdkRunId: string) => `${projectId}\u0000${sdkRunId}`;
   let subscribed: Promise<unknown> | undefined;
 
   const wakeLocal = (k: string) => {
@@ -227,9 +227,9 @@ export function createInputNotifier(pubsub: PubSub, logger: Logger): InputNotifi
       }));
 
   return {
-    async listen(userId, sdkRunId) {
+    async listen(projectId, sdkRunId) {
       await subscribe();
-      const k = key(userId, sdkRunId);
+      const k = key(projectId, sdkRunId);
       let fired = false;
       let wake: (() => void) | undefined;
       const l = { fire() { fired = true; wake?.(); } };
@@ -259,10 +259,10 @@ export function createInputNotifier(pubsub: PubSub, logger: Logger): InputNotifi
         },
       };
     },
-    async notify(userId, sdkRunId) {
-      wakeLocal(key(userId, sdkRunId));
+    async notify(projectId, sdkRunId) {
+      wakeLocal(key(projectId, sdkRunId));
       try {
-        await pubsub.publish(inputChannel(userId), JSON.stringify({ type: "human_input_answered", sdk_run_id: sdkRunId, origin }));
+        await pubsub.publish(inputChannel(projectId), JSON.stringify({ type: "human_input_answered", sdk_run_id: sdkRunId, origin }));
       } catch (err) {
         logger.warn("could not publish a human-input notification; agents on other processes find it at their next check", { err });
       }

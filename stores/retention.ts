@@ -1,5 +1,5 @@
 /**
- * Data retention: a user's retention in days (Postgres user_settings.retention_days; NULL = keep forever, the
+ * Data retention: a user's retention in days (Postgres project_settings.retention_days; NULL = keep forever, the
  * default) and the sweep that deletes their runs whose last activity is older than that — in ClickHouse every row of
  * the run (core/clickhouse/retention.ts), in Postgres the run's human-input answers and start record.
  * Runs: `runwatch retention apply` (now), and the pipeline role hourly under a lease (pipeline/retention-sweeper.ts).
@@ -23,7 +23,7 @@ export interface RetentionSetting {
 }
 
 export interface RetentionOutcome {
-  readonly user_id: number;
+  readonly project_id: number;
   readonly days: number;
   readonly cutoff: string;
   readonly deleted_runs: number;
@@ -42,10 +42,10 @@ export function parseRetentionDays(raw: string | undefined): number | null {
   return days;
 }
 
-export async function loadRetention(sql: Sql, userId: number): Promise<RetentionSetting> {
+export async function loadRetention(sql: Sql, projectId: number): Promise<RetentionSetting> {
   const rows = await sql.query<Record<string, unknown>>(
-    "SELECT retention_days, retention_swept_at, retention_deleted_runs FROM user_settings WHERE user_id = $1",
-    [userId],
+    "SELECT retention_days, retention_swept_at, retention_deleted_runs FROM project_settings WHERE project_id = $1",
+    [projectId],
   );
   const r = rows[0];
   return {
@@ -55,51 +55,51 @@ export async function loadRetention(sql: Sql, userId: number): Promise<Retention
   };
 }
 
-export async function saveRetentionDays(sql: Sql, userId: number, days: number | null): Promise<void> {
+export async function saveRetentionDays(sql: Sql, projectId: number, days: number | null): Promise<void> {
   await sql.query(
-    `INSERT INTO user_settings (user_id, retention_days, updated_at) VALUES ($1, $2, now())
-     ON CONFLICT (user_id) DO UPDATE SET retention_days = EXCLUDED.retention_days, updated_at = now()`,
-    [userId, days],
+    `INSERT INTO project_settings (project_id, retention_days, updated_at) VALUES ($1, $2, now())
+     ON CONFLICT (project_id) DO UPDATE SET retention_days = EXCLUDED.retention_days, updated_at = now()`,
+    [projectId, days],
   );
 }
 
 /**
- * Deletes, for every user with a retention (or only `userId`), the runs whose last activity is before now − days.
+ * Deletes, for every user with a retention (or only `projectId`), the runs whose last activity is before now − days.
  * Safe to run again or concurrently with ingest: a run that gains an event is no longer expired.
  */
-export async function applyRetention(ports: { sql: Sql; ch: ClickHouse }, opts: { now?: Date; userId?: number } = {}): Promise<RetentionOutcome[]> {
+export async function applyRetention(ports: { sql: Sql; ch: ClickHouse }, opts: { now?: Date; projectId?: number } = {}): Promise<RetentionOutcome[]> {
   const now = opts.now ?? new Date();
-  const users = await ports.sql.query<{ user_id: string | number; retention_days: number }>(
-    `SELECT user_id, retention_days FROM user_settings WHERE retention_days IS NOT NULL${opts.userId !== undefined ? " AND user_id = $1" : ""} ORDER BY user_id`,
-    opts.userId !== undefined ? [opts.userId] : [],
+  const users = await ports.sql.query<{ project_id: string | number; retention_days: number }>(
+    `SELECT project_id, retention_days FROM project_settings WHERE retention_days IS NOT NULL${opts.projectId !== undefined ? " AND project_id = $1" : ""} ORDER BY project_id`,
+    opts.projectId !== undefined ? [opts.projectId] : [],
   );
   const outcomes: RetentionOutcome[] = [];
   for (const u of users) {
-    const userId = Number(u.user_id);
+    const projectId = Number(u.project_id);
     const cutoff = new Date(now.getTime() - Number(u.retention_days) * DAY_MS);
     let deleted = 0;
     for (;;) {
-      const runs = await findExpiredRuns(ports.ch, userId, cutoff, CHUNK);
+      const runs = await findExpiredRuns(ports.ch, projectId, cutoff, CHUNK);
       if (runs.length === 0) break;
-      await deleteRuns(ports.ch, userId, runs);
+      await deleteRuns(ports.ch, projectId, runs);
       await ports.sql.query(
-        `WITH h AS (DELETE FROM human_inputs WHERE user_id = $1 AND sdk_run_id = ANY($2::text[]))
-         DELETE FROM agent_run_starts WHERE user_id = $1 AND external_id = ANY($2::text[])`,
-        [userId, runs.map((r) => r.external_id)],
+        `WITH h AS (DELETE FROM human_inputs WHERE project_id = $1 AND sdk_run_id = ANY($2::text[]))
+         DELETE FROM agent_run_starts WHERE project_id = $1 AND external_id = ANY($2::text[])`,
+        [projectId, runs.map((r) => r.external_id)],
       );
       deleted += runs.length;
       if (runs.length < CHUNK) break;
     }
     // Dead letters hold event bodies too: the retention a user chose covers them as well.
     const dead = await ports.sql.query<{ n: string | number }>(
-      "WITH d AS (DELETE FROM dead_letters WHERE user_id = $1 AND last_failed_at < $2 RETURNING 1) SELECT count(*) AS n FROM d",
-      [userId, cutoff.toISOString()],
+      "WITH d AS (DELETE FROM dead_letters WHERE project_id = $1 AND last_failed_at < $2 RETURNING 1) SELECT count(*) AS n FROM d",
+      [projectId, cutoff.toISOString()],
     );
     await ports.sql.query(
-      "UPDATE user_settings SET retention_swept_at = $2, retention_deleted_runs = retention_deleted_runs + $3 WHERE user_id = $1",
-      [userId, now.toISOString(), deleted],
+      "UPDATE project_settings SET retention_swept_at = $2, retention_deleted_runs = retention_deleted_runs + $3 WHERE project_id = $1",
+      [projectId, now.toISOString(), deleted],
     );
-    outcomes.push({ user_id: userId, days: Number(u.retention_days), cutoff: cutoff.toISOString(), deleted_runs: deleted, deleted_dead_letters: Number(dead[0]?.n ?? 0) });
+    outcomes.push({ project_id: projectId, days: Number(u.retention_days), cutoff: cutoff.toISOString(), deleted_runs: deleted, deleted_dead_letters: Number(dead[0]?.n ?? 0) });
   }
   return outcomes;
 }

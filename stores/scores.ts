@@ -77,8 +77,9 @@ interface ScoreRow {
   created_at: string;
 }
 
-/** The run a score belongs to (its owner's). */
+/** The run a score belongs to (its project's), and the user whose key sent the score. */
 export interface ScoredRun {
+  readonly project_id: number;
   readonly user_id: number;
   readonly run_id: string;
   readonly external_id: string;
@@ -89,6 +90,7 @@ export function scoreRow(run: ScoredRun, s: ScoreInput, scoreId: string, created
   const kind = typeof s.value;
   return {
     score_id: scoreId,
+    project_id: run.project_id,
     user_id: run.user_id,
     run_id: run.run_id,
     sdk_run_id: run.external_id,
@@ -128,7 +130,7 @@ function decodeScoreCursor(c: string): [string, string] {
  * first with `newestFirst`; `cursor` is the previous page's next_cursor. A run may hold any number of scores.
  */
 export async function listRunScores(
-  ch: ClickHouse, userId: number, runId: string, opts: { limit: number; cursor?: string; newestFirst?: boolean },
+  ch: ClickHouse, projectId: number, runId: string, opts: { limit: number; cursor?: string; newestFirst?: boolean },
 ): Promise<ScorePage> {
   const [at, id] = opts.cursor ? decodeScoreCursor(opts.cursor) : [undefined, undefined];
   const order = opts.newestFirst ? "DESC" : "ASC";
@@ -136,11 +138,11 @@ export async function listRunScores(
     // score_id is its text here (the alias applies in WHERE and ORDER BY too): the cursor compares that text.
     `SELECT toString(score_id) AS score_id, span_id, name, value_type, value_number, value_string, comment, source, created_at
      FROM scores FINAL
-     WHERE user_id = {user:UInt64} AND run_id = {run:UUID}
+     WHERE project_id = {project:UInt64} AND run_id = {run:UUID}
        ${at ? `AND (created_at, score_id) ${opts.newestFirst ? "<" : ">"} ({at:DateTime64(3, 'UTC')}, {id:String})` : ""}
      ORDER BY created_at ${order}, score_id ${order}
      LIMIT {limit:UInt32}`,
-    { user: userId, run: runId, limit: opts.limit + 1, ...(at ? { at, id } : {}) },
+    { project: projectId, run: runId, limit: opts.limit + 1, ...(at ? { at, id } : {}) },
   );
   const scores = rows.slice(0, opts.limit).map((r): Score => ({
     score_id: r.score_id,
@@ -155,12 +157,12 @@ export async function listRunScores(
 }
 
 /** How many of a run's boolean scores named `name` are true and false. */
-export async function tallyBooleanScore(ch: ClickHouse, userId: number, runId: string, name: string): Promise<{ up: number; down: number }> {
+export async function tallyBooleanScore(ch: ClickHouse, projectId: number, runId: string, name: string): Promise<{ up: number; down: number }> {
   const rows = await ch.query<{ up: unknown; down: unknown }>(
     `SELECT countIf(value_number = 1) AS up, countIf(value_number = 0) AS down
      FROM scores FINAL
-     WHERE user_id = {user:UInt64} AND run_id = {run:UUID} AND name = {name:String} AND value_type = 'boolean'`,
-    { user: userId, run: runId, name },
+     WHERE project_id = {project:UInt64} AND run_id = {run:UUID} AND name = {name:String} AND value_type = 'boolean'`,
+    { project: projectId, run: runId, name },
   );
   return { up: Number(rows[0]?.up ?? 0), down: Number(rows[0]?.down ?? 0) };
 }
@@ -181,21 +183,21 @@ export interface ScoreAverage {
  */
 export async function averageScores(
   ch: ClickHouse,
-  userId: number,
+  projectId: number,
   options: { agentName?: string; byVersion?: boolean; limit?: number } = {},
 ): Promise<ScoreAverage[]> {
   const version = options.byVersion ? "r.config_version" : "CAST(NULL AS Nullable(UInt32))";
   const rows = await ch.query<{ agent_name: string; config_version: number | string | null; name: string; average: number | string; n: number | string }>(
     `SELECT r.agent_name AS agent_name, ${version} AS config_version, s.name AS name, avg(s.value_number) AS average, count() AS n
        FROM (SELECT run_id, name, value_number FROM scores FINAL
-              WHERE user_id = {uid:UInt64} AND value_type IN ('number', 'boolean')) AS s
+              WHERE project_id = {pid:UInt64} AND value_type IN ('number', 'boolean')) AS s
        JOIN (SELECT run_id, argMax(agent_name, version) AS agent_name, argMax(config_version, version) AS config_version
-               FROM agent_runs WHERE user_id = {uid:UInt64} GROUP BY run_id) AS r ON r.run_id = s.run_id
+               FROM agent_runs WHERE project_id = {pid:UInt64} GROUP BY run_id) AS r ON r.run_id = s.run_id
       WHERE {agent:String} = '' OR r.agent_name = {agent:String}
       GROUP BY agent_name, config_version, name
       ORDER BY n DESC, agent_name, name
       LIMIT {limit:UInt32}`,
-    { uid: userId, agent: options.agentName ?? "", limit: options.limit ?? 1000 },
+    { pid: projectId, agent: options.agentName ?? "", limit: options.limit ?? 1000 },
   );
   return rows.map((r) => ({
     agent_name: r.agent_name,
@@ -207,10 +209,10 @@ export async function averageScores(
 }
 
 /** The names of a user's scores, alphabetically (the dashboard's filter suggests them); at most `limit`. */
-export async function scoreNames(ch: ClickHouse, userId: number, limit = 100): Promise<string[]> {
+export async function scoreNames(ch: ClickHouse, projectId: number, limit = 100): Promise<string[]> {
   const rows = await ch.query<{ name: string }>(
-    `SELECT DISTINCT name FROM scores WHERE user_id = {uid:UInt64} ORDER BY name LIMIT {limit:UInt32}`,
-    { uid: userId, limit },
+    `SELECT DISTINCT name FROM scores WHERE project_id = {pid:UInt64} ORDER BY name LIMIT {limit:UInt32}`,
+    { pid: projectId, limit },
   );
   return rows.map((r) => r.name);
 }

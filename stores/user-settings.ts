@@ -1,4 +1,4 @@
-/** A user's defaults for /improve (Postgres user_settings): provider, model and temperature. */
+/** A user's defaults for /improve (Postgres project_settings): provider, model and temperature. */
 import type { Sql } from "../core/ports/sql.js";
 
 export interface UserLlmSettings {
@@ -7,10 +7,10 @@ export interface UserLlmSettings {
   temperature: number | null;
 }
 
-export async function loadUserLlmSettings(sql: Sql, userId: number): Promise<UserLlmSettings> {
+export async function loadUserLlmSettings(sql: Sql, projectId: number): Promise<UserLlmSettings> {
   const rows = await sql.query<Record<string, unknown>>(
-    "SELECT provider, model, temperature FROM user_settings WHERE user_id = $1",
-    [userId],
+    "SELECT provider, model, temperature FROM project_settings WHERE project_id = $1",
+    [projectId],
   );
   const r = rows[0];
   return {
@@ -20,12 +20,12 @@ export async function loadUserLlmSettings(sql: Sql, userId: number): Promise<Use
   };
 }
 
-/** Upserts the user's user_settings row (the /settings form and /improve's "save as defaults" both save through it). */
-export async function saveUserLlmSettings(sql: Sql, userId: number, s: UserLlmSettings): Promise<void> {
+/** Upserts the user's project_settings row (the /settings form and /improve's "save as defaults" both save through it). */
+export async function saveUserLlmSettings(sql: Sql, projectId: number, s: UserLlmSettings): Promise<void> {
   await sql.query(
-    `INSERT INTO user_settings (user_id, provider, model, temperature, updated_at) VALUES ($1, $2, $3, $4, now())
-     ON CONFLICT (user_id) DO UPDATE SET provider = EXCLUDED.provider, model = EXCLUDED.model,
+    `INSERT INTO project_settings (project_id, provider, model, temperature, updated_at) VALUES ($1, $2, $3, $4, now())
+     ON CONFLICT (project_id) DO UPDATE SET provider = EXCLUDED.provider, model = EXCLUDED.model,
        temperature = EXCLUDED.temperature, updated_at = now()`,
-    [userId, s.provider, s.model, s.temperature],
+    [projectId, s.provider, s.model, s.temperature],
   );
 }

@@ -74,7 +74,7 @@ describe("/improve page", () => {
     const csrf = csrfFrom(await (await jar.fetch(`${web.url}/improve`)).text());
     const res = await jar.form(`${web.url}/improve`, { _csrf: csrf, code: PY_CODE, provider: "anthropic", model: "claude-haiku-4-5", temperature: "0.4", save_defaults: "on" });
     expect(res.status).toBe(200);
-    const rows = await web.ports.sql.query<Record<string, unknown>>("SELECT provider, model, temperature FROM user_settings WHERE user_id = $1", [userId]);
+    const rows = await web.ports.sql.query<Record<string, unknown>>("SELECT provider, model, temperature FROM project_settings WHERE project_id = $1", [userId]);
     expect(rows[0]).toMatchObject({ provider: "anthropic", model: "claude-haiku-4-5", temperature: 0.4 });
     const page = await (await jar.fetch(`${web.url}/improve`)).text();
     expect(page).toMatch(/<option value="anthropic" data-default-model="claude-sonnet-4-5" selected>/);

@@ -48,11 +48,11 @@ async function rule(channel: string, target: string, config: Record<string, unkn
   const id = await createRule(sql, userId, { name: `${channel} rule ${Math.random().toString(36).slice(2, 6)}`, trigger_type: trigger, channel, target, config, enabled: true });
   if (id === "limit") throw new Error("limit");
   const r = (await getRule(sql, userId, id))!;
-  return { id, user_id: userId, name: r.name, trigger_type: r.trigger_type, channel, target, config, secret: r.secret };
+  return { id, project_id: userId, name: r.name, trigger_type: r.trigger_type, channel, target, config, secret: r.secret };
 }
 
 function firing(r: AlertRule, key: string, message = "planner run r-1 failed: TimeoutError: upstream timed out"): AlertFiring {
-  const run = { ...newRunRecord(userId, "r-1", "0190a0a0-0000-7000-8000-000000000001", "2026-11-23T10:00:00.000Z"), agent_name: "planner", status: "error" as const };
+  const run = { ...newRunRecord({ project_id: userId, user_id: userId }, "r-1", "0190a0a0-0000-7000-8000-000000000001", "2026-11-23T10:00:00.000Z"), agent_name: "planner", status: "error" as const };
   return { key, rule: r, run, message, details: { error_type: "TimeoutError" } };
 }
 
@@ -60,7 +60,7 @@ beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-notify-"));
   sql = await openPglite(path.join(dir, "pg"));
   await migratePostgres(sql);
-  const [u] = await sql.query<{ id: number }>("INSERT INTO users (name, email, password_hash) VALUES ('Ops', 'ops@example.com', 'x') RETURNING id");
+  const [u] = await sql.query<{ id: number }>("WITH u AS (INSERT INTO users (name, email, password_hash) VALUES ('Ops', 'ops@example.com', 'x') RETURNING id), p AS (INSERT INTO projects (id, slug, name, personal_of) SELECT id, 'p-' || id, 'P', id FROM u) SELECT id FROM u");
   userId = Number(u!.id);
   receiver = await startHttpReceiver();
   smtp = await startSmtpReceiver();
@@ -93,7 +93,7 @@ describe("channels, against real peers", () => {
     const authed = await startSmtpReceiver({ user: "mailer", pass: "s3cret" });
     try {
       const r = await rule("email", "ops@example.com");
-      const jobId = await enqueueTest(sql, { ...r, user_id: userId }, { publicWebUrl: WEB });
+      const jobId = await enqueueTest(sql, { ...r, project_id: userId }, { publicWebUrl: WEB });
       const s = settings({ SMTP_PORT: String(authed.port), SMTP_USER: "mailer", SMTP_PASS: "s3cret" });
       expect(await deliverNow({ sql, pubsub: memoryPubSub(), settings: s, logger }, jobId)).toEqual({ status: "delivered" });
       expect(authed.logins).toEqual([{ username: "mailer", password: "s3cret" }]);
@@ -134,16 +134,16 @@ describe("channels, against real peers", () => {
     expect(body).toMatchObject({ id: String(jobs[0]), type: "alert.fired", rule: { id: r.id, trigger_type: "run_error" }, run: { external_id: "r-1", agent_name: "planner" }, details: { error_type: "TimeoutError" } });
   });
 
-  it("dashboard: a notification message on the user's PubSub channel", async () => {
+  it("dashboard: a notification message on the project's PubSub channel", async () => {
     const pubsub = memoryPubSub();
     const got: [string, string][] = [];
-    await pubsub.subscribePrefix("user.", (c, m) => got.push([c, m]));
+    await pubsub.subscribePrefix("project.", (c, m) => got.push([c, m]));
     const r = await rule("dashboard", "");
     const { jobs } = await dispatchFirings(sql, [firing(r, "error:dash-1")], { publicWebUrl: WEB });
     expect(await deliverNow({ sql, pubsub, settings: settings(), logger }, jobs[0]!)).toEqual({ status: "delivered" });
     expect(got).toHaveLength(1);
-    expect(got[0]![0]).toBe(`user.${userId}`);
-    expect(JSON.parse(got[0]![1])).toMatchObject({ type: "notification", user_id: userId, id: jobs[0], rule: { id: r.id }, message: expect.stringContaining("failed"), url: "http://runwatch.test/dashboard/r-1" });
+    expect(got[0]![0]).toBe(`project.${userId}`);
+    expect(JSON.parse(got[0]![1])).toMatchObject({ type: "notification", project_id: userId, id: jobs[0], rule: { id: r.id }, message: expect.stringContaining("failed"), url: "http://runwatch.test/dashboard/r-1" });
   });
 });
 
@@ -285,10 +285,10 @@ describe.skipIf(!process.env.DATABASE_URL && process.env.REQUIRE_SERVICES !== "1
     const b = await openPg(process.env.DATABASE_URL);
     try {
       await migratePostgres(a);
-      const [u] = await a.query<{ id: number }>("INSERT INTO users (name, email, password_hash) VALUES ('Ops', $1, 'x') RETURNING id", [`ops-${Date.now()}@example.com`]);
+      const [u] = await a.query<{ id: number }>("WITH u AS (INSERT INTO users (name, email, password_hash) VALUES ('Ops', $1, 'x') RETURNING id), p AS (INSERT INTO projects (id, slug, name, personal_of) SELECT id, 'p-' || id, 'P', id FROM u) SELECT id FROM u", [`ops-${Date.now()}@example.com`]);
       const uid = Number(u!.id);
       const id = await createRule(a, uid, { name: "storm", trigger_type: "run_error", channel: "dashboard", target: "", config: { cooldown_seconds: 60 }, enabled: true });
-      const r: AlertRule = { id: id as number, user_id: uid, name: "storm", trigger_type: "run_error", channel: "dashboard", target: "", config: {} };
+      const r: AlertRule = { id: id as number, project_id: uid, name: "storm", trigger_type: "run_error", channel: "dashboard", target: "", config: {} };
       const all = Array.from({ length: 400 }, (_, i) => ({ ...firing(r, `error:pg-${i}`), rule: r }));
       const results = await Promise.all(all.map((f, i) => dispatchFirings(i % 2 ? a : b, [f], { publicWebUrl: WEB })));
       expect(results.flatMap((x) => x.jobs)).toHaveLength(1);

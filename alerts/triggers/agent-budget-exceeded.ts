@@ -22,26 +22,26 @@ export function periodStart(period: "day" | "month", now: Date): Date {
     : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
 }
 
-async function budgetsOf(ctx: AlertContext, pairs: { user_id: number; agent: string }[]): Promise<Map<string, number | null>> {
+async function budgetsOf(ctx: AlertContext, pairs: { project_id: number; agent: string }[]): Promise<Map<string, number | null>> {
   const now = Date.now();
   const out = new Map<string, number | null>();
   const missing = pairs.filter((p) => {
-    const hit = budgets.get(`${p.user_id}:${p.agent}`);
+    const hit = budgets.get(`${p.project_id}:${p.agent}`);
     if (hit && now - hit.at < BUDGET_TTL_MS) {
-      out.set(`${p.user_id}:${p.agent}`, hit.budget);
+      out.set(`${p.project_id}:${p.agent}`, hit.budget);
       return false;
     }
     return true;
   });
   if (missing.length > 0) {
-    const rows = await ctx.sql.query<{ user_id: number; name: string; budget_usd: string | number | null }>(
-      `SELECT a.user_id, a.name, a.budget_usd FROM agents a
-       JOIN unnest($1::bigint[], $2::text[]) AS p(user_id, name) ON a.user_id = p.user_id AND a.name = p.name`,
-      [missing.map((p) => p.user_id), missing.map((p) => p.agent)],
+    const rows = await ctx.sql.query<{ project_id: number; name: string; budget_usd: string | number | null }>(
+      `SELECT a.project_id, a.name, a.budget_usd FROM agents a
+       JOIN unnest($1::bigint[], $2::text[]) AS p(project_id, name) ON a.project_id = p.project_id AND a.name = p.name`,
+      [missing.map((p) => p.project_id), missing.map((p) => p.agent)],
     );
-    for (const p of missing) out.set(`${p.user_id}:${p.agent}`, null);
-    for (const r of rows) out.set(`${Number(r.user_id)}:${r.name}`, r.budget_usd === null ? null : Number(r.budget_usd));
-    for (const p of missing) budgets.set(`${p.user_id}:${p.agent}`, { at: now, budget: out.get(`${p.user_id}:${p.agent}`)! });
+    for (const p of missing) out.set(`${p.project_id}:${p.agent}`, null);
+    for (const r of rows) out.set(`${Number(r.project_id)}:${r.name}`, r.budget_usd === null ? null : Number(r.budget_usd));
+    for (const p of missing) budgets.set(`${p.project_id}:${p.agent}`, { at: now, budget: out.get(`${p.project_id}:${p.agent}`)! });
   }
   return out;
 }
@@ -52,15 +52,15 @@ const lastSpendQuery = new Map<string, number>();
 /** Compares each (rule, agent)'s spend in the rule's period with the agent's budget. */
 async function judge(ctx: AlertContext, pairs: { rule: AlertRule; agent: string }[], now: Date): Promise<AlertFiring[]> {
   if (pairs.length === 0) return [];
-  const budgetOf = await budgetsOf(ctx, pairs.map((w) => ({ user_id: w.rule.user_id, agent: w.agent })));
-  const judged = pairs.filter((w) => (budgetOf.get(`${w.rule.user_id}:${w.agent}`) ?? null) !== null);
+  const budgetOf = await budgetsOf(ctx, pairs.map((w) => ({ project_id: w.rule.project_id, agent: w.agent })));
+  const judged = pairs.filter((w) => (budgetOf.get(`${w.rule.project_id}:${w.agent}`) ?? null) !== null);
   if (judged.length === 0) return [];
   // One spend query per (user, period).
-  const groups = new Map<string, { user_id: number; period: "day" | "month"; agents: Set<string> }>();
+  const groups = new Map<string, { project_id: number; period: "day" | "month"; agents: Set<string> }>();
   for (const w of judged) {
     const period = w.rule.config.period as "day" | "month";
-    const k = `${w.rule.user_id}:${period}`;
-    const g = groups.get(k) ?? { user_id: w.rule.user_id, period, agents: new Set<string>() };
+    const k = `${w.rule.project_id}:${period}`;
+    const g = groups.get(k) ?? { project_id: w.rule.project_id, period, agents: new Set<string>() };
     g.agents.add(w.agent);
     groups.set(k, g);
   }
@@ -69,18 +69,18 @@ async function judge(ctx: AlertContext, pairs: { rule: AlertRule; agent: string 
     lastSpendQuery.set(k, now.getTime());
     const rows = await ctx.clickhouse.query<{ agent_name: string; spend: number | string }>(
       `SELECT agent_name, sum(cost_usd) AS spend FROM agent_runs FINAL
-       WHERE user_id = {uid:UInt64} AND agent_name IN {agents:Array(String)} AND cost_usd > 0
+       WHERE project_id = {pid:UInt64} AND agent_name IN {agents:Array(String)} AND cost_usd > 0
          AND ifNull(ended_at, last_event_at) >= {since:DateTime64(3, 'UTC')}
        GROUP BY agent_name`,
-      { uid: g.user_id, agents: [...g.agents], since: toChTime(periodStart(g.period, now).toISOString()) },
+      { pid: g.project_id, agents: [...g.agents], since: toChTime(periodStart(g.period, now).toISOString()) },
     );
     for (const r of rows) spend.set(`${k}:${r.agent_name}`, Number(r.spend));
   }
   const out: AlertFiring[] = [];
   for (const w of judged) {
     const period = w.rule.config.period as "day" | "month";
-    const budget = budgetOf.get(`${w.rule.user_id}:${w.agent}`)!;
-    const spent = spend.get(`${w.rule.user_id}:${period}:${w.agent}`) ?? 0;
+    const budget = budgetOf.get(`${w.rule.project_id}:${w.agent}`)!;
+    const spent = spend.get(`${w.rule.project_id}:${period}:${w.agent}`) ?? 0;
     if (!(spent > budget)) continue;
     const start = periodStart(period, now).toISOString().slice(0, period === "day" ? 10 : 7);
     out.push({
@@ -119,22 +119,22 @@ export const agentBudgetExceeded = defineTrigger({
       if (!agent || !(c.run.cost_usd > 0) || !c.events.some((e) => e.event_type === "run_end" || isLlmCallEnd(e))) continue;
       const only = c.rule.config.agent_name;
       if (typeof only === "string" && only && only !== agent) continue;
-      if (now.getTime() - (lastSpendQuery.get(`${c.rule.user_id}:${c.rule.config.period}`) ?? 0) < SPEND_INTERVAL_MS) continue;
+      if (now.getTime() - (lastSpendQuery.get(`${c.rule.project_id}:${c.rule.config.period}`) ?? 0) < SPEND_INTERVAL_MS) continue;
       wanted.set(`${c.rule.id}:${agent}`, { rule: c.rule, agent });
     }
     return judge(ctx, [...wanted.values()], now);
   },
   async sweep(rules, ctx, now) {
-    // Every agent with a budget of the rules' users (or the rule's one agent).
-    const users = [...new Set(rules.map((r) => r.user_id))];
-    const rows = await ctx.sql.query<{ user_id: number; name: string }>(
-      `SELECT user_id, name FROM agents WHERE budget_usd IS NOT NULL AND user_id = ANY($1::bigint[])`,
-      [users],
+    // Every agent with a budget of the rules' projects (or the rule's one agent).
+    const projects = [...new Set(rules.map((r) => r.project_id))];
+    const rows = await ctx.sql.query<{ project_id: number; name: string }>(
+      `SELECT project_id, name FROM agents WHERE budget_usd IS NOT NULL AND project_id = ANY($1::bigint[])`,
+      [projects],
     );
     const pairs: { rule: AlertRule; agent: string }[] = [];
     for (const rule of rules) {
       const only = typeof rule.config.agent_name === "string" ? rule.config.agent_name : "";
-      for (const a of rows) if (Number(a.user_id) === rule.user_id && (!only || only === a.name)) pairs.push({ rule, agent: a.name });
+      for (const a of rows) if (Number(a.project_id) === rule.project_id && (!only || only === a.name)) pairs.push({ rule, agent: a.name });
     }
     return judge(ctx, pairs, now);
   },

@@ -18,10 +18,10 @@ export async function errorRate(ctx: AlertContext, rule: AlertRule, now: Date): 
   const [row] = await ctx.clickhouse.query<{ errors: string | number; runs: string | number }>(
     `SELECT countIf(status = 'error') AS errors, count() AS runs
      FROM agent_runs FINAL
-     WHERE user_id = {uid:UInt64} AND status IN ('success', 'error')
+     WHERE project_id = {pid:UInt64} AND status IN ('success', 'error')
        AND ifNull(ended_at, status_at) >= {since:DateTime64(3, 'UTC')}
        ${agent ? "AND agent_name = {agent:String}" : ""}`,
-    { uid: rule.user_id, since: toChTime(since), ...(agent ? { agent } : {}) },
+    { pid: rule.project_id, since: toChTime(since), ...(agent ? { agent } : {}) },
   );
   return { errors: Number(row?.errors ?? 0), runs: Number(row?.runs ?? 0) };
 }

@@ -1,7 +1,7 @@
 /**
  * run_duration_above: a run is still running N seconds after it started. No event marks this, so the check
  * runs in the periodic sweep (plugins/alert-evaluation.ts): one ClickHouse query over the running runs of the
- * users that have such rules. Run state lives in ClickHouse and firing keys in Postgres, so it works across
+ * projects that have such rules. Run state lives in ClickHouse and firing keys in Postgres, so it works across
  * restarts and pipeline processes. Once per run. Runs that started more than 7 days ago are not looked at.
  */
 import { Schema } from "effect";
@@ -40,30 +40,30 @@ export const runDurationAbove = defineTrigger({
   evaluate: () => undefined, // fires from the sweep only
   async sweep(rules, ctx, now) {
     const shortest = Math.min(...rules.map((r) => r.config.seconds as number));
-    const users = [...new Set(rules.map((r) => r.user_id))];
-    const rows = await ctx.clickhouse.query<{ user_id: string | number; external_id: string; started: string }>(
-      `SELECT user_id, external_id, toString(ifNull(started_at, status_at)) AS started
+    const projects = [...new Set(rules.map((r) => r.project_id))];
+    const rows = await ctx.clickhouse.query<{ project_id: string | number; external_id: string; started: string }>(
+      `SELECT project_id, external_id, toString(ifNull(started_at, status_at)) AS started
        FROM agent_runs FINAL
-       WHERE user_id IN {users:Array(UInt64)} AND status = 'running'
+       WHERE project_id IN {projects:Array(UInt64)} AND status = 'running'
          AND ifNull(started_at, status_at) <= {cutoff:DateTime64(3, 'UTC')}
          AND ifNull(started_at, status_at) >= {floor:DateTime64(3, 'UTC')}
        ORDER BY started LIMIT ${MAX_RUNS_PER_SWEEP}`,
       {
-        users,
+        projects,
         cutoff: toChTime(new Date(now.getTime() - shortest * 1000).toISOString()),
         floor: toChTime(new Date(now.getTime() - LOOKBACK_MS).toISOString()),
       },
     );
     if (rows.length === 0) return [];
-    const runs = await ctx.store.loadRuns(rows.map((r) => ({ user_id: Number(r.user_id), external_id: r.external_id })));
+    const runs = await ctx.store.loadRuns(rows.map((r) => ({ project_id: Number(r.project_id), external_id: r.external_id })));
     const byUser = new Map<number, AlertRule[]>();
-    for (const r of rules) byUser.set(r.user_id, [...(byUser.get(r.user_id) ?? []), r]);
+    for (const r of rules) byUser.set(r.project_id, [...(byUser.get(r.project_id) ?? []), r]);
     const out: AlertFiring[] = [];
     for (const run of runs) {
       if (run.status !== "running") continue;
       const startedMs = Date.parse(`${(run.started_at ?? run.status_at).replace(" ", "T")}${/Z|[+-]\d\d:?\d\d$/.test(run.started_at ?? run.status_at) ? "" : "Z"}`);
       const elapsed = (now.getTime() - startedMs) / 1000;
-      for (const rule of byUser.get(run.user_id) ?? []) {
+      for (const rule of byUser.get(run.project_id) ?? []) {
         const limit = rule.config.seconds as number;
         if (elapsed < limit || !agentMatches(rule, run)) continue;
         out.push({

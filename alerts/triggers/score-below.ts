@@ -24,14 +24,14 @@ export async function scoreAverage(ctx: AlertContext, rule: AlertRule, now: Date
   const agent = c.agent_name ?? "";
   // The run's agent from its latest row; only when the rule names one.
   const byAgent = agent
-    ? `AND run_id IN (SELECT run_id FROM agent_runs FINAL WHERE user_id = {uid:UInt64} AND agent_name = {agent:String})`
+    ? `AND run_id IN (SELECT run_id FROM agent_runs FINAL WHERE project_id = {pid:UInt64} AND agent_name = {agent:String})`
     : "";
   const [row] = await ctx.clickhouse.query<{ average: number | string | null; n: number | string }>(
     `SELECT avg(value_number) AS average, count() AS n
      FROM scores FINAL
-     WHERE user_id = {uid:UInt64} AND name = {name:String} AND value_type IN ('number', 'boolean')
+     WHERE project_id = {pid:UInt64} AND name = {name:String} AND value_type IN ('number', 'boolean')
        AND created_at >= {since:DateTime64(3, 'UTC')} ${byAgent}`,
-    { uid: rule.user_id, name: c.score_name, since: toChTime(since), ...(agent ? { agent } : {}) },
+    { pid: rule.project_id, name: c.score_name, since: toChTime(since), ...(agent ? { agent } : {}) },
   );
   const count = Number(row?.n ?? 0);
   return { average: count > 0 ? Number(row!.average) : NaN, count };

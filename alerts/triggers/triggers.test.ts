@@ -15,13 +15,13 @@ import { loadNotificationSettings } from "../settings.js";
 const triggers = new TriggerRegistry();
 const def = (t: string) => triggers.get(t)!;
 const rule = (trigger_type: string, raw: Record<string, unknown> = {}): AlertRule => ({
-  id: 1, user_id: 7, name: "r", trigger_type, channel: "dashboard", target: "",
+  id: 1, project_id: 7, name: "r", trigger_type, channel: "dashboard", target: "",
   config: Either.getOrThrow(decodeTriggerConfig(def(trigger_type), raw)),
 });
-const run = (over: Partial<ReturnType<typeof newRunRecord>> = {}) => ({ ...newRunRecord(7, "run-1", "0190a0a0-0000-7000-8000-00000000000a", "2026-11-23T10:00:00.000Z"), agent_name: "planner", ...over });
+const run = (over: Partial<ReturnType<typeof newRunRecord>> = {}) => ({ ...newRunRecord({ project_id: 7, user_id: 7 }, "run-1", "0190a0a0-0000-7000-8000-00000000000a", "2026-11-23T10:00:00.000Z"), agent_name: "planner", ...over });
 let n = 0;
 const ev = (event_type: PipelineEvent["event_type"], payload: Record<string, unknown>): PipelineEvent => ({
-  event_id: `0190a0a0-0000-7000-8000-${String(++n).padStart(12, "0")}`, user_id: 7, run_id: "0190a0a0-0000-7000-8000-00000000000a", sdk_run_id: "run-1",
+  event_id: `0190a0a0-0000-7000-8000-${String(++n).padStart(12, "0")}`, project_id: 7, user_id: 7, run_id: "0190a0a0-0000-7000-8000-00000000000a", sdk_run_id: "run-1",
   event_type, agent_name: null, payload, occurred_at: "2026-11-23T10:00:01.000Z", received_at: "2026-11-23T10:00:01.000Z", config_version: null, duplicate: false,
 });
 

@@ -55,9 +55,9 @@ function decodeSummary(r: Record<string, unknown>): SessionSummary {
   };
 }
 
-export async function listSessions(ch: ClickHouse, userId: number, filter: SessionFilter = {}): Promise<{ sessions: SessionSummary[]; next_cursor: string | null }> {
+export async function listSessions(ch: ClickHouse, projectId: number, filter: SessionFilter = {}): Promise<{ sessions: SessionSummary[]; next_cursor: string | null }> {
   const limit = checkLimit(filter.limit, DEFAULT_SESSIONS_LIMIT, MAX_SESSIONS_LIMIT);
-  const params: Record<string, unknown> = { uid: userId, take: limit + 1 };
+  const params: Record<string, unknown> = { pid: projectId, take: limit + 1 };
   const having: string[] = [];
   if (filter.agent_name !== undefined) {
     having.push("countIf(agent_name = {agent:String}) > 0");
@@ -75,7 +75,7 @@ export async function listSessions(ch: ClickHouse, userId: number, filter: Sessi
   }
   const rows = await ch.query<Record<string, unknown>>(
     `SELECT ${SUMMARY} FROM agent_runs FINAL
-     WHERE user_id = {uid:UInt64} AND session_id != ''
+     WHERE project_id = {pid:UInt64} AND session_id != ''
      GROUP BY session_id
      ${having.length ? `HAVING ${having.join(" AND ")}` : ""}
      ORDER BY last_activity_at DESC, session_id DESC
@@ -87,18 +87,18 @@ export async function listSessions(ch: ClickHouse, userId: number, filter: Sessi
 }
 
 /** One session with its runs in start order, or undefined when the user has no run in it. */
-export async function getSession(ch: ClickHouse, userId: number, sessionId: string): Promise<{ session: SessionSummary; runs: RunRecord[] } | undefined> {
-  const params = { uid: userId, sid: sessionId, take: MAX_SESSION_RUNS };
+export async function getSession(ch: ClickHouse, projectId: number, sessionId: string): Promise<{ session: SessionSummary; runs: RunRecord[] } | undefined> {
+  const params = { pid: projectId, sid: sessionId, take: MAX_SESSION_RUNS };
   // The runs first, then the summary: read side by side, the summary could be a moment older than the runs listed
   // with it (a run stored in between: two runs listed, one counted). A run only gets newer versions until retention
   // deletes it, so read after, the summary counts every run listed.
   const runs = await ch.query<Record<string, unknown>>(
-    `SELECT ${RUN_SELECT} FROM agent_runs FINAL WHERE user_id = {uid:UInt64} AND session_id = {sid:String}
+    `SELECT ${RUN_SELECT} FROM agent_runs FINAL WHERE project_id = {pid:UInt64} AND session_id = {sid:String}
      ORDER BY ${RUN_SORT_AT}, external_id LIMIT {take:UInt32}`,
     params,
   );
   const summary = await ch.query<Record<string, unknown>>(
-    `SELECT ${SUMMARY} FROM agent_runs FINAL WHERE user_id = {uid:UInt64} AND session_id = {sid:String} GROUP BY session_id`,
+    `SELECT ${SUMMARY} FROM agent_runs FINAL WHERE project_id = {pid:UInt64} AND session_id = {sid:String} GROUP BY session_id`,
     params,
   );
   if (!summary[0]) return undefined;
@@ -112,14 +112,14 @@ export interface TurnContent {
 }
 
 /** The input and output of each of the runs (by run_id), from their stored run_start and run_end events. */
-export async function turnContents(ch: ClickHouse, userId: number, runIds: readonly string[]): Promise<Map<string, TurnContent>> {
+export async function turnContents(ch: ClickHouse, projectId: number, runIds: readonly string[]): Promise<Map<string, TurnContent>> {
   const out = new Map<string, { input: unknown; output: unknown }>();
   if (runIds.length === 0) return out;
   const rows = await ch.query<{ rid: string; event_type: string; payload: string }>(
     `SELECT toString(run_id) AS rid, event_type, payload FROM agent_events
-     WHERE user_id = {uid:UInt64} AND run_id IN {runs:Array(UUID)} AND event_type IN ('run_start', 'run_end')
+     WHERE project_id = {pid:UInt64} AND run_id IN {runs:Array(UUID)} AND event_type IN ('run_start', 'run_end')
      ORDER BY event_id LIMIT 1 BY run_id, event_id`,
-    { uid: userId, runs: runIds },
+    { pid: projectId, runs: runIds },
   );
   for (const r of rows) {
     let payload: Record<string, unknown> = {};

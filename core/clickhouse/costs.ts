@@ -43,7 +43,7 @@ export interface CostRange {
 const n = (v: unknown): number => Number(v ?? 0);
 
 /** One row per (day, agent, model) with runs in the range, ordered by day, agent, model. */
-export async function costGroups(ch: ClickHouse, userId: number, range: CostRange): Promise<CostGroup[]> {
+export async function costGroups(ch: ClickHouse, projectId: number, range: CostRange): Promise<CostGroup[]> {
   const rows = await ch.query<Record<string, unknown>>(
     `SELECT day_text, agent_name, model, sum(runs) AS runs, sum(prompt) AS prompt_tokens, sum(completion) AS completion_tokens,
             sum(total) AS total_tokens, sum(cost) AS cost, sum(computed_cost) AS computed_cost,
@@ -54,7 +54,7 @@ export async function costGroups(ch: ClickHouse, userId: number, range: CostRang
                 sum(total_tokens) AS total, sum(cost_usd) AS cost, sumIf(cost_usd, cost_source = 'computed') AS computed_cost,
                 uniqExactIf(run_id, cost_source = 'computed') AS computed_runs, uniqExactIf(run_id, cost_source = 'client') AS client_runs
            FROM llm_calls FINAL
-          WHERE user_id = {uid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
+          WHERE project_id = {pid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
           GROUP BY day, agent_name, model
          UNION ALL
          SELECT toString(day) AS day_text, toString(agent_name) AS agent_name, toString(model) AS model,
@@ -62,14 +62,14 @@ export async function costGroups(ch: ClickHouse, userId: number, range: CostRang
                 sum(total_tokens) AS total, sum(cost_usd) AS cost, sumIf(cost_usd, cost_source = 'computed') AS computed_cost,
                 countIf(cost_source = 'computed') AS computed_runs, countIf(cost_source = 'client') AS client_runs
            FROM run_costs FINAL
-          WHERE user_id = {uid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
-            AND external_id NOT IN (SELECT sdk_run_id FROM llm_calls WHERE user_id = {uid:UInt64})
+          WHERE project_id = {pid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
+            AND external_id NOT IN (SELECT sdk_run_id FROM llm_calls WHERE project_id = {pid:UInt64})
           GROUP BY day, agent_name, model
        )
       GROUP BY day_text, agent_name, model
       ORDER BY day_text, agent_name, model
       LIMIT {limit:UInt32}`,
-    { uid: userId, from: range.from, to: range.to, limit: MAX_GROUPS },
+    { pid: projectId, from: range.from, to: range.to, limit: MAX_GROUPS },
   );
   return rows.map((r) => ({
     day: String(r.day_text),
@@ -95,7 +95,7 @@ export type RunCounts = ReadonlyMap<RunCountView, ReadonlyMap<string, RunCount>>
 export const agentModelKey = (agent: string, model: string): string => `${agent}\u0000${model}`;
 
 /** Distinct runs with cost in the range, for the total and per day, agent, model and (agent, model). */
-export async function costRunCounts(ch: ClickHouse, userId: number, range: CostRange): Promise<RunCounts> {
+export async function costRunCounts(ch: ClickHouse, projectId: number, range: CostRange): Promise<RunCounts> {
   const rows = await ch.query<Record<string, unknown>>(
     `SELECT view, key, uniqExact(rid) AS runs, uniqExactIf(rid, src = 'computed') AS computed_runs, uniqExactIf(rid, src = 'client') AS client_runs
        FROM (
@@ -104,17 +104,17 @@ export async function costRunCounts(ch: ClickHouse, userId: number, range: CostR
            FROM (
              SELECT toString(sdk_run_id) AS rid, toString(cost_source) AS src, toString(day) AS day_text, toString(agent_name) AS agent, toString(model) AS model
                FROM llm_calls FINAL
-              WHERE user_id = {uid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
+              WHERE project_id = {pid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
              UNION ALL
              SELECT toString(external_id), toString(cost_source), toString(day), toString(agent_name), toString(model)
                FROM run_costs FINAL
-              WHERE user_id = {uid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
-                AND external_id NOT IN (SELECT sdk_run_id FROM llm_calls WHERE user_id = {uid:UInt64})
+              WHERE project_id = {pid:UInt64} AND day >= {from:Date} AND day <= {to:Date}
+                AND external_id NOT IN (SELECT sdk_run_id FROM llm_calls WHERE project_id = {pid:UInt64})
            )
        )
       GROUP BY view, key
       LIMIT {limit:UInt32}`,
-    { uid: userId, from: range.from, to: range.to, limit: MAX_GROUPS * 5 },
+    { pid: projectId, from: range.from, to: range.to, limit: MAX_GROUPS * 5 },
   );
   const out = new Map<RunCountView, Map<string, RunCount>>();
   for (const r of rows) {
@@ -177,23 +177,23 @@ export function perDay(groups: readonly CostGroup[], range: CostRange): (CostTot
 }
 
 /** Spend this calendar month (UTC) per agent name. */
-export async function agentMonthSpend(ch: ClickHouse, userId: number, agents?: readonly string[], now = new Date()): Promise<Map<string, number>> {
+export async function agentMonthSpend(ch: ClickHouse, projectId: number, agents?: readonly string[], now = new Date()): Promise<Map<string, number>> {
   const first = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString().slice(0, 10);
   const only = agents ? "AND agent_name IN {agents:Array(String)}" : "";
   const rows = await ch.query<{ agent_name: string; cost_usd: unknown }>(
     `SELECT agent_name, sum(cost) AS cost_usd
        FROM (
          SELECT toString(agent_name) AS agent_name, sum(cost_usd) AS cost
-           FROM llm_calls FINAL WHERE user_id = {uid:UInt64} AND day >= {from:Date} ${only} GROUP BY agent_name
+           FROM llm_calls FINAL WHERE project_id = {pid:UInt64} AND day >= {from:Date} ${only} GROUP BY agent_name
          UNION ALL
          SELECT toString(agent_name) AS agent_name, sum(cost_usd) AS cost
            FROM run_costs FINAL
-          WHERE user_id = {uid:UInt64} AND day >= {from:Date} ${only}
-            AND external_id NOT IN (SELECT sdk_run_id FROM llm_calls WHERE user_id = {uid:UInt64})
+          WHERE project_id = {pid:UInt64} AND day >= {from:Date} ${only}
+            AND external_id NOT IN (SELECT sdk_run_id FROM llm_calls WHERE project_id = {pid:UInt64})
           GROUP BY agent_name
        )
       GROUP BY agent_name`,
-    agents ? { uid: userId, from: first, agents } : { uid: userId, from: first },
+    agents ? { pid: projectId, from: first, agents } : { pid: projectId, from: first },
   );
   return new Map(rows.map((r) => [String(r.agent_name), n(r.cost_usd)]));
 }

@@ -69,7 +69,7 @@ let seq = 0;
 function event(userId: number, sdkRunId: string, type: EventType, payload: Record<string, unknown> = {}, at = new Date()): LoggedEvent {
   return {
     event_id: uuidv7(),
-    user_id: userId,
+    project_id: userId, user_id: userId,
     run_id: runIdFor(userId, sdkRunId),
     sdk_run_id: sdkRunId,
     event_type: type,
@@ -83,7 +83,7 @@ function event(userId: number, sdkRunId: string, type: EventType, payload: Recor
 
 function run(userId: number, externalId: string, patch: Partial<RunRecord> = {}): RunRecord {
   const at = patch.started_at ?? new Date().toISOString();
-  return { ...newRunRecord(userId, externalId, runIdFor(userId, externalId), at), started_at: at, agent_name: "agent-a", version: 1, ...patch };
+  return { ...newRunRecord({ project_id: userId, user_id: userId }, externalId, runIdFor(userId, externalId), at), started_at: at, agent_name: "agent-a", version: 1, ...patch };
 }
 
 const iso = (msAgo: number) => new Date(Date.UTC(2026, 10, 1) - msAgo).toISOString();
@@ -136,21 +136,23 @@ for (const target of [chdbTarget(), serverTarget()]) {
       }
     });
 
-    it("skips the granules a look-up of new runs cannot match, by bloom filters on their keys (migration 120)", async () => {
+    it("skips the granules a look-up of new runs cannot match, by bloom filters on their keys and project minmax (migrations 120, 140)", async () => {
       const indexes = await ch.query<{ table: string; name: string; type_full: string; expr: string }>(
         `SELECT table, name, type_full, expr FROM system.data_skipping_indices
-         WHERE database = currentDatabase() AND table IN ('agent_runs', 'agent_events') ORDER BY table`,
+         WHERE database = currentDatabase() AND table IN ('agent_runs', 'agent_events') ORDER BY table, name`,
       );
       expect(indexes).toEqual([
+        { table: "agent_events", name: "project_id_minmax", type_full: "minmax", expr: "project_id" },
         { table: "agent_events", name: "run_id_bloom", type_full: "bloom_filter(0.0001)", expr: "run_id" },
         { table: "agent_runs", name: "external_id_bloom", type_full: "bloom_filter(0.0001)", expr: "external_id" },
+        { table: "agent_runs", name: "project_id_minmax", type_full: "minmax", expr: "project_id" },
       ]);
       // The look-ups still find what is stored beside keys that are not.
       const u = nextUser();
       await store.upsertRuns([run(u, "stored-run")]);
       const e = event(u, "stored-run", "run_start");
       await store.insertEvents([e]);
-      const loaded = await store.loadRuns([{ user_id: u, external_id: "stored-run" }, ...Array.from({ length: 499 }, (_, i) => ({ user_id: u, external_id: `absent-${i}` }))]);
+      const loaded = await store.loadRuns([{ project_id: u, external_id: "stored-run" }, ...Array.from({ length: 499 }, (_, i) => ({ project_id: u, external_id: `absent-${i}` }))]);
       expect(loaded.map((r) => r.external_id)).toEqual(["stored-run"]);
       // The look-up pipeline/stored-events.ts findRunsWithEvents makes.
       const withEvents = await ch.query<{ rid: string }>(
@@ -346,7 +348,7 @@ for (const target of [chdbTarget(), serverTarget()]) {
       const a = nextUser();
       const b = nextUser();
       await store.upsertRuns([run(a, "x", { version: 1 }), run(a, "x", { version: 2, event_count: 2 }), run(a, "y"), run(b, "x", { event_count: 7 }), run(b, "z")]);
-      const got = await store.loadRuns([{ user_id: a, external_id: "x" }, { user_id: b, external_id: "x" }, { user_id: a, external_id: "absent" }]);
+      const got = await store.loadRuns([{ project_id: a, external_id: "x" }, { project_id: b, external_id: "x" }, { project_id: a, external_id: "absent" }]);
       const byKey = Object.fromEntries(got.map((r) => [`${r.user_id}/${r.external_id}`, r]));
       expect(Object.keys(byKey).sort()).toEqual([`${a}/x`, `${b}/x`].sort());
       expect(byKey[`${a}/x`]!.event_count).toBe(2);
@@ -360,9 +362,9 @@ for (const target of [chdbTarget(), serverTarget()]) {
       await store.upsertRuns([run(u, "late", { version: 30, event_count: 3 })]);
       await store.upsertRuns([run(u, "late", { version: 10, event_count: 1 })]);
       await store.upsertRuns([run(u, "late", { version: 20, event_count: 2 })]);
-      const got = await store.loadRuns([{ user_id: u, external_id: "late" }, { user_id: u, external_id: "late" }]);
+      const got = await store.loadRuns([{ project_id: u, external_id: "late" }, { project_id: u, external_id: "late" }]);
       expect(got.map((r) => [r.version, r.event_count])).toEqual([[30, 3]]);
-      expect(await store.loadRuns([{ user_id: u, external_id: "LATE" }, { user_id: u + 1, external_id: "late" }])).toEqual([]);
+      expect(await store.loadRuns([{ project_id: u, external_id: "LATE" }, { project_id: u + 1, external_id: "late" }])).toEqual([]);
     });
 
     it("listRuns filters by status, agent_name, since and config_version", async () => {

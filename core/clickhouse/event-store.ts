@@ -21,6 +21,7 @@ import { ERROR_PREVIEW_CHARS } from "../events/spans.js";
 import { mapInSlices } from "../time-slice.js";
 import { isStorableTime, type EventType, type LoggedEvent, type RunStatus } from "../events/schema.js";
 import type { RunRecord } from "../events/run.js";
+import { runKeyOfRun } from "../events/run-key.js";
 import { ValidationError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import { jsonString, jsonValue } from "../json-text.js";
@@ -41,7 +42,7 @@ export function toChTime(iso: string): string {
 }
 
 export const RUN_COLUMNS = [
-  "user_id", "external_id", "run_id", "agent_name", "status", "status_at", "started_at", "ended_at",
+  "project_id", "user_id", "external_id", "run_id", "agent_name", "status", "status_at", "started_at", "ended_at",
   "last_event_at", "model", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "cost_source",
   "framework", "config_version", "event_count", "error_count", "last_error", "pending_question", "llm_calls", "session_id", "version",
 ] as const satisfies readonly (keyof RunRecord)[];
@@ -70,7 +71,7 @@ const strOrNull = (v: unknown): string | null => (v === null || v === undefined 
 
 /** The agent_events columns of eventRowLine's values, in their order. */
 const EVENT_COLUMNS = [
-  "event_id", "user_id", "run_id", "sdk_run_id", "event_type", "agent_name", "payload", "occurred_at", "received_at",
+  "event_id", "project_id", "user_id", "run_id", "sdk_run_id", "event_type", "agent_name", "payload", "occurred_at", "received_at",
   "config_version", "span_id", "parent_span_id",
 ] as const;
 
@@ -87,7 +88,7 @@ export function eventRowLine(e: LoggedEvent, payloadJson?: string): string {
   const p = e.payload as unknown;
   const payload = typeof p === "object" && p !== null && !Array.isArray(p) ? (payloadJson ?? JSON.stringify(p)) : JSON.stringify(JSON.stringify(p));
   return (
-    `[${jsonString(e.event_id)},${jsonValue(e.user_id)},${jsonString(e.run_id)},${jsonString(e.sdk_run_id)},${jsonString(e.event_type)}` +
+    `[${jsonString(e.event_id)},${jsonValue(e.project_id)},${jsonValue(e.user_id)},${jsonString(e.run_id)},${jsonString(e.sdk_run_id)},${jsonString(e.event_type)}` +
     `,${jsonString(e.agent_name ?? "")},${payload},"${canonicalIso(e.occurred_at)}","${canonicalIso(e.received_at)}"` +
     `,${jsonValue(e.config_version)},${jsonString(e.span_id ?? "")},${jsonString(e.parent_span_id ?? "")}]\n`
   );
@@ -103,7 +104,7 @@ const chTimeValue = (iso: string | null): string => (iso === null ? "null" : `"$
  * Every value goes through jsonValue, as the rows given as objects did (core/clickhouse/settings.ts compactRowLine).
  */
 export function runRowLine(r: RunRecord): string {
-  return `[${jsonValue(r.user_id)},${jsonValue(r.external_id)},${jsonValue(r.run_id)},${jsonValue(r.agent_name)},${jsonValue(r.status)}` +
+  return `[${jsonValue(r.project_id)},${jsonValue(r.user_id)},${jsonValue(r.external_id)},${jsonValue(r.run_id)},${jsonValue(r.agent_name)},${jsonValue(r.status)}` +
     `,${chTimeValue(r.status_at)},${chTimeValue(r.started_at)},${chTimeValue(r.ended_at)},${chTimeValue(r.last_event_at)}` +
     `,${jsonValue(r.model)},${jsonValue(r.prompt_tokens)},${jsonValue(r.completion_tokens)},${jsonValue(r.total_tokens)}` +
     `,${jsonValue(r.cost_usd)},${jsonValue(r.cost_source)},${jsonValue(r.framework)},${jsonValue(r.config_version)}` +
@@ -116,7 +117,7 @@ export function runRowLine(r: RunRecord): string {
  * like runRowLine; its values are costFacts' own, so the row written is what the pipeline compares (pipeline/run-writer.ts).
  */
 export const COST_COLUMNS = [
-  "version", "user_id", "external_id", "day", "agent_name", "model", "status", "prompt_tokens", "completion_tokens",
+  "version", "project_id", "user_id", "external_id", "day", "agent_name", "model", "status", "prompt_tokens", "completion_tokens",
   "total_tokens", "cost_usd", "cost_source",
 ] as const;
 export function costRowLine(r: RunRecord): string {
@@ -131,6 +132,7 @@ export function costRowLine(r: RunRecord): string {
  */
 export function costFacts(r: RunRecord) {
   return {
+    project_id: r.project_id,
     user_id: r.user_id,
     external_id: r.external_id,
     day: canonicalIso(r.started_at ?? r.last_event_at).slice(0, 10),
@@ -147,6 +149,7 @@ export function costFacts(r: RunRecord) {
 
 export function decodeRun(r: Raw): RunRecord {
   return {
+    project_id: num(r.project_id),
     user_id: num(r.user_id),
     external_id: String(r.external_id),
     run_id: String(r.run_id),
@@ -257,21 +260,22 @@ export function createEventStore(ch: ClickHouse): EventStore {
       const latest = new Map<string, RunRecord>();
       for (let i = 0; i < keys.length; i += LOAD_CHUNK) {
         const chunk = keys.slice(i, i + LOAD_CHUNK);
-        const wanted = new Set(chunk.map((k) => `${k.user_id}\u0000${k.external_id}`));
+        const wanted = new Set(chunk.map((k) => runKeyOfRun(k)));
         // Every stored version of the keys, without FINAL: the key columns are read first (PREWHERE), and the rest
         // only where a key matched, so runs that are not stored yet (most of the pipeline's look-ups: new runs, new
         // OTLP traces) cost a read of the keys alone. FINAL merged every column of every granule the keys fell in:
         // 500 new runs in 250,000 took 25-30 ms, now 11-14 (docs/PIPELINE.md). The newest version is
         // picked here, as FINAL would: the pipeline's version clock gives each write of a run a higher version.
-        // Two IN lists use the primary key on both columns; the exact pairs are picked below.
+        // Two IN lists (the project_id minmax and external_id bloom filter indexes skip granules); the exact pairs
+        // are picked below.
         const rows = await ch.query<Raw>(
           `SELECT ${RUN_SELECT} FROM agent_runs
-           WHERE user_id IN {users:Array(UInt64)} AND external_id IN {ids:Array(String)}`,
-          { users: [...new Set(chunk.map((k) => k.user_id))], ids: [...new Set(chunk.map((k) => k.external_id))] },
+           WHERE project_id IN {projects:Array(UInt64)} AND external_id IN {ids:Array(String)}`,
+          { projects: [...new Set(chunk.map((k) => k.project_id))], ids: [...new Set(chunk.map((k) => k.external_id))] },
         );
         for (const r of rows) {
           const run = decodeRun(r);
-          const key = `${run.user_id}\u0000${run.external_id}`;
+          const key = runKeyOfRun(run);
           if (!wanted.has(key)) continue;
           const seen = latest.get(key);
           if (!seen || run.version > seen.version) latest.set(key, run);
@@ -280,19 +284,19 @@ export function createEventStore(ch: ClickHouse): EventStore {
       return [...latest.values()];
     },
 
-    async getRun(userId, externalId) {
+    async getRun(projectId, externalId) {
       const rows = await ch.query<Raw>(
         `SELECT ${RUN_SELECT} FROM agent_runs FINAL
-         WHERE user_id = {user_id:UInt64} AND external_id = {external_id:String} LIMIT 1`,
-        { user_id: userId, external_id: externalId },
+         WHERE project_id = {project_id:UInt64} AND external_id = {external_id:String} LIMIT 1`,
+        { project_id: projectId, external_id: externalId },
       );
       return rows[0] ? decodeRun(rows[0]) : undefined;
     },
 
-    async listRuns(userId, filter: RunFilter) {
+    async listRuns(projectId, filter: RunFilter) {
       const limit = checkLimit(filter.limit, DEFAULT_RUNS_LIMIT, MAX_RUNS_LIMIT);
-      const params: Record<string, unknown> = { user_id: userId, take: limit + 1 };
-      const where = ["user_id = {user_id:UInt64}"];
+      const params: Record<string, unknown> = { project_id: projectId, take: limit + 1 };
+      const where = ["project_id = {project_id:UInt64}"];
       if (filter.status !== undefined) {
         where.push("status = {status:String}");
         params.status = filter.status;
@@ -319,7 +323,7 @@ export function createEventStore(ch: ClickHouse): EventStore {
         if (filter.score_min !== undefined || filter.score_max !== undefined) range += " AND value_type IN ('number', 'boolean')";
         if (filter.score_min !== undefined) (range += " AND value_number >= {score_min:Float64}"), (params.score_min = String(filter.score_min));
         if (filter.score_max !== undefined) (range += " AND value_number <= {score_max:Float64}"), (params.score_max = String(filter.score_max));
-        where.push(`run_id IN (SELECT run_id FROM scores FINAL WHERE user_id = {user_id:UInt64} AND name = {score_name:String}${range})`);
+        where.push(`run_id IN (SELECT run_id FROM scores FINAL WHERE project_id = {project_id:UInt64} AND name = {score_name:String}${range})`);
         params.score_name = filter.score_name;
       }
       if (filter.cursor) {
@@ -340,9 +344,9 @@ export function createEventStore(ch: ClickHouse): EventStore {
       return { runs: page, next_cursor };
     },
 
-    async listEvents(userId, runId, opts = {}) {
+    async listEvents(projectId, runId, opts = {}) {
       const limit = checkLimit(opts.limit, DEFAULT_EVENTS_LIMIT, MAX_EVENTS_LIMIT);
-      const params: Record<string, unknown> = { user_id: userId, run_id: runId, take: limit };
+      const params: Record<string, unknown> = { project_id: projectId, run_id: runId, take: limit };
       let after = "";
       if (opts.after !== undefined) {
         if (!isUuid(opts.after)) throw new ValidationError({ message: "after must be an event_id", field: "after" });
@@ -351,7 +355,7 @@ export function createEventStore(ch: ClickHouse): EventStore {
       }
       const rows = await ch.query<Raw>(
         `SELECT ${EVENT_SELECT} FROM agent_events
-         WHERE user_id = {user_id:UInt64} AND run_id = {run_id:UUID} ${after}
+         WHERE project_id = {project_id:UInt64} AND run_id = {run_id:UUID} ${after}
          ORDER BY toString(event_id)
          LIMIT 1 BY event_id
          LIMIT {take:UInt32}`,
@@ -360,15 +364,15 @@ export function createEventStore(ch: ClickHouse): EventStore {
       return mapInSlices(rows, decodeEvent);
     },
 
-    async listSpanEvents(userId, runId, opts = {}) {
+    async listSpanEvents(projectId, runId, opts = {}) {
       const limit = checkLimit(opts.limit, DEFAULT_EVENTS_LIMIT, MAX_EVENTS_LIMIT);
       const rows = await ch.query<Raw>(
         `SELECT ${SPAN_EVENT_SELECT} FROM agent_events
-         WHERE user_id = {user_id:UInt64} AND run_id = {run_id:UUID} AND event_type IN ('step', 'tool_call')
+         WHERE project_id = {project_id:UInt64} AND run_id = {run_id:UUID} AND event_type IN ('step', 'tool_call')
          ORDER BY toString(event_id)
          LIMIT 1 BY event_id
          LIMIT {take:UInt32}`,
-        { user_id: userId, run_id: runId, take: limit },
+        { project_id: projectId, run_id: runId, take: limit },
       );
       return mapInSlices(rows, decodeEvent);
     },

@@ -20,15 +20,15 @@ export interface ExpiredRun {
 const BY_RUN_ID = ["agent_events", "llm_calls", "scores"] as const;
 
 /** Up to `limit` of the user's runs whose last event is before `cutoff` (the latest version of each run decides). */
-export async function findExpiredRuns(ch: ClickHouse, userId: number, cutoff: Date, limit: number): Promise<ExpiredRun[]> {
+export async function findExpiredRuns(ch: ClickHouse, projectId: number, cutoff: Date, limit: number): Promise<ExpiredRun[]> {
   const rows = await ch.query<{ run_id: string; external_id: string }>(
     `SELECT toString(argMax(run_id, version)) AS run_id, external_id
        FROM agent_runs
-      WHERE user_id = {uid:UInt64}
+      WHERE project_id = {pid:UInt64}
       GROUP BY external_id
      HAVING max(last_event_at) < {cutoff:DateTime64(3, 'UTC')}
       LIMIT {take:UInt32}`,
-    { uid: userId, cutoff: toChTime(cutoff.toISOString()), take: limit },
+    { pid: projectId, cutoff: toChTime(cutoff.toISOString()), take: limit },
   );
   return rows.map((r) => ({ run_id: String(r.run_id), external_id: String(r.external_id) }));
 }
@@ -37,14 +37,14 @@ export async function findExpiredRuns(ch: ClickHouse, userId: number, cutoff: Da
  * Deletes every row of these runs (events and so spans, LLM calls, scores, cost rows, the run's versions). The run
  * itself goes last, so a sweep cut short finds the same runs again next time.
  */
-export async function deleteRuns(ch: ClickHouse, userId: number, runs: readonly ExpiredRun[]): Promise<void> {
+export async function deleteRuns(ch: ClickHouse, projectId: number, runs: readonly ExpiredRun[]): Promise<void> {
   if (runs.length === 0) return;
   const ids = runs.map((r) => r.run_id);
   const names = runs.map((r) => r.external_id);
   for (const table of BY_RUN_ID) {
-    await ch.exec(`DELETE FROM ${table} WHERE user_id = {uid:UInt64} AND run_id IN {ids:Array(UUID)}`, { uid: userId, ids });
+    await ch.exec(`DELETE FROM ${table} WHERE project_id = {pid:UInt64} AND run_id IN {ids:Array(UUID)}`, { pid: projectId, ids });
   }
   for (const table of ["run_costs", "agent_runs"]) {
-    await ch.exec(`DELETE FROM ${table} WHERE user_id = {uid:UInt64} AND external_id IN {names:Array(String)}`, { uid: userId, names });
+    await ch.exec(`DELETE FROM ${table} WHERE project_id = {pid:UInt64} AND external_id IN {names:Array(String)}`, { pid: projectId, names });
   }
 }

@@ -47,23 +47,24 @@ export interface EventStore {
    */
   insertEvents(events: readonly LoggedEvent[], payloadJson?: ReadonlyMap<LoggedEvent, string>): Promise<void>;
   /**
-   * Writes full run rows (the highest `version` per (user_id, external_id) wins) and the cost rows (run_costs) of
+   * Writes full run rows (the highest `version` per run wins) and the cost rows (run_costs) of
    * `costs`: by default every run written; the pipeline passes only the runs whose cost facts changed. The rows are
    * made from the records before the call returns: the caller may change the records while the write is under way.
    */
   upsertRuns(runs: readonly RunRecord[], costs?: readonly RunRecord[]): Promise<void>;
   /** Latest version of each requested run (missing ones are absent), for the pipeline's state. */
-  loadRuns(keys: readonly { user_id: number; external_id: string }[]): Promise<RunRecord[]>;
-  getRun(userId: number, externalId: string): Promise<RunRecord | undefined>;
+  loadRuns(keys: readonly { project_id: number; external_id: string }[]): Promise<RunRecord[]>;
+  /** Every read below is scoped by the project: another project's run or event is never found. */
+  getRun(projectId: number, externalId: string): Promise<RunRecord | undefined>;
   /** Newest first (by started_at, then external_id), cursor-paginated. */
-  listRuns(userId: number, filter: RunFilter): Promise<{ runs: RunRecord[]; next_cursor: string | null }>;
+  listRuns(projectId: number, filter: RunFilter): Promise<{ runs: RunRecord[]; next_cursor: string | null }>;
   /** A run's events in processing order (event_id is a UUIDv7 minted at ingest). */
-  listEvents(userId: number, runId: string, opts?: { limit?: number; after?: string }): Promise<StoredEvent[]>;
+  listEvents(projectId: number, runId: string, opts?: { limit?: number; after?: string }): Promise<StoredEvent[]>;
   /**
    * What a run's spans are built from (core/events/spans.ts): its step and tool_call events in processing order,
    * each payload value longer than SPAN_VALUE_CHARS cut by the store — a string to its first characters, an object
    * or array to the first characters of its JSON, as a string — so a run of 20,000 spans with 10 KiB errors is read
    * as tens of MiB, not hundreds.
    */
-  listSpanEvents(userId: number, runId: string, opts?: { limit?: number }): Promise<StoredEvent[]>;
+  listSpanEvents(projectId: number, runId: string, opts?: { limit?: number }): Promise<StoredEvent[]>;
 }

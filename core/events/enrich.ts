@@ -1,4 +1,5 @@
 import type { IngestEvent, LoggedEvent } from "./schema.js";
+import type { Sender } from "./sender.js";
 import { runIdFor, uuidv7 } from "../ids.js";
 import { canonicalIso } from "./iso-time.js";
 
@@ -11,20 +12,21 @@ function isoOf(d: Date): string {
 }
 
 /**
- * Fixes owner, ids and timestamps of a validated event (see LoggedEvent). occurred_at is normalised to
+ * Fixes project, sender, ids and timestamps of a validated event (see LoggedEvent). occurred_at is normalised to
  * UTC ISO with milliseconds and defaults to the receive time; the client's event_id (idempotency) is kept.
  * `runIds` memoises run ids within one batch (most events of a batch share a few runs; the id is a SHA-1).
  */
-export function enrichEvent(e: IngestEvent, userId: number, receivedAt: Date, runIds?: Map<string, string>): LoggedEvent {
+export function enrichEvent(e: IngestEvent, sender: Sender, receivedAt: Date, runIds?: Map<string, string>): LoggedEvent {
   const received = isoOf(receivedAt);
   let runId = runIds?.get(e.sdk_run_id);
   if (runId === undefined) {
-    runId = runIdFor(userId, e.sdk_run_id);
+    runId = runIdFor(sender.projectId, e.sdk_run_id);
     runIds?.set(e.sdk_run_id, runId);
   }
   const out: { -readonly [K in keyof LoggedEvent]: LoggedEvent[K] } = {
     event_id: e.event_id ? e.event_id.toLowerCase() : uuidv7(receivedAt.getTime()),
-    user_id: userId,
+    project_id: sender.projectId,
+    user_id: sender.userId,
     run_id: runId,
     sdk_run_id: e.sdk_run_id,
     event_type: e.event_type,

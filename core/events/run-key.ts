@@ -1,5 +1,5 @@
 /**
- * Which run: its owner and the client's run id (`sdk_run_id` on an event, `external_id` on a run record). The one
+ * Which run: its project and the client's run id (`sdk_run_id` on an event, `external_id` on a run record). The one
  * spelling of a run's identity in memory: the pipeline's per-run state, the drafts plugins see, the event store's
  * run look-ups and the log's ordering all key by it. Events of one run share it, so they stay in order (one Kafka
  * partition, one consumer). The run's stored `run_id` is a function of the same two (core/ids.ts runIdFor).
@@ -7,13 +7,13 @@
 declare const brand: unique symbol;
 export type RunKey = string & { readonly [brand]: "RunKey" };
 
-export const runKey = (userId: number, externalId: string): RunKey => `${userId}:${externalId}` as RunKey;
+export const runKey = (projectId: number, externalId: string): RunKey => `${projectId}:${externalId}` as RunKey;
 
 /** The run key of an event. */
-export const runKeyOfEvent = (e: { readonly user_id: number; readonly sdk_run_id: string }): RunKey => runKey(e.user_id, e.sdk_run_id);
+export const runKeyOfEvent = (e: { readonly project_id: number; readonly sdk_run_id: string }): RunKey => runKey(e.project_id, e.sdk_run_id);
 
 /** The run key of a run record or a run reference. */
-export const runKeyOfRun = (r: { readonly user_id: number; readonly external_id: string }): RunKey => runKey(r.user_id, r.external_id);
+export const runKeyOfRun = (r: { readonly project_id: number; readonly external_id: string }): RunKey => runKey(r.project_id, r.external_id);
 
 /**
  * What makes an event the same event: its run and its id together. An event_id alone is not enough: another tenant

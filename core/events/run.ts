@@ -1,11 +1,15 @@
 import type { RunStatus } from "./schema.js";
 
 /**
- * One row of agent_runs (ClickHouse ReplacingMergeTree(version) keyed by user_id, external_id).
+ * One row of agent_runs (ClickHouse ReplacingMergeTree(version) keyed by user_id, external_id; read by project_id,
+ * external_id — a run's user_id is the sender of its first event and never changes, so its versions fold).
  * The pipeline writes a full new row whenever a run changes (a change of its counters alone at most once per log
  * batch: pipeline/run-writer.ts); ClickHouse keeps the highest version.
  */
 export interface RunRecord {
+  /** The run's project (the tenant). */
+  project_id: number;
+  /** The user whose key sent the run's first event. */
   user_id: number;
   /** The client's sdk_run_id. */
   external_id: string;
@@ -40,9 +44,11 @@ export interface RunRecord {
   version: number;
 }
 
-export function newRunRecord(userId: number, externalId: string, runId: string, at: string): RunRecord {
+/** A new run of the project `owner.project_id`, first sent by `owner.user_id`. */
+export function newRunRecord(owner: { readonly project_id: number; readonly user_id: number }, externalId: string, runId: string, at: string): RunRecord {
   return {
-    user_id: userId,
+    project_id: owner.project_id,
+    user_id: owner.user_id,
     external_id: externalId,
     run_id: runId,
     agent_name: "",

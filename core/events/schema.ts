@@ -253,6 +253,9 @@ export function checkBuiltEvent(input: IngestEvent): Either.Either<IngestEvent, 
  */
 export interface LoggedEvent {
   readonly event_id: string;
+  /** The project the event belongs to: the sending key's (docs/TEAMS.md). Every read is scoped by it. */
+  readonly project_id: number;
+  /** The user whose key sent the event. */
   readonly user_id: number;
   readonly run_id: string;
   readonly sdk_run_id: string;

@@ -6,7 +6,7 @@ import { isShared, SharedArena } from "../threads/shared-arena.js";
 
 const event = (i: number, text = ""): LoggedEvent => ({
   event_id: `0190b6a0-0000-7000-8000-${String(i).padStart(12, "0")}`,
-  user_id: 1 + (i % 3),
+  project_id: 1 + (i % 3), user_id: 1 + (i % 3),
   run_id: "00000000-0000-5000-8000-000000000001",
   sdk_run_id: `run-${i % 4}`,
   event_type: "tool_call",

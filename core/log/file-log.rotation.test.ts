@@ -63,7 +63,7 @@ afterEach(async () => {
 function ev(i: number, pad = 200): LoggedEvent {
   return {
     event_id: `e${i}`,
-    user_id: 1,
+    project_id: 1, user_id: 1,
     run_id: "00000000-0000-5000-8000-000000000001",
     sdk_run_id: "run-1",
     event_type: "step",

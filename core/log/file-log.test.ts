@@ -44,7 +44,7 @@ let n = 0;
 function ev(tag: string, extra: Record<string, unknown> = {}): LoggedEvent {
   return {
     event_id: `${tag}`,
-    user_id: 7,
+    project_id: 7, user_id: 7,
     run_id: "00000000-0000-5000-8000-000000000001",
     sdk_run_id: "run-1",
     event_type: "step",

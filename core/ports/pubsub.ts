@@ -1,6 +1,7 @@
 /**
  * Fan-out from pipeline workers to gateways (in-process embedded, Redis pub/sub in scale mode).
- * Channels are `user.{userId}`. Delivery is best-effort and live: the dashboard reloads state from the
+ * Channels are `user.{userId}` (what that user's keys sent) and `project.{projectId}` (what the project's members see:
+ * docs/TEAMS.md). Delivery is best-effort and live: the dashboard reloads state from the
  * stores, so a missed message costs freshness, never data.
  */
 export interface PubSub {
@@ -11,3 +12,4 @@ export interface PubSub {
 }
 
 export const userChannel = (userId: number | string): string => `user.${userId}`;
+export const projectChannel = (projectId: number | string): string => `project.${projectId}`;

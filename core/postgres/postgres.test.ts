@@ -85,7 +85,7 @@ for (const target of [pgliteTarget(), serverTarget()]) {
       sql = await target.open();
       expect(await migratePostgres(sql)).toEqual([]);
       const tables = (await sql.query<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")).map((r) => r.t);
-      expect(tables).toEqual(expect.arrayContaining(["users", "sessions", "user_settings", "api_keys", "agents", "agent_configs", "alert_rules", "schema_migrations"]));
+      expect(tables).toEqual(expect.arrayContaining(["users", "sessions", "project_settings", "api_keys", "agents", "agent_configs", "alert_rules", "schema_migrations"]));
     });
 
     it("keeps data across close and reopen", async () => {
@@ -101,10 +101,10 @@ for (const target of [pgliteTarget(), serverTarget()]) {
       const uid = await newUser();
       expect(typeof uid).toBe("number");
       const [agent] = await sql.query<Record<string, unknown>>(
-        "INSERT INTO agents (user_id, name, tags, budget_usd) VALUES ($1, $2, $3, $4) RETURNING *",
+        "INSERT INTO agents (project_id, name, tags, budget_usd) VALUES ($1, $2, $3, $4) RETURNING *",
         [uid, "planner", ["prod", "v2"], 12.5],
       );
-      expect(agent).toMatchObject({ user_id: uid, name: "planner", total_runs: 0, budget_usd: "12.5000", tags: ["prod", "v2"], description: "" });
+      expect(agent).toMatchObject({ project_id: uid, name: "planner", total_runs: 0, budget_usd: "12.5000", tags: ["prod", "v2"], description: "" });
       expect(agent!.created_at).toBeInstanceOf(Date);
       const [row] = await sql.query<Record<string, unknown>>(
         "SELECT count(*) AS n, 9007199254740993::int8 AS big, ARRAY[1, 2]::int8[] AS arr, $1::jsonb AS doc",
@@ -150,8 +150,8 @@ for (const target of [pgliteTarget(), serverTarget()]) {
       await sql.query("INSERT INTO api_keys (user_id, project_id, name, key_hash, last4, expires_at) VALUES ($1, $1, 'ci', $2, $3, now() + interval '1 day')", [uid, hashApiKey(key), key.slice(-4)]);
       await expect(sql.query("INSERT INTO api_keys (user_id, project_id, name, key_hash, last4) VALUES ($1, $1, 'again', $2, 'x')", [uid, hashApiKey(key)])).rejects.toThrow();
 
-      const [agent] = await sql.query<{ id: number }>("INSERT INTO agents (user_id, name) VALUES ($1, 'a') RETURNING id", [uid]);
-      await expect(sql.query("INSERT INTO agents (user_id, name) VALUES ($1, 'a')", [uid])).rejects.toThrow();
+      const [agent] = await sql.query<{ id: number }>("INSERT INTO agents (project_id, name) VALUES ($1, 'a') RETURNING id", [uid]);
+      await expect(sql.query("INSERT INTO agents (project_id, name) VALUES ($1, 'a')", [uid])).rejects.toThrow();
       await sql.query("INSERT INTO agent_configs (agent_id, version, config, is_active, created_by) VALUES ($1, 1, $2, true, $3)", [agent!.id, JSON.stringify({ model: "m" }), uid]);
       await expect(sql.query("INSERT INTO agent_configs (agent_id, version, config, is_active) VALUES ($1, 2, '{}', true)", [agent!.id])).rejects.toThrow();
       await sql.transaction(async (tx) => {
@@ -160,20 +160,23 @@ for (const target of [pgliteTarget(), serverTarget()]) {
       });
       expect(await sql.query("SELECT version FROM agent_configs WHERE agent_id = $1 AND is_active", [agent!.id])).toEqual([{ version: 2 }]);
 
-      await sql.query("INSERT INTO user_settings (user_id, provider, model, temperature) VALUES ($1, 'openai', 'gpt-4o', 0.2)", [uid]);
-      await sql.query("INSERT INTO alert_rules (user_id, name, trigger_type, channel, target, config) VALUES ($1, 'errors', 'run_error', 'email', 'ops@example.com', $2)", [uid, JSON.stringify({ threshold: 1 })]);
+      await sql.query("INSERT INTO project_settings (project_id, provider, model, temperature) VALUES ($1, 'openai', 'gpt-4o', 0.2)", [uid]);
+      await sql.query("INSERT INTO alert_rules (project_id, name, trigger_type, channel, target, config) VALUES ($1, 'errors', 'run_error', 'email', 'ops@example.com', $2)", [uid, JSON.stringify({ threshold: 1 })]);
       await sql.query("INSERT INTO sessions (id, user_id, data, expires_at) VALUES ($1, $2, $3, now() + interval '1 hour')", [randomUUID(), uid, JSON.stringify({ csrf: "t" })]);
 
-      // A counted run (plugins/cost-aggregation.ts): its row goes with its agent, and so with its user (migration 080).
-      await sql.query("INSERT INTO agent_run_starts (user_id, external_id, agent_id, started_at) VALUES ($1, 'run-1', $2, now())", [uid, agent!.id]);
-      const [other] = await sql.query<{ id: number }>("INSERT INTO agents (user_id, name) VALUES ($1, 'b') RETURNING id", [uid]);
-      await sql.query("INSERT INTO agent_run_starts (user_id, external_id, agent_id, started_at) VALUES ($1, 'run-2', $2, now())", [uid, other!.id]);
+      // A counted run (plugins/cost-aggregation.ts): its row goes with its agent, and so with its project (migration 080).
+      await sql.query("INSERT INTO agent_run_starts (project_id, external_id, agent_id, started_at) VALUES ($1, 'run-1', $2, now())", [uid, agent!.id]);
+      const [other] = await sql.query<{ id: number }>("INSERT INTO agents (project_id, name) VALUES ($1, 'b') RETURNING id", [uid]);
+      await sql.query("INSERT INTO agent_run_starts (project_id, external_id, agent_id, started_at) VALUES ($1, 'run-2', $2, now())", [uid, other!.id]);
       await sql.query("DELETE FROM agents WHERE id = $1", [other!.id]);
-      expect(await sql.query("SELECT external_id FROM agent_run_starts WHERE user_id = $1", [uid])).toEqual([{ external_id: "run-1" }]);
+      expect(await sql.query("SELECT external_id FROM agent_run_starts WHERE project_id = $1", [uid])).toEqual([{ external_id: "run-1" }]);
 
+      // Deleting the user deletes their personal project and with it what it holds (migrations 100, 104).
       await sql.query("DELETE FROM users WHERE id = $1", [uid]);
-      for (const t of ["api_keys", "agents", "user_settings", "alert_rules", "sessions", "agent_run_starts"]) {
-        expect(await sql.query(`SELECT 1 FROM ${t} WHERE user_id = $1`, [uid])).toEqual([]);
+      for (const t of ["api_keys", "sessions"]) expect(await sql.query(`SELECT 1 FROM ${t} WHERE user_id = $1`, [uid])).toEqual([]);
+      for (const t of ["projects"]) expect(await sql.query(`SELECT 1 FROM ${t} WHERE id = $1`, [uid])).toEqual([]);
+      for (const t of ["agents", "project_settings", "alert_rules", "agent_run_starts"]) {
+        expect(await sql.query(`SELECT 1 FROM ${t} WHERE project_id = $1`, [uid])).toEqual([]);
       }
       expect(await sql.query("SELECT 1 FROM agent_configs WHERE agent_id = $1", [agent!.id])).toEqual([]);
     });

@@ -18,7 +18,7 @@ const ports = await openPorts(loadConfig({ RUNWATCH_DATA_DIR: dir, LOG_LEVEL: "e
 const existing = await ports.sql.query<{ id: string }>("SELECT id FROM users WHERE email = 'crash@example.com'");
 const userId = Number(
   existing[0]?.id ??
-    (await ports.sql.query<{ id: string }>("INSERT INTO users (name, email, password_hash) VALUES ('Crash', 'crash@example.com', 'x') RETURNING id"))[0]!.id,
+    (await ports.sql.query<{ id: string }>("WITH u AS (INSERT INTO users (name, email, password_hash) VALUES ('Crash', 'crash@example.com', 'x') RETURNING id), p AS (INSERT INTO projects (id, slug, name, personal_of) SELECT id, 'p-' || id, 'P', id FROM u) SELECT id FROM u"))[0]!.id,
 );
 await startPipeline(ports, { maxBatch: 300, maxWaitMs: 2, logger: createLogger("error") });
 writeSync(1, `user ${userId}\n`);
@@ -32,7 +32,7 @@ function event(sdk: string, i: number): LoggedEvent {
   const at = new Date().toISOString();
   const [type, payload] = i === 0 ? (["run_start", { framework: "f" }] as [EventType, Record<string, unknown>]) : types[i % 3]!;
   return {
-    event_id: uuidv7(), user_id: userId, run_id: runIdFor(userId, sdk), sdk_run_id: sdk, event_type: type,
+    event_id: uuidv7(), project_id: userId, user_id: userId, run_id: runIdFor(userId, sdk), sdk_run_id: sdk, event_type: type,
     agent_name: i === 0 ? `agent-${sdk.length % 3}` : null, payload, occurred_at: at, received_at: at, config_version: null,
   };
 }

@@ -41,7 +41,7 @@ export async function processorHarness(name: string): Promise<ProcessorHarness> 
   const event = (user: number, sdkRunId: string, type: EventType, payload: Record<string, unknown> = {}): LoggedEvent => {
     const at = new Date((clock += 1000)).toISOString();
     return {
-      event_id: uuidv7(), user_id: user, run_id: runIdFor(user, sdkRunId), sdk_run_id: sdkRunId, event_type: type,
+      event_id: uuidv7(), project_id: user, user_id: user, run_id: runIdFor(user, sdkRunId), sdk_run_id: sdkRunId, event_type: type,
       agent_name: type === "run_start" ? "filtered" : null, payload, occurred_at: at, received_at: at, config_version: null,
     };
   };
@@ -51,7 +51,7 @@ export async function processorHarness(name: string): Promise<ProcessorHarness> 
     event,
     async createUser() {
       const rows = await ports.sql.query<{ id: number | string }>(
-        "INSERT INTO users (name, email, password_hash) VALUES ('Test', $1, 'x') RETURNING id", [`${name}-${nextUser++}@example.com`]);
+        "WITH u AS (INSERT INTO users (name, email, password_hash) VALUES ('Test', $1, 'x') RETURNING id), p AS (INSERT INTO projects (id, slug, name, personal_of) SELECT id, 'p-' || id, 'P', id FROM u) SELECT id FROM u", [`${name}-${nextUser++}@example.com`]);
       return Number(rows[0]!.id);
     },
     lifecycle: (user, run) => [

@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 async function createUser(email: string): Promise<number> {
-  const rows = await ports.sql.query<{ id: number | string }>("INSERT INTO users (name, email, password_hash) VALUES ($1, $2, 'x') RETURNING id", ["T", email]);
+  const rows = await ports.sql.query<{ id: number | string }>("WITH u AS (INSERT INTO users (name, email, password_hash) VALUES ($1, $2, 'x') RETURNING id), p AS (INSERT INTO projects (id, slug, name, personal_of) SELECT id, 'p-' || id, 'P', id FROM u) SELECT id FROM u", ["T", email]);
   return Number(rows[0]!.id);
 }
 
@@ -57,7 +57,7 @@ let clock = Date.parse("2026-11-23T10:00:00.000Z");
 function event(userId: number, sdkRunId: string, type: EventType, payload: Record<string, unknown>, agent?: string): LoggedEvent {
   const at = new Date((clock += 1000)).toISOString();
   return {
-    event_id: uuidv7(), user_id: userId, run_id: runIdFor(userId, sdkRunId), sdk_run_id: sdkRunId, event_type: type,
+    event_id: uuidv7(), project_id: userId, user_id: userId, run_id: runIdFor(userId, sdkRunId), sdk_run_id: sdkRunId, event_type: type,
     agent_name: agent ?? null, payload, occurred_at: at, received_at: at, config_version: null,
   };
 }
@@ -85,7 +85,7 @@ describe("pipeline thread (embedded adapters)", () => {
     expect(stored.map((e) => e.event_id)).toEqual(events.map((e) => e.event_id));
     expect(String((stored[1]!.payload as { output_preview: string }).output_preview).length).toBeLessThan(1200); // truncated on the thread
     expect((stored[1]!.payload as { input_preview: string }).input_preview).toBe("key [REDACTED]"); // RUNWATCH_PLUGINS ran there too
-    const [agent] = await ports.sql.query<{ total_runs: number }>("SELECT total_runs FROM agents WHERE user_id = $1 AND name = 'thread-bot'", [user]);
+    const [agent] = await ports.sql.query<{ total_runs: number }>("SELECT total_runs FROM agents WHERE project_id = $1 AND name = 'thread-bot'", [user]);
     expect(Number(agent!.total_runs)).toBe(1);
     const pushed = messages.filter((m) => m.channel === `user.${user}`).flatMap((m) => m.msg.runs.flatMap((r) => r.events.map((e) => e.event_id)));
     expect(pushed).toEqual(events.map((e) => e.event_id));
@@ -111,10 +111,10 @@ describe("pipeline thread (embedded adapters)", () => {
     await appendEvents(ports.log, events);
     await settle();
     expect(await fs.readFile(marker, "utf8")).toBe("exited"); // the first thread did die
-    const runs = await store.loadRuns(Array.from({ length: 20 }, (_, r) => ({ user_id: user, external_id: `run-${r}` })));
+    const runs = await store.loadRuns(Array.from({ length: 20 }, (_, r) => ({ project_id: user, external_id: `run-${r}` })));
     expect(runs).toHaveLength(20);
     for (const run of runs) expect(run.event_count).toBe(11);
-    const [agent] = await ports.sql.query<{ total_runs: number }>("SELECT total_runs FROM agents WHERE user_id = $1 AND name = 'crash-bot'", [user]);
+    const [agent] = await ports.sql.query<{ total_runs: number }>("SELECT total_runs FROM agents WHERE project_id = $1 AND name = 'crash-bot'", [user]);
     expect(Number(agent!.total_runs)).toBe(20);
     // The host serves other callers: no transaction waits on the dead thread.
     expect(await ports.sql.query("SELECT 1 AS ok")).toEqual([{ ok: 1 }]);

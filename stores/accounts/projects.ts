@@ -31,15 +31,15 @@ export interface Member {
 
 export const MAX_PROJECT_NAME = 100;
 
-type ProjectRow = { id: unknown; slug: unknown; name: unknown; personal_of: unknown; created_at: unknown };
-const toProject = (r: ProjectRow): Project => ({
+export type ProjectRow = { id: unknown; slug: unknown; name: unknown; personal_of: unknown; created_at: unknown };
+export const toProject = (r: ProjectRow): Project => ({
   id: Number(r.id),
   slug: String(r.slug),
   name: String(r.name),
   personal: r.personal_of !== null && r.personal_of !== undefined,
   created_at: new Date(r.created_at as string).toISOString(),
 });
-const PROJECT_COLUMNS = "p.id, p.slug, p.name, p.personal_of, p.created_at";
+export const PROJECT_COLUMNS = "p.id, p.slug, p.name, p.personal_of, p.created_at";
 
 /** A slug's stem from a name: lower-case letters and digits joined by single dashes, at most 40 characters. */
 export function slugStem(name: string): string {
@@ -163,9 +163,9 @@ export async function setMember(sql: Sql, projectId: number, email: string, role
   });
 }
 
-/** Removes a member (never the owner); NotFound when they are not one. */
-export async function removeMember(sql: Sql, projectId: number, email: string, actorId: number | null): Promise<void> {
-  await sql.transaction(async (tx) => {
+/** Removes a member (never the owner) and returns their user id; NotFound when they are not one. */
+export async function removeMember(sql: Sql, projectId: number, email: string, actorId: number | null): Promise<number> {
+  return sql.transaction(async (tx) => {
     const rows = await tx.query<{ user_id: unknown; role: string }>(
       `SELECT m.user_id, m.role FROM project_members m JOIN users u ON u.id = m.user_id
        WHERE m.project_id = $1 AND lower(u.email) = lower($2) FOR UPDATE OF m`,
@@ -175,6 +175,7 @@ export async function removeMember(sql: Sql, projectId: number, email: string, a
     if (rows[0].role === "owner") throw new Conflict({ code: "owner_role", message: "the owner cannot be removed: transfer the ownership first", field: "email" });
     await tx.query("DELETE FROM project_members WHERE project_id = $1 AND user_id = $2", [projectId, rows[0].user_id]);
     await audit(tx, projectId, actorId, "member.remove", normalizeEmail(email), { role: rows[0].role });
+    return Number(rows[0].user_id);
   });
 }
 

@@ -55,7 +55,7 @@ function makeEvents(userIds: number[], total: number, runs: number, tag: string)
     const fails = r % 50 === 49;
     const push = (type: EventType, payload: Record<string, unknown>, agent: string | null = null) => {
       const now = new Date().toISOString();
-      out.push({ event_id: uuidv7(), user_id: userId, run_id: runIdFor(userId, sdk), sdk_run_id: sdk, event_type: type, agent_name: agent, payload, occurred_at: now, received_at: now, config_version: null });
+      out.push({ event_id: uuidv7(), project_id: userId, user_id: userId, run_id: runIdFor(userId, sdk), sdk_run_id: sdk, event_type: type, agent_name: agent, payload, occurred_at: now, received_at: now, config_version: null });
     };
     push("run_start", { framework: "langgraph", input: { q: "refund policy?" } }, `agent-${r % 5}`);
     for (let i = 0; i < perRun - 2; i++) {
@@ -74,11 +74,11 @@ async function pipelineDrain(withRules: boolean): Promise<{ eps: number; secs: n
     const ports = await openPorts(loadConfig({ ...process.env, RUNWATCH_DATA_DIR: dir, LOG_LEVEL: "error" }));
     const users: number[] = [];
     for (let u = 0; u < USERS; u++) {
-      const [row] = await ports.sql.query<{ id: string }>("INSERT INTO users (name, email, password_hash) VALUES ('Bench', $1, 'x') RETURNING id", [`bench${u}@example.com`]);
+      const [row] = await ports.sql.query<{ id: string }>("WITH u AS (INSERT INTO users (name, email, password_hash) VALUES ('Bench', $1, 'x') RETURNING id), p AS (INSERT INTO projects (id, slug, name, personal_of) SELECT id, 'p-' || id, 'P', id FROM u) SELECT id FROM u", [`bench${u}@example.com`]);
       users.push(Number(row!.id));
       if (withRules) {
         for (const r of RULES) await createRule(ports.sql, users[u]!, { name: r.trigger_type, trigger_type: r.trigger_type, channel: "dashboard", target: "", config: r.config, enabled: true });
-        await ports.sql.query("INSERT INTO agents (user_id, name, budget_usd) SELECT $1, 'agent-' || g, 1 FROM generate_series(0, 4) g", [users[u]]);
+        await ports.sql.query("INSERT INTO agents (project_id, name, budget_usd) SELECT $1, 'agent-' || g, 1 FROM generate_series(0, 4) g", [users[u]]);
       }
     }
     const events = makeEvents(users, EVENTS, RUNS, "b");

@@ -31,7 +31,7 @@ function makeEvent(userId: number, run: number): LoggedEvent {
   const sdk = `run-${run}`;
   return {
     event_id: uuidv7(),
-    user_id: userId,
+    project_id: userId, user_id: userId,
     run_id: runIdFor(userId, sdk),
     sdk_run_id: sdk,
     event_type: "tool_call",
@@ -76,7 +76,7 @@ if (listRuns > 0) {
     const rows: RunRecord[] = [];
     for (let i = off; i < Math.min(listRuns, off + chunk); i++) {
       const at = new Date(base + i * 1000).toISOString();
-      const r = { ...newRunRecord(user, `sdk-${i.toString(36)}-${(i * 2654435761) % 1e9}`, runIdFor(user, `r${i}`), at), started_at: at, agent_name: `agent-${i % 20}`, status: "success" as const, version: 1 };
+      const r = { ...newRunRecord({ project_id: user, user_id: user }, `sdk-${i.toString(36)}-${(i * 2654435761) % 1e9}`, runIdFor(user, `r${i}`), at), started_at: at, agent_name: `agent-${i % 20}`, status: "success" as const, version: 1 };
       rows.push(r);
       if (i % 10 === 0) rows.push({ ...r, status: "error", version: 2 });
     }

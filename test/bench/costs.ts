@@ -53,7 +53,7 @@ for (let off = 0; off < totalRuns; off += chunk) {
     const prompt = 200 + (i % 1800);
     const completion = 50 + (i % 400);
     const cost = Math.round((prompt * 2.5e-6 + completion * 10e-6) * 1e9) / 1e9;
-    const base = { ...newRunRecord(user, sdk, runIdFor(user, sdk), at), started_at: at, agent_name: `agent-${i % 20}`, version: 1 };
+    const base = { ...newRunRecord({ project_id: user, user_id: user }, sdk, runIdFor(user, sdk), at), started_at: at, agent_name: `agent-${i % 20}`, version: 1 };
     const ended: RunRecord = {
       ...base, status: "success", ended_at: at, model: MODELS[i % MODELS.length]!, prompt_tokens: prompt, completion_tokens: completion,
       total_tokens: prompt + completion, cost_usd: cost, cost_source: i % 3 === 0 ? "computed" : "client", version: 2,

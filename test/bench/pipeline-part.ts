@@ -13,7 +13,7 @@ import { exportSpans } from "./otlp-payload.js";
 
 /** An export of otlp-payload.ts as a receiver logs it whole, for user 1 + (i % 4). */
 export const exportRecord = (i: number): ExportRecord =>
-  decodeBatch(encodeExportRecord(exportProtobuf(exportSpans()), "protobuf", 1 + (i % 4), Date.now()), () => {})[0] as unknown as ExportRecord;
+  decodeBatch(encodeExportRecord(exportProtobuf(exportSpans()), "protobuf", { projectId: 1 + (i % 4), userId: 1 + (i % 4) }, Date.now()), () => {})[0] as unknown as ExportRecord;
 
 export interface PluginPart {
   /** As the after-storage hooks get it; `payloadJson` is empty: filled by the caller, as the part processor fills it once the plugins have run. */
@@ -32,7 +32,7 @@ export function applyPlugins(logged: readonly LoggedEvent[], plugins: readonly P
   for (const e of events) {
     const k = runKeyOfEvent(e);
     let d = drafts.get(k);
-    if (!d) drafts.set(k, (d = { run: newRunRecord(e.user_id, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true, pluginState: new Map() }));
+    if (!d) drafts.set(k, (d = { run: newRunRecord({ project_id: e.user_id, user_id: e.user_id }, e.sdk_run_id, e.run_id, e.occurred_at), fresh: true, pluginState: new Map() }));
     for (const p of plugins) p.onEvent?.(e, d, applying);
     d.fresh = false;
   }

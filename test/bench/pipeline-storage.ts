@@ -42,15 +42,15 @@ for (let b = 0; b < BATCHES; b++) {
     const payload = n % 3 === 1
       ? { node_name: "call_model", kind: "llm", phase: "end", model: "gpt-4o-mini", prompt_tokens: 812, completion_tokens: 96, duration_ms: 640, output: OUT }
       : { tool_name: "web_search", phase: "end", input_preview: "query: langgraph release notes", output_preview: OUT, duration_ms: 120 };
-    const event: LoggedEvent = { event_id: uuidv7(), user_id: 1, run_id: runIdFor(1, sdk), sdk_run_id: sdk, event_type: n % 3 === 1 ? "step" : "tool_call", agent_name: "a", payload, occurred_at: now, received_at: now, config_version: null };
+    const event: LoggedEvent = { event_id: uuidv7(), project_id: 1, user_id: 1, run_id: runIdFor(1, sdk), sdk_run_id: sdk, event_type: n % 3 === 1 ? "step" : "tool_call", agent_name: "a", payload, occurred_at: now, received_at: now, config_version: null };
     return event;
   });
-  const runs = Array.from({ length: 50 }, (_, i) => newRunRecord(1, `r${b * 50 + i}`, runIdFor(1, `r${b * 50 + i}`), now));
+  const runs = Array.from({ length: 50 }, (_, i) => newRunRecord({ project_id: 1, user_id: 1 }, `r${b * 50 + i}`, runIdFor(1, `r${b * 50 + i}`), now));
   // The look-up for runs the pipeline's cache holds (per event id), and for runs it does not (per run first).
   const keys = events.map((e) => eventKey(runKeyOfEvent(e), e.event_id));
   await op("duplicate look-up, cached", () => findStoredEvents(ch, events, keys, () => "by-id"));
   await op("duplicate look-up, new runs", () => findStoredEvents(ch, events, keys, () => "by-run"));
-  await op("run loads (50 runs)", () => store.loadRuns(runs.map((r) => ({ user_id: 1, external_id: r.external_id }))));
+  await op("run loads (50 runs)", () => store.loadRuns(runs.map((r) => ({ project_id: 1, external_id: r.external_id }))));
   await op("agent_events insert (5,000)", () => store.insertEvents(events));
   await op("runs + cost rows (50)", () => { runs.forEach((r, i) => (r.version = Date.now() * 1000 + i)); return store.upsertRuns(runs); });
   // The rows plugins/llm-calls.ts writes for the batch's LLM calls.

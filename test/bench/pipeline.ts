@@ -37,7 +37,7 @@ function makeEvents(userId: number, total: number, runs: number, tag: string): L
     const [type, payload, agent] = gen.next().value!;
     const now = new Date().toISOString();
     out.push({
-      event_id: uuidv7(), user_id: userId, run_id: runIdFor(userId, sdk), sdk_run_id: sdk, event_type: type,
+      event_id: uuidv7(), project_id: userId, user_id: userId, run_id: runIdFor(userId, sdk), sdk_run_id: sdk, event_type: type,
       agent_name: agent, payload, occurred_at: now, received_at: now, config_version: null,
     });
   }
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
     await benchLog(dir);
 
     const ports = await openPorts(loadConfig({ ...process.env, RUNWATCH_DATA_DIR: dir, LOG_LEVEL: "error" }));
-    const [user] = await ports.sql.query<{ id: string }>("INSERT INTO users (name, email, password_hash) VALUES ('Bench', 'bench@example.com', 'x') RETURNING id");
+    const [user] = await ports.sql.query<{ id: string }>("WITH u AS (INSERT INTO users (name, email, password_hash) VALUES ('Bench', 'bench@example.com', 'x') RETURNING id), p AS (INSERT INTO projects (id, slug, name, personal_of) SELECT id, 'p-' || id, 'P', id FROM u) SELECT id FROM u");
     const userId = Number(user!.id);
     let received = 0;
     await ports.pubsub.subscribePrefix("user.", () => void received++);

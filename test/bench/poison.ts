@@ -26,7 +26,7 @@ function events(userId: number, n: number, poisonShare: number, tag: string): Lo
   return Array.from({ length: n }, (_, i) => {
     const sdk = `${tag}-${i % 200}`;
     return {
-      event_id: uuidv7(), user_id: userId, run_id: runIdFor(userId, sdk), sdk_run_id: sdk, event_type: "tool_call", agent_name: null,
+      event_id: uuidv7(), project_id: userId, user_id: userId, run_id: runIdFor(userId, sdk), sdk_run_id: sdk, event_type: "tool_call", agent_name: null,
       payload: { tool_name: "search", phase: "end", output_preview: "r".repeat(300), duration_ms: 12, poison: Math.random() < poisonShare },
       occurred_at: now, received_at: now, config_version: null,
     };

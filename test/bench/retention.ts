@@ -82,13 +82,13 @@ try {
 
   await saveRetentionDays(ports.sql, users[0]!.id, 30);
   let t = performance.now();
-  const [first] = await applyRetention({ sql: ports.sql, ch }, { userId: users[0]!.id });
+  const [first] = await applyRetention({ sql: ports.sql, ch }, { projectId: users[0]!.id });
   console.log(`first sweep (30 days, backlog): deleted ${first!.deleted_runs.toLocaleString()} runs in ${secs(t)}; events still visible ${(await visible()).toLocaleString()}`);
   t = performance.now();
-  const [next] = await applyRetention({ sql: ports.sql, ch }, { userId: users[0]!.id, now: new Date(Date.now() + 86_400_000) });
+  const [next] = await applyRetention({ sql: ports.sql, ch }, { projectId: users[0]!.id, now: new Date(Date.now() + 86_400_000) });
   console.log(`a day later (one day of runs expire): deleted ${next!.deleted_runs.toLocaleString()} runs in ${secs(t)}`);
   t = performance.now();
-  const [none] = await applyRetention({ sql: ports.sql, ch }, { userId: users[0]!.id, now: new Date(Date.now() + 86_400_000) });
+  const [none] = await applyRetention({ sql: ports.sql, ch }, { projectId: users[0]!.id, now: new Date(Date.now() + 86_400_000) });
   console.log(`nothing to delete: ${none!.deleted_runs} runs in ${secs(t)}`);
   console.log(`after: ${await sizes()}`);
   console.log(`after: user 1 run list ${await listTime(users[1]!.id)}, user 0 ${await listTime(users[0]!.id)}`);

@@ -41,7 +41,7 @@ describe.skipIf(!haveBrowser)("data retention in a real browser", () => {
     const user = (await findUserByEmail(stack.ports.sql, email))!;
     // The page's count is cumulative, so it holds even if another sweep (the CLI test's, in the shared scale database)
     // got there first.
-    await applyRetention({ sql: stack.ports.sql, ch: stack.ports.clickhouse }, { userId: user.id });
+    await applyRetention({ sql: stack.ports.sql, ch: stack.ports.clickhouse }, { projectId: user.id });
     await page.reload();
     expect(await page.textContent("#retention-form")).toMatch(/Keeping 30 days\.\s+Last sweep .+; 1 run deleted so far\./s);
     await page.screenshot({ path: path.join(ARTIFACTS, "settings-retention.png") });

@@ -43,7 +43,7 @@ async function submitRule(fields: Record<string, string>, action = "/alerts"): P
 }
 
 async function ruleIdByName(name: string): Promise<number> {
-  const [r] = await srv.ports.sql.query<{ id: number }>("SELECT id FROM alert_rules WHERE user_id = $1 AND name = $2", [user.id, name]);
+  const [r] = await srv.ports.sql.query<{ id: number }>("SELECT id FROM alert_rules WHERE project_id = $1 AND name = $2", [user.id, name]);
   return Number(r!.id);
 }
 
@@ -56,7 +56,7 @@ const ingest = (body: unknown) => fetch(`${srv.url}/api/ingest`, json(key, body)
 const ingestBatch = (events: unknown[]) => fetch(`${srv.url}/api/ingest/batch`, json(key, { events }));
 
 function wsClient(uid: number) {
-  const ws = new WebSocket(`${gateway.url}/ws`, [REALTIME_SUBPROTOCOL, `${TOKEN_PROTOCOL_PREFIX}${signRealtimeToken(SECRET, uid, "alerts-test-session-0001").token}`]);
+  const ws = new WebSocket(`${gateway.url}/ws`, [REALTIME_SUBPROTOCOL, `${TOKEN_PROTOCOL_PREFIX}${signRealtimeToken(SECRET, uid, "alerts-test-session-0001", 60, Date.now(), uid).token}`]);
   const frames: any[] = [];
   ws.on("message", (d) => frames.push(JSON.parse(d.toString())));
   return { ws, frames };
@@ -186,7 +186,7 @@ describe("evaluation on ingest", () => {
     const id = await ruleIdByName("Slow");
     const c = wsClient(user.id);
     await expect.poll(() => c.frames.some((f) => f.type === "hello"), { timeout: 5000 }).toBe(true);
-    c.ws.send(JSON.stringify({ type: "subscribe", channel: `user.${user.id}` }));
+    c.ws.send(JSON.stringify({ type: "subscribe", channel: `project.${user.id}` }));
     await expect.poll(() => c.frames.some((f) => f.type === "subscribed"), { timeout: 5000 }).toBe(true);
     // A finished run must not fire; the one left running must.
     expect((await ingest({ event_type: "run_start", sdk_run_id: "quick-1", agent_name: "slowpoke", payload: {} })).status).toBe(202);
@@ -194,7 +194,7 @@ describe("evaluation on ingest", () => {
     expect((await ingest({ event_type: "run_start", sdk_run_id: "stuck-1", agent_name: "slowpoke", payload: { framework: "langgraph" } })).status).toBe(202);
     await expect.poll(() => c.frames.find((f) => f.type === "notification" && f.rule?.id === id), { timeout: 15_000, interval: 100 }).toBeTruthy();
     const n = c.frames.find((f) => f.type === "notification" && f.rule?.id === id);
-    expect(n).toMatchObject({ user_id: user.id, run: { external_id: "stuck-1", agent_name: "slowpoke", status: "running" }, url: "http://runwatch.test/dashboard/stuck-1" });
+    expect(n).toMatchObject({ project_id: user.id, run: { external_id: "stuck-1", agent_name: "slowpoke", status: "running" }, url: "http://runwatch.test/dashboard/stuck-1" });
     expect(n.message).toMatch(/slowpoke run stuck-1 has been running for \d+ s, longer than 1 s/);
     await new Promise((r) => setTimeout(r, 1000)); // more sweeps: still one notification for this run
     const jobs = await jobsOf(id);
@@ -215,8 +215,8 @@ describe("evaluation on ingest", () => {
 
     // The agent exists after its first run; give it a $1 daily budget.
     expect((await ingest({ event_type: "run_start", sdk_run_id: "b-0", agent_name: "buyer", payload: {} })).status).toBe(202);
-    await expect.poll(async () => (await srv.ports.sql.query("SELECT 1 FROM agents WHERE user_id = $1 AND name = 'buyer'", [user.id])).length, { timeout: 10_000 }).toBe(1);
-    await srv.ports.sql.query("UPDATE agents SET budget_usd = 1 WHERE user_id = $1 AND name = 'buyer'", [user.id]);
+    await expect.poll(async () => (await srv.ports.sql.query("SELECT 1 FROM agents WHERE project_id = $1 AND name = 'buyer'", [user.id])).length, { timeout: 10_000 }).toBe(1);
+    await srv.ports.sql.query("UPDATE agents SET budget_usd = 1 WHERE project_id = $1 AND name = 'buyer'", [user.id]);
 
     const events = [
       { event_type: "human_input_requested", sdk_run_id: "b-0", payload: { question: "Approve the refund?" } },

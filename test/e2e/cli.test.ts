@@ -161,7 +161,7 @@ describe("runwatch CLI", () => {
       const [u] = await ports.sql.query<{ id: string | number }>("SELECT id FROM users WHERE email = 'demo@runwatch.dev'");
       userId = Number(u!.id);
       await ports.sql.query(
-        `INSERT INTO user_settings (user_id, retention_days) VALUES ($1, 7) ON CONFLICT (user_id) DO UPDATE SET retention_days = 7`,
+        `INSERT INTO project_settings (project_id, retention_days) VALUES ($1, 7) ON CONFLICT (project_id) DO UPDATE SET retention_days = 7`,
         [userId],
       );
       demoRuns = await demoRunCount(ports.clickhouse, userId);

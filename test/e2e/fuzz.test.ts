@@ -140,7 +140,7 @@ describe(`ingest fuzz (seed ${SEED})`, () => {
     for (;;) {
       const rows = await srv.ports.clickhouse.query<{ id: string }>("SELECT DISTINCT toString(event_id) AS id FROM agent_events WHERE user_id = {uid:UInt64}", { uid: userId });
       const stored = new Set(rows.map((x) => x.id));
-      const letters = await listDeadLetters(srv.ports.sql, { userId, limit: 1000 });
+      const letters = await listDeadLetters(srv.ports.sql, { projectId: userId, limit: 1000 });
       const dead = new Set(letters.map((d) => d.event_id));
       missing = [...acked].filter((id) => !stored.has(id) && !dead.has(id));
       deadLettered = letters.map((d) => `${d.event_id}: ${d.error}`);

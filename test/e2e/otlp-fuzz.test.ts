@@ -126,7 +126,7 @@ describe(`OTLP fuzz (seed ${SEED})`, () => {
         { uid: userId, after },
       );
       stored = Number(rows[0]!.n);
-      letters = (await listDeadLetters(srv.ports.sql, { userId, limit: 1000 })).map((d) => `${d.event_type} ${d.error}`);
+      letters = (await listDeadLetters(srv.ports.sql, { projectId: userId, limit: 1000 })).map((d) => `${d.event_type} ${d.error}`);
       if (stored + rejected === sentSpans || Date.now() > deadline) break;
       await new Promise((res) => setTimeout(res, 250));
     }

@@ -56,7 +56,7 @@ async function storedIds(userId: number): Promise<Set<string>> {
 }
 
 async function deadIds(userId: number): Promise<Set<string>> {
-  return new Set((await listDeadLetters(srv.ports.sql, { userId, limit: 1000 })).map((d) => d.event_id!));
+  return new Set((await listDeadLetters(srv.ports.sql, { projectId: userId, limit: 1000 })).map((d) => d.event_id!));
 }
 
 async function eventually<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
@@ -164,7 +164,7 @@ describe("events that fail in the pipeline", () => {
 
     // Records acknowledged before today's value rules (written straight to the log), and a record that is not JSON.
     const legacy = (sdk: string, agent: string): LoggedEvent => ({
-      event_id: uuidv7(), user_id: alice.id, run_id: runIdFor(alice.id, sdk), sdk_run_id: sdk, event_type: "run_start",
+      event_id: uuidv7(), project_id: alice.id, user_id: alice.id, run_id: runIdFor(alice.id, sdk), sdk_run_id: sdk, event_type: "run_start",
       agent_name: agent, payload: { input: "lone \ud800 surrogate" }, occurred_at: new Date().toISOString(),
       received_at: new Date().toISOString(), config_version: null,
     });
@@ -191,7 +191,7 @@ describe("events that fail in the pipeline", () => {
       (v) => v.dead.has(legacyNul.event_id) || v.stored.has(legacyNul.event_id));
     const all = await listDeadLetters(srv.ports.sql, { limit: 1000 });
     const garbage = all.find((d) => d.raw === "{not json at all");
-    expect(garbage?.user_id).toBeNull();
+    expect(garbage?.project_id).toBeNull();
     expect(garbage?.error).toMatch(/not JSON/);
 
     // Health and the owner's dashboard say so; the other tenant sees nothing of it.
@@ -221,7 +221,7 @@ describe("events that fail in the pipeline", () => {
     await eventually("dead-lettered", () => deadIds(alice.id), (d) => d.has(event_id));
 
     await fs.rm(flag); // the fix
-    const letter = (await listDeadLetters(srv.ports.sql, { userId: alice.id, limit: 1000 })).find((d) => d.event_id === event_id)!;
+    const letter = (await listDeadLetters(srv.ports.sql, { projectId: alice.id, limit: 1000 })).find((d) => d.event_id === event_id)!;
     const r1 = await runAdmin({ sql: srv.ports.sql, log: srv.ports.log }, { cmd: "dead-letters.replay", ids: [letter.id] });
     expect(r1).toEqual({ replayed: 1, skipped: [] });
     await waitForRun(srv.url, alice.key, "replay-run", (b) => b.events.length === 1);
@@ -232,7 +232,7 @@ describe("events that fail in the pipeline", () => {
     await new Promise((r) => setTimeout(r, 500));
     const body = await waitForRun(srv.url, alice.key, "replay-run", (b) => b.run.event_count === 1);
     expect(body.events.map((e) => e.event_id)).toEqual([event_id]);
-    expect(await countDeadLetters(srv.ports.sql, { userId: alice.id, ids: [letter.id] })).toBe(0);
+    expect(await countDeadLetters(srv.ports.sql, { projectId: alice.id, ids: [letter.id] })).toBe(0);
     await fs.writeFile(flag, "");
   }, 30_000);
 });

@@ -107,7 +107,7 @@ async function concurrentActivations(sql: Sql, userId: number, agentName: string
   for (let i = 0; i < 5; i++) await addVersion(sql, userId, agentName, { config: JSON.stringify({ i }) });
   await Promise.all(Array.from({ length: 40 }, (_, i) => activateVersion(sql, userId, agentName, (i % 5) + 1)));
   const rows = await sql.query<{ n: string | number }>(
-    `SELECT count(*) AS n FROM agent_configs c JOIN agents a ON a.id = c.agent_id WHERE a.user_id = $1 AND a.name = $2 AND c.is_active`,
+    `SELECT count(*) AS n FROM agent_configs c JOIN agents a ON a.id = c.agent_id WHERE a.project_id = $1 AND a.name = $2 AND c.is_active`,
     [userId, agentName],
   );
   expect(Number(rows[0]!.n)).toBe(1);
@@ -193,7 +193,7 @@ describe("settings", () => {
     expect(await bad.text()).toContain("Temperature must be a number from 0 to 2");
     const ok = await form("/settings", { provider: "openai", model: "gpt-4o-mini", temperature: "0.3" });
     expect(ok.status).toBe(303);
-    const rows = await srv.ports.sql.query<Record<string, unknown>>("SELECT provider, model, temperature FROM user_settings WHERE user_id = $1", [user.id]);
+    const rows = await srv.ports.sql.query<Record<string, unknown>>("SELECT provider, model, temperature FROM project_settings WHERE project_id = $1", [user.id]);
     expect(rows[0]).toMatchObject({ provider: "openai", model: "gpt-4o-mini", temperature: 0.3 });
     const page = await (await jar.fetch(`${srv.url}/settings?saved=1`)).text();
     expect(page).toContain("Settings saved.");

@@ -107,16 +107,16 @@ describe("data retention", () => {
     const doomed = ["a-old", "a-hitl"];
     expect(await rowsOf(alice.id, ["a-old"])).toMatchObject({ agent_events: 4, llm_calls: 1, scores: 1 });
     // Dead letters: alice's old one goes with her runs; her recent one and bob's old one stay.
-    const letter = (userId: number, id: string) => ({ raw: Buffer.from(id), event: { user_id: userId, run_id: id, sdk_run_id: id, event_id: id, event_type: "step" as const }, error: "test" });
+    const letter = (userId: number, id: string) => ({ raw: Buffer.from(id), event: { project_id: userId, user_id: userId, run_id: id, sdk_run_id: id, event_id: id, event_type: "step" as const }, error: "test" });
     await addDeadLetters(srv.ports.sql, [letter(alice.id, "dl-a-old"), letter(alice.id, "dl-a-recent"), letter(bob.id, "dl-b-old")]);
     await srv.ports.sql.query("UPDATE dead_letters SET last_failed_at = now() - interval '40 days' WHERE event_id IN ('dl-a-old', 'dl-b-old')");
     // (In the scale pass other test files' users share the database: only alice's outcome is looked at.)
     await saveRetentionDays(srv.ports.sql, alice.id, 30);
     const outcomes = await applyRetention({ sql: srv.ports.sql, ch: srv.ports.clickhouse });
-    expect(outcomes.filter((o) => o.user_id === alice.id)).toEqual([{ user_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 2, deleted_dead_letters: 1 }]);
-    const letters = await srv.ports.sql.query<{ event_id: string }>("SELECT event_id FROM dead_letters WHERE user_id IN ($1, $2) AND event_id LIKE 'dl-%' ORDER BY event_id", [alice.id, bob.id]);
+    expect(outcomes.filter((o) => o.project_id === alice.id)).toEqual([{ user_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 2, deleted_dead_letters: 1 }]);
+    const letters = await srv.ports.sql.query<{ event_id: string }>("SELECT event_id FROM dead_letters WHERE project_id IN ($1, $2) AND event_id LIKE 'dl-%' ORDER BY event_id", [alice.id, bob.id]);
     expect(letters.map((l) => l.event_id)).toEqual(["dl-a-recent", "dl-b-old"]);
-    expect(outcomes.some((o) => o.user_id === bob.id)).toBe(false);
+    expect(outcomes.some((o) => o.project_id === bob.id)).toBe(false);
 
     expect(await rowsOf(alice.id, doomed)).toEqual({ agent_events: 0, llm_calls: 0, scores: 0, run_costs: 0, agent_runs: 0 });
     for (const id of doomed) {
@@ -125,9 +125,9 @@ describe("data retention", () => {
       expect((await fetch(`${srv.url}/api/runs/${id}/scores`, bearer(alice.key))).status).toBe(404);
     }
     expect((await fetch(`${srv.url}/api/sessions/s-a-old`, bearer(alice.key))).status).toBe(404);
-    const answers = await srv.ports.sql.query("SELECT 1 FROM human_inputs WHERE user_id = $1 AND sdk_run_id = 'a-hitl'", [alice.id]);
+    const answers = await srv.ports.sql.query("SELECT 1 FROM human_inputs WHERE project_id = $1 AND sdk_run_id = 'a-hitl'", [alice.id]);
     expect(answers).toEqual([]);
-    const starts = await srv.ports.sql.query("SELECT external_id FROM agent_run_starts WHERE user_id = $1 ORDER BY external_id", [alice.id]);
+    const starts = await srv.ports.sql.query("SELECT external_id FROM agent_run_starts WHERE project_id = $1 ORDER BY external_id", [alice.id]);
     expect(starts.map((r: any) => r.external_id)).toEqual(["a-long", "a-recent"]);
 
     expect(await rowsOf(alice.id, ["a-recent"])).toMatchObject({ agent_events: 4, llm_calls: 1, agent_runs: expect.any(Number) });
@@ -136,7 +136,7 @@ describe("data retention", () => {
     expect((await rowsOf(bob.id, ["b-old"])).agent_events).toBe(4);
 
     // Again: nothing more to delete; the settings page tells what the sweeps did.
-    expect(await applyRetention({ sql: srv.ports.sql, ch: srv.ports.clickhouse }, { userId: alice.id })).toEqual([
+    expect(await applyRetention({ sql: srv.ports.sql, ch: srv.ports.clickhouse }, { projectId: alice.id })).toEqual([
       { user_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 0, deleted_dead_letters: 0 },
     ]);
     const jar = await loginJar(srv.url, alice.email);

@@ -196,7 +196,7 @@ describe("a run with many scores", () => {
     const { run } = (await (await fetch(`${srv.url}/api/runs/many-scores?limit=1`, bearer(alice.key))).json()) as { run: { run_id: string } };
     const N = 2_500;
     const t0 = Date.parse("2026-11-20T10:00:00Z");
-    const rows = Array.from({ length: N }, (_, i) => scoreRow({ user_id: alice.id, run_id: run.run_id, external_id: "many-scores" },
+    const rows = Array.from({ length: N }, (_, i) => scoreRow({ project_id: alice.id, user_id: alice.id, run_id: run.run_id, external_id: "many-scores" },
       i % 2 ? { sdk_run_id: "many-scores", name: "user_feedback", value: i % 4 === 1, source: "human" } : { sdk_run_id: "many-scores", name: "n", value: i, comment: `#${i}` },
       uuidv7(), new Date(t0 + Math.floor(i / 3)).toISOString()));
     await srv.ports.clickhouse.insert("scores", rows);

@@ -187,7 +187,7 @@ describe("e: outbound resources have per-user quotas", () => {
     const jar = await loginJar(srv.url, bob.email);
     const csrf = csrfFrom(await (await jar.fetch(`${srv.url}/alerts/new`)).text());
     await jar.form(`${srv.url}/alerts`, { _csrf: csrf, name: "dash", trigger_type: "run_error", channel: "dashboard", enabled: "on" });
-    const [rule] = await srv.ports.sql.query<{ id: string }>("SELECT id FROM alert_rules WHERE user_id = $1", [bob.id]);
+    const [rule] = await srv.ports.sql.query<{ id: string }>("SELECT id FROM alert_rules WHERE project_id = $1", [bob.id]);
     const t0 = performance.now();
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await jar.form(`${srv.url}/alerts/${rule!.id}/test`, { _csrf: csrf })).status);

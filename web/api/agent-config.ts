@@ -26,7 +26,7 @@ export function registerAgentConfigApi(router: Router, deps: WebDeps, auth: ApiK
   const authorize = readAuthorizer(deps, auth);
   router.get("/api/agents/:name/config", async (ctx: Context) => {
     const p = await authorize(ctx);
-    const cfg = await activeConfig(deps.ports.sql, p.userId, String(ctx.params.name));
+    const cfg = await activeConfig(deps.ports.sql, p.projectId, String(ctx.params.name));
     const body = JSON.stringify(cfg);
     const etag = etagOf(body);
     ctx.set("ETag", etag);

@@ -54,7 +54,7 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
     const p = await authorizeAgent(ctx);
     const wait = waitSeconds(ctx);
     const sdkRunId = ctx.params.sdk_run_id!;
-    const run = await deps.events.getRun(p.userId, sdkRunId);
+    const run = await deps.events.getRun(p.projectId, sdkRunId);
     if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(sdkRunId)} not found` });
     ctx.set("Cache-Control", "no-store");
 
@@ -66,7 +66,7 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
       const gone = new AbortController();
       const onClose = () => gone.abort();
       ctx.req.once("close", onClose);
-      const listener = await inputNotifier(deps.ports.pubsub, deps.logger).listen(p.userId, sdkRunId);
+      const listener = await inputNotifier(deps.ports.pubsub, deps.logger).listen(p.projectId, sdkRunId);
       try {
         for (;;) {
           answer = await pendingAnswer(deps.ports, run);
@@ -94,7 +94,7 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
     }
     const owner = await findUserById(deps.ports.sql, p.userId);
     if (!owner) throw new NotFound({ resource: "user", message: "the key's user no longer exists" });
-    const answer = await answerQuestion(humanInputDeps(deps), p.userId, ctx.params.sdk_run_id!, body as AnswerInput, owner);
+    const answer = await answerQuestion(humanInputDeps(deps), p.projectId, ctx.params.sdk_run_id!, body as AnswerInput, owner);
     deps.logger.info("human input answered", { user_id: p.userId, sdk_run_id: ctx.params.sdk_run_id, via: "api" });
     ctx.status = 201;
     ctx.body = answerJson(answer);

@@ -55,7 +55,7 @@ export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth)
 
   router.get("/api/runs", async (ctx) => {
     const p = await authorize(ctx);
-    const page = await deps.events.listRuns(p.userId, parseRunFilter(ctx));
+    const page = await deps.events.listRuns(p.projectId, parseRunFilter(ctx));
     ctx.body = { runs: page.runs.map(runJson), next_cursor: page.next_cursor };
   });
 
@@ -64,9 +64,9 @@ export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth)
     const id = ctx.params.sdk_run_id!;
     const limit = intParam(ctx, "limit", 1, MAX_EVENTS) ?? DEFAULT_EVENTS;
     const after = stringParam(ctx, "after");
-    const run = await deps.events.getRun(p.userId, id);
+    const run = await deps.events.getRun(p.projectId, id);
     if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(id)} not found` });
-    const events = await deps.events.listEvents(p.userId, run.run_id, { limit, after });
+    const events = await deps.events.listEvents(p.projectId, run.run_id, { limit, after });
     const json = events.map(eventJson);
     const fit = countWithinBytes(json, MAX_EVENTS_PAGE_BYTES, jsonSize);
     ctx.body = {
@@ -81,12 +81,12 @@ export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth)
     const id = ctx.params.sdk_run_id!;
     const limit = intParam(ctx, "limit", 1, MAX_SPANS_PAGE) ?? DEFAULT_SPANS_PAGE;
     const after = stringParam(ctx, "after");
-    await deps.heavyReads.run(p.userId, async () => {
-      const run = await deps.events.getRun(p.userId, id);
+    await deps.heavyReads.run(p.projectId, async () => {
+      const run = await deps.events.getRun(p.projectId, id);
       if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(id)} not found` });
       // Spans pair events from anywhere in the run, so the run's span events are read (at most MAX_EVENTS_LIMIT), each
       // long value cut by the store to what a span shows.
-      const spans = buildSpans(await deps.events.listSpanEvents(p.userId, run.run_id, { limit: MAX_EVENTS_LIMIT }));
+      const spans = buildSpans(await deps.events.listSpanEvents(p.projectId, run.run_id, { limit: MAX_EVENTS_LIMIT }));
       let from = 0;
       if (after !== undefined) {
         const i = spans.findIndex((s) => s.span_id === after);

@@ -14,6 +14,7 @@ import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, readAuthorizer, stringParam } from "./read-api.js";
 import { countWithinBytes, jsonSize, MAX_EVENTS_PAGE_BYTES } from "./byte-pages.js";
+import type { Sender } from "../../core/events/sender.js";
 
 const DEFAULT_SCORES_PAGE = 1_000;
 const MAX_SCORES_PAGE = 5_000;
@@ -21,17 +22,21 @@ import { readJsonBody } from "../json-body.js";
 
 const BODY_LIMIT = 16 * 1024;
 
-async function ownRun(deps: WebDeps, userId: number, sdkRunId: string) {
-  const run = await deps.events.getRun(userId, sdkRunId);
+async function ownRun(deps: WebDeps, projectId: number, sdkRunId: string) {
+  const run = await deps.events.getRun(projectId, sdkRunId);
   if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(sdkRunId)} not found` });
   return run;
 }
 
-/** Stores a score (a POST /api/scores body) of one of the user's runs; its id. Throws ValidationError (422), NotFound (404). */
-export async function giveScore(deps: WebDeps, userId: number, body: unknown): Promise<string> {
+/**
+ * Stores a score (a POST /api/scores body) of one of the project's runs, given by the sender's user; its id. Throws
+ * ValidationError (422), NotFound (404).
+ */
+export async function giveScore(deps: WebDeps, sender: Sender, body: unknown): Promise<string> {
   const score = parseScore(body);
   if (Either.isLeft(score)) throw score.left;
-  return insertScore(deps.ports.clickhouse, await ownRun(deps, userId, score.right.sdk_run_id), score.right);
+  const run = await ownRun(deps, sender.projectId, score.right.sdk_run_id);
+  return insertScore(deps.ports.clickhouse, { ...run, user_id: sender.userId }, score.right);
 }
 
 export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
@@ -40,17 +45,17 @@ export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAut
 
   router.post("/api/scores", async (ctx) => {
     const p = await authorizeSending(ctx);
-    const scoreId = await giveScore(deps, p.userId, await readJsonBody(ctx, BODY_LIMIT));
+    const scoreId = await giveScore(deps, p, await readJsonBody(ctx, BODY_LIMIT));
     ctx.status = 201;
     ctx.body = { score_id: scoreId };
   });
 
   router.get("/api/runs/:sdk_run_id/scores", async (ctx) => {
     const p = await authorize(ctx);
-    const run = await ownRun(deps, p.userId, ctx.params.sdk_run_id!);
+    const run = await ownRun(deps, p.projectId, ctx.params.sdk_run_id!);
     ctx.set("Cache-Control", "no-store");
     const limit = intParam(ctx, "limit", 1, MAX_SCORES_PAGE) ?? DEFAULT_SCORES_PAGE;
-    const page = await listRunScores(deps.ports.clickhouse, p.userId, run.run_id, { limit, cursor: stringParam(ctx, "cursor") });
+    const page = await listRunScores(deps.ports.clickhouse, p.projectId, run.run_id, { limit, cursor: stringParam(ctx, "cursor") });
     // A page ends by bytes too (long comments and string values): the cursor then continues after the last one sent.
     const fit = countWithinBytes(page.scores, MAX_EVENTS_PAGE_BYTES, jsonSize);
     const cut = fit < page.scores.length;

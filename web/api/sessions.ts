@@ -24,13 +24,13 @@ export function registerSessionsApi(router: Router, deps: WebDeps, auth: ApiKeyA
   router.get("/api/sessions", async (ctx) => {
     const p = await authorize(ctx);
     ctx.set("Cache-Control", "no-store");
-    ctx.body = await listSessions(deps.ports.clickhouse, p.userId, parseSessionFilter(ctx));
+    ctx.body = await listSessions(deps.ports.clickhouse, p.projectId, parseSessionFilter(ctx));
   });
 
   router.get("/api/sessions/:session_id", async (ctx) => {
     const p = await authorize(ctx);
     const id = ctx.params.session_id!;
-    const found = await getSession(deps.ports.clickhouse, p.userId, id);
+    const found = await getSession(deps.ports.clickhouse, p.projectId, id);
     if (!found) throw new NotFound({ resource: "session", message: `session ${JSON.stringify(id)} not found` });
     ctx.set("Cache-Control", "no-store");
     ctx.body = { session: found.session, runs: found.runs.map(runJson) };

@@ -10,6 +10,7 @@ import { parseIngestEvent, type LoggedEvent } from "../../core/events/schema.js"
 import { encodeEvents, type EncodedEvents } from "../../core/events/wire.js";
 import { HttpProblem, toHttpError, type ErrorBody } from "../http-errors.js";
 import { enrichEvent } from "../../core/events/enrich.js";
+import type { Sender } from "../../core/events/sender.js";
 
 export type DecodedBatch =
   | { readonly ok: true; readonly events: EncodedEvents; readonly accepted: number; readonly response: string }
@@ -21,9 +22,9 @@ type BatchResult =
 
 const utf8 = new TextDecoder();
 
-export function decodeIngestBatch(body: Uint8Array, userId: number, receivedAtMs: number, maxBatchEvents: number): DecodedBatch {
+export function decodeIngestBatch(body: Uint8Array, sender: Sender, receivedAtMs: number, maxBatchEvents: number): DecodedBatch {
   try {
-    return decode(body, userId, receivedAtMs, maxBatchEvents);
+    return decode(body, sender, receivedAtMs, maxBatchEvents);
   } catch (err) {
     const e = toHttpError(err);
     if (e.status >= 500) throw err;
@@ -31,7 +32,7 @@ export function decodeIngestBatch(body: Uint8Array, userId: number, receivedAtMs
   }
 }
 
-function decode(body: Uint8Array, userId: number, receivedAtMs: number, maxBatchEvents: number): DecodedBatch {
+function decode(body: Uint8Array, sender: Sender, receivedAtMs: number, maxBatchEvents: number): DecodedBatch {
   const text = utf8.decode(body);
   if (text.length === 0) throw new HttpProblem(400, "malformed_json", "the request body is empty; expected a JSON object");
   let parsed: unknown;
@@ -58,7 +59,7 @@ function decode(body: Uint8Array, userId: number, receivedAtMs: number, maxBatch
     if (Either.isLeft(event)) {
       results[i] = { index: i, status: 422, error: toHttpError(event.left).body.error };
     } else {
-      const e = enrichEvent(event.right, userId, receivedAt, runIds);
+      const e = enrichEvent(event.right, sender, receivedAt, runIds);
       accepted.push(e);
       results[i] = { index: i, status: 202, event_id: e.event_id, run_id: e.run_id, sdk_run_id: e.sdk_run_id };
     }

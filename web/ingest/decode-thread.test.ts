@@ -35,7 +35,7 @@ const cases: [string, Uint8Array][] = [
 describe("ingest decode threads", () => {
   it.each(cases)("decode %s as the request thread does", async (_, bytes) => {
     const at = Date.parse("2026-11-23T10:00:01.000Z");
-    const [remote, here] = await Promise.all([threads.decode(bytes.slice(), 42, at), local.decode(bytes.slice(), 42, at)]);
+    const [remote, here] = await Promise.all([threads.decode(bytes.slice(), { projectId: 42, userId: 42 }, at), local.decode(bytes.slice(), { projectId: 42, userId: 42 }, at)]);
     if (remote.ok && here.ok) {
       expect(JSON.parse(remote.response)).toEqual(JSON.parse(here.response));
       expect(decodeBatch(remote.events, () => {})).toEqual(decodeBatch(here.events, () => {}));
@@ -47,7 +47,7 @@ describe("ingest decode threads", () => {
   });
 
   it("spreads concurrent bodies over its threads and keeps each result with its request", async () => {
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => threads.decode(body({ events: [ev(i)] }), i + 1, Date.now())));
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => threads.decode(body({ events: [ev(i)] }), { projectId: i + 1, userId: i + 1 }, Date.now())));
     results.forEach((r, i) => {
       expect(r.ok).toBe(true);
       if (r.ok) expect(decodeBatch(r.events, () => {})[0]).toMatchObject({ user_id: i + 1, sdk_run_id: `run-${i % 2}` });
@@ -58,15 +58,15 @@ describe("ingest decode threads", () => {
     const d = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: "pipeline" as const, threads: 2, logger: createLogger("error"), idleMs: 300 });
     try {
       expect(d.running()).toBe(0);
-      expect((await d.decode(body({ events: [ev(1)] }), 1, Date.now())).ok).toBe(true);
+      expect((await d.decode(body({ events: [ev(1)] }), { projectId: 1, userId: 1 }, Date.now())).ok).toBe(true);
       expect(d.running()).toBe(1);
-      await d.decode(body({ events: [ev(2)] }), 1, Date.now()); // one at a time: the running thread takes it
+      await d.decode(body({ events: [ev(2)] }), { projectId: 1, userId: 1 }, Date.now()); // one at a time: the running thread takes it
       expect(d.running()).toBe(1);
-      const burst = Array.from({ length: 20 }, (_, i) => d.decode(body({ events: [ev(i)] }), 1, Date.now()));
+      const burst = Array.from({ length: 20 }, (_, i) => d.decode(body({ events: [ev(i)] }), { projectId: 1, userId: 1 }, Date.now()));
       expect(d.running()).toBe(2);
       expect((await Promise.all(burst)).every((r) => r.ok)).toBe(true);
       await expect.poll(() => d.running(), { timeout: 5_000, interval: 50 }).toBe(0);
-      expect((await d.decode(body({ events: [ev(3)] }), 1, Date.now())).ok).toBe(true);
+      expect((await d.decode(body({ events: [ev(3)] }), { projectId: 1, userId: 1 }, Date.now())).ok).toBe(true);
       expect(d.running()).toBe(1);
     } finally {
       await d.close();
@@ -78,7 +78,7 @@ describe("ingest decode threads", () => {
     for (const mapping of ["receiver", "pipeline"] as const) {
       const d = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: mapping, threads: 1, logger: createLogger("error") });
       try {
-        const r = await d.decodeOtlp(exportProtobuf(spans), "protobuf", false, 7, Date.now());
+        const r = await d.decodeOtlp(exportProtobuf(spans), "protobuf", false, { projectId: 7, userId: 7 }, Date.now());
         if (!r.ok) throw new Error(r.message);
         if (mapping === "pipeline") {
           expect(r.records).toBe(1);
@@ -97,6 +97,6 @@ describe("ingest decode threads", () => {
   it("answers Unavailable once closed", async () => {
     const d = threadDecoder({ maxBatchEvents: 5, otlpMaxBodyBytes: 1 << 20, otlpMaxSpans: 1000, otlpMapping: "pipeline" as const, threads: 1, logger: createLogger("error") });
     await d.close();
-    await expect(d.decode(body({ events: [ev(1)] }), 1, Date.now())).rejects.toMatchObject({ _tag: "Unavailable" });
+    await expect(d.decode(body({ events: [ev(1)] }), { projectId: 1, userId: 1 }, Date.now())).rejects.toMatchObject({ _tag: "Unavailable" });
   });
 });

@@ -16,11 +16,12 @@ import { ownBytes, Rpc, type Transfer } from "../../core/threads/rpc.js";
 import { spawnThread, threadModule } from "../../core/threads/spawn.js";
 import { decodeOtlpExport, type DecodedExport, type OtlpFormat } from "../../otlp/export-decode.js";
 import { decodeIngestBatch, type DecodedBatch } from "./batch-decode.js";
+import type { Sender } from "../../core/events/sender.js";
 
 /** Decodes batch bodies (POST /api/ingest/batch) and OTLP trace exports (web/otlp). */
 export interface BatchDecoder {
-  decode(body: Uint8Array, userId: number, receivedAtMs: number): Promise<DecodedBatch>;
-  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number): Promise<DecodedExport>;
+  decode(body: Uint8Array, sender: Sender, receivedAtMs: number): Promise<DecodedBatch>;
+  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, sender: Sender, receivedAtMs: number): Promise<DecodedExport>;
   close(): Promise<void>;
 }
 
@@ -37,19 +38,19 @@ export type DecodeThreadData = DecodeLimits;
 
 /** What an ingest decode thread serves (decode-worker.ts); this side serves nothing. */
 export interface DecodeMethods {
-  decode(body: Uint8Array, userId: number, receivedAtMs: number): DecodedBatch | Transfer<DecodedBatch>;
-  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number): DecodedExport | Transfer<DecodedExport>;
+  decode(body: Uint8Array, sender: Sender, receivedAtMs: number): DecodedBatch | Transfer<DecodedBatch>;
+  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, sender: Sender, receivedAtMs: number): DecodedExport | Transfer<DecodedExport>;
 }
 
 type DecodeRpc = Rpc<Record<never, never>, DecodeMethods>;
 
 /** The decoder's work on the calling thread (also what a decode thread runs). */
 export const decodeHere = (limits: DecodeLimits) => ({
-  decode: (body: Uint8Array, userId: number, receivedAtMs: number): DecodedBatch =>
-    decodeIngestBatch(body, userId, receivedAtMs, limits.maxBatchEvents),
+  decode: (body: Uint8Array, sender: Sender, receivedAtMs: number): DecodedBatch =>
+    decodeIngestBatch(body, sender, receivedAtMs, limits.maxBatchEvents),
   // RUNWATCH_OTLP_MAPPING=pipeline: the export is logged whole for the pipeline to map, else mapped here.
-  decodeOtlp: (body: Uint8Array, format: OtlpFormat, gzipped: boolean, userId: number, receivedAtMs: number): DecodedExport =>
-    decodeOtlpExport(body, format, gzipped, userId, receivedAtMs, { maxBytes: limits.otlpMaxBodyBytes, maxSpans: limits.otlpMaxSpans }, limits.otlpMapping === "pipeline"),
+  decodeOtlp: (body: Uint8Array, format: OtlpFormat, gzipped: boolean, sender: Sender, receivedAtMs: number): DecodedExport =>
+    decodeOtlpExport(body, format, gzipped, sender, receivedAtMs, { maxBytes: limits.otlpMaxBodyBytes, maxSpans: limits.otlpMaxSpans }, limits.otlpMapping === "pipeline"),
 });
 
 export function inThreadDecoder(limits: DecodeLimits): BatchDecoder {
@@ -140,13 +141,13 @@ export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Lo
   };
 
   return {
-    async decode(body, userId, receivedAtMs) {
+    async decode(body, sender, receivedAtMs) {
       const own = ownBytes(body);
-      return onThread((rpc) => rpc.call("decode", [own, userId, receivedAtMs], [own.buffer]));
+      return onThread((rpc) => rpc.call("decode", [own, sender, receivedAtMs], [own.buffer]));
     },
-    async decodeOtlp(body, format, gzipped, userId, receivedAtMs) {
+    async decodeOtlp(body, format, gzipped, sender, receivedAtMs) {
       const own = ownBytes(body);
-      return onThread((rpc) => rpc.call("decodeOtlp", [own, format, gzipped, userId, receivedAtMs], [own.buffer]));
+      return onThread((rpc) => rpc.call("decodeOtlp", [own, format, gzipped, sender, receivedAtMs], [own.buffer]));
     },
     running: () => slots.filter((t) => t?.alive).length,
     async close() {

@@ -44,7 +44,7 @@ export function ingestHandlers(deps: WebDeps, auth: ApiKeyAuth): IngestHandlers 
       const parsed = parseIngestEvent(body);
       if (Either.isLeft(parsed)) throw parsed.left;
       await take(1);
-      const event = enrichEvent(parsed.right, principal.userId, new Date());
+      const event = enrichEvent(parsed.right, principal, new Date());
       await append(() => appendEvents(log, [event]), 1);
       ctx.status = 202;
       ctx.body = { event_id: event.event_id, run_id: event.run_id, sdk_run_id: event.sdk_run_id };
@@ -53,7 +53,7 @@ export function ingestHandlers(deps: WebDeps, auth: ApiKeyAuth): IngestHandlers 
     async batch(ctx) {
       const { principal, take } = await admit(ctx);
       const body = await readJsonBodyBytes(ctx, config.maxBodyBytes);
-      const decoded = await batchDecoder.decode(body, principal.userId, Date.now());
+      const decoded = await batchDecoder.decode(body, principal, Date.now());
       if (!decoded.ok) throw new HttpProblem(decoded.status, decoded.error.code, decoded.error.message, decoded.error.field);
       await take(decoded.accepted);
       if (decoded.accepted > 0) await append(() => log.append(decoded.events), decoded.accepted);

@@ -30,10 +30,10 @@ describe("small bodies decode on the request's thread", () => {
   it("decodes a small batch here and a large one on a decode thread, with the same results", async () => {
     const { d, threads } = withClock(16 * 1024, 200);
     try {
-      const small = await d.decode(body(20), 7, Date.now());
+      const small = await d.decode(body(20), { projectId: 7, userId: 7 }, Date.now());
       expect(d.decodedInline()).toBe(1);
       expect(threads.running()).toBe(0);
-      const large = await d.decode(body(200), 7, Date.now());
+      const large = await d.decode(body(200), { projectId: 7, userId: 7 }, Date.now());
       expect(d.decodedInline()).toBe(1);
       expect(threads.running()).toBe(1);
       expect(small.ok && large.ok).toBe(true);
@@ -44,8 +44,8 @@ describe("small bodies decode on the request's thread", () => {
       }
       // A refused body gets the same answer on either side.
       const bad = new TextEncoder().encode('{"events": [');
-      const here = await d.decode(bad, 7, Date.now());
-      const there = await threads.decode(bad.slice(), 7, Date.now());
+      const here = await d.decode(bad, { projectId: 7, userId: 7 }, Date.now());
+      const there = await threads.decode(bad.slice(), { projectId: 7, userId: 7 }, Date.now());
       expect(here).toEqual(there);
       expect(here).toMatchObject({ ok: false, status: 400 });
     } finally {
@@ -56,14 +56,14 @@ describe("small bodies decode on the request's thread", () => {
   it("sends bodies to the threads once this thread has spent its decoding budget for the second", async () => {
     const { d, threads, advance } = withClock(16 * 1024, 10, 4);
     try {
-      for (let i = 0; i < 3; i++) await d.decode(body(5), 1, Date.now()); // 4 + 4 + 4 ms: the third starts at 8 < 10
+      for (let i = 0; i < 3; i++) await d.decode(body(5), { projectId: 1, userId: 1 }, Date.now()); // 4 + 4 + 4 ms: the third starts at 8 < 10
       expect(d.decodedInline()).toBe(3);
       expect(threads.running()).toBe(0);
-      await d.decode(body(5), 1, Date.now()); // 12 ms spent: over budget
+      await d.decode(body(5), { projectId: 1, userId: 1 }, Date.now()); // 12 ms spent: over budget
       expect(d.decodedInline()).toBe(3);
       expect(threads.running()).toBe(1);
       advance(1000); // a new second
-      await d.decode(body(5), 1, Date.now());
+      await d.decode(body(5), { projectId: 1, userId: 1 }, Date.now());
       expect(d.decodedInline()).toBe(4);
     } finally {
       await d.close();
@@ -75,13 +75,13 @@ describe("small bodies decode on the request's thread", () => {
     const off = withClock(0, 200);
     try {
       const bytes = exportProtobuf(spans);
-      const plain = await d.decodeOtlp(bytes, "protobuf", false, 1, Date.now());
+      const plain = await d.decodeOtlp(bytes, "protobuf", false, { projectId: 1, userId: 1 }, Date.now());
       expect(d.decodedInline()).toBe(1);
-      const zipped = await d.decodeOtlp(gzipSync(bytes), "protobuf", true, 1, Date.now());
+      const zipped = await d.decodeOtlp(gzipSync(bytes), "protobuf", true, { projectId: 1, userId: 1 }, Date.now());
       expect(d.decodedInline()).toBe(1);
       expect(threads.running()).toBe(1);
       expect(plain.ok && zipped.ok && plain.records === zipped.records && plain.records > 0).toBe(true);
-      await off.d.decode(body(1), 1, Date.now());
+      await off.d.decode(body(1), { projectId: 1, userId: 1 }, Date.now());
       expect(off.d.decodedInline()).toBe(0);
       expect(off.threads.running()).toBe(1);
     } finally {

@@ -48,12 +48,12 @@ export function smallBodiesInline(
     }
   };
   return {
-    decode: async (body, userId, receivedAtMs) =>
-      takes(body.byteLength) ? timed(() => here.decode(body, userId, receivedAtMs)) : threads.decode(body, userId, receivedAtMs),
-    decodeOtlp: async (body, format, gzipped, userId, receivedAtMs) =>
+    decode: async (body, sender, receivedAtMs) =>
+      takes(body.byteLength) ? timed(() => here.decode(body, sender, receivedAtMs)) : threads.decode(body, sender, receivedAtMs),
+    decodeOtlp: async (body, format, gzipped, sender, receivedAtMs) =>
       !gzipped && takes(body.byteLength)
-        ? timed(() => here.decodeOtlp(body, format, gzipped, userId, receivedAtMs))
-        : threads.decodeOtlp(body, format, gzipped, userId, receivedAtMs),
+        ? timed(() => here.decodeOtlp(body, format, gzipped, sender, receivedAtMs))
+        : threads.decodeOtlp(body, format, gzipped, sender, receivedAtMs),
     close: () => threads.close(),
     decodedInline: () => count,
   };

@@ -79,8 +79,8 @@ function grpcError(err: unknown, logger: Logger): { code: grpc.status; details: 
   return { code, details: e.body.error.message, metadata };
 }
 
-/** Set by the interceptor only (a client's own value is removed): the user the call's key belongs to. */
-const AUTHENTICATED_USER = "runwatch-authenticated-user";
+/** Set by the interceptor only (a client's own value is removed): the call key's project and user, "<project>:<user>". */
+const AUTHENTICATED_USER = "runwatch-authenticated-sender";
 
 /** Checks the call's key when its metadata arrives, before its message is read; a refusal ends the call there. */
 function authenticateFirst(deps: OtlpGrpcDeps): grpc.ServerInterceptor {
@@ -95,7 +95,7 @@ function authenticateFirst(deps: OtlpGrpcDeps): grpc.ServerInterceptor {
             deps
               .admission(typeof authorization === "string" ? authorization : undefined, deps.clientAddress(peerIp(call.getPeer()), forwarded))
               .then(({ principal }) => {
-                metadata.set(AUTHENTICATED_USER, String(principal.userId));
+                metadata.set(AUTHENTICATED_USER, `${principal.projectId}:${principal.userId}`);
                 pass(metadata);
               }, (err: unknown) => call.sendStatus(grpcError(err, deps.logger)));
           },
@@ -116,8 +116,8 @@ export async function startOtlpGrpc(deps: OtlpGrpcDeps, host: string, port: numb
   const exportTraces: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
     void (async () => {
       try {
-        const userId = Number(call.metadata.get(AUTHENTICATED_USER)[0]);
-        const decoded = await deps.decoder.decodeOtlp(call.request, "protobuf", false, userId, Date.now());
+        const [projectId, userId] = String(call.metadata.get(AUTHENTICATED_USER)[0]).split(":").map(Number) as [number, number];
+        const decoded = await deps.decoder.decodeOtlp(call.request, "protobuf", false, { projectId, userId }, Date.now());
         if (!decoded.ok) {
           const code = decoded.status === 413 ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.INVALID_ARGUMENT;
           return callback({ code, details: decoded.message });

@@ -72,7 +72,7 @@ export function otlpTracesHandler(deps: OtlpHttpDeps): (ctx: Context) => Promise
       const { principal, headers, take } = await deps.admission(ctx.req.headers.authorization, ctx.ip);
       ctx.set(headers);
       const body = await readBodyBytes(ctx, deps.maxBodyBytes, `the export exceeds the limit of ${deps.maxBodyBytes} bytes (RUNWATCH_OTLP_MAX_BODY_BYTES)`);
-      const decoded = await deps.decoder.decodeOtlp(body, format, gzipped, principal.userId, Date.now());
+      const decoded = await deps.decoder.decodeOtlp(body, format, gzipped, principal, Date.now());
       if (!decoded.ok) {
         throw new HttpProblem(decoded.status, decoded.status === 413 ? "payload_too_large" : "malformed_export", decoded.message);
       }

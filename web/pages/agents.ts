@@ -14,6 +14,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
 import { queryParam, renderPage } from "./render.js";
 import { readForm } from "../forms.js";
 import { Conflict, ValidationError } from "../../core/errors.js";
@@ -75,18 +76,18 @@ export function register(router: Router, deps: WebDeps): void {
   const { sql } = deps.ports;
 
   const listPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const user = ctx.state.user as SessionUser;
-    const agents = await listAgents(deps, user.id);
+    const project = projectOfRequest(ctx);
+    const agents = await listAgents(deps, project.id);
     renderPage(ctx, "agents.njk", { title: "Agents", agents, limit: MAX_AGENTS, values: {}, errors: {}, ...extra }, status);
   };
 
-  router.get("/agents", requireUser, (ctx: Context) => listPage(ctx));
+  router.get("/agents", requireUser, inProject(deps, "read"), (ctx: Context) => listPage(ctx));
 
-  router.post("/agents", requireUser, async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
+  router.post("/agents", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
+    const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
     try {
-      const agent = await createAgent(sql, user.id, form as AgentFields);
+      const agent = await createAgent(sql, project.id, form as AgentFields);
       ctx.status = 303;
       ctx.redirect(`${agentPath(agent.name)}?created=1`);
     } catch (err) {
@@ -97,12 +98,12 @@ export function register(router: Router, deps: WebDeps): void {
   });
 
   const detailPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const user = ctx.state.user as SessionUser;
-    const agent = await getAgent(sql, user.id, String(ctx.params.name));
+    const project = projectOfRequest(ctx);
+    const agent = await getAgent(sql, project.id, String(ctx.params.name));
     const [versions, spend, averages] = await Promise.all([
       listVersions(sql, agent.id),
-      agentMonthSpend(deps.ports.clickhouse, user.id, [agent.name]),
-      averageScores(deps.ports.clickhouse, user.id, { agentName: agent.name, byVersion: true }),
+      agentMonthSpend(deps.ports.clickhouse, project.id, [agent.name]),
+      averageScores(deps.ports.clickhouse, project.id, { agentName: agent.name, byVersion: true }),
     ]);
     const byVersion = new Map(versions.map((v) => [v.version, v]));
     const active = versions.find((v) => v.is_active) ?? null;
@@ -134,13 +135,13 @@ export function register(router: Router, deps: WebDeps): void {
     }, status);
   };
 
-  router.get("/agents/:name", requireUser, (ctx: Context) => detailPage(ctx));
+  router.get("/agents/:name", requireUser, inProject(deps, "read"), (ctx: Context) => detailPage(ctx));
 
-  router.post("/agents/:name", requireUser, async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
+  router.post("/agents/:name", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
+    const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
     try {
-      await updateAgent(sql, user.id, String(ctx.params.name), form as AgentFields);
+      await updateAgent(sql, project.id, String(ctx.params.name), form as AgentFields);
       ctx.status = 303;
       ctx.redirect(`${agentPath(String(ctx.params.name))}?flash=${encodeURIComponent("Saved.")}`);
     } catch (err) {
@@ -150,12 +151,13 @@ export function register(router: Router, deps: WebDeps): void {
     }
   });
 
-  router.post("/agents/:name/configs", requireUser, async (ctx: Context) => {
+  router.post("/agents/:name/configs", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
     const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
     const name = String(ctx.params.name);
     try {
-      const version = await addVersion(sql, user.id, name, { config: form.config, changelog: form.changelog, activate: form.activate === "on" || form.activate === "1" });
+      const version = await addVersion(sql, project.id, name, { config: form.config, changelog: form.changelog, activate: form.activate === "on" || form.activate === "1", createdBy: user.id });
       deps.logger.info("agent config version added", { user_id: user.id, agent: name, version });
       ctx.status = 303;
       ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} saved${form.activate ? " and active" : ""}.`)}`);
@@ -166,12 +168,13 @@ export function register(router: Router, deps: WebDeps): void {
     }
   });
 
-  router.post("/agents/:name/configs/:version/activate", requireUser, async (ctx: Context) => {
+  router.post("/agents/:name/configs/:version/activate", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
     const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
     const name = String(ctx.params.name);
     const version = Number(ctx.params.version);
     if (!Number.isInteger(version) || version < 1) throw new ValidationError({ message: "version must be a positive integer", field: "version" });
-    await activateVersion(sql, user.id, name, version);
+    await activateVersion(sql, project.id, name, version);
     deps.logger.info("agent config version activated", { user_id: user.id, agent: name, version });
     ctx.status = 303;
     ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} is now active.`)}`);

@@ -17,6 +17,7 @@ import { check, refuse, waitText } from "../middleware/throttles.js";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
 import { renderPage } from "./render.js";
 import {
@@ -66,14 +67,14 @@ export function register(router: Router, deps: WebDeps): void {
   const changed = (userId: number) => publishRulesChanged(pubsub, userId).catch((err) => deps.logger.warn("rules change not announced", { err }));
 
   const listPage = async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
-    const [rules, jobs] = await Promise.all([listRules(sql, user.id), listJobs(sql, user.id, { limit: HISTORY_LIMIT })]);
+    const project = projectOfRequest(ctx);
+    const [rules, jobs] = await Promise.all([listRules(sql, project.id), listJobs(sql, project.id, { limit: HISTORY_LIMIT })]);
     const notice = NOTICES[String(ctx.query.notice ?? "")];
     let testResult: unknown;
     const testId = Number(ctx.query.test);
     if (Number.isSafeInteger(testId) && testId > 0) {
       const job = await getJob(sql, testId);
-      if (job && job.user_id === user.id) testResult = job;
+      if (job && job.project_id === project.id) testResult = job;
     }
     renderPage(ctx, "alerts.njk", {
       title: "Alerts",
@@ -108,68 +109,70 @@ export function register(router: Router, deps: WebDeps): void {
     return rule;
   };
 
-  router.get("/alerts", requireUser, listPage);
+  router.get("/alerts", requireUser, inProject(deps, "read"), listPage);
 
-  router.get("/alerts/new", requireUser, (ctx) => formPage(ctx, { values: formValues() }));
+  router.get("/alerts/new", requireUser, inProject(deps, "read"), (ctx) => formPage(ctx, { values: formValues() }));
 
-  router.post("/alerts", requireUser, async (ctx) => {
+  router.post("/alerts", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
     const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
     const parsed = await parseRuleForm(form, settings(), deps.triggers);
     if (!parsed.ok) return formPage(ctx, { values: form, errors: parsed.errors }, 422);
-    const id = await createRule(sql, user.id, parsed.value);
+    const id = await createRule(sql, project.id, parsed.value);
     if (id === "limit") return formPage(ctx, { values: form, errors: { name: `You have ${MAX_RULES} rules, the most an account can have.` } }, 422);
     deps.logger.info("alert rule created", { user_id: user.id, rule_id: id, trigger_type: parsed.value.trigger_type, channel: parsed.value.channel });
-    await changed(user.id);
+    await changed(project.id);
     ctx.redirect(parsed.value.channel === "webhook" ? `/alerts/${id}/edit?notice=created` : "/alerts?notice=created");
   });
 
-  router.get("/alerts/:id/edit", requireUser, async (ctx) => {
+  router.get("/alerts/:id/edit", requireUser, inProject(deps, "read"), async (ctx) => {
     const rule = await owned(ctx);
     if (!rule) return;
     formPage(ctx, { rule, values: formValues(rule), notice: NOTICES[String(ctx.query.notice ?? "")] });
   });
 
-  router.post("/alerts/:id", requireUser, async (ctx) => {
-    const user = ctx.state.user as SessionUser;
+  router.post("/alerts/:id", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
+    const project = projectOfRequest(ctx);
     const rule = await owned(ctx);
     if (!rule) return;
     const form = await readForm(ctx);
     const parsed = await parseRuleForm(form, settings(), deps.triggers);
     if (!parsed.ok) return formPage(ctx, { rule, values: form, errors: parsed.errors }, 422);
-    await updateRule(sql, user.id, rule.id, parsed.value);
-    await changed(user.id);
+    await updateRule(sql, project.id, rule.id, parsed.value);
+    await changed(project.id);
     ctx.redirect("/alerts?notice=updated");
   });
 
-  router.post("/alerts/:id/toggle", requireUser, async (ctx) => {
-    const user = ctx.state.user as SessionUser;
+  router.post("/alerts/:id/toggle", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
+    const project = projectOfRequest(ctx);
     const rule = await owned(ctx);
     if (!rule) return;
-    await setRuleEnabled(sql, user.id, rule.id, !rule.enabled);
-    await changed(user.id);
+    await setRuleEnabled(sql, project.id, rule.id, !rule.enabled);
+    await changed(project.id);
     ctx.redirect(`/alerts?notice=${rule.enabled ? "disabled" : "enabled"}`);
   });
 
-  router.post("/alerts/:id/delete", requireUser, async (ctx) => {
+  router.post("/alerts/:id/delete", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
     const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
     const rule = await owned(ctx);
     if (!rule) return;
-    await deleteRule(sql, user.id, rule.id);
-    await changed(user.id);
+    await deleteRule(sql, project.id, rule.id);
+    await changed(project.id);
     deps.logger.info("alert rule deleted", { user_id: user.id, rule_id: rule.id });
     ctx.redirect("/alerts?notice=deleted");
   });
 
-  router.post("/alerts/:id/rotate-secret", requireUser, async (ctx) => {
-    const user = ctx.state.user as SessionUser;
+  router.post("/alerts/:id/rotate-secret", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
+    const project = projectOfRequest(ctx);
     const rule = await owned(ctx);
     if (!rule) return;
-    await rotateRuleSecret(sql, user.id, rule.id);
+    await rotateRuleSecret(sql, project.id, rule.id);
     ctx.redirect(`/alerts/${rule.id}/edit?notice=rotated`);
   });
 
-  router.post("/alerts/:id/test", requireUser, async (ctx) => {
+  router.post("/alerts/:id/test", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
     const rule = await owned(ctx);
     if (!rule) return;
     const user = ctx.state.user as SessionUser;
@@ -188,10 +191,10 @@ export function register(router: Router, deps: WebDeps): void {
     ctx.redirect(`/alerts?test=${jobId}#history`);
   });
 
-  router.post("/alerts/jobs/:id/retry", requireUser, async (ctx) => {
-    const user = ctx.state.user as SessionUser;
+  router.post("/alerts/jobs/:id/retry", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
+    const project = projectOfRequest(ctx);
     const id = ruleId(ctx);
-    const ok = id !== undefined && (await requeueJob(sql, user.id, id));
+    const ok = id !== undefined && (await requeueJob(sql, project.id, id));
     if (!ok) {
       return renderPage(ctx, "error.njk", { title: "Not found", heading: "Notification not found", message: "There is no dead notification with this id in your account." }, 404);
     }

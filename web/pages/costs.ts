@@ -8,8 +8,9 @@
 import { budgetedAgents } from "../../stores/agent-registry.js";
 import type Router from "@koa/router";
 import type { Context } from "koa";
-import type { SessionUser, WebDeps } from "../deps.js";
+import type { WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
 import { queryParam, renderPage } from "./render.js";
 import { barChart } from "./bar-chart.js";
 import { agentModelKey, agentMonthSpend, costGroups, costRunCounts, parseRange, perDay, rollUp, totalOf, withRunCounts, type CostRange } from "../../core/clickhouse/costs.js";
@@ -47,11 +48,11 @@ const csvCell = (v: string | number): string => {
 };
 
 export function register(router: Router, deps: WebDeps): void {
-  router.get("/costs", requireUser, async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
+  router.get("/costs", requireUser, inProject(deps, "read"), async (ctx: Context) => {
+    const project = projectOfRequest(ctx);
     const range = rangeOf(ctx);
     const [groups, counts, budgetRows] = await Promise.all([
-      costGroups(deps.ports.clickhouse, user.id, range), costRunCounts(deps.ports.clickhouse, user.id, range), budgets(deps, user.id),
+      costGroups(deps.ports.clickhouse, project.id, range), costRunCounts(deps.ports.clickhouse, project.id, range), budgets(deps, project.id),
     ]);
     const daily = withRunCounts(perDay(groups, range).map((d) => ({ ...d, key: d.day })), counts, "day");
     const totals = withRunCounts([{ ...totalOf(groups), key: "" }], counts, "total")[0]!;
@@ -78,10 +79,10 @@ export function register(router: Router, deps: WebDeps): void {
     });
   });
 
-  router.get("/costs.csv", requireUser, async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
+  router.get("/costs.csv", requireUser, inProject(deps, "read"), async (ctx: Context) => {
+    const project = projectOfRequest(ctx);
     const range = rangeOf(ctx);
-    const groups = await costGroups(deps.ports.clickhouse, user.id, range);
+    const groups = await costGroups(deps.ports.clickhouse, project.id, range);
     const header = ["day", "agent_name", "model", "runs", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "computed_cost_usd", "computed_runs", "client_cost_runs"];
     const lines = [header.join(",")];
     for (const g of groups) {

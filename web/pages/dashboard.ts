@@ -6,11 +6,12 @@
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
-import type { SessionUser, WebDeps } from "../deps.js";
+import type { WebDeps } from "../deps.js";
 import type { RunFilter } from "../../core/clickhouse/types.js";
 import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
 import { ValidationError } from "../../core/errors.js";
 import { requireUser } from "../auth/session.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
 import { agentNames, statusCounts } from "./run-stats.js";
 import { deadLetterCount } from "./dead-letters.js";
@@ -66,9 +67,9 @@ async function summary(deps: WebDeps, userId: number) {
 
 export function register(router: Router, deps: WebDeps): void {
   const list = (view: "dashboard" | "errors") => async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
     if (view === "dashboard" && ctx.query.fragment === "summary") {
-      return renderFragment(ctx, "_dashboard_summary.njk", await summary(deps, user.id));
+      return renderFragment(ctx, "_dashboard_summary.njk", await summary(deps, project.id));
     }
     const f = readFilters(ctx);
     if (view === "errors") f.status = "error";
@@ -79,7 +80,7 @@ export function register(router: Router, deps: WebDeps): void {
     const scoreKeep = { score: f.score_name, score_min: f.score_name ? f.score_min : undefined, score_max: f.score_name ? f.score_max : undefined };
     let page;
     try {
-      page = await deps.events.listRuns(user.id, filter);
+      page = await deps.events.listRuns(project.id, filter);
     } catch (err) {
       // A stale or hand-edited cursor: start again from the first page rather than fail.
       if (err instanceof ValidationError && f.cursor) return ctx.redirect(ctx.path + qs({ status: f.status, agent: f.agent, config_version: f.config_version, ...scoreKeep }));
@@ -87,10 +88,10 @@ export function register(router: Router, deps: WebDeps): void {
     }
     const keep = { status: view === "errors" ? undefined : f.status, agent: f.agent, config_version: f.config_version, ...scoreKeep, limit: f.limit === PAGE_SIZE ? undefined : f.limit };
     const [sum, agents, scores, deadLetters] = await Promise.all([
-      view === "dashboard" ? summary(deps, user.id) : Promise.resolve(undefined),
-      agentNames(deps.ports.clickhouse, user.id),
-      scoreNames(deps.ports.clickhouse, user.id),
-      deadLetterCount(deps, user.id),
+      view === "dashboard" ? summary(deps, project.id) : Promise.resolve(undefined),
+      agentNames(deps.ports.clickhouse, project.id),
+      scoreNames(deps.ports.clickhouse, project.id),
+      deadLetterCount(deps, project.id),
     ]);
     renderPage(ctx, "dashboard.njk", {
       title: view === "errors" ? "Errors" : "Dashboard",
@@ -105,11 +106,11 @@ export function register(router: Router, deps: WebDeps): void {
       agent_names: agents,
       score_names: scores,
       dead_letters: deadLetters,
-      error_total: view === "errors" ? (await statusCounts(deps.ports.clickhouse, user.id)).error : undefined,
+      error_total: view === "errors" ? (await statusCounts(deps.ports.clickhouse, project.id)).error : undefined,
     });
   };
-  router.get("/dashboard", requireUser, list("dashboard"));
-  router.get("/errors", requireUser, list("errors"));
+  router.get("/dashboard", requireUser, inProject(deps, "read"), list("dashboard"));
+  router.get("/errors", requireUser, inProject(deps, "read"), list("errors"));
 }
 
 function qs(params: Record<string, unknown>): string {

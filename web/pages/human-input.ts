@@ -13,6 +13,7 @@ import type { Context } from "koa";
 import type { RunRecord } from "../../core/events/run.js";
 import { humanInputDeps, type SessionUser, type WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
 import { NotFound } from "../../core/errors.js";
 import { answerQuestion, findAnswer, latestRequest, type HumanAnswer, type HumanRequest } from "../../stores/human-input.js";
@@ -26,9 +27,9 @@ export interface HumanInputView {
 /** The open question of a waiting run, with its answer if already given; null when nothing is asked. */
 export async function humanInputView(deps: WebDeps, run: RunRecord): Promise<HumanInputView | null> {
   if (run.status !== "waiting_for_input") return null;
-  const request = await latestRequest(deps.ports.clickhouse, run.user_id, run.run_id);
+  const request = await latestRequest(deps.ports.clickhouse, run.project_id, run.run_id);
   if (!request?.open) return null;
-  const answer = await findAnswer(deps.ports.sql, run.user_id, run.external_id, request.event_id);
+  const answer = await findAnswer(deps.ports.sql, run.project_id, run.external_id, request.event_id);
   return { request, answer: answer ?? null };
 }
 
@@ -36,23 +37,24 @@ const wantsJson = (ctx: Context) => ctx.get("Accept").includes("application/json
 
 export function registerHumanInputPage(router: Router, deps: WebDeps): void {
   const loadRun = async (ctx: Context): Promise<RunRecord> => {
-    const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
     const sdkRunId = String(ctx.params.run ?? "");
-    const run = await deps.events.getRun(user.id, sdkRunId);
+    const run = await deps.events.getRun(project.id, sdkRunId);
     if (!run) throw new NotFound({ resource: "run", message: `There is no run “${sdkRunId}” in your account.` });
     return run;
   };
 
-  router.get("/dashboard/:run/input", requireUser, async (ctx: Context) => {
+  router.get("/dashboard/:run/input", requireUser, inProject(deps, "read"), async (ctx: Context) => {
     const run = await loadRun(ctx);
     renderFragment(ctx, "_human_input.njk", { run, human_input: await humanInputView(deps, run) });
   });
 
-  router.post("/dashboard/:run/input", requireUser, async (ctx: Context) => {
+  router.post("/dashboard/:run/input", requireUser, inProject(deps, "answer_input"), async (ctx: Context) => {
     const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
     const sdkRunId = String(ctx.params.run ?? "");
     const form = await readForm(ctx);
-    const answer = await answerQuestion(humanInputDeps(deps), user.id, sdkRunId, { response: form.response, request_event_id: form.request_event_id }, user);
+    const answer = await answerQuestion(humanInputDeps(deps), project.id, sdkRunId, { response: form.response, request_event_id: form.request_event_id }, user);
     deps.logger.info("human input answered", { user_id: user.id, sdk_run_id: sdkRunId, via: "dashboard" });
     if (wantsJson(ctx)) {
       ctx.status = 201;

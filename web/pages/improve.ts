@@ -1,6 +1,6 @@
 /**
  * GET/POST /improve: the code-improvement page. The logged-in user pastes code, picks provider, model and
- * temperature (defaults from their user_settings row, else the agents service's defaults) and gets the detected
+ * temperature (defaults from their project_settings row, else the agents service's defaults) and gets the detected
  * language, suggestions and a diff. web calls agents-service server-side with X-Agent-Secret (config.agentsUrl);
  * the secret never reaches the browser. The form is CSRF-protected by the app-wide csrfProtection middleware.
  */
@@ -12,6 +12,7 @@ import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
 import type { Config } from "../../core/config.js";
 import { requireUser } from "../auth/session.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
 import { renderPage } from "./render.js";
 import { resolveAgentSecret } from "../../core/agents/secret.js";
@@ -84,9 +85,9 @@ export function register(router: Router, deps: WebDeps): void {
   const config = deps.ports.config;
 
   const page = async (ctx: Context, form: FormValues | undefined, extra: Record<string, unknown> = {}, status = 200) => {
-    const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
     const [saved, providers] = await Promise.all([
-      loadUserLlmSettings(deps.ports.sql, user.id),
+      loadUserLlmSettings(deps.ports.sql, project.id),
       callAgents<ProvidersBody>(config, "/providers", { method: "GET", timeoutMs: PROVIDERS_TIMEOUT_MS }),
     ]);
     const list = isFailure(providers) ? null : providers;
@@ -112,10 +113,11 @@ export function register(router: Router, deps: WebDeps): void {
     }, status);
   };
 
-  router.get("/improve", requireUser, (ctx) => page(ctx, undefined));
+  router.get("/improve", requireUser, inProject(deps, "read"), (ctx) => page(ctx, undefined));
 
-  router.post("/improve", requireUser, async (ctx) => {
+  router.post("/improve", requireUser, inProject(deps, "edit_agents"), async (ctx) => {
     const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
     const f = await readForm(ctx);
     const values: FormValues = {
       code: f.code ?? "",
@@ -168,7 +170,7 @@ export function register(router: Router, deps: WebDeps): void {
       return page(ctx, values, { failure: result }, result.status >= 500 ? 502 : result.status);
     }
     if (values.save_defaults) {
-      await saveUserLlmSettings(deps.ports.sql, user.id, { provider: result.provider, model: values.model || null, temperature: temperature ?? null });
+      await saveUserLlmSettings(deps.ports.sql, project.id, { provider: result.provider, model: values.model || null, temperature: temperature ?? null });
     }
     return page(ctx, { ...values, provider: result.provider }, {
       result,

@@ -1,6 +1,6 @@
 /**
  * Aggregates over agent_runs for the dashboard and agents pages (ClickHouse SQL, shared by chDB and a
- * server). Each query reads one user's slice of the (user_id, external_id) primary key, and FINAL folds run
+ * server). Each query reads one project's rows (the project_id minmax index skips the others'), and FINAL folds run
  * versions so each run counts once. Candidates for core/clickhouse/ once another component needs them.
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
@@ -9,10 +9,10 @@ import { RUN_STATUSES } from "../../core/events/schema.js";
 
 export type StatusCounts = Record<RunStatus, number> & { total: number };
 
-export async function statusCounts(ch: ClickHouse, userId: number): Promise<StatusCounts> {
+export async function statusCounts(ch: ClickHouse, projectId: number): Promise<StatusCounts> {
   const rows = await ch.query<{ status: string; n: string | number }>(
-    `SELECT status, count() AS n FROM agent_runs FINAL WHERE user_id = {uid:UInt64} GROUP BY status`,
-    { uid: userId },
+    `SELECT status, count() AS n FROM agent_runs FINAL WHERE project_id = {pid:UInt64} GROUP BY status`,
+    { pid: projectId },
   );
   const out = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as StatusCounts;
   out.total = 0;
@@ -24,10 +24,10 @@ export async function statusCounts(ch: ClickHouse, userId: number): Promise<Stat
 }
 
 /** Agent names for the filter menu. No FINAL: a run's agent name is set once, so any version has it. */
-export async function agentNames(ch: ClickHouse, userId: number, limit = 500): Promise<string[]> {
+export async function agentNames(ch: ClickHouse, projectId: number, limit = 500): Promise<string[]> {
   const rows = await ch.query<{ agent_name: string }>(
-    `SELECT DISTINCT agent_name FROM agent_runs WHERE user_id = {uid:UInt64} AND agent_name != '' ORDER BY agent_name LIMIT {limit:UInt32}`,
-    { uid: userId, limit },
+    `SELECT DISTINCT agent_name FROM agent_runs WHERE project_id = {pid:UInt64} AND agent_name != '' ORDER BY agent_name LIMIT {limit:UInt32}`,
+    { pid: projectId, limit },
   );
   return rows.map((r) => String(r.agent_name));
 }
@@ -44,7 +44,7 @@ export interface AgentRunStats {
 }
 
 /** Per-agent run statistics, busiest agents first (bounded by `limit`). */
-export async function agentRunStats(ch: ClickHouse, userId: number, limit = 500): Promise<AgentRunStats[]> {
+export async function agentRunStats(ch: ClickHouse, projectId: number, limit = 500): Promise<AgentRunStats[]> {
   const rows = await ch.query<Record<string, string | number | null>>(
     `SELECT agent_name,
             count() AS runs,
@@ -55,11 +55,11 @@ export async function agentRunStats(ch: ClickHouse, userId: number, limit = 500)
             max(coalesce(started_at, last_event_at)) AS last_run_at,
             uniqExact(config_version) AS config_versions
        FROM agent_runs FINAL
-      WHERE user_id = {uid:UInt64}
+      WHERE project_id = {pid:UInt64}
       GROUP BY agent_name
       ORDER BY runs DESC, agent_name
       LIMIT {limit:UInt32}`,
-    { uid: userId, limit },
+    { pid: projectId, limit },
   );
   return rows.map((r) => ({
     agent_name: String(r.agent_name),

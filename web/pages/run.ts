@@ -7,8 +7,10 @@
 import type Router from "@koa/router";
 import { countWithinBytes, jsonSize, MAX_RUN_PAGE_BYTES } from "../api/byte-pages.js";
 import type { Context } from "koa";
-import type { SessionUser, WebDeps } from "../deps.js";
+import type { WebDeps } from "../deps.js";
+import type { Membership } from "../../stores/accounts/projects.js";
 import { requireUser } from "../auth/session.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
 import { buildTimeline } from "./timeline.js";
 import { buildSpans } from "../../core/events/spans.js";
@@ -23,25 +25,25 @@ export const EVENTS_PER_PAGE = 1000;
 export const TRACE_EVENTS = 20_000;
 
 export function register(router: Router, deps: WebDeps): void {
-  router.get("/dashboard/:run", requireUser, async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
-    await deps.heavyReads.run(user.id, () => runPage(ctx, deps, user));
+  router.get("/dashboard/:run", requireUser, inProject(deps, "read"), async (ctx: Context) => {
+    const project = projectOfRequest(ctx);
+    await deps.heavyReads.run(project.id, () => runPage(ctx, deps, project));
   });
 }
 
-async function runPage(ctx: Context, deps: WebDeps, user: SessionUser): Promise<void> {
+async function runPage(ctx: Context, deps: WebDeps, project: Membership): Promise<void> {
   const sdkRunId = String(ctx.params.run ?? "");
-  const run = await deps.events.getRun(user.id, sdkRunId);
+  const run = await deps.events.getRun(project.id, sdkRunId);
   if (!run) {
     return renderPage(ctx, "error.njk", {
       title: "Run not found",
       heading: "Run not found",
-      message: `There is no run “${sdkRunId}” in your account. It may not have been ingested yet.`,
+      message: `There is no run “${sdkRunId}” in ${project.name}. It may not have been ingested yet.`,
     }, 404);
   }
   const after = queryParam(ctx, "after");
   const since = ctx.query.fragment === "live" ? parseSince(ctx.query) : null;
-  const events = await deps.events.listEvents(user.id, run.run_id, { limit: EVENTS_PER_PAGE + 1, after });
+  const events = await deps.events.listEvents(project.id, run.run_id, { limit: EVENTS_PER_PAGE + 1, after });
   const fit = countWithinBytes(events.slice(0, EVENTS_PER_PAGE), MAX_RUN_PAGE_BYTES, (e) => jsonSize(e.payload));
   const more = events.length > fit;
   if (more) events.length = fit;
@@ -50,7 +52,7 @@ async function runPage(ctx: Context, deps: WebDeps, user: SessionUser): Promise<
   // The trace pairs spans across the whole run, so it reads the run's span events up to TRACE_EVENTS, their long
   // values cut by the store (the timeline below pages the events whole); a longer run shows the trace of its first
   // TRACE_EVENTS span events, and the tree renders its first spans within a budget (span-tree.ts).
-  const spanEvents = !after && !more ? events : await deps.events.listSpanEvents(user.id, run.run_id, { limit: TRACE_EVENTS });
+  const spanEvents = !after && !more ? events : await deps.events.listSpanEvents(project.id, run.run_id, { limit: TRACE_EVENTS });
   const tree = buildSpanTree(buildSpans(spanEvents), { live });
   const vars = {
     title: `${run.agent_name || "Run"} · ${sdkRunId}`,

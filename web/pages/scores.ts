@@ -13,6 +13,7 @@ import { giveScore } from "../api/scores.js";
 import type { RunRecord } from "../../core/events/run.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
 
 /** The score the page's thumbs give. */
@@ -24,19 +25,20 @@ export const SCORES_ON_PAGE = 200;
 /** What web/views/_scores.njk shows: the run's latest scores, newest first, whether there are more, and the thumbs tally among them. */
 export async function scoresView(deps: WebDeps, run: RunRecord): Promise<{ scores: Score[]; more: boolean; up: number; down: number }> {
   const [page, tally] = await Promise.all([
-    listRunScores(deps.ports.clickhouse, run.user_id, run.run_id, { limit: SCORES_ON_PAGE, newestFirst: true }),
-    tallyBooleanScore(deps.ports.clickhouse, run.user_id, run.run_id, FEEDBACK_SCORE),
+    listRunScores(deps.ports.clickhouse, run.project_id, run.run_id, { limit: SCORES_ON_PAGE, newestFirst: true }),
+    tallyBooleanScore(deps.ports.clickhouse, run.project_id, run.run_id, FEEDBACK_SCORE),
   ]);
   return { scores: page.scores, more: page.next_cursor !== null, ...tally };
 }
 
 export function register(router: Router, deps: WebDeps): void {
-  router.post("/dashboard/:run/scores", requireUser, async (ctx: Context) => {
+  router.post("/dashboard/:run/scores", requireUser, inProject(deps, "give_feedback"), async (ctx: Context) => {
     const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
     const sdkRunId = String(ctx.params.run ?? "");
     const form = await readForm(ctx);
     if (form.value !== "up" && form.value !== "down") throw new ValidationError({ field: "value", message: "value must be up or down" });
-    await giveScore(deps, user.id, {
+    await giveScore(deps, { projectId: project.id, userId: user.id }, {
       sdk_run_id: sdkRunId, name: FEEDBACK_SCORE, value: form.value === "up", source: "human",
       ...(form.comment?.trim() ? { comment: form.comment.trim() } : {}),
     });

@@ -1,13 +1,14 @@
 /**
- * GET/POST /settings: the user's LLM preferences (user_settings: provider, model, temperature), which the
+ * GET/POST /settings: the user's LLM preferences (project_settings: provider, model, temperature), which the
  * /improve page (and the agents service it calls) uses as defaults. The provider list comes from the agents
  * service's GET /providers; when it is unreachable the page still works with free-text values.
  * POST /settings/retention: how many days of runs to keep (stores/retention.ts; empty or 0 = forever).
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
-import type { SessionUser, WebDeps } from "../deps.js";
+import type { WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
 import { renderPage, queryParam } from "./render.js";
 import { loadUserLlmSettings, saveUserLlmSettings, type UserLlmSettings } from "../../stores/user-settings.js";
@@ -58,8 +59,8 @@ export function parseSettings(form: Record<string, string>, providers: Provider[
 
 export function register(router: Router, deps: WebDeps): void {
   const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const user = ctx.state.user as SessionUser;
-    const [saved, list, retention] = await Promise.all([loadUserLlmSettings(deps.ports.sql, user.id), fetchProviders(deps), loadRetention(deps.ports.sql, user.id)]);
+    const project = projectOfRequest(ctx);
+    const [saved, list, retention] = await Promise.all([loadUserLlmSettings(deps.ports.sql, project.id), fetchProviders(deps), loadRetention(deps.ports.sql, project.id)]);
     const flash = queryParam(ctx, "saved") ? "Settings saved." : queryParam(ctx, "retention") ? "Retention saved." : null;
     renderPage(ctx, "settings.njk", {
       title: "Settings",
@@ -76,21 +77,21 @@ export function register(router: Router, deps: WebDeps): void {
     }, status);
   };
 
-  router.get("/settings", requireUser, (ctx: Context) => page(ctx));
+  router.get("/settings", requireUser, inProject(deps, "read"), (ctx: Context) => page(ctx));
 
-  router.post("/settings", requireUser, async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
+  router.post("/settings", requireUser, inProject(deps, "manage_settings"), async (ctx: Context) => {
+    const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
     const { providers } = await fetchProviders(deps);
     const { settings, errors } = parseSettings(form, providers);
     if (Object.keys(errors).length) return page(ctx, { values: form, errors }, 422);
-    await saveUserLlmSettings(deps.ports.sql, user.id, settings);
+    await saveUserLlmSettings(deps.ports.sql, project.id, settings);
     ctx.status = 303;
     ctx.redirect("/settings?saved=1");
   });
 
-  router.post("/settings/retention", requireUser, async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
+  router.post("/settings/retention", requireUser, inProject(deps, "manage_settings"), async (ctx: Context) => {
+    const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
     let days: number | null;
     try {
@@ -99,7 +100,7 @@ export function register(router: Router, deps: WebDeps): void {
       if (!(err instanceof ValidationError)) throw err;
       return page(ctx, { retention_value: form.retention_days ?? "", retention_error: err.message }, 422);
     }
-    await saveRetentionDays(deps.ports.sql, user.id, days);
+    await saveRetentionDays(deps.ports.sql, project.id, days);
     ctx.status = 303;
     ctx.redirect("/settings?retention=1");
   });

@@ -10,6 +10,7 @@ import type { SessionUser } from "../deps.js";
 import { readForm } from "../forms.js";
 import { render } from "../views.js";
 import { requireUser } from "../auth/session.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
 import type { KeyScope } from "../../core/access/roles.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { createApiKey, listApiKeys, parseExpiry, revokeApiKey } from "../../stores/accounts/api-keys.js";
@@ -26,8 +27,8 @@ export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiK
   const { sql } = deps.ports;
 
   const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const user = ctx.state.user as SessionUser;
-    const keys = await listApiKeys(sql, user.id); // the user's personal project (it has their id)
+    const project = projectOfRequest(ctx);
+    const keys = await listApiKeys(sql, project.id); // the user's personal project (it has their id)
     ctx.set("Cache-Control", "no-store");
     render(ctx, "settings/api-keys.njk", {
       title: "API keys",
@@ -40,15 +41,16 @@ export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiK
     }, status);
   };
 
-  router.get("/settings/api-keys", requireUser, (ctx) => page(ctx));
+  router.get("/settings/api-keys", requireUser, inProject(deps, "manage_keys"), (ctx) => page(ctx));
 
-  router.post("/settings/api-keys", requireUser, async (ctx) => {
+  router.post("/settings/api-keys", requireUser, inProject(deps, "manage_keys"), async (ctx) => {
     const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
     const values = { name: form.name ?? "", expires: form.expires ?? "", expires_on: form.expires_on ?? "", scope: form.scope || "read+ingest" };
     try {
       const expiresAt = parseExpiry(values.expires_on || values.expires);
-      const created = await createApiKey(sql, user.id, values.name, expiresAt, { scope: values.scope as KeyScope });
+      const created = await createApiKey(sql, project.id, values.name, expiresAt, { scope: values.scope as KeyScope });
       deps.logger.info("api key created", { user_id: user.id, key_id: created.info.id });
       await page(ctx, { created: { key: created.key, name: created.info.name, expires_at: created.info.expires_at } }, 201);
     } catch (err) {
@@ -58,12 +60,13 @@ export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiK
     }
   });
 
-  router.post("/settings/api-keys/:id/revoke", requireUser, async (ctx) => {
+  router.post("/settings/api-keys/:id/revoke", requireUser, inProject(deps, "manage_keys"), async (ctx) => {
     const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
     const id = Number(ctx.params.id);
     if (!Number.isSafeInteger(id) || id <= 0) return page(ctx, { flash: "No such API key." }, 404);
     try {
-      await revokeApiKey(sql, user.id, id, user.id); // the user's personal project (it has their id)
+      await revokeApiKey(sql, project.id, id, user.id); // the user's personal project (it has their id)
     } catch (err) {
       if ((err as { _tag?: string })._tag === "NotFound") return page(ctx, { flash: "No such API key." }, 404);
       throw err;

@@ -3,7 +3,7 @@
  * gateway forwards it to every open tab, web/static/notifications.js shows it as a toast. Best effort like
  * every live message: the /alerts history is the durable record.
  */
-import { userChannel } from "../../../core/ports/pubsub.js";
+import { projectChannel } from "../../../core/ports/pubsub.js";
 import type { NotificationChannel } from "./types.js";
 
 export const dashboardChannel: NotificationChannel = {
@@ -17,10 +17,10 @@ export const dashboardChannel: NotificationChannel = {
   async send(job, ctx) {
     const p = job.payload;
     await ctx.pubsub.publish(
-      userChannel(job.user_id),
+      projectChannel(job.project_id),
       JSON.stringify({
         type: "notification",
-        user_id: job.user_id,
+        project_id: job.project_id,
         id: job.id,
         test: job.kind === "test",
         rule: { id: job.rule_id, name: job.rule_name, trigger_type: job.trigger_type },

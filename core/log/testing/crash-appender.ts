@@ -15,7 +15,7 @@ const log = await openFileLog(dir, { segmentBytes: 256 * 1024 });
 
 const event = (writer: number, seq: number): LoggedEvent => ({
   event_id: `${round}:${writer}:${seq}`,
-  user_id: 1,
+  project_id: 1, user_id: 1,
   run_id: "00000000-0000-5000-8000-000000000000",
   sdk_run_id: `writer-${writer}`,
   event_type: "step",
