@@ -5,7 +5,7 @@ import path from "node:path";
 import WebSocket from "ws";
 import { loadConfig } from "../core/config.js";
 import { openPorts, type Ports } from "../core/runtime.js";
-import { REALTIME_REVOKE_CHANNEL, REALTIME_SUBPROTOCOL, signRealtimeToken, TOKEN_PROTOCOL_PREFIX } from "../core/tokens.js";
+import { memberRevocation, REALTIME_REVOKE_CHANNEL, REALTIME_SUBPROTOCOL, signRealtimeToken, TOKEN_PROTOCOL_PREFIX } from "../core/tokens.js";
 import { startGateway, type Gateway } from "./server.js";
 import { loadNativeUws } from "./engines/uws-native.js";
 import { uwsEngine } from "./engines/uws.js";
@@ -154,6 +154,37 @@ describe.each(ENGINES)("realtime gateway (%s engine)", (name, engine) => {
     await ports.pubsub.publish("user.11", JSON.stringify({ type: "event", user_id: 11, after: true }));
     await other.next((f) => f.after === true);
     other.ws.close();
+  });
+
+  it("a project token grants the project's channel only; removing the member closes their sockets and refuses their tokens of it", async () => {
+    const projectToken = (uid: number, pid: number) => signRealtimeToken(SECRET, uid, SID, 60, Date.now(), pid).token;
+    const member = connect(`${gw.url}/ws`, projectToken(21, 900));
+    expect((await member.next((f) => f.type === "hello")).channel).toBe("project.900");
+    member.send({ type: "subscribe", channel: "project.900" });
+    await member.next((f) => f.type === "subscribed");
+    const colleague = connect(`${gw.url}/ws`, projectToken(22, 900));
+    await colleague.next((f) => f.type === "hello");
+    colleague.send({ type: "subscribe", channel: "project.900" });
+    await colleague.next((f) => f.type === "subscribed");
+    await ports.pubsub.publish("project.900", JSON.stringify({ type: "events", project_id: 900, n: 1 }));
+    await member.next((f) => f.n === 1);
+    // Another project's channel, or the user channel, is not what this token grants.
+    const nosy = connect(`${gw.url}/ws`, projectToken(23, 900));
+    await nosy.next((f) => f.type === "hello");
+    nosy.send({ type: "subscribe", channel: "project.901" });
+    expect((await nosy.next((f) => f.type === "error")).error.code).toBe("forbidden_channel");
+
+    await ports.pubsub.publish(REALTIME_REVOKE_CHANNEL, memberRevocation(21, 900));
+    expect((await member.next((f) => f.type === "error")).error.code).toBe("not_a_member");
+    expect((await member.closed).code).toBe(4403);
+    const again = connect(`${gw.url}/ws`, projectToken(21, 900));
+    expect((await again.next((f) => f.type === "error")).error.code).toBe("not_a_member");
+    // The colleague stays, and the removed member's token of another project still opens.
+    await ports.pubsub.publish("project.900", JSON.stringify({ type: "events", project_id: 900, n: 2 }));
+    await colleague.next((f) => f.n === 2);
+    const elsewhere = connect(`${gw.url}/ws`, projectToken(21, 901));
+    expect((await elsewhere.next((f) => f.type === "hello")).channel).toBe("project.901");
+    for (const c of [colleague, elsewhere]) c.ws.close();
   });
 
   it("closes a client that sends an unknown frame", async () => {

@@ -7,6 +7,8 @@
  * durable append.
  */
 import { PROMETHEUS_CONTENT_TYPE, prometheusText } from "./metrics.js";
+import { actionOf } from "./auth/project.js";
+import type { Action } from "../core/access/roles.js";
 import Koa from "koa";
 import type { Context } from "koa";
 import Router from "@koa/router";
@@ -39,6 +41,14 @@ import { render } from "./views.js";
 export interface WebApp extends Koa {
   /** The Bearer key authenticator (exposed so revocations elsewhere in the process can evict a key). */
   readonly apiKeys: ApiKeyAuth;
+  /** Every route, with the project action (core/access/roles.ts) a member's role must allow for it, if any. */
+  readonly routes: readonly RouteEntry[];
+}
+
+export interface RouteEntry {
+  readonly path: string;
+  readonly methods: readonly string[];
+  readonly action?: Action;
 }
 
 /** An API client: an API path, a JSON Accept without HTML, or a Bearer key (which only API routes read). */
@@ -155,5 +165,9 @@ export function createWebApp(deps: WebDeps): WebApp {
   registerPages(router, deps);
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
+  (app as { routes: readonly RouteEntry[] }).routes = router.stack.map((layer): RouteEntry => {
+    const action = layer.stack.map(actionOf).find((a) => a !== undefined);
+    return { path: String(layer.path), methods: layer.methods.filter((m) => m !== "HEAD"), ...(action ? { action } : {}) };
+  });
   return app;
 }

@@ -47,7 +47,7 @@ export function slugStem(name: string): string {
   return stem === "" ? "project" : stem;
 }
 
-function checkName(name: string): string {
+export function checkName(name: string): string {
   const trimmed = (name ?? "").trim();
   if (!trimmed) throw new ValidationError({ message: "the project needs a name", field: "name" });
   if (trimmed.length > MAX_PROJECT_NAME) throw new ValidationError({ message: `the name is longer than ${MAX_PROJECT_NAME} characters`, field: "name" });

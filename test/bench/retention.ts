@@ -40,8 +40,8 @@ try {
   const runId = `reinterpretAsUUID(reverse(unhex(lower(hex(sipHash128(r))))))`;
   const t0 = performance.now();
   await ch.exec(
-    `INSERT INTO agent_runs (user_id, external_id, run_id, agent_name, status, status_at, started_at, ended_at, last_event_at, model, prompt_tokens, completion_tokens, total_tokens, cost_usd, event_count, llm_calls, version)
-     SELECT ${uid("r % 10")}, concat('run-', toString(r)), ${runId}, 'bench-agent', 'success', ${runAt}, ${runAt}, ${runAt}, ${runAt}, 'gpt-4o', 2000, 300, 2300, 0.0081, 10, 2, 1
+    `INSERT INTO agent_runs (project_id, user_id, external_id, run_id, agent_name, status, status_at, started_at, ended_at, last_event_at, model, prompt_tokens, completion_tokens, total_tokens, cost_usd, event_count, llm_calls, version)
+     SELECT ${uid("r % 10")}, ${uid("r % 10")}, concat('run-', toString(r)), ${runId}, 'bench-agent', 'success', ${runAt}, ${runAt}, ${runAt}, ${runAt}, 'gpt-4o', 2000, 300, 2300, 0.0081, 10, 2, 1
        FROM (SELECT number AS r FROM numbers(${runs}))`,
   );
   await ch.exec(

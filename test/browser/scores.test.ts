@@ -64,7 +64,7 @@ describe.skipIf(!haveBrowser)("scoring a run from its page", () => {
     expect((await (await fetch(`${stack.url}/api/runs/feedback-run/scores`, bearer(key))).json() as { scores: unknown[] }).scores).toHaveLength(3);
     await other.close();
     await ctx.close();
-  });
+  }, 30_000);
 
   it("/agents shows each agent's average scores, and its page the averages per config version", async () => {
     const stack = env.stack();
@@ -106,5 +106,5 @@ describe.skipIf(!haveBrowser)("scoring a run from its page", () => {
     expect(await page.inputValue("input[name=score_min]")).toBe("0.5");
     await page.screenshot({ path: path.join(ARTIFACTS, "dashboard-score-filter.png") });
     await ctx.close();
-  });
+  }, 30_000);
 });

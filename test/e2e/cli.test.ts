@@ -167,16 +167,16 @@ describe("runwatch CLI", () => {
       demoRuns = await demoRunCount(ports.clickhouse, userId);
       // A run last active in 2020 beside the demo's fresh runs.
       const runId = "0190a000-0000-7000-8000-00000000c0de";
-      await ports.clickhouse.insert("agent_runs", [{ user_id: userId, external_id: "cli-ancient", run_id: runId, agent_name: "old", status: "success", status_at: "2020-01-01 00:00:00.000", last_event_at: "2020-01-01 00:00:00.000", version: 1 }]);
+      await ports.clickhouse.insert("agent_runs", [{ project_id: userId, user_id: userId, external_id: "cli-ancient", run_id: runId, agent_name: "old", status: "success", status_at: "2020-01-01 00:00:00.000", last_event_at: "2020-01-01 00:00:00.000", version: 1 }]);
       await ports.clickhouse.insert("agent_events", [{ event_id: "0190a000-0000-7000-8000-00000000e001", user_id: userId, run_id: runId, sdk_run_id: "cli-ancient", event_type: "run_start", agent_name: "old", payload: "{}", occurred_at: "2020-01-01 00:00:00.000", received_at: "2020-01-01 00:00:00.000" }]);
     } finally {
       await ports.close();
     }
     const r = run("retention", "apply");
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`user ${userId}: kept 7 days \\(before \\S+\\); deleted 1 run and 0 dead letters\\.`));
+    expect(r.stdout).toMatch(new RegExp(`project ${userId}: kept 7 days \\(before \\S+\\); deleted 1 run and 0 dead letters\\.`));
     const again = run("retention", "apply", "--email", "demo@runwatch.dev", "--json");
-    expect(JSON.parse(again.stdout)).toEqual([{ user_id: userId, days: 7, cutoff: expect.any(String), deleted_runs: 0, deleted_dead_letters: 0 }]);
+    expect(JSON.parse(again.stdout)).toEqual([{ project_id: userId, days: 7, cutoff: expect.any(String), deleted_runs: 0, deleted_dead_letters: 0 }]);
     expect(run("retention", "apply", "--email", "nobody@example.com").stderr).toContain("no user with email nobody@example.com");
     const after = await openPorts(loadConfig(env), ["clickhouse"]);
     try {

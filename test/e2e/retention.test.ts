@@ -113,7 +113,7 @@ describe("data retention", () => {
     // (In the scale pass other test files' users share the database: only alice's outcome is looked at.)
     await saveRetentionDays(srv.ports.sql, alice.id, 30);
     const outcomes = await applyRetention({ sql: srv.ports.sql, ch: srv.ports.clickhouse });
-    expect(outcomes.filter((o) => o.project_id === alice.id)).toEqual([{ user_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 2, deleted_dead_letters: 1 }]);
+    expect(outcomes.filter((o) => o.project_id === alice.id)).toEqual([{ project_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 2, deleted_dead_letters: 1 }]);
     const letters = await srv.ports.sql.query<{ event_id: string }>("SELECT event_id FROM dead_letters WHERE project_id IN ($1, $2) AND event_id LIKE 'dl-%' ORDER BY event_id", [alice.id, bob.id]);
     expect(letters.map((l) => l.event_id)).toEqual(["dl-a-recent", "dl-b-old"]);
     expect(outcomes.some((o) => o.project_id === bob.id)).toBe(false);
@@ -137,7 +137,7 @@ describe("data retention", () => {
 
     // Again: nothing more to delete; the settings page tells what the sweeps did.
     expect(await applyRetention({ sql: srv.ports.sql, ch: srv.ports.clickhouse }, { projectId: alice.id })).toEqual([
-      { user_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 0, deleted_dead_letters: 0 },
+      { project_id: alice.id, days: 30, cutoff: expect.any(String), deleted_runs: 0, deleted_dead_letters: 0 },
     ]);
     const jar = await loginJar(srv.url, alice.email);
     expect(await (await jar.fetch(`${srv.url}/settings`)).text()).toMatch(/Last sweep <time[^>]*>[^<]+<\/time>; 2 runs deleted so far\./);

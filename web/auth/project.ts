@@ -10,19 +10,31 @@ import { currentProject } from "../../stores/accounts/current-project.js";
 import type { Membership } from "../../stores/accounts/projects.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 
+/** The action each inProject (or project-page) middleware checks: what the app's route table lists (web/app.ts). */
+const ACTIONS = new WeakMap<Middleware, Action>();
+export const actionOf = (mw: unknown): Action | undefined => ACTIONS.get(mw as Middleware);
+/** Records that `mw` lets a request through only when the member's role allows `action`. */
+export function namesAction<M extends Middleware>(mw: M, action: Action): M {
+  ACTIONS.set(mw, action);
+  return mw;
+}
+
 /** The request's project (set by inProject). */
 export const projectOfRequest = (ctx: Context): Membership => ctx.state.project as Membership;
 
 /** After requireUser: sets ctx.state.project to the user's current project, and refuses (403) an action their role lacks. */
 export function inProject(deps: WebDeps, action: Action): Middleware {
-  return async (ctx: Context, next: Next) => {
+  return namesAction(async (ctx: Context, next: Next) => {
     const user = ctx.state.user as SessionUser;
-    const project = await currentProject(deps.ports.sql, user.id);
-    if (!project) throw new AuthError({ code: "forbidden", message: "you are not a member of any project" });
+    const found = await currentProject(deps.ports.sql, user.id);
+    if (!found) throw new AuthError({ code: "forbidden", message: "you are not a member of any project" });
+    const project = found.current;
     if (!can(project.role, action)) {
       throw new AuthError({ code: "forbidden", message: `a ${project.role} of ${project.name} may not ${action.replace(/_/g, " ")}` });
     }
     ctx.state.project = project;
+    // For the layout's project switcher.
+    ctx.state.projects = found.all;
     await next();
-  };
+  }, action);
 }

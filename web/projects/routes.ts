@@ -8,8 +8,12 @@ import { memberRevocation, REALTIME_REVOKE_CHANNEL } from "../../core/tokens.js"
 import type { Context } from "koa";
 import { can, type Action, type Role } from "../../core/access/roles.js";
 import { acceptInvitation, createInvitation, invitationOf, pendingInvitations, revokeInvitation } from "../../stores/accounts/invitations.js";
-import { auditLog, membersOf, projectsOf, removeMember, setMember, type Membership } from "../../stores/accounts/projects.js";
+import { auditLog, membersOf, removeMember, setMember, type Membership } from "../../stores/accounts/projects.js";
+import { currentProject, switchProject } from "../../stores/accounts/current-project.js";
+import { NotFound, ValidationError } from "../../core/errors.js";
+import { deleteProject, renameProject, transferOwnership } from "../../stores/accounts/project-ownership.js";
 import { currentUser, requireUser } from "../auth/session.js";
+import { namesAction } from "../auth/project.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { readForm } from "../forms.js";
 import { render } from "../views.js";
@@ -21,15 +25,26 @@ type Flash = { flash?: string; errors?: Record<string, string>; values?: Record<
 export function registerProjectRoutes(router: Router, deps: WebDeps): void {
   const { sql } = deps.ports;
 
-  /** The user's membership of the project named by the slug (default: their personal project); undefined when none. */
-  const membershipOf = async (ctx: Context, slug: string | undefined): Promise<{ all: Membership[]; current: Membership | undefined }> => {
+  /** The user's membership of the project named by the slug (default: their current project); undefined when none. */
+  const membershipOf = async (ctx: Context, slug: string | undefined): Promise<{ all: Membership[]; current: Membership | undefined; active: Membership | undefined }> => {
     const user = ctx.state.user as SessionUser;
-    const all = await projectsOf(sql, user.id);
-    return { all, current: slug === undefined ? all.find((p) => p.personal) ?? all[0] : all.find((p) => p.slug === slug) };
+    const found = await currentProject(sql, user.id);
+    const all = found?.all ?? [];
+    return { all, current: slug === undefined ? found?.current : all.find((p) => p.slug === slug), active: found?.current };
   };
 
+  // The dashboard's project switcher: what every page shows from now on, remembered for the user.
+  router.post("/projects/switch", requireUser, async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const form = await readForm(ctx);
+    const project = await switchProject(sql, user.id, form.project ?? "");
+    if (!project) throw new NotFound({ resource: "project", message: `you are not a member of a project ${JSON.stringify(form.project ?? "")}` });
+    ctx.status = 303;
+    ctx.redirect("/dashboard");
+  });
+
   const page = async (ctx: Context, slug: string | undefined, extra: Flash = {}, status = 200) => {
-    const { all, current } = await membershipOf(ctx, slug);
+    const { all, current, active } = await membershipOf(ctx, slug);
     if (!current) return render(ctx, "error.njk", { title: "No such project", heading: "No such project", message: "You are not a member of this project." }, 404);
     const may = (action: Action) => can(current.role, action);
     const [members, invitations, log] = await Promise.all([
@@ -46,6 +61,8 @@ export function registerProjectRoutes(router: Router, deps: WebDeps): void {
       invitations,
       log,
       mayManageMembers: may("manage_members"),
+      isOwner: may("delete_project"),
+      isCurrent: current.id === active?.id,
       assignableRoles: ["viewer", "member", "admin"],
       values: {},
       errors: {},
@@ -54,14 +71,14 @@ export function registerProjectRoutes(router: Router, deps: WebDeps): void {
   };
 
   /** Runs `fn` when the user's role in the slug's project allows `action`; a 403 page otherwise. */
-  const guarded = (action: Action, fn: (ctx: Context, project: Membership, user: SessionUser) => Promise<void>) => async (ctx: Context) => {
+  const guarded = (action: Action, fn: (ctx: Context, project: Membership, user: SessionUser) => Promise<void>) => namesAction(async (ctx: Context) => {
     const { current } = await membershipOf(ctx, ctx.params.slug);
     if (!current) return page(ctx, ctx.params.slug);
     if (!can(current.role, action)) {
       return render(ctx, "error.njk", { title: "Not allowed", heading: "Not allowed", message: `Your role in ${current.name} (${current.role}) does not allow this.` }, 403);
     }
     await fn(ctx, current, ctx.state.user as SessionUser);
-  };
+  }, action);
 
   /** A store refusal (ValidationError, Conflict, NotFound) as the page with its message; anything else rethrown. */
   const refused = async (ctx: Context, slug: string, err: unknown, values: Record<string, string> = {}) => {
@@ -121,6 +138,43 @@ export function registerProjectRoutes(router: Router, deps: WebDeps): void {
     }
   }));
 
+  // The owner's: rename, transfer, delete (stores/accounts/project-ownership.ts).
+  router.post("/settings/project/:slug/rename", requireUser, guarded("rename_project", async (ctx, project, user) => {
+    const form = await readForm(ctx);
+    try {
+      await renameProject(sql, project.id, form.name ?? "", user.id);
+      ctx.redirect(`/settings/project?project=${project.slug}`);
+    } catch (err) {
+      await refused(ctx, project.slug, err, { name: form.name ?? "" });
+    }
+  }));
+
+  router.post("/settings/project/:slug/transfer", requireUser, guarded("transfer_ownership", async (ctx, project, user) => {
+    const form = await readForm(ctx);
+    try {
+      await transferOwnership(sql, project.id, form.email ?? "", user.id);
+      deps.logger.info("project ownership transferred", { project_id: project.id, by: user.id });
+      ctx.redirect(`/settings/project?project=${project.slug}`);
+    } catch (err) {
+      await refused(ctx, project.slug, err, { owner_email: form.email ?? "" });
+    }
+  }));
+
+  router.post("/settings/project/:slug/delete", requireUser, guarded("delete_project", async (ctx, project, user) => {
+    const form = await readForm(ctx);
+    try {
+      if ((form.confirm ?? "").trim() !== project.slug) {
+        throw new ValidationError({ message: `type the project's slug (${project.slug}) to delete it`, field: "confirm" });
+      }
+      await deleteProject({ sql, ch: deps.ports.clickhouse }, project.id);
+      deps.logger.info("project deleted", { project_id: project.id, slug: project.slug, by: user.id });
+      ctx.status = 303;
+      ctx.redirect("/settings/project");
+    } catch (err) {
+      await refused(ctx, project.slug, err);
+    }
+  }));
+
   // Accepting: anyone with the link sees what it is for; accepting needs the invited address's login.
   router.get("/invitations/:token", async (ctx) => {
     const token = ctx.params.token!;
@@ -137,6 +191,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps): void {
     const user = ctx.state.user as SessionUser;
     try {
       const project = await acceptInvitation(sql, ctx.params.token!, user);
+      await switchProject(sql, user.id, project.slug);
       deps.logger.info("invitation accepted", { project_id: project.id, user_id: user.id });
       ctx.redirect(`/settings/project?project=${project.slug}`);
     } catch (err) {

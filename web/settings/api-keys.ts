@@ -28,7 +28,7 @@ export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiK
 
   const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
     const project = projectOfRequest(ctx);
-    const keys = await listApiKeys(sql, project.id); // the user's personal project (it has their id)
+    const keys = await listApiKeys(sql, project.id);
     ctx.set("Cache-Control", "no-store");
     render(ctx, "settings/api-keys.njk", {
       title: "API keys",
@@ -50,7 +50,7 @@ export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiK
     const values = { name: form.name ?? "", expires: form.expires ?? "", expires_on: form.expires_on ?? "", scope: form.scope || "read+ingest" };
     try {
       const expiresAt = parseExpiry(values.expires_on || values.expires);
-      const created = await createApiKey(sql, project.id, values.name, expiresAt, { scope: values.scope as KeyScope });
+      const created = await createApiKey(sql, user.id, values.name, expiresAt, { projectId: project.id, scope: values.scope as KeyScope });
       deps.logger.info("api key created", { user_id: user.id, key_id: created.info.id });
       await page(ctx, { created: { key: created.key, name: created.info.name, expires_at: created.info.expires_at } }, 201);
     } catch (err) {
@@ -66,7 +66,7 @@ export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiK
     const id = Number(ctx.params.id);
     if (!Number.isSafeInteger(id) || id <= 0) return page(ctx, { flash: "No such API key." }, 404);
     try {
-      await revokeApiKey(sql, project.id, id, user.id); // the user's personal project (it has their id)
+      await revokeApiKey(sql, project.id, id, user.id);
     } catch (err) {
       if ((err as { _tag?: string })._tag === "NotFound") return page(ctx, { flash: "No such API key." }, 404);
       throw err;
