@@ -18,7 +18,7 @@ const NOT_PROJECT_ROUTES = new Set([
   "GET /api/openapi.json", "GET /api/docs",
   "GET /", "GET /register", "POST /register", "GET /login", "POST /login", "POST /logout",
   "GET /admin", "POST /admin/users/:id/disable", "POST /admin/users/:id/enable",
-  "GET /settings/project", "POST /projects/switch", "GET /invitations/:token", "POST /invitations/:token/accept",
+  "GET /settings/project", "POST /projects", "POST /projects/switch", "GET /invitations/:token", "POST /invitations/:token/accept",
 ]);
 
 let srv: TestServer;

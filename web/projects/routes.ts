@@ -8,7 +8,7 @@ import { memberRevocation, REALTIME_REVOKE_CHANNEL } from "../../core/tokens.js"
 import type { Context } from "koa";
 import { can, type Action, type Role } from "../../core/access/roles.js";
 import { acceptInvitation, createInvitation, invitationOf, pendingInvitations, revokeInvitation } from "../../stores/accounts/invitations.js";
-import { auditLog, membersOf, removeMember, setMember, type Membership } from "../../stores/accounts/projects.js";
+import { auditLog, createProject, membersOf, removeMember, setMember, type Membership } from "../../stores/accounts/projects.js";
 import { currentProject, switchProject } from "../../stores/accounts/current-project.js";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { deleteProject, renameProject, transferOwnership } from "../../stores/accounts/project-ownership.js";
@@ -32,6 +32,23 @@ export function registerProjectRoutes(router: Router, deps: WebDeps): void {
     const all = found?.all ?? [];
     return { all, current: slug === undefined ? found?.current : all.find((p) => p.slug === slug), active: found?.current };
   };
+
+  // Any user may start a project of their own (they own it), which the dashboard then shows.
+  router.post("/projects", requireUser, async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const form = await readForm(ctx);
+    try {
+      const project = await createProject(sql, user.id, form.name ?? "");
+      await switchProject(sql, user.id, project.slug);
+      deps.logger.info("project created", { project_id: project.id, by: user.id });
+      ctx.status = 303;
+      ctx.redirect(`/settings/project?project=${project.slug}`);
+    } catch (err) {
+      if ((err as { _tag?: string })._tag !== "ValidationError") throw err;
+      const message = (err as Error).message;
+      await page(ctx, undefined, { errors: { new_name: message }, values: { new_name: form.name ?? "" }, flash: message }, 422);
+    }
+  });
 
   // The dashboard's project switcher: what every page shows from now on, remembered for the user.
   router.post("/projects/switch", requireUser, async (ctx) => {

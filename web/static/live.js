@@ -92,7 +92,7 @@ async function connect() {
         clearTimeout(pongDeadline);
         return;
       case "error":
-        refused = msg.error?.code === "forbidden_channel";
+        refused = msg.error?.code === "forbidden_channel" || msg.error?.code === "not_a_member";
         console.warn("realtime:", msg.error?.code, msg.error?.message);
         return;
       default:
