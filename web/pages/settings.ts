@@ -6,7 +6,8 @@
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
-import type { WebDeps } from "../deps.js";
+import type { SessionUser, WebDeps } from "../deps.js";
+import { audit } from "../../stores/accounts/projects.js";
 import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
@@ -86,6 +87,7 @@ export function register(router: Router, deps: WebDeps): void {
     const { settings, errors } = parseSettings(form, providers);
     if (Object.keys(errors).length) return page(ctx, { values: form, errors }, 422);
     await saveUserLlmSettings(deps.ports.sql, project.id, settings);
+    await audit(deps.ports.sql, project.id, (ctx.state.user as SessionUser).id, "settings.providers", "", { ...settings });
     ctx.status = 303;
     ctx.redirect("/settings?saved=1");
   });
@@ -101,6 +103,7 @@ export function register(router: Router, deps: WebDeps): void {
       return page(ctx, { retention_value: form.retention_days ?? "", retention_error: err.message }, 422);
     }
     await saveRetentionDays(deps.ports.sql, project.id, days);
+    await audit(deps.ports.sql, project.id, (ctx.state.user as SessionUser).id, "settings.retention", "", { days });
     ctx.status = 303;
     ctx.redirect("/settings?retention=1");
   });

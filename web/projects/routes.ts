@@ -62,6 +62,9 @@ export function registerProjectRoutes(router: Router, deps: WebDeps): void {
 
   const page = async (ctx: Context, slug: string | undefined, extra: Flash = {}, status = 200) => {
     const { all, current, active } = await membershipOf(ctx, slug);
+    // The layout's switcher shows the dashboard's current project, as on every other page.
+    ctx.state.project = active;
+    ctx.state.projects = all;
     if (!current) return render(ctx, "error.njk", { title: "No such project", heading: "No such project", message: "You are not a member of this project." }, 404);
     const may = (action: Action) => can(current.role, action);
     const [members, invitations, log] = await Promise.all([
