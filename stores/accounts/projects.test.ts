@@ -89,10 +89,22 @@ for (const target of targets) {
       await sql.query("INSERT INTO agents (user_id, name) VALUES ($1, 'support-bot')", [before.users[0]!.id]);
       await sql.query("INSERT INTO user_settings (user_id, retention_days) VALUES ($1, 30)", [before.users[1]!.id]);
       await sql.query("INSERT INTO alert_rules (user_id, name, trigger_type, channel, target) VALUES ($1, 'r', 'run_failed', 'webhook', 'https://example.com')", [before.users[0]!.id]);
+      await sql.query("INSERT INTO human_inputs (user_id, sdk_run_id, request_event_id, question, response, responded_by) VALUES ($1, 'run-1', '0190a0a0-0000-7000-8000-000000000001', 'ok?', 'yes', 'Ada')", [before.users[0]!.id]);
+      await sql.query("INSERT INTO dead_letters (dedup_key, user_id, error, raw, raw_bytes) VALUES ('k-1', $1, 'bad', '\\x00', 1)", [before.users[1]!.id]);
       await migratePostgres(sql);
     });
     afterAll(async () => {
       await close?.();
+    });
+
+    it("moves what each user owned into their personal project: agents, settings, alert rules, answers, dead letters", async () => {
+      const [ada, dash] = before.users.map((u) => u.id);
+      const owner = async (table: string) => (await sql.query<{ p: unknown }>(`SELECT project_id AS p FROM ${table}`)).map((r) => Number(r.p));
+      expect(await owner("agents")).toEqual([ada]);
+      expect(await owner("project_settings")).toEqual([dash]);
+      expect(await owner("alert_rules")).toEqual([ada]);
+      expect(await owner("human_inputs")).toEqual([ada]);
+      expect(await owner("dead_letters")).toEqual([dash]);
     });
 
     it("migrates every user into a personal project with their id, which they own, and their keys into it", async () => {
