@@ -84,7 +84,11 @@ function snapshotRuns(runs: RunEvents): RunSnapshot[] {
     }
     // Several members' keys sent to this run: each one's events go to their own user channel.
     const bySender = new Map<number, PipelineEvent[]>();
-    for (const e of events) bySender.set(e.user_id, [...(bySender.get(e.user_id) ?? []), e]);
+    for (const e of events) {
+      const own = bySender.get(e.user_id);
+      if (own) own.push(e);
+      else bySender.set(e.user_id, [e]);
+    }
     for (const [user, own] of bySender) out.push({ project_id: draft.run.project_id, user_id: user, open, events: own });
   }
   return out;
