@@ -31,15 +31,15 @@ export interface Member {
 
 export const MAX_PROJECT_NAME = 100;
 
-export type ProjectRow = { id: unknown; slug: unknown; name: unknown; personal_of: unknown; created_at: unknown };
-export const toProject = (r: ProjectRow): Project => ({
+type ProjectRow = { id: unknown; slug: unknown; name: unknown; personal_of: unknown; created_at: unknown };
+const toProject = (r: ProjectRow): Project => ({
   id: Number(r.id),
   slug: String(r.slug),
   name: String(r.name),
   personal: r.personal_of !== null && r.personal_of !== undefined,
   created_at: new Date(r.created_at as string).toISOString(),
 });
-export const PROJECT_COLUMNS = "p.id, p.slug, p.name, p.personal_of, p.created_at";
+const PROJECT_COLUMNS = "p.id, p.slug, p.name, p.personal_of, p.created_at";
 
 /** A slug's stem from a name: lower-case letters and digits joined by single dashes, at most 40 characters. */
 export function slugStem(name: string): string {
@@ -107,15 +107,26 @@ export async function findProjectById(sql: Sql, id: number): Promise<Project | u
   return rows[0] ? toProject(rows[0]) : undefined;
 }
 
-/** The projects a user is a member of, their personal project first, then by name. */
-export async function projectsOf(sql: Sql, userId: number): Promise<Membership[]> {
-  const rows = await sql.query<ProjectRow & { role: string }>(
-    `SELECT ${PROJECT_COLUMNS}, m.role FROM projects p JOIN project_members m ON m.project_id = p.id
-     WHERE m.user_id = $1 ORDER BY (p.personal_of = $1) IS NOT TRUE, lower(p.name), p.id`,
+/**
+ * The projects a user is a member of, their personal project first, then by name, and which of them they last
+ * switched to in the dashboard (users.current_project_id; undefined when none of them).
+ */
+export async function membershipsOf(sql: Sql, userId: number): Promise<{ all: Membership[]; chosen: Membership | undefined }> {
+  const rows = await sql.query<ProjectRow & { role: string; chosen: unknown }>(
+    `SELECT ${PROJECT_COLUMNS}, m.role, (p.id = u.current_project_id) AS chosen
+       FROM users u
+       JOIN project_members m ON m.user_id = u.id
+       JOIN projects p ON p.id = m.project_id
+      WHERE u.id = $1
+      ORDER BY (p.personal_of = u.id) IS NOT TRUE, lower(p.name), p.id`,
     [userId],
   );
-  return rows.map((r) => ({ ...toProject(r), role: r.role as Role }));
+  const all = rows.map((r) => ({ ...toProject(r), role: r.role as Role }));
+  return { all, chosen: all[rows.findIndex((r) => r.chosen === true)] };
 }
+
+/** The projects a user is a member of, their personal project first, then by name. */
+export const projectsOf = async (sql: Sql, userId: number): Promise<Membership[]> => (await membershipsOf(sql, userId)).all;
 
 /** Every project on the instance (the instance admin's view), newest first. */
 export async function allProjects(sql: Sql): Promise<(Project & { members: number })[]> {
