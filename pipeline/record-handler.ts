@@ -8,7 +8,7 @@
  */
 import { decodeBatch, recordAt, type EncodedBatch } from "../core/events/wire.js";
 import type { LoggedEvent } from "../core/events/schema.js";
-import { fillLegacyProject } from "../core/events/sender.js";
+import { namesProject } from "../core/events/sender.js";
 import { runIdFor } from "../core/ids.js";
 import { SLICE_MS, TimeSlice } from "../core/time-slice.js";
 import type { Logger } from "../core/logger.js";
@@ -38,13 +38,12 @@ export function describeError(err: unknown): { error: string; errorAt: string } 
  */
 function isLoggedEvent(e: unknown): e is LoggedEvent {
   const x = e as Partial<LoggedEvent> | null;
-  const ok =
+  return (
     typeof x === "object" && x !== null && typeof x.event_id === "string" && Number.isSafeInteger(x.user_id) &&
     typeof x.sdk_run_id === "string" && typeof x.run_id === "string" && typeof x.event_type === "string" &&
     typeof x.payload === "object" && x.payload !== null && typeof x.occurred_at === "string" && typeof x.received_at === "string" &&
-    (x.project_id === undefined || Number.isSafeInteger(x.project_id));
-  if (ok) fillLegacyProject(x);
-  return ok;
+    namesProject(x)
+  );
 }
 
 export function createRecordHandler(

@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import { exportRecordKey, isExportRecord } from "../core/events/export-record.js";
 import type { LoggedEvent } from "../core/events/schema.js";
-import { fillLegacyProject } from "../core/events/sender.js";
+import { namesProject } from "../core/events/sender.js";
 import { encodeBatch } from "../core/events/wire.js";
 import { makeStorable, repairString } from "../core/events/storable.js";
 import type { EventLog } from "../core/ports/event-log.js";
@@ -231,10 +231,10 @@ export async function replayDeadLetters(sql: Sql, log: Pick<EventLog, "append">,
         appends.push({ raw, key: exportRecordKey(record.project_id) });
       } else {
         const event = record as LoggedEvent;
-        if (typeof event !== "object" || event === null || typeof event.event_id !== "string" || typeof event.user_id !== "number") {
+        if (typeof event !== "object" || event === null || typeof event.event_id !== "string" || typeof event.user_id !== "number" ||
+          !namesProject(event as { project_id?: unknown; user_id?: unknown })) {
           throw new Error("the record is not a Runwatch event");
         }
-        fillLegacyProject(event as { project_id?: unknown; user_id?: unknown });
         let run = appends[appends.length - 1];
         if (!Array.isArray(run) || run.length >= 500) appends.push((run = []));
         run.push(makeStorable(event, { identifiers: new Set() }));

@@ -12,7 +12,7 @@
  * arrive in several exports, so with a key per project every export of a trace reaches the same consumer, in order.
  */
 import { encodeAsciiRecord, type EncodedEvents } from "./wire.js";
-import { fillLegacyProject, type Sender } from "./sender.js";
+import { namesProject, type Sender } from "./sender.js";
 
 export type OtlpFormat = "protobuf" | "json";
 
@@ -41,10 +41,8 @@ export function encodeExportRecord(body: Uint8Array, format: OtlpFormat, sender:
 /** Whether `x` is an export record; one logged before projects existed gets its user's personal project. */
 export function isExportRecord(x: unknown): x is ExportRecord {
   const r = x as Partial<ExportRecord> | null;
-  const ok =
+  return (
     typeof r === "object" && r !== null && r.otlp_export === 1 && Number.isSafeInteger(r.user_id) && Number.isFinite(r.received_at_ms) &&
-    (r.format === "protobuf" || r.format === "json") && typeof r.body === "string" &&
-    (r.project_id === undefined || Number.isSafeInteger(r.project_id));
-  if (ok) fillLegacyProject(r);
-  return ok;
+    (r.format === "protobuf" || r.format === "json") && typeof r.body === "string" && namesProject(r)
+  );
 }

@@ -8,9 +8,12 @@ export interface Sender {
 }
 
 /**
- * An event or OTLP export record logged before projects existed names no project: it is its user's, in the user's
- * personal project, which has the user's id. Sets `project_id` from `user_id` on such a record, in place.
+ * Whether a decoded event or OTLP export record names its project validly. One logged before projects existed names
+ * none: it is its user's, in the user's personal project, which has the user's id; its `project_id` is set from
+ * `user_id` in place.
  */
-export function fillLegacyProject(record: { project_id?: unknown; user_id?: unknown }): void {
-  if (record.project_id === undefined) record.project_id = record.user_id;
+export function namesProject(record: { project_id?: unknown; user_id?: unknown }): boolean {
+  if (record.project_id !== undefined) return Number.isSafeInteger(record.project_id);
+  record.project_id = record.user_id;
+  return true;
 }
