@@ -13,9 +13,24 @@ export async function admin(config: Config, req: AdminRequest): Promise<AdminRes
   // Retention may delete for a while; other commands answer at once.
   const viaServer = await reachServer(config, req, req.cmd === "retention.apply" ? 3_600_000 : undefined);
   if (viaServer) return viaServer;
-  const needs: PortName[] = ["sql", ...(req.cmd === "dead-letters.replay" ? ["log" as const] : req.cmd === "retention.apply" ? ["clickhouse" as const] : [])];
-  return withLocalPorts(config, needs, (ports) =>
-    runAdmin({ sql: ports.sql, log: needs.includes("log") ? ports.log : undefined, ch: needs.includes("clickhouse") ? ports.clickhouse : undefined }, req));
+  const needs = portsFor(req);
+  return withLocalPorts(config, needs, (ports) => runAdmin({
+    sql: ports.sql,
+    log: needs.includes("log") ? ports.log : undefined,
+    ch: needs.includes("clickhouse") ? ports.clickhouse : undefined,
+    pubsub: needs.includes("pubsub") ? ports.pubsub : undefined,
+  }, req));
+}
+
+/** The ports a command opens when it runs here rather than in the server (runAdmin says why each needs them). */
+function portsFor(req: AdminRequest): PortName[] {
+  switch (req.cmd) {
+    case "dead-letters.replay": return ["sql", "log"];
+    case "retention.apply": return ["sql", "clickhouse"];
+    // Embedded, no gateway runs without the server, so this reaches none; with REDIS_URL it reaches them all.
+    case "project.remove-member": return ["sql", "pubsub"];
+    default: return ["sql"];
+  }
 }
 
 /**

@@ -5,9 +5,11 @@
  */
 import { can, isKeyScope, isRole, type KeyScope, type Role } from "../core/access/roles.js";
 import { AuthError, NotFound, ValidationError } from "../core/errors.js";
+import type { PubSub } from "../core/ports/pubsub.js";
 import type { Sql } from "../core/ports/sql.js";
 import { createApiKey, parseExpiry, type ApiKeyInfo } from "../stores/accounts/api-keys.js";
-import { createProject, findProjectBySlug, projectsOf, removeMember, roleIn, setMember, allProjects, type Member, type Membership, type Project } from "../stores/accounts/projects.js";
+import { removeMemberNow } from "../stores/accounts/member-removal.js";
+import { createProject, findProjectBySlug, projectsOf, roleIn, setMember, allProjects, type Member, type Membership, type Project } from "../stores/accounts/projects.js";
 import { findUserByEmail, type User } from "../stores/accounts/users.js";
 
 export type ProjectAdminRequest =
@@ -22,7 +24,7 @@ export type ProjectAdminResult =
   | { project: Project }
   | { projects: (Project & { role?: Role; members?: number })[] }
   | { member: Member; project: Project }
-  | { removed: string; project: Project };
+  | { removed: string; project: Project; warning?: string };
 
 const notFound = (resource: string, message: string): never => {
   throw new NotFound({ resource, message });
@@ -39,7 +41,7 @@ async function projectBySlug(sql: Sql, slug: string): Promise<Project> {
   return (await findProjectBySlug(sql, slug)) ?? notFound("project", `no project with the slug ${slug}; \`runwatch project list\` shows them`);
 }
 
-export async function runProjectAdmin(sql: Sql, req: ProjectAdminRequest): Promise<ProjectAdminResult> {
+export async function runProjectAdmin(sql: Sql, pubsub: Pick<PubSub, "publish">, req: ProjectAdminRequest): Promise<ProjectAdminResult> {
   switch (req.cmd) {
     case "key.create": {
       const user = await userByEmail(sql, req.email);
@@ -71,8 +73,9 @@ export async function runProjectAdmin(sql: Sql, req: ProjectAdminRequest): Promi
     }
     case "project.remove-member": {
       const project = await projectBySlug(sql, req.project);
-      await removeMember(sql, project.id, req.email, null);
-      return { removed: req.email, project };
+      const { announceError } = await removeMemberNow(sql, pubsub, project.id, req.email, null);
+      const warning = announceError ? `the gateways were not told (${(announceError as Error).message ?? announceError}): ${req.email}'s open dashboards keep the project's live updates until they reconnect` : undefined;
+      return { removed: req.email, project, ...(warning ? { warning } : {}) };
     }
   }
 }

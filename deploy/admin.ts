@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import type { EventLog } from "../core/ports/event-log.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
+import type { PubSub } from "../core/ports/pubsub.js";
 import type { Sql } from "../core/ports/sql.js";
 import { applyRetention, type RetentionOutcome } from "../stores/retention.js";
 import { listDeadLetters, purgeDeadLetters, replayDeadLetters, type DeadLetter, type DeadLetterFilter, type ReplayResult } from "../stores/dead-letters.js";
@@ -48,11 +49,15 @@ export type AdminResult =
   | { purged: number }
   | { retention: RetentionOutcome[] };
 
-/** What admin commands use: the metadata store always, the event log for replays, ClickHouse for retention. */
+/**
+ * What admin commands use: the metadata store always, the event log for replays, ClickHouse for retention,
+ * pub/sub to tell gateways of a removed member.
+ */
 export interface AdminPorts {
   readonly sql: Sql;
   readonly log?: Pick<EventLog, "append">;
   readonly ch?: ClickHouse;
+  readonly pubsub?: Pick<PubSub, "publish">;
 }
 
 export interface AdminFailure { tag: string; message: string; field?: string }
@@ -97,7 +102,8 @@ export async function runAdmin(ports: AdminPorts, req: AdminRequest, webUrl: str
     case "project.list":
     case "project.add-member":
     case "project.remove-member":
-      return runProjectAdmin(sql, req);
+      if (req.cmd === "project.remove-member" && !ports.pubsub) throw new AdminError({ tag: "Unavailable", message: "removing a member needs pub/sub, which this process has not opened" });
+      return runProjectAdmin(sql, ports.pubsub ?? { publish: async () => {} }, req);
     case "demo.account": {
       let user = await findUserByEmail(sql, req.email);
       const created = !user;

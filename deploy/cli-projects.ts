@@ -28,7 +28,8 @@ export async function projectCommand(config: Config, verb: string, values: Value
     out(`${member.email} is now ${member.role} of ${project.slug}.`);
     return 0;
   }
-  const { project } = (await admin(config, { cmd: "project.remove-member", project: str("project")!, email: str("email")! })) as { project: Project };
+  const { project, warning } = (await admin(config, { cmd: "project.remove-member", project: str("project")!, email: str("email")! })) as { project: Project; warning?: string };
   out(`Removed ${str("email")} from ${project.slug}.`);
+  if (warning) process.stderr.write(`warning: ${warning}\n`);
   return 0;
 }

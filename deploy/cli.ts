@@ -106,7 +106,7 @@ async function start(config: Config, roleArg: string | undefined, logger: Logger
     // The admin socket opens before the web port, so a CLI command always reaches this server once it accepts
     // HTTP; its commands wait until every role has started.
     if (embeddedStores && roles.includes("web")) {
-      adminServer = await serveAdmin(adminSocketPath(config.dataDir), { sql: ports.sql, log: ports.log, ch: ports.clickhouse }, () => webUrl, ready);
+      adminServer = await serveAdmin(adminSocketPath(config.dataDir), { sql: ports.sql, log: ports.log, ch: ports.clickhouse, pubsub: ports.pubsub }, () => webUrl, ready);
     }
     for (const role of roles) {
       const svc = await ROLES[role].start(ports, config, logger, roles);

@@ -4,11 +4,11 @@
  * (core/access/roles.ts), checked against the member's role on each request.
  */
 import type Router from "@koa/router";
-import { memberRevocation, REALTIME_REVOKE_CHANNEL } from "../../core/tokens.js";
 import type { Context } from "koa";
 import { can, type Action, type Role } from "../../core/access/roles.js";
 import { acceptInvitation, createInvitation, invitationOf, pendingInvitations, revokeInvitation } from "../../stores/accounts/invitations.js";
-import { auditLog, createProject, membersOf, removeMember, setMember, type Membership } from "../../stores/accounts/projects.js";
+import { auditLog, createProject, membersOf, setMember, type Membership } from "../../stores/accounts/projects.js";
+import { removeMemberNow } from "../../stores/accounts/member-removal.js";
 import { currentProject, switchProject } from "../../stores/accounts/current-project.js";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { deleteProject, renameProject, transferOwnership } from "../../stores/accounts/project-ownership.js";
@@ -123,11 +123,9 @@ export function registerProjectRoutes(router: Router, deps: WebDeps): void {
   router.post("/settings/project/:slug/members/remove", requireUser, guarded("manage_members", async (ctx, project, user) => {
     const form = await readForm(ctx);
     try {
-      const removed = await removeMember(sql, project.id, form.email ?? "", user.id);
+      const { announceError } = await removeMemberNow(sql, deps.ports.pubsub, project.id, form.email ?? "", user.id);
       deps.logger.info("project member removed", { project_id: project.id, by: user.id });
-      // Their open dashboards lose the project now, not when their token would next be renewed.
-      await deps.ports.pubsub.publish(REALTIME_REVOKE_CHANNEL, memberRevocation(removed, project.id))
-        .catch((err: unknown) => deps.logger.warn("could not announce the removal to gateways", { err }));
+      if (announceError) deps.logger.warn("could not announce the removal to gateways", { err: announceError });
       ctx.redirect(`/settings/project?project=${project.slug}`);
     } catch (err) {
       await refused(ctx, project.slug, err);
