@@ -19,6 +19,7 @@ import { applyRetention, type RetentionOutcome } from "../stores/retention.js";
 import { listDeadLetters, purgeDeadLetters, replayDeadLetters, type DeadLetter, type DeadLetterFilter, type ReplayResult } from "../stores/dead-letters.js";
 import type { SessionUser } from "../web/deps.js";
 import { createUser, findUserByEmail } from "../stores/accounts/users.js";
+import { findProjectBySlug, projectsOf } from "../stores/accounts/projects.js";
 import { createApiKey, type ApiKeyInfo } from "../stores/accounts/api-keys.js";
 import { runProjectAdmin, type ProjectAdminRequest, type ProjectAdminResult } from "./admin-projects.js";
 
@@ -30,12 +31,19 @@ export type AdminRequest =
   | ({ cmd: "dead-letters.list"; limit?: number } & DeadLetterSelection)
   | ({ cmd: "dead-letters.replay" } & DeadLetterSelection)
   | ({ cmd: "dead-letters.purge" } & DeadLetterSelection)
-  | { cmd: "retention.apply"; email?: string };
+  | ({ cmd: "retention.apply" } & ProjectSelection);
 
-/** Which dead letters a command acts on: some ids, one account's (by email), or (`all`) every pending one. */
-export interface DeadLetterSelection {
-  ids?: number[];
+/**
+ * Which project a command acts on: `project` (its slug), or `email`'s personal project; neither means every project.
+ */
+export interface ProjectSelection {
+  project?: string;
   email?: string;
+}
+
+/** Which dead letters a command acts on: some ids, one project's, or (`all`) every pending one. */
+export interface DeadLetterSelection extends ProjectSelection {
+  ids?: number[];
   all?: boolean;
 }
 
@@ -68,19 +76,31 @@ export class AdminError extends Error {
   }
 }
 
+/** The id of the project a selection names; undefined when it names none (every project). */
+async function selectedProject(sql: Sql, sel: ProjectSelection): Promise<number | undefined> {
+  if (sel.project !== undefined && sel.email !== undefined) {
+    throw new AdminError({ tag: "ValidationError", message: "name one project: --project P, or --email E for E's personal project", field: "project" });
+  }
+  if (sel.project !== undefined) {
+    const project = await findProjectBySlug(sql, sel.project);
+    if (!project) throw new AdminError({ tag: "NotFound", message: `no project with the slug ${sel.project}; \`runwatch project list\` shows them`, field: "project" });
+    return project.id;
+  }
+  if (sel.email === undefined) return undefined;
+  const user = await findUserByEmail(sql, sel.email);
+  if (!user) throw new AdminError({ tag: "NotFound", message: `no user with email ${sel.email}`, field: "email" });
+  const personal = (await projectsOf(sql, user.id)).find((p) => p.personal);
+  if (!personal) throw new AdminError({ tag: "NotFound", message: `${sel.email} has no personal project: name one with --project`, field: "email" });
+  return personal.id;
+}
+
 async function deadLetterFilter(sql: Sql, sel: DeadLetterSelection, verb: string): Promise<DeadLetterFilter> {
   const ids = sel.ids?.filter((n) => Number.isSafeInteger(n) && n > 0);
-  let userId: number | undefined;
-  if (sel.email) {
-    const user = await findUserByEmail(sql, sel.email);
-    if (!user) throw new AdminError({ tag: "NotFound", message: `no user with email ${sel.email}`, field: "email" });
-    userId = user.id;
+  const projectId = await selectedProject(sql, sel);
+  if (verb !== "list" && !ids?.length && projectId === undefined && !sel.all) {
+    throw new AdminError({ tag: "ValidationError", message: `say which dead letters to ${verb}: --id N[,N…], --project P, --email E, or --all`, field: "id" });
   }
-  if (verb !== "list" && !ids?.length && userId === undefined && !sel.all) {
-    throw new AdminError({ tag: "ValidationError", message: `say which dead letters to ${verb}: --id N[,N…], --email E, or --all`, field: "id" });
-  }
-  // A user's dead letters are their personal project's (which has the user's id).
-  return { ids: ids?.length ? ids : undefined, projectId: userId };
+  return { ids: ids?.length ? ids : undefined, projectId };
 }
 
 /** Executes one command against the metadata store (and, for replays, the event log). */
@@ -113,13 +133,7 @@ export async function runAdmin(ports: AdminPorts, req: AdminRequest, webUrl: str
     }
     case "retention.apply": {
       if (!ports.ch) throw new AdminError({ tag: "Unavailable", message: "applying retention needs ClickHouse, which this process has not opened" });
-      let userId: number | undefined;
-      if (req.email) {
-        const user = await findUserByEmail(sql, req.email);
-        if (!user) throw new AdminError({ tag: "NotFound", message: `no user with email ${req.email}`, field: "email" });
-        userId = user.id;
-      }
-      return { retention: await applyRetention({ sql, ch: ports.ch }, { projectId: userId }) };
+      return { retention: await applyRetention({ sql, ch: ports.ch }, { projectId: await selectedProject(sql, req) }) };
     }
     case "info":
       return { web_url: webUrl };

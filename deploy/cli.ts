@@ -6,8 +6,8 @@
  *   runwatch user create --email <e> --name <n>   (password from RUNWATCH_PASSWORD, --password-stdin or a prompt)
  *   runwatch key create --email <e> --name <n> [--expires 30d|2027-01-31]
  *   runwatch demo [--email <e>] [--password <p>]
- *   runwatch retention apply [--email E] [--json]
- *   runwatch dead-letters list|replay|purge [--id N[,N…]] [--email E] [--all] [--limit N] [--json]
+ *   runwatch retention apply [--project P | --email E] [--json]
+ *   runwatch dead-letters list|replay|purge [--id N[,N…]] [--project P | --email E] [--all] [--limit N] [--json]
  */
 import { parseArgs } from "node:util";
 import { loadConfig, type Config } from "../core/config.js";
@@ -16,7 +16,7 @@ import { openPorts, type Ports } from "../core/runtime.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { admin, reachServer, withLocalPorts } from "./admin-client.js";
 import { resolveSessionSecret } from "../core/secrets.js";
-import { AdminError, adminSocketPath, runAdmin, serveAdmin, type AdminResult } from "./admin.js";
+import { AdminError, adminSocketPath, runAdmin, serveAdmin, type AdminResult, type DeadLetterSelection } from "./admin.js";
 import { ROLES, parseRoles, portsFor, type RunningService } from "./roles.js";
 import { demoRuns, ingestDemo } from "./demo.js";
 import type { DeadLetter, ReplayResult } from "../stores/dead-letters.js";
@@ -41,13 +41,14 @@ Usage:
                                                            add E to P (default role member), or change E's role
   runwatch project remove-member --project P --email E     remove E from P
   runwatch demo [--email E] [--password P]                 demo account, key and a few runs to look at
-  runwatch retention apply [--email E] [--json]          delete now each user's runs older than their retention
+  runwatch retention apply [--project P | --email E] [--json]
+                                                           delete now each project's runs older than its retention
                                                            (Settings → Data retention); the pipeline does it hourly
-  runwatch dead-letters list [--email E] [--limit N] [--json]
+  runwatch dead-letters list [--project P | --email E] [--limit N] [--json]
                                                            events the pipeline could not store, with the error
-  runwatch dead-letters replay --id N[,N…] | --email E | --all
+  runwatch dead-letters replay --id N[,N…] | --project P | --email E | --all
                                                            put them back into the event log (after a fix)
-  runwatch dead-letters purge --id N[,N…] | --email E | --all
+  runwatch dead-letters purge --id N[,N…] | --project P | --email E | --all
                                                            delete them for good
 
 Environment: RUNWATCH_DATA_DIR (default ./.data), RUNWATCH_WEB_PORT (8080), RUNWATCH_GATEWAY_PORT (8082),
@@ -229,10 +230,10 @@ function promptHidden(question: string): Promise<string> {
   });
 }
 
-function deadLetterSelection(values: Record<string, unknown>): { ids?: number[]; email?: string; all?: boolean } {
+function deadLetterSelection(values: Record<string, unknown>): DeadLetterSelection {
   const ids = typeof values.id === "string" ? values.id.split(",").map((s) => Number(s.trim())) : undefined;
   if (ids?.some((n) => !Number.isSafeInteger(n) || n <= 0)) throw new UsageError("--id takes dead-letter ids, e.g. --id 3 or --id 3,4");
-  return { ids, email: values.email as string | undefined, all: values.all === true };
+  return { ids, project: values.project as string | undefined, email: values.email as string | undefined, all: values.all === true };
 }
 
 async function deadLettersCommand(config: Config, verb: string, values: Record<string, unknown>): Promise<number> {
@@ -330,9 +331,12 @@ export async function main(argv: string[]): Promise<number> {
       await demo(config, values, logger);
       return 0;
     case "retention apply": {
-      const { retention } = (await admin(config, { cmd: "retention.apply", email: values.email })) as { retention: RetentionOutcome[] };
+      const { retention } = (await admin(config, { cmd: "retention.apply", project: values.project, email: values.email })) as { retention: RetentionOutcome[] };
       if (values.json) out(JSON.stringify(retention));
-      else if (retention.length === 0) out("No project has a retention period (Settings → Data retention); nothing deleted.");
+      else if (retention.length === 0) {
+        const which = values.project ? `Project ${values.project} has` : values.email ? `${values.email}'s personal project has` : "No project has";
+        out(`${which} no retention period (Settings → Data retention); nothing deleted.`);
+      }
       else for (const r of retention) out(`project ${r.project_id}: kept ${r.days} days (before ${r.cutoff}); deleted ${r.deleted_runs} run${r.deleted_runs === 1 ? "" : "s"} and ${r.deleted_dead_letters} dead letter${r.deleted_dead_letters === 1 ? "" : "s"}.`);
       return 0;
     }

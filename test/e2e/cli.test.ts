@@ -178,6 +178,16 @@ describe("runwatch CLI", () => {
     const again = run("retention", "apply", "--email", "demo@runwatch.dev", "--json");
     expect(JSON.parse(again.stdout)).toEqual([{ project_id: userId, days: 7, cutoff: expect.any(String), deleted_runs: 0, deleted_dead_letters: 0 }]);
     expect(run("retention", "apply", "--email", "nobody@example.com").stderr).toContain("no user with email nobody@example.com");
+    // --project names the same personal project by its slug; another project's retention is its own.
+    const personal = (JSON.parse(run("project", "list", "--email", "demo@runwatch.dev", "--json").stdout) as { slug: string; personal: boolean }[]).find((p) => p.personal)!;
+    expect(JSON.parse(run("retention", "apply", "--project", personal.slug, "--json").stdout)).toEqual([{ project_id: userId, days: 7, cutoff: expect.any(String), deleted_runs: 0, deleted_dead_letters: 0 }]);
+    const other = run("project", "create", "--email", "demo@runwatch.dev", "--name", "No retention");
+    expect(other.status, other.stderr).toBe(0);
+    const otherSlug = other.stdout.trim();
+    expect(run("retention", "apply", "--project", otherSlug).stdout.trim()).toBe(`Project ${otherSlug} has no retention period (Settings → Data retention); nothing deleted.`);
+    const missing = run("retention", "apply", "--project", "no-such-project");
+    expect([missing.status, missing.stderr]).toEqual([1, expect.stringContaining("no project with the slug no-such-project")]);
+    expect(run("retention", "apply", "--project", otherSlug, "--email", "demo@runwatch.dev").stderr).toContain("name one project");
     const after = await openPorts(loadConfig(env), ["clickhouse"]);
     try {
       const left = await after.clickhouse.query<{ id: string }>("SELECT DISTINCT external_id AS id FROM agent_runs WHERE user_id = {uid:UInt64}", { uid: userId });

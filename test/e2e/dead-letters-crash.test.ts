@@ -114,6 +114,12 @@ describe("dead letters across kill -9, and the dead-letters CLI", () => {
     expect(dead.every((d) => /poison event/.test(d.error))).toBe(true);
     const human = cli(env, "dead-letters", "list", "--email", email, "--limit", "3");
     expect(human).toMatch(/#\d+ .* step +attempts \d+\n {4}error: .*poison event/);
+    // The same letters by the project's slug; a project of the same owner without poison has none.
+    const personal = (JSON.parse(cli(env, "project", "list", "--email", email, "--json")) as { slug: string; personal: boolean }[]).find((p) => p.personal)!;
+    expect((JSON.parse(cli(env, "dead-letters", "list", "--project", personal.slug, "--limit", "1000", "--json")) as DeadLetter[]).map((d) => d.id)).toEqual(dead.map((d) => d.id));
+    const clean = cli(env, "project", "create", "--email", email, "--name", "Clean");
+    expect(cli(env, "dead-letters", "list", "--project", clean)).toBe("No dead letters: every acknowledged event was stored.");
+    expect(() => cli(env, "dead-letters", "purge", "--project", "no-such-project")).toThrow(/no project with the slug no-such-project/);
 
     // Refused without a selection; then the fix and the replay.
     expect(() => cli(env, "dead-letters", "replay")).toThrow(/say which dead letters to replay/);
