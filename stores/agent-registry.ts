@@ -9,6 +9,7 @@
  * activated_at moves, so the SDK endpoint's ETag changes).
  */
 import { diffLines } from "diff";
+import { displayTextProblem } from "../core/display-text.js";
 import type { Sql } from "../core/ports/sql.js";
 import { Conflict, NotFound, ValidationError } from "../core/errors.js";
 
@@ -101,13 +102,11 @@ export function parseBudget(v: unknown): number | null {
   return Math.round(n * 10_000) / 10_000;
 }
 
-const CONTROL_CHARACTERS = /[\u0000-\u001f]/;
-
 export function parseAgentName(v: unknown): string {
   const name = str(v, "name", MAX_NAME);
   if (!name) throw new ValidationError({ message: "name is required", field: "name" });
-  if (CONTROL_CHARACTERS.test(name)) throw new ValidationError({ message: "name must not contain control characters", field: "name" });
-  if (!name.isWellFormed()) throw new ValidationError({ message: "name must not contain a lone UTF-16 surrogate", field: "name" });
+  const problem = displayTextProblem(name);
+  if (problem) throw new ValidationError({ message: `name ${problem}`, field: "name" });
   return name;
 }
 
@@ -115,7 +114,7 @@ export function parseAgentName(v: unknown): string {
  * A name that parseAgentName (and ingest, for agent_name) refuses cannot name an agent: looking it up answers "no
  * such agent" without asking Postgres, whose text cannot even hold U+0000 (the query would fail, a 500).
  */
-const canNameAgent = (name: string): boolean => !CONTROL_CHARACTERS.test(name) && name.isWellFormed();
+const canNameAgent = (name: string): boolean => displayTextProblem(name) === undefined;
 
 /** Parses a config version's JSON text: a JSON object, at most MAX_CONFIG_BYTES. */
 export function parseConfigJson(text: unknown): Record<string, unknown> {

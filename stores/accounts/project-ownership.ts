@@ -5,7 +5,7 @@
 import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { normalizeEmail } from "./email.js";
+import { addressOf, normalizeEmail } from "./email.js";
 import { audit, checkName, findProjectById, type Project } from "./projects.js";
 
 /** The ClickHouse tables whose rows a project's deletion removes (every one has project_id: migration 140). */
@@ -30,8 +30,8 @@ export async function renameProject(sql: Sql, projectId: number, name: string, a
 export async function transferOwnership(sql: Sql, projectId: number, email: string, actorId: number | null): Promise<void> {
   const project = await existing(sql, projectId);
   if (project.personal) throw new Conflict({ code: "personal_project", message: "a personal project stays its user's", field: "email" });
-  const address = normalizeEmail(email ?? "");
-  if (!address) throw new ValidationError({ message: "name the member who becomes the owner", field: "email" });
+  if (!normalizeEmail(email ?? "")) throw new ValidationError({ message: "name the member who becomes the owner", field: "email" });
+  const address = addressOf(email);
   await sql.transaction(async (tx) => {
     const [to] = await tx.query<{ user_id: unknown; role: string }>(
       `SELECT m.user_id, m.role FROM project_members m JOIN users u ON u.id = m.user_id

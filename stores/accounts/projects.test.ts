@@ -223,6 +223,14 @@ for (const target of targets) {
       await expect(runAdmin({ sql }, { cmd: "key.create", email: alice!.email, name: "k", project: project.slug, scope: "all" })).rejects.toMatchObject({ field: "scope" });
       await expect(runAdmin({ sql }, { cmd: "project.add-member", project: "no-such-project", email: bob!.email })).rejects.toMatchObject({ _tag: "NotFound" });
       await expect(runAdmin({ sql }, { cmd: "project.add-member", project: project.slug, email: bob!.email, role: "root" })).rejects.toMatchObject({ field: "role" });
+      // Text Postgres cannot hold, or that only a forged request sends, is named as the field at fault.
+      for (const email of ["b\u0000b@example.com", "lone\ud800@example.com", `${"x".repeat(300)}@example.com`]) {
+        await expect(runAdmin({ sql }, { cmd: "project.add-member", project: project.slug, email })).rejects.toMatchObject({ _tag: "ValidationError", field: "email" });
+      }
+      for (const name of ["nul\u0000name", "lone \udc00", "tab\there"]) {
+        await expect(runAdmin({ sql }, { cmd: "project.create", email: alice!.email, name })).rejects.toMatchObject({ _tag: "ValidationError", field: "name" });
+      }
+      await expect(runAdmin({ sql }, { cmd: "key.create", email: "nul\u0000@example.com", name: "k" })).rejects.toMatchObject({ _tag: "NotFound" });
       await expect(runAdmin({ sql }, { cmd: "project.remove-member", project: project.slug, email: bob!.email })).rejects.toMatchObject({ failure: { tag: "Unavailable" } });
       const announced: [string, string][] = [];
       const pubsub = { publish: async (channel: string, message: string) => { announced.push([channel, message]); } };

@@ -4,8 +4,9 @@
  */
 import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { isRole, type Role } from "../../core/access/roles.js";
+import { displayTextProblem } from "../../core/display-text.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { normalizeEmail } from "./email.js";
+import { addressOf } from "./email.js";
 
 export interface Project {
   readonly id: number;
@@ -51,6 +52,8 @@ export function checkName(name: string): string {
   const trimmed = (name ?? "").trim();
   if (!trimmed) throw new ValidationError({ message: "the project needs a name", field: "name" });
   if (trimmed.length > MAX_PROJECT_NAME) throw new ValidationError({ message: `the name is longer than ${MAX_PROJECT_NAME} characters`, field: "name" });
+  const problem = displayTextProblem(trimmed);
+  if (problem) throw new ValidationError({ message: `the name ${problem}`, field: "name" });
   return trimmed;
 }
 
@@ -158,9 +161,11 @@ export async function membersOf(sql: Sql, projectId: number): Promise<Member[]> 
  */
 export async function setMember(sql: Sql, projectId: number, email: string, role: Role, actorId: number | null): Promise<Member> {
   if (role === "owner") throw new ValidationError({ message: "a project has one owner: transfer the ownership instead", field: "role" });
+  if (!isRole(role)) throw new ValidationError({ message: "the role must be viewer, member or admin", field: "role" });
+  const address = addressOf(email);
   return sql.transaction(async (tx) => {
-    const users = await tx.query<{ id: unknown }>("SELECT id FROM users WHERE lower(email) = lower($1)", [normalizeEmail(email)]);
-    if (!users[0]) throw new NotFound({ resource: "user", message: `no account with the e-mail ${normalizeEmail(email)}` });
+    const users = await tx.query<{ id: unknown }>("SELECT id FROM users WHERE lower(email) = lower($1)", [address]);
+    if (!users[0]) throw new NotFound({ resource: "user", message: `no account with the e-mail ${address}` });
     const userId = Number(users[0].id);
     const before = await tx.query<{ role: string }>("SELECT role FROM project_members WHERE project_id = $1 AND user_id = $2 FOR UPDATE", [projectId, userId]);
     if (before[0]?.role === "owner") throw new Conflict({ code: "owner_role", message: "the owner's role changes only by a transfer of ownership", field: "email" });
@@ -169,23 +174,24 @@ export async function setMember(sql: Sql, projectId: number, email: string, role
        ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
       [projectId, userId, role],
     );
-    await audit(tx, projectId, actorId, before[0] ? "member.role" : "member.add", normalizeEmail(email), before[0] ? { from: before[0].role, to: role } : { role });
+    await audit(tx, projectId, actorId, before[0] ? "member.role" : "member.add", address, before[0] ? { from: before[0].role, to: role } : { role });
     return (await membersOf(tx, projectId)).find((m) => m.user_id === userId)!;
   });
 }
 
 /** Removes a member (never the owner) and returns their user id; NotFound when they are not one. */
 export async function removeMember(sql: Sql, projectId: number, email: string, actorId: number | null): Promise<number> {
+  const address = addressOf(email);
   return sql.transaction(async (tx) => {
     const rows = await tx.query<{ user_id: unknown; role: string }>(
       `SELECT m.user_id, m.role FROM project_members m JOIN users u ON u.id = m.user_id
        WHERE m.project_id = $1 AND lower(u.email) = lower($2) FOR UPDATE OF m`,
-      [projectId, normalizeEmail(email)],
+      [projectId, address],
     );
-    if (!rows[0]) throw new NotFound({ resource: "member", message: `${normalizeEmail(email)} is not a member of this project` });
+    if (!rows[0]) throw new NotFound({ resource: "member", message: `${address} is not a member of this project` });
     if (rows[0].role === "owner") throw new Conflict({ code: "owner_role", message: "the owner cannot be removed: transfer the ownership first", field: "email" });
     await tx.query("DELETE FROM project_members WHERE project_id = $1 AND user_id = $2", [projectId, rows[0].user_id]);
-    await audit(tx, projectId, actorId, "member.remove", normalizeEmail(email), { role: rows[0].role });
+    await audit(tx, projectId, actorId, "member.remove", address, { role: rows[0].role });
     return Number(rows[0].user_id);
   });
 }

@@ -1,5 +1,6 @@
 /** The users repository: registration rules, creation with a scrypt hash, and credential checks. */
 import { Conflict, ValidationError } from "../../core/errors.js";
+import { displayTextProblem } from "../../core/display-text.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { isEmailAddress, normalizeEmail } from "./email.js";
 import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from "./passwords.js";
@@ -31,6 +32,8 @@ export function validateNewUser(u: NewUser): ValidationError | undefined {
   const name = (u.name ?? "").trim();
   if (!name) return new ValidationError({ message: "Enter your name.", field: "name" });
   if (name.length > 100) return new ValidationError({ message: "The name can be at most 100 characters.", field: "name" });
+  const problem = displayTextProblem(name);
+  if (problem) return new ValidationError({ message: `The name ${problem}.`, field: "name" });
   const pw = u.password ?? "";
   if (pw.length < PASSWORD_MIN) return new ValidationError({ message: `The password needs at least ${PASSWORD_MIN} characters.`, field: "password" });
   if (pw.length > PASSWORD_MAX) return new ValidationError({ message: `The password can be at most ${PASSWORD_MAX} characters.`, field: "password" });
@@ -62,6 +65,7 @@ export async function createUser(sql: Sql, input: NewUser): Promise<User> {
 }
 
 export async function findUserByEmail(sql: Sql, email: string): Promise<User | undefined> {
+  if (!isEmailAddress(normalizeEmail(email ?? ""))) return undefined;
   const rows = await sql.query<{ id: unknown; name: unknown; email: unknown }>("SELECT id, name, email FROM users WHERE lower(email) = lower($1)", [normalizeEmail(email)]);
   return rows[0] ? toUser(rows[0]) : undefined;
 }
@@ -73,10 +77,11 @@ export async function findUserById(sql: Sql, id: number): Promise<User | undefin
 
 /** The user when email and password match and the account is enabled, else undefined. Unknown emails cost the same scrypt time. */
 export async function checkCredentials(sql: Sql, email: string, password: string): Promise<User | undefined> {
-  const rows = await sql.query<{ id: unknown; name: unknown; email: unknown; password_hash: string; disabled_at: unknown }>(
+  const address = normalizeEmail(email ?? "");
+  const rows = isEmailAddress(address) ? await sql.query<{ id: unknown; name: unknown; email: unknown; password_hash: string; disabled_at: unknown }>(
     "SELECT id, name, email, password_hash, disabled_at FROM users WHERE lower(email) = lower($1)",
-    [normalizeEmail(email)],
-  );
+    [address],
+  ) : [];
   const row = rows[0];
   const ok = await verifyPassword(password, row?.password_hash ?? (await dummyPasswordHash()));
   // A disabled account (stores/accounts/instance-admin.ts) fails as a wrong password does: nothing to probe.

@@ -102,7 +102,7 @@ export function register(router: Router, deps: WebDeps): void {
 
   const owned = async (ctx: Context): Promise<StoredRule | undefined> => {
     const id = ruleId(ctx);
-    const rule = id === undefined ? undefined : await getRule(sql, (ctx.state.user as SessionUser).id, id);
+    const rule = id === undefined ? undefined : await getRule(sql, projectOfRequest(ctx).id, id);
     if (!rule) {
       renderPage(ctx, "error.njk", { title: "Rule not found", heading: "Rule not found", message: "There is no such alert rule in your account." }, 404);
     }

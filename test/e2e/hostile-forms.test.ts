@@ -1,0 +1,241 @@
+/**
+ * Every form of the dashboard, posted by the owner of one project with hostile values (docs/TEAMS.md, "Hostile
+ * input"): the forms are read from the pages themselves, so a new form is covered without being listed here. Each
+ * field in turn gets NUL, a lone surrogate, a huge string, numbers out of range and the ids, slug, e-mail addresses
+ * and names of another project; each form is also posted to its action with the other project's ids in the path,
+ * and every page is fetched that way. No answer is a 5xx (but /improve's 502: the agents service does not run
+ * here), and afterwards the other project's rows are exactly what they were: no member, invitation, key, rule,
+ * agent, setting or human-input answer of it was touched, and its run still waits for its answer.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRule, getRule } from "../../alerts/rules.js";
+import { enqueueTest, markFailed } from "../../alerts/queue.js";
+import { addVersion, createAgent } from "../../stores/agent-registry.js";
+import { createInvitation } from "../../stores/accounts/invitations.js";
+import { listApiKeys } from "../../stores/accounts/api-keys.js";
+import { createProject, setMember } from "../../stores/accounts/projects.js";
+import { switchProject } from "../../stores/accounts/current-project.js";
+import { bearer, CookieJar, csrfFrom, json, loginJar, startTestServer, waitForRun, type TestServer } from "./harness.js";
+
+let srv: TestServer;
+
+/** What one project holds that a form or a path can name. */
+interface Seeded {
+  slug: string;
+  id: number;
+  key: string;
+  keyId: number;
+  ruleId: number;
+  jobId: number;
+  invitationId: number;
+  memberEmail: string;
+  agent: string;
+}
+
+let mine: Seeded;
+let theirs: Seeded;
+let attacker: { jar: CookieJar; csrf: string };
+
+const RUN = "shared-run";
+
+async function seed(ownerEmail: string, name: string, agent: string): Promise<Seeded> {
+  const sql = srv.ports.sql;
+  const owner = await srv.user(ownerEmail);
+  const project = await createProject(sql, owner.id, name);
+  const member = await srv.user(`member-${name.toLowerCase()}-${Date.now()}@example.com`);
+  await setMember(sql, project.id, member.email, "member", owner.id);
+  const key = await srv.key(owner.id, { projectId: project.id, name: `${name} key` });
+  const keyId = (await listApiKeys(sql, project.id))[0]!.id;
+  for (const a of new Set(["bot", agent])) {
+    await createAgent(sql, project.id, { name: a, description: `${name}'s ${a}` });
+    await addVersion(sql, project.id, a, { config: JSON.stringify({ model: `${name}-model` }), activate: true, createdBy: owner.id });
+    await addVersion(sql, project.id, a, { config: JSON.stringify({ model: `${name}-next` }), activate: false, createdBy: owner.id });
+  }
+  // A webhook rule (its page has the secret's rotation) with a notification that failed for good (it has a retry).
+  const ruleId = (await createRule(sql, project.id, { name: `${name} rule`, trigger_type: "run_error", channel: "webhook", target: "https://hooks.example.com/runwatch", config: {}, enabled: true })) as number;
+  const jobId = await enqueueTest(sql, (await getRule(sql, project.id, ruleId))!, { publicWebUrl: srv.url });
+  await markFailed(sql, { id: jobId, attempts: 1, max_attempts: 1 }, "refused", 0, true);
+  const { invitation } = await createInvitation(sql, project.id, `invited-${name.toLowerCase()}@example.com`, "viewer", owner.id);
+  const batch = [
+    { event_type: "run_start", sdk_run_id: RUN, agent_name: "bot", payload: { input: name } },
+    { event_type: "human_input_requested", sdk_run_id: RUN, payload: { question: `${name} asks` } },
+    { event_type: "run_start", sdk_run_id: `${agent}-run`, agent_name: agent, payload: {} },
+    { event_type: "human_input_requested", sdk_run_id: `${agent}-run`, payload: { question: "?" } },
+  ];
+  expect((await fetch(`${srv.url}/api/ingest/batch`, json(key, { events: batch }))).status).toBe(207);
+  await waitForRun(srv.url, key, RUN, (b) => b.run.status === "waiting_for_input");
+  await waitForRun(srv.url, key, `${agent}-run`, (b) => b.run.status === "waiting_for_input");
+  await switchProject(sql, owner.id, project.slug);
+  return { slug: project.slug, id: project.id, key, keyId, ruleId, jobId, invitationId: invitation.id, memberEmail: member.email, agent };
+}
+
+/** The rows of a project that a form could change, as JSON (timestamps of use left out). */
+async function snapshot(projectId: number): Promise<string> {
+  const sql = srv.ports.sql;
+  const q = (text: string) => sql.query<Record<string, unknown>>(text, [projectId]);
+  return JSON.stringify({
+    project: await q("SELECT id, slug, name, personal_of FROM projects WHERE id = $1"),
+    members: await q("SELECT user_id, role FROM project_members WHERE project_id = $1 ORDER BY user_id"),
+    invitations: await q("SELECT id, email, role, accepted_at, revoked_at FROM project_invitations WHERE project_id = $1 ORDER BY id"),
+    keys: await q("SELECT id, name, scope, revoked_at, expires_at FROM api_keys WHERE project_id = $1 ORDER BY id"),
+    settings: await q("SELECT * FROM project_settings WHERE project_id = $1"),
+    agents: await q("SELECT id, name, description, framework, tags, budget_usd FROM agents WHERE project_id = $1 ORDER BY id"),
+    configs: await q("SELECT c.agent_id, c.version, c.config, c.is_active FROM agent_configs c JOIN agents a ON a.id = c.agent_id WHERE a.project_id = $1 ORDER BY c.agent_id, c.version"),
+    rules: await q("SELECT id, name, trigger_type, channel, target, config, enabled, secret FROM alert_rules WHERE project_id = $1 ORDER BY id"),
+    jobs: await q("SELECT id, rule_id, status, attempts FROM notification_jobs WHERE project_id = $1 ORDER BY id"),
+    answers: await q("SELECT * FROM human_inputs WHERE project_id = $1"),
+    audit: await q("SELECT action, target FROM project_audit_log WHERE project_id = $1 ORDER BY id"),
+  });
+}
+
+const decode = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const attr = (attrs: string, name: string) => {
+  const m = new RegExp(`\\b${name}="([^"]*)"`).exec(attrs);
+  return m ? decode(m[1]!) : undefined;
+};
+
+interface Form { page: string; action: string; fields: Record<string, string> }
+
+/** The POST forms of a page as a browser would submit them untouched (checked boxes, selected or first options). */
+function formsOf(page: string, html: string): Form[] {
+  const forms: Form[] = [];
+  for (const [, attrs, body] of html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)) {
+    if (attr(attrs!, "method")?.toLowerCase() !== "post") continue;
+    const fields: Record<string, string> = {};
+    for (const [, a] of body!.matchAll(/<input\b([^>]*)>/g)) {
+      const name = attr(a!, "name");
+      const type = attr(a!, "type") ?? "text";
+      if (!name || ((type === "checkbox" || type === "radio") && !/\bchecked\b/.test(a!))) continue;
+      fields[name] = attr(a!, "value") ?? (type === "checkbox" ? "on" : "");
+    }
+    for (const [, a, inner] of body!.matchAll(/<select\b([^>]*)>([\s\S]*?)<\/select>/g)) {
+      const options = [...inner!.matchAll(/<option\b([^>]*)>/g)].map(([, o]) => o!);
+      const chosen = options.find((o) => /\bselected\b/.test(o)) ?? options[0];
+      if (attr(a!, "name")) fields[attr(a!, "name")!] = chosen ? (attr(chosen, "value") ?? "") : "";
+    }
+    for (const [, a, inner] of body!.matchAll(/<textarea\b([^>]*)>([\s\S]*?)<\/textarea>/g)) {
+      if (attr(a!, "name")) fields[attr(a!, "name")!] = decode(inner!);
+    }
+    forms.push({ page, action: attr(attrs!, "action") ?? page, fields });
+  }
+  return forms;
+}
+
+/** A plausible value for an empty field, so that a hostile value in another field is not refused for this one first. */
+const plausible = (name: string) =>
+  /email/.test(name) ? `someone-${Math.random().toString(36).slice(2, 8)}@example.com`
+    : /config/.test(name) ? '{"model":"m"}'
+    : /^(confirm|_csrf)$/.test(name) ? ""
+    : /name|title|question|comment|description|changelog/.test(name) ? "plain words"
+    : "1";
+
+/** Paths and values of one project rewritten to name the other's. */
+function theirsFor(path: string): string {
+  return path
+    .replaceAll(`/settings/project/${mine.slug}`, `/settings/project/${theirs.slug}`)
+    .replaceAll(`/alerts/${mine.ruleId}/`, `/alerts/${theirs.ruleId}/`).replace(new RegExp(`/alerts/${mine.ruleId}$`), `/alerts/${theirs.ruleId}`)
+    .replaceAll(`/alerts/jobs/${mine.jobId}/`, `/alerts/jobs/${theirs.jobId}/`)
+    .replaceAll(`/api-keys/${mine.keyId}/`, `/api-keys/${theirs.keyId}/`)
+    .replaceAll(`/invitations/${mine.invitationId}/`, `/invitations/${theirs.invitationId}/`)
+    .replaceAll(`/agents/${mine.agent}`, `/agents/${theirs.agent}`)
+    .replaceAll(`/dashboard/${mine.agent}-run`, `/dashboard/${theirs.agent}-run`);
+}
+
+const hostileValues = () => [
+  "nul\u0000byte", "lone \ud800 surrogate", "x".repeat(70_000), "-1", "0", "9007199254740993", "1e309", "[object Object]",
+  "<script>alert(1)</script>", "../../etc/passwd",
+  theirs.slug, String(theirs.ruleId), String(theirs.keyId), String(theirs.jobId), String(theirs.invitationId), String(theirs.id),
+  theirs.memberEmail, theirs.agent, `${theirs.agent}-run`,
+];
+
+beforeAll(async () => {
+  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000" } });
+  // Created first, the other project's owner is the instance admin: the attacker is not.
+  theirs = await seed(`victim-${Date.now()}@example.com`, "Victim", "victim-bot");
+  const attackerEmail = `attacker-${Date.now()}@example.com`;
+  mine = await seed(attackerEmail, "Attacker", "attacker-bot");
+  const jar = await loginJar(srv.url, attackerEmail);
+  attacker = { jar, csrf: csrfFrom(await (await jar.fetch(`${srv.url}/dashboard`)).text()) };
+}, 120_000);
+afterAll(async () => {
+  await srv?.close();
+});
+
+describe("hostile form posts and paths", () => {
+  it("never fail inside and never reach another project", async () => {
+    const before = await snapshot(theirs.id);
+    const { jar, csrf } = attacker;
+    const pages = ["/dashboard", `/dashboard/${RUN}`, `/dashboard/${RUN}/input`, `/dashboard/${mine.agent}-run`, "/agents", "/agents/bot",
+      `/agents/${mine.agent}`, "/alerts", "/alerts/new", `/alerts/${mine.ruleId}/edit`, "/settings", "/settings/api-keys",
+      `/settings/project?project=${mine.slug}`, "/sessions", "/errors", "/costs", "/dead-letters", "/improve"];
+    const forms = new Map<string, Form>();
+    const failures: string[] = [];
+    const check = async (what: string, res: Response) => {
+      const body = await res.text();
+      if (res.status >= 500 && !(res.status === 502 && what.includes("/improve"))) failures.push(`${what} → ${res.status} ${body.slice(0, 200)}`);
+      return body;
+    };
+    for (const page of pages) {
+      const html = await check(`GET ${page}`, await jar.fetch(`${srv.url}${page}`));
+      for (const f of formsOf(page, html)) if (!forms.has(f.action)) forms.set(f.action, f);
+      // The same page naming the other project's things is not theirs to see.
+      const other = theirsFor(page);
+      if (other !== page) {
+        const seen = await check(`GET ${other}`, await jar.fetch(`${srv.url}${other}`));
+        expect([other, seen.includes("Victim")]).toEqual([other, false]);
+      }
+    }
+    // Logging out would end the walk (it is covered elsewhere); deleting the attacker's own rule comes last.
+    const walked = [...forms.values()].filter((f) => f.action !== "/logout")
+      .sort((a, b) => Number(a.action.endsWith("/delete")) - Number(b.action.endsWith("/delete")));
+    // Every form route of a project (the app's route table) was found on a page.
+    const pattern = (path: string) => new RegExp(`^${path.replace(/:[a-z_]+/g, "[^/]+")}$`);
+    const unwalked = srv.web.app.routes.filter((r) => r.action && r.methods.includes("POST"))
+      .filter((r) => !walked.some((f) => pattern(r.path).test(f.action))).map((r) => r.path);
+    expect(unwalked).toEqual([]);
+    let posts = 0;
+    for (const form of walked) {
+      const base = Object.fromEntries(Object.entries(form.fields).map(([k, v]) => [k, v === "" ? plausible(k) : v]));
+      const post = async (action: string, fields: Record<string, string>, what: string) => {
+        posts++;
+        await check(`POST ${action} (${what})`, await jar.form(`${srv.url}${action}`, { ...fields, _csrf: csrf }));
+        // Each post starts from the attacker's own project, whatever the last one switched to or created.
+        await jar.form(`${srv.url}/projects/switch`, { _csrf: csrf, project: mine.slug }).then((r) => r.arrayBuffer());
+      };
+      if (theirsFor(form.action) !== form.action) await post(theirsFor(form.action), base, "the other project's ids in the path");
+      for (const field of Object.keys(form.fields).filter((k) => k !== "_csrf")) {
+        for (const value of hostileValues()) await post(form.action, { ...base, [field]: value }, `${field}=${JSON.stringify(value.slice(0, 40))}`);
+      }
+    }
+    expect(failures, failures.join("\n")).toEqual([]);
+    expect(posts).toBeGreaterThan(200);
+
+    expect(await snapshot(theirs.id)).toBe(before);
+    for (const run of [RUN, `${theirs.agent}-run`]) {
+      const body = (await (await fetch(`${srv.url}/api/runs/${run}`, bearer(theirs.key))).json()) as { run: { status: string } };
+      expect([run, body.run.status]).toEqual([run, "waiting_for_input"]);
+      const scores = (await (await fetch(`${srv.url}/api/runs/${run}/scores`, bearer(theirs.key))).json()) as { scores: unknown[] };
+      expect([run, scores.scores]).toEqual([run, []]);
+    }
+    // The victim's key still works, and its job was not retried by anyone else.
+    expect((await fetch(`${srv.url}/api/runs`, bearer(theirs.key))).status).toBe(200);
+  }, 600_000);
+
+  it("the forms before login (register, login) answer hostile fields with the form again, never a 5xx", async () => {
+    const failures: string[] = [];
+    for (const page of ["/register", "/login"]) {
+      const jar = new CookieJar();
+      const html = await (await jar.fetch(`${srv.url}${page}`)).text();
+      const [form] = formsOf(page, html).filter((f) => f.action === page);
+      expect(form, page).toBeDefined();
+      for (const field of Object.keys(form!.fields).filter((k) => k !== "_csrf")) {
+        for (const value of ["nul\u0000byte", "lone \ud800 surrogate", "a\u0000@example.com", "x".repeat(70_000), theirs.memberEmail]) {
+          const res = await jar.form(`${srv.url}${page}`, { ...form!.fields, email: `new-${Math.random().toString(36).slice(2, 8)}@example.com`, name: "New", password: "correct horse battery", [field]: value });
+          const body = await res.text();
+          if (res.status >= 500) failures.push(`POST ${page} ${field}=${JSON.stringify(value.slice(0, 30))} → ${res.status} ${body.slice(0, 200)}`);
+        }
+      }
+    }
+    expect(failures, failures.join("\n")).toEqual([]);
+  });
+});
