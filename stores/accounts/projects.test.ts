@@ -87,9 +87,16 @@ for (const target of targets) {
       }
       before.key = newApiKey();
       await sql.query("INSERT INTO api_keys (user_id, name, key_hash, last4) VALUES ($1, 'old', $2, $3)", [before.users[0]!.id, hashApiKey(before.key), before.key.slice(-4)]);
-      await sql.query("INSERT INTO agents (user_id, name) VALUES ($1, 'support-bot')", [before.users[0]!.id]);
+      const [agent] = await sql.query<{ id: number }>("INSERT INTO agents (user_id, name) VALUES ($1, 'support-bot') RETURNING id", [before.users[0]!.id]);
+      await sql.query("INSERT INTO agent_configs (agent_id, version, config, is_active, created_by) VALUES ($1, 1, '{\"model\":\"m\"}', true, $2)", [agent!.id, before.users[0]!.id]);
+      await sql.query("INSERT INTO agent_run_starts (user_id, external_id, agent_id, started_at) VALUES ($1, 'run-1', $2, now())", [before.users[0]!.id, agent!.id]);
       await sql.query("INSERT INTO user_settings (user_id, retention_days) VALUES ($1, 30)", [before.users[1]!.id]);
-      await sql.query("INSERT INTO alert_rules (user_id, name, trigger_type, channel, target) VALUES ($1, 'r', 'run_failed', 'webhook', 'https://example.com')", [before.users[0]!.id]);
+      const [rule] = await sql.query<{ id: number }>("INSERT INTO alert_rules (user_id, name, trigger_type, channel, target) VALUES ($1, 'r', 'run_failed', 'webhook', 'https://example.com') RETURNING id", [before.users[0]!.id]);
+      const [job] = await sql.query<{ id: number }>(
+        `INSERT INTO notification_jobs (user_id, rule_id, rule_name, trigger_type, channel, target, payload, max_attempts)
+         VALUES ($1, $2, 'r', 'run_failed', 'webhook', 'https://example.com', '{}', 3) RETURNING id`, [before.users[0]!.id, rule!.id]);
+      await sql.query("INSERT INTO alert_firings (rule_id, dedup_key, job_id) VALUES ($1, 'run-1', $2)", [rule!.id, job!.id]);
+      await sql.query("INSERT INTO alert_rule_state (rule_id, suppressed) VALUES ($1, 2)", [rule!.id]);
       await sql.query("INSERT INTO human_inputs (user_id, sdk_run_id, request_event_id, question, response, responded_by) VALUES ($1, 'run-1', '0190a0a0-0000-7000-8000-000000000001', 'ok?', 'yes', 'Ada')", [before.users[0]!.id]);
       await sql.query("INSERT INTO dead_letters (dedup_key, user_id, error, raw, raw_bytes) VALUES ('k-1', $1, 'bad', '\\x00', 1)", [before.users[1]!.id]);
       await migratePostgres(sql);
@@ -98,7 +105,7 @@ for (const target of targets) {
       await close?.();
     });
 
-    it("moves what each user owned into their personal project: agents, settings, alert rules, answers, dead letters", async () => {
+    it("moves what each user owned into their personal project: agents and their configs and run starts, settings, alert rules with their jobs, firings and state, answers, dead letters", async () => {
       const [ada, dash] = before.users.map((u) => u.id);
       const owner = async (table: string) => (await sql.query<{ p: unknown }>(`SELECT project_id AS p FROM ${table}`)).map((r) => Number(r.p));
       expect(await owner("agents")).toEqual([ada]);
@@ -106,6 +113,13 @@ for (const target of targets) {
       expect(await owner("alert_rules")).toEqual([ada]);
       expect(await owner("human_inputs")).toEqual([ada]);
       expect(await owner("dead_letters")).toEqual([dash]);
+      expect(await owner("agent_run_starts")).toEqual([ada]);
+      expect(await owner("notification_jobs")).toEqual([ada]);
+      // What hangs off an agent or a rule moves with it; who saved a config version is still recorded.
+      expect(await sql.query("SELECT a.project_id::int AS p, c.version, c.is_active, c.created_by::int AS by FROM agent_configs c JOIN agents a ON a.id = c.agent_id"))
+        .toEqual([{ p: ada, version: 1, is_active: true, by: ada }]);
+      expect(await sql.query("SELECT r.project_id::int AS p, f.dedup_key, s.suppressed FROM alert_firings f JOIN alert_rules r ON r.id = f.rule_id JOIN alert_rule_state s ON s.rule_id = r.id"))
+        .toEqual([{ p: ada, dedup_key: "run-1", suppressed: 2 }]);
     });
 
     it("migrates every user into a personal project with their id, which they own, and their keys into it", async () => {
