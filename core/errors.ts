@@ -5,9 +5,18 @@
 import { Data } from "effect";
 
 /** The request body does not match the contract; `field` is the JSON path, e.g. "payload.phase". */
+/** One bad line of an uploaded file (a dataset import): its 1-based line number and what is wrong there. */
+export interface LineProblem {
+  readonly line: number;
+  readonly field?: string;
+  readonly message: string;
+}
+
 export class ValidationError extends Data.TaggedError("ValidationError")<{
   readonly message: string;
   readonly field?: string;
+  /** For an uploaded file: every bad line found (the answer lists them). */
+  readonly lines?: readonly LineProblem[];
 }> {}
 
 export class AuthError extends Data.TaggedError("AuthError")<{

@@ -3,10 +3,10 @@
  * Every error body is `{ "error": { "code", "message", "field"? } }`.
  */
 import type { Context } from "koa";
-import type { AppError } from "../core/errors.js";
+import type { AppError, LineProblem } from "../core/errors.js";
 
 export interface ErrorBody {
-  readonly error: { readonly code: string; readonly message: string; readonly field?: string };
+  readonly error: { readonly code: string; readonly message: string; readonly field?: string; readonly lines?: readonly LineProblem[] };
 }
 
 /** A transport-level failure (body too large, not JSON...) that has no core error type. */
@@ -56,7 +56,11 @@ export function toHttpError(err: unknown): HttpError {
   if (isAppError(err)) {
     switch (err._tag) {
       case "ValidationError":
-        return { status: 422, body: errorBody("validation_error", err.message, err.field), headers: {} };
+        return {
+          status: 422,
+          body: err.lines ? { error: { ...errorBody("validation_error", err.message, err.field).error, lines: err.lines } } : errorBody("validation_error", err.message, err.field),
+          headers: {},
+        };
       case "AuthError": {
         const forbidden = err.code === "forbidden" || err.code === "insufficient_scope";
         return {

@@ -116,6 +116,19 @@ describe("OpenAPI document", () => {
     await conforms("/api/agents/{name}/config", "get", await fetch(`${srv.url}/api/agents/config-bot/config`, { headers: { authorization: `Bearer ${key}`, "if-none-match": etag } }));
     await conforms("/api/agents/{name}/config", "get", await get("/api/agents/nobody/config"));
 
+    await conforms("/api/datasets", "post", await post("/api/datasets", { name: "doc set", description: "for the document" }));
+    await conforms("/api/datasets", "post", await post("/api/datasets", { name: "doc set" }));
+    await conforms("/api/datasets", "get", await get("/api/datasets"));
+    await conforms("/api/datasets/{name}/items", "post", await post("/api/datasets/doc%20set/items", { items: [{ id: "i1", input: { q: 1 }, expected_output: "a", metadata: { k: 1 } }] }));
+    await conforms("/api/datasets/{name}/items", "post", await post("/api/datasets/doc%20set/items", { items: [{ id: "i1" }] }));
+    await conforms("/api/datasets/{name}/items", "get", await get("/api/datasets/doc%20set/items?limit=1"));
+    await conforms("/api/datasets/{name}/items", "get", await get("/api/datasets/doc%20set/items?version=7"));
+    await conforms("/api/datasets/{name}", "get", await get("/api/datasets/doc%20set"));
+    await conforms("/api/datasets/{name}", "get", await get("/api/datasets/missing"));
+    const upload = (body: string) => fetch(`${srv.url}/api/datasets/doc%20set/import`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/x-ndjson" }, body });
+    await conforms("/api/datasets/{name}/import", "post", await upload('{"input": 2}\n{"input": 3}'));
+    await conforms("/api/datasets/{name}/import", "post", await upload('{"input": 2}\n{oops'));
+
     const jar = await loginJar(srv.url, alice.email);
     await conforms("/api/realtime/token", "get", await jar.fetch(`${srv.url}/api/realtime/token`));
 

@@ -16,6 +16,8 @@ const NOT_PROJECT_ROUTES = new Set([
   "GET /api/runs", "GET /api/runs/:sdk_run_id", "GET /api/runs/:sdk_run_id/spans", "GET /api/runs/:sdk_run_id/input", "POST /api/runs/:sdk_run_id/input",
   "GET /api/agents/:name/config", "POST /api/scores", "GET /api/runs/:sdk_run_id/scores", "GET /api/sessions", "GET /api/sessions/:session_id",
   "GET /api/openapi.json", "GET /api/docs",
+  "POST /api/datasets", "GET /api/datasets", "GET /api/datasets/:name", "POST /api/datasets/:name/items", "GET /api/datasets/:name/items",
+  "POST /api/datasets/:name/import",
   "GET /", "GET /register", "POST /register", "GET /login", "POST /login", "POST /logout",
   "GET /admin", "POST /admin/users/:id/disable", "POST /admin/users/:id/enable",
   "GET /settings/project", "POST /projects", "POST /projects/switch", "GET /invitations/:token", "POST /invitations/:token/accept",

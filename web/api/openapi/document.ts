@@ -6,42 +6,18 @@
 import { JSONSchema, Schema } from "effect";
 import { Envelope, EVENT_TYPES, MAX_SDK_RUN_ID_CHARS, MAX_SESSION_ID_CHARS, PayloadSchemas, RUN_STATUSES } from "../../../core/events/schema.js";
 import { MAX_SCORE_NAME, ScoreInput } from "../../../stores/scores.js";
+import { DATASET_OPERATIONS } from "./datasets.js";
+import { Limit, q, type Body, type Operation, type Param } from "./operation.js";
 import * as R from "./schemas.js";
 
 type Json = Record<string, unknown>;
-type Body = Schema.Schema.Any;
-
-interface Param {
-  readonly name: string;
-  readonly in: "query" | "path" | "header";
-  readonly schema: Body;
-  readonly description?: string;
-  readonly required?: boolean;
-}
-
-interface Operation {
-  readonly summary: string;
-  readonly description?: string;
-  readonly tag: string;
-  readonly params?: readonly Param[];
-  readonly body?: Body;
-  /** Extra request content types (OTLP takes protobuf too). */
-  readonly bodyTypes?: readonly string[];
-  /** status → a Schema (JSON body), or null (no body) */
-  readonly ok: Readonly<Record<number, Body | null>>;
-  /** Error statuses, answered with `errorBody` (default: the Error body). */
-  readonly errors: readonly number[];
-  readonly errorBody?: Body;
-  /** true: the dashboard's login session instead of the bearer key. */
-  readonly sessionAuth?: boolean;
-}
 
 const ERROR_TEXT: Record<number, string> = {
   400: "The body could not be read (not JSON, not protobuf).",
   401: "No API key, or one that is unknown, revoked or expired.",
   403: "`insufficient_scope`: the key's scope is `ingest`, and this route reads (docs/TEAMS.md).",
-  404: "Not found for this key's owner (another user's run is not found either).",
-  409: "Conflict: no open question, a newer question, or already answered.",
+  404: "Not found in this key's project (another project's run or dataset is not found either).",
+  409: "Conflict: no open question, a newer question, or already answered; a dataset name already taken.",
   413: "The body is over the size limit.",
   415: "Unsupported content type.",
   422: "A field is invalid: `error.field` names it.",
@@ -49,8 +25,6 @@ const ERROR_TEXT: Record<number, string> = {
   503: "Temporarily unavailable (the event log is full or unreachable): retry after Retry-After.",
 };
 
-const Limit = (max: number, dflt: number) => Schema.Int.pipe(Schema.between(1, max)).annotations({ description: `Default ${dflt}.` });
-const q = (name: string, schema: Body, description?: string): Param => ({ name, in: "query", schema, description });
 const SdkRunId: Param = { name: "sdk_run_id", in: "path", required: true, schema: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_SDK_RUN_ID_CHARS)), description: "The run's id as the client named it." };
 const Since = q("since", Schema.String.annotations({ format: "date-time" }), "ISO 8601: activity at or after it.");
 const Cursor = q("cursor", Schema.String, "`next_cursor` of the previous page.");
@@ -126,6 +100,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   "/api/realtime/token": {
     get: { tag: "Realtime", summary: "A token to open the live WebSocket (dashboard session)", sessionAuth: true, ok: { 200: R.RealtimeToken }, errors: [401] },
   },
+  ...DATASET_OPERATIONS,
 };
 
 /** Builds the document; its component schemas are collected from every Schema the operations name. */

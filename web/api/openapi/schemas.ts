@@ -18,6 +18,11 @@ export const ErrorBody = Schema.Struct({
     code: Schema.String.annotations({ description: "validation_error, unauthorized, not_found, rate_limited, payload_too_large, malformed_json, …" }),
     message: Schema.String,
     field: Schema.optional(Schema.String.annotations({ description: "The request field at fault (a body field, or a query parameter)." })),
+    lines: Schema.optional(Schema.Array(Schema.Struct({
+      line: Schema.Int.pipe(Schema.positive()),
+      field: Schema.optional(Schema.String),
+      message: Schema.String,
+    })).annotations({ description: "An uploaded file's bad lines (a dataset import), 1-based." })),
   }),
 }).annotations({ identifier: "Error", description: "Every 4xx and 5xx answer of the JSON API." });
 

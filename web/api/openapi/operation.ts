@@ -1,0 +1,32 @@
+/** How web/api/openapi/document.ts describes one operation: its parameters, bodies and statuses, as effect Schemas. */
+import { Schema } from "effect";
+
+export type Body = Schema.Schema.Any;
+
+export interface Param {
+  readonly name: string;
+  readonly in: "query" | "path" | "header";
+  readonly schema: Body;
+  readonly description?: string;
+  readonly required?: boolean;
+}
+
+export interface Operation {
+  readonly summary: string;
+  readonly description?: string;
+  readonly tag: string;
+  readonly params?: readonly Param[];
+  readonly body?: Body;
+  /** Extra request content types (OTLP takes protobuf too). */
+  readonly bodyTypes?: readonly string[];
+  /** status → a Schema (JSON body), or null (no body) */
+  readonly ok: Readonly<Record<number, Body | null>>;
+  /** Error statuses, answered with `errorBody` (default: the Error body). */
+  readonly errors: readonly number[];
+  readonly errorBody?: Body;
+  /** true: the dashboard's login session instead of the bearer key. */
+  readonly sessionAuth?: boolean;
+}
+
+export const Limit = (max: number, dflt: number) => Schema.Int.pipe(Schema.between(1, max)).annotations({ description: `Default ${dflt}.` });
+export const q = (name: string, schema: Body, description?: string): Param => ({ name, in: "query", schema, description });
