@@ -84,11 +84,22 @@ export function parseItem(raw: unknown, place: string, source: ItemSource): NewI
     source_span_id: v.source_span_id ?? null,
     status: v.status ?? "active",
   };
+  for (const part of ["input", "expected_output", "metadata"] as const) {
+    // JSON numbers past the double range (1e309) parse as Infinity, which JSON, and so Postgres, cannot hold.
+    if (hasNonFinite(parsed[part])) throw new ValidationError({ field: `${place}.${part}`, message: `${place}.${part} holds a number too large to store (past ±1.8e308)` });
+  }
   const bytes = Buffer.byteLength(JSON.stringify([parsed.input, parsed.expected_output, parsed.metadata]));
   if (bytes > MAX_ITEM_BYTES) {
     throw new ValidationError({ field: place, message: `${place} is ${bytes} bytes of JSON; an item may hold at most ${MAX_ITEM_BYTES}` });
   }
   return parsed;
+}
+
+/** Whether a parsed JSON value holds Infinity or NaN anywhere (its depth is bounded by makeStorable). */
+function hasNonFinite(v: unknown): boolean {
+  if (typeof v === "number") return !Number.isFinite(v);
+  if (typeof v !== "object" || v === null) return false;
+  return (Array.isArray(v) ? v : Object.values(v)).some(hasNonFinite);
 }
 
 /** Refuses an item id given twice in one write, naming the second. */

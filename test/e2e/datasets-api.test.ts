@@ -89,10 +89,11 @@ describe("datasets API", () => {
       [{ items: [{ input: JSON.parse(`${"[".repeat(80)}${"]".repeat(80)}`) }] }, "items[0].input"],
       [{ items: [{ input: "x".repeat(1_100_000) }] }, "items[0].input"],
       [{ items: [] }, "items"],
+      ['{"items": [{"input": {"n": [1e309]}}]}', "items[0].input"],
       [{ item: [] }, "items"],
     ];
     for (const [body, field] of cases) {
-      const res = await post("/strict/items", body);
+      const res = typeof body === "string" ? await fetch(api("/strict/items"), { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body }) : await post("/strict/items", body);
       const err = (await res.json()).error;
       expect([field, res.status, err.field]).toEqual([field, 422, expect.stringMatching(new RegExp(`^${field.replace(/[[\]]/g, "\\$&")}`))]);
     }

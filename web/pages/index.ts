@@ -11,6 +11,7 @@ import * as settings from "./settings.js";
 import * as deadLetters from "./dead-letters.js";
 import * as scores from "./scores.js";
 import * as sessions from "./sessions.js";
+import * as datasets from "./datasets.js";
 
 /**
  * Mounts the session-authenticated dashboard pages (/dashboard, /dashboard/:run, /errors, /agents, /alerts,
@@ -28,4 +29,5 @@ export function registerPages(router: Router, deps: WebDeps): void {
   deadLetters.register(router, deps);
   scores.register(router, deps);
   sessions.register(router, deps);
+  datasets.register(router, deps);
 }

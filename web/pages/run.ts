@@ -18,6 +18,8 @@ import { buildSpanTree, MAX_TREE_DEPTH } from "./span-tree.js";
 import { humanInputView } from "./human-input.js";
 import { scoresView } from "./scores.js";
 import { cursorOf, liveDelta, parseSince } from "./run-delta.js";
+import { runInputOutput } from "./run-io.js";
+import { listDatasets } from "../../stores/datasets/datasets.js";
 
 /** Events shown per page of a run; a longer run links to the next page (by event id). */
 export const EVENTS_PER_PAGE = 1000;
@@ -72,5 +74,6 @@ async function runPage(ctx: Context, deps: WebDeps, project: Membership): Promis
     ctx.set("X-Runwatch-Fragment", delta ? "delta" : "whole");
     return renderFragment(ctx, delta ? "_run_delta.njk" : "_run_live.njk", { ...vars, delta });
   }
-  renderPage(ctx, "run.njk", { ...vars, human_input: await humanInputView(deps, run), scores: await scoresView(deps, run) });
+  const [humanInput, scores, datasets] = await Promise.all([humanInputView(deps, run), scoresView(deps, run), listDatasets(deps.ports.sql, project.id)]);
+  renderPage(ctx, "run.njk", { ...vars, human_input: humanInput, scores, add_to_dataset: { datasets, ...runInputOutput(events) } });
 }

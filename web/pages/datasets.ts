@@ -1,0 +1,140 @@
+/**
+ * The dashboard's datasets (docs/EVALUATION.md):
+ *
+ *   GET  /datasets                      the project's datasets; POST /datasets creates one
+ *   GET  /datasets/:name?version=N      its items at a version (default the current), its versions, forms to add
+ *   POST /datasets/:name/items          one item typed in (input, expected output: JSON, or text)
+ *   POST /datasets/:name/import         pasted JSON Lines or CSV (the same checks as the API's import)
+ *   POST /datasets/add-run              "Add to dataset" on a run page: the run's input, the expected output edited
+ *
+ * Reads need `read`, writes `edit_datasets` (core/access/roles.ts).
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
+import { createDataset, datasetNamed, datasetVersions, listDatasets, readItems, writeItems } from "../../stores/datasets/datasets.js";
+import { parseCsvItems, parseJsonLines } from "../../stores/datasets/import.js";
+import { parseItem, type ItemSource } from "../../stores/datasets/items.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
+import { requireUser } from "../auth/session.js";
+import type { SessionUser, WebDeps } from "../deps.js";
+import { readForm } from "../forms.js";
+import { queryParam, renderPage } from "./render.js";
+import { runInputOutput } from "./run-io.js";
+
+const ITEMS_PER_PAGE = 100;
+const datasetPath = (name: string) => `/datasets/${encodeURIComponent(name)}`;
+
+/** A form's JSON field: parsed when it is JSON, else the text itself; undefined when empty. */
+function jsonOrText(text: string | undefined): unknown {
+  if (text === undefined || text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function formError(err: unknown): { status: number; field: string; message: string; lines?: readonly { line: number; message: string }[] } | undefined {
+  if (err instanceof ValidationError) return { status: 422, field: err.field ?? "form", message: err.message, lines: err.lines };
+  if (err instanceof Conflict) return { status: 409, field: err.field ?? "form", message: err.message };
+  return undefined;
+}
+
+export function register(router: Router, deps: WebDeps): void {
+  const { sql } = deps.ports;
+  const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
+
+  const listPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const datasets = await listDatasets(sql, projectOfRequest(ctx).id);
+    renderPage(ctx, "datasets.njk", { title: "Datasets", datasets, values: {}, errors: {}, ...extra }, status);
+  };
+
+  router.get("/datasets", requireUser, inProject(deps, "read"), (ctx: Context) => listPage(ctx));
+
+  router.post("/datasets", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    try {
+      const dataset = await createDataset(sql, projectOfRequest(ctx).id, form, userOf(ctx));
+      ctx.status = 303;
+      ctx.redirect(datasetPath(dataset.name));
+    } catch (err) {
+      const e = formError(err);
+      if (!e) throw err;
+      await listPage(ctx, { values: form, errors: { [e.field]: e.message }, open_form: true }, e.status);
+    }
+  });
+
+  const detailPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const dataset = await datasetNamed(sql, projectOfRequest(ctx).id, String(ctx.params.name));
+    const asked = Number(queryParam(ctx, "version"));
+    const version = Number.isInteger(asked) && asked >= 1 && asked <= dataset.version ? asked : dataset.version;
+    const after = queryParam(ctx, "after");
+    const [page, versions] = await Promise.all([
+      readItems(sql, dataset, { version, limit: ITEMS_PER_PAGE, after: after && after.length <= 200 && !after.includes("\u0000") ? after : undefined }),
+      datasetVersions(sql, dataset.id),
+    ]);
+    renderPage(ctx, "dataset.njk", {
+      title: `Dataset ${dataset.name}`, dataset, page, versions, version, errors: {}, values: {},
+      flash: queryParam(ctx, "flash"), ...extra,
+    }, status);
+  };
+
+  router.get("/datasets/:name", requireUser, inProject(deps, "read"), (ctx: Context) => detailPage(ctx));
+
+  /** Writes items from a form and goes back to the dataset, or shows the form again with what is wrong. */
+  const write = async (ctx: Context, name: string, form: Record<string, string>, make: () => ReturnType<typeof parseItem>[], change: string) => {
+    try {
+      const items = make();
+      const { version, changed } = await writeItems(sql, projectOfRequest(ctx).id, name, items, change, userOf(ctx));
+      const flash = changed ? `Saved ${changed} item${changed === 1 ? "" : "s"} as version ${version}.` : "Nothing changed: no new version.";
+      ctx.status = 303;
+      ctx.redirect(`${datasetPath(name)}?flash=${encodeURIComponent(flash)}`);
+    } catch (err) {
+      const e = formError(err);
+      if (!e) throw err;
+      await detailPage(ctx, { values: form, errors: { [e.field]: e.message }, error_lines: e.lines ?? [] }, e.status);
+    }
+  };
+
+  router.post("/datasets/:name/items", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const name = String(ctx.params.name);
+    await datasetNamed(sql, projectOfRequest(ctx).id, name);
+    await write(ctx, name, form, () => [parseItem({
+      ...(form.id?.trim() ? { id: form.id.trim() } : {}),
+      input: jsonOrText(form.input),
+      ...(form.expected_output?.trim() ? { expected_output: jsonOrText(form.expected_output) } : {}),
+    }, "item", "manual")], "edit");
+  });
+
+  router.post("/datasets/:name/import", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const name = String(ctx.params.name);
+    await datasetNamed(sql, projectOfRequest(ctx).id, name);
+    const columns = (v: string | undefined) => (v?.trim() ? v.split(",").map((c) => c.trim()).filter(Boolean) : undefined);
+    await write(ctx, name, form, () => form.format === "csv"
+      ? parseCsvItems(form.file ?? "", { input: columns(form.input_columns), expected_output: columns(form.expected_columns) })
+      : parseJsonLines(form.file ?? ""), "import");
+  });
+
+  router.post("/datasets/add-run", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const project = projectOfRequest(ctx);
+    const sdkRunId = form.sdk_run_id ?? "";
+    const run = sdkRunId ? await deps.events.getRun(project.id, sdkRunId) : undefined;
+    if (!run) throw new NotFound({ resource: "run", message: `There is no run ${JSON.stringify(sdkRunId)} in ${project.name}.` });
+    const name = form.dataset ?? "";
+    await datasetNamed(sql, project.id, name);
+    // A refusal shows the dataset's page with the form as it was sent.
+    ctx.params.name = name;
+    const { input } = runInputOutput(await deps.events.listEvents(project.id, run.run_id, { limit: 1_000 }));
+    const source: ItemSource = "run";
+    await write(ctx, name, form, () => [parseItem({
+      input: input ?? null,
+      ...(form.expected_output?.trim() ? { expected_output: jsonOrText(form.expected_output) } : {}),
+      metadata: { agent_name: run.agent_name, ...(run.config_version ? { config_version: run.config_version } : {}) },
+      source_sdk_run_id: sdkRunId,
+    }, "item", source)], "run");
+  });
+}
