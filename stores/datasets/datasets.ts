@@ -33,15 +33,8 @@ export interface DatasetVersion {
   readonly created_at: string;
 }
 
-export interface DatasetItem {
-  readonly id: string;
-  readonly input: unknown;
-  readonly expected_output: unknown;
-  readonly metadata: Record<string, unknown>;
-  readonly source: ItemSource;
-  readonly source_sdk_run_id: string | null;
-  readonly source_span_id: string | null;
-  readonly status: ItemStatus;
+/** An item as a version holds it. */
+export interface DatasetItem extends NewItem {
   /** The version that wrote this revision of the item. */
   readonly version: number;
   readonly created_at: string;
