@@ -19,27 +19,24 @@ import { applyRetention, type RetentionOutcome } from "../stores/retention.js";
 import { listDeadLetters, purgeDeadLetters, replayDeadLetters, type DeadLetter, type DeadLetterFilter, type ReplayResult } from "../stores/dead-letters.js";
 import type { SessionUser } from "../web/deps.js";
 import { createUser, findUserByEmail } from "../stores/accounts/users.js";
-import { findProjectBySlug, projectsOf } from "../stores/accounts/projects.js";
 import { createApiKey, type ApiKeyInfo } from "../stores/accounts/api-keys.js";
 import { runProjectAdmin, type ProjectAdminRequest, type ProjectAdminResult } from "./admin-projects.js";
+import { runDatasetAdmin, type DatasetAdminRequest, type DatasetAdminResult } from "./admin-datasets.js";
+import { AdminError, type AdminFailure } from "./admin-error.js";
+import { selectedProject, type ProjectSelection } from "./project-selection.js";
+
+export { AdminError, type AdminFailure, type ProjectSelection };
 
 export type AdminRequest =
   | { cmd: "user.create"; email: string; name: string; password: string }
   | ProjectAdminRequest
+  | DatasetAdminRequest
   | { cmd: "demo.account"; email: string; name: string; password: string }
   | { cmd: "info" }
   | ({ cmd: "dead-letters.list"; limit?: number } & DeadLetterSelection)
   | ({ cmd: "dead-letters.replay" } & DeadLetterSelection)
   | ({ cmd: "dead-letters.purge" } & DeadLetterSelection)
   | ({ cmd: "retention.apply" } & ProjectSelection);
-
-/**
- * Which project a command acts on: `project` (its slug), or `email`'s personal project; neither means every project.
- */
-export interface ProjectSelection {
-  project?: string;
-  email?: string;
-}
 
 /** Which dead letters a command acts on: some ids, one project's, or (`all`) every pending one. */
 export interface DeadLetterSelection extends ProjectSelection {
@@ -49,6 +46,7 @@ export interface DeadLetterSelection extends ProjectSelection {
 
 export type AdminResult =
   | ProjectAdminResult
+  | DatasetAdminResult
   | { user: SessionUser }
   | { user: SessionUser; key: string; info: ApiKeyInfo; created_user?: boolean }
   | { web_url: string | null }
@@ -68,31 +66,6 @@ export interface AdminPorts {
   readonly pubsub?: Pick<PubSub, "publish">;
 }
 
-export interface AdminFailure { tag: string; message: string; field?: string }
-
-export class AdminError extends Error {
-  constructor(readonly failure: AdminFailure) {
-    super(failure.message);
-  }
-}
-
-/** The id of the project a selection names; undefined when it names none (every project). */
-async function selectedProject(sql: Sql, sel: ProjectSelection): Promise<number | undefined> {
-  if (sel.project !== undefined && sel.email !== undefined) {
-    throw new AdminError({ tag: "ValidationError", message: "name one project: --project P, or --email E for E's personal project", field: "project" });
-  }
-  if (sel.project !== undefined) {
-    const project = await findProjectBySlug(sql, sel.project);
-    if (!project) throw new AdminError({ tag: "NotFound", message: `no project with the slug ${sel.project}; \`runwatch project list\` shows them`, field: "project" });
-    return project.id;
-  }
-  if (sel.email === undefined) return undefined;
-  const user = await findUserByEmail(sql, sel.email);
-  if (!user) throw new AdminError({ tag: "NotFound", message: `no user with email ${sel.email}`, field: "email" });
-  const personal = (await projectsOf(sql, user.id)).find((p) => p.personal);
-  if (!personal) throw new AdminError({ tag: "NotFound", message: `${sel.email} has no personal project: name one with --project`, field: "email" });
-  return personal.id;
-}
 
 async function deadLetterFilter(sql: Sql, sel: DeadLetterSelection, verb: string): Promise<DeadLetterFilter> {
   const ids = sel.ids?.filter((n) => Number.isSafeInteger(n) && n > 0);
@@ -135,6 +108,9 @@ export async function runAdmin(ports: AdminPorts, req: AdminRequest, webUrl: str
       if (!ports.ch) throw new AdminError({ tag: "Unavailable", message: "applying retention needs ClickHouse, which this process has not opened" });
       return { retention: await applyRetention({ sql, ch: ports.ch }, { projectId: await selectedProject(sql, req) }) };
     }
+    case "datasets.export":
+    case "datasets.import":
+      return runDatasetAdmin(sql, req);
     case "info":
       return { web_url: webUrl };
   }
@@ -142,10 +118,13 @@ export async function runAdmin(ports: AdminPorts, req: AdminRequest, webUrl: str
 
 const toFailure = (err: unknown): AdminFailure => {
   if (err instanceof AdminError) return err.failure;
-  const e = err as { _tag?: string; message?: string; field?: string };
-  if (e._tag) return { tag: e._tag, message: e.message ?? e._tag, field: e.field };
+  const e = err as { _tag?: string; message?: string; field?: string; lines?: AdminFailure["lines"] };
+  if (e._tag) return { tag: e._tag, message: e.message ?? e._tag, field: e.field, ...(e.lines ? { lines: e.lines } : {}) };
   return { tag: "Internal", message: (err as Error)?.message ?? String(err) };
 };
+
+/** The longest request line a running server reads on its admin socket (a dataset import carries its file). */
+const MAX_REQUEST_CHARS = 64 * 1024 * 1024;
 
 /** Where the admin socket of a data dir lives (Unix socket paths are limited to ~107 bytes). */
 export function adminSocketPath(dataDir: string): string {
@@ -194,17 +173,26 @@ export async function serveAdmin(
   }
   await fs.rm(socketPath, { force: true });
   const server = net.createServer((sock) => {
-    let buf = "";
+    const chunks: string[] = [];
+    let length = 0;
+    let handled = false;
     sock.setEncoding("utf8");
     sock.on("error", () => sock.destroy());
-    sock.on("data", (d) => {
-      buf += d;
-      if (buf.length > 64 * 1024) return sock.destroy();
-      const nl = buf.indexOf("\n");
-      if (nl === -1) return;
+    sock.on("data", (d: string) => {
+      if (handled) return;
+      // The socket is its owner's alone (0600); a dataset import carries the file, so only the new chunk is searched.
+      length += d.length;
+      if (length > MAX_REQUEST_CHARS) return sock.destroy();
+      const nl = d.indexOf("\n");
+      if (nl === -1) {
+        chunks.push(d);
+        return;
+      }
+      handled = true;
+      chunks.push(d.slice(0, nl));
       let req: AdminRequest;
       try {
-        req = JSON.parse(buf.slice(0, nl)) as AdminRequest;
+        req = JSON.parse(chunks.join("")) as AdminRequest;
       } catch {
         return sock.end(JSON.stringify({ ok: false, error: { tag: "BadRequest", message: "invalid JSON" } }) + "\n");
       }

@@ -22,6 +22,7 @@ import { demoRuns, ingestDemo } from "./demo.js";
 import type { DeadLetter, ReplayResult } from "../stores/dead-letters.js";
 import type { RetentionOutcome } from "../stores/retention.js";
 import { projectCommand } from "./cli-projects.js";
+import { datasetsCommand } from "./cli-datasets.js";
 import { out, required, UsageError } from "./cli-output.js";
 
 const USAGE = `Runwatch: observability for AI agent runs.
@@ -40,6 +41,10 @@ Usage:
   runwatch project add-member --project P --email E [--role viewer|member|admin]
                                                            add E to P (default role member), or change E's role
   runwatch project remove-member --project P --email E     remove E from P
+  runwatch datasets export --project P --name N [--version V] [--format jsonl|csv] [--file F]
+                                                           a dataset version as JSON Lines or CSV (stdout or F)
+  runwatch datasets import --project P --name N --file F [--format jsonl|csv] [--create]
+                                                           a file as the dataset's next version (--create: make it)
   runwatch demo [--email E] [--password P]                 demo account, key and a few runs to look at
   runwatch retention apply [--project P | --email E] [--json]
                                                            delete now each project's runs older than its retention
@@ -283,6 +288,10 @@ export async function main(argv: string[]): Promise<number> {
       all: { type: "boolean" },
       limit: { type: "string" },
       json: { type: "boolean" },
+      file: { type: "string" },
+      format: { type: "string" },
+      version: { type: "string" },
+      create: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -322,6 +331,9 @@ export async function main(argv: string[]): Promise<number> {
       );
       return 0;
     }
+    case "datasets export":
+    case "datasets import":
+      return datasetsCommand(config, sub!, values);
     case "project create":
     case "project list":
     case "project add-member":
@@ -368,9 +380,10 @@ export async function runCli(argv: string[]): Promise<void> {
       process.stderr.write(`runwatch: ${err.message}\n\n${USAGE}\n`);
       await exitFlushed(2);
     }
-    const e = err as { _tag?: string; message?: string; field?: string };
+    const e = err as { _tag?: string; message?: string; field?: string; lines?: { line: number; message: string }[] };
     if (err instanceof AdminError || e._tag) {
-      process.stderr.write(`runwatch: ${e.message}\n`);
+      const lines = err instanceof AdminError ? err.failure.lines : e.lines;
+      process.stderr.write(`runwatch: ${e.message}\n${(lines ?? []).map((l) => `  line ${l.line}: ${l.message}\n`).join("")}`);
       await exitFlushed(1);
     }
     process.stderr.write(`runwatch: ${(err as Error)?.stack ?? String(err)}\n`);

@@ -5,6 +5,7 @@ import { Run, type EventType, type HumanInputAnswer, type HumanInputOptions, typ
 import { RunwatchError, Transport, retryAfterMs, type TransportOptions, type TransportStats } from "./transport.js";
 import { postScore, type ScoreOptions, type ScoreValue } from "./scores.js";
 import { findWaitingRun } from "./sessions.js";
+import { addDatasetItems, createDataset, datasetItems, getDataset, type Dataset, type DatasetItem, type DatasetItemInput } from "./datasets.js";
 
 export const DEFAULT_BASE_URL = "http://localhost:8080";
 
@@ -167,6 +168,29 @@ export class Runwatch implements RunHost {
    */
   score(sdkRunId: string, name: string, value: ScoreValue, options: ScoreOptions = {}): Promise<string> {
     return postScore(this, sdkRunId, name, value, options);
+  }
+
+  /** Creates a dataset in the key's project (POST /api/datasets). Rejects when the name is taken or refused. */
+  createDataset(name: string, description?: string): Promise<Dataset> {
+    return createDataset(this, name, description);
+  }
+
+  /** A dataset and its versions, newest first. */
+  getDataset(name: string): ReturnType<typeof getDataset> {
+    return getDataset(this, name);
+  }
+
+  /**
+   * Adds or updates items as one new version, all or nothing: resolves to {version, ids, changed}; rejects with the
+   * server's message naming a bad item (`items[3].input`).
+   */
+  addDatasetItems(name: string, items: readonly DatasetItemInput[]): ReturnType<typeof addDatasetItems> {
+    return addDatasetItems(this, name, items);
+  }
+
+  /** Every item of a version (default: the current one), by id: `for await (const item of client.datasetItems(name))`. */
+  datasetItems(name: string, options: { version?: number; status?: "active" | "archived" } = {}): AsyncGenerator<DatasetItem> {
+    return datasetItems(this, name, options);
   }
 
   /**

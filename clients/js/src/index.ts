@@ -19,4 +19,5 @@ export {
 export { RunwatchError, type RunwatchErrorCode, type TransportOptions, type TransportStats } from "./transport.js";
 export { uuidv7 } from "./ids.js";
 export type { ScoreOptions, ScoreSource, ScoreValue } from "./scores.js";
+export type { Dataset, DatasetItem, DatasetItemInput } from "./datasets.js";
 export { preview, PREVIEW_MAX_CHARS } from "./json.js";

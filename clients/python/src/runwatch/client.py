@@ -8,10 +8,11 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, overload
 
 from ._context import UNSET, F, _current_run, current_run
+from ._datasets import add_dataset_items, create_dataset, dataset_items, get_dataset
 from ._decorators import _bound_arguments, _wrap
 from ._http import HttpClient
 from ._human_input import HumanInput, get_input, wait_for_input
@@ -245,6 +246,26 @@ class Runwatch:
         """The sdk_run_id of the session's newest run waiting for input (None when the server has none): how a
         LangGraph resume in another process finds its run. Raises RunwatchError on a refusal or no network."""
         return find_waiting_run(self, session_id)
+
+    # ---- datasets (_datasets.py) ----------------------------------------------------------------------------
+
+    def create_dataset(self, name: str, description: str | None = None) -> dict[str, Any]:
+        """Creates a dataset in the key's project (POST /api/datasets); returns it. Raises RunwatchError when the
+        name is taken or refused."""
+        return create_dataset(self, name, description)
+
+    def get_dataset(self, name: str) -> dict[str, Any]:
+        """The dataset and its versions, newest first: {"dataset": {...}, "versions": [...]}."""
+        return get_dataset(self, name)
+
+    def add_dataset_items(self, name: str, items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+        """Adds or updates items (each {"input", "expected_output"?, "metadata"?, "id"?, "source_sdk_run_id"?}) as one
+        new version, all or nothing: {"version", "ids", "changed"}. Raises RunwatchError naming a bad item."""
+        return add_dataset_items(self, name, items)
+
+    def dataset_items(self, name: str, *, version: int | None = None, status: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every item of a version (default: the current one), by id, fetched a page at a time."""
+        return dataset_items(self, name, version=version, status=status)
 
     # ---- human input (_human_input.py) ------------------------------------------------------------------
 
