@@ -30,16 +30,25 @@ def test_builds_a_dataset_in_versions_and_reads_them_back(client: Runwatch) -> N
     with pytest.raises(RunwatchError, match="already has a dataset named"):
         client.create_dataset(name)
 
-    first = client.add_dataset_items(name, [{"id": f"q{i:04d}", "input": {"question": f"#{i}"}, "expected_output": i} for i in range(1_500)])
+    first = client.add_dataset_items(
+        name, [{"id": f"q{i:04d}", "input": {"question": f"#{i}"}, "expected_output": i} for i in range(1_500)]
+    )
     assert (first["version"], first["changed"], len(first["ids"])) == (1, 1_500, 1_500)
-    second = client.add_dataset_items(name, [{"id": "q0001", "input": {"question": "#1"}, "expected_output": "one", "source_sdk_run_id": "run-7"}])
+    second = client.add_dataset_items(
+        name, [{"id": "q0001", "input": {"question": "#1"}, "expected_output": "one", "source_sdk_run_id": "run-7"}]
+    )
     assert (second["version"], second["changed"]) == (2, 1)
 
     v1 = list(client.dataset_items(name, version=1))
     now = list(client.dataset_items(name))
     assert len(v1) == len(now) == 1_500
     assert [i["expected_output"] for i in v1[:2]] == [0, 1]
-    assert (now[1]["expected_output"], now[1]["source"], now[1]["source_sdk_run_id"], now[1]["version"]) == ("one", "run", "run-7", 2)
+    assert (now[1]["expected_output"], now[1]["source"], now[1]["source_sdk_run_id"], now[1]["version"]) == (
+        "one",
+        "run",
+        "run-7",
+        2,
+    )
     info = client.get_dataset(name)
     assert [v["version"] for v in info["versions"]] == [2, 1]
 

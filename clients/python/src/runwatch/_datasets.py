@@ -36,7 +36,9 @@ def _call(client: Runwatch, method: str, path: str, body: Any = None, *, expect:
                     return resp.json()
                 text = resp.body[:2000].decode("utf-8", "replace")
                 if resp.status != 429 and resp.status < 500:
-                    message = (resp.json() or {}).get("error", {}).get("message") if resp.body.startswith(b"{") else None
+                    message = (
+                        (resp.json() or {}).get("error", {}).get("message") if resp.body.startswith(b"{") else None
+                    )
                     raise RunwatchError(f"{method} {path} was refused (HTTP {resp.status}): {message or text}")
                 why = f"HTTP {resp.status}: {text[:300]}"
                 retry_after = resp.header("retry-after")
@@ -67,10 +69,16 @@ def add_dataset_items(client: Runwatch, name: str, items: Iterable[Mapping[str, 
     return _call(client, "POST", _path(name, "/items"), {"items": [dict(i) for i in items]}, expect=201)
 
 
-def dataset_items(client: Runwatch, name: str, *, version: int | None = None, status: str | None = None) -> Iterator[dict[str, Any]]:
+def dataset_items(
+    client: Runwatch, name: str, *, version: int | None = None, status: str | None = None
+) -> Iterator[dict[str, Any]]:
     after: str | None = None
     while True:
-        query = {k: v for k, v in {"version": version, "status": status, "after": after, "limit": 1000}.items() if v is not None}
+        query = {
+            k: v
+            for k, v in {"version": version, "status": status, "after": after, "limit": 1000}.items()
+            if v is not None
+        }
         page = _call(client, "GET", _path(name, f"/items?{urlencode(query)}"))
         yield from page["items"]
         after = page.get("next_after")

@@ -263,7 +263,9 @@ class Runwatch:
         new version, all or nothing: {"version", "ids", "changed"}. Raises RunwatchError naming a bad item."""
         return add_dataset_items(self, name, items)
 
-    def dataset_items(self, name: str, *, version: int | None = None, status: str | None = None) -> Iterator[dict[str, Any]]:
+    def dataset_items(
+        self, name: str, *, version: int | None = None, status: str | None = None
+    ) -> Iterator[dict[str, Any]]:
         """Every item of a version (default: the current one), by id, fetched a page at a time."""
         return dataset_items(self, name, version=version, status=status)
 
