@@ -23,6 +23,9 @@ export const MAX_ITEMS_PER_WRITE = 10_000;
 /** Largest item, its input, expected output and metadata as JSON. */
 export const MAX_ITEM_BYTES = 1_048_576;
 
+/** Whether `s` can be an item's id (and so an `after` cursor): 1 to 200 characters, none a control character. */
+export const isItemId = (s: string): boolean => s.length >= 1 && s.length <= MAX_ITEM_ID && displayTextProblem(s) === undefined;
+
 const text = (max: number) =>
   Schema.String.pipe(Schema.filter((s) => (s.length >= 1 && s.length <= max) || `must be a string of 1 to ${max} characters`));
 

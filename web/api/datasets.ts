@@ -14,10 +14,9 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { ValidationError } from "../../core/errors.js";
-import { displayTextProblem } from "../../core/display-text.js";
 import { createDataset, datasetNamed, datasetVersions, listDatasets, readItems, writeItems } from "../../stores/datasets/datasets.js";
 import { importFormatOf, parseCsvItems, parseJsonLines, type ColumnMapping } from "../../stores/datasets/import.js";
-import { ITEM_STATUSES, parseItemsBody, type ItemStatus } from "../../stores/datasets/items.js";
+import { isItemId, ITEM_STATUSES, parseItemsBody, type ItemStatus } from "../../stores/datasets/items.js";
 import type { WebDeps } from "../deps.js";
 import { HttpProblem } from "../http-errors.js";
 import { readBodyBytes, readJsonBody } from "../json-body.js";
@@ -38,7 +37,7 @@ function columnsParam(ctx: Context, name: string): string[] | undefined {
 
 function afterParam(ctx: Context): string | undefined {
   const after = stringParam(ctx, "after");
-  if (after !== undefined && (after.length > 200 || displayTextProblem(after))) {
+  if (after !== undefined && !isItemId(after)) {
     throw new ValidationError({ field: "after", message: "after must be an item id (the next_after of the previous page)" });
   }
   return after;

@@ -14,7 +14,7 @@ import type { Context } from "koa";
 import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { createDataset, datasetNamed, datasetVersions, listDatasets, readItems, writeItems } from "../../stores/datasets/datasets.js";
 import { parseCsvItems, parseJsonLines } from "../../stores/datasets/import.js";
-import { parseItem, type ItemSource } from "../../stores/datasets/items.js";
+import { isItemId, parseItem, type ItemSource } from "../../stores/datasets/items.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
@@ -71,7 +71,7 @@ export function register(router: Router, deps: WebDeps): void {
     const version = Number.isInteger(asked) && asked >= 1 && asked <= dataset.version ? asked : dataset.version;
     const after = queryParam(ctx, "after");
     const [page, versions] = await Promise.all([
-      readItems(sql, dataset, { version, limit: ITEMS_PER_PAGE, after: after && after.length <= 200 && !after.includes("\u0000") ? after : undefined }),
+      readItems(sql, dataset, { version, limit: ITEMS_PER_PAGE, after: after && isItemId(after) ? after : undefined }),
       datasetVersions(sql, dataset.id),
     ]);
     renderPage(ctx, "dataset.njk", {
