@@ -6,6 +6,7 @@
 import { can, isKeyScope, isRole, type KeyScope, type Role } from "../core/access/roles.js";
 import { AuthError, NotFound, ValidationError } from "../core/errors.js";
 import type { PubSub } from "../core/ports/pubsub.js";
+import { AdminError } from "./admin-error.js";
 import type { Sql } from "../core/ports/sql.js";
 import { createApiKey, parseExpiry, type ApiKeyInfo } from "../stores/accounts/api-keys.js";
 import { removeMemberNow } from "../stores/accounts/member-removal.js";
@@ -41,7 +42,8 @@ async function projectBySlug(sql: Sql, slug: string): Promise<Project> {
   return (await findProjectBySlug(sql, slug)) ?? notFound("project", `no project with the slug ${slug}; \`runwatch project list\` shows them`);
 }
 
-export async function runProjectAdmin(sql: Sql, pubsub: Pick<PubSub, "publish">, req: ProjectAdminRequest): Promise<ProjectAdminResult> {
+/** Runs one project command; `pubsub` (to tell gateways of a removed member) is needed by remove-member only. */
+export async function runProjectAdmin(sql: Sql, pubsub: Pick<PubSub, "publish"> | undefined, req: ProjectAdminRequest): Promise<ProjectAdminResult> {
   switch (req.cmd) {
     case "key.create": {
       const user = await userByEmail(sql, req.email);
@@ -72,6 +74,7 @@ export async function runProjectAdmin(sql: Sql, pubsub: Pick<PubSub, "publish">,
       return { member: await setMember(sql, project.id, req.email, role, null), project };
     }
     case "project.remove-member": {
+      if (!pubsub) throw new AdminError({ tag: "Unavailable", message: "removing a member needs pub/sub, which this process has not opened" });
       const project = await projectBySlug(sql, req.project);
       const { announceError } = await removeMemberNow(sql, pubsub, project.id, req.email, null);
       const warning = announceError ? `the gateways were not told (${(announceError as Error).message ?? announceError}): ${req.email}'s open dashboards keep the project's live updates until they reconnect` : undefined;

@@ -95,8 +95,7 @@ export async function runAdmin(ports: AdminPorts, req: AdminRequest, webUrl: str
     case "project.list":
     case "project.add-member":
     case "project.remove-member":
-      if (req.cmd === "project.remove-member" && !ports.pubsub) throw new AdminError({ tag: "Unavailable", message: "removing a member needs pub/sub, which this process has not opened" });
-      return runProjectAdmin(sql, ports.pubsub ?? { publish: async () => {} }, req);
+      return runProjectAdmin(sql, ports.pubsub, req);
     case "demo.account": {
       let user = await findUserByEmail(sql, req.email);
       const created = !user;
