@@ -230,6 +230,10 @@ describe("hostile form posts and paths", () => {
     }
     // The victim's key still works, and its job was not retried by anyone else.
     expect((await fetch(`${srv.url}/api/runs`, bearer(theirs.key))).status).toBe(200);
+    // A valid event sent after the walk reaches the attacker's own dashboard.
+    expect((await fetch(`${srv.url}/api/ingest`, json(mine.key, { event_type: "run_start", sdk_run_id: "after-the-walk", agent_name: "bot", payload: {} }))).status).toBe(202);
+    await waitForRun(srv.url, mine.key, "after-the-walk", (b) => b.run.status === "running");
+    expect(await (await jar.fetch(`${srv.url}/dashboard`)).text()).toContain("after-the-walk");
   }, 600_000);
 
   it("the forms before login (register, login) answer hostile fields with the form again, never a 5xx", async () => {
