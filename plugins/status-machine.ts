@@ -51,6 +51,11 @@ export const statusMachine = (): Plugin => ({
         run.started_at = event.occurred_at;
       }
       run.framework = str(event.payload.framework) ?? run.framework;
+      if (run.experiment_id === "" && typeof event.payload.experiment_id === "string") {
+        run.experiment_id = event.payload.experiment_id.toLowerCase();
+        run.dataset_item_id = str(event.payload.dataset_item_id) ?? "";
+        run.repetition = typeof event.payload.repetition === "number" ? event.payload.repetition : 1;
+      }
     }
     // A resent start does not rename the run, but names one that has no agent yet: a run_start replayed after a crash
     // is a duplicate (its event was stored) although the stored run may never have taken it (the run's later events,

@@ -23,6 +23,7 @@ import { registerHumanInputApi } from "./api/human-input.js";
 import { registerAgentConfigApi } from "./api/agent-config.js";
 import { registerScoresApi } from "./api/scores.js";
 import { registerDatasetsApi } from "./api/datasets.js";
+import { registerExperimentsApi } from "./api/experiments.js";
 import { registerSessionsApi } from "./api/sessions.js";
 import { registerOpenApi, serveApiDocsAssets } from "./api/openapi/routes.js";
 import { registerAuthRoutes } from "./auth/routes.js";
@@ -158,6 +159,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   registerScoresApi(router, deps, apiKeys);
   registerSessionsApi(router, deps, apiKeys);
   registerDatasetsApi(router, deps, apiKeys);
+  registerExperimentsApi(router, deps, apiKeys);
   registerOpenApi(router, deps);
   registerAuthRoutes(router, deps);
   if (deps.ports.config.oidc) registerOidcRoutes(router, deps, deps.ports.config.oidc);

@@ -136,7 +136,7 @@ for (const target of [chdbTarget(), serverTarget()]) {
       }
     });
 
-    it("skips the granules a look-up of new runs cannot match, by bloom filters on their keys and project minmax (migrations 120, 140)", async () => {
+    it("skips the granules a look-up of new runs cannot match, by bloom filters on their keys and project minmax (migrations 120, 140, 150)", async () => {
       const indexes = await ch.query<{ table: string; name: string; type_full: string; expr: string }>(
         `SELECT table, name, type_full, expr FROM system.data_skipping_indices
          WHERE database = currentDatabase() AND table IN ('agent_runs', 'agent_events') ORDER BY table, name`,
@@ -144,6 +144,7 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect(indexes).toEqual([
         { table: "agent_events", name: "project_id_minmax", type_full: "minmax", expr: "project_id" },
         { table: "agent_events", name: "run_id_bloom", type_full: "bloom_filter(0.0001)", expr: "run_id" },
+        { table: "agent_runs", name: "experiment_id_bloom", type_full: "bloom_filter(0.001)", expr: "experiment_id" },
         { table: "agent_runs", name: "external_id_bloom", type_full: "bloom_filter(0.0001)", expr: "external_id" },
         { table: "agent_runs", name: "project_id_minmax", type_full: "minmax", expr: "project_id" },
       ]);

@@ -44,7 +44,8 @@ export function toChTime(iso: string): string {
 export const RUN_COLUMNS = [
   "project_id", "user_id", "external_id", "run_id", "agent_name", "status", "status_at", "started_at", "ended_at",
   "last_event_at", "model", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "cost_source",
-  "framework", "config_version", "event_count", "error_count", "last_error", "pending_question", "llm_calls", "session_id", "version",
+  "framework", "config_version", "event_count", "error_count", "last_error", "pending_question", "llm_calls", "session_id",
+  "experiment_id", "dataset_item_id", "repetition", "version",
 ] as const satisfies readonly (keyof RunRecord)[];
 export const RUN_SELECT = RUN_COLUMNS.join(", ");
 
@@ -109,7 +110,8 @@ export function runRowLine(r: RunRecord): string {
     `,${jsonValue(r.model)},${jsonValue(r.prompt_tokens)},${jsonValue(r.completion_tokens)},${jsonValue(r.total_tokens)}` +
     `,${jsonValue(r.cost_usd)},${jsonValue(r.cost_source)},${jsonValue(r.framework)},${jsonValue(r.config_version)}` +
     `,${jsonValue(r.event_count)},${jsonValue(r.error_count)},${jsonValue(r.last_error)},${jsonValue(r.pending_question)}` +
-    `,${jsonValue(r.llm_calls)},${jsonValue(r.session_id)},${jsonValue(r.version)}]\n`;
+    `,${jsonValue(r.llm_calls)},${jsonValue(r.session_id)},${jsonValue(r.experiment_id)},${jsonValue(r.dataset_item_id)},${jsonValue(r.repetition)}` +
+    `,${jsonValue(r.version)}]\n`;
 }
 
 /**
@@ -173,6 +175,9 @@ export function decodeRun(r: Raw): RunRecord {
     pending_question: String(r.pending_question),
     llm_calls: num(r.llm_calls ?? 0),
     session_id: String(r.session_id ?? ""),
+    experiment_id: String(r.experiment_id ?? ""),
+    dataset_item_id: String(r.dataset_item_id ?? ""),
+    repetition: num(r.repetition ?? 0),
     version: num(r.version),
   };
 }

@@ -38,6 +38,11 @@ export interface RunRecord {
   pending_question: string;
   /** The session the run belongs to (set by its first event that names one), "" for none. */
   session_id: string;
+  /** The experiment this run executes an item of (docs/EVALUATION.md), set by its run_start; "" for none. */
+  experiment_id: string;
+  /** The dataset item it executes, and which repetition of it (1, 2, …; 0 outside an experiment). */
+  dataset_item_id: string;
+  repetition: number;
   /** LLM-call spans of the run (steps of kind "llm" that ended): with any, tokens and cost are their sum. */
   llm_calls: number;
   /** Monotonic per run: the pipeline's ms clock * 1000 + sequence. */
@@ -66,6 +71,9 @@ export function newRunRecord(owner: { readonly project_id: number; readonly user
     framework: "",
     config_version: null,
     session_id: "",
+    experiment_id: "",
+    dataset_item_id: "",
+    repetition: 0,
     event_count: 0,
     error_count: 0,
     last_error: "",

@@ -83,8 +83,21 @@ export const COST_FIELDS = { run_end: ["cost_usd"], step: ["cost_usd"] } as cons
 const counts = <K extends string>(keys: readonly K[]) =>
   Object.fromEntries(keys.map((k) => [k, opt(Count)])) as { [P in K]: Schema.optional<typeof Count> };
 
+const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const Uuid = Str.pipe(Schema.pattern(UUID_PATTERN, { message: () => "must be a UUID" }));
+export const MAX_DATASET_ITEM_ID_CHARS = 200;
+/** Most repetitions of each item in one experiment. */
+export const MAX_REPETITIONS = 100;
+
 export const PayloadSchemas = {
-  run_start: Schema.Struct({ framework: opt(Str), input: opt(Schema.Unknown) }),
+  run_start: Schema.Struct({
+    framework: opt(Str),
+    input: opt(Schema.Unknown),
+    /** The experiment, dataset item and repetition the run executes (docs/EVALUATION.md, Experiments). */
+    experiment_id: opt(Uuid),
+    dataset_item_id: opt(Str.pipe(Schema.minLength(1), Schema.maxLength(MAX_DATASET_ITEM_ID_CHARS))),
+    repetition: opt(Schema.Int.pipe(Schema.between(1, MAX_REPETITIONS, { message: () => `must be a whole number from 1 to ${MAX_REPETITIONS}` }))),
+  }),
   run_end: Schema.Struct({
     output: opt(Schema.Unknown),
     ...counts(COUNT_FIELDS.run_end),
@@ -134,7 +147,7 @@ export const Envelope = Schema.Struct({
   occurred_at: opt(IsoTimestamp),
   agent_name: opt(Str.pipe(Schema.minLength(1), Schema.maxLength(200))),
   /** Optional client-chosen idempotency id (UUID). Retried sends with the same id are stored once. */
-  event_id: opt(Str.pipe(Schema.pattern(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, { message: () => "must be a UUID" }))),
+  event_id: opt(Uuid),
   /** Optional span of the run this event belongs to, and the span it nests in (docs/API.md, Spans). */
   span_id: opt(SpanId),
   parent_span_id: opt(SpanId),

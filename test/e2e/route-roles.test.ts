@@ -18,6 +18,7 @@ const NOT_PROJECT_ROUTES = new Set([
   "GET /api/openapi.json", "GET /api/docs",
   "POST /api/datasets", "GET /api/datasets", "GET /api/datasets/:name", "POST /api/datasets/:name/items", "GET /api/datasets/:name/items",
   "POST /api/datasets/:name/import",
+  "POST /api/experiments", "GET /api/experiments", "GET /api/experiments/:id", "POST /api/experiments/:id/complete",
   "GET /", "GET /register", "POST /register", "GET /login", "POST /login", "POST /logout",
   "GET /admin", "POST /admin/users/:id/disable", "POST /admin/users/:id/enable",
   "GET /settings/project", "POST /projects", "POST /projects/switch", "GET /invitations/:token", "POST /invitations/:token/accept",

@@ -1,10 +1,11 @@
 import { uuidv7, randomUuid } from "./ids.js";
 import { safeStringify, toJsonObject, truncate } from "./json.js";
 import { readEnv } from "./platform.js";
-import { Run, type EventType, type HumanInputAnswer, type HumanInputOptions, type RunHost, type SpanIds } from "./run.js";
+import { insideRun, Run, type EventType, type HumanInputAnswer, type HumanInputOptions, type RunHost, type SpanIds } from "./run.js";
 import { RunwatchError, Transport, retryAfterMs, type TransportOptions, type TransportStats } from "./transport.js";
 import { postScore, type ScoreOptions, type ScoreValue } from "./scores.js";
 import { findWaitingRun } from "./sessions.js";
+import { runExperiment, type ExperimentOptions, type ExperimentSummary } from "./experiments.js";
 import { addDatasetItems, createDataset, datasetItems, getDataset, type Dataset, type DatasetItem, type DatasetItemInput } from "./datasets.js";
 
 export const DEFAULT_BASE_URL = "http://localhost:8080";
@@ -102,7 +103,7 @@ export class Runwatch implements RunHost {
     const run = this.startRun(options);
     let result: T;
     try {
-      result = await fn(run);
+      result = await insideRun(run, () => fn(run));
     } catch (err) {
       run.fail(err);
       throw err;
@@ -191,6 +192,15 @@ export class Runwatch implements RunHost {
   /** Every item of a version (default: the current one), by id: `for await (const item of client.datasetItems(name))`. */
   datasetItems(name: string, options: { version?: number; status?: "active" | "archived" } = {}): AsyncGenerator<DatasetItem> {
     return datasetItems(this, name, options);
+  }
+
+  /**
+   * Runs `task` over every active item of a dataset version as the experiment `name` (docs/EVALUATION.md): each
+   * item × repetition is a run naming the experiment and the item, scored by `evaluators`; at most `maxConcurrency`
+   * at once. Resolves to the server's summary (score means, errors, cost, latency p50/p95) and the page's URL.
+   */
+  runExperiment(options: ExperimentOptions): Promise<ExperimentSummary> {
+    return runExperiment(this, options);
   }
 
   /**

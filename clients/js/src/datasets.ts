@@ -44,7 +44,7 @@ export interface DatasetHost {
 
 const ATTEMPTS = 4;
 
-async function call<T>(host: DatasetHost, method: string, path: string, body?: unknown, expect = 200): Promise<T> {
+export async function call<T>(host: DatasetHost, method: string, path: string, body?: unknown, expect = 200): Promise<T> {
   if (!host.apiKey) throw new RunwatchError("config", "Runwatch is disabled (no API key); cannot use datasets");
   const url = `${host.baseUrl}${path}`;
   let why = "";

@@ -15,9 +15,11 @@ export {
   type SpanIds,
   type LlmUsage,
   type LlmCallHandle,
+  currentRun,
 } from "./run.js";
 export { RunwatchError, type RunwatchErrorCode, type TransportOptions, type TransportStats } from "./transport.js";
 export { uuidv7 } from "./ids.js";
 export type { ScoreOptions, ScoreSource, ScoreValue } from "./scores.js";
 export type { Dataset, DatasetItem, DatasetItemInput } from "./datasets.js";
+export type { Evaluator, EvaluatorArgs, EvaluatorResult, ExperimentItemResult, ExperimentOptions, ExperimentSummary, ExperimentTaskContext } from "./experiments.js";
 export { preview, PREVIEW_MAX_CHARS } from "./json.js";

@@ -20,7 +20,7 @@
 import { getDefaultClient, type Runwatch } from "./client.js";
 import { safeStringify } from "./json.js";
 import { ThreadRuns } from "./langchain-threads.js";
-import { Run } from "./run.js";
+import { currentRun, Run } from "./run.js";
 import { CONTROL_FLOW_ERRORS, describeInterrupt, errName, isInterrupt, isObj, messagesOf, modelFromStart, nodePath, now, resumeValue, simplify, str, usageOf, firstGenerationText } from "./langchain-support.js";
 
 export interface CallbackHandlerOptions {
@@ -86,6 +86,8 @@ interface RootState {
   readonly children: Set<string>;
   readonly reportedInterrupts: Set<string>;
   waiting: boolean;
+  /** False for a run the graph was invoked inside (`client.run(…, fn)`): fn's end ends it, not the graph's. */
+  readonly owned: boolean;
 }
 
 interface Timed {
@@ -188,8 +190,8 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
       configVersion: options.configVersion,
     });
 
-  const openRoot = (runId: string, run: Run, threadId: string | undefined): void => {
-    roots.set(runId, { run, threadId, children: new Set(), reportedInterrupts: new Set(), waiting: false });
+  const openRoot = (runId: string, run: Run, threadId: string | undefined, owned = true): void => {
+    roots.set(runId, { run, threadId, children: new Set(), reportedInterrupts: new Set(), waiting: false, owned });
     rootOf.set(runId, runId);
   };
 
@@ -197,6 +199,9 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
   const onStartRoot = (inputs: unknown, runId: string, metadata: Record<string, unknown> | undefined, runName: string | undefined): void | Promise<void> => {
     const threadId = str(metadata?.thread_id) ?? (typeof metadata?.thread_id === "number" ? String(metadata.thread_id) : undefined);
     const resume = resumeValue(inputs);
+    const outer = currentRun();
+    // Inside `client.run(…, fn)` (an experiment's task, say): the graph reports into that run instead of opening one.
+    if (outer && outer.reportsTo(client()) && !resume) return openRoot(runId, outer, threadId, false);
     const paused = threads.take(threadId);
     if (!resume) return openRoot(runId, startFresh(inputs, threads.idFor(threadId, runId), threadId, metadata, runName), threadId);
     const continueRun = (id: string | undefined): void => {
@@ -260,8 +265,10 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
         if (Array.isArray(interrupts) && interrupts.length > 0) reportInterrupts(root, interrupts);
         if (root.waiting) {
           if (root.threadId !== undefined) threads.remember(root.threadId, root.run);
-        } else {
+        } else if (root.owned) {
           root.run.end(simplify(outputs));
+        } else {
+          root.run.setOutput(simplify(outputs));
         }
         finishRoot(runId);
         return;
@@ -279,7 +286,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
         if (isInterrupt(err)) {
           reportInterrupts(root, (err as { interrupts?: unknown }).interrupts ?? []);
           if (root.threadId !== undefined) threads.remember(root.threadId, root.run);
-        } else if (!CONTROL_FLOW_ERRORS.has(errName(err))) {
+        } else if (!CONTROL_FLOW_ERRORS.has(errName(err)) && root.owned) {
           root.run.fail(err);
         }
         finishRoot(runId);
