@@ -1,7 +1,8 @@
 import { uuidv7, randomUuid } from "./ids.js";
 import { safeStringify, toJsonObject, truncate } from "./json.js";
 import { readEnv } from "./platform.js";
-import { insideRun, Run, type EventType, type HumanInputAnswer, type HumanInputOptions, type RunHost, type SpanIds } from "./run.js";
+import { insideRun } from "./current-run.js";
+import { Run, type EventType, type HumanInputAnswer, type HumanInputOptions, type RunHost, type SpanIds } from "./run.js";
 import { RunwatchError, Transport, retryAfterMs, type TransportOptions, type TransportStats } from "./transport.js";
 import { postScore, type ScoreOptions, type ScoreValue } from "./scores.js";
 import { findWaitingRun } from "./sessions.js";

@@ -7,7 +7,6 @@
 import { call, datasetItems, type DatasetHost, type DatasetItem } from "./datasets.js";
 import { randomUuid } from "./ids.js";
 import type { Run, RunHost } from "./run.js";
-import type { RunOptions } from "./client.js";
 import type { ScoreValue } from "./scores.js";
 
 export interface ExperimentTaskContext {
@@ -108,7 +107,10 @@ interface ServerExperiment {
 
 /** What an experiment needs from the client. */
 export interface ExperimentHost extends DatasetHost, RunHost {
-  run<T>(options: RunOptions, fn: (run: Run) => T | Promise<T>): Promise<T>;
+  run<T>(
+    options: { agentName: string; input?: unknown; sdkRunId?: string; configVersion?: number; framework?: string; metadata?: Record<string, unknown> },
+    fn: (run: Run) => T | Promise<T>,
+  ): Promise<T>;
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err)).slice(0, 2_000);

@@ -15,8 +15,8 @@ export {
   type SpanIds,
   type LlmUsage,
   type LlmCallHandle,
-  currentRun,
 } from "./run.js";
+export { currentRun } from "./current-run.js";
 export { RunwatchError, type RunwatchErrorCode, type TransportOptions, type TransportStats } from "./transport.js";
 export { uuidv7 } from "./ids.js";
 export type { ScoreOptions, ScoreSource, ScoreValue } from "./scores.js";

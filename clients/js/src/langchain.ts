@@ -20,7 +20,8 @@
 import { getDefaultClient, type Runwatch } from "./client.js";
 import { safeStringify } from "./json.js";
 import { ThreadRuns } from "./langchain-threads.js";
-import { currentRun, Run } from "./run.js";
+import { currentRun } from "./current-run.js";
+import { Run } from "./run.js";
 import { CONTROL_FLOW_ERRORS, describeInterrupt, errName, isInterrupt, isObj, messagesOf, modelFromStart, nodePath, now, resumeValue, simplify, str, usageOf, firstGenerationText } from "./langchain-support.js";
 
 export interface CallbackHandlerOptions {

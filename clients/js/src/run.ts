@@ -89,18 +89,6 @@ export interface ToolEndOptions extends SpanIds {
 /** The span entered around the current async call (steps, tool calls and LLM calls nest in it). */
 const currentSpan = asyncContext<{ run: Run; spanId: string }>();
 
-/** The run whose `client.run(options, fn)` the current async call is inside (LangChain reports into it). */
-const enclosingRun = asyncContext<Run>();
-
-/** The run the current async call is inside (`client.run(options, fn)`), if any and not ended. */
-export function currentRun(): Run | undefined {
-  const run = enclosingRun.get();
-  return run && !run.ended ? run : undefined;
-}
-
-/** Calls fn inside `run`: currentRun() answers it there. */
-export const insideRun = <T>(run: Run, fn: () => T): T => enclosingRun.run(run, fn);
-
 /** A handle inside run.llmCall(): report the call's usage and output. */
 export interface LlmCallHandle {
   readonly spanId: string;
