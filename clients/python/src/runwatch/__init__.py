@@ -11,6 +11,7 @@ LangGraph / LangChain: ``from runwatch.langchain import CallbackHandler``.
 
 __version__ = "0.1.0"
 
+from ._experiments import ExperimentSummary
 from ._transport import TransportStats
 from .client import (
     HumanInput,
@@ -25,6 +26,7 @@ from .client import (
 from .errors import HumanInputTimeout, RunwatchError
 
 __all__ = [
+    "ExperimentSummary",
     "HumanInput",
     "HumanInputTimeout",
     "Run",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import Token
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -39,8 +39,11 @@ class Run:
         framework: str | None = None,
         config_version: int | None = None,
         session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> None:
         self.client = client
+        # Extra fields of the run_start payload (an experiment's run names its experiment and item here).
+        self.start_fields = dict(metadata or {})
         self.session_id = session_id[:200] if session_id else None
         self.agent_name = agent_name
         self.sdk_run_id = sdk_run_id or str(uuid.uuid4())
@@ -85,7 +88,7 @@ class Run:
         """Sends run_start (once)."""
         if not self.started:
             self.started = True
-            payload: dict[str, Any] = {}
+            payload: dict[str, Any] = dict(self.start_fields)
             if self.framework:
                 payload["framework"] = self.framework
             if self._input is not UNSET:

@@ -14,6 +14,7 @@ from typing import Any, overload
 from ._context import UNSET, F, _current_run, current_run
 from ._datasets import add_dataset_items, create_dataset, dataset_items, get_dataset
 from ._decorators import _bound_arguments, _wrap
+from ._experiments import ExperimentSpec, ExperimentSummary, run_experiment
 from ._http import HttpClient
 from ._human_input import HumanInput, get_input, wait_for_input
 from ._json import iso_utc
@@ -151,9 +152,11 @@ class Runwatch:
         framework: str | None = None,
         config_version: int | None = None,
         session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Run:
         """A run, to use as `with client.run(...) as run:` (or `async with`), or with run.start()/end().
-        `session_id` groups it with the other turns of a conversation or thread (the dashboard's /sessions)."""
+        `session_id` groups it with the other turns of a conversation or thread (the dashboard's /sessions);
+        `metadata` are extra fields of its run_start payload."""
         return Run(
             self,
             agent_name,
@@ -162,6 +165,7 @@ class Runwatch:
             framework=framework,
             config_version=config_version,
             session_id=session_id,
+            metadata=metadata,
         )
 
     def trace_run(
@@ -268,6 +272,47 @@ class Runwatch:
     ) -> Iterator[dict[str, Any]]:
         """Every item of a version (default: the current one), by id, fetched a page at a time."""
         return dataset_items(self, name, version=version, status=status)
+
+    def run_experiment(
+        self,
+        *,
+        dataset: str,
+        name: str,
+        task: Callable[..., Any],
+        evaluators: Iterable[Callable[..., Any]] = (),
+        max_concurrency: int = 8,
+        repetitions: int = 1,
+        description: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        agent_name: str | None = None,
+        config_version: int | None = None,
+        dataset_version: int | None = None,
+        resume: bool = False,
+        results_timeout: float = 30.0,
+    ) -> ExperimentSummary:
+        """Runs `task` over every active item of a dataset version as the experiment `name` (docs/EVALUATION.md):
+        each item x repetition is a run naming the experiment and the item, scored by `evaluators`, at most
+        `max_concurrency` at once. A task that raises makes that item's run an error; the rest go on. `resume=True`
+        continues the experiment of that name, re-running only items without a successful result. Returns the
+        server's summary (score means, errors, cost, latency p50/p95) and the experiment's URL."""
+        return run_experiment(
+            self,
+            ExperimentSpec(
+                dataset=dataset,
+                name=name,
+                task=task,
+                evaluators=tuple(evaluators),
+                max_concurrency=max_concurrency,
+                repetitions=repetitions,
+                description=description,
+                metadata=dict(metadata or {}),
+                agent_name=agent_name,
+                config_version=config_version,
+                dataset_version=dataset_version,
+                resume=resume,
+                results_timeout=results_timeout,
+            ),
+        )
 
     # ---- human input (_human_input.py) ------------------------------------------------------------------
 
