@@ -40,6 +40,7 @@ export function broadcastRun(run: RunRecord) {
     pending_question: run.pending_question,
     config_version: run.config_version,
     session_id: run.session_id || null,
+    experiment_id: run.experiment_id || null,
   };
 }
 

@@ -192,6 +192,18 @@ export async function writeItems(
   });
 }
 
+/** The items `ids` of a dataset as they were at `version`, by id (the ones that version does not hold are left out). */
+export async function readItemsWithIds(sql: Sql, dataset: Dataset, version: number, ids: readonly string[]): Promise<DatasetItem[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql.query<Record<string, unknown>>(
+    `SELECT ${ITEM_COLUMNS} FROM dataset_items
+     WHERE dataset_id = $1 AND from_version <= $2 AND (to_version IS NULL OR to_version > $2) AND item_id = ANY($3::text[])
+     ORDER BY item_id COLLATE "C"`,
+    [dataset.id, version, ids],
+  );
+  return rows.map(toItem);
+}
+
 export interface ItemsPage {
   readonly version: number;
   readonly items: DatasetItem[];
@@ -212,24 +224,28 @@ export async function readItems(
     throw new NotFound({ resource: "version", message: `dataset ${JSON.stringify(dataset.name)} has versions 1 to ${dataset.version}; there is no version ${version}` });
   }
   const rows = await sql.query<Record<string, unknown>>(
-    `SELECT item_id, input, expected_output, metadata, source, source_sdk_run_id, source_span_id, status, from_version, created_at
+    `SELECT ${ITEM_COLUMNS}
      FROM dataset_items
      WHERE dataset_id = $1 AND from_version <= $2 AND (to_version IS NULL OR to_version > $2)
        AND item_id COLLATE "C" > $3 AND ($4::text IS NULL OR status = $4)
      ORDER BY item_id COLLATE "C" LIMIT $5`,
     [dataset.id, version, opts.after ?? "", opts.status ?? null, opts.limit + 1],
   );
-  const items = rows.slice(0, opts.limit).map((r): DatasetItem => ({
-    id: String(r.item_id),
-    input: r.input,
-    expected_output: r.expected_output ?? null,
-    metadata: (r.metadata ?? {}) as Record<string, unknown>,
-    source: r.source as ItemSource,
-    source_sdk_run_id: (r.source_sdk_run_id as string | null) ?? null,
-    source_span_id: (r.source_span_id as string | null) ?? null,
-    status: r.status as ItemStatus,
-    version: Number(r.from_version),
-    created_at: iso(r.created_at),
-  }));
+  const items = rows.slice(0, opts.limit).map(toItem);
   return { version, items, next_after: rows.length > opts.limit ? items[items.length - 1]!.id : null };
 }
+
+const ITEM_COLUMNS = "item_id, input, expected_output, metadata, source, source_sdk_run_id, source_span_id, status, from_version, created_at";
+
+const toItem = (r: Record<string, unknown>): DatasetItem => ({
+  id: String(r.item_id),
+  input: r.input,
+  expected_output: r.expected_output ?? null,
+  metadata: (r.metadata ?? {}) as Record<string, unknown>,
+  source: r.source as ItemSource,
+  source_sdk_run_id: (r.source_sdk_run_id as string | null) ?? null,
+  source_span_id: (r.source_span_id as string | null) ?? null,
+  status: r.status as ItemStatus,
+  version: Number(r.from_version),
+  created_at: iso(r.created_at),
+});

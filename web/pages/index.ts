@@ -12,6 +12,7 @@ import * as deadLetters from "./dead-letters.js";
 import * as scores from "./scores.js";
 import * as sessions from "./sessions.js";
 import * as datasets from "./datasets.js";
+import * as experiments from "./experiments.js";
 
 /**
  * Mounts the session-authenticated dashboard pages (/dashboard, /dashboard/:run, /errors, /agents, /alerts,
@@ -30,4 +31,5 @@ export function registerPages(router: Router, deps: WebDeps): void {
   scores.register(router, deps);
   sessions.register(router, deps);
   datasets.register(router, deps);
+  experiments.register(router, deps);
 }

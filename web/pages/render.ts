@@ -25,6 +25,10 @@ export function installFilters(env: nunjucks.Environment): void {
   env.addFilter("clock", (iso: string | null) => fmt.timestamp(iso).slice(11));
   env.addFilter("day", (iso: string | null) => fmt.timestamp(iso).slice(0, 10));
   env.addFilter("kind_label", (t: string) => KIND_LABELS[t] ?? t);
+  env.addFilter("score", (v: unknown) =>
+    v === null || v === undefined ? "—" : typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(3)) : String(v));
+  env.addFilter("signed", (d: number) => `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Number.isInteger(d) ? Math.abs(d) : Math.abs(d).toFixed(3)}`);
+  env.addFilter("delta_class", (d: number) => (d < 0 ? "text-error" : d > 0 ? "text-success" : "subtle"));
   env.addFilter("pretty_json", (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v, null, 2)));
 }
 installFilters(views);

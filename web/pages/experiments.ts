@@ -1,0 +1,84 @@
+/**
+ * The dashboard's experiments of a dataset (docs/EVALUATION.md):
+ *
+ *   GET /datasets/:name/experiments                 one row per experiment: score means, errors, cost, latency
+ *                                                   p50/p95, the agent's config version; pick some to compare
+ *   GET /datasets/:name/compare?experiments=a,b,…   the experiments side by side per item (the first is the
+ *                                                   baseline): outputs, scores, deltas, regressions; live while one
+ *                                                   runs (?fragment=table is the part a pushed run re-fetches)
+ *
+ * Both need `read` (core/access/roles.ts). An experiment of another dataset or project is a 404.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { NotFound, ValidationError } from "../../core/errors.js";
+import { datasetNamed, readItems, readItemsWithIds, type Dataset } from "../../stores/datasets/datasets.js";
+import { experimentResults } from "../../stores/datasets/experiment-results.js";
+import { findExperiment, listExperiments, type Experiment } from "../../stores/datasets/experiments.js";
+import { isItemId } from "../../stores/datasets/items.js";
+import { experimentJson } from "../api/experiments.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
+import { requireUser } from "../auth/session.js";
+import type { WebDeps } from "../deps.js";
+import { compareItems, resultsByItem, scoreNames } from "./experiment-comparison.js";
+import { queryParam, renderFragment, renderPage } from "./render.js";
+
+/** Items per page of the comparison. */
+export const COMPARE_PAGE_ITEMS = 100;
+/** Most experiments side by side. */
+export const MAX_COMPARED = 5;
+
+function experimentIds(ctx: Context): string[] {
+  const raw = ctx.query.experiments;
+  const ids = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean);
+  const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+  if (unique.length === 0) throw new ValidationError({ field: "experiments", message: "choose at least one experiment to show" });
+  if (unique.length > MAX_COMPARED) throw new ValidationError({ field: "experiments", message: `compare at most ${MAX_COMPARED} experiments at once` });
+  return unique;
+}
+
+export function register(router: Router, deps: WebDeps): void {
+  const { sql, clickhouse } = deps.ports;
+
+  router.get("/datasets/:name/experiments", requireUser, inProject(deps, "read"), async (ctx: Context) => {
+    const projectId = projectOfRequest(ctx).id;
+    const dataset = await datasetNamed(sql, projectId, String(ctx.params.name));
+    const experiments = [];
+    for (const e of await listExperiments(sql, projectId, dataset.id)) experiments.push(experimentJson(e, await experimentResults(clickhouse, projectId, e.id)));
+    renderPage(ctx, "experiments.njk", { title: `Experiments of ${dataset.name}`, dataset, experiments, score_names: scoreNames(experiments) });
+  });
+
+  router.get("/datasets/:name/compare", requireUser, inProject(deps, "read"), async (ctx: Context) => {
+    const projectId = projectOfRequest(ctx).id;
+    const dataset = await datasetNamed(sql, projectId, String(ctx.params.name));
+    const chosen: Experiment[] = [];
+    for (const id of experimentIds(ctx)) {
+      const e = await findExperiment(sql, projectId, id);
+      if (!e || e.dataset_id !== dataset.id) throw new NotFound({ resource: "experiment", message: `dataset ${JSON.stringify(dataset.name)} has no experiment ${JSON.stringify(id)}` });
+      chosen.push(e);
+    }
+    const results = await Promise.all(chosen.map((e) => experimentResults(clickhouse, projectId, e.id)));
+    const byItem = results.map(resultsByItem);
+    const aggregates = chosen.map((e, k) => experimentJson(e, results[k]!));
+    const onlyRegressions = queryParam(ctx, "only") === "regressions" && chosen.length > 1;
+    const regressed = compareItems([...new Set(results.flatMap((r) => r.map((x) => x.item_id)))].sort().map((id) => ({ id })), byItem)
+      .filter((row) => row.regression).map((row) => row.item.id);
+    const page = await comparisonPage(dataset, chosen[0]!.dataset_version, queryParam(ctx, "after"), onlyRegressions ? regressed : undefined);
+    const view = {
+      title: `Compare experiments of ${dataset.name}`, dataset, experiments: aggregates, score_names: scoreNames(aggregates),
+      rows: compareItems(page.items, byItem), next_after: page.next_after, regression_count: regressed.length,
+      only_regressions: onlyRegressions, ids: chosen.map((e) => e.id).join(","), live: chosen.some((e) => e.status === "running"),
+    };
+    if (queryParam(ctx, "fragment") === "table") renderFragment(ctx, "_experiment_table.njk", view);
+    else renderPage(ctx, "experiment-compare.njk", view);
+  });
+
+  /** A page of the baseline version's items (or of the regressed ones) after the item id `after`. */
+  async function comparisonPage(dataset: Dataset, version: number, after: string | undefined, only: readonly string[] | undefined) {
+    const from = after && isItemId(after) ? after : undefined;
+    if (!only) return readItems(sql, dataset, { version, limit: COMPARE_PAGE_ITEMS, after: from });
+    const ids = only.filter((id) => from === undefined || id > from);
+    const items = await readItemsWithIds(sql, dataset, version, ids.slice(0, COMPARE_PAGE_ITEMS));
+    return { version, items, next_after: ids.length > COMPARE_PAGE_ITEMS ? items[items.length - 1]?.id ?? null : null };
+  }
+}
