@@ -129,6 +129,22 @@ describe("OpenAPI document", () => {
     await conforms("/api/datasets/{name}/import", "post", await upload('{"input": 2}\n{"input": 3}'));
     await conforms("/api/datasets/{name}/import", "post", await upload('{"input": 2}\n{oops'));
 
+    const experiment = await post("/api/experiments", { dataset: "doc set", name: "doc run", agent_name: "config-bot", config_version: 1, metadata: { k: 1 } });
+    const experimentId = (await experiment.clone().json()).experiment.id as string;
+    await conforms("/api/experiments", "post", experiment);
+    await conforms("/api/experiments", "post", await post("/api/experiments", { dataset: "doc set", name: "doc run" }));
+    await fetch(`${srv.url}/api/ingest/batch`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ events: [
+      { event_type: "run_start", sdk_run_id: "oa-x1", agent_name: "config-bot", payload: { experiment_id: experimentId, dataset_item_id: "i1", repetition: 1 } },
+      { event_type: "run_end", sdk_run_id: "oa-x1", payload: { output: "a" } },
+    ] }) });
+    await waitForRun(srv.url, key, "oa-x1", (b) => b.run.status === "success");
+    await conforms("/api/experiments", "get", await get("/api/experiments?dataset=doc%20set"));
+    await conforms("/api/experiments", "get", await get("/api/experiments"));
+    await conforms("/api/experiments/{id}", "get", await get(`/api/experiments/${experimentId}`));
+    await conforms("/api/experiments/{id}", "get", await get("/api/experiments/00000000-0000-0000-0000-000000000000"));
+    await conforms("/api/experiments/{id}/complete", "post", await post(`/api/experiments/${experimentId}/complete`, {}));
+    await conforms("/api/experiments/{id}/complete", "post", await post("/api/experiments/00000000-0000-0000-0000-000000000000/complete", {}));
+
     const jar = await loginJar(srv.url, alice.email);
     await conforms("/api/realtime/token", "get", await jar.fetch(`${srv.url}/api/realtime/token`));
 

@@ -7,6 +7,7 @@ import { JSONSchema, Schema } from "effect";
 import { Envelope, EVENT_TYPES, MAX_SDK_RUN_ID_CHARS, MAX_SESSION_ID_CHARS, PayloadSchemas, RUN_STATUSES } from "../../../core/events/schema.js";
 import { MAX_SCORE_NAME, ScoreInput } from "../../../stores/scores.js";
 import { DATASET_OPERATIONS } from "./datasets.js";
+import { EXPERIMENT_OPERATIONS } from "./experiments.js";
 import { Limit, q, type Body, type Operation, type Param } from "./operation.js";
 import * as R from "./schemas.js";
 
@@ -101,6 +102,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: { tag: "Realtime", summary: "A token to open the live WebSocket (dashboard session)", sessionAuth: true, ok: { 200: R.RealtimeToken }, errors: [401] },
   },
   ...DATASET_OPERATIONS,
+  ...EXPERIMENT_OPERATIONS,
 };
 
 /** Builds the document; its component schemas are collected from every Schema the operations name. */
