@@ -21,6 +21,7 @@ import { otlpTracesHandler } from "./otlp/http-route.js";
 import { registerRunsApi } from "./api/runs.js";
 import { registerHumanInputApi } from "./api/human-input.js";
 import { registerAgentConfigApi } from "./api/agent-config.js";
+import { registerAgentActivationApi } from "./api/agent-activation.js";
 import { registerScoresApi } from "./api/scores.js";
 import { registerDatasetsApi } from "./api/datasets.js";
 import { registerExperimentsApi } from "./api/experiments.js";
@@ -156,6 +157,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   registerRunsApi(router, deps, apiKeys);
   registerHumanInputApi(router, deps, apiKeys);
   registerAgentConfigApi(router, deps, apiKeys);
+  registerAgentActivationApi(router, deps, apiKeys);
   registerScoresApi(router, deps, apiKeys);
   registerSessionsApi(router, deps, apiKeys);
   registerDatasetsApi(router, deps, apiKeys);

@@ -17,6 +17,8 @@ export const ACTION_ROLE = {
   give_feedback: "member",
   /** Edit agents and their configs (including activating a version). */
   edit_agents: "member",
+  /** Activate a config version that the activation gate refuses, with a reason (docs/EVALUATION.md). */
+  force_activation: "admin",
   edit_alert_rules: "member",
   edit_datasets: "member",
   /** Create, list and revoke the project's API keys. */

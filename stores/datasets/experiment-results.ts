@@ -6,6 +6,7 @@
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { RunStatus } from "../../core/events/schema.js";
+import type { Experiment } from "./experiments.js";
 
 /** Outputs longer than this (as JSON text) come back as the start of their text, marked output_truncated. */
 export const MAX_OUTPUT_CHARS = 65_536;
@@ -165,4 +166,16 @@ export function aggregate(results: readonly ItemResult[]): ExperimentAggregates 
     cost_usd: Math.round(cost * 1e9) / 1e9,
     latency_ms: { p50: quantile(latencies, 0.5), p95: quantile(latencies, 0.95) },
   };
+}
+
+/** An experiment with its aggregates, as the API and the pages show it. */
+export function experimentSummary(e: Experiment, results: readonly ItemResult[]) {
+  const { dataset_id: _datasetId, ...rest } = e;
+  return { ...rest, expected_count: e.item_count * e.repetitions, ...aggregate(results) };
+}
+export type ExperimentSummary = ReturnType<typeof experimentSummary>;
+
+/** An experiment's summary, read from ClickHouse. */
+export async function summarizeExperiment(ch: ClickHouse, projectId: number, e: Experiment): Promise<ExperimentSummary> {
+  return experimentSummary(e, await experimentResults(ch, projectId, e.id));
 }

@@ -14,7 +14,7 @@ import { csrfFrom, json, loginJar, startTestServer, waitForRun, type CookieJar, 
 const NOT_PROJECT_ROUTES = new Set([
   "GET /healthz", "GET /metrics",
   "GET /api/runs", "GET /api/runs/:sdk_run_id", "GET /api/runs/:sdk_run_id/spans", "GET /api/runs/:sdk_run_id/input", "POST /api/runs/:sdk_run_id/input",
-  "GET /api/agents/:name/config", "POST /api/scores", "GET /api/runs/:sdk_run_id/scores", "GET /api/sessions", "GET /api/sessions/:session_id",
+  "GET /api/agents/:name/config", "POST /api/agents/:name/configs/:version/activate", "POST /api/scores", "GET /api/runs/:sdk_run_id/scores", "GET /api/sessions", "GET /api/sessions/:session_id",
   "GET /api/openapi.json", "GET /api/docs",
   "POST /api/datasets", "GET /api/datasets", "GET /api/datasets/:name", "POST /api/datasets/:name/items", "GET /api/datasets/:name/items",
   "POST /api/datasets/:name/import",

@@ -12,7 +12,7 @@
 import type Router from "@koa/router";
 import { ValidationError } from "../../core/errors.js";
 import { datasetNamed } from "../../stores/datasets/datasets.js";
-import { aggregate, experimentResults } from "../../stores/datasets/experiment-results.js";
+import { experimentResults, experimentSummary } from "../../stores/datasets/experiment-results.js";
 import {
   completeExperiment, createExperiment, experimentNamed, experimentWithId, listExperiments, parseExperimentInput, type Experiment,
 } from "../../stores/datasets/experiments.js";
@@ -24,15 +24,9 @@ import { readAuthorizer, stringParam } from "./read-api.js";
 
 const EXPERIMENT_BODY_LIMIT = 256 * 1024;
 
-/** An experiment with its aggregates, as the API answers it. */
-export function experimentJson(e: Experiment, results: Awaited<ReturnType<typeof experimentResults>>) {
-  const { dataset_id: _datasetId, ...rest } = e;
-  return { ...rest, expected_count: e.item_count * e.repetitions, ...aggregate(results) };
-}
-
 export async function experimentWithResults(ch: ClickHouse, projectId: number, e: Experiment) {
   const results = await experimentResults(ch, projectId, e.id);
-  return { experiment: experimentJson(e, results), items: results };
+  return { experiment: experimentSummary(e, results), items: results };
 }
 
 export function registerExperimentsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
@@ -45,7 +39,7 @@ export function registerExperimentsApi(router: Router, deps: WebDeps, auth: ApiK
     const dataset = await datasetNamed(sql, p.projectId, input.dataset);
     const experiment = await createExperiment(sql, p.projectId, dataset, input, p.userId);
     ctx.status = 201;
-    ctx.body = { experiment: experimentJson(experiment, []) };
+    ctx.body = { experiment: experimentSummary(experiment, []) };
   });
 
   router.get("/api/experiments", async (ctx) => {
@@ -58,7 +52,7 @@ export function registerExperimentsApi(router: Router, deps: WebDeps, auth: ApiK
       ? await listExperiments(sql, p.projectId, dataset.id)
       : [await experimentNamed(sql, p.projectId, dataset, only)].filter((e): e is Experiment => e !== undefined);
     const out = [];
-    for (const e of experiments) out.push(experimentJson(e, await experimentResults(clickhouse, p.projectId, e.id)));
+    for (const e of experiments) out.push(experimentSummary(e, await experimentResults(clickhouse, p.projectId, e.id)));
     ctx.set("Cache-Control", "no-store");
     ctx.body = { experiments: out };
   });
@@ -73,6 +67,6 @@ export function registerExperimentsApi(router: Router, deps: WebDeps, auth: ApiK
   router.post("/api/experiments/:id/complete", async (ctx) => {
     const p = await authorize(ctx);
     const experiment = await completeExperiment(sql, p.projectId, ctx.params.id!);
-    ctx.body = { experiment: experimentJson(experiment, await experimentResults(clickhouse, p.projectId, experiment.id)) };
+    ctx.body = { experiment: experimentSummary(experiment, await experimentResults(clickhouse, p.projectId, experiment.id)) };
   });
 }

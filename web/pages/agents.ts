@@ -19,12 +19,15 @@ import { queryParam, renderPage } from "./render.js";
 import { readForm } from "../forms.js";
 import { Conflict, ValidationError } from "../../core/errors.js";
 import {
-  activateVersion, addVersion, createAgent, diffConfigs, getAgent, listAgentSummaries, listVersions, updateAgent,
+  addVersion, createAgent, diffConfigs, getAgent, listAgentSummaries, listVersions, updateAgent,
   type AgentFields, type AgentSummary,
 } from "../../stores/agent-registry.js";
 import { agentMonthSpend } from "../../core/clickhouse/costs.js";
 import { agentRunStats, type AgentRunStats } from "./run-stats.js";
 import { averageScores, type ScoreAverage } from "../../stores/scores.js";
+import { activateThroughGate, checkGate } from "../../stores/activation-gate.js";
+import { can } from "../../core/access/roles.js";
+import { gateView, register as registerGate } from "./agent-gate.js";
 
 export const MAX_AGENTS = 500;
 
@@ -100,10 +103,11 @@ export function register(router: Router, deps: WebDeps): void {
   const detailPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
     const project = projectOfRequest(ctx);
     const agent = await getAgent(sql, project.id, String(ctx.params.name));
-    const [versions, spend, averages] = await Promise.all([
+    const [versions, spend, averages, gate] = await Promise.all([
       listVersions(sql, agent.id),
       agentMonthSpend(deps.ports.clickhouse, project.id, [agent.name]),
       averageScores(deps.ports.clickhouse, project.id, { agentName: agent.name, byVersion: true }),
+      gateView(deps, project.id, agent),
     ]);
     const byVersion = new Map(versions.map((v) => [v.version, v]));
     const active = versions.find((v) => v.is_active) ?? null;
@@ -131,6 +135,10 @@ export function register(router: Router, deps: WebDeps): void {
       errors: {},
       flash: queryParam(ctx, "created") ? "Agent created. Add its first config version below." : queryParam(ctx, "flash"),
       api_url: `${deps.ports.config.publicWebUrl}/api/agents/${encodeURIComponent(agent.name)}/config`,
+      ...gate,
+      can_force: can(project.role, "force_activation"),
+      gate_values: {},
+      gate_errors: {},
       ...extra,
     }, status);
   };
@@ -157,8 +165,15 @@ export function register(router: Router, deps: WebDeps): void {
     const form = await readForm(ctx);
     const name = String(ctx.params.name);
     try {
-      const version = await addVersion(sql, project.id, name, { config: form.config, changelog: form.changelog, activate: form.activate === "on" || form.activate === "1", createdBy: user.id });
+      const activate = form.activate === "on" || form.activate === "1";
+      const version = await addVersion(sql, project.id, name, { config: form.config, changelog: form.changelog, createdBy: user.id });
       deps.logger.info("agent config version added", { user_id: user.id, agent: name, version });
+      // Activated through the gate: a version whose experiment breaks a rule is saved, not activated.
+      const outcome = activate ? await activateThroughGate(sql, deps.ports.clickhouse, project.id, name, version, user.id) : undefined;
+      if (outcome && !outcome.activated) {
+        await detailPage(ctx, { gate_refusal: { message: outcome.refusal.message, check: outcome.check } }, 409);
+        return;
+      }
       ctx.status = 303;
       ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} saved${form.activate ? " and active" : ""}.`)}`);
     } catch (err) {
@@ -174,9 +189,23 @@ export function register(router: Router, deps: WebDeps): void {
     const name = String(ctx.params.name);
     const version = Number(ctx.params.version);
     if (!Number.isInteger(version) || version < 1) throw new ValidationError({ message: "version must be a positive integer", field: "version" });
-    await activateVersion(sql, project.id, name, version);
-    deps.logger.info("agent config version activated", { user_id: user.id, agent: name, version });
-    ctx.status = 303;
-    ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} is now active.`)}`);
+    const form = await readForm(ctx);
+    const force = form.force === "on" || form.force === "1" ? { reason: form.reason ?? "", allowed: can(project.role, "force_activation") } : undefined;
+    try {
+      const outcome = await activateThroughGate(sql, deps.ports.clickhouse, project.id, name, version, user.id, force);
+      if (!outcome.activated) {
+        await detailPage(ctx, { gate_refusal: { message: outcome.refusal.message, check: outcome.check } }, 409);
+        return;
+      }
+      deps.logger.info("agent config version activated", { user_id: user.id, agent: name, version, forced: outcome.forced });
+      ctx.status = 303;
+      ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} is now active${outcome.forced ? " (forced past the gate; the reason is in the audit log)" : ""}.`)}`);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      const check = await checkGate(sql, deps.ports.clickhouse, project.id, name, version);
+      await detailPage(ctx, { gate_refusal: { message: err.message, check } }, 422);
+    }
   });
+
+  registerGate(router, deps, detailPage);
 }

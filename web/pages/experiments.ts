@@ -13,10 +13,9 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { datasetNamed, readItems, readItemsWithIds, type Dataset } from "../../stores/datasets/datasets.js";
-import { experimentResults } from "../../stores/datasets/experiment-results.js";
+import { experimentResults, experimentSummary } from "../../stores/datasets/experiment-results.js";
 import { findExperiment, listExperiments, type Experiment } from "../../stores/datasets/experiments.js";
 import { isItemId } from "../../stores/datasets/items.js";
-import { experimentJson } from "../api/experiments.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { WebDeps } from "../deps.js";
@@ -44,7 +43,7 @@ export function register(router: Router, deps: WebDeps): void {
     const projectId = projectOfRequest(ctx).id;
     const dataset = await datasetNamed(sql, projectId, String(ctx.params.name));
     const experiments = [];
-    for (const e of await listExperiments(sql, projectId, dataset.id)) experiments.push(experimentJson(e, await experimentResults(clickhouse, projectId, e.id)));
+    for (const e of await listExperiments(sql, projectId, dataset.id)) experiments.push(experimentSummary(e, await experimentResults(clickhouse, projectId, e.id)));
     renderPage(ctx, "experiments.njk", { title: `Experiments of ${dataset.name}`, dataset, experiments, score_names: scoreNames(experiments) });
   });
 
@@ -59,7 +58,7 @@ export function register(router: Router, deps: WebDeps): void {
     }
     const results = await Promise.all(chosen.map((e) => experimentResults(clickhouse, projectId, e.id)));
     const byItem = results.map(resultsByItem);
-    const aggregates = chosen.map((e, k) => experimentJson(e, results[k]!));
+    const aggregates = chosen.map((e, k) => experimentSummary(e, results[k]!));
     const onlyRegressions = queryParam(ctx, "only") === "regressions" && chosen.length > 1;
     const regressed = compareItems([...new Set(results.flatMap((r) => r.map((x) => x.item_id)))].sort().map((id) => ({ id })), byItem)
       .filter((row) => row.regression).map((row) => row.item.id);
