@@ -90,7 +90,11 @@ describe("activation gate", () => {
     const refusal = await res.text();
     expect(res.status).toBe(409);
     expect(refusal).toContain("The gate refused version 2");
-    expect(refusal).toContain("Force activation of v2");
+    expect(refusal).toContain('href="/agents/qa-bot/configs/2/gate">Review and force the activation of v2');
+    const gate = await (await ownerJar.fetch(`${srv.url}/agents/qa-bot/configs/2/gate`)).text();
+    expect(gate).toContain("“correctness” would drop from 0.900 to 0.500 (at most 0.05 allowed)");
+    expect(gate).toContain("Force activation of v2");
+    expect(gate).not.toContain(">Activate v2<");
     expect(await activeVersion()).toBe(1);
 
     // A drop within the rule passes.
@@ -112,8 +116,10 @@ describe("activation gate", () => {
 
     // From the page, as the owner.
     await post("/api/agents/qa-bot/configs/1/activate", {});
-    const html = await (await ownerJar.fetch(`${srv.url}/agents/qa-bot`)).text();
-    const res = await ownerJar.fetch(`${srv.url}/agents/qa-bot/configs/2/activate`, { method: "POST", body: new URLSearchParams({ _csrf: csrfFrom(html), force: "on", reason: "accepted by the team" }) });
+    const html = await (await ownerJar.fetch(`${srv.url}/agents/qa-bot/configs/2/gate`)).text();
+    const empty = await ownerJar.fetch(`${srv.url}/agents/qa-bot/configs/2/force`, { method: "POST", body: new URLSearchParams({ _csrf: csrfFrom(html), reason: "  " }) });
+    expect(empty.status).toBe(422);
+    const res = await ownerJar.fetch(`${srv.url}/agents/qa-bot/configs/2/force`, { method: "POST", body: new URLSearchParams({ _csrf: csrfFrom(html), reason: "accepted by the team" }) });
     expect(res.status).toBe(303);
     expect(await activeVersion()).toBe(2);
   });

@@ -12,7 +12,9 @@ import { createRule, getRule } from "../../alerts/rules.js";
 import { enqueueTest, markFailed } from "../../alerts/queue.js";
 import { addVersion, createAgent } from "../../stores/agent-registry.js";
 import { createInvitation } from "../../stores/accounts/invitations.js";
-import { createDataset, writeItems } from "../../stores/datasets/datasets.js";
+import { createDataset, datasetNamed, writeItems } from "../../stores/datasets/datasets.js";
+import { createExperiment } from "../../stores/datasets/experiments.js";
+import { setGateRule } from "../../stores/activation-gate.js";
 import { parseItem } from "../../stores/datasets/items.js";
 import { listApiKeys } from "../../stores/accounts/api-keys.js";
 import { createProject, setMember } from "../../stores/accounts/projects.js";
@@ -33,6 +35,7 @@ interface Seeded {
   memberEmail: string;
   agent: string;
   dataset: string;
+  experimentId: string;
 }
 
 let mine: Seeded;
@@ -71,8 +74,10 @@ async function seed(ownerEmail: string, name: string, agent: string): Promise<Se
   const dataset = `${name} cases`;
   await createDataset(sql, project.id, { name: dataset }, owner.id);
   await writeItems(sql, project.id, dataset, [parseItem({ id: "case-1", input: `${name} input`, expected_output: "ok" }, "item", "manual")], "items", owner.id);
+  await setGateRule(sql, project.id, agent, { score_name: `${name} score`, max_drop: 0.1 }, owner.id);
+  const experimentId = (await createExperiment(sql, project.id, await datasetNamed(sql, project.id, dataset), { dataset, name: `${name} experiment`, agent_name: agent, config_version: 2 }, owner.id)).id;
   await switchProject(sql, owner.id, project.slug);
-  return { slug: project.slug, id: project.id, key, keyId, ruleId, jobId, invitationId: invitation.id, memberEmail: member.email, agent, dataset };
+  return { slug: project.slug, id: project.id, key, keyId, ruleId, jobId, invitationId: invitation.id, memberEmail: member.email, agent, dataset, experimentId };
 }
 
 /** The rows of a project that a form could change, as JSON (timestamps of use left out). */
@@ -93,6 +98,8 @@ async function snapshot(projectId: number): Promise<string> {
     audit: await q("SELECT action, target FROM project_audit_log WHERE project_id = $1 ORDER BY id"),
     datasets: await q("SELECT id, name, description, version FROM datasets WHERE project_id = $1 ORDER BY id"),
     items: await q("SELECT i.item_id, i.from_version, i.to_version, i.input, i.expected_output FROM dataset_items i JOIN datasets d ON d.id = i.dataset_id WHERE d.project_id = $1 ORDER BY 1, 2"),
+    experiments: await q("SELECT id, name, dataset_version, agent_name, config_version, status FROM experiments WHERE project_id = $1 ORDER BY id"),
+    gate: await q("SELECT g.agent_id, g.score_name, g.max_drop FROM agent_gate_rules g JOIN agents a ON a.id = g.agent_id WHERE a.project_id = $1 ORDER BY 1, 2"),
   });
 }
 
@@ -147,14 +154,15 @@ function theirsFor(path: string): string {
     .replaceAll(`/invitations/${mine.invitationId}/`, `/invitations/${theirs.invitationId}/`)
     .replaceAll(`/agents/${mine.agent}`, `/agents/${theirs.agent}`)
     .replaceAll(`/dashboard/${mine.agent}-run`, `/dashboard/${theirs.agent}-run`)
-    .replaceAll(`/datasets/${encodeURIComponent(mine.dataset)}`, `/datasets/${encodeURIComponent(theirs.dataset)}`);
+    .replaceAll(`/datasets/${encodeURIComponent(mine.dataset)}`, `/datasets/${encodeURIComponent(theirs.dataset)}`)
+    .replaceAll(mine.experimentId, theirs.experimentId);
 }
 
 const hostileValues = () => [
   "nul\u0000byte", "lone \ud800 surrogate", "x".repeat(70_000), "-1", "0", "9007199254740993", "1e309", "[object Object]",
   "<script>alert(1)</script>", "../../etc/passwd",
   theirs.slug, String(theirs.ruleId), String(theirs.keyId), String(theirs.jobId), String(theirs.invitationId), String(theirs.id),
-  theirs.memberEmail, theirs.agent, `${theirs.agent}-run`, theirs.dataset, "case-1",
+  theirs.memberEmail, theirs.agent, `${theirs.agent}-run`, theirs.dataset, "case-1", theirs.experimentId, "Victim score",
 ];
 
 beforeAll(async () => {
@@ -176,7 +184,9 @@ describe("hostile form posts and paths", () => {
     const { jar, csrf } = attacker;
     const pages = ["/dashboard", `/dashboard/${RUN}`, `/dashboard/${RUN}/input`, `/dashboard/${mine.agent}-run`, "/agents", "/agents/bot",
       `/agents/${mine.agent}`, "/alerts", "/alerts/new", `/alerts/${mine.ruleId}/edit`, "/settings", "/settings/api-keys",
-      `/settings/project?project=${mine.slug}`, "/datasets", `/datasets/${encodeURIComponent(mine.dataset)}`, "/sessions", "/errors", "/costs", "/dead-letters", "/improve"];
+      `/settings/project?project=${mine.slug}`, "/datasets", `/datasets/${encodeURIComponent(mine.dataset)}`,
+      `/datasets/${encodeURIComponent(mine.dataset)}/experiments`, `/datasets/${encodeURIComponent(mine.dataset)}/compare?experiments=${mine.experimentId}`,
+      `/agents/${mine.agent}/configs/2/gate`, "/sessions", "/errors", "/costs", "/dead-letters", "/improve"];
     const forms = new Map<string, Form>();
     const failures: string[] = [];
     const check = async (what: string, res: Response) => {

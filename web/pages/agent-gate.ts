@@ -1,8 +1,11 @@
 /**
  * The activation gate on an agent's page (docs/EVALUATION.md):
  *
- *   POST /agents/:name/gate            add or change a rule: score_name, max_drop
- *   POST /agents/:name/gate/remove     remove the rule of score_name
+ *   POST /agents/:name/gate                      add or change a rule: score_name, max_drop
+ *   POST /agents/:name/gate/remove               remove the rule of score_name
+ *   GET  /agents/:name/configs/:version/gate     what activating the version would do: its latest experiment next to
+ *                                                the active version's, the rules, what breaks them; activate, or force
+ *   POST /agents/:name/configs/:version/force    activate past the gate, with a reason (force_activation: admins)
  *
  * and what the page shows of it: the rules, and each config version's latest experiment (its score means), so that
  * activating a version shows its experiment next to the active version's. The activation itself goes through the
@@ -11,7 +14,8 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { Conflict, ValidationError } from "../../core/errors.js";
-import { gateRules, parseGateRule, removeGateRule, setGateRule } from "../../stores/activation-gate.js";
+import { can } from "../../core/access/roles.js";
+import { activateThroughGate, checkGate, gateRules, parseGateRule, removeGateRule, setGateRule } from "../../stores/activation-gate.js";
 import type { Agent } from "../../stores/agent-registry.js";
 import { summarizeExperiment, type ExperimentSummary } from "../../stores/datasets/experiment-results.js";
 import { experimentsOfAgent } from "../../stores/datasets/experiments.js";
@@ -19,6 +23,7 @@ import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { readForm } from "../forms.js";
+import { renderPage } from "./render.js";
 
 /** Versions whose latest experiment the page summarises (newest first). */
 const VERSIONS_WITH_EXPERIMENTS = 10;
@@ -52,6 +57,36 @@ export function register(router: Router, deps: WebDeps, showAgent: (ctx: Context
     } catch (err) {
       if (!(err instanceof ValidationError) && !(err instanceof Conflict)) throw err;
       await showAgent(ctx, { gate_values: form, gate_errors: { [err.field ?? "score_name"]: err.message } }, err instanceof Conflict ? 409 : 422);
+    }
+  });
+
+  const versionOf = (ctx: Context): number => {
+    const version = Number(ctx.params.version);
+    if (!Number.isInteger(version) || version < 1 || version > 2_147_483_647) throw new ValidationError({ field: "version", message: "version must be a whole number from 1" });
+    return version;
+  };
+  const gatePage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const project = projectOfRequest(ctx);
+    const check = await checkGate(sql, deps.ports.clickhouse, project.id, String(ctx.params.name), versionOf(ctx));
+    renderPage(ctx, "agent-gate.njk", {
+      title: `Activate ${check.agent} v${check.version}?`, check, can_force: can(project.role, "force_activation"),
+      can_activate: can(project.role, "edit_agents"), errors: {}, values: {}, ...extra,
+    }, status);
+  };
+
+  router.get("/agents/:name/configs/:version/gate", requireUser, inProject(deps, "read"), (ctx: Context) => gatePage(ctx));
+
+  router.post("/agents/:name/configs/:version/force", requireUser, inProject(deps, "force_activation"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const name = String(ctx.params.name);
+    const version = versionOf(ctx);
+    try {
+      const outcome = await activateThroughGate(sql, deps.ports.clickhouse, projectOfRequest(ctx).id, name, version, (ctx.state.user as SessionUser).id, { reason: form.reason ?? "", allowed: true });
+      const forced = outcome.activated && outcome.forced;
+      back(ctx, name, `Version ${version} is now active${forced ? " (forced past the gate; the reason is in the audit log)" : ""}.`);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      await gatePage(ctx, { values: form, errors: { [err.field ?? "reason"]: err.message } }, 422);
     }
   });
 

@@ -25,7 +25,7 @@ import {
 import { agentMonthSpend } from "../../core/clickhouse/costs.js";
 import { agentRunStats, type AgentRunStats } from "./run-stats.js";
 import { averageScores, type ScoreAverage } from "../../stores/scores.js";
-import { activateThroughGate, checkGate } from "../../stores/activation-gate.js";
+import { activateThroughGate } from "../../stores/activation-gate.js";
 import { can } from "../../core/access/roles.js";
 import { gateView, register as registerGate } from "./agent-gate.js";
 
@@ -189,22 +189,14 @@ export function register(router: Router, deps: WebDeps): void {
     const name = String(ctx.params.name);
     const version = Number(ctx.params.version);
     if (!Number.isInteger(version) || version < 1) throw new ValidationError({ message: "version must be a positive integer", field: "version" });
-    const form = await readForm(ctx);
-    const force = form.force === "on" || form.force === "1" ? { reason: form.reason ?? "", allowed: can(project.role, "force_activation") } : undefined;
-    try {
-      const outcome = await activateThroughGate(sql, deps.ports.clickhouse, project.id, name, version, user.id, force);
-      if (!outcome.activated) {
-        await detailPage(ctx, { gate_refusal: { message: outcome.refusal.message, check: outcome.check } }, 409);
-        return;
-      }
-      deps.logger.info("agent config version activated", { user_id: user.id, agent: name, version, forced: outcome.forced });
-      ctx.status = 303;
-      ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} is now active${outcome.forced ? " (forced past the gate; the reason is in the audit log)" : ""}.`)}`);
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      const check = await checkGate(sql, deps.ports.clickhouse, project.id, name, version);
-      await detailPage(ctx, { gate_refusal: { message: err.message, check } }, 422);
+    const outcome = await activateThroughGate(sql, deps.ports.clickhouse, project.id, name, version, user.id);
+    if (!outcome.activated) {
+      await detailPage(ctx, { gate_refusal: { message: outcome.refusal.message, check: outcome.check } }, 409);
+      return;
     }
+    deps.logger.info("agent config version activated", { user_id: user.id, agent: name, version });
+    ctx.status = 303;
+    ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} is now active.`)}`);
   });
 
   registerGate(router, deps, detailPage);
