@@ -10,6 +10,8 @@ const FORM = Symbol("runwatch.form");
 export const isFormContentType = (header: string | undefined): boolean =>
   (header ?? "").split(";")[0]!.trim().toLowerCase() === "application/x-www-form-urlencoded";
 
+const ALL = Symbol("form values");
+
 export async function readForm(ctx: Context): Promise<Record<string, string>> {
   const state = ctx.state as { [FORM]?: Record<string, string> };
   if (state[FORM]) return state[FORM];
@@ -22,7 +24,9 @@ export async function readForm(ctx: Context): Promise<Record<string, string>> {
       if ((err as { type?: string }).type === "entity.too.large") throw new HttpProblem(413, "payload_too_large", "the form is too large");
       throw new HttpProblem(400, "malformed_body", "the form body could not be read");
     }
-    form = Object.fromEntries(new URLSearchParams(text));
+    const params = new URLSearchParams(text);
+    form = Object.fromEntries(params);
+    (ctx.state as { [ALL]?: URLSearchParams })[ALL] = params;
     // Postgres text cannot hold U+0000 (the query would fail: a 500). Bytes that are not UTF-8 were decoded as U+FFFD.
     for (const [field, value] of Object.entries(form)) {
       if (field.includes("\u0000") || value.includes("\u0000")) {
@@ -33,4 +37,9 @@ export async function readForm(ctx: Context): Promise<Record<string, string>> {
   }
   state[FORM] = form;
   return form;
+}
+
+/** Every value of a repeated field of the form (checkboxes of one name), after readForm, in their order. */
+export function formValues(ctx: Context, name: string): string[] {
+  return (ctx.state as { [ALL]?: URLSearchParams })[ALL]?.getAll(name) ?? [];
 }

@@ -381,5 +381,17 @@ export function createEventStore(ch: ClickHouse): EventStore {
       );
       return mapInSlices(rows, decodeEvent);
     },
+
+    async eventsOfSpan(projectId, runId, spanId) {
+      const rows = await ch.query<Raw>(
+        `SELECT ${EVENT_SELECT} FROM agent_events
+         WHERE project_id = {project_id:UInt64} AND run_id = {run_id:UUID} AND span_id = {span_id:String}
+         ORDER BY toString(event_id)
+         LIMIT 1 BY event_id
+         LIMIT 100`,
+        { project_id: projectId, run_id: runId, span_id: spanId },
+      );
+      return rows.map(decodeEvent);
+    },
   };
 }

@@ -67,4 +67,6 @@ export interface EventStore {
    * as tens of MiB, not hundreds.
    */
   listSpanEvents(projectId: number, runId: string, opts?: { limit?: number }): Promise<StoredEvent[]>;
+  /** One span's events whole (its start and end, and any other event naming it), in processing order. */
+  eventsOfSpan(projectId: number, runId: string, spanId: string): Promise<StoredEvent[]>;
 }

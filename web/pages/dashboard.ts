@@ -13,6 +13,7 @@ import { ValidationError } from "../../core/errors.js";
 import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
+import { listDatasets } from "../../stores/datasets/datasets.js";
 import { agentNames, statusCounts } from "./run-stats.js";
 import { deadLetterCount } from "./dead-letters.js";
 import { scoreNames } from "../../stores/scores.js";
@@ -87,11 +88,12 @@ export function register(router: Router, deps: WebDeps): void {
       throw err;
     }
     const keep = { status: view === "errors" ? undefined : f.status, agent: f.agent, config_version: f.config_version, ...scoreKeep, limit: f.limit === PAGE_SIZE ? undefined : f.limit };
-    const [sum, agents, scores, deadLetters] = await Promise.all([
+    const [sum, agents, scores, deadLetters, datasets] = await Promise.all([
       view === "dashboard" ? summary(deps, project.id) : Promise.resolve(undefined),
       agentNames(deps.ports.clickhouse, project.id),
       scoreNames(deps.ports.clickhouse, project.id),
       deadLetterCount(deps, project.id),
+      listDatasets(deps.ports.sql, project.id),
     ]);
     renderPage(ctx, "dashboard.njk", {
       title: view === "errors" ? "Errors" : "Dashboard",
@@ -106,6 +108,7 @@ export function register(router: Router, deps: WebDeps): void {
       agent_names: agents,
       score_names: scores,
       dead_letters: deadLetters,
+      datasets,
       error_total: view === "errors" ? (await statusCounts(deps.ports.clickhouse, project.id)).error : undefined,
     });
   };

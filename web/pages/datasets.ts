@@ -5,7 +5,10 @@
  *   GET  /datasets/:name?version=N      its items at a version (default the current), its versions, forms to add
  *   POST /datasets/:name/items          one item typed in (input, expected output: JSON, or text)
  *   POST /datasets/:name/import         pasted JSON Lines or CSV (the same checks as the API's import)
- *   POST /datasets/add-run              "Add to dataset" on a run page: the run's input, the expected output edited
+ *   POST /datasets/add-runs             the dashboard's selected runs (sdk_run_id, repeated): each run's input, its
+ *                                       output as the expected output
+ *   POST /datasets/add-run              "Add to dataset" on a run page: the run's (or one span's: span_id) input, the
+ *                                       expected output edited
  *
  * Reads need `read`, writes `edit_datasets` (core/access/roles.ts).
  */
@@ -18,11 +21,13 @@ import { isItemId, parseItem, type ItemSource } from "../../stores/datasets/item
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { readForm } from "../forms.js";
+import { formValues, readForm } from "../forms.js";
 import { queryParam, renderPage } from "./render.js";
-import { runInputOutput } from "./run-io.js";
+import { runInputOutput, spanInputOutput } from "./run-io.js";
 
 const ITEMS_PER_PAGE = 100;
+/** Most runs one "Add to dataset" of the dashboard's selection takes. */
+const MAX_RUNS_PER_ADD = 500;
 const datasetPath = (name: string) => `/datasets/${encodeURIComponent(name)}`;
 
 /** A form's JSON field: parsed when it is JSON, else the text itself; undefined when empty. */
@@ -118,6 +123,30 @@ export function register(router: Router, deps: WebDeps): void {
       : parseJsonLines(form.file ?? ""), "import");
   });
 
+  router.post("/datasets/add-runs", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const project = projectOfRequest(ctx);
+    const ids = [...new Set(formValues(ctx, "sdk_run_id").map((id) => id.trim()).filter(Boolean))];
+    if (ids.length === 0) throw new ValidationError({ field: "sdk_run_id", message: "select at least one run to add" });
+    if (ids.length > MAX_RUNS_PER_ADD) throw new ValidationError({ field: "sdk_run_id", message: `add at most ${MAX_RUNS_PER_ADD} runs at once` });
+    const name = form.dataset ?? "";
+    await datasetNamed(sql, project.id, name);
+    const raws: Record<string, unknown>[] = [];
+    for (const id of ids) {
+      const run = await deps.events.getRun(project.id, id);
+      if (!run) throw new NotFound({ resource: "run", message: `There is no run ${JSON.stringify(id)} in ${project.name}.` });
+      const { input, output } = runInputOutput(await deps.events.listEvents(project.id, run.run_id, { limit: 1_000 }));
+      raws.push({
+        input: input ?? null,
+        ...(output !== undefined ? { expected_output: output } : {}),
+        metadata: { agent_name: run.agent_name, ...(run.config_version ? { config_version: run.config_version } : {}) },
+        source_sdk_run_id: id,
+      });
+    }
+    ctx.params.name = name;
+    await write(ctx, name, form, () => raws.map((raw, i) => parseItem(raw, `runs[${i}]`, "run")), "runs");
+  });
+
   router.post("/datasets/add-run", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
     const form = await readForm(ctx);
     const project = projectOfRequest(ctx);
@@ -128,13 +157,18 @@ export function register(router: Router, deps: WebDeps): void {
     await datasetNamed(sql, project.id, name);
     // A refusal shows the dataset's page with the form as it was sent.
     ctx.params.name = name;
-    const { input } = runInputOutput(await deps.events.listEvents(project.id, run.run_id, { limit: 1_000 }));
-    const source: ItemSource = "run";
+    // A span's input when the form names one of the run's spans, else the run's.
+    const spanId = form.span_id?.trim() ? form.span_id.trim().slice(0, 64) : undefined;
+    const spanEvents = spanId ? await deps.events.eventsOfSpan(project.id, run.run_id, spanId) : [];
+    if (spanId && spanEvents.length === 0) throw new NotFound({ resource: "span", message: `Run ${JSON.stringify(sdkRunId)} has no span ${JSON.stringify(spanId)}.` });
+    const { input } = spanId ? spanInputOutput(spanEvents) : runInputOutput(await deps.events.listEvents(project.id, run.run_id, { limit: 1_000 }));
+    const source: ItemSource = spanId ? "span" : "run";
     await write(ctx, name, form, () => [parseItem({
       input: input ?? null,
       ...(form.expected_output?.trim() ? { expected_output: jsonOrText(form.expected_output) } : {}),
       metadata: { agent_name: run.agent_name, ...(run.config_version ? { config_version: run.config_version } : {}) },
       source_sdk_run_id: sdkRunId,
-    }, "item", source)], "run");
+      ...(spanId ? { source_span_id: spanId } : {}),
+    }, "item", source)], spanId ? "span" : "run");
   });
 }

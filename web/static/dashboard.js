@@ -31,6 +31,8 @@ function fill(tr, run) {
   const badge = cell("status");
   badge.className = `badge badge-${run.status}`;
   badge.textContent = statusLabel(run.status);
+  const pick = tr.querySelector("input[name=sdk_run_id]");
+  if (pick) pick.value = run.external_id;
   const link = cell("link");
   link.href = `/dashboard/${encodeURIComponent(run.external_id)}`;
   link.textContent = run.external_id;
