@@ -9,6 +9,7 @@ import { displayTextProblem } from "../../core/display-text.js";
 import { needsRepair } from "../../core/events/storable.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { canonicalJson, type ItemSource, type ItemStatus, type NewItem } from "./items.js";
+import { checkItemsAgainst, SCHEMA_PARTS, validatorOf, type ItemSchemas, type SchemaPart } from "./item-schemas.js";
 
 export const MAX_DATASET_NAME = 200;
 export const MAX_DATASET_DESCRIPTION = 2_000;
@@ -19,6 +20,9 @@ export interface Dataset {
   readonly id: number;
   readonly name: string;
   readonly description: string;
+  /** JSON Schemas its items' input and expected output must match (item-schemas.ts); null for none. */
+  readonly input_schema: unknown;
+  readonly expected_output_schema: unknown;
   readonly version: number;
   readonly item_count: number;
   readonly created_at: string;
@@ -65,36 +69,82 @@ function checkDescription(description: unknown): string {
   return description;
 }
 
-const DATASET_COLUMNS = `d.id, d.name, d.description, d.version, d.created_at, d.updated_at,
+const DATASET_COLUMNS = `d.id, d.name, d.description, d.input_schema, d.expected_output_schema, d.version, d.created_at, d.updated_at,
   (SELECT count(*)::int FROM dataset_items i WHERE i.dataset_id = d.id AND i.to_version IS NULL AND i.status = 'active') AS item_count`;
 
 const toDataset = (r: Record<string, unknown>): Dataset => ({
   id: Number(r.id),
   name: String(r.name),
   description: String(r.description),
+  input_schema: r.input_schema ?? null,
+  expected_output_schema: r.expected_output_schema ?? null,
   version: Number(r.version),
   item_count: Number(r.item_count),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
 });
 
-export async function createDataset(
-  sql: Sql, projectId: number, input: { name?: unknown; description?: unknown }, createdBy: number | null,
-): Promise<Dataset> {
+export interface DatasetFields {
+  name?: unknown;
+  description?: unknown;
+  input_schema?: unknown;
+  expected_output_schema?: unknown;
+}
+
+/** A schema field as given: undefined when absent, null to have none, else a checked JSON Schema. */
+function schemaField(fields: DatasetFields, part: SchemaPart): unknown {
+  const v = fields[part];
+  if (v === undefined || v === null) return v;
+  validatorOf(v, part);
+  return v;
+}
+
+export async function createDataset(sql: Sql, projectId: number, input: DatasetFields, createdBy: number | null): Promise<Dataset> {
   const name = checkDatasetName(input.name);
   const description = checkDescription(input.description);
+  const [inputSchema, expectedSchema] = SCHEMA_PARTS.map((part) => schemaField(input, part) ?? null);
   return sql.transaction(async (tx) => {
     const [count] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM datasets WHERE project_id = $1", [projectId]);
     if (Number(count?.n ?? 0) >= MAX_DATASETS) {
       throw new Conflict({ code: "limit", message: `a project may hold at most ${MAX_DATASETS} datasets`, field: "name" });
     }
     const rows = await tx.query<{ id: unknown }>(
-      `INSERT INTO datasets (project_id, name, description, created_by) VALUES ($1, $2, $3, $4)
+      `INSERT INTO datasets (project_id, name, description, input_schema, expected_output_schema, created_by) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (project_id, name) DO NOTHING RETURNING id`,
-      [projectId, name, description, createdBy],
+      [projectId, name, description, jsonOrNull(inputSchema), jsonOrNull(expectedSchema), createdBy],
     );
     if (!rows[0]) throw new Conflict({ code: "name_taken", message: `the project already has a dataset named ${JSON.stringify(name)}`, field: "name" });
     return (await findDataset(tx, projectId, name))!;
+  });
+}
+
+const jsonOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
+
+/**
+ * Changes a dataset's description or schemas (null removes a schema). A schema must fit the current active items:
+ * the first that does not is named and nothing changes.
+ */
+export async function updateDataset(sql: Sql, projectId: number, name: string, fields: DatasetFields): Promise<Dataset> {
+  const description = fields.description === undefined ? undefined : checkDescription(fields.description);
+  const schemas = Object.fromEntries(SCHEMA_PARTS.map((part) => [part, schemaField(fields, part)])) as Record<SchemaPart, unknown>;
+  return sql.transaction(async (tx) => {
+    const dataset = await datasetNamed(tx, projectId, name);
+    await tx.query("SELECT id FROM datasets WHERE id = $1 FOR UPDATE", [dataset.id]);
+    const next = {
+      input_schema: schemas.input_schema === undefined ? dataset.input_schema : schemas.input_schema,
+      expected_output_schema: schemas.expected_output_schema === undefined ? dataset.expected_output_schema : schemas.expected_output_schema,
+    };
+    for (let after = ""; ; ) {
+      const page = await readItems(tx, dataset, { limit: 1_000, after: after || undefined, status: "active" });
+      checkItemsAgainst(next, page.items, (i) => `item ${JSON.stringify(page.items[i]!.id)}`);
+      if (!page.next_after) break;
+      after = page.next_after;
+    }
+    await tx.query(
+      `UPDATE datasets SET description = coalesce($2, description), input_schema = $3, expected_output_schema = $4, updated_at = now() WHERE id = $1`,
+      [dataset.id, description ?? null, jsonOrNull(next.input_schema), jsonOrNull(next.expected_output_schema)],
+    );
+    return (await findDataset(tx, projectId, dataset.name))!;
   });
 }
 
@@ -154,10 +204,12 @@ export async function writeItems(
   sql: Sql, projectId: number, name: string, items: readonly NewItem[], change: string, createdBy: number | null,
 ): Promise<WriteResult> {
   return sql.transaction(async (tx) => {
-    const [ds] = await tx.query<{ id: unknown; version: unknown }>(
-      "SELECT id, version FROM datasets WHERE project_id = $1 AND name = $2 FOR UPDATE", [projectId, displayTextProblem(name) ? "" : name],
+    const [ds] = await tx.query<{ id: unknown; version: unknown; input_schema: unknown; expected_output_schema: unknown }>(
+      "SELECT id, version, input_schema, expected_output_schema FROM datasets WHERE project_id = $1 AND name = $2 FOR UPDATE",
+      [projectId, displayTextProblem(name) ? "" : name],
     );
     if (!ds) throw new NotFound({ resource: "dataset", message: `no dataset named ${JSON.stringify(name)} in this project` });
+    checkItemsAgainst(ds as ItemSchemas, items);
     const datasetId = Number(ds.id);
     const ids = items.map((i) => i.id);
     const current = await tx.query<Record<string, unknown>>(

@@ -132,4 +132,34 @@ describe("datasets API", () => {
     expect((await upload("/from%20csv/import", "application/xml", "<a/>")).status).toBe(415);
     expect((await upload("/from%20csv/import", "text/csv", csv, otherKey)).status).toBe(404);
   });
+
+  it("checks items against the dataset's JSON Schemas, and a new schema against the items it has", async () => {
+    const input_schema = { type: "object", required: ["question"], properties: { question: { type: "string", maxLength: 200 } } };
+    const created = await post("", { name: "typed", input_schema, expected_output_schema: { type: "string" } });
+    expect([created.status, (await created.json()).dataset.input_schema]).toEqual([201, input_schema]);
+    const good = await post("/typed/items", { items: [{ id: "a", input: { question: "why?" }, expected_output: "because" }, { id: "b", input: { question: "how?" } }] });
+    expect(good.status).toBe(201);
+    const bad = await post("/typed/items", { items: [{ id: "c", input: { question: "ok" } }, { id: "d", input: { q: 1 } }] });
+    expect([bad.status, (await bad.json()).error]).toEqual([422, expect.objectContaining({ field: "items[1].input", message: expect.stringContaining("must have required property 'question'") })]);
+    const badExpected = await post("/typed/items", { items: [{ id: "e", input: { question: "x" }, expected_output: 42 }] });
+    expect((await badExpected.json()).error).toMatchObject({ field: "items[0].expected_output" });
+    const badLine = await upload("/typed/import", "application/x-ndjson", '{"input": {"question": "fine"}}\n{"input": "not an object"}');
+    expect([badLine.status, (await badLine.json()).error.field]).toEqual([422, "items[1].input"]);
+    expect((await get("/typed")).body.dataset.version).toBe(1);
+
+    const patch = (body: unknown, k = key) => fetch(api("/typed"), { method: "PATCH", headers: { authorization: `Bearer ${k}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    // A schema the current items do not fit is refused, naming the item; one they fit is kept; null removes it.
+    const misfit = await patch({ input_schema: { type: "object", required: ["context"] } });
+    expect([misfit.status, (await misfit.json()).error.message]).toEqual([422, expect.stringContaining('item "a"')]);
+    expect((await patch({ description: "typed questions", expected_output_schema: null })).status).toBe(200);
+    expect((await get("/typed")).body.dataset).toMatchObject({ description: "typed questions", input_schema, expected_output_schema: null });
+    for (const [schema, words] of [[{ type: "string", pattern: "^(a+)+$" }, "pattern"], [{ type: "array", uniqueItems: true }, "uniqueItems"],
+      [{ $ref: "https://example.com/s.json" }, "another document"], [{ type: 12 }, "not a valid JSON Schema"], [[1], "JSON Schema object"]] as const) {
+      const res = await patch({ input_schema: schema });
+      expect([res.status, (await res.json()).error.message], JSON.stringify(schema)).toEqual([422, expect.stringContaining(words)]);
+    }
+    // A property named like a refused keyword is a name, not the keyword.
+    expect((await patch({ input_schema: { type: "object", properties: { pattern: { type: "string" }, question: { type: "string" } } } })).status).toBe(200);
+    expect((await patch({ input_schema: null }, otherKey)).status).toBe(404);
+  });
 });

@@ -102,6 +102,16 @@ describe("experiments", () => {
     for (const [run, value] of [["v1-a", 1], ["v1-b", 1], ["v1-c", 0], ["v2-a", 1], ["v2-b", 0]] as const) {
       expect((await post("/api/scores", { sdk_run_id: run, name: "correct", value })).status).toBe(201);
     }
+    // Many scores in one request, each stored or refused on its own; Bob's runs are not Alice's to score.
+    await itemRun(bob.key, candidate, "a", "bob-b", { output: "x", ms: 1 });
+    const batch = await post("/api/scores/batch", { scores: [
+      { sdk_run_id: "v1-a", name: "fluent", value: true }, { sdk_run_id: "v1-a", name: "", value: 1 }, { sdk_run_id: "nope", name: "x", value: 1 },
+      { sdk_run_id: "bob-b", name: "x", value: 1 }, { sdk_run_id: "v2-a", name: "fluent", value: 1, comment: "short" },
+    ] });
+    expect([batch.status, batch.body.results.map((r: any) => r.status)]).toEqual([207, [201, 422, 404, 404, 201]]);
+    expect(batch.body.results[1].error.field).toBe("name");
+    expect((await post("/api/scores/batch", { scores: Array.from({ length: 1_001 }, () => ({ sdk_run_id: "v1-a", name: "x", value: 1 })) })).body.error.field).toBe("scores");
+
     // Bob sends runs that name Alice's experiment: they stay his, and her results do not change.
     await itemRun(bob.key, baseline, "a", "bob-a", { output: "HIJACK", ms: 1 });
 
@@ -110,7 +120,7 @@ describe("experiments", () => {
     expect(body.experiment).toMatchObject({ completed_count: 3, error_count: 0, scores: { correct: { mean: 2 / 3, count: 3 } }, latency_ms: { p50: 200, p95: 300 } });
     expect(body.experiment.cost_usd).toBeGreaterThan(0);
     expect(body.items.map((i: any) => [i.item_id, i.repetition, i.sdk_run_id, i.status, i.output, i.scores])).toEqual([
-      ["a", 1, "v1-a", "success", "A", { correct: 1 }],
+      ["a", 1, "v1-a", "success", "A", { correct: 1, fluent: true }],
       ["b", 1, "v1-b", "success", "B", { correct: 1 }],
       ["c", 1, "v1-c", "success", "wrong", { correct: 0 }],
     ]);

@@ -104,6 +104,8 @@ describe("OpenAPI document", () => {
     await conforms("/api/scores", "post", await post("/api/scores", { sdk_run_id: "oa-1", name: "", value: 1 }));
     await conforms("/api/scores", "post", await post("/api/scores", { sdk_run_id: "missing", name: "x", value: 1 }));
     await conforms("/api/runs/{sdk_run_id}/scores", "get", await get("/api/runs/oa-1/scores"));
+    await conforms("/api/scores/batch", "post", await post("/api/scores/batch", { scores: [{ sdk_run_id: "oa-1", name: "helpful", value: 1 }, { sdk_run_id: "missing", name: "x", value: 1 }, { sdk_run_id: "oa-1", name: "", value: 1 }] }));
+    await conforms("/api/scores/batch", "post", await post("/api/scores/batch", { scores: [] }));
     await conforms("/api/sessions", "get", await get("/api/sessions"));
     await conforms("/api/sessions/{session_id}", "get", await get("/api/sessions/oa-s"));
     await conforms("/api/sessions/{session_id}", "get", await get("/api/sessions/none"));
@@ -124,6 +126,10 @@ describe("OpenAPI document", () => {
     await conforms("/api/datasets/{name}/items", "get", await get("/api/datasets/doc%20set/items?limit=1"));
     await conforms("/api/datasets/{name}/items", "get", await get("/api/datasets/doc%20set/items?version=7"));
     await conforms("/api/datasets/{name}", "get", await get("/api/datasets/doc%20set"));
+    const patch = (body: unknown) => fetch(`${srv.url}/api/datasets/doc%20set`, { method: "PATCH", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    await conforms("/api/datasets/{name}", "patch", await patch({ description: "with a schema", input_schema: { type: "object" } }));
+    await conforms("/api/datasets/{name}", "patch", await patch({ input_schema: { type: "string" } }));
+    await conforms("/api/datasets/{name}", "patch", await patch({ input_schema: null }));
     await conforms("/api/datasets/{name}", "get", await get("/api/datasets/missing"));
     const upload = (body: string) => fetch(`${srv.url}/api/datasets/doc%20set/import`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/x-ndjson" }, body });
     await conforms("/api/datasets/{name}/import", "post", await upload('{"input": 2}\n{"input": 3}'));

@@ -4,6 +4,7 @@
  *   POST /api/datasets {name, description?}                → 201 {dataset}; 409 name_taken
  *   GET  /api/datasets                                     → {datasets: [...]}
  *   GET  /api/datasets/{name}                              → {dataset, versions: [...]}
+ *   PATCH /api/datasets/{name} {description?, input_schema?, expected_output_schema?} → {dataset}; 422 naming an item that does not fit
  *   POST /api/datasets/{name}/items {items: [...]}         → 201 {version, ids, changed}; 422 naming items[i].field
  *   GET  /api/datasets/{name}/items?version&status&limit&after → {version, items, next_after}
  *   POST /api/datasets/{name}/import?input&expected_output&metadata&id  (text/csv or application/x-ndjson)
@@ -14,7 +15,9 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { ValidationError } from "../../core/errors.js";
-import { createDataset, datasetNamed, datasetVersions, listDatasets, readItems, writeItems } from "../../stores/datasets/datasets.js";
+import {
+  createDataset, datasetNamed, datasetVersions, listDatasets, readItems, updateDataset, writeItems, type DatasetFields,
+} from "../../stores/datasets/datasets.js";
 import { importFormatOf, parseCsvItems, parseJsonLines, type ColumnMapping } from "../../stores/datasets/import.js";
 import { isItemId, ITEM_STATUSES, parseItemsBody, type ItemStatus } from "../../stores/datasets/items.js";
 import type { WebDeps } from "../deps.js";
@@ -23,7 +26,8 @@ import { readBodyBytes, readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, readAuthorizer, stringParam } from "./read-api.js";
 
-const DATASET_BODY_LIMIT = 64 * 1024;
+/** A name, a description and two JSON Schemas of up to 64 KiB each. */
+const DATASET_BODY_LIMIT = 256 * 1024;
 /** Items and uploads: up to 10,000 items of up to 1 MiB each would not fit; this is what one request may carry. */
 const ITEMS_BODY_LIMIT = 32 * 1024 * 1024;
 const DEFAULT_ITEMS_PAGE = 100;
@@ -49,7 +53,7 @@ export function registerDatasetsApi(router: Router, deps: WebDeps, auth: ApiKeyA
 
   router.post("/api/datasets", async (ctx) => {
     const p = await authorize(ctx);
-    const body = (await readJsonBody(ctx, DATASET_BODY_LIMIT)) as { name?: unknown; description?: unknown } | null;
+    const body = (await readJsonBody(ctx, DATASET_BODY_LIMIT)) as DatasetFields | null;
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw new ValidationError({ message: 'the body must be a JSON object like {"name": "support questions"}' });
     }
@@ -69,6 +73,15 @@ export function registerDatasetsApi(router: Router, deps: WebDeps, auth: ApiKeyA
     const dataset = await datasetNamed(sql, p.projectId, ctx.params.name!);
     ctx.set("Cache-Control", "no-store");
     ctx.body = { dataset, versions: await datasetVersions(sql, dataset.id) };
+  });
+
+  router.patch("/api/datasets/:name", async (ctx) => {
+    const p = await authorize(ctx);
+    const body = (await readJsonBody(ctx, DATASET_BODY_LIMIT)) as DatasetFields | null;
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      throw new ValidationError({ message: 'the body must be a JSON object like {"input_schema": {"type": "object"}}' });
+    }
+    ctx.body = { dataset: await updateDataset(sql, p.projectId, ctx.params.name!, body) };
   });
 
   router.post("/api/datasets/:name/items", async (ctx) => {

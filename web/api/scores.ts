@@ -3,13 +3,17 @@
  *
  *   POST /api/scores {sdk_run_id, span_id?, name, value, comment?, source?} → 201 {score_id}
  *        404 for a run the key's owner does not have (another tenant's included); 422 naming the field.
+ *   POST /api/scores/batch {scores: [… up to 1,000 of those]} → 207 {results: [{index, status: 201, score_id} |
+ *        {index, status: 404 | 422, error}]}: each score stored or refused on its own (an experiment's evaluators
+ *        send theirs this way: one request, one bucket token, for many scores).
  *   GET  /api/runs/{sdk_run_id}/scores?limit&cursor → {scores: [{score_id, name, value, comment, source, span_id, created_at}],
  *        next_cursor}: oldest first, a page of at most `limit` (default 1,000, at most 5,000) and 8 MiB
  */
 import type Router from "@koa/router";
 import { Either } from "effect";
-import { NotFound } from "../../core/errors.js";
-import { insertScore, listRunScores, parseScore, scoreCursor } from "../../stores/scores.js";
+import { NotFound, ValidationError } from "../../core/errors.js";
+import { uuidv7 } from "../../core/ids.js";
+import { insertScore, listRunScores, parseScore, scoreCursor, scoreRow } from "../../stores/scores.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, readAuthorizer, stringParam } from "./read-api.js";
@@ -21,6 +25,8 @@ const MAX_SCORES_PAGE = 5_000;
 import { readJsonBody } from "../json-body.js";
 
 const BODY_LIMIT = 16 * 1024;
+export const MAX_SCORES_PER_BATCH = 1_000;
+const BATCH_BODY_LIMIT = 4 * 1024 * 1024;
 
 async function ownRun(deps: WebDeps, projectId: number, sdkRunId: string) {
   const run = await deps.events.getRun(projectId, sdkRunId);
@@ -48,6 +54,31 @@ export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAut
     const scoreId = await giveScore(deps, p, await readJsonBody(ctx, BODY_LIMIT));
     ctx.status = 201;
     ctx.body = { score_id: scoreId };
+  });
+
+  router.post("/api/scores/batch", async (ctx) => {
+    const p = await authorizeSending(ctx);
+    const body = (await readJsonBody(ctx, BATCH_BODY_LIMIT)) as { scores?: unknown } | null;
+    const list = typeof body === "object" && body !== null && !Array.isArray(body) ? body.scores : undefined;
+    if (!Array.isArray(list) || list.length === 0 || list.length > MAX_SCORES_PER_BATCH) {
+      throw new ValidationError({ field: "scores", message: `scores must be an array of 1 to ${MAX_SCORES_PER_BATCH} scores like {"sdk_run_id", "name", "value"}` });
+    }
+    const parsed = list.map((raw) => parseScore(raw));
+    const wanted = [...new Set(parsed.flatMap((r) => (Either.isRight(r) ? [r.right.sdk_run_id] : [])))];
+    const runs = new Map((await deps.events.loadRuns(wanted.map((external_id) => ({ project_id: p.projectId, external_id })))).map((r) => [r.external_id, r]));
+    const now = new Date().toISOString();
+    const rows: Record<string, unknown>[] = [];
+    const results = parsed.map((r, index) => {
+      if (Either.isLeft(r)) return { index, status: 422, error: { code: "invalid", message: r.left.message, field: r.left.field } };
+      const run = runs.get(r.right.sdk_run_id);
+      if (!run) return { index, status: 404, error: { code: "not_found", message: `run ${JSON.stringify(r.right.sdk_run_id)} not found` } };
+      const scoreId = uuidv7();
+      rows.push(scoreRow({ ...run, user_id: p.userId }, r.right, scoreId, now));
+      return { index, status: 201, score_id: scoreId };
+    });
+    if (rows.length) await deps.ports.clickhouse.insert("scores", rows);
+    ctx.status = 207;
+    ctx.body = { results };
   });
 
   router.get("/api/runs/:sdk_run_id/scores", async (ctx) => {

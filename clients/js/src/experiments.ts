@@ -7,7 +7,7 @@
 import { call, datasetItems, type DatasetHost, type DatasetItem } from "./datasets.js";
 import { randomUuid } from "./ids.js";
 import type { Run, RunHost } from "./run.js";
-import type { ScoreValue } from "./scores.js";
+import { postScores, type BatchScore, type ScoreValue } from "./scores.js";
 
 export interface ExperimentTaskContext {
   readonly item: DatasetItem;
@@ -154,7 +154,9 @@ export async function runExperiment(host: ExperimentHost, o: ExperimentOptions):
   }
   const taskErrors: ExperimentSummary["taskErrors"] = [];
   const evaluatorErrors: ExperimentSummary["evaluatorErrors"] = [];
-  const scoring: Promise<void>[] = [];
+  // Sent in batches once the runs are sent: one request per thousand scores (a score waits for its run to be stored).
+  const scores: BatchScore[] = [];
+  const scoredBy: { itemId: string; repetition: number; evaluator: string }[] = [];
   const evaluators = o.evaluators ?? [];
 
   const runOne = async ({ item, repetition }: { item: DatasetItem; repetition: number }): Promise<void> => {
@@ -178,11 +180,8 @@ export async function runExperiment(host: ExperimentHost, o: ExperimentOptions):
       try {
         const result = await (typeof evaluator === "function" ? evaluator(args) : evaluator.evaluate(args));
         for (const s of scoresOf(evaluator, result)) {
-          // Sent while the next items run: a score waits until the server has stored its run.
-          scoring.push(host.score(sdkRunId, s.name, s.value, { comment: s.comment, timeoutMs: 60_000 }).then(
-            () => undefined,
-            (err: unknown) => void evaluatorErrors.push({ itemId: item.id, repetition, evaluator: name, message: message(err) }),
-          ));
+          scores.push({ sdkRunId, name: s.name, value: s.value, comment: s.comment });
+          scoredBy.push({ itemId: item.id, repetition, evaluator: name });
         }
       } catch (err) {
         evaluatorErrors.push({ itemId: item.id, repetition, evaluator: name, message: message(err) });
@@ -195,8 +194,7 @@ export async function runExperiment(host: ExperimentHost, o: ExperimentOptions):
     while (next < work.length) await runOne(work[next++]!);
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(o.maxConcurrency ?? 8, work.length || 1)) }, worker));
-  await host.flush(60_000);
-  await Promise.all(scoring);
+  for (const { index, message: why } of await postScores(host, scores)) evaluatorErrors.push({ ...scoredBy[index]!, message: why });
   await call(host, "POST", `/api/experiments/${experiment.id}/complete`, {});
 
   // The runs pass through the server's pipeline: wait (bounded) until every one is stored as ended.

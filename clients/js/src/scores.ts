@@ -5,6 +5,7 @@
  */
 import { retryAfterMs } from "./batching.js";
 import { RunwatchError } from "./errors.js";
+import { call } from "./datasets.js";
 
 export type ScoreValue = number | boolean | string;
 export type ScoreSource = "api" | "human" | "llm_judge" | "otel";
@@ -59,4 +60,49 @@ export async function postScore(host: ScoreHost, sdkRunId: string, name: string,
     if (left <= 0) throw new RunwatchError("http", `could not score run ${sdkRunId} within ${timeoutMs} ms (${why})`);
     await new Promise((r) => setTimeout(r, Math.min(left, retryIn ?? Math.min(2_000, 100 * 2 ** Math.min(failures, 5)))));
   }
+}
+
+/** One score of a batch (postScores). */
+export interface BatchScore {
+  sdkRunId: string;
+  name: string;
+  value: ScoreValue;
+  comment?: string;
+  spanId?: string;
+  source?: ScoreSource;
+}
+
+const BATCH = 1_000;
+
+/**
+ * Stores many scores with POST /api/scores/batch, a thousand per request, after flushing the runs' events; a score
+ * whose run the server has not stored yet is sent again until `timeoutMs`. Resolves to the scores refused (by their
+ * index in `scores`, with the server's reason); rejects only when no request gets through.
+ */
+export async function postScores(host: ScoreHost & { fetchImpl: typeof fetch }, scores: readonly BatchScore[], timeoutMs = 60_000): Promise<{ index: number; message: string }[]> {
+  if (scores.length === 0) return [];
+  await host.flush(timeoutMs);
+  const deadline = Date.now() + timeoutMs;
+  const refused: { index: number; message: string }[] = [];
+  let pending = scores.map((score, index) => ({ score, index }));
+  while (pending.length > 0) {
+    const chunk = pending.slice(0, BATCH);
+    const body = {
+      scores: chunk.map(({ score: s }) => ({
+        sdk_run_id: s.sdkRunId, name: s.name, value: s.value,
+        ...(s.comment !== undefined ? { comment: s.comment } : {}), ...(s.spanId !== undefined ? { span_id: s.spanId } : {}), ...(s.source !== undefined ? { source: s.source } : {}),
+      })),
+    };
+    const { results } = await call<{ results: { index: number; status: number; error?: { message?: string } }[] }>(host, "POST", "/api/scores/batch", body, 207);
+    const again: typeof pending = [];
+    for (const r of results) {
+      const item = chunk[r.index]!;
+      if (r.status === 201) continue;
+      if (r.status === 404 && Date.now() < deadline) again.push(item);
+      else refused.push({ index: item.index, message: r.error?.message ?? `HTTP ${r.status}` });
+    }
+    pending = [...again, ...pending.slice(BATCH)];
+    if (again.length > 0 && again.length === chunk.length) await new Promise((r) => setTimeout(r, 250)); // the runs are still on their way
+  }
+  return refused;
 }

@@ -8,8 +8,10 @@ const Iso = Schema.String.annotations({ format: "date-time" });
 const Count = Schema.Int.pipe(Schema.nonNegative());
 const Version = Schema.Int.pipe(Schema.nonNegative()).annotations({ description: "0 before the first items." });
 
+const JsonSchema = Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({ description: "A JSON Schema (2020-12) the items' part must match; null for none." });
+
 const Dataset = Schema.Struct({
-  id: Count, name: Schema.String, description: Schema.String, version: Version,
+  id: Count, name: Schema.String, description: Schema.String, input_schema: JsonSchema, expected_output_schema: JsonSchema, version: Version,
   item_count: Count.annotations({ description: "Active items in the current version." }), created_at: Iso, updated_at: Iso,
 }).annotations({ identifier: "Dataset" });
 
@@ -30,7 +32,15 @@ const DatasetName: Param = { name: "name", in: "path", required: true, schema: S
 const NewDataset = Schema.Struct({
   name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_DATASET_NAME)),
   description: Schema.optional(Schema.String.pipe(Schema.maxLength(MAX_DATASET_DESCRIPTION))),
+  input_schema: Schema.optional(JsonSchema),
+  expected_output_schema: Schema.optional(JsonSchema),
 }).annotations({ identifier: "NewDataset" });
+
+const DatasetChange = Schema.Struct({
+  description: Schema.optional(Schema.String.pipe(Schema.maxLength(MAX_DATASET_DESCRIPTION))),
+  input_schema: Schema.optional(JsonSchema),
+  expected_output_schema: Schema.optional(JsonSchema),
+}).annotations({ identifier: "DatasetChange" });
 
 const Items = Schema.Struct({ items: Schema.Array(ItemInput.annotations({ identifier: "DatasetItemInput" })).pipe(Schema.minItems(1), Schema.maxItems(10_000)) })
   .annotations({ identifier: "DatasetItems", description: "Upserted by id (generated when absent) as one new version; all or nothing." });
@@ -46,6 +56,11 @@ export const DATASET_OPERATIONS: Record<string, Record<string, Operation>> = {
     get: { tag: "Datasets", summary: "The project's datasets", ok: { 200: Schema.Struct({ datasets: Schema.Array(Dataset) }) }, errors: [401, 403, 429] },
   },
   "/api/datasets/{name}": {
+    patch: {
+      tag: "Datasets", summary: "Change a dataset's description or its items' JSON Schemas", params: [DatasetName],
+      description: "A schema (JSON Schema 2020-12; null removes it) must fit every current active item: the first that does not is named and nothing changes. Regular expressions, uniqueItems and references to other documents are refused.",
+      body: DatasetChange, ok: { 200: Schema.Struct({ dataset: Dataset }) }, errors: [400, 401, 403, 404, 413, 415, 422, 429],
+    },
     get: { tag: "Datasets", summary: "A dataset and its versions, newest first", params: [DatasetName], ok: { 200: Schema.Struct({ dataset: Dataset, versions: Schema.Array(DatasetVersion) }) }, errors: [401, 403, 404, 429] },
   },
   "/api/datasets/{name}/items": {

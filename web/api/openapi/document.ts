@@ -91,6 +91,18 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   "/api/scores": {
     post: { tag: "Scores", summary: "Score a run or one of its spans", body: ScoreInput.annotations({ identifier: "ScoreInput" }), ok: { 201: R.ScoreCreated }, errors: [400, 401, 404, 422, 429] },
   },
+  "/api/scores/batch": {
+    post: {
+      tag: "Scores", summary: "Score many runs in one request (up to 1,000 scores)",
+      description: "Each score is stored or refused on its own: 201 with its score_id, 404 for a run not (yet) stored, 422 naming the field.",
+      body: Schema.Struct({ scores: Schema.Array(ScoreInput).pipe(Schema.minItems(1), Schema.maxItems(1_000)) }).annotations({ identifier: "ScoreBatch" }),
+      ok: { 207: Schema.Struct({ results: Schema.Array(Schema.Struct({
+        index: Schema.Int, status: Schema.Literal(201, 404, 422), score_id: Schema.optional(Schema.String),
+        error: Schema.optional(Schema.Struct({ code: Schema.String, message: Schema.String, field: Schema.optional(Schema.String) })),
+      })) }).annotations({ identifier: "ScoreBatchResults" }) },
+      errors: [400, 401, 413, 415, 422, 429],
+    },
+  },
   "/api/agents/{name}/config": {
     get: {
       tag: "Agents", summary: "The agent's active config version",

@@ -10,12 +10,14 @@ import inspect
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from ._datasets import _call, dataset_items
+from ._scores import post_scores
+from .errors import RunwatchError
 
 if TYPE_CHECKING:
     from .client import Runwatch
@@ -128,21 +130,15 @@ def run_experiment(client: Runwatch, spec: ExperimentSpec) -> ExperimentSummary:
     task_errors: list[dict[str, Any]] = []
     evaluator_errors: list[dict[str, Any]] = []
     takes_item = _takes_item(spec.task)
-    # Scores are sent beside the next items' runs: each waits until the server has stored its run.
-    scoring = ThreadPoolExecutor(max_workers=4, thread_name_prefix="runwatch-scores")
-    sent: list[Future[Any]] = []
+    # Sent in batches once the runs are sent: one request per thousand scores (a score waits for its run).
+    scores: list[dict[str, Any]] = []
+    scored_by: list[tuple[dict[str, Any], int, str]] = []
 
     def evaluator_error(item: dict[str, Any], repetition: int, name: str, err: BaseException) -> None:
         with lock:
             evaluator_errors.append(
                 {"item_id": item["id"], "repetition": repetition, "evaluator": name, "message": str(err)[:2000]}
             )
-
-    def post(sdk_run_id: str, score: dict[str, Any], item: dict[str, Any], repetition: int, name: str) -> None:
-        try:
-            client.score(sdk_run_id, str(score["name"]), score["value"], comment=score.get("comment"), timeout=60.0)
-        except Exception as err:
-            evaluator_error(item, repetition, name, err)
 
     def run_one(item: dict[str, Any], repetition: int) -> None:
         fields = {"experiment_id": experiment["id"], "dataset_item_id": item["id"], "repetition": repetition}
@@ -173,21 +169,25 @@ def run_experiment(client: Runwatch, spec: ExperimentSpec) -> ExperimentSummary:
                     )
                 )
                 for score in _scores_of(evaluator, result):
-                    future = scoring.submit(post, run.sdk_run_id, score, item, repetition, name)
                     with lock:
-                        sent.append(future)
+                        scores.append(
+                            {
+                                "sdk_run_id": run.sdk_run_id,
+                                "name": str(score["name"]),
+                                "value": score["value"],
+                                "comment": score.get("comment"),
+                            }
+                        )
+                        scored_by.append((item, repetition, name))
             except Exception as err:
                 evaluator_error(item, repetition, name, err)
 
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, min(spec.max_concurrency, len(work) or 1))) as pool:
-            for f in [pool.submit(run_one, item, repetition) for item, repetition in work]:
-                f.result()
-        client.flush(60.0)
-        for f in list(sent):
+    with ThreadPoolExecutor(max_workers=max(1, min(spec.max_concurrency, len(work) or 1))) as pool:
+        for f in [pool.submit(run_one, item, repetition) for item, repetition in work]:
             f.result()
-    finally:
-        scoring.shutdown(wait=True)
+    for index, why in post_scores(client, scores):
+        item, repetition, name = scored_by[index]
+        evaluator_error(item, repetition, name, RunwatchError(why))
     _call(client, "POST", f"/api/experiments/{experiment['id']}/complete", {})
 
     # The runs pass through the server's pipeline: wait (bounded) until every one is stored as ended.

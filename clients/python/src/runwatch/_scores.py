@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._http import HttpClient, TransportError
 from .errors import RunwatchError
@@ -70,3 +70,37 @@ def post_score(
             time.sleep(min(left, pause if pause is not None else min(2.0, 0.1 * 2 ** min(failures, 5))))
     finally:
         http.close()
+
+
+_BATCH = 1000
+
+
+def post_scores(client: Runwatch, scores: list[dict[str, Any]], timeout: float = 60.0) -> list[tuple[int, str]]:
+    """Stores many scores ({"sdk_run_id", "name", "value", "comment"?}) with POST /api/scores/batch, a thousand per
+    request, after flushing the runs' events; a score whose run is not stored yet is sent again until `timeout`.
+    Returns the refused ones as (index in `scores`, the server's reason)."""
+    from ._datasets import _call  # the shared request-with-retries of the data calls
+
+    if not scores:
+        return []
+    client.flush(timeout)
+    deadline = time.monotonic() + timeout
+    refused: list[tuple[int, str]] = []
+    pending = list(enumerate(scores))
+    while pending:
+        chunk = pending[:_BATCH]
+        body = {"scores": [{k: v for k, v in s.items() if v is not None} for _, s in chunk]}
+        results = _call(client, "POST", "/api/scores/batch", body, expect=207)["results"]
+        again = []
+        for r in results:
+            item = chunk[r["index"]]
+            if r["status"] == 201:
+                continue
+            if r["status"] == 404 and time.monotonic() < deadline:
+                again.append(item)
+            else:
+                refused.append((item[0], (r.get("error") or {}).get("message") or f"HTTP {r['status']}"))
+        pending = again + pending[_BATCH:]
+        if again and len(again) == len(chunk):
+            time.sleep(0.25)  # the runs are still on their way
+    return refused
