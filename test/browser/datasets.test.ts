@@ -57,4 +57,44 @@ describe.skipIf(!haveBrowser)("datasets in the dashboard", () => {
     expect(await page.locator("#items tbody tr").count()).toBe(1);
     await context.close();
   }, 120_000);
+
+  it("uploads a file (a bad one refused naming its lines), edits and archives an item, and sets an input schema", async () => {
+    const stack = env.stack();
+    const base = stack.url;
+    const context = await env.browser().newContext({ viewport: { width: 1400, height: 900 } });
+    const { page, key } = await registerWithKey(context, stack, "Uma", `uma-${Date.now()}@example.com`);
+    expect((await fetch(`${base}/api/datasets`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ name: "uploads" }) })).status).toBe(201);
+    await page.goto(`${base}/datasets/uploads`);
+    const good = Array.from({ length: 300 }, (_, i) => JSON.stringify({ id: `u${String(i).padStart(3, "0")}`, input: { question: `q${i}` }, expected_output: `a${i}` })).join("\n");
+    const bad = [good.split("\n")[0], "{oops", '{"expected_output": 1}'].join("\n");
+    await page.setInputFiles("#dataset-upload", { name: "bad.jsonl", mimeType: "application/x-ndjson", buffer: Buffer.from(bad) });
+    await page.waitForSelector("#upload-lines:not([hidden])");
+    expect(await page.textContent("#upload-lines")).toMatch(/line 2.*line 3/s);
+    expect(await page.locator("#items tbody tr.empty-row").count()).toBe(1);
+    await Promise.all([page.waitForURL(/flash=/), page.setInputFiles("#dataset-upload", { name: "good.jsonl", mimeType: "application/x-ndjson", buffer: Buffer.from(good) })]);
+    expect(await page.textContent(".notice")).toContain("Imported 300 items from good.jsonl as version 1");
+
+    // Edit: the add form prefilled with the item; saving it makes version 2.
+    await page.click("tr[data-item=u000] a:has-text('Edit')");
+    expect(await page.inputValue("#add-item input[name=id]")).toBe("u000");
+    await page.fill("#add-item textarea[name=expected_output]", "a corrected answer");
+    await Promise.all([page.waitForURL(/flash=/), page.click("#add-item button[type=submit]")]);
+    expect(await page.textContent("tr[data-item=u000]")).toContain("a corrected answer");
+    // Archive: version 3; the item stays, archived.
+    await Promise.all([page.waitForURL(/flash=/), page.click("tr[data-item=u001] button:has-text('Archive')")]);
+    expect(await page.textContent("tr[data-item=u001]")).toContain("archived");
+    expect(await page.textContent(".notice")).toContain("version 3");
+
+    // A schema the items do not fit is refused, naming one; one they fit is saved.
+    await page.click("#dataset-settings summary");
+    await page.fill("#dataset-settings textarea[name=input_schema]", '{"type": "object", "required": ["context"]}');
+    await page.click("#dataset-settings button[type=submit]");
+    await page.waitForSelector("#dataset-settings .field-error");
+    expect(await page.textContent("#dataset-settings .field-error")).toContain('item "u000"');
+    await page.fill("#dataset-settings textarea[name=input_schema]", '{"type": "object", "required": ["question"]}');
+    await Promise.all([page.waitForURL(/flash=/), page.click("#dataset-settings button[type=submit]")]);
+    const schema = (await (await fetch(`${base}/api/datasets/uploads`, { headers: { authorization: `Bearer ${key}` } })).json()).dataset.input_schema;
+    expect(schema).toEqual({ type: "object", required: ["question"] });
+    await context.close();
+  }, 120_000);
 });

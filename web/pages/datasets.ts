@@ -15,7 +15,7 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
-import { createDataset, datasetNamed, datasetVersions, listDatasets, readItems, writeItems } from "../../stores/datasets/datasets.js";
+import { createDataset, datasetNamed, datasetVersions, listDatasets, readItems, readItemsWithIds, writeItems } from "../../stores/datasets/datasets.js";
 import { parseCsvItems, parseJsonLines } from "../../stores/datasets/import.js";
 import { isItemId, parseItem, type ItemSource } from "../../stores/datasets/items.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
@@ -24,6 +24,7 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { formValues, readForm } from "../forms.js";
 import { queryParam, renderPage } from "./render.js";
 import { runInputOutput, spanInputOutput } from "./run-io.js";
+import { register as registerEdits } from "./dataset-edits.js";
 
 const ITEMS_PER_PAGE = 100;
 /** Most runs one "Add to dataset" of the dashboard's selection takes. */
@@ -79,11 +80,19 @@ export function register(router: Router, deps: WebDeps): void {
       readItems(sql, dataset, { version, limit: ITEMS_PER_PAGE, after: after && isItemId(after) ? after : undefined }),
       datasetVersions(sql, dataset.id),
     ]);
+    // ?edit=<id>: the add form prefilled with that item, to change it as a new version.
+    const editId = queryParam(ctx, "edit");
+    const [editing] = editId && isItemId(editId) ? await readItemsWithIds(sql, dataset, dataset.version, [editId]) : [];
+    const pretty = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v, null, 2));
+    const values = editing ? { id: editing.id, input: pretty(editing.input), expected_output: editing.expected_output === null ? "" : pretty(editing.expected_output) } : {};
+    const schemaOf = (v: unknown) => (v === null ? "" : JSON.stringify(v, null, 2));
     renderPage(ctx, "dataset.njk", {
-      title: `Dataset ${dataset.name}`, dataset, page, versions, version, errors: {}, values: {},
-      flash: queryParam(ctx, "flash"), ...extra,
+      title: `Dataset ${dataset.name}`, dataset, page, versions, version, errors: {}, values, editing: Boolean(editing),
+      settings_values: { description: dataset.description, input_schema: schemaOf(dataset.input_schema), expected_output_schema: schemaOf(dataset.expected_output_schema) },
+      settings_errors: {}, flash: queryParam(ctx, "flash"), ...extra,
     }, status);
   };
+  registerEdits(router, deps, detailPage);
 
   router.get("/datasets/:name", requireUser, inProject(deps, "read"), (ctx: Context) => detailPage(ctx));
 
