@@ -211,7 +211,8 @@ describe("hostile form posts and paths", () => {
       .sort((a, b) => Number(a.action.endsWith("/delete")) - Number(b.action.endsWith("/delete")));
     // Every form route of a project (the app's route table) was found on a page.
     const pattern = (path: string) => new RegExp(`^${path.replace(/:[a-z_]+/g, "[^/]+")}$`);
-    const unwalked = srv.web.app.routes.filter((r) => r.action && r.methods.includes("POST"))
+    // The upload is sent by the dataset page's script, not a form: test/e2e/dataset-edits.test.ts posts it hostile.
+    const unwalked = srv.web.app.routes.filter((r) => r.action && r.methods.includes("POST") && r.path !== "/datasets/:name/upload")
       .filter((r) => !walked.some((f) => pattern(r.path).test(f.action))).map((r) => r.path);
     expect(unwalked).toEqual([]);
     let posts = 0;
