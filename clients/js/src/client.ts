@@ -7,6 +7,7 @@ import { RunwatchError, Transport, retryAfterMs, type TransportOptions, type Tra
 import { postScore, type ScoreOptions, type ScoreValue } from "./scores.js";
 import { findWaitingRun } from "./sessions.js";
 import { runExperiment, type ExperimentOptions, type ExperimentSummary } from "./experiments.js";
+import { activateConfigVersion, type Activation } from "./gate.js";
 import { addDatasetItems, createDataset, datasetItems, getDataset, type Dataset, type DatasetItem, type DatasetItemInput } from "./datasets.js";
 
 export const DEFAULT_BASE_URL = "http://localhost:8080";
@@ -202,6 +203,15 @@ export class Runwatch implements RunHost {
    */
   runExperiment(options: ExperimentOptions): Promise<ExperimentSummary> {
     return runExperiment(this, options);
+  }
+
+  /**
+   * Activates a config version of an agent through the activation gate (docs/EVALUATION.md): rejects with a
+   * RunwatchError (status 409) naming the score and both values when its latest experiment broke a rule, unless
+   * `force` with a `reason` (a key of an admin or the owner); resolves to the gate's check.
+   */
+  activateConfigVersion(agent: string, version: number, options: { force?: boolean; reason?: string } = {}): Promise<Activation> {
+    return activateConfigVersion(this, agent, version, options);
   }
 
   /**

@@ -2,15 +2,16 @@
  * Experiments from the JS client against a real server (`runwatch start`): a LangGraph.js graph whose model calls an
  * LLM on loopback is the task; two config versions run over the same dataset version; each item's run is an
  * ordinary run naming the experiment and the item, with its LLM call and cost; an item whose LLM call fails makes
- * that run an error and the rest go on; a resume re-runs only that item.
+ * that run an error and the rest go on; a resume re-runs only that item; the activation gate then lets the better
+ * config version in and refuses the way back until forced with a reason.
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { SystemMessage, HumanMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Runwatch } from "../src/index.js";
+import { Runwatch, RunwatchError } from "../src/index.js";
 import { CallbackHandler } from "../src/langchain.js";
 import { FAIL_MARKER, HttpChatModel, startFakeLlm, type FakeLlm } from "./fake-llm.js";
-import { startRealServer, waitForRun, type RealServer } from "./real-server.js";
+import { dashboard, startRealServer, waitForRun, type RealServer } from "./real-server.js";
 
 let server: RealServer;
 let client: Runwatch;
@@ -65,14 +66,14 @@ describe("experiments", () => {
     expect(v1.url).toBe(`${server.url}/datasets/${encodeURIComponent(dataset)}/compare?experiments=${v1.experimentId}`);
 
     const v2 = await client.runExperiment({
-      dataset, name: "shout prompt", task: agent("shout"), evaluators: [{ name: "correct", evaluate: exactMatch }], agentName: "qa-bot", configVersion: 2, maxConcurrency: 8,
+      dataset, name: "shout prompt", task: agent("shout"), evaluators: [{ name: "correct", evaluate: exactMatch }, exactMatch], agentName: "qa-bot", configVersion: 2, maxConcurrency: 8,
     });
     expect([v2.completedCount, v2.errorCount]).toEqual([13, 1]);
     expect(v2.scores.correct).toEqual({ mean: 1, count: 12 });
 
     // Each result is an ordinary run naming the experiment and the item, with its LLM call.
     const first = v2.items.find((i) => i.item_id === "q00")!;
-    expect(first).toMatchObject({ status: "success", output: { value: "WHAT IS ITEM 0?" }, scores: { correct: 1 } });
+    expect(first).toMatchObject({ status: "success", output: { value: "WHAT IS ITEM 0?" }, scores: { correct: 1, exactMatch: 1 } });
     const { run } = await waitForRun(server, first.sdk_run_id, (v) => v.run.status === "success");
     expect(run).toMatchObject({ experiment_id: v2.experimentId, dataset_item_id: "q00", repetition: 1, agent_name: "qa-bot", config_version: 2, llm_calls: 1 });
     const failed = v2.items.find((i) => i.item_id === "q99")!;
@@ -85,6 +86,22 @@ describe("experiments", () => {
     });
     expect([resumed.experimentId, resumed.ran, resumed.skipped, resumed.errorCount, resumed.completedCount]).toEqual([v1.experimentId, 1, 12, 0, 13]);
     expect(resumed.scores.exactMatch).toEqual({ mean: 1 / 13, count: 13 });
+
+    // The gate: a rule on exactMatch lets version 2 (mean 1) replace version 1 (1/13), and refuses the way back
+    // unless forced with a reason.
+    const ui = await dashboard(server);
+    // The agent is in the registry already: its runs put it there.
+    for (const [prompt, activate] of [["echo", "on"], ["shout", ""]]) {
+      expect((await ui.form("/agents/qa-bot/configs", { config: JSON.stringify({ prompt }), changelog: prompt, ...(activate ? { activate } : {}) })).status).toBe(303);
+    }
+    expect((await ui.form("/agents/qa-bot/gate", { score_name: "exactMatch", max_drop: "0.05" })).status).toBe(303);
+    const up = await client.activateConfigVersion("qa-bot", 2);
+    expect([up.forced, up.gate.active_version, up.gate.candidate_experiment?.scores.exactMatch?.mean]).toEqual([false, 1, 1]);
+    const back = await client.activateConfigVersion("qa-bot", 1).catch((e: unknown) => e);
+    expect(back).toBeInstanceOf(RunwatchError);
+    expect([(back as RunwatchError).details.status, (back as RunwatchError).message]).toEqual([409, expect.stringMatching(/"exactMatch" mean would drop from 1 .* to 0\.0769/)]);
+    const forced = await client.activateConfigVersion("qa-bot", 1, { force: true, reason: "the echo prompt is what support asked for" });
+    expect([forced.forced, forced.gate.violations.map((v) => v.score)]).toEqual([true, ["exactMatch"]]);
 
     const listed = await (await fetch(`${server.url}/api/experiments?dataset=${encodeURIComponent(dataset)}`, { headers: { authorization: `Bearer ${server.key}` } })).json();
     expect(listed.experiments.map((e: { name: string; status: string }) => [e.name, e.status])).toEqual([["shout prompt", "completed"], ["echo prompt", "completed"]]);

@@ -13,9 +13,13 @@ const run = promisify(execFile);
 export const repoRoot = path.resolve(import.meta.dirname, "../../..");
 const cli = path.join(repoRoot, "deploy/bin/runwatch.mjs");
 
+export const PASSWORD = "correct horse battery staple";
+
 export interface RealServer {
   url: string;
   key: string;
+  /** The key's user, who may sign in to the dashboard with PASSWORD. */
+  email: string;
   dataDir: string;
   log(): string;
   stop(): Promise<void>;
@@ -74,11 +78,11 @@ async function startOnce(): Promise<RealServer> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const email = `js-client-${Date.now()}@example.com`;
-    await run(process.execPath, [cli, "user", "create", "--email", email, "--name", "JS Client", "--password", "correct horse battery staple"], { cwd: repoRoot, env });
+    await run(process.execPath, [cli, "user", "create", "--email", email, "--name", "JS Client", "--password", PASSWORD], { cwd: repoRoot, env });
     const { stdout } = await run(process.execPath, [cli, "key", "create", "--email", email, "--name", "js-client-test"], { cwd: repoRoot, env });
     const key = stdout.trim().split(/\s+/).pop()!;
     if (!/^[0-9a-f]{64}$/.test(key)) throw new Error(`unexpected key output: ${stdout}`);
-    return { url: `http://127.0.0.1:${web}`, key, dataDir, log: () => output, stop };
+    return { url: `http://127.0.0.1:${web}`, key, email, dataDir, log: () => output, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -101,4 +105,34 @@ export async function waitForRun(server: RealServer, sdkRunId: string, done: (v:
     if (Date.now() > deadline) throw new Error(`run ${sdkRunId} did not reach the expected state; last answer: ${JSON.stringify(last).slice(0, 3000)}`);
     await new Promise((res) => setTimeout(res, 150));
   }
+}
+
+/**
+ * The dashboard as the server's user: signs in, then posts forms with the page's CSRF token (what a browser does),
+ * for what only the dashboard sets up (agents, config versions, gate rules).
+ */
+export async function dashboard(server: RealServer): Promise<{ form(path: string, fields: Record<string, string>): Promise<Response> }> {
+  let cookie = "";
+  const remember = (res: Response) => {
+    const jar = new Map(cookie.split("; ").filter(Boolean).map((c) => c.split("=", 2) as [string, string]));
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const [name, value] = pair!.split("=", 2);
+      jar.set(name!, value ?? "");
+    }
+    cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+  };
+  const csrfOf = async (path: string) => {
+    const res = await fetch(`${server.url}${path}`, { headers: { cookie }, redirect: "manual" });
+    remember(res);
+    return /name="_csrf" value="([^"]+)"/.exec(await res.text())?.[1] ?? "";
+  };
+  const post = async (path: string, fields: Record<string, string>, csrf: string) => {
+    const res = await fetch(`${server.url}${path}`, { method: "POST", headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ _csrf: csrf, ...fields }), redirect: "manual" });
+    remember(res);
+    return res;
+  };
+  const login = await post("/login", { email: server.email, password: PASSWORD }, await csrfOf("/login"));
+  if (login.status !== 302 && login.status !== 303) throw new Error(`could not sign in: ${login.status}`);
+  return { form: async (path, fields) => post(path, fields, await csrfOf("/dashboard")) };
 }

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -58,6 +60,10 @@ def free_port() -> int:
 # ---- a real Runwatch server (integration tests) ---------------------------------------------------------
 
 
+DASHBOARD_EMAIL = "pytest@runwatch.test"
+DASHBOARD_PASSWORD = "pytest-password-1"
+
+
 class RealServer:
     def __init__(self, base_url: str, api_key: str, data_dir: str, env: dict[str, str]) -> None:
         self.base_url = base_url
@@ -112,6 +118,33 @@ class RealServer:
                 return [r["sdk_run_id"] for r in body["runs"]]
             time.sleep(0.5)
         raise AssertionError(f"session {session_id} did not list {count} runs in {timeout}s; last: {last}")
+
+    def dashboard_form(self, path: str, fields: dict[str, str]) -> int:
+        """Posts a dashboard form as the test's user (signed in once, the page's CSRF token added): the status,
+        redirects not followed. For what only the dashboard sets up (config versions, gate rules)."""
+        if not hasattr(self, "_opener"):
+
+            class NoRedirect(urllib.request.HTTPRedirectHandler):
+                def redirect_request(self, *args: Any) -> None:
+                    return None
+
+            self._opener = urllib.request.build_opener(
+                urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), NoRedirect()
+            )
+            self._post_form("/login", {"email": DASHBOARD_EMAIL, "password": DASHBOARD_PASSWORD}, "/login")
+        return self._post_form(path, fields, "/dashboard")
+
+    def _post_form(self, path: str, fields: dict[str, str], page: str) -> int:
+        with self._opener.open(self.base_url + page, timeout=30) as resp:
+            csrf = re.search(r'name="_csrf" value="([^"]+)"', resp.read().decode()).group(1)  # type: ignore[union-attr]
+        data = urllib.parse.urlencode({"_csrf": csrf, **fields}).encode()
+        try:
+            with self._opener.open(
+                urllib.request.Request(self.base_url + path, data=data, method="POST"), timeout=30
+            ) as r:
+                return r.status
+        except urllib.error.HTTPError as e:
+            return e.code
 
     def cli(self, *args: str) -> str:
         res = subprocess.run(
@@ -173,8 +206,8 @@ def real_server() -> Iterator[RealServer]:
     try:
         _wait_http(base_url, proc, log, timeout=180)
         srv = RealServer(base_url, "", data_dir, env)
-        email = "pytest@runwatch.test"
-        srv.cli("user", "create", "--email", email, "--name", "Py Test", "--password", "pytest-password-1")
+        email = DASHBOARD_EMAIL
+        srv.cli("user", "create", "--email", email, "--name", "Py Test", "--password", DASHBOARD_PASSWORD)
         srv.api_key = srv.cli("key", "create", "--email", email, "--name", "pytest").strip().splitlines()[-1].strip()
         yield srv
     finally:

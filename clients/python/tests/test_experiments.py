@@ -1,7 +1,8 @@
 """Experiments from the Python client against a REAL Runwatch server: a LangGraph graph whose model calls an LLM on
 loopback is the task; two config versions run over the same dataset version; each item's run is an ordinary run
 naming the experiment and the item, with its LLM call and cost; an item whose LLM call fails makes that run an
-error and the rest go on; a resume re-runs only that item."""
+error and the rest go on; a resume re-runs only that item; the activation gate then lets the better config version in
+and refuses the way back until forced with a reason."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 
-from runwatch import Runwatch
+from runwatch import Runwatch, RunwatchError
 from runwatch.langchain import CallbackHandler
 
 from .conftest import RealServer
@@ -117,3 +118,21 @@ def test_two_config_versions_a_failing_item_and_a_resume(
     assert (resumed.experiment_id, resumed.ran, resumed.skipped) == (v1.experiment_id, 1, 12)
     assert (resumed.error_count, resumed.completed_count) == (0, 13)
     assert resumed.scores["exact_match"] == {"mean": 1 / 13, "count": 13}
+
+    # The gate: a rule on exact_match lets version 2 (mean 1) replace version 1 (1/13), and refuses the way back
+    # unless forced with a reason. The agent is in the registry already: its runs put it there.
+    assert (
+        real_server.dashboard_form("/agents/qa-bot/configs", {"config": '{"prompt": "echo"}', "activate": "on"}) == 303
+    )
+    assert real_server.dashboard_form("/agents/qa-bot/configs", {"config": '{"prompt": "shout"}'}) == 303
+    assert real_server.dashboard_form("/agents/qa-bot/gate", {"score_name": "exact_match", "max_drop": "0.05"}) == 303
+    up = client.activate_config_version("qa-bot", 2)
+    assert (up["forced"], up["gate"]["active_version"], up["gate"]["candidate_experiment"]["name"]) == (
+        False,
+        1,
+        "shout prompt",
+    )
+    with pytest.raises(RunwatchError, match=r'HTTP 409.*"exact_match" mean would drop from 1 .* to 0\.0769'):
+        client.activate_config_version("qa-bot", 1)
+    forced = client.activate_config_version("qa-bot", 1, force=True, reason="support wants the echo prompt back")
+    assert forced["forced"] is True

@@ -15,6 +15,7 @@ from ._context import UNSET, F, _current_run, current_run
 from ._datasets import add_dataset_items, create_dataset, dataset_items, get_dataset
 from ._decorators import _bound_arguments, _wrap
 from ._experiments import ExperimentSpec, ExperimentSummary, run_experiment
+from ._gate import activate_config_version
 from ._http import HttpClient
 from ._human_input import HumanInput, get_input, wait_for_input
 from ._json import iso_utc
@@ -313,6 +314,14 @@ class Runwatch:
                 results_timeout=results_timeout,
             ),
         )
+
+    def activate_config_version(
+        self, agent: str, version: int, *, force: bool = False, reason: str | None = None
+    ) -> dict[str, Any]:
+        """Activates a config version through the activation gate (docs/EVALUATION.md): returns {agent, version,
+        forced, gate}; raises RunwatchError (HTTP 409) naming the score and both values when its latest experiment
+        broke a rule, unless `force=True` with a `reason` (a key of an admin or the owner)."""
+        return activate_config_version(self, agent, version, force=force, reason=reason)
 
     # ---- human input (_human_input.py) ------------------------------------------------------------------
 
