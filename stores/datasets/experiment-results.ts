@@ -126,8 +126,11 @@ export async function experimentResults(ch: ClickHouse, projectId: number, exper
       started_at: r.r_started_at ? new Date(`${r.r_started_at.replace(" ", "T")}Z`).toISOString() : null,
     };
   });
-  return results.sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : a.repetition - b.repetition));
+  return results.sort((a, b) => byteOrder(a.item_id, b.item_id) || a.repetition - b.repetition);
 }
+
+/** Item ids in the order Postgres reads them (COLLATE "C": their UTF-8 bytes), which JavaScript's `<` is not. */
+export const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /** The value at quantile q of sorted values (nearest rank), or null for none. */
 export function quantile(sorted: readonly number[], q: number): number | null {

@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 const upload = (body: string | Buffer, type = "application/x-ndjson", headers: Record<string, string> = { "x-csrf-token": csrf }, name = "cases") =>
-  jar.fetch(`${srv.url}/datasets/${name}/upload`, { method: "POST", headers: { "content-type": type, accept: "application/json", ...headers }, body });
+  jar.fetch(`${srv.url}/datasets/${name}/upload`, { method: "POST", headers: { "content-type": type, accept: "application/json", ...headers }, body: typeof body === "string" ? body : new Uint8Array(body) });
 const items = async (k = alice.key) => (await (await fetch(`${srv.url}/api/datasets/cases/items`, bearer(k))).json()).items as any[];
 
 describe("dataset edits from the page", () => {

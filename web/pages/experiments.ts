@@ -13,7 +13,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { datasetNamed, readItems, readItemsWithIds, type Dataset } from "../../stores/datasets/datasets.js";
-import { experimentResults, experimentSummary } from "../../stores/datasets/experiment-results.js";
+import { byteOrder, experimentResults, experimentSummary } from "../../stores/datasets/experiment-results.js";
 import { findExperiment, listExperiments, type Experiment } from "../../stores/datasets/experiments.js";
 import { isItemId } from "../../stores/datasets/items.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
@@ -60,7 +60,7 @@ export function register(router: Router, deps: WebDeps): void {
     const byItem = results.map(resultsByItem);
     const aggregates = chosen.map((e, k) => experimentSummary(e, results[k]!));
     const onlyRegressions = queryParam(ctx, "only") === "regressions" && chosen.length > 1;
-    const regressed = compareItems([...new Set(results.flatMap((r) => r.map((x) => x.item_id)))].sort().map((id) => ({ id })), byItem)
+    const regressed = compareItems([...new Set(results.flatMap((r) => r.map((x) => x.item_id)))].sort(byteOrder).map((id) => ({ id })), byItem)
       .filter((row) => row.regression).map((row) => row.item.id);
     const page = await comparisonPage(dataset, chosen[0]!.dataset_version, queryParam(ctx, "after"), onlyRegressions ? regressed : undefined);
     const view = {
@@ -76,7 +76,7 @@ export function register(router: Router, deps: WebDeps): void {
   async function comparisonPage(dataset: Dataset, version: number, after: string | undefined, only: readonly string[] | undefined) {
     const from = after && isItemId(after) ? after : undefined;
     if (!only) return readItems(sql, dataset, { version, limit: COMPARE_PAGE_ITEMS, after: from });
-    const ids = only.filter((id) => from === undefined || id > from);
+    const ids = only.filter((id) => from === undefined || byteOrder(id, from) > 0);
     const items = await readItemsWithIds(sql, dataset, version, ids.slice(0, COMPARE_PAGE_ITEMS));
     return { version, items, next_after: ids.length > COMPARE_PAGE_ITEMS ? items[items.length - 1]?.id ?? null : null };
   }

@@ -45,6 +45,34 @@ export function refetchUntil(fetchOnce, current, { tries = 8, intervalMs = 250, 
   };
 }
 
+/**
+ * For a page that swaps in a server-rendered fragment of itself (`?fragment=<name>`) when pushed messages say it
+ * changed: returns refresh(), which fetches the fragment into `root` at most once per minIntervalMs after the last
+ * fetch began (calls while one waits share it) and resolves when it is swapped in.
+ */
+export function fragmentRefresher(root, fragment, minIntervalMs) {
+  let last = 0;
+  let pending = null;
+  const refresh = async () => {
+    last = Date.now();
+    try {
+      const url = new URL(location.href);
+      url.searchParams.set("fragment", fragment);
+      const res = await fetch(url, { credentials: "same-origin" });
+      if (res.ok) {
+        root.innerHTML = await res.text();
+        tick(root);
+      }
+    } catch (err) {
+      console.warn(`${fragment} refresh failed`, err);
+    }
+  };
+  return () => (pending ??= new Promise((r) => setTimeout(r, Math.max(0, last + minIntervalMs - Date.now()))).then(() => {
+    pending = null;
+    return refresh();
+  }));
+}
+
 const indicator = document.getElementById("live-indicator");
 function setState(state, text) {
   if (!indicator) return;

@@ -1,35 +1,10 @@
 // /sessions/:id: when an event of one of this session's runs is pushed (or a run joins it), re-fetch the turns
 // fragment (throttled) until it shows the pushed state, and swap it in.
-import { onReconnect, onRunEvents, refetchUntil, tick } from "./live.js";
+import { fragmentRefresher, onReconnect, onRunEvents, refetchUntil } from "./live.js";
 
 const root = document.getElementById("session-live");
 const sessionId = root.dataset.session;
-const MIN_INTERVAL_MS = 250;
-let last = 0;
-
-async function refresh() {
-  last = Date.now();
-  try {
-    const url = new URL(location.href);
-    url.searchParams.set("fragment", "live");
-    const res = await fetch(url, { credentials: "same-origin" });
-    if (res.ok) {
-      root.innerHTML = await res.text();
-      tick(root);
-    }
-  } catch (err) {
-    console.warn("session refresh failed", err);
-  }
-}
-
-/** A refresh at most MIN_INTERVAL_MS after the last one began; calls while it waits share it. */
-let next = null;
-function throttled() {
-  return (next ??= new Promise((r) => setTimeout(r, Math.max(0, last + MIN_INTERVAL_MS - Date.now()))).then(() => {
-    next = null;
-    return refresh();
-  }));
-}
+const throttled = fragmentRefresher(root, "live", 250);
 
 // Until each pushed run's turn shows at least its pushed event count (a run's count only grows): the first fetch can
 // still miss a new turn or show one as it was (refetchUntil, live.js).
