@@ -111,6 +111,9 @@ describe("activation gate", () => {
     const forced = await post("/api/agents/qa-bot/configs/2/activate", { force: true, reason: "hotfix: v1 leaks a prompt" });
     expect([forced.status, forced.body.forced]).toEqual([200, true]);
     expect(await activeVersion()).toBe(2);
+    // What an SDK fetches names the active version's experiment.
+    const fetched = await (await fetch(`${srv.url}/api/agents/qa-bot/config`, bearer(ownerKey))).json();
+    expect(fetched.experiment).toMatchObject({ name: "v2", dataset: "gate set", dataset_version: 1 });
     const entry = (await auditLog(srv.ports.sql, team.id)).find((e) => e.action === "agent.activation_forced");
     expect(entry).toMatchObject({ target: "qa-bot v2", details: { reason: "hotfix: v1 leaks a prompt", violations: [{ score: "correctness" }] } });
 

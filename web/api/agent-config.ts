@@ -1,6 +1,7 @@
 /**
  * GET /api/agents/{name}/config (Bearer key, read rate-limit bucket): the agent's active config version,
- * `{agent, version, config, changelog, activated_at}`, with a strong ETag over that body. A client that
+ * `{agent, version, config, changelog, activated_at, experiment}` (experiment: the version's latest experiment, or
+ * null), with a strong ETag over that body. A client that
  * sends the ETag back in If-None-Match gets 304 until another version is activated (or the same one is
  * activated again), so SDKs can poll cheaply. 404 names what is missing: the agent, or an active version.
  */
@@ -11,6 +12,7 @@ import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { readAuthorizer } from "./read-api.js";
 import { activeConfig } from "../../stores/agent-registry.js";
+import { experimentsOfAgent } from "../../stores/datasets/experiments.js";
 
 export const etagOf = (body: string): string => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
 
@@ -27,7 +29,12 @@ export function registerAgentConfigApi(router: Router, deps: WebDeps, auth: ApiK
   router.get("/api/agents/:name/config", async (ctx: Context) => {
     const p = await authorize(ctx);
     const cfg = await activeConfig(deps.ports.sql, p.projectId, String(ctx.params.name));
-    const body = JSON.stringify(cfg);
+    // The active version's latest experiment, as the activation gate compares it (docs/EVALUATION.md).
+    const experiment = (await experimentsOfAgent(deps.ports.sql, p.projectId, cfg.agent)).find((e) => e.config_version === cfg.version);
+    const body = JSON.stringify({
+      ...cfg,
+      experiment: experiment ? { id: experiment.id, name: experiment.name, dataset: experiment.dataset, dataset_version: experiment.dataset_version, status: experiment.status } : null,
+    });
     const etag = etagOf(body);
     ctx.set("ETag", etag);
     ctx.set("Cache-Control", "private, no-cache");

@@ -150,6 +150,8 @@ export const AgentConfig = Schema.Struct({
   config: Schema.Unknown,
   changelog: Schema.String,
   activated_at: Schema.NullOr(Iso),
+  experiment: Schema.NullOr(Schema.Struct({ id: Schema.String, name: Schema.String, dataset: Schema.String, dataset_version: Schema.Int, status: Schema.String }))
+    .annotations({ description: "The version's latest experiment (docs/EVALUATION.md), or null." }),
 }).annotations({ identifier: "AgentConfig", description: "The agent's active config version; its ETag answers If-None-Match with 304." });
 
 export const RealtimeToken = Schema.Struct({
