@@ -59,7 +59,8 @@ export const DATASET_OPERATIONS: Record<string, Record<string, Operation>> = {
     patch: {
       tag: "Datasets", summary: "Change a dataset's description or its items' JSON Schemas", params: [DatasetName],
       description: "A schema (JSON Schema 2020-12; null removes it) must fit every current active item: the first that does not is named and nothing changes. Regular expressions, uniqueItems and references to other documents are refused.",
-      body: DatasetChange, ok: { 200: Schema.Struct({ dataset: Dataset }) }, errors: [400, 401, 403, 404, 413, 415, 422, 429],
+      // 405: an empty name is the list's path (/api/datasets/), which is not changed by PATCH.
+      body: DatasetChange, ok: { 200: Schema.Struct({ dataset: Dataset }) }, errors: [400, 401, 403, 404, 405, 413, 415, 422, 429],
     },
     get: { tag: "Datasets", summary: "A dataset and its versions, newest first", params: [DatasetName], ok: { 200: Schema.Struct({ dataset: Dataset, versions: Schema.Array(DatasetVersion) }) }, errors: [401, 403, 404, 429] },
   },

@@ -48,7 +48,8 @@ export const EXPERIMENT_OPERATIONS: Record<string, Record<string, Operation>> = 
   "/api/experiments/{id}": {
     get: {
       tag: "Experiments", summary: "An experiment, its aggregates and its results per item and repetition", params: [ExperimentId],
-      ok: { 200: Schema.Struct({ experiment: Experiment, items: Schema.Array(ExperimentItem) }) }, errors: [401, 403, 404, 429],
+      // 422: an empty id is the list's path (/api/experiments/), which needs its dataset.
+      ok: { 200: Schema.Struct({ experiment: Experiment, items: Schema.Array(ExperimentItem) }) }, errors: [401, 403, 404, 422, 429],
     },
   },
   "/api/experiments/{id}/complete": {
