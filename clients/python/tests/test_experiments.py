@@ -109,7 +109,7 @@ def test_two_config_versions_a_failing_item_and_a_resume(
     failed = next(i for i in v2.items if i["item_id"] == "q99")
     assert failed["status"] == "error" and "HTTP 500" in failed["error"]
 
-    def fixed(inp: Any, item: dict[str, Any]) -> str:
+    async def fixed(inp: Any, item: dict[str, Any]) -> str:  # an async task: awaited in the item's worker thread
         return "never" if item["id"] == "q99" else agent(client, llm_url, "echo")(inp)
 
     resumed = client.run_experiment(
