@@ -57,7 +57,8 @@ for (const target of targets) {
         await ch.insert("llm_calls", [{ user_id: user, run_id: runId, sdk_run_id: "same-run", call_id: "c", event_id: uuidv7(), started_at: at, ended_at: at, day: at.slice(0, 10) }]);
         await ch.insert("scores", [{ score_id: uuidv7(), user_id: user, run_id: runId, sdk_run_id: "same-run", name: "s", value_type: "number", value_number: user, created_at: at }]);
       }
-      expect(await migrateClickHouse(ch)).toEqual([140]);
+      // 140, then the migrations after it.
+      expect((await migrateClickHouse(ch))[0]).toBe(140);
     });
     afterAll(async () => {
       await target.drop?.(ch);
