@@ -93,12 +93,15 @@ function parseOutput(text: string, chars: number): { output: unknown; truncated:
   }
 }
 
-/** The results of experiment `experimentId` of project `projectId`, by item id (byte order) and repetition. */
-export async function experimentResults(ch: ClickHouse, projectId: number, experimentId: string): Promise<ItemResult[]> {
+/**
+ * The results of experiment `experimentId` of project `projectId`, by item id (byte order) and repetition; without
+ * their outputs (null) when `outputs` is false, for aggregates alone (the outputs' query reads the run_end payloads).
+ */
+export async function experimentResults(ch: ClickHouse, projectId: number, experimentId: string, opts: { outputs?: boolean } = {}): Promise<ItemResult[]> {
   const params = { pid: projectId, eid: experimentId };
   const [runs, outputs, scores] = await Promise.all([
     ch.query<RunRow>(RUNS, params),
-    ch.query<{ run_id: string; chars: number | string; output: string }>(OUTPUTS, params),
+    opts.outputs === false ? [] : ch.query<{ run_id: string; chars: number | string; output: string }>(OUTPUTS, params),
     ch.query<{ s_run_id: string; s_name: string; s_type: string; s_number: number | string; s_string: string }>(SCORES, params),
   ]);
   const outputOf = new Map(outputs.map((o) => [o.run_id, parseOutput(o.output, Number(o.chars))]));
@@ -178,7 +181,7 @@ export function experimentSummary(e: Experiment, results: readonly ItemResult[])
 }
 export type ExperimentSummary = ReturnType<typeof experimentSummary>;
 
-/** An experiment's summary, read from ClickHouse. */
+/** An experiment's summary, read from ClickHouse (its results' runs and scores; the outputs are not needed). */
 export async function summarizeExperiment(ch: ClickHouse, projectId: number, e: Experiment): Promise<ExperimentSummary> {
-  return experimentSummary(e, await experimentResults(ch, projectId, e.id));
+  return experimentSummary(e, await experimentResults(ch, projectId, e.id, { outputs: false }));
 }

@@ -12,7 +12,7 @@
 import type Router from "@koa/router";
 import { ValidationError } from "../../core/errors.js";
 import { datasetNamed } from "../../stores/datasets/datasets.js";
-import { experimentResults, experimentSummary } from "../../stores/datasets/experiment-results.js";
+import { experimentResults, experimentSummary, summarizeExperiment } from "../../stores/datasets/experiment-results.js";
 import {
   completeExperiment, createExperiment, experimentNamed, experimentWithId, listExperiments, parseExperimentInput, type Experiment,
 } from "../../stores/datasets/experiments.js";
@@ -52,7 +52,7 @@ export function registerExperimentsApi(router: Router, deps: WebDeps, auth: ApiK
       ? await listExperiments(sql, p.projectId, dataset.id)
       : [await experimentNamed(sql, p.projectId, dataset, only)].filter((e): e is Experiment => e !== undefined);
     const out = [];
-    for (const e of experiments) out.push(experimentSummary(e, await experimentResults(clickhouse, p.projectId, e.id)));
+    for (const e of experiments) out.push(await summarizeExperiment(clickhouse, p.projectId, e));
     ctx.set("Cache-Control", "no-store");
     ctx.body = { experiments: out };
   });
@@ -67,6 +67,6 @@ export function registerExperimentsApi(router: Router, deps: WebDeps, auth: ApiK
   router.post("/api/experiments/:id/complete", async (ctx) => {
     const p = await authorize(ctx);
     const experiment = await completeExperiment(sql, p.projectId, ctx.params.id!);
-    ctx.body = { experiment: experimentSummary(experiment, await experimentResults(clickhouse, p.projectId, experiment.id)) };
+    ctx.body = { experiment: await summarizeExperiment(clickhouse, p.projectId, experiment) };
   });
 }

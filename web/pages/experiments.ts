@@ -13,7 +13,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { datasetNamed, readItems, readItemsWithIds, type Dataset } from "../../stores/datasets/datasets.js";
-import { byteOrder, experimentResults, experimentSummary } from "../../stores/datasets/experiment-results.js";
+import { byteOrder, experimentResults, experimentSummary, summarizeExperiment } from "../../stores/datasets/experiment-results.js";
 import { findExperiment, listExperiments, type Experiment } from "../../stores/datasets/experiments.js";
 import { isItemId } from "../../stores/datasets/items.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
@@ -43,7 +43,7 @@ export function register(router: Router, deps: WebDeps): void {
     const projectId = projectOfRequest(ctx).id;
     const dataset = await datasetNamed(sql, projectId, String(ctx.params.name));
     const experiments = [];
-    for (const e of await listExperiments(sql, projectId, dataset.id)) experiments.push(experimentSummary(e, await experimentResults(clickhouse, projectId, e.id)));
+    for (const e of await listExperiments(sql, projectId, dataset.id)) experiments.push(await summarizeExperiment(clickhouse, projectId, e));
     renderPage(ctx, "experiments.njk", { title: `Experiments of ${dataset.name}`, dataset, experiments, score_names: scoreNames(experiments) });
   });
 
