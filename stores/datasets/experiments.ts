@@ -7,7 +7,7 @@ import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { displayTextProblem } from "../../core/display-text.js";
 import { makeStorable } from "../../core/events/storable.js";
 import { MAX_REPETITIONS, toValidationError } from "../../core/events/schema.js";
-import { uuidv7 } from "../../core/ids.js";
+import { isUuid, uuidv7 } from "../../core/ids.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { MAX_DATASET_NAME, type Dataset } from "./datasets.js";
 
@@ -75,9 +75,8 @@ export function parseExperimentInput(body: unknown): ExperimentInput {
   return { ...v.right, name: v.right.name.trim() };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Whether `s` can be an experiment's id (a UUID, any case). */
-export const isExperimentId = (s: string): boolean => UUID.test(s.toLowerCase());
+export const isExperimentId = isUuid;
 
 const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
