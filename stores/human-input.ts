@@ -16,6 +16,8 @@ import type { Logger } from "../core/logger.js";
 import type { RunRecord } from "../core/events/run.js";
 import { Conflict, NotFound, ValidationError } from "../core/errors.js";
 import type { EventStore } from "../core/clickhouse/types.js";
+import { displayTextProblem } from "../core/display-text.js";
+import { repairString } from "../core/events/storable.js";
 
 export const MAX_RESPONSE_CHARS = 20_000;
 export const MAX_RESPONDED_BY_CHARS = 200;
@@ -131,6 +133,8 @@ function validateAnswer(input: AnswerInput, responder: Responder): { response: s
     if (typeof input.responded_by !== "string" || input.responded_by.length > MAX_RESPONDED_BY_CHARS) {
       throw new ValidationError({ message: `responded_by must be a string of at most ${MAX_RESPONDED_BY_CHARS} characters`, field: "responded_by" });
     }
+    const problem = displayTextProblem(input.responded_by);
+    if (problem) throw new ValidationError({ message: `responded_by ${problem}`, field: "responded_by" });
     respondedBy = input.responded_by.trim();
   }
   let requestEventId: string | undefined;
@@ -140,7 +144,8 @@ function validateAnswer(input: AnswerInput, responder: Responder): { response: s
     }
     requestEventId = input.request_event_id.toLowerCase();
   }
-  return { response: input.response, responded_by: respondedBy, request_event_id: requestEventId };
+  // Free text like an event's strings: NUL (which Postgres refuses in text) and lone surrogates become U+FFFD.
+  return { response: repairString(input.response), responded_by: respondedBy, request_event_id: requestEventId };
 }
 
 /**

@@ -95,10 +95,15 @@ describe("human input answered on the dashboard", () => {
     expect(stale.status).toBe(409);
     expect((await stale.json()).error.code).toBe("question_superseded");
 
-    const viaApi = await fetch(`${srv.url}/api/runs/${id}/input`, json(key, { response: "not yet", responded_by: "ops-bot" }));
+    // Postgres refuses NUL in text: a NUL in the responder's name is a 422 naming it, in the answer a U+FFFD.
+    const nulName = await fetch(`${srv.url}/api/runs/${id}/input`, json(key, { response: "x", responded_by: "ops\u0000bot" }));
+    expect(nulName.status).toBe(422);
+    expect((await nulName.json()).error.field).toBe("responded_by");
+
+    const viaApi = await fetch(`${srv.url}/api/runs/${id}/input`, json(key, { response: "not\u0000yet", responded_by: "ops-bot" }));
     expect(viaApi.status).toBe(201);
-    expect(await viaApi.json()).toMatchObject({ response: "not yet", responded_by: "ops-bot", request_event_id: second.event_id });
-    expect((await (await input(id)).json()).response).toBe("not yet");
+    expect(await viaApi.json()).toMatchObject({ response: "not\uFFFDyet", responded_by: "ops-bot", request_event_id: second.event_id });
+    expect((await (await input(id)).json()).response).toBe("not\uFFFDyet");
   });
 
   it("validates input and scopes runs to the key's user", async () => {
