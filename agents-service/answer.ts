@@ -51,17 +51,21 @@ export const ANSWER_NAME = "code_improvements";
 
 const decode = Schema.decodeUnknownEither(ModelAnswer, { errors: "first", onExcessProperty: "ignore" });
 
-/** Parses a model's text answer: tolerates a ```json fence around it (common without structured output). */
-export function parseAnswerText(text: string): Either.Either<ModelAnswer, string> {
+/** Parses a model's text answer as JSON: tolerates a ```json fence around it (common without structured output). */
+export function parseJsonText(text: string): Either.Either<unknown, string> {
   const unfenced = text.trim().replace(/^```(?:json)?\s*\n([\s\S]*?)\n?```$/, "$1");
-  let json: unknown;
   try {
-    json = JSON.parse(unfenced);
+    return Either.right(JSON.parse(unfenced) as unknown);
   } catch (e) {
     return Either.left(`the answer is not valid JSON (${(e as Error).message}): ${JSON.stringify(text.slice(0, 120))}`);
   }
-  return validateAnswer(json);
 }
+
+export const ANSWER_OUTPUT = {
+  name: ANSWER_NAME,
+  description: "Submit the review: the suggestions and the complete improved code.",
+  schema: ANSWER_JSON_SCHEMA,
+} as const;
 
 export function validateAnswer(json: unknown): Either.Either<ModelAnswer, string> {
   return Either.mapLeft(decode(json), (err) => {

@@ -7,7 +7,9 @@ import { createTwoFilesPatch } from "diff";
 import { callerLanguage, detectLanguage } from "./language/detect.js";
 import type { ImproveResponse } from "../core/agents/contract.js";
 import { findLanguage } from "../core/agents/languages.js";
-import { badRequest, ServiceError } from "./errors.js";
+import { Either } from "effect";
+import { ANSWER_OUTPUT, validateAnswer } from "./answer.js";
+import { badRequest, malformedAnswer, ServiceError } from "./errors.js";
 import { systemPrompt, userPrompt } from "./prompt.js";
 import { PROVIDERS } from "./providers/index.js";
 import type { ImproveRequest } from "./request.js";
@@ -23,7 +25,7 @@ export interface ImproveDeps {
   readonly signal?: AbortSignal;
 }
 
-export function chooseProvider(settings: AgentsSettings, req: ImproveRequest): { provider: ProviderId; model: string } {
+export function chooseProvider(settings: AgentsSettings, req: Pick<ImproveRequest, "provider" | "model" | "temperature">): { provider: ProviderId; model: string } {
   const provider = req.provider ?? resolveDefaultProvider(settings);
   if (!provider) {
     throw new ServiceError({
@@ -85,12 +87,15 @@ export async function improve(deps: ImproveDeps, req: ImproveRequest): Promise<I
         temperature: req.temperature,
         system: systemPrompt(),
         user: userPrompt({ code: req.code, language: detection.language, instructions: req.instructions }),
+        output: ANSWER_OUTPUT,
         signal: deps.signal,
       },
     );
+    const answer = validateAnswer(r.value);
+    if (Either.isLeft(answer)) throw malformedAnswer(impl.name, answer.left, r.rawText);
     return {
-      result: r,
-      output: { provider, model: r.model, attempts: r.attempts, suggestions: r.answer.suggestions.length, ...r.usage },
+      result: { ...r, answer: answer.right },
+      output: { provider, model: r.model, attempts: r.attempts, suggestions: answer.right.suggestions.length, ...r.usage },
     };
   });
 

@@ -3,6 +3,7 @@
  *   GET  /health     status, version, uptime, which providers are configured, detector state
  *   GET  /providers  the three providers, their models (with prices) and whether each is configured
  *   POST /improve    X-Agent-Secret required; detect language, ask the LLM, return suggestions + diff + usage
+ *   POST /judge      X-Agent-Secret required; one structured completion for an LLM-as-judge evaluator (judge.ts)
  * Errors are always `{error:{code,message,field?}}`; nothing a client sends can produce a 500.
  */
 import http from "node:http";
@@ -15,6 +16,7 @@ import type { Config } from "../core/config.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { ServiceError, errorBody } from "./errors.js";
 import { improve } from "./improve.js";
+import { judge, MAX_JUDGE_PROMPT_CHARS, parseJudgeRequest } from "./judge.js";
 import { detectorState } from "./language/detect.js";
 import { modelPrice } from "./pricing.js";
 import { PROVIDERS } from "./providers/index.js";
@@ -121,12 +123,9 @@ export async function startAgentsService(config: Config, opts: AgentsServiceOpti
   const bodyLimit = settings.maxCodeChars * 4 + settings.maxInstructionsChars * 4 + 16 * 1024;
   const startedAt = Date.now();
   let inFlight = 0;
+  let judging = 0;
 
-  const handleImprove = async (req: http.IncomingMessage, res: http.ServerResponse) => {
-    // One id per request: logged, returned as X-Request-Id, and the sdk_run_id of the self-reported run.
-    const incoming = req.headers["x-request-id"];
-    const requestId = typeof incoming === "string" && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
-    res.setHeader("x-request-id", requestId);
+  const requireSecret = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const given = req.headers["x-agent-secret"];
     if (!secretMatches(Array.isArray(given) ? given[0] : given, secret)) {
       // Drain nothing: close the connection so an unread body cannot confuse keep-alive.
@@ -137,14 +136,43 @@ export async function startAgentsService(config: Config, opts: AgentsServiceOpti
         message: given ? "the X-Agent-Secret header is wrong" : "the X-Agent-Secret header is required",
       });
     }
-    if (inFlight >= settings.maxConcurrent) {
-      throw new ServiceError({ status: 503, code: "busy", message: `too many improvements in progress (${settings.maxConcurrent}); retry shortly`, retryAfterSec: 5 });
-    }
-    inFlight++;
+  };
+
+  const abortOnClose = (res: http.ServerResponse) => {
     const aborted = new AbortController();
     res.on("close", () => {
       if (!res.writableFinished) aborted.abort(new Error("client disconnected"));
     });
+    return aborted.signal;
+  };
+
+  const handleJudge = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    requireSecret(req, res);
+    if (judging >= settings.maxConcurrent) {
+      throw new ServiceError({ status: 503, code: "busy", message: `too many judge calls in progress (${settings.maxConcurrent}); retry shortly`, retryAfterSec: 2 });
+    }
+    judging++;
+    try {
+      const body = parseJudgeRequest(await readJson(req, MAX_JUDGE_PROMPT_CHARS * 4 + 64 * 1024));
+      const result = await judge({ settings, fetch: fetchImpl, signal: abortOnClose(res) }, body);
+      logger.info("judge", { provider: result.provider, model: result.model, ms: result.duration_ms, attempts: result.attempts, ...result.usage });
+      send(res, 200, result);
+    } finally {
+      judging--;
+    }
+  };
+
+  const handleImprove = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    // One id per request: logged, returned as X-Request-Id, and the sdk_run_id of the self-reported run.
+    const incoming = req.headers["x-request-id"];
+    const requestId = typeof incoming === "string" && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    res.setHeader("x-request-id", requestId);
+    requireSecret(req, res);
+    if (inFlight >= settings.maxConcurrent) {
+      throw new ServiceError({ status: 503, code: "busy", message: `too many improvements in progress (${settings.maxConcurrent}); retry shortly`, retryAfterSec: 5 });
+    }
+    inFlight++;
+    const signal = abortOnClose(res);
     try {
       const parsed = parseRequest(await readJson(req, bodyLimit));
       if (Either.isLeft(parsed)) throw parsed.left;
@@ -157,7 +185,7 @@ export async function startAgentsService(config: Config, opts: AgentsServiceOpti
         has_instructions: Boolean(body.instructions),
       }, requestId);
       try {
-        const result = await improve({ settings, fetch: fetchImpl, trace: run, signal: aborted.signal }, body);
+        const result = await improve({ settings, fetch: fetchImpl, trace: run, signal }, body);
         await run.end(
           { language: result.language, provider: result.provider, suggestions: result.suggestions.length, diff_lines: result.diff ? result.diff.split("\n").length : 0 },
           { model: result.model, ...result.usage },
@@ -193,12 +221,14 @@ export async function startAgentsService(config: Config, opts: AgentsServiceOpti
           return send(res, 200, providersBody(settings));
         case "POST /improve":
           return handleImprove(req, res);
+        case "POST /judge":
+          return handleJudge(req, res);
       }
-      const allowed = { "/health": "GET, HEAD", "/providers": "GET", "/improve": "POST" }[url.pathname];
+      const allowed = { "/health": "GET, HEAD", "/providers": "GET", "/improve": "POST", "/judge": "POST" }[url.pathname];
       if (allowed) {
         throw new ServiceError({ status: 405, code: "method_not_allowed", message: `${req.method} is not allowed on ${url.pathname} (allowed: ${allowed})` });
       }
-      throw new ServiceError({ status: 404, code: "not_found", message: `no route ${url.pathname}; try GET /health, GET /providers, POST /improve` });
+      throw new ServiceError({ status: 404, code: "not_found", message: `no route ${url.pathname}; try GET /health, GET /providers, POST /improve, POST /judge` });
     };
     handle().catch((err) => {
       if (res.headersSent) return res.destroy();

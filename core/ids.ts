@@ -94,7 +94,7 @@ const HEX_CODES = Array.from("0123456789abcdef", (c) => c.charCodeAt(0));
 /** Where the id's nth hex digit goes in the 8-4-4-4-12 form. */
 const DIGIT_AT = Array.from({ length: 32 }, (_, i) => i + (i >= 8 ? 1 : 0) + (i >= 12 ? 1 : 0) + (i >= 16 ? 1 : 0) + (i >= 20 ? 1 : 0));
 
-function nameUuid(name: string): string {
+export function nameUuid(name: string): string {
   const h = hash("sha1", name, "hex"); // one-shot: cheaper than createHash().update().digest() per id
   return dashed(`${h.slice(0, 12)}5${h.slice(13, 16)}${variantDigit(h)}${h.slice(17, 32)}`);
 }

@@ -66,7 +66,7 @@ export const ROLES: Record<RoleName, Role> = {
   },
   pipeline: {
     name: "pipeline",
-    needs: ["log", "clickhouse", "sql", "pubsub"],
+    needs: ["log", "clickhouse", "sql", "pubsub", "limiter"],
     async start(ports, config, logger, together) {
       const mod = await optionalImport<{ startPipeline(p: Ports): Promise<unknown> }>("../pipeline/runner.js", logger, "the pipeline");
       if (!mod) return undefined;
@@ -78,9 +78,12 @@ export const ROLES: Record<RoleName, Role> = {
       // Alert notifications are delivered by a worker beside each pipeline (alerts/delivery/worker.ts).
       const { startNotificationWorker } = await import("../alerts/index.js");
       const notifier = await startNotificationWorker({ sql: ports.sql, pubsub: ports.pubsub, logger });
+      // So are online evaluations: the judge calls go to agents-service (pipeline/evaluation-worker.ts).
+      const { startEvaluationWorker } = await import("../pipeline/evaluation-worker.js");
+      const evaluator = await startEvaluationWorker(ports, config, logger);
       const { startRetentionSweeper } = await import("../pipeline/retention-sweeper.js");
       const retention = startRetentionSweeper({ sql: ports.sql, ch: ports.clickhouse }, config.retentionSweepMs, logger.child({ svc: "retention" }));
-      return { role: "pipeline", close: async () => { await retention.close(); await closer(p)(); await notifier.close(); } };
+      return { role: "pipeline", close: async () => { await retention.close(); await closer(p)(); await notifier.close(); await evaluator.close(); } };
     },
   },
   gateway: {

@@ -4,7 +4,7 @@
  * that publish it, so alerts and the live broadcast see what custom plugins changed (e.g. redacted secrets):
  *
  *   [custom, order "early"…] → status-machine → preview-truncation → llm-calls → cost-aggregation
- *     → [custom, order "late" (default)…] → alert-evaluation → broadcast
+ *     → scores → [custom, order "late" (default)…] → online-evaluation → alert-evaluation → broadcast
  */
 import { loadTriggers, type TriggerDefinition } from "../alerts/index.js";
 import { importConfigured } from "../core/modules.js";
@@ -12,6 +12,7 @@ import { alertEvaluation } from "./alert-evaluation.js";
 import { broadcast } from "./broadcast.js";
 import { costAggregation, countAgentRunsProcedure } from "./cost-aggregation.js";
 import { llmCalls } from "./llm-calls.js";
+import { onlineEvaluation } from "./online-evaluation.js";
 import { scores } from "./scores.js";
 import type { Plugin, PluginContext, PluginFactory } from "./plugin.js";
 import { previewTruncation } from "./preview-truncation.js";
@@ -54,6 +55,7 @@ export async function buildChain(
     costAggregation(),
     scores(),
     ...custom.filter((p) => p.order !== "early"),
+    onlineEvaluation(),
     alertEvaluation({ triggers: await loadTriggers(ctx.config, opts.triggers) }),
     broadcast(),
   ];

@@ -11,7 +11,7 @@ import { makeStorable } from "../core/events/storable.js";
 import { isStorableTime, MAX_SDK_RUN_ID_CHARS, MAX_SPAN_ID_CHARS, toValidationError } from "../core/events/schema.js";
 import { uuidv7 } from "../core/ids.js";
 
-export const SCORE_SOURCES = ["api", "human", "llm_judge", "otel"] as const;
+export const SCORE_SOURCES = ["api", "human", "llm_judge", "check", "otel"] as const;
 export type ScoreSource = (typeof SCORE_SOURCES)[number];
 export const MAX_SCORE_NAME = 100;
 export const MAX_SCORE_STRING = 200;
@@ -45,6 +45,10 @@ export interface Score {
   readonly source: ScoreSource;
   readonly span_id: string | null;
   readonly created_at: string;
+  /** The evaluator (and its version) that gave the score; null for scores from elsewhere. */
+  readonly evaluator: { readonly id: string; readonly version: number } | null;
+  /** The sdk_run_id of the judge call's own run (its tokens and cost), for LLM-judge scores; null otherwise. */
+  readonly judge_run: string | null;
 }
 
 const decode = Schema.decodeUnknownEither(ScoreInput, { errors: "first", onExcessProperty: "ignore" });
@@ -75,6 +79,9 @@ interface ScoreRow {
   comment: string;
   source: string;
   created_at: string;
+  evaluator_id: string;
+  evaluator_version: number | string;
+  judge_run: string;
 }
 
 /** The run a score belongs to (its project's), and the user whose key sent the score. */
@@ -85,8 +92,16 @@ export interface ScoredRun {
   readonly external_id: string;
 }
 
+/** Who gave a score, when an evaluator did (docs/EVALUATION.md). */
+export interface ScoreOrigin {
+  readonly evaluator_id: string;
+  readonly evaluator_version: number;
+  /** The judge call's own run, "" for a built-in check. */
+  readonly judge_run: string;
+}
+
 /** The `scores` row of a validated score. */
-export function scoreRow(run: ScoredRun, s: ScoreInput, scoreId: string, createdAtIso: string): Record<string, unknown> {
+export function scoreRow(run: ScoredRun, s: ScoreInput, scoreId: string, createdAtIso: string, origin?: ScoreOrigin): Record<string, unknown> {
   const kind = typeof s.value;
   return {
     score_id: scoreId,
@@ -101,6 +116,7 @@ export function scoreRow(run: ScoredRun, s: ScoreInput, scoreId: string, created
     value_string: kind === "string" ? s.value : "",
     comment: s.comment ?? "",
     source: s.source ?? "api",
+    ...(origin ? { evaluator_id: origin.evaluator_id, evaluator_version: origin.evaluator_version, judge_run: origin.judge_run } : {}),
     created_at: toChTime(createdAtIso),
   };
 }
@@ -136,7 +152,8 @@ export async function listRunScores(
   const order = opts.newestFirst ? "DESC" : "ASC";
   const rows = await ch.query<ScoreRow>(
     // score_id is its text here (the alias applies in WHERE and ORDER BY too): the cursor compares that text.
-    `SELECT toString(score_id) AS score_id, span_id, name, value_type, value_number, value_string, comment, source, created_at
+    `SELECT toString(score_id) AS score_id, span_id, name, value_type, value_number, value_string, comment, source, created_at,
+            evaluator_id, evaluator_version, judge_run
      FROM scores FINAL
      WHERE project_id = {project:UInt64} AND run_id = {run:UUID}
        ${at ? `AND (created_at, score_id) ${opts.newestFirst ? "<" : ">"} ({at:DateTime64(3, 'UTC')}, {id:String})` : ""}
@@ -152,6 +169,8 @@ export async function listRunScores(
     source: r.source as ScoreSource,
     span_id: r.span_id || null,
     created_at: r.created_at,
+    evaluator: r.evaluator_id ? { id: r.evaluator_id, version: Number(r.evaluator_version) } : null,
+    judge_run: r.judge_run || null,
   }));
   return { scores, next_cursor: rows.length > opts.limit ? scoreCursor(scores[scores.length - 1]!) : null };
 }

@@ -14,6 +14,7 @@ import type { PubSub } from "../core/ports/pubsub.js";
 import type { Sql } from "../core/ports/sql.js";
 import { isCountersSnapshot, type CountersSnapshot } from "../core/pipeline-counters.js";
 import { countDeadLetters } from "../stores/dead-letters.js";
+import { evaluationBacklog } from "../stores/evaluation/jobs.js";
 import { settleWithin } from "../core/settle-within.js";
 
 export const DEGRADED_AGE_MS = 30_000;
@@ -29,6 +30,8 @@ export interface HealthBody {
     /** Pipeline processes that reported in the last 10 s. */
     readonly workers: number;
   };
+  /** Evaluation jobs waiting (pending or retrying after an outage), and how many of them are due: the backlog. */
+  readonly evaluation: { readonly waiting: number; readonly due: number; readonly retrying: number } | null;
 }
 
 export interface HealthView {
@@ -69,6 +72,14 @@ export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logg
     return value;
   };
 
+  let backlog: { value: HealthBody["evaluation"]; at: number } | undefined;
+  const evaluationWaiting = async (): Promise<HealthBody["evaluation"]> => {
+    if (backlog && clock() - backlog.at < DEAD_LETTER_CACHE_MS) return backlog.value;
+    const value = await settleWithin<HealthBody["evaluation"]>(evaluationBacklog(sql), 1_000, null);
+    backlog = { value, at: clock() };
+    return value;
+  };
+
   const lagGrowing = (now: number): boolean => {
     const window = samples.filter((s) => s.at >= now - DEGRADED_AGE_MS - PIPELINE_HEALTH_INTERVAL_MS);
     if (window.length < 2 || window[0]!.at > now - DEGRADED_AGE_MS + PIPELINE_HEALTH_INTERVAL_MS) return false;
@@ -86,7 +97,7 @@ export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logg
     async snapshot() {
       const now = clock();
       const reports = liveReports(now);
-      const dead = await deadLetterCount();
+      const [dead, evaluation] = await Promise.all([deadLetterCount(), evaluationWaiting()]);
       // Every Kafka member reports the whole group's lag, so the largest report is the group's.
       const lag = reports.length ? Math.max(...reports.map((r) => r.lag_events)) : null;
       const age = reports.length ? Math.max(...reports.map((r) => r.oldest_unprocessed_age_ms)) : null;
@@ -95,6 +106,7 @@ export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logg
       return {
         status: degraded ? "degraded" : "ok",
         pipeline: { lag_events: lag, oldest_unprocessed_age_ms: age, dead_letters: dead, workers: reports.length },
+        evaluation,
       };
     },
     close: () => unsubscribe(),

@@ -3,8 +3,6 @@
  * through a forced tool call: one tool whose input_schema is the answer schema, tool_choice {type: "tool"};
  * the answer is the tool_use block's `input`.
  */
-import { Either } from "effect";
-import { ANSWER_JSON_SCHEMA, ANSWER_NAME, validateAnswer } from "../answer.js";
 import { malformedAnswer } from "../errors.js";
 import { usageAndCost } from "../pricing.js";
 import { postJson } from "./http.js";
@@ -31,32 +29,25 @@ export const anthropic: Provider = {
       headers: { "x-api-key": ctx.settings.apiKey ?? "", "anthropic-version": ANTHROPIC_VERSION },
       body: {
         model: req.model,
-        max_tokens: ctx.anthropicMaxTokens,
+        max_tokens: req.maxTokens ?? ctx.anthropicMaxTokens,
         system: req.system,
         messages: [{ role: "user", content: req.user }],
         ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-        tools: [
-          {
-            name: ANSWER_NAME,
-            description: "Submit the review: the suggestions and the complete improved code.",
-            input_schema: ANSWER_JSON_SCHEMA,
-          },
-        ],
-        tool_choice: { type: "tool", name: ANSWER_NAME },
+        tools: [{ name: req.output.name, description: req.output.description, input_schema: req.output.schema }],
+        tool_choice: { type: "tool", name: req.output.name },
       },
       policy: ctx.policy,
       fetch: ctx.fetch,
       signal: req.signal,
     });
     const message = body as Message;
+    const text = (message?.content ?? []).filter((c) => c.type === "text").map((c) => c.text ?? "").join("");
     if (message?.stop_reason === "max_tokens") {
-      throw malformedAnswer("Anthropic", `the answer was cut off at max_tokens (${ctx.anthropicMaxTokens}); raise ANTHROPIC_MAX_TOKENS`);
+      throw malformedAnswer("Anthropic", `the answer was cut off at max_tokens (${req.maxTokens ?? ctx.anthropicMaxTokens}); raise ANTHROPIC_MAX_TOKENS`, text);
     }
-    const tool = message?.content?.find((c) => c.type === "tool_use" && c.name === ANSWER_NAME);
-    if (!tool) throw malformedAnswer("Anthropic", `no ${ANSWER_NAME} tool_use block in the response`);
-    const answer = validateAnswer(tool.input);
-    if (Either.isLeft(answer)) throw malformedAnswer("Anthropic", answer.left);
+    const tool = message?.content?.find((c) => c.type === "tool_use" && c.name === req.output.name);
+    if (!tool) throw malformedAnswer("Anthropic", `no ${req.output.name} tool_use block in the response`, text);
     const model = message.model ?? req.model;
-    return { answer: answer.right, model, usage: usageAndCost("anthropic", "default", body, model), attempts };
+    return { value: tool.input, rawText: JSON.stringify(tool.input ?? null), model, usage: usageAndCost("anthropic", "default", body, model), attempts };
   },
 };

@@ -4,7 +4,7 @@
  * OpenAPI-subset schema: upper-case types, no additionalProperties; propertyOrdering keeps field order).
  */
 import { Either } from "effect";
-import { ANSWER_JSON_SCHEMA, parseAnswerText } from "../answer.js";
+import { parseJsonText } from "../answer.js";
 import { malformedAnswer } from "../errors.js";
 import { usageAndCost } from "../pricing.js";
 import { postJson } from "./http.js";
@@ -31,7 +31,13 @@ export function toGeminiSchema(s: Record<string, unknown>): Record<string, unkno
   return out;
 }
 
-const RESPONSE_SCHEMA = toGeminiSchema(ANSWER_JSON_SCHEMA as unknown as Record<string, unknown>);
+/** Schemas are translated once each (the improvement's, each evaluator's), not per call. */
+const geminiSchemas = new WeakMap<object, Record<string, unknown>>();
+function responseSchema(schema: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  let s = geminiSchemas.get(schema);
+  if (!s) geminiSchemas.set(schema, (s = toGeminiSchema(schema as Record<string, unknown>)));
+  return s;
+}
 
 export const gemini: Provider = {
   id: "gemini",
@@ -49,8 +55,9 @@ export const gemini: Provider = {
         contents: [{ role: "user", parts: [{ text: req.user }] }],
         generationConfig: {
           ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+          ...(req.maxTokens !== undefined ? { maxOutputTokens: req.maxTokens } : {}),
           responseMimeType: "application/json",
-          responseSchema: RESPONSE_SCHEMA,
+          responseSchema: responseSchema(req.output.schema),
         },
       },
       policy: ctx.policy,
@@ -64,9 +71,9 @@ export const gemini: Provider = {
     if (candidate.finishReason === "MAX_TOKENS") throw malformedAnswer("Gemini", "the answer was cut off (finishReason: MAX_TOKENS)");
     const text = (candidate.content?.parts ?? []).filter((p) => !p.thought && typeof p.text === "string").map((p) => p.text).join("");
     if (!text) throw malformedAnswer("Gemini", `the candidate has no text (finishReason: ${candidate.finishReason ?? "none"})`);
-    const answer = parseAnswerText(text);
-    if (Either.isLeft(answer)) throw malformedAnswer("Gemini", answer.left);
+    const value = parseJsonText(text);
+    if (Either.isLeft(value)) throw malformedAnswer("Gemini", value.left, text);
     const model = res.modelVersion ?? req.model;
-    return { answer: answer.right, model, usage: usageAndCost("google", "default", body, model), attempts };
+    return { value: value.right, rawText: text, model, usage: usageAndCost("google", "default", body, model), attempts };
   },
 };

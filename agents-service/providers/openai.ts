@@ -4,7 +4,7 @@
  * (OPENAI_BASE_URL), so any OpenAI-compatible server works: Ollama (http://localhost:11434/v1), vLLM, LM Studio.
  */
 import { Either } from "effect";
-import { ANSWER_JSON_SCHEMA, ANSWER_NAME, parseAnswerText } from "../answer.js";
+import { parseJsonText } from "../answer.js";
 import { malformedAnswer } from "../errors.js";
 import { usageAndCost } from "../pricing.js";
 import { postJson } from "./http.js";
@@ -35,7 +35,8 @@ export const openai: Provider = {
           { role: "user", content: req.user },
         ],
         ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-        response_format: { type: "json_schema", json_schema: { name: ANSWER_NAME, strict: true, schema: ANSWER_JSON_SCHEMA } },
+        ...(req.maxTokens !== undefined ? { max_completion_tokens: req.maxTokens } : {}),
+        response_format: { type: "json_schema", json_schema: { name: req.output.name, strict: true, schema: req.output.schema } },
       },
       policy: ctx.policy,
       fetch: ctx.fetch,
@@ -48,9 +49,9 @@ export const openai: Provider = {
     if (choice.finish_reason === "length") throw malformedAnswer("OpenAI", "the answer was cut off (finish_reason: length)");
     const text = choice.message.content;
     if (typeof text !== "string") throw malformedAnswer("OpenAI", "choices[0].message.content is not text");
-    const answer = parseAnswerText(text);
-    if (Either.isLeft(answer)) throw malformedAnswer("OpenAI", answer.left);
+    const value = parseJsonText(text);
+    if (Either.isLeft(value)) throw malformedAnswer("OpenAI", value.left, text);
     const model = completion.model ?? req.model;
-    return { answer: answer.right, model, usage: usageAndCost("openai", "chat", body, model), attempts };
+    return { value: value.right, rawText: text, model, usage: usageAndCost("openai", "chat", body, model), attempts };
   },
 };

@@ -1,18 +1,31 @@
 import type { ProviderId, ProviderSettings } from "../settings.js";
 import type { RetryPolicy } from "./http.js";
-import type { ModelAnswer } from "../answer.js";
 import type { Usage } from "../pricing.js";
+
+/** The structured answer asked for: a JSON Schema object in the strict form OpenAI requires (every property required, no extras). */
+export interface OutputSchema {
+  readonly name: string;
+  /** Shown to the model (Anthropic's tool description). */
+  readonly description: string;
+  readonly schema: Readonly<Record<string, unknown>>;
+}
 
 export interface CompletionRequest {
   readonly model: string;
   readonly temperature: number | undefined;
   readonly system: string;
   readonly user: string;
+  readonly output: OutputSchema;
+  /** Answer length cap (Anthropic requires one; the others use it when given). */
+  readonly maxTokens?: number;
   readonly signal?: AbortSignal;
 }
 
 export interface CompletionResult {
-  readonly answer: ModelAnswer;
+  /** The answer as JSON, not yet checked against the schema (providers' structured output is best effort). */
+  readonly value: unknown;
+  /** The answer as the model gave it: its text, or the tool call's input as JSON. */
+  readonly rawText: string;
   /** The model that answered, as the provider reports it (may be a dated snapshot of the requested one). */
   readonly model: string;
   readonly usage: Usage;

@@ -96,9 +96,20 @@ function violation(provider: FakeProvider, path: string, h: http.IncomingHttpHea
   return undefined;
 }
 
+/** What the fake judge answers a judge request (one that asks for a "verdict"): its prompt in, the answer's JSON out. */
+export type JudgeAnswer = (prompt: string) => unknown;
+
+/** A judge request asks for the verdict schema (stores/evaluation/evaluate.ts): by name, or Gemini's by its properties. */
+const isJudgeRequest = (provider: FakeProvider, b: any): boolean =>
+  provider === "openai" ? b?.response_format?.json_schema?.name === "verdict"
+  : provider === "anthropic" ? b?.tools?.[0]?.name === "verdict"
+  : Boolean(b?.generationConfig?.responseSchema?.properties?.score);
+
 export interface FakeProviders {
   readonly url: string;
   readonly requests: Recorded[];
+  /** How the fake judges (default: the best score the schema allows, "looks right"). */
+  judge: JudgeAnswer;
   /** Queue replies for the next calls of one provider (then "ok" again). */
   script(provider: FakeProvider, ...steps: Step[]): void;
   close(): Promise<void>;
@@ -142,7 +153,7 @@ export async function startFakeProviders(keys: Record<FakeProvider, string | und
 
     const prompt: string =
       provider === "gemini" ? body.contents.at(-1).parts.map((p: any) => p.text).join("") : provider === "anthropic" ? body.messages.at(-1).content : body.messages.at(-1).content;
-    const answer = step.kind === "answer" ? step.answer : fakeImprovement(codeFromPrompt(prompt));
+    const answer = step.kind === "answer" ? step.answer : isJudgeRequest(provider, body) ? fakes.judge(prompt) : fakeImprovement(codeFromPrompt(prompt));
     const text = step.kind === "text" ? step.text : JSON.stringify(answer);
     const { prompt: pt, completion: ct, thoughts } = PRICED_USAGE;
 
@@ -180,9 +191,10 @@ export async function startFakeProviders(keys: Record<FakeProvider, string | und
   server.keepAliveTimeout = 100;
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as AddressInfo;
-  return {
+  const fakes: FakeProviders = {
     url: `http://127.0.0.1:${port}`,
     requests,
+    judge: () => ({ explanation: "looks right", score: 1 }),
     script: (p, ...steps) => scripts[p].push(...steps),
     close: () =>
       new Promise<void>((r) => {
@@ -190,4 +202,5 @@ export async function startFakeProviders(keys: Record<FakeProvider, string | und
         server.close(() => r());
       }),
   };
+  return fakes;
 }

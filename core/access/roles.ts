@@ -21,6 +21,10 @@ export const ACTION_ROLE = {
   force_activation: "admin",
   edit_alert_rules: "member",
   edit_datasets: "member",
+  /** Evaluators, online evaluation rules and their backfills, annotation queues (docs/EVALUATION.md). */
+  edit_evaluators: "member",
+  /** Work an annotation queue: take its next item, score, complete or skip it. */
+  review: "member",
   /** Create, list and revoke the project's API keys. */
   manage_keys: "admin",
   /** Invite, add and remove members, and change their roles (never the owner's). */

@@ -31,3 +31,37 @@ export interface ImproveResponse {
   readonly usage: Usage;
   readonly duration_ms: number;
 }
+
+/**
+ * POST /judge (web and the evaluation worker → agents-service): one structured completion for an LLM-as-judge
+ * evaluator (docs/EVALUATION.md). agents-service holds the provider keys and base URLs; the caller sends the
+ * rendered prompt and the answer's JSON Schema, and checks the answer itself.
+ */
+export interface JudgeRequest {
+  /** Default: the service's default provider. */
+  readonly provider?: ProviderId;
+  /** Default: the provider's default model. */
+  readonly model?: string;
+  readonly temperature?: number;
+  readonly system: string;
+  readonly user: string;
+  readonly output: { readonly name: string; readonly description: string; readonly schema: Record<string, unknown> };
+  readonly max_tokens?: number;
+}
+
+export interface JudgeResponse {
+  readonly provider: ProviderId;
+  readonly model: string;
+  /** The answer as JSON, not yet checked (the caller checks it against its output definition). */
+  readonly answer: unknown;
+  /** The answer as the model gave it. */
+  readonly raw_answer: string;
+  readonly usage: Usage;
+  readonly attempts: number;
+  readonly duration_ms: number;
+}
+
+/** Error codes of POST /judge (and /improve) worth another try later: the provider or the service was not available. */
+export const RETRYABLE_AGENT_ERRORS: ReadonlySet<string> = new Set([
+  "provider_timeout", "provider_unreachable", "provider_rate_limited", "provider_unavailable", "busy", "no_provider_configured",
+]);

@@ -240,6 +240,13 @@ export function checkLimit(limit: number | undefined, dflt: number, max: number)
 
 
 export function createEventStore(ch: ClickHouse): EventStore {
+  /** A run's events whole that match `where`, in processing order, at most `limit`. */
+  const wholeEvents = async (projectId: number, runId: string, where: string, params: Record<string, unknown>, limit: number) =>
+    (await ch.query<Raw>(
+      `SELECT ${EVENT_SELECT} FROM agent_events WHERE project_id = {project_id:UInt64} AND run_id = {run_id:UUID} AND ${where}
+       ORDER BY toString(event_id) LIMIT 1 BY event_id LIMIT {take:UInt32}`,
+      { project_id: projectId, run_id: runId, take: limit, ...params },
+    )).map(decodeEvent);
   return {
     async insertEvents(events, payloadJson) {
       if (events.length === 0) return;
@@ -382,16 +389,9 @@ export function createEventStore(ch: ClickHouse): EventStore {
       return mapInSlices(rows, decodeEvent);
     },
 
-    async eventsOfSpan(projectId, runId, spanId) {
-      const rows = await ch.query<Raw>(
-        `SELECT ${EVENT_SELECT} FROM agent_events
-         WHERE project_id = {project_id:UInt64} AND run_id = {run_id:UUID} AND span_id = {span_id:String}
-         ORDER BY toString(event_id)
-         LIMIT 1 BY event_id
-         LIMIT 100`,
-        { project_id: projectId, run_id: runId, span_id: spanId },
-      );
-      return rows.map(decodeEvent);
-    },
+    eventsOfSpan: (projectId, runId, spanId) => wholeEvents(projectId, runId, "span_id = {span_id:String}", { span_id: spanId }, 100),
+
+    eventsOfTypes: (projectId, runId, types, limit) =>
+      wholeEvents(projectId, runId, "event_type IN {types:Array(String)}", { types: [...types] }, checkLimit(limit, limit, MAX_EVENTS_LIMIT)),
   };
 }

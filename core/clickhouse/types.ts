@@ -69,4 +69,6 @@ export interface EventStore {
   listSpanEvents(projectId: number, runId: string, opts?: { limit?: number }): Promise<StoredEvent[]>;
   /** One span's events whole (its start and end, and any other event naming it), in processing order. */
   eventsOfSpan(projectId: number, runId: string, spanId: string): Promise<StoredEvent[]>;
+  /** A run's events of the given types whole, in processing order, at most `limit` (the run_start and run_end an evaluator reads). */
+  eventsOfTypes(projectId: number, runId: string, types: readonly string[], limit: number): Promise<StoredEvent[]>;
 }

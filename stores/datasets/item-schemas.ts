@@ -1,64 +1,13 @@
 /**
- * A dataset's optional JSON Schemas for its items' input and expected output (JSON Schema 2020-12, checked with
- * Ajv; docs/EVALUATION.md). A schema comes from a project member, so what could stall the server on a large item is
- * refused: regular expressions (`pattern`, `patternProperties`: a pathological one backtracks for seconds) and
- * `uniqueItems` (quadratic over arrays of objects), as are schemas over 64 KiB and references to other documents.
+ * A dataset's optional JSON Schemas for its items' input and expected output (docs/EVALUATION.md), checked by
+ * core/json-schema.ts (which refuses what could stall the server on a large item).
  */
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { ValidationError } from "../../core/errors.js";
+import { schemaProblem } from "../../core/json-schema.js";
 
-export const MAX_SCHEMA_BYTES = 64 * 1024;
+export { MAX_SCHEMA_BYTES, schemaProblem, validatorOf } from "../../core/json-schema.js";
 export const SCHEMA_PARTS = ["input_schema", "expected_output_schema"] as const;
 export type SchemaPart = (typeof SCHEMA_PARTS)[number];
-
-const REFUSED_KEYWORDS = new Set(["pattern", "patternProperties", "uniqueItems", "$dynamicRef", "$recursiveRef"]);
-/** Keywords whose value maps names to schemas: its keys are names, not keywords. */
-const NAMED_SCHEMAS = new Set(["properties", "$defs", "definitions", "dependentSchemas"]);
-
-const ajv = new Ajv2020({ strict: false, allErrors: false, addUsedSchema: false, validateFormats: false });
-const compiled = new Map<string, ValidateFunction>();
-const MAX_CACHED = 200;
-
-function refusedKeyword(schema: unknown, named = false): string | undefined {
-  if (typeof schema !== "object" || schema === null) return undefined;
-  for (const [key, value] of Object.entries(schema)) {
-    if (!named && REFUSED_KEYWORDS.has(key)) return key;
-    if (!named && key === "$ref" && typeof value === "string" && !value.startsWith("#")) return "$ref to another document";
-    const found = refusedKeyword(value, !named && NAMED_SCHEMAS.has(key));
-    if (found) return found;
-  }
-  return undefined;
-}
-
-/** The validator of a schema (compiled once per distinct schema); ValidationError naming `field` when it is not one. */
-export function validatorOf(schema: unknown, field: string): ValidateFunction {
-  const text = JSON.stringify(schema);
-  const cached = compiled.get(text);
-  if (cached) return cached;
-  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
-    throw new ValidationError({ field, message: `${field} must be a JSON Schema object (or null for none)` });
-  }
-  if (Buffer.byteLength(text) > MAX_SCHEMA_BYTES) throw new ValidationError({ field, message: `${field} may hold at most ${MAX_SCHEMA_BYTES} bytes of JSON` });
-  const refused = refusedKeyword(schema);
-  if (refused) throw new ValidationError({ field, message: `${field} may not use ${refused} (regular expressions, uniqueItems and other documents are refused)` });
-  let validate: ValidateFunction;
-  try {
-    validate = ajv.compile(schema);
-  } catch (err) {
-    throw new ValidationError({ field, message: `${field} is not a valid JSON Schema: ${(err as Error).message.slice(0, 300)}` });
-  }
-  if (compiled.size >= MAX_CACHED) compiled.delete(compiled.keys().next().value!);
-  compiled.set(text, validate);
-  return validate;
-}
-
-/** What is wrong with `value` under `schema` (the first error, with its place in the value), or undefined. */
-export function schemaProblem(schema: unknown, value: unknown, field: string): string | undefined {
-  const validate = validatorOf(schema, field);
-  if (validate(value)) return undefined;
-  const e = validate.errors?.[0];
-  return e ? `${e.instancePath || "the value"} ${e.message ?? "does not match"}` : "does not match the schema";
-}
 
 export interface ItemSchemas {
   readonly input_schema: unknown;

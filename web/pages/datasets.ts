@@ -23,7 +23,7 @@ import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { formValues, readForm } from "../forms.js";
 import { queryParam, renderPage } from "./render.js";
-import { runInputOutput, spanInputOutput } from "./run-io.js";
+import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
 import { register as registerEdits } from "./dataset-edits.js";
 
 const ITEMS_PER_PAGE = 100;

@@ -10,7 +10,6 @@ import { addSpend, spentToday } from "../../stores/improve-spend.js";
 import { check, refuse, waitText } from "../middleware/throttles.js";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
-import type { Config } from "../../core/config.js";
 import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
@@ -18,6 +17,7 @@ import { renderPage } from "./render.js";
 import { resolveAgentSecret } from "../../core/agents/secret.js";
 import { LANGUAGES, languageName } from "../../core/agents/languages.js";
 import type { ImproveResponse } from "../../core/agents/contract.js";
+import { callAgents, isAgentsFailure } from "../../core/agents/client.js";
 
 /** Longer than the service's own provider timeout (120 s by default), so its 504 arrives first. */
 const IMPROVE_TIMEOUT_MS = 150_000;
@@ -36,31 +36,7 @@ interface ProvidersBody {
   providers: ProviderEntry[];
 }
 
-interface ServiceFailure {
-  status: number;
-  code: string;
-  message: string;
-  field?: string;
-}
-
-/** Calls agents-service; every failure (unreachable, timeout, error status) becomes a ServiceFailure. */
-async function callAgents<T>(config: Config, path: string, init: RequestInit & { timeoutMs: number }): Promise<T | ServiceFailure> {
-  try {
-    const res = await fetch(`${config.agentsUrl.replace(/\/+$/, "")}${path}`, { ...init, signal: AbortSignal.timeout(init.timeoutMs) });
-    const body = (await res.json().catch(() => undefined)) as { error?: Omit<ServiceFailure, "status"> } | undefined;
-    if (res.ok && body) return body as T;
-    return { status: res.status, code: body?.error?.code ?? "agents_error", message: body?.error?.message ?? `the agents service answered HTTP ${res.status}`, field: body?.error?.field };
-  } catch (err) {
-    const timedOut = (err as Error).name === "TimeoutError";
-    return {
-      status: timedOut ? 504 : 503,
-      code: timedOut ? "agents_timeout" : "agents_unreachable",
-      message: timedOut ? "the agents service did not answer in time" : `the agents service at ${config.agentsUrl} is not reachable; is it running?`,
-    };
-  }
-}
-
-const isFailure = (v: unknown): v is ServiceFailure => typeof v === "object" && v !== null && "code" in v && "status" in v;
+const isFailure = isAgentsFailure;
 
 /** Diff lines with a CSS class each, for server-side rendering. */
 export function diffRows(diff: string): Array<{ cls: string; text: string }> {

@@ -18,7 +18,7 @@ import { buildSpanTree, MAX_TREE_DEPTH } from "./span-tree.js";
 import { humanInputView } from "./human-input.js";
 import { scoresView } from "./scores.js";
 import { cursorOf, liveDelta, parseSince } from "./run-delta.js";
-import { runInputOutput, spanInputOutput } from "./run-io.js";
+import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
 
 /** Events shown per page of a run; a longer run links to the next page (by event id). */

@@ -1,0 +1,57 @@
+/**
+ * POST /judge (core/agents/contract.ts JudgeRequest → JudgeResponse): one structured completion for an
+ * LLM-as-judge evaluator. The caller renders the prompt and checks the answer; this service holds the provider
+ * keys, chooses the provider and model, retries 429/5xx with backoff, and prices the call. A reply that is not
+ * JSON at all is a 502 malformed_model_answer carrying the raw answer.
+ */
+import { Either, ParseResult, Schema } from "effect";
+import type { JudgeRequest, JudgeResponse } from "../core/agents/contract.js";
+import { ServiceError } from "./errors.js";
+import { chooseProvider } from "./improve.js";
+import { PROVIDERS } from "./providers/index.js";
+import { PROVIDER_IDS, type AgentsSettings, type ProviderId } from "./settings.js";
+
+export const MAX_JUDGE_PROMPT_CHARS = 400_000;
+const MODEL_NAME = /^[A-Za-z0-9][\w.:/@+-]*$/;
+
+const JudgeRequestSchema = Schema.Struct({
+  provider: Schema.optional(Schema.Literal(...PROVIDER_IDS)),
+  model: Schema.optional(Schema.String.pipe(Schema.maxLength(200), Schema.pattern(MODEL_NAME))),
+  temperature: Schema.optional(Schema.Number.pipe(Schema.finite(), Schema.between(0, 2))),
+  system: Schema.String.pipe(Schema.maxLength(20_000)),
+  user: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_JUDGE_PROMPT_CHARS)),
+  output: Schema.Struct({
+    name: Schema.String.pipe(Schema.pattern(/^[a-zA-Z0-9_-]{1,64}$/)),
+    description: Schema.String.pipe(Schema.maxLength(1_000)),
+    schema: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  }),
+  max_tokens: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(16, 32_000))),
+});
+const decode = Schema.decodeUnknownEither(JudgeRequestSchema, { errors: "first", onExcessProperty: "error" });
+
+export function parseJudgeRequest(body: unknown): JudgeRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ServiceError({ status: 400, code: "invalid_body", message: "the body must be a JSON object" });
+  }
+  const r = decode(body);
+  if (Either.isRight(r)) return r.right as JudgeRequest;
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(r.left)[0];
+  const field = issue?.path.map(String).join(".") || undefined;
+  throw new ServiceError({ status: 422, code: "validation_failed", message: `${field ?? "body"}: ${issue?.message ?? "invalid"}`, field });
+}
+
+export async function judge(deps: { settings: AgentsSettings; fetch: typeof fetch; signal?: AbortSignal }, req: JudgeRequest): Promise<JudgeResponse> {
+  const started = performance.now();
+  const { provider, model } = chooseProvider(deps.settings, req);
+  const s = deps.settings;
+  const r = await PROVIDERS[provider as ProviderId].complete(
+    {
+      settings: s.providers[provider],
+      policy: { timeoutMs: s.llmTimeoutMs, maxRetries: s.llmMaxRetries, baseDelayMs: s.llmRetryBaseMs, maxBackoffMs: s.llmMaxBackoffMs, maxRetryAfterMs: s.llmMaxRetryAfterMs },
+      fetch: deps.fetch,
+      anthropicMaxTokens: s.anthropicMaxTokens,
+    },
+    { model, temperature: req.temperature, system: req.system, user: req.user, output: req.output, maxTokens: req.max_tokens, signal: deps.signal },
+  );
+  return { provider, model: r.model, answer: r.value, raw_answer: r.rawText, usage: r.usage, attempts: r.attempts, duration_ms: Math.round(performance.now() - started) };
+}

@@ -1,0 +1,112 @@
+/**
+ * The evaluation worker (docs/EVALUATION.md, Online rules): beside each pipeline, it claims due evaluation jobs
+ * (stores/evaluation/jobs.ts: FOR UPDATE SKIP LOCKED and a lease, so any number of workers in any number of
+ * processes share the queue) and runs each (stores/evaluation/evaluate-job.ts), up to `concurrency` at a time.
+ * Idle, it polls every pollMs and wakes at once when the pipeline announces new jobs on PubSub "evaluation.jobs".
+ * LLM judges are asked through agents-service's POST /judge (config.agentsUrl, the agent secret).
+ */
+import type { Config } from "../core/config.js";
+import { callJudge } from "../core/agents/client.js";
+import { resolveAgentSecret } from "../core/agents/secret.js";
+import { createEventStore } from "../core/clickhouse/event-store.js";
+import type { Logger } from "../core/logger.js";
+import type { Ports } from "../core/runtime.js";
+import type { JudgeCall } from "../stores/evaluation/evaluate.js";
+import { runJob } from "../stores/evaluation/evaluate-job.js";
+import { EVALUATION_JOBS_CHANNEL, claimJobs, evaluationBacklog } from "../stores/evaluation/jobs.js";
+
+export interface EvaluationWorkerSettings {
+  readonly concurrency: number;
+  readonly pollMs: number;
+  /** A claimed job is another worker's to take after this long (a judge call with its retries fits well inside). */
+  readonly leaseSeconds: number;
+  readonly backoffMs: number;
+  readonly maxBackoffMs: number;
+}
+
+export function loadEvaluationWorkerSettings(env: NodeJS.ProcessEnv = process.env): EvaluationWorkerSettings {
+  const int = (v: string | undefined, d: number) => (v !== undefined && /^\d+$/.test(v) && Number(v) > 0 ? Number(v) : d);
+  return {
+    concurrency: int(env.RUNWATCH_EVALUATION_CONCURRENCY, 8),
+    pollMs: int(env.RUNWATCH_EVALUATION_POLL_MS, 1_000),
+    leaseSeconds: int(env.RUNWATCH_EVALUATION_LEASE_S, 300),
+    backoffMs: int(env.RUNWATCH_EVALUATION_BACKOFF_MS, 5_000),
+    maxBackoffMs: int(env.RUNWATCH_EVALUATION_MAX_BACKOFF_MS, 600_000),
+  };
+}
+
+export interface EvaluationWorker {
+  /** Runs due jobs until none is due; resolves with how many were run. */
+  drain(): Promise<number>;
+  backlog(): ReturnType<typeof evaluationBacklog>;
+  close(): Promise<void>;
+}
+
+export async function startEvaluationWorker(
+  ports: Pick<Ports, "sql" | "clickhouse" | "log" | "limiter" | "pubsub">,
+  config: Config,
+  logger: Logger,
+  opts: { judge?: JudgeCall; settings?: EvaluationWorkerSettings } = {},
+): Promise<EvaluationWorker> {
+  const settings = opts.settings ?? loadEvaluationWorkerSettings();
+  const log = logger.child({ component: "evaluation" });
+  const secret = opts.judge ? "" : await resolveAgentSecret(config);
+  const judge: JudgeCall = opts.judge ?? ((req) => callJudge(config, secret, req));
+  const deps = {
+    sql: ports.sql, clickhouse: ports.clickhouse, events: createEventStore(ports.clickhouse), log: ports.log, limiter: ports.limiter, judge, logger: log,
+    backoffMs: (attempt: number) => Math.round(Math.min(settings.maxBackoffMs, settings.backoffMs * 2 ** Math.max(0, attempt - 1)) * (0.8 + 0.4 * Math.random())),
+  };
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  let woken = false;
+  const unsubscribe = await ports.pubsub.subscribePrefix(EVALUATION_JOBS_CHANNEL, () => {
+    woken = true;
+    wake?.();
+  });
+
+  async function drainOnce(): Promise<number> {
+    let total = 0;
+    while (!stopped) {
+      const jobs = await claimJobs(ports.sql, settings.concurrency, settings.leaseSeconds);
+      if (jobs.length === 0) break;
+      total += jobs.length;
+      await Promise.all(jobs.map((job) => runJob(deps, job).catch((err) => {
+        // The job stays claimed until its lease ends, then runs again: nothing is lost.
+        log.error("evaluation job failed unexpectedly; it runs again when its lease ends", { job_id: job.id, err });
+      })));
+    }
+    return total;
+  }
+
+  let draining: Promise<number> | undefined;
+  const drain = () => (draining ??= drainOnce().finally(() => { draining = undefined; }));
+
+  const loop = (async () => {
+    while (!stopped) {
+      woken = false;
+      try {
+        await drain();
+      } catch (err) {
+        log.error("evaluation worker: claiming jobs failed", { err });
+      }
+      if (stopped || woken) continue;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, settings.pollMs);
+        wake = () => { clearTimeout(t); resolve(); };
+      });
+      wake = undefined;
+    }
+  })();
+
+  log.info("evaluation worker started", { concurrency: settings.concurrency, poll_ms: settings.pollMs, agents_url: config.agentsUrl });
+  return {
+    drain,
+    backlog: () => evaluationBacklog(ports.sql),
+    async close() {
+      stopped = true;
+      wake?.();
+      await loop;
+      await unsubscribe();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * online-evaluation: turns ended runs (and ended spans) into evaluation jobs (docs/EVALUATION.md, Online rules).
+ * After a part is committed, each run the part ended — and, for span rules, each span it ended — is checked against
+ * its project's enabled rules (read through a cache of RULES_TTL_MS, dropped for a project whose rules changed, on
+ * PubSub "evaluation.rules"): the filter's run fields, then the rule's
+ * sample (a hash of rule, run and span). A match becomes one job due after the rule's delay; a replayed part makes
+ * the same jobs, which the queue keeps once. Workers (pipeline/evaluation-worker.ts) are woken on PubSub.
+ */
+import { runKeyOfEvent } from "../core/events/run-key.js";
+import type { RunRecord } from "../core/events/run.js";
+import type { PipelineEvent } from "../core/events/schema.js";
+import { EVALUATION_JOBS_CHANNEL, EVALUATION_RULES_CHANNEL, enqueueJobs, type NewJob } from "../stores/evaluation/jobs.js";
+import { runMatches, sampled, spanMatches } from "../stores/evaluation/rule-filter.js";
+import { enabledRulesOf, type EvaluationRule } from "../stores/evaluation/rules.js";
+import { definePlugin, type Plugin, type PluginContext } from "./plugin.js";
+
+export const RULES_TTL_MS = 5_000;
+
+const ENDS_RUN = new Set(["run_end", "error"]);
+const isSpanEnd = (e: PipelineEvent) => (e.event_type === "step" || e.event_type === "tool_call") && e.payload.phase === "end" && Boolean(e.span_id);
+const spanOf = (e: PipelineEvent) => ({
+  kind: e.event_type === "tool_call" ? "tool" : String(e.payload.kind ?? "step"),
+  name: String(e.event_type === "tool_call" ? e.payload.tool_name : e.payload.node_name),
+});
+const ended = (run: Readonly<RunRecord>) => run.status === "success" || run.status === "error";
+
+export const onlineEvaluation = (opts: { rulesTtlMs?: number } = {}): Plugin => {
+  let ctx: PluginContext | undefined;
+  let unsubscribe: (() => Promise<void>) | undefined;
+  const ttl = opts.rulesTtlMs ?? RULES_TTL_MS;
+  const cache = new Map<number, { rules: EvaluationRule[]; at: number }>();
+
+  async function rulesOf(projectIds: readonly number[]): Promise<Map<number, EvaluationRule[]>> {
+    const now = Date.now();
+    const stale = projectIds.filter((p) => (cache.get(p)?.at ?? -Infinity) < now - ttl);
+    if (stale.length) {
+      const fresh = await enabledRulesOf(ctx!.sql, stale);
+      for (const p of stale) cache.set(p, { rules: fresh.filter((r) => r.project_id === p), at: now });
+    }
+    return new Map(projectIds.map((p) => [p, cache.get(p)!.rules]));
+  }
+
+  return definePlugin({
+    name: "online-evaluation",
+    async init(c) {
+      ctx = c;
+      // A rule made or changed applies to the next part, not after the cache's TTL.
+      unsubscribe = await c.pubsub.subscribePrefix(EVALUATION_RULES_CHANNEL, (_channel, message) => cache.delete(Number(message)));
+    },
+    async close() {
+      await unsubscribe?.();
+    },
+    async afterCommit(part) {
+      if (!ctx) return;
+      const candidates = part.events.filter((e) => !e.duplicate && (ENDS_RUN.has(e.event_type) || isSpanEnd(e)));
+      if (candidates.length === 0) return;
+      const rules = await rulesOf([...new Set(candidates.map((e) => e.project_id))]);
+      const now = Date.now();
+      const jobs: NewJob[] = [];
+      const seen = new Set<string>();
+      for (const e of candidates) {
+        const list = rules.get(e.project_id) ?? [];
+        if (list.length === 0) continue;
+        const run = part.runs.get(runKeyOfEvent(e))?.run;
+        if (!run) continue;
+        const spanEnd = isSpanEnd(e);
+        for (const rule of list) {
+          if (spanEnd !== (rule.target === "span")) continue;
+          if (spanEnd) {
+            // Run fields that only an ended run has do not apply to a span that ends while its run goes on.
+            const { status: _s, has_error: _h, ...runFields } = rule.filter;
+            if (!runMatches(runFields, run) || !spanMatches(rule.filter, spanOf(e))) continue;
+          } else if (!ended(run) || !runMatches(rule.filter, run)) continue;
+          const spanId = spanEnd ? e.span_id! : "";
+          const key = `${rule.id}\u0000${run.run_id}\u0000${spanId}`;
+          if (seen.has(key) || !sampled(rule.id, run.run_id, spanId, rule.sampling)) continue;
+          seen.add(key);
+          jobs.push({ project_id: run.project_id, rule_id: rule.id, evaluator_id: rule.evaluator_id, sdk_run_id: run.external_id, run_id: run.run_id, span_id: spanId, due_at: new Date(now + rule.delay_s * 1000) });
+        }
+      }
+      if (jobs.length === 0) return;
+      const added = await enqueueJobs(ctx.sql, jobs);
+      if (added > 0) await ctx.pubsub.publish(EVALUATION_JOBS_CHANNEL, String(added));
+    },
+  });
+};
+
+export default onlineEvaluation;

@@ -1,0 +1,192 @@
+/**
+ * The items of an annotation queue: runs (or spans) waiting for review. `nextItem` hands a reviewer the oldest
+ * pending item nobody holds, locked to them for LOCK_MINUTES (FOR UPDATE SKIP LOCKED: two reviewers asking at once
+ * get different items), or the one they already hold. Completing an item stores the reviewer's scores (source
+ * "human", ids named after the item and the score, so a repeated complete writes the same rows) and its comment.
+ */
+import { randomUUID } from "node:crypto";
+import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
+import type { EventStore } from "../../core/clickhouse/types.js";
+import { isUuid, nameUuid } from "../../core/ids.js";
+import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import type { Sql } from "../../core/ports/sql.js";
+import { scoreRow } from "../scores.js";
+import { scoreValueProblem, type AnnotationQueue } from "./queues.js";
+
+export const LOCK_MINUTES = 30;
+export const MAX_ITEMS_PER_ADD = 1_000;
+export type ItemSource = "manual" | "rule" | "api";
+
+export interface QueueItem {
+  readonly id: string;
+  readonly sdk_run_id: string;
+  readonly run_id: string;
+  readonly span_id: string | null;
+  readonly source: ItemSource;
+  readonly status: "pending" | "completed" | "skipped";
+  readonly locked_by: number | null;
+  readonly locked_until: string | null;
+  readonly done_by: number | null;
+  readonly done_at: string | null;
+  readonly comment: string;
+  readonly created_at: string;
+}
+
+const ITEM_COLUMNS = "id, sdk_run_id, run_id, span_id, source, status, locked_by, locked_until, done_by, done_at, comment, created_at";
+const isoOrNull = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
+const toItem = (r: Record<string, unknown>): QueueItem => ({
+  id: String(r.id), sdk_run_id: String(r.sdk_run_id), run_id: String(r.run_id), span_id: r.span_id ? String(r.span_id) : null,
+  source: r.source as ItemSource, status: r.status as QueueItem["status"],
+  locked_by: r.locked_by === null || r.locked_by === undefined ? null : Number(r.locked_by), locked_until: isoOrNull(r.locked_until),
+  done_by: r.done_by === null || r.done_by === undefined ? null : Number(r.done_by), done_at: isoOrNull(r.done_at),
+  comment: String(r.comment ?? ""), created_at: new Date(r.created_at as string).toISOString(),
+});
+
+/** Adds runs (or spans) to a queue; one already in it stays as it is. Returns how many were new. */
+export async function addToQueue(sql: Sql, projectId: number, queueId: string, items: readonly { sdk_run_id: string; run_id: string; span_id: string }[], source: ItemSource): Promise<number> {
+  if (items.length === 0) return 0;
+  const rows = await sql.query(
+    `INSERT INTO annotation_queue_items (id, queue_id, sdk_run_id, run_id, span_id, source)
+     SELECT x.id, q.id, x.sdk_run_id, x.run_id, x.span_id, $6
+       FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::text[]) AS x(id, sdk_run_id, run_id, span_id)
+       JOIN annotation_queues q ON q.id = $1 AND q.project_id = $7
+     ON CONFLICT (queue_id, run_id, span_id) DO NOTHING RETURNING id`,
+    [queueId, items.map(() => randomUUID()), items.map((i) => i.sdk_run_id), items.map((i) => i.run_id), items.map((i) => i.span_id), source, projectId],
+  );
+  return rows.length;
+}
+
+/** Adds runs named in a POST /api/annotation-queues/{id}/items body ({items: [{sdk_run_id, span_id?}]}); 404 names a run the project does not have. */
+export async function addRunsToQueue(deps: { sql: Sql; events: EventStore }, queue: AnnotationQueue, body: unknown, source: ItemSource): Promise<{ added: number }> {
+  const list = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as { items?: unknown }).items : undefined;
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_ITEMS_PER_ADD) {
+    throw new ValidationError({ field: "items", message: `items must list 1 to ${MAX_ITEMS_PER_ADD} runs like {"sdk_run_id": "…", "span_id": "…"}` });
+  }
+  const wanted = list.map((raw, i) => {
+    const o = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+    if (typeof o.sdk_run_id !== "string" || o.sdk_run_id === "" || o.sdk_run_id.length > 256) throw new ValidationError({ field: `items[${i}].sdk_run_id`, message: `items[${i}].sdk_run_id must be a run's sdk_run_id` });
+    if (o.span_id !== undefined && o.span_id !== null && (typeof o.span_id !== "string" || o.span_id.length > 64)) throw new ValidationError({ field: `items[${i}].span_id`, message: `items[${i}].span_id must be a span id of at most 64 characters` });
+    return { sdk_run_id: o.sdk_run_id, span_id: (o.span_id as string | undefined) ?? "" };
+  });
+  const runs = new Map((await deps.events.loadRuns([...new Set(wanted.map((w) => w.sdk_run_id))].map((external_id) => ({ project_id: queue.project_id, external_id })))).map((r) => [r.external_id, r]));
+  const items = wanted.map((w, i) => {
+    const run = runs.get(w.sdk_run_id);
+    if (!run) throw new NotFound({ resource: "run", message: `items[${i}]: run ${JSON.stringify(w.sdk_run_id)} not found` });
+    return { sdk_run_id: run.external_id, run_id: run.run_id, span_id: w.span_id };
+  });
+  return { added: await addToQueue(deps.sql, queue.project_id, queue.id, items, source) };
+}
+
+/** The next item for `userId`: the one they hold, else the oldest pending one nobody holds, locked to them. */
+export async function nextItem(sql: Sql, queue: AnnotationQueue, userId: number): Promise<QueueItem | undefined> {
+  const [row] = await sql.query<Record<string, unknown>>(
+    `UPDATE annotation_queue_items i SET locked_by = $2, locked_until = now() + make_interval(mins => $3)
+       FROM (SELECT id FROM annotation_queue_items
+              WHERE queue_id = $1 AND status = 'pending' AND (locked_until IS NULL OR locked_until < now() OR locked_by = $2)
+              ORDER BY (locked_by IS NOT DISTINCT FROM $2 AND locked_until >= now()) DESC, created_at, id
+              LIMIT 1 FOR UPDATE SKIP LOCKED) n
+      WHERE i.id = n.id
+      RETURNING ${ITEM_COLUMNS.split(", ").map((c) => `i.${c}`).join(", ")}`,
+    [queue.id, userId, LOCK_MINUTES],
+  );
+  return row ? toItem(row) : undefined;
+}
+
+export async function findItem(sql: Sql, queue: AnnotationQueue, itemId: string): Promise<QueueItem> {
+  const [row] = isUuid(itemId) ? await sql.query<Record<string, unknown>>(`SELECT ${ITEM_COLUMNS} FROM annotation_queue_items WHERE id = $1 AND queue_id = $2`, [itemId.toLowerCase(), queue.id]) : [];
+  if (!row) throw new NotFound({ resource: "queue item", message: `no item ${JSON.stringify(itemId)} in this queue` });
+  return toItem(row);
+}
+
+function heldBy(item: QueueItem, userId: number): void {
+  if (item.status !== "pending") throw new Conflict({ code: "item_done", message: `this item was already ${item.status}` });
+  const held = item.locked_by !== null && item.locked_until !== null && Date.parse(item.locked_until) > Date.now();
+  if (held && item.locked_by !== userId) throw new Conflict({ code: "item_locked", message: "another reviewer holds this item; ask for the next one" });
+}
+
+export interface ReviewScore { readonly name: string; readonly value: number | boolean | string; readonly comment?: string }
+
+/** Completes an item with the reviewer's scores (each checked against the queue's configs) and comment. */
+export async function completeItem(
+  deps: { sql: Sql; clickhouse: ClickHouse; events: EventStore }, queue: AnnotationQueue, itemId: string, userId: number, body: unknown,
+): Promise<{ item: QueueItem; score_ids: string[] }> {
+  const item = await findItem(deps.sql, queue, itemId);
+  heldBy(item, userId);
+  const b = (typeof body === "object" && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+  if (!Array.isArray(b.scores)) throw new ValidationError({ field: "scores", message: 'scores must be a list like [{"name": "correct", "value": true}]' });
+  const scores: ReviewScore[] = b.scores.map((s, i) => {
+    const o = (typeof s === "object" && s !== null ? s : {}) as Record<string, unknown>;
+    const config = queue.score_configs.find((c) => c.name === o.name);
+    if (!config) throw new ValidationError({ field: `scores[${i}].name`, message: `scores[${i}].name must be one of the queue's scores: ${queue.score_configs.map((c) => c.name).join(", ")}` });
+    const problem = scoreValueProblem(config, o.value);
+    if (problem) throw new ValidationError({ field: `scores[${i}].value`, message: `scores[${i}].value ${problem}` });
+    if (o.comment !== undefined && (typeof o.comment !== "string" || o.comment.length > 2_000)) throw new ValidationError({ field: `scores[${i}].comment`, message: `scores[${i}].comment must be text of at most 2000 characters` });
+    return { name: config.name, value: o.value as number | boolean | string, ...(o.comment ? { comment: o.comment as string } : {}) };
+  });
+  const comment = b.comment === undefined || b.comment === null ? "" : b.comment;
+  if (typeof comment !== "string" || comment.length > 5_000) throw new ValidationError({ field: "comment", message: "comment must be text of at most 5000 characters" });
+  const run = await deps.events.getRun(queue.project_id, item.sdk_run_id);
+  if (!run) throw new NotFound({ resource: "run", message: `the item's run ${JSON.stringify(item.sdk_run_id)} no longer exists; skip the item` });
+  const now = new Date().toISOString();
+  const ids = scores.map((s) => nameUuid(`runwatch:review:${item.id}:${s.name}`));
+  if (scores.length) {
+    await deps.clickhouse.insert("scores", scores.map((s, i) => scoreRow({ ...run, user_id: userId }, {
+      sdk_run_id: run.external_id, ...(item.span_id ? { span_id: item.span_id } : {}), name: s.name, value: s.value,
+      comment: [s.comment, comment].filter(Boolean).join("\n\n").replace(/\u0000/g, "\uFFFD").slice(0, 2_000), source: "human",
+    }, ids[i]!, now)));
+  }
+  const [row] = await deps.sql.query<Record<string, unknown>>(
+    `UPDATE annotation_queue_items SET status = 'completed', done_by = $3, done_at = now(), comment = $4, locked_until = NULL
+      WHERE id = $1 AND queue_id = $2 AND status = 'pending' RETURNING ${ITEM_COLUMNS}`,
+    [item.id, queue.id, userId, comment.replace(/\u0000/g, "\uFFFD")],
+  );
+  if (!row) throw new Conflict({ code: "item_done", message: "this item was completed or skipped meanwhile" });
+  return { item: toItem(row), score_ids: ids };
+}
+
+export async function skipItem(sql: Sql, queue: AnnotationQueue, itemId: string, userId: number): Promise<QueueItem> {
+  const item = await findItem(sql, queue, itemId);
+  heldBy(item, userId);
+  const [row] = await sql.query<Record<string, unknown>>(
+    `UPDATE annotation_queue_items SET status = 'skipped', done_by = $3, done_at = now(), locked_until = NULL
+      WHERE id = $1 AND queue_id = $2 AND status = 'pending' RETURNING ${ITEM_COLUMNS}`,
+    [item.id, queue.id, userId],
+  );
+  if (!row) throw new Conflict({ code: "item_done", message: "this item was completed or skipped meanwhile" });
+  return toItem(row);
+}
+
+export interface QueueProgress {
+  readonly pending: number;
+  readonly completed: number;
+  readonly skipped: number;
+  readonly reviewers: ReadonlyArray<{ user_id: number; email: string; completed: number; skipped: number }>;
+}
+
+export async function queueProgress(sql: Sql, queueId: string): Promise<QueueProgress> {
+  const [t] = await sql.query<Record<string, unknown>>(
+    `SELECT count(*) FILTER (WHERE status = 'pending') AS pending, count(*) FILTER (WHERE status = 'completed') AS completed,
+            count(*) FILTER (WHERE status = 'skipped') AS skipped FROM annotation_queue_items WHERE queue_id = $1`,
+    [queueId],
+  );
+  const rows = await sql.query<Record<string, unknown>>(
+    `SELECT i.done_by AS user_id, u.email, count(*) FILTER (WHERE i.status = 'completed') AS completed, count(*) FILTER (WHERE i.status = 'skipped') AS skipped
+       FROM annotation_queue_items i JOIN users u ON u.id = i.done_by
+      WHERE i.queue_id = $1 AND i.done_by IS NOT NULL GROUP BY i.done_by, u.email ORDER BY completed DESC LIMIT 100`,
+    [queueId],
+  );
+  return {
+    pending: Number(t?.pending ?? 0), completed: Number(t?.completed ?? 0), skipped: Number(t?.skipped ?? 0),
+    reviewers: rows.map((r) => ({ user_id: Number(r.user_id), email: String(r.email), completed: Number(r.completed), skipped: Number(r.skipped) })),
+  };
+}
+
+export async function listItems(sql: Sql, queueId: string, status: QueueItem["status"] | undefined, limit = 100): Promise<QueueItem[]> {
+  const rows = await sql.query<Record<string, unknown>>(
+    `SELECT ${ITEM_COLUMNS} FROM annotation_queue_items WHERE queue_id = $1 AND ($2::text IS NULL OR status = $2) ORDER BY created_at DESC, id LIMIT $3`,
+    [queueId, status ?? null, limit],
+  );
+  return rows.map(toItem);
+}
+
+export const itemJson = (i: QueueItem) => i;

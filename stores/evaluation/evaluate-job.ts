@@ -1,0 +1,119 @@
+/**
+ * One claimed evaluation job, start to end (docs/EVALUATION.md, Online rules): read the evaluator version, the rule
+ * and the judged run; skip what no longer exists or does not match the rule's metadata and tags; hold the job while
+ * the project's caps are reached (a daily budget until tomorrow, a rate until its window resets: no attempt is
+ * counted); evaluate; then store the score under the job's fixed score id, report the judge call's own run, and add
+ * the run to an annotation queue when the rule says so. A provider outage retries with backoff; a malformed answer
+ * fails the job (an evaluation error, counted by the evaluation_failure_rate_above alert), never a score.
+ */
+import type { EventStore } from "../../core/clickhouse/types.js";
+import type { EventLog } from "../../core/ports/event-log.js";
+import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import type { RateLimiter } from "../../core/ports/rate-limiter.js";
+import type { Sql } from "../../core/ports/sql.js";
+import type { Logger } from "../../core/logger.js";
+import { appendEvents } from "../../core/log/events.js";
+import { templateVariables } from "../../core/evaluation/template.js";
+import { scoreRow } from "../scores.js";
+import { addToQueue } from "../annotation/queue-items.js";
+import { evaluate, type JudgeCall } from "./evaluate.js";
+import { findEvaluator } from "./evaluators.js";
+import { finishJob, retryJob, type ClaimedJob, type JobStatus } from "./jobs.js";
+import { judgeRunId, judgeTraceEvents } from "./judge-trace.js";
+import { runMetadataMatches } from "./rule-filter.js";
+import { findRule, type QueueAction } from "./rules.js";
+import { addEvaluationSpend, evaluationLimits, msUntilTomorrow } from "./spend.js";
+import { runSubject } from "./subjects.js";
+
+export interface JobDeps {
+  readonly sql: Sql;
+  readonly clickhouse: ClickHouse;
+  readonly events: EventStore;
+  readonly log: Pick<EventLog, "append">;
+  readonly limiter: RateLimiter;
+  readonly judge: JudgeCall;
+  readonly logger: Logger;
+  /** Backoff after a failed attempt n (1, 2, …), in ms. */
+  readonly backoffMs: (attempt: number) => number;
+}
+
+const owners = new Map<number, number>();
+/** Whose name the judge run is sent under: the project's owner (cached; owners rarely change). */
+async function ownerOf(sql: Sql, projectId: number): Promise<number> {
+  let id = owners.get(projectId);
+  if (id === undefined) {
+    const [row] = await sql.query<{ user_id: number }>(`SELECT user_id FROM project_members WHERE project_id = $1 AND role = 'owner'`, [projectId]);
+    id = Number(row?.user_id ?? projectId);
+    owners.set(projectId, id);
+  }
+  return id;
+}
+
+const queueWants = (a: QueueAction, value: number | boolean | string): boolean =>
+  (a.below !== undefined && typeof value === "number" && value < a.below) || (a.equals !== undefined && value === a.equals);
+
+export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus> {
+  const { sql } = deps;
+  const [evaluator, rule] = await Promise.all([findEvaluator(sql, job.project_id, job.evaluator_id, job.evaluator_version), findRule(sql, job.project_id, job.rule_id)]);
+  if (!evaluator || !rule) {
+    await finishJob(sql, job.id, "skipped", { error: "the evaluator or the rule was deleted" });
+    return "skipped";
+  }
+  const run = await deps.events.getRun(job.project_id, job.sdk_run_id);
+  if (!run) {
+    await finishJob(sql, job.id, "skipped", { error: "the run no longer exists" });
+    return "skipped";
+  }
+  const def = evaluator.definition;
+  const withSpans = def.type === "llm_judge" && templateVariables(def.prompt).some((v) => v.startsWith("span:"));
+  const subject = await runSubject({ events: deps.events, sql }, run, { ...(job.span_id ? { spanId: job.span_id } : {}), withSpans });
+  if (!runMetadataMatches(rule.filter, subject.metadata)) {
+    await finishJob(sql, job.id, "skipped", { error: "the run's metadata or tags do not match the rule" });
+    return "skipped";
+  }
+  if (def.type === "llm_judge") {
+    const limits = await evaluationLimits(sql, job.project_id);
+    if (limits.daily_budget_usd !== null && limits.spent_today_usd >= limits.daily_budget_usd) {
+      return retryJob(sql, job, `the project's daily evaluation budget ($${limits.daily_budget_usd}) is spent; held until tomorrow (UTC)`, msUntilTomorrow(), { countAttempt: false });
+    }
+    const rate = await deps.limiter.budget(`evaluation.calls.${limits.calls_per_minute}`, limits.calls_per_minute, 60).consume(`project:${job.project_id}`);
+    if (!rate.allowed) {
+      return retryJob(sql, job, `the project's judge calls per minute (${limits.calls_per_minute}) are used up`, rate.resetMs + 100, { countAttempt: false });
+    }
+  }
+
+  const startedMs = Date.now();
+  const outcome = await evaluate(def, subject, deps.judge);
+  if (outcome.model !== null) {
+    await addEvaluationSpend(sql, job.project_id, outcome.cost_usd);
+    const sender = { projectId: job.project_id, userId: await ownerOf(sql, job.project_id) };
+    const judged = { scoreId: job.score_id, evaluator: { id: evaluator.id, name: evaluator.name, version: evaluator.version }, sdk_run_id: job.sdk_run_id, span_id: job.span_id };
+    await appendEvents(deps.log, judgeTraceEvents(sender, judged, outcome, startedMs));
+  }
+  if (outcome.error) {
+    if (outcome.error.retryable) {
+      const wait = Math.max(deps.backoffMs(job.attempts), (outcome.error.retry_after_s ?? 0) * 1000);
+      const status = await retryJob(sql, job, `${outcome.error.code}: ${outcome.error.message}`, wait, { cost_usd: outcome.cost_usd });
+      deps.logger.info("evaluation will be retried", { job_id: job.id, attempt: job.attempts, status, error: outcome.error.code });
+      return status;
+    }
+    await finishJob(sql, job.id, "failed", { error: `${outcome.error.code}: ${outcome.error.message}`, cost_usd: outcome.cost_usd });
+    return "failed";
+  }
+  const verdict = outcome.verdict!;
+  const score = {
+    sdk_run_id: run.external_id,
+    ...(job.span_id ? { span_id: job.span_id } : {}),
+    name: def.score_name,
+    value: verdict.value,
+    comment: verdict.explanation,
+    source: def.type === "llm_judge" ? ("llm_judge" as const) : ("check" as const),
+  };
+  const origin = { evaluator_id: evaluator.id, evaluator_version: evaluator.version, judge_run: outcome.model !== null ? judgeRunId(job.score_id) : "" };
+  await deps.clickhouse.insert("scores", [scoreRow(run, score, job.score_id, new Date().toISOString(), origin)]);
+  if (rule.queue_action && queueWants(rule.queue_action, verdict.value)) {
+    await addToQueue(sql, job.project_id, rule.queue_action.queue_id, [{ sdk_run_id: run.external_id, run_id: run.run_id, span_id: job.span_id }], "rule");
+  }
+  await finishJob(sql, job.id, "done", { cost_usd: outcome.cost_usd });
+  return "done";
+}

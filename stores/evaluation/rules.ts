@@ -1,0 +1,144 @@
+/**
+ * Online evaluation rules in Postgres (migration 109): evaluator + target + filter + sampling + delay, and an
+ * optional "add to queue" action (an annotation queue gets the runs whose score is below a threshold, or equal to
+ * a value). The pipeline reads a project's enabled rules through a short cache (plugins/online-evaluation.ts).
+ */
+import { randomUUID } from "node:crypto";
+import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
+import type { Sql } from "../../core/ports/sql.js";
+import { findEvaluator } from "./evaluators.js";
+import { parseRuleFilter, type RuleFilter } from "./rule-filter.js";
+
+export interface QueueAction {
+  readonly queue_id: string;
+  /** Add when a numeric score is below this. */
+  readonly below?: number;
+  /** Add when the score equals this (false, "severe", …). */
+  readonly equals?: number | boolean | string;
+}
+
+export interface EvaluationRule {
+  readonly id: string;
+  readonly project_id: number;
+  readonly evaluator_id: string;
+  readonly name: string;
+  readonly target: "run" | "span";
+  readonly filter: RuleFilter;
+  readonly sampling: number;
+  readonly delay_s: number;
+  readonly queue_action: QueueAction | null;
+  readonly enabled: boolean;
+  readonly created_by: number | null;
+  readonly created_at: string;
+}
+
+export const MAX_DELAY_S = 86_400;
+const json = <T>(v: unknown): T => (typeof v === "string" ? JSON.parse(v) : v) as T;
+
+const toRule = (r: Record<string, unknown>): EvaluationRule => ({
+  id: String(r.id),
+  project_id: Number(r.project_id),
+  evaluator_id: String(r.evaluator_id),
+  name: String(r.name),
+  target: r.target as "run" | "span",
+  filter: json<RuleFilter>(r.filter ?? {}),
+  sampling: Number(r.sampling),
+  delay_s: Number(r.delay_s),
+  queue_action: r.queue_action ? json<QueueAction>(r.queue_action) : null,
+  enabled: Boolean(r.enabled),
+  created_by: r.created_by === null || r.created_by === undefined ? null : Number(r.created_by),
+  created_at: new Date(r.created_at as string).toISOString(),
+});
+
+const COLUMNS = "id, project_id, evaluator_id, name, target, filter, sampling, delay_s, queue_action, enabled, created_by, created_at";
+
+async function parseQueueAction(sql: Sql, projectId: number, raw: unknown): Promise<QueueAction | null> {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw !== "object" || Array.isArray(raw)) throw new ValidationError({ field: "queue_action", message: 'queue_action must be an object like {"queue_id": "…", "below": 0.5}' });
+  const a = raw as Record<string, unknown>;
+  const [queue] = typeof a.queue_id === "string" && isUuid(a.queue_id)
+    ? await sql.query(`SELECT id FROM annotation_queues WHERE id = $1 AND project_id = $2`, [a.queue_id, projectId])
+    : [];
+  if (!queue) throw new ValidationError({ field: "queue_action.queue_id", message: "queue_action.queue_id must be the id of one of the project's annotation queues" });
+  if (a.below !== undefined && (typeof a.below !== "number" || !Number.isFinite(a.below))) throw new ValidationError({ field: "queue_action.below", message: "queue_action.below must be a number" });
+  if (a.equals !== undefined && !["number", "boolean", "string"].includes(typeof a.equals)) throw new ValidationError({ field: "queue_action.equals", message: "queue_action.equals must be a number, a boolean or a category" });
+  if (a.below === undefined && a.equals === undefined) throw new ValidationError({ field: "queue_action", message: "queue_action needs below or equals: when to add a run to the queue" });
+  return { queue_id: (a.queue_id as string).toLowerCase(), ...(a.below !== undefined ? { below: a.below as number } : {}), ...(a.equals !== undefined ? { equals: a.equals as number | boolean | string } : {}) };
+}
+
+/** Creates a rule from a POST /api/evaluation-rules body. */
+export async function createRule(sql: Sql, projectId: number, userId: number | null, body: unknown): Promise<EvaluationRule> {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ValidationError({ message: 'the body must be a JSON object like {"evaluator_id": "…", "target": "run", "sampling": 0.5}' });
+  }
+  const b = body as Record<string, unknown>;
+  const evaluator = typeof b.evaluator_id === "string" ? await findEvaluator(sql, projectId, b.evaluator_id) : undefined;
+  if (!evaluator) throw new ValidationError({ field: "evaluator_id", message: "evaluator_id must be the id of one of the project's evaluators" });
+  const target = b.target ?? "run";
+  if (target !== "run" && target !== "span") throw new ValidationError({ field: "target", message: 'target must be "run" or "span"' });
+  const filter = parseRuleFilter(b.filter, target);
+  const sampling = b.sampling ?? 1;
+  if (typeof sampling !== "number" || !(sampling >= 0 && sampling <= 1)) throw new ValidationError({ field: "sampling", message: "sampling must be a share from 0 to 1 (0.1 = 10% of the matching runs)" });
+  const delay = b.delay_s ?? 0;
+  if (!Number.isInteger(delay) || (delay as number) < 0 || (delay as number) > MAX_DELAY_S) throw new ValidationError({ field: "delay_s", message: `delay_s must be whole seconds from 0 to ${MAX_DELAY_S}` });
+  const name = b.name === undefined ? `${evaluator.name} on ${filter.agent_name ?? "every agent"}` : b.name;
+  if (typeof name !== "string" || name.trim() === "" || name.length > 200 || /[\u0000-\u001f]/.test(name)) throw new ValidationError({ field: "name", message: "name must be text of 1 to 200 characters" });
+  const action = await parseQueueAction(sql, projectId, b.queue_action);
+  const id = randomUUID();
+  try {
+    const [row] = await sql.query<Record<string, unknown>>(
+      `INSERT INTO evaluation_rules (id, project_id, evaluator_id, name, target, filter, sampling, delay_s, queue_action, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+      [id, projectId, evaluator.id, name.trim(), target, JSON.stringify(filter), sampling, delay, action ? JSON.stringify(action) : null, userId],
+    );
+    return toRule(row!);
+  } catch (err) {
+    if (/duplicate key|unique/i.test((err as Error).message)) throw new Conflict({ code: "rule_exists", field: "name", message: `a rule named ${JSON.stringify(name)} exists` });
+    throw err;
+  }
+}
+
+export async function findRule(sql: Sql, projectId: number, id: string): Promise<EvaluationRule | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await sql.query<Record<string, unknown>>(`SELECT ${COLUMNS} FROM evaluation_rules WHERE id = $1 AND project_id = $2`, [id, projectId]);
+  return row ? toRule(row) : undefined;
+}
+
+export async function ruleWithId(sql: Sql, projectId: number, id: string): Promise<EvaluationRule> {
+  const r = await findRule(sql, projectId, id);
+  if (!r) throw new NotFound({ resource: "evaluation rule", message: `no evaluation rule ${JSON.stringify(id)} in this project` });
+  return r;
+}
+
+/** The project's rules (of one evaluator); `enabledOnly` for the pipeline. */
+export async function listRules(sql: Sql, projectId: number, opts: { evaluatorId?: string; enabledOnly?: boolean } = {}): Promise<EvaluationRule[]> {
+  const rows = await sql.query<Record<string, unknown>>(
+    `SELECT ${COLUMNS} FROM evaluation_rules WHERE project_id = $1 AND ($2::uuid IS NULL OR evaluator_id = $2::uuid) AND ($3::boolean = false OR enabled)
+     ORDER BY created_at LIMIT 500`,
+    [projectId, opts.evaluatorId ?? null, opts.enabledOnly ?? false],
+  );
+  return rows.map(toRule);
+}
+
+/** The enabled rules of several projects at once (the pipeline's cache fill). */
+export async function enabledRulesOf(sql: Sql, projectIds: readonly number[]): Promise<EvaluationRule[]> {
+  if (projectIds.length === 0) return [];
+  const rows = await sql.query<Record<string, unknown>>(`SELECT ${COLUMNS} FROM evaluation_rules WHERE project_id = ANY($1::bigint[]) AND enabled`, [projectIds]);
+  return rows.map(toRule);
+}
+
+export async function setRuleEnabled(sql: Sql, projectId: number, id: string, enabled: boolean): Promise<void> {
+  await ruleWithId(sql, projectId, id);
+  await sql.query(`UPDATE evaluation_rules SET enabled = $3 WHERE id = $1 AND project_id = $2`, [id, projectId, enabled]);
+}
+
+export async function deleteRule(sql: Sql, projectId: number, id: string): Promise<void> {
+  await ruleWithId(sql, projectId, id);
+  await sql.query(`DELETE FROM evaluation_rules WHERE id = $1 AND project_id = $2`, [id, projectId]);
+}
+
+export const ruleJson = (r: EvaluationRule) => ({
+  id: r.id, name: r.name, evaluator_id: r.evaluator_id, target: r.target, filter: r.filter, sampling: r.sampling,
+  delay_s: r.delay_s, queue_action: r.queue_action, enabled: r.enabled, created_at: r.created_at,
+});

@@ -1,0 +1,98 @@
+/**
+ * Annotation queues API (Bearer key with scope read+ingest; the key's owner is the reviewer; docs/EVALUATION.md):
+ *
+ *   POST /api/annotation-queues {name, score_configs: [...], description?, members?: [emails]} → 201 {queue}
+ *   GET  /api/annotation-queues                                   → {queues: [... with progress]}
+ *   GET  /api/annotation-queues/{id}?status                       → {queue, progress, items: [...]}
+ *   POST /api/annotation-queues/{id}/items {items: [{sdk_run_id, span_id?}]} → 201 {added}
+ *   POST /api/annotation-queues/{id}/next                         → 200 {item} locked to the caller for 30 min; 204 none
+ *   POST /api/annotation-queues/{id}/items/{item_id}/complete {scores: [{name, value, comment?}], comment?,
+ *        add_to_dataset?: {dataset, expected_output}}            → {item, score_ids, dataset_item?}
+ *   POST /api/annotation-queues/{id}/items/{item_id}/skip         → {item}
+ *
+ * A queue with members takes reviews from its members only (403 forbidden for others).
+ */
+import type Router from "@koa/router";
+import { AuthError, ValidationError } from "../../core/errors.js";
+import { addRunsToQueue, completeItem, listItems, nextItem, queueProgress, skipItem, findItem } from "../../stores/annotation/queue-items.js";
+import { createQueue, listQueues, mayReview, queueJson, queueWithId, type AnnotationQueue } from "../../stores/annotation/queues.js";
+import type { WebDeps } from "../deps.js";
+import { addReviewToDataset } from "../evaluation/review-to-dataset.js";
+import { readJsonBody } from "../json-body.js";
+import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import { readAuthorizer, stringParam } from "./read-api.js";
+
+const STATUSES = new Set(["pending", "completed", "skipped"]);
+
+export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
+  const authorize = readAuthorizer(deps, auth);
+  const { sql, clickhouse } = deps.ports;
+  const reviewer = (q: AnnotationQueue, userId: number) => {
+    if (!mayReview(q, userId)) throw new AuthError({ code: "forbidden", message: "this queue takes reviews from its members only" });
+  };
+
+  router.post("/api/annotation-queues", async (ctx) => {
+    const p = await authorize(ctx);
+    const q = await createQueue(sql, p.projectId, await readJsonBody(ctx, 64 * 1024));
+    ctx.status = 201;
+    ctx.body = { queue: queueJson(q) };
+  });
+
+  router.get("/api/annotation-queues", async (ctx) => {
+    const p = await authorize(ctx);
+    const queues = await listQueues(sql, p.projectId);
+    const out = [];
+    for (const q of queues) out.push({ ...queueJson(q), progress: await queueProgress(sql, q.id) });
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = { queues: out };
+  });
+
+  router.get("/api/annotation-queues/:id", async (ctx) => {
+    const p = await authorize(ctx);
+    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
+    const status = stringParam(ctx, "status");
+    if (status !== undefined && !STATUSES.has(status)) throw new ValidationError({ field: "status", message: "status must be pending, completed or skipped" });
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = { queue: queueJson(q), progress: await queueProgress(sql, q.id), items: await listItems(sql, q.id, status as "pending" | undefined) };
+  });
+
+  router.post("/api/annotation-queues/:id/items", async (ctx) => {
+    const p = await authorize(ctx);
+    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
+    const added = await addRunsToQueue({ sql, events: deps.events }, q, await readJsonBody(ctx, 512 * 1024), "api");
+    ctx.status = 201;
+    ctx.body = added;
+  });
+
+  router.post("/api/annotation-queues/:id/next", async (ctx) => {
+    const p = await authorize(ctx);
+    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
+    reviewer(q, p.userId);
+    const item = await nextItem(sql, q, p.userId);
+    ctx.set("Cache-Control", "no-store");
+    if (!item) {
+      ctx.status = 204;
+      return;
+    }
+    ctx.body = { item };
+  });
+
+  router.post("/api/annotation-queues/:id/items/:item_id/complete", async (ctx) => {
+    const p = await authorize(ctx);
+    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
+    reviewer(q, p.userId);
+    const body = await readJsonBody(ctx, 1024 * 1024);
+    const item = await findItem(sql, q, ctx.params.item_id!);
+    // The dataset item is checked (and written) before the review completes, so a refused one leaves the item pending.
+    const datasetItem = await addReviewToDataset(deps, p.projectId, p.userId, item, body);
+    const done = await completeItem({ sql, clickhouse, events: deps.events }, q, item.id, p.userId, body);
+    ctx.body = { ...done, ...(datasetItem ? { dataset_item: datasetItem } : {}) };
+  });
+
+  router.post("/api/annotation-queues/:id/items/:item_id/skip", async (ctx) => {
+    const p = await authorize(ctx);
+    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
+    reviewer(q, p.userId);
+    ctx.body = { item: await skipItem(sql, q, ctx.params.item_id!, p.userId) };
+  });
+}

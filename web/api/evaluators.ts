@@ -1,0 +1,96 @@
+/**
+ * Evaluators API (Bearer key with scope read+ingest, the read API's rate-limit bucket; docs/EVALUATION.md):
+ *
+ *   GET  /api/evaluator-templates                     → {templates: [5 ready LLM-judge evaluators]}
+ *   POST /api/evaluators {name, type, ...}            → 201 {evaluator: {id, name, version, ...}}; 409 evaluator_exists
+ *   GET  /api/evaluators                              → {evaluators: [...]}
+ *   GET  /api/evaluators/{id}?version=N               → {evaluator, versions: [...], rules: [...], totals}
+ *   PATCH /api/evaluators/{id} {prompt?, output?, ...} → {evaluator} at a new version
+ *   POST /api/evaluators/{id}/try {sdk_run_id, span_id?} | {dataset, item_id, output?}
+ *                                                     → {prompt, raw_answer, score, error, cost_usd, ...}; stores nothing
+ *   GET  /api/evaluation-settings, PUT {daily_budget_usd, calls_per_minute} → the project's caps
+ *
+ * Rules and backfill: web/api/evaluation-rules.ts. Another project's id is a 404 like one that does not exist.
+ */
+import type Router from "@koa/router";
+import { NotFound, ValidationError } from "../../core/errors.js";
+import { JUDGE_TEMPLATES } from "../../core/evaluation/templates.js";
+import { createEvaluator, evaluatorJson, evaluatorVersions, findEvaluator, listEvaluators, updateEvaluator } from "../../stores/evaluation/evaluators.js";
+import { evaluatorJobs } from "../../stores/evaluation/jobs.js";
+import { listRules, ruleJson } from "../../stores/evaluation/rules.js";
+import { evaluationLimits, setEvaluationLimits } from "../../stores/evaluation/spend.js";
+import type { WebDeps } from "../deps.js";
+import { parseTryTarget, tryEvaluator, tryJson } from "../evaluation/try-evaluator.js";
+import { readJsonBody } from "../json-body.js";
+import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import { intParam, readAuthorizer } from "./read-api.js";
+
+const BODY_LIMIT = 256 * 1024;
+
+const objectBody = (b: unknown): Record<string, unknown> => {
+  if (typeof b !== "object" || b === null || Array.isArray(b)) throw new ValidationError({ message: "the body must be a JSON object" });
+  return b as Record<string, unknown>;
+};
+
+export function registerEvaluatorsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
+  const authorize = readAuthorizer(deps, auth);
+  const { sql } = deps.ports;
+  const evaluatorOf = async (projectId: number, id: string, version?: number) => {
+    const e = await findEvaluator(sql, projectId, id, version);
+    if (!e) throw new NotFound({ resource: "evaluator", message: `no evaluator ${JSON.stringify(id)}${version ? ` at version ${version}` : ""} in this project` });
+    return e;
+  };
+
+  router.get("/api/evaluator-templates", async (ctx) => {
+    await authorize(ctx);
+    ctx.body = { templates: JUDGE_TEMPLATES };
+  });
+
+  router.post("/api/evaluators", async (ctx) => {
+    const p = await authorize(ctx);
+    const e = await createEvaluator(sql, p.projectId, p.userId, await readJsonBody(ctx, BODY_LIMIT));
+    ctx.status = 201;
+    ctx.body = { evaluator: evaluatorJson(e) };
+  });
+
+  router.get("/api/evaluators", async (ctx) => {
+    const p = await authorize(ctx);
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = { evaluators: (await listEvaluators(sql, p.projectId)).map(evaluatorJson) };
+  });
+
+  router.get("/api/evaluators/:id", async (ctx) => {
+    const p = await authorize(ctx);
+    const e = await evaluatorOf(p.projectId, ctx.params.id!, intParam(ctx, "version", 1, 2 ** 31 - 1));
+    const [versions, rules, jobs] = await Promise.all([evaluatorVersions(sql, e.id), listRules(sql, p.projectId, { evaluatorId: e.id }), evaluatorJobs(sql, p.projectId, e.id, 0)]);
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = { evaluator: evaluatorJson(e), versions, rules: rules.map(ruleJson), totals: jobs.totals };
+  });
+
+  router.patch("/api/evaluators/:id", async (ctx) => {
+    const p = await authorize(ctx);
+    const e = await updateEvaluator(sql, p.projectId, ctx.params.id!, p.userId, await readJsonBody(ctx, BODY_LIMIT));
+    ctx.body = { evaluator: evaluatorJson(e) };
+  });
+
+  router.post("/api/evaluators/:id/try", async (ctx) => {
+    const p = await authorize(ctx);
+    const body = objectBody(await readJsonBody(ctx, BODY_LIMIT));
+    const e = await evaluatorOf(p.projectId, ctx.params.id!, typeof body.version === "number" ? body.version : undefined);
+    const outcome = await tryEvaluator(deps, p.projectId, e.definition, parseTryTarget(body));
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = tryJson(e.definition, outcome);
+  });
+
+  router.get("/api/evaluation-settings", async (ctx) => {
+    const p = await authorize(ctx);
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = await evaluationLimits(sql, p.projectId);
+  });
+
+  router.put("/api/evaluation-settings", async (ctx) => {
+    const p = await authorize(ctx);
+    await setEvaluationLimits(sql, p.projectId, await readJsonBody(ctx, 4 * 1024));
+    ctx.body = await evaluationLimits(sql, p.projectId);
+  });
+}

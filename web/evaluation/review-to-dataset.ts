@@ -1,0 +1,31 @@
+/**
+ * "Add to dataset" from a review (docs/EVALUATION.md, Annotation queues): the reviewed run's (or span's) input,
+ * with the expected output the reviewer corrected, as one item of a dataset of the project (a new dataset version).
+ */
+import { ValidationError } from "../../core/errors.js";
+import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
+import { writeItems } from "../../stores/datasets/datasets.js";
+import { parseItem } from "../../stores/datasets/items.js";
+import type { QueueItem } from "../../stores/annotation/queue-items.js";
+import type { WebDeps } from "../deps.js";
+
+/** Writes the item when the body asks (`add_to_dataset: {dataset, expected_output}`); its place, else undefined. */
+export async function addReviewToDataset(deps: WebDeps, projectId: number, userId: number, item: QueueItem, body: unknown): Promise<{ dataset: string; version: number; id: string } | undefined> {
+  const ask = typeof body === "object" && body !== null ? (body as { add_to_dataset?: unknown }).add_to_dataset : undefined;
+  if (ask === undefined || ask === null) return undefined;
+  if (typeof ask !== "object" || Array.isArray(ask) || typeof (ask as { dataset?: unknown }).dataset !== "string") {
+    throw new ValidationError({ field: "add_to_dataset.dataset", message: 'add_to_dataset must be like {"dataset": "name", "expected_output": …}' });
+  }
+  const { dataset, expected_output } = ask as { dataset: string; expected_output?: unknown };
+  const run = await deps.events.getRun(projectId, item.sdk_run_id);
+  const input = !run ? undefined
+    : item.span_id ? spanInputOutput(await deps.events.eventsOfSpan(projectId, run.run_id, item.span_id)).input
+    : runInputOutput(await deps.events.eventsOfTypes(projectId, run.run_id, ["run_start"], 5)).input;
+  const parsed = parseItem(
+    { input: input ?? null, ...(expected_output !== undefined ? { expected_output } : {}), source_sdk_run_id: item.sdk_run_id, ...(item.span_id ? { source_span_id: item.span_id } : {}) },
+    "add_to_dataset",
+    item.span_id ? "span" : "run",
+  );
+  const written = await writeItems(deps.ports.sql, projectId, dataset, [parsed], "review", userId);
+  return { dataset, version: written.version, id: parsed.id };
+}
