@@ -33,7 +33,7 @@ describe("pipeline health", () => {
   it("ok while the pipeline keeps up; reports lag, age and dead letters", async () => {
     const { view, report } = await setup(() => 3);
     await report({ lag_events: 12, oldest_unprocessed_age_ms: 40 });
-    expect(await view.snapshot()).toEqual({ status: "ok", pipeline: { lag_events: 12, oldest_unprocessed_age_ms: 40, dead_letters: 3, workers: 1 } });
+    expect(await view.snapshot()).toEqual({ status: "ok", pipeline: { lag_events: 12, oldest_unprocessed_age_ms: 40, dead_letters: 3, workers: 1 }, evaluation: { waiting: 0, due: 0, retrying: 0 } });
   });
 
   it("degraded when the oldest unprocessed event is older than 30 s", async () => {

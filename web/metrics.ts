@@ -26,6 +26,10 @@ export function prometheusText(health: HealthBody, counters: CountersSnapshot | 
     metric(lines, `${PREFIX}oldest_unprocessed_age_seconds`, "gauge", "How long the oldest event not yet processed has waited.", [["", p.oldest_unprocessed_age_ms / 1000]]);
   }
   if (p.dead_letters !== null) metric(lines, "runwatch_dead_letters", "gauge", "Dead letters kept (events and records set aside).", [["", p.dead_letters]]);
+  if (health.evaluation) {
+    metric(lines, "runwatch_evaluation_jobs_waiting", "gauge", "Evaluation jobs waiting: pending, or retrying after a provider outage or a cap.", [["", health.evaluation.waiting]]);
+    metric(lines, "runwatch_evaluation_jobs_due", "gauge", "Evaluation jobs due now (the backlog the workers have to catch up on).", [["", health.evaluation.due]]);
+  }
   if (counters) {
     for (const [name, help] of Object.entries(COUNTER_HELP) as [keyof typeof COUNTER_HELP, string][]) {
       metric(lines, `${PREFIX}${name}_total`, "counter", help, [["", counters.counters[name] ?? 0]]);

@@ -42,7 +42,7 @@ async function expectedOutputOf(sql: Sql, run: RunRecord): Promise<unknown> {
     [run.experiment_id, run.project_id, run.dataset_item_id],
   );
   const v = row?.expected_output;
-  return v === null || v === undefined ? undefined : typeof v === "string" ? JSON.parse(v) : v;
+  return v === null || v === undefined ? undefined : v; // jsonb arrives parsed (a JSON string as a string)
 }
 
 export interface SubjectOptions {

@@ -13,6 +13,7 @@
 import type Router from "@koa/router";
 import { callAgents, isAgentsFailure } from "../../core/agents/client.js";
 import { ValidationError } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
 import { backfillRuns, meanJudgeCost, parseRange, queueBackfill } from "../../stores/evaluation/backfill.js";
 import { EVALUATION_JOBS_CHANNEL, EVALUATION_RULES_CHANNEL } from "../../stores/evaluation/jobs.js";
 import { findEvaluator, type Evaluator } from "../../stores/evaluation/evaluators.js";
@@ -62,6 +63,7 @@ export function registerEvaluationRulesApi(router: Router, deps: WebDeps, auth: 
   router.get("/api/evaluation-rules", async (ctx) => {
     const p = await authorize(ctx);
     const evaluatorId = stringParam(ctx, "evaluator_id");
+    if (evaluatorId !== undefined && !isUuid(evaluatorId)) throw new ValidationError({ field: "evaluator_id", message: "evaluator_id must be an evaluator's id (a UUID)" });
     ctx.set("Cache-Control", "no-store");
     ctx.body = { rules: (await listRules(sql, p.projectId, evaluatorId ? { evaluatorId } : {})).map(ruleJson) };
   });

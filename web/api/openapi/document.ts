@@ -8,6 +8,7 @@ import { Envelope, EVENT_TYPES, MAX_SDK_RUN_ID_CHARS, MAX_SESSION_ID_CHARS, Payl
 import { MAX_SCORE_NAME, ScoreInput } from "../../../stores/scores.js";
 import { DATASET_OPERATIONS } from "./datasets.js";
 import { EXPERIMENT_OPERATIONS } from "./experiments.js";
+import { EVALUATION_OPERATIONS } from "./evaluation.js";
 import { Limit, q, type Body, type Operation, type Param } from "./operation.js";
 import * as R from "./schemas.js";
 
@@ -115,6 +116,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   },
   ...DATASET_OPERATIONS,
   ...EXPERIMENT_OPERATIONS,
+  ...EVALUATION_OPERATIONS,
 };
 
 /** Builds the document; its component schemas are collected from every Schema the operations name. */

@@ -96,6 +96,8 @@ export const Score = Schema.Struct({
   source: Schema.Literal(...SCORE_SOURCES),
   span_id: Schema.NullOr(Schema.String),
   created_at: Iso,
+  evaluator: Schema.NullOr(Schema.Struct({ id: Uuid, version: Count })).annotations({ description: "The evaluator (and version) that gave the score; null for others." }),
+  judge_run: Schema.NullOr(Schema.String).annotations({ description: "The sdk_run_id of the LLM judge call's own run (its tokens and cost)." }),
 }).annotations({ identifier: "Score" });
 
 export const Session = Schema.Struct({
