@@ -1,6 +1,7 @@
 /** The built-in alert triggers, in the order /alerts lists them. Each module is one defineTrigger(...). */
 import { agentBudgetExceeded } from "./agent-budget-exceeded.js";
 import { errorRateAbove } from "./error-rate-above.js";
+import { evaluationFailureRateAbove } from "./evaluation-failure-rate-above.js";
 import type { TriggerDefinition } from "./define.js";
 import { runCostAbove } from "./run-cost-above.js";
 import { runDurationAbove } from "./run-duration-above.js";
@@ -10,5 +11,5 @@ import { toolError } from "./tool-error.js";
 import { waitingForInput } from "./waiting-for-input.js";
 
 export const BUILTIN_TRIGGERS: readonly TriggerDefinition[] = [
-  runError, waitingForInput, runCostAbove, agentBudgetExceeded, runDurationAbove, errorRateAbove, toolError, scoreBelow,
+  runError, waitingForInput, runCostAbove, agentBudgetExceeded, runDurationAbove, errorRateAbove, toolError, scoreBelow, evaluationFailureRateAbove,
 ];

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
 import { runIdFor } from "../../core/ids.js";
 import { sampled } from "../../stores/evaluation/rule-filter.js";
+import { checkFailures, evaluationFailures } from "../../alerts/triggers/evaluation-failure-rate-above.js";
 import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
 import { SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
 import { bearer, json, startTestServer, type TestAccount, type TestServer } from "./harness.js";
@@ -164,6 +165,14 @@ describe("online evaluation", () => {
     expect((await get("/api/runs/inj-3/scores")).body.scores[0]).toMatchObject({ value: true, source: "llm_judge" });
     const page = (await get(`/api/evaluators/${e.body.evaluator.id}`)).body;
     expect(page.totals.failed).toBe(2);
+    // The evaluation_failure_rate_above alert counts them: 2 of 3 of this evaluator's jobs failed.
+    const alertRule = (config: Record<string, unknown>) => ({ id: 1, project_id: alice.id, name: "judge errors", trigger_type: "evaluation_failure_rate_above", channel: "dashboard", target: "", enabled: true, config }) as never;
+    const ctx = { sql: srv.ports.sql } as never;
+    const rule = alertRule({ threshold_pct: 50, window_minutes: 60, min_jobs: 3, evaluator_name: "injection-judge" });
+    const counts = await evaluationFailures(ctx, rule, new Date());
+    expect(counts).toEqual({ failed: 2, finished: 3 });
+    expect(checkFailures(rule, counts, new Date())?.message).toMatch(/injection-judge is 66\.7% \(2 of 3 judge jobs/);
+    expect(checkFailures(alertRule({ threshold_pct: 70, window_minutes: 60, min_jobs: 3 }), counts, new Date())).toBeUndefined();
     agents.fake.judge = () => ({ explanation: "looks right", score: 1 });
   });
 

@@ -1,0 +1,71 @@
+/**
+ * evaluation_failure_rate_above: among the project's evaluation jobs (docs/EVALUATION.md, Online rules) that
+ * finished in the last `window_minutes`, the share that failed — the judge answered something that is not a valid
+ * score, refused, or gave up after its retries — is at or above `threshold_pct`, with at least `min_jobs` of them in
+ * the window; optionally for one evaluator. Counted in Postgres (evaluation_jobs) by the sweep. While the rate stays
+ * high it fires once per window (the key is the window's slot).
+ */
+import { Schema } from "effect";
+import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
+import { COOLDOWN_FIELD, cooldownField, defineTrigger } from "./define.js";
+
+interface Config {
+  threshold_pct: number;
+  window_minutes: number;
+  min_jobs: number;
+  evaluator_name?: string;
+}
+
+export async function evaluationFailures(ctx: AlertContext, rule: AlertRule, now: Date): Promise<{ failed: number; finished: number }> {
+  const c = rule.config as unknown as Config;
+  const [row] = await ctx.sql.query<{ failed: string | number; finished: string | number }>(
+    `SELECT count(*) FILTER (WHERE j.status = 'failed') AS failed, count(*) AS finished
+       FROM evaluation_jobs j ${c.evaluator_name ? "JOIN evaluators e ON e.id = j.evaluator_id AND e.name = $3" : ""}
+      WHERE j.project_id = $1 AND j.status IN ('done', 'failed') AND j.finished_at >= $2`,
+    [rule.project_id, new Date(now.getTime() - c.window_minutes * 60_000).toISOString(), ...(c.evaluator_name ? [c.evaluator_name] : [])],
+  );
+  return { failed: Number(row?.failed ?? 0), finished: Number(row?.finished ?? 0) };
+}
+
+export function checkFailures(rule: AlertRule, n: { failed: number; finished: number }, now: Date): AlertFiring | undefined {
+  const c = rule.config as unknown as Config;
+  if (n.finished === 0 || n.finished < c.min_jobs) return undefined;
+  const pct = (n.failed / n.finished) * 100;
+  if (pct < c.threshold_pct) return undefined;
+  const of = c.evaluator_name ? ` of ${c.evaluator_name}` : "";
+  return {
+    key: `evaluation-failures:${Math.floor(now.getTime() / (c.window_minutes * 60_000))}`,
+    rule,
+    message: `Evaluation failure rate${of} is ${pct.toFixed(1)}% (${n.failed} of ${n.finished} judge jobs in the last ${c.window_minutes} min), at or above ${c.threshold_pct}%`,
+    details: { failure_rate_pct: Number(pct.toFixed(2)), failed: n.failed, finished: n.finished, window_minutes: c.window_minutes, threshold_pct: c.threshold_pct, min_jobs: c.min_jobs },
+  };
+}
+
+export const evaluationFailureRateAbove = defineTrigger({
+  type: "evaluation_failure_rate_above",
+  label: "Evaluation failure rate above",
+  description: "The share of evaluation jobs that end in an evaluation error (a malformed judge answer, a refusal, retries used up) over a sliding window reaches a threshold.",
+  schema: Schema.Struct({
+    threshold_pct: Schema.Number.pipe(Schema.between(0.01, 100, { message: () => "must be a percentage between 0.01 and 100" })),
+    window_minutes: Schema.optionalWith(Schema.Number.pipe(Schema.int({ message: () => "must be whole minutes" }), Schema.between(1, 1440, { message: () => "must be between 1 and 1440 minutes" })), { default: () => 60 }),
+    min_jobs: Schema.optionalWith(Schema.Number.pipe(Schema.int({ message: () => "must be a whole number" }), Schema.between(1, 1_000_000, { message: () => "must be at least 1" })), { default: () => 10 }),
+    evaluator_name: Schema.optional(Schema.String.pipe(Schema.trimmed({ message: () => "must not start or end with spaces" }), Schema.maxLength(100))),
+    cooldown_seconds: cooldownField,
+  }),
+  fields: [
+    { name: "threshold_pct", label: "Failure rate (%)", kind: "number", step: "any", required: true, placeholder: "20" },
+    { name: "window_minutes", label: "Window (minutes)", kind: "number", step: "1", placeholder: "60" },
+    { name: "min_jobs", label: "Minimum jobs in window", kind: "number", step: "1", placeholder: "10", help: "Below this many finished jobs the rate is not judged." },
+    { name: "evaluator_name", label: "Evaluator (optional)", kind: "text", placeholder: "helpfulness", help: "Only this evaluator's jobs; empty: all of the project's." },
+    COOLDOWN_FIELD,
+  ],
+  defaultCooldownSeconds: 3600,
+  async sweep(rules, ctx, now) {
+    const out: AlertFiring[] = [];
+    for (const rule of rules) {
+      const f = checkFailures(rule, await evaluationFailures(ctx, rule, now), now);
+      if (f) out.push(f);
+    }
+    return out;
+  },
+});
