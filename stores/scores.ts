@@ -235,3 +235,17 @@ export async function scoreNames(ch: ClickHouse, projectId: number, limit = 100)
   );
   return rows.map((r) => r.name);
 }
+
+/** The scores `ids` of the project (an evaluator's latest jobs' scores), by id; the ones not stored are left out. */
+export async function scoresWithIds(ch: ClickHouse, projectId: number, ids: readonly string[]): Promise<Map<string, { value: number | boolean | string; comment: string }>> {
+  if (ids.length === 0) return new Map();
+  const rows = await ch.query<Pick<ScoreRow, "score_id" | "value_type" | "value_number" | "value_string" | "comment">>(
+    `SELECT toString(score_id) AS score_id, value_type, value_number, value_string, comment FROM scores FINAL
+      WHERE project_id = {pid:UInt64} AND score_id IN {ids:Array(UUID)}`,
+    { pid: projectId, ids: [...ids] },
+  );
+  return new Map(rows.map((r) => [r.score_id, {
+    value: r.value_type === "string" ? r.value_string : r.value_type === "boolean" ? Number(r.value_number) === 1 : Number(r.value_number),
+    comment: r.comment,
+  }]));
+}

@@ -106,12 +106,8 @@ function heldBy(item: QueueItem, userId: number): void {
 
 export interface ReviewScore { readonly name: string; readonly value: number | boolean | string; readonly comment?: string }
 
-/** Completes an item with the reviewer's scores (each checked against the queue's configs) and comment. */
-export async function completeItem(
-  deps: { sql: Sql; clickhouse: ClickHouse; events: EventStore }, queue: AnnotationQueue, itemId: string, userId: number, body: unknown,
-): Promise<{ item: QueueItem; score_ids: string[] }> {
-  const item = await findItem(deps.sql, queue, itemId);
-  heldBy(item, userId);
+/** A review's scores (each checked against the queue's configs) and comment, from a complete body; ValidationError names the field. */
+export function reviewOf(queue: AnnotationQueue, body: unknown): { scores: ReviewScore[]; comment: string } {
   const b = (typeof body === "object" && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
   if (!Array.isArray(b.scores)) throw new ValidationError({ field: "scores", message: 'scores must be a list like [{"name": "correct", "value": true}]' });
   const scores: ReviewScore[] = b.scores.map((s, i) => {
@@ -125,6 +121,16 @@ export async function completeItem(
   });
   const comment = b.comment === undefined || b.comment === null ? "" : b.comment;
   if (typeof comment !== "string" || comment.length > 5_000) throw new ValidationError({ field: "comment", message: "comment must be text of at most 5000 characters" });
+  return { scores, comment };
+}
+
+/** Completes an item with the reviewer's scores (each checked against the queue's configs) and comment. */
+export async function completeItem(
+  deps: { sql: Sql; clickhouse: ClickHouse; events: EventStore }, queue: AnnotationQueue, itemId: string, userId: number, body: unknown,
+): Promise<{ item: QueueItem; score_ids: string[] }> {
+  const item = await findItem(deps.sql, queue, itemId);
+  heldBy(item, userId);
+  const { scores, comment } = reviewOf(queue, body);
   const run = await deps.events.getRun(queue.project_id, item.sdk_run_id);
   if (!run) throw new NotFound({ resource: "run", message: `the item's run ${JSON.stringify(item.sdk_run_id)} no longer exists; skip the item` });
   const now = new Date().toISOString();

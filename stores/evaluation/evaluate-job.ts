@@ -84,13 +84,17 @@ export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus>
 
   const startedMs = Date.now();
   const outcome = await evaluate(def, subject, deps.judge);
-  if (outcome.model !== null) {
+  // The judge call's own run is reported once the score is stored (its end on the dashboard means the score is there),
+  // and before the job is finished: a worker that dies in between runs the job again, and reports it again, once.
+  const reportJudgeRun = async () => {
+    if (outcome.model === null) return;
     await addEvaluationSpend(sql, job.project_id, outcome.cost_usd);
     const sender = { projectId: job.project_id, userId: await ownerOf(sql, job.project_id) };
     const judged = { scoreId: job.score_id, evaluator: { id: evaluator.id, name: evaluator.name, version: evaluator.version }, sdk_run_id: job.sdk_run_id, span_id: job.span_id };
     await appendEvents(deps.log, judgeTraceEvents(sender, judged, outcome, startedMs));
-  }
+  };
   if (outcome.error) {
+    await reportJudgeRun();
     if (outcome.error.retryable) {
       const wait = Math.max(deps.backoffMs(job.attempts), (outcome.error.retry_after_s ?? 0) * 1000);
       const status = await retryJob(sql, job, `${outcome.error.code}: ${outcome.error.message}`, wait, { cost_usd: outcome.cost_usd });
@@ -114,6 +118,7 @@ export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus>
   if (rule.queue_action && queueWants(rule.queue_action, verdict.value)) {
     await addToQueue(sql, job.project_id, rule.queue_action.queue_id, [{ sdk_run_id: run.external_id, run_id: run.run_id, span_id: job.span_id }], "rule");
   }
+  await reportJudgeRun();
   await finishJob(sql, job.id, "done", { cost_usd: outcome.cost_usd });
   return "done";
 }

@@ -132,6 +132,7 @@ export interface JobRow {
   readonly evaluator_version: number;
   readonly last_error: string;
   readonly cost_usd: number;
+  readonly score_id: string;
   readonly created_at: string;
   readonly finished_at: string | null;
 }
@@ -139,7 +140,7 @@ export interface JobRow {
 /** An evaluator's latest jobs (its page), and its totals. */
 export async function evaluatorJobs(sql: Sql, projectId: number, evaluatorId: string, limit = 50): Promise<{ jobs: JobRow[]; totals: Record<JobStatus, number> & { cost_usd: number } }> {
   const rows = await sql.query<Record<string, unknown>>(
-    `SELECT id, sdk_run_id, span_id, status, origin, attempts, evaluator_version, last_error, cost_usd, created_at, finished_at
+    `SELECT id, sdk_run_id, span_id, status, origin, attempts, evaluator_version, last_error, cost_usd, score_id, created_at, finished_at
        FROM evaluation_jobs WHERE project_id = $1 AND evaluator_id = $2 ORDER BY id DESC LIMIT $3`,
     [projectId, evaluatorId, limit],
   );
@@ -154,7 +155,7 @@ export async function evaluatorJobs(sql: Sql, projectId: number, evaluatorId: st
     jobs: rows.map((r) => ({
       id: Number(r.id), sdk_run_id: String(r.sdk_run_id), span_id: String(r.span_id), status: r.status as JobStatus, origin: r.origin as JobOrigin,
       attempts: Number(r.attempts), evaluator_version: Number(r.evaluator_version), last_error: String(r.last_error), cost_usd: Number(r.cost_usd),
-      created_at: new Date(r.created_at as string).toISOString(), finished_at: r.finished_at ? new Date(r.finished_at as string).toISOString() : null,
+      score_id: String(r.score_id), created_at: new Date(r.created_at as string).toISOString(), finished_at: r.finished_at ? new Date(r.finished_at as string).toISOString() : null,
     })),
     totals: {
       pending: Number(t?.pending ?? 0), retrying: Number(t?.retrying ?? 0), done: Number(t?.done ?? 0), failed: Number(t?.failed ?? 0),

@@ -14,7 +14,7 @@
  */
 import type Router from "@koa/router";
 import { AuthError, ValidationError } from "../../core/errors.js";
-import { addRunsToQueue, completeItem, listItems, nextItem, queueProgress, skipItem, findItem } from "../../stores/annotation/queue-items.js";
+import { addRunsToQueue, completeItem, listItems, nextItem, queueProgress, reviewOf, skipItem, findItem } from "../../stores/annotation/queue-items.js";
 import { createQueue, listQueues, mayReview, queueJson, queueWithId, type AnnotationQueue } from "../../stores/annotation/queues.js";
 import type { WebDeps } from "../deps.js";
 import { addReviewToDataset } from "../evaluation/review-to-dataset.js";
@@ -83,6 +83,7 @@ export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth:
     reviewer(q, p.userId);
     const body = await readJsonBody(ctx, 1024 * 1024);
     const item = await findItem(sql, q, ctx.params.item_id!);
+    reviewOf(q, body); // refused scores write nothing, not even the dataset item
     // The dataset item is checked (and written) before the review completes, so a refused one leaves the item pending.
     const datasetItem = await addReviewToDataset(deps, p.projectId, p.userId, item, body);
     const done = await completeItem({ sql, clickhouse, events: deps.events }, q, item.id, p.userId, body);

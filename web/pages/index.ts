@@ -13,6 +13,8 @@ import * as scores from "./scores.js";
 import * as sessions from "./sessions.js";
 import * as datasets from "./datasets.js";
 import * as experiments from "./experiments.js";
+import * as evaluators from "./evaluators.js";
+import * as queues from "./queues.js";
 
 /**
  * Mounts the session-authenticated dashboard pages (/dashboard, /dashboard/:run, /errors, /agents, /alerts,
@@ -32,4 +34,6 @@ export function registerPages(router: Router, deps: WebDeps): void {
   sessions.register(router, deps);
   datasets.register(router, deps);
   experiments.register(router, deps);
+  evaluators.register(router, deps);
+  queues.register(router, deps);
 }

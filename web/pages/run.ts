@@ -19,6 +19,7 @@ import { humanInputView } from "./human-input.js";
 import { scoresView } from "./scores.js";
 import { cursorOf, liveDelta, parseSince } from "./run-delta.js";
 import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
+import { listQueues } from "../../stores/annotation/queues.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
 
 /** Events shown per page of a run; a longer run links to the next page (by event id). */
@@ -74,10 +75,12 @@ async function runPage(ctx: Context, deps: WebDeps, project: Membership): Promis
     ctx.set("X-Runwatch-Fragment", delta ? "delta" : "whole");
     return renderFragment(ctx, delta ? "_run_delta.njk" : "_run_live.njk", { ...vars, delta });
   }
-  const [humanInput, scores, datasets] = await Promise.all([humanInputView(deps, run), scoresView(deps, run), listDatasets(deps.ports.sql, project.id)]);
+  const [humanInput, scores, datasets, queues] = await Promise.all([
+    humanInputView(deps, run), scoresView(deps, run), listDatasets(deps.ports.sql, project.id), listQueues(deps.ports.sql, project.id),
+  ]);
   // ?span=<id>: "Add to dataset" takes that span's input and output instead of the run's.
   const spanId = typeof ctx.query.span === "string" && ctx.query.span.length <= 64 ? ctx.query.span : undefined;
   const spanEventsOfItem = spanId ? await deps.events.eventsOfSpan(project.id, run.run_id, spanId) : [];
   const source = spanEventsOfItem.length ? { span_id: spanId, ...spanInputOutput(spanEventsOfItem) } : runInputOutput(events);
-  renderPage(ctx, "run.njk", { ...vars, human_input: humanInput, scores, add_to_dataset: { datasets, ...source } });
+  renderPage(ctx, "run.njk", { ...vars, human_input: humanInput, scores, add_to_dataset: { datasets, ...source }, queues });
 }

@@ -1,0 +1,173 @@
+/**
+ * The dashboard's annotation queues (docs/EVALUATION.md, Annotation queues):
+ *
+ *   GET  /queues                                 the project's queues and their progress; a form for a new one
+ *   POST /queues                                 create one (edit_evaluators)
+ *   GET  /queues/:id                             progress per reviewer, the items, "Review next"
+ *   POST /queues/:id/next                        take the next item (locked to you for 30 minutes) and open it
+ *   GET  /queues/:id/items/:item                 the item to review: the run's input, output, scores, its trace
+ *   POST /queues/:id/items/:item/complete        score it with the queue's configs, comment, and optionally add it to a
+ *                                                dataset with a corrected expected output; then the next item
+ *   POST /queues/:id/items/:item/skip            skip it; then the next item
+ *   POST /queues/add-run                         a run page's "Add to queue" (sdk_run_id, queue_id)
+ *
+ * Reviewing needs `review`; a queue with members takes its members only.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { can } from "../../core/access/roles.js";
+import { AuthError, Conflict, NotFound, ValidationError } from "../../core/errors.js";
+import { runInputOutput } from "../../core/events/run-io.js";
+import { addRunsToQueue, completeItem, findItem, listItems, nextItem, queueProgress, reviewOf, skipItem } from "../../stores/annotation/queue-items.js";
+import { createQueue, listQueues, mayReview, queueWithId, type AnnotationQueue, type ScoreConfig } from "../../stores/annotation/queues.js";
+import { listDatasets } from "../../stores/datasets/datasets.js";
+import { listRunScores } from "../../stores/scores.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
+import { requireUser } from "../auth/session.js";
+import type { SessionUser, WebDeps } from "../deps.js";
+import { addReviewToDataset } from "../evaluation/review-to-dataset.js";
+import { readForm } from "../forms.js";
+import { queryParam, renderPage } from "./render.js";
+
+const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
+
+/** A new-queue form as a POST /api/annotation-queues body. */
+function queueBody(form: Record<string, string>): Record<string, unknown> {
+  let configs: unknown = form.score_configs;
+  try {
+    configs = JSON.parse(form.score_configs ?? "");
+  } catch {
+    throw new ValidationError({ field: "score_configs", message: 'score_configs must be JSON like [{"name": "correct", "type": "boolean"}]' });
+  }
+  const members = (form.members ?? "").split(/[\s,]+/).filter(Boolean);
+  return { name: form.name, description: form.description, score_configs: configs, ...(members.length ? { members } : {}) };
+}
+
+/** A review form's scores: one field per score config (`score.<name>`); an empty field gives no score. */
+function reviewBody(q: AnnotationQueue, form: Record<string, string>): Record<string, unknown> {
+  const value = (c: ScoreConfig, raw: string): unknown => (c.type === "numeric" ? Number(raw) : c.type === "boolean" ? raw === "true" : raw);
+  const scores = q.score_configs.flatMap((c) => {
+    const raw = form[`score.${c.name}`];
+    return raw === undefined || raw === "" ? [] : [{ name: c.name, value: value(c, raw) }];
+  });
+  let add: Record<string, unknown> | undefined;
+  if (form.dataset) {
+    let expected: unknown = form.expected_output;
+    try {
+      expected = form.expected_output ? JSON.parse(form.expected_output) : undefined;
+    } catch {
+      // Not JSON: the corrected answer as text.
+    }
+    add = { dataset: form.dataset, ...(expected !== undefined ? { expected_output: expected } : {}) };
+  }
+  return { scores, comment: form.comment ?? "", ...(add ? { add_to_dataset: add } : {}) };
+}
+
+export function register(router: Router, deps: WebDeps): void {
+  const { sql, clickhouse } = deps.ports;
+  const queueOf = (ctx: Context) => queueWithId(sql, projectOfRequest(ctx).id, String(ctx.params.id));
+  const reviewer = (ctx: Context, q: AnnotationQueue) => {
+    if (!mayReview(q, userOf(ctx))) throw new AuthError({ code: "forbidden", message: `${q.name} takes reviews from its members only` });
+  };
+  const go = (ctx: Context, path: string, flash?: string) => {
+    ctx.status = 303;
+    ctx.redirect(flash ? `${path}?flash=${encodeURIComponent(flash)}` : path);
+  };
+
+  const listPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const queues = [];
+    for (const q of await listQueues(sql, projectOfRequest(ctx).id)) queues.push({ ...q, progress: await queueProgress(sql, q.id) });
+    renderPage(ctx, "queues.njk", {
+      title: "Review queues", queues, can_edit: can(projectOfRequest(ctx).role, "edit_evaluators"), flash: queryParam(ctx, "flash"), errors: {},
+      values: { score_configs: '[{"name": "correct", "type": "boolean", "description": "Is the answer right?"},\n {"name": "quality", "type": "numeric", "min": 1, "max": 5}]' },
+      ...extra,
+    }, status);
+  };
+  router.get("/queues", requireUser, inProject(deps, "read"), (ctx: Context) => listPage(ctx));
+
+  router.post("/queues", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    try {
+      const q = await createQueue(sql, projectOfRequest(ctx).id, queueBody(form));
+      go(ctx, `/queues/${q.id}`, `Created ${q.name}. Add runs from their page, the API, or a rule's “add to queue”.`);
+    } catch (err) {
+      if (!(err instanceof ValidationError) && !(err instanceof Conflict)) throw err;
+      await listPage(ctx, { values: form, errors: { [err.field ?? "name"]: err.message }, open_form: true }, err instanceof Conflict ? 409 : 422);
+    }
+  });
+
+  router.get("/queues/:id", requireUser, inProject(deps, "read"), async (ctx: Context) => {
+    const q = await queueOf(ctx);
+    const [progress, pending, done] = await Promise.all([queueProgress(sql, q.id), listItems(sql, q.id, "pending", 50), listItems(sql, q.id, "completed", 20)]);
+    renderPage(ctx, "queue.njk", {
+      title: `Queue ${q.name}`, queue: q, progress, pending, done, flash: queryParam(ctx, "flash"),
+      can_review: can(projectOfRequest(ctx).role, "review") && mayReview(q, userOf(ctx)),
+    });
+  });
+
+  const openNext = async (ctx: Context, q: AnnotationQueue, flash?: string) => {
+    const item = await nextItem(sql, q, userOf(ctx));
+    if (item) go(ctx, `/queues/${q.id}/items/${item.id}`, flash);
+    else go(ctx, `/queues/${q.id}`, `${flash ? `${flash} ` : ""}Nothing left to review in ${q.name}.`);
+  };
+
+  router.post("/queues/:id/next", requireUser, inProject(deps, "review"), async (ctx: Context) => {
+    await readForm(ctx);
+    const q = await queueOf(ctx);
+    reviewer(ctx, q);
+    await openNext(ctx, q);
+  });
+
+  const itemPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const q = await queueOf(ctx);
+    reviewer(ctx, q);
+    const projectId = projectOfRequest(ctx).id;
+    const item = await findItem(sql, q, String(ctx.params.item));
+    const run = await deps.events.getRun(projectId, item.sdk_run_id);
+    const io = run ? runInputOutput(await deps.events.eventsOfTypes(projectId, run.run_id, ["run_start", "run_end"], 20)) : { input: undefined, output: undefined };
+    const [scores, datasets] = await Promise.all([run ? listRunScores(clickhouse, projectId, run.run_id, { limit: 100 }) : { scores: [] }, listDatasets(sql, projectId)]);
+    const held = item.locked_by === userOf(ctx) && item.locked_until !== null && Date.parse(item.locked_until) > Date.now();
+    renderPage(ctx, "queue-item.njk", {
+      title: `Review · ${q.name}`, queue: q, item, run, input: io.input, output: io.output, scores: scores.scores, datasets, held,
+      flash: queryParam(ctx, "flash"), errors: {}, values: {}, ...extra,
+    }, status);
+  };
+  router.get("/queues/:id/items/:item", requireUser, inProject(deps, "review"), (ctx: Context) => itemPage(ctx));
+
+  router.post("/queues/:id/items/:item/complete", requireUser, inProject(deps, "review"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const q = await queueOf(ctx);
+    reviewer(ctx, q);
+    try {
+      const item = await findItem(sql, q, String(ctx.params.item));
+      const body = reviewBody(q, form);
+      reviewOf(q, body); // refused scores write nothing, not even the dataset item
+      const added = await addReviewToDataset(deps, projectOfRequest(ctx).id, userOf(ctx), item, body);
+      await completeItem({ sql, clickhouse, events: deps.events }, q, item.id, userOf(ctx), body);
+      await openNext(ctx, q, `Saved.${added ? ` Added to ${added.dataset} (version ${added.version}).` : ""}`);
+    } catch (err) {
+      if (!(err instanceof ValidationError) && !(err instanceof Conflict) && !(err instanceof NotFound)) throw err;
+      await itemPage(ctx, { values: form, errors: { [(err as ValidationError).field ?? "scores"]: err.message } }, err instanceof Conflict ? 409 : err instanceof NotFound ? 404 : 422);
+    }
+  });
+
+  router.post("/queues/:id/items/:item/skip", requireUser, inProject(deps, "review"), async (ctx: Context) => {
+    await readForm(ctx);
+    const q = await queueOf(ctx);
+    reviewer(ctx, q);
+    try {
+      await skipItem(sql, q, String(ctx.params.item), userOf(ctx));
+    } catch (err) {
+      if (!(err instanceof Conflict)) throw err;
+      return itemPage(ctx, { errors: { scores: err.message } }, 409);
+    }
+    await openNext(ctx, q, "Skipped.");
+  });
+
+  router.post("/queues/add-run", requireUser, inProject(deps, "review"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const q = await queueWithId(sql, projectOfRequest(ctx).id, form.queue_id ?? "");
+    const { added } = await addRunsToQueue({ sql, events: deps.events }, q, { items: [{ sdk_run_id: form.sdk_run_id, ...(form.span_id ? { span_id: form.span_id } : {}) }] }, "manual");
+    go(ctx, `/dashboard/${encodeURIComponent(form.sdk_run_id ?? "")}`, added ? `Added to the queue ${q.name}.` : `Already in the queue ${q.name}.`);
+  });
+}
