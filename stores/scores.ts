@@ -241,7 +241,7 @@ export async function scoresWithIds(ch: ClickHouse, projectId: number, ids: read
   if (ids.length === 0) return new Map();
   const rows = await ch.query<Pick<ScoreRow, "score_id" | "value_type" | "value_number" | "value_string" | "comment">>(
     `SELECT toString(score_id) AS score_id, value_type, value_number, value_string, comment FROM scores FINAL
-      WHERE project_id = {pid:UInt64} AND score_id IN {ids:Array(UUID)}`,
+      WHERE project_id = {pid:UInt64} AND toString(score_id) IN {ids:Array(String)}`,
     { pid: projectId, ids: [...ids] },
   );
   return new Map(rows.map((r) => [r.score_id, {

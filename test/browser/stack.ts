@@ -22,13 +22,13 @@ export const ARTIFACTS = path.resolve(path.dirname(fileURLToPath(import.meta.url
 
 export interface Stack { url: string; dataDir: string; ports: Ports; web: WebServer; pipeline: Pipeline; gateway: Gateway }
 
-export async function startStack(): Promise<Stack> {
+export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-browser-"));
   const [webPort, gatewayPort] = [await freePort(), await freePort()];
   const config = loadConfig({
     RUNWATCH_DATA_DIR: dataDir, NODE_ENV: "test", LOG_LEVEL: "error", RUNWATCH_HOST: "127.0.0.1",
     RUNWATCH_WEB_PORT: String(webPort), RUNWATCH_PUBLIC_URL: `http://127.0.0.1:${webPort}`, RUNWATCH_GATEWAY_PORT: String(gatewayPort),
-    RUNWATCH_PUBLIC_GATEWAY_URL: `ws://127.0.0.1:${gatewayPort}`,
+    RUNWATCH_PUBLIC_GATEWAY_URL: `ws://127.0.0.1:${gatewayPort}`, ...env,
   });
   const ports = await openPorts(config);
   const pipeline = await startPipeline(ports);
@@ -72,11 +72,12 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 /** A stack and a browser for the tests of one file: started before them, closed after (call inside describe). */
-export function useBrowserStack(): { stack(): Stack; browser(): Browser } {
+/** `env()` (read when the stack starts, after the test's own earlier beforeAll hooks) adds to the stack's config. */
+export function useBrowserStack(env: () => Record<string, string> = () => ({})): { stack(): Stack; browser(): Browser } {
   let stack: Stack | undefined;
   let browser: Browser | undefined;
   beforeAll(async () => {
-    stack = await startStack();
+    stack = await startStack(env());
     browser = await launchBrowser();
   });
   afterAll(async () => {

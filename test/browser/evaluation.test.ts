@@ -1,0 +1,107 @@
+/**
+ * Turning on an LLM judge and working a review queue in Chromium (docs/EVALUATION.md), with agents-service in front of
+ * a fake OpenAI server on loopback: a newcomer starts from the ready "helpfulness" judge, tries it on a run in the
+ * playground (the rendered prompt, the raw answer, the score), turns on a rule for the support agent, and watches
+ * the scores of new runs arrive on the evaluator's page without reloading; then creates a review queue, adds a run
+ * from its page, takes it as the next item, scores it and completes it. Screenshots: test/artifacts/evaluator.png,
+ * evaluator-playground.png, evaluators.png, queue-review.png.
+ */
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../core/logger.js";
+import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
+import { SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
+import { ARTIFACTS, haveBrowser, registerWithKey, useBrowserStack } from "./stack.js";
+
+describe.skipIf(!haveBrowser)("evaluators and review queues in the dashboard", () => {
+  let agents: Harness;
+  let worker: EvaluationWorker;
+  beforeAll(async () => {
+    agents = await startHarness();
+    agents.fake.judge = (prompt) => ({ explanation: prompt.includes("refund") ? "Answers the refund question directly." : "Helpful enough.", score: prompt.includes("refund") ? 5 : 4 });
+  });
+  const env = useBrowserStack(() => ({ RUNWATCH_AGENTS_URL: agents.url, AGENT_SECRET: SECRET }));
+  beforeAll(async () => {
+    const s = env.stack();
+    worker = await startEvaluationWorker(s.ports, s.ports.config, createLogger("error"), { settings: { concurrency: 4, pollMs: 100, leaseSeconds: 30, backoffMs: 100, maxBackoffMs: 500 } });
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await agents?.close();
+  });
+
+  it("from a ready judge to live scores on production runs, and a review from the queue", async () => {
+    const base = env.stack().url;
+    const context = await env.browser().newContext({ viewport: { width: 1400, height: 1000 } });
+    const { page, key } = await registerWithKey(context, env.stack(), "Dana", `dana-eval-${Date.now()}@example.com`);
+    const send = async (ids: string[]) => {
+      const events = ids.flatMap((id, i) => [
+        { sdk_run_id: id, event_type: "run_start", agent_name: "support-bot", payload: { input: { question: i % 2 ? "Where is my parcel?" : "Can I get a refund?" } } },
+        { sdk_run_id: id, event_type: "run_end", payload: { output: i % 2 ? "It ships tomorrow." : "Yes, within 30 days: use the refund form." } },
+      ]);
+      const res = await fetch(`${base}/api/ingest/batch`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ events }) });
+      expect(res.status).toBe(207);
+    };
+    const first = `support-${Date.now()}`;
+    await send([first]);
+
+    await page.goto(`${base}/evaluators`);
+    await page.screenshot({ path: path.join(ARTIFACTS, "evaluators-empty.png") });
+    await page.click("#templates a:has-text('helpfulness')");
+    expect(await page.inputValue("#new-evaluator input[name=name]")).toBe("helpfulness");
+    expect(await page.inputValue("#new-evaluator textarea[name=prompt]")).toContain("{{output}}");
+    await Promise.all([page.waitForURL(/\/evaluators\/[0-9a-f-]{36}\?flash=/), page.click("#new-evaluator button[type=submit]")]);
+    const evaluatorUrl = page.url().split("?")[0]!;
+
+    // The playground: the run's prompt, the judge's raw answer, the score, its cost.
+    for (let i = 0; i < 50 && (await (await fetch(`${base}/api/runs/${first}`, { headers: { authorization: `Bearer ${key}` } })).json()).run?.status !== "success"; i++) await page.waitForTimeout(100);
+    await page.fill("#playground input[name=sdk_run_id]", first);
+    await page.click("#playground button[type=submit]");
+    await page.waitForSelector("#try-result");
+    expect(await page.textContent("#try-prompt")).toContain("Yes, within 30 days: use the refund form.");
+    expect(JSON.parse((await page.textContent("#try-raw"))!)).toEqual({ explanation: "Answers the refund question directly.", score: 5 });
+    expect(await page.textContent("#try-result .notice")).toContain("Score 5");
+    await page.locator("#playground").screenshot({ path: path.join(ARTIFACTS, "evaluator-playground.png") });
+
+    // A rule for the support agent; new runs are judged as they end, and the page shows it without a reload.
+    await page.goto(evaluatorUrl);
+    await page.click("#new-rule summary");
+    await page.fill("#new-rule input[name=agent_name]", "support-bot");
+    await page.fill("#new-rule input[name=sampling_pct]", "100");
+    await Promise.all([page.waitForURL(/flash=/), page.click("#new-rule button[type=submit]")]);
+    expect(await page.textContent(".notice")).toContain("100% of the matching runs");
+    await page.waitForFunction(() => (window as unknown as { __runwatchLive?: string }).__runwatchLive === "open" || document.querySelector("#live-indicator")?.getAttribute("data-state") === "open", null, { timeout: 10_000 }).catch(() => {});
+    const live = Array.from({ length: 4 }, (_, i) => `${first}-live-${i}`);
+    await send(live);
+    await page.waitForFunction((n) => document.querySelectorAll("#jobs tbody tr .score-value").length >= n, 4, { timeout: 30_000 });
+    expect(await page.locator("#jobs tbody tr", { hasText: live[0]! }).locator(".score-value").textContent()).toBe("5");
+    expect(await page.locator("#jobs tbody tr", { hasText: live[1]! }).textContent()).toContain("Helpful enough.");
+    await page.screenshot({ path: path.join(ARTIFACTS, "evaluator.png"), fullPage: true });
+
+    // A review queue: a run added from its page, taken as the next item, scored and completed.
+    await page.goto(`${base}/queues`);
+    await page.click("#new-queue summary");
+    await page.fill("#new-queue input[name=name]", "support review");
+    await Promise.all([page.waitForURL(/\/queues\/[0-9a-f-]{36}\?flash=/), page.click("#new-queue button[type=submit]")]);
+    await page.goto(`${base}/dashboard/${live[1]}`);
+    await Promise.all([page.waitForURL(/flash=/), page.click("#add-to-queue button")]);
+    await page.goto(`${base}/queues`);
+    await page.click("#queues a:has-text('support review')");
+    await Promise.all([page.waitForURL(/\/items\//), page.click("#review-next")]);
+    expect(await page.textContent("#review-output")).toContain("It ships tomorrow.");
+    await page.selectOption("#review select[name='score.correct']", "false");
+    await page.fill("#review input[name='score.quality']", "2");
+    await page.fill("#review textarea[name=comment]", "Does not say when it arrives.");
+    await page.locator("#review").screenshot({ path: path.join(ARTIFACTS, "queue-review.png") });
+    await Promise.all([page.waitForURL(/flash=/), page.click("#complete")]);
+    expect(await page.textContent(".notice")).toContain("Nothing left to review");
+    expect(await page.textContent("#progress")).toContain("dana-eval-");
+    const scores = (await (await fetch(`${base}/api/runs/${live[1]}/scores`, { headers: { authorization: `Bearer ${key}` } })).json()).scores;
+    expect(scores.map((s: { name: string; value: unknown; source: string }) => [s.name, s.value, s.source]).sort()).toEqual([
+      ["correct", false, "human"], ["helpfulness", 4, "llm_judge"], ["quality", 2, "human"],
+    ]);
+    await page.goto(`${base}/evaluators`);
+    await page.screenshot({ path: path.join(ARTIFACTS, "evaluators.png") });
+    await context.close();
+  }, 120_000);
+});
