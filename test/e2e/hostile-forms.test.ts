@@ -19,6 +19,11 @@ import { parseItem } from "../../stores/datasets/items.js";
 import { listApiKeys } from "../../stores/accounts/api-keys.js";
 import { createProject, setMember } from "../../stores/accounts/projects.js";
 import { switchProject } from "../../stores/accounts/current-project.js";
+import { createEvaluator } from "../../stores/evaluation/evaluators.js";
+import { createRule as createEvaluationRule } from "../../stores/evaluation/rules.js";
+import { createQueue } from "../../stores/annotation/queues.js";
+import { addRunsToQueue, nextItem } from "../../stores/annotation/queue-items.js";
+import { createEventStore } from "../../core/clickhouse/event-store.js";
 import { bearer, CookieJar, csrfFrom, json, loginJar, startTestServer, waitForRun, type TestServer } from "./harness.js";
 
 let srv: TestServer;
@@ -36,6 +41,10 @@ interface Seeded {
   agent: string;
   dataset: string;
   experimentId: string;
+  evaluatorId: string;
+  evaluationRuleId: string;
+  queueId: string;
+  queueItemId: string;
 }
 
 let mine: Seeded;
@@ -76,8 +85,16 @@ async function seed(ownerEmail: string, name: string, agent: string): Promise<Se
   await writeItems(sql, project.id, dataset, [parseItem({ id: "case-1", input: `${name} input`, expected_output: "ok" }, "item", "manual")], "items", owner.id);
   await setGateRule(sql, project.id, agent, { score_name: `${name} score`, max_drop: 0.1 }, owner.id);
   const experimentId = (await createExperiment(sql, project.id, await datasetNamed(sql, project.id, dataset), { dataset, name: `${name} experiment`, agent_name: agent, config_version: 2 }, owner.id)).id;
+  const evaluator = await createEvaluator(sql, project.id, owner.id, { name: `${name} judge`, type: "llm_judge", prompt: "Is {{output}} right?", output: { type: "boolean" } });
+  const queue = await createQueue(sql, project.id, { name: `${name} queue`, score_configs: [{ name: "correct", type: "boolean" }, { name: "quality", type: "numeric", min: 1, max: 5 }, { name: "tone", type: "categorical", categories: ["ok", "rude"] }] });
+  const evaluationRule = await createEvaluationRule(sql, project.id, owner.id, { evaluator_id: evaluator.id, filter: { agent_name: agent }, sampling: 1, queue_action: { queue_id: queue.id, equals: false } });
+  await addRunsToQueue({ sql, events: createEventStore(srv.ports.clickhouse) }, queue, { items: [{ sdk_run_id: RUN }, { sdk_run_id: `${agent}-run` }] }, "api");
+  const queueItemId = (await nextItem(sql, queue, owner.id))!.id;
   await switchProject(sql, owner.id, project.slug);
-  return { slug: project.slug, id: project.id, key, keyId, ruleId, jobId, invitationId: invitation.id, memberEmail: member.email, agent, dataset, experimentId };
+  return {
+    slug: project.slug, id: project.id, key, keyId, ruleId, jobId, invitationId: invitation.id, memberEmail: member.email, agent, dataset, experimentId,
+    evaluatorId: evaluator.id, evaluationRuleId: evaluationRule.id, queueId: queue.id, queueItemId,
+  };
 }
 
 /** The rows of a project that a form could change, as JSON (timestamps of use left out). */
@@ -100,6 +117,11 @@ async function snapshot(projectId: number): Promise<string> {
     items: await q("SELECT i.item_id, i.from_version, i.to_version, i.input, i.expected_output FROM dataset_items i JOIN datasets d ON d.id = i.dataset_id WHERE d.project_id = $1 ORDER BY 1, 2"),
     experiments: await q("SELECT id, name, dataset_version, agent_name, config_version, status FROM experiments WHERE project_id = $1 ORDER BY id"),
     gate: await q("SELECT g.agent_id, g.score_name, g.max_drop FROM agent_gate_rules g JOIN agents a ON a.id = g.agent_id WHERE a.project_id = $1 ORDER BY 1, 2"),
+    evaluators: await q("SELECT e.id, e.name, e.latest_version, v.version, v.definition FROM evaluators e JOIN evaluator_versions v ON v.evaluator_id = e.id WHERE e.project_id = $1 ORDER BY 1, 4"),
+    evaluation_rules: await q("SELECT id, name, filter, sampling, enabled, queue_action FROM evaluation_rules WHERE project_id = $1 ORDER BY id"),
+    evaluation_jobs: await q("SELECT id, status, attempts FROM evaluation_jobs WHERE project_id = $1 ORDER BY id"),
+    queues: await q("SELECT id, name, score_configs FROM annotation_queues WHERE project_id = $1 ORDER BY id"),
+    queue_items: await q("SELECT i.id, i.status, i.locked_by, i.comment FROM annotation_queue_items i JOIN annotation_queues q ON q.id = i.queue_id WHERE q.project_id = $1 ORDER BY 1"),
   });
 }
 
@@ -155,7 +177,9 @@ function theirsFor(path: string): string {
     .replaceAll(`/agents/${mine.agent}`, `/agents/${theirs.agent}`)
     .replaceAll(`/dashboard/${mine.agent}-run`, `/dashboard/${theirs.agent}-run`)
     .replaceAll(`/datasets/${encodeURIComponent(mine.dataset)}`, `/datasets/${encodeURIComponent(theirs.dataset)}`)
-    .replaceAll(mine.experimentId, theirs.experimentId);
+    .replaceAll(mine.experimentId, theirs.experimentId)
+    .replaceAll(mine.evaluatorId, theirs.evaluatorId).replaceAll(mine.evaluationRuleId, theirs.evaluationRuleId)
+    .replaceAll(mine.queueId, theirs.queueId).replaceAll(mine.queueItemId, theirs.queueItemId);
 }
 
 const hostileValues = () => [
@@ -163,6 +187,7 @@ const hostileValues = () => [
   "<script>alert(1)</script>", "../../etc/passwd",
   theirs.slug, String(theirs.ruleId), String(theirs.keyId), String(theirs.jobId), String(theirs.invitationId), String(theirs.id),
   theirs.memberEmail, theirs.agent, `${theirs.agent}-run`, theirs.dataset, "case-1", theirs.experimentId, "Victim score",
+  theirs.evaluatorId, theirs.evaluationRuleId, theirs.queueId, theirs.queueItemId, "Victim judge",
 ];
 
 beforeAll(async () => {
@@ -186,7 +211,8 @@ describe("hostile form posts and paths", () => {
       `/agents/${mine.agent}`, "/alerts", "/alerts/new", `/alerts/${mine.ruleId}/edit`, "/settings", "/settings/api-keys",
       `/settings/project?project=${mine.slug}`, "/datasets", `/datasets/${encodeURIComponent(mine.dataset)}`,
       `/datasets/${encodeURIComponent(mine.dataset)}/experiments`, `/datasets/${encodeURIComponent(mine.dataset)}/compare?experiments=${mine.experimentId}`,
-      `/agents/${mine.agent}/configs/2/gate`, "/sessions", "/errors", "/costs", "/dead-letters", "/improve"];
+      `/agents/${mine.agent}/configs/2/gate`, "/sessions", "/errors", "/costs", "/dead-letters", "/improve",
+      "/evaluators", `/evaluators/${mine.evaluatorId}`, "/queues", `/queues/${mine.queueId}`, `/queues/${mine.queueId}/items/${mine.queueItemId}`];
     const forms = new Map<string, Form>();
     const failures: string[] = [];
     const check = async (what: string, res: Response) => {
