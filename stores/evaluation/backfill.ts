@@ -41,6 +41,7 @@ export async function backfillRuns(ch: ClickHouse, rule: EvaluationRule, range: 
     ...(f.config_version !== undefined ? ["config_version = {version:UInt32}"] : []),
     ...(f.status !== undefined ? ["status = {status:String}"] : []),
     ...(f.session_id !== undefined ? ["session_id = {session:String}"] : []),
+    ...(f.experiment_id !== undefined ? ["experiment_id = {experiment:String}"] : []),
     ...(f.has_error !== undefined ? [f.has_error ? "(error_count > 0 OR status = 'error')" : "(error_count = 0 AND status != 'error')"] : []),
   ];
   const rows = await ch.query<{ external_id: string; run_id: string }>(
@@ -51,6 +52,7 @@ export async function backfillRuns(ch: ClickHouse, rule: EvaluationRule, range: 
       pid: rule.project_id, from: toChTime(range.from), to: toChTime(range.to), judge: JUDGE_AGENT, max: MAX_BACKFILL_RUNS,
       ...(f.agent_name !== undefined ? { agent: f.agent_name } : {}), ...(f.config_version !== undefined ? { version: f.config_version } : {}),
       ...(f.status !== undefined ? { status: f.status } : {}), ...(f.session_id !== undefined ? { session: f.session_id } : {}),
+      ...(f.experiment_id !== undefined ? { experiment: f.experiment_id } : {}),
     },
   );
   const sample = rows.filter((r) => sampled(rule.id, r.run_id, "", rule.sampling)).map((r) => ({ sdk_run_id: r.external_id, run_id: r.run_id }));

@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { ValidationError } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
 import type { RunRecord } from "../../core/events/run.js";
 
 export interface RuleFilter {
@@ -15,6 +16,8 @@ export interface RuleFilter {
   readonly status?: "success" | "error";
   readonly session_id?: string;
   readonly has_error?: boolean;
+  /** An experiment's runs only: its server-side evaluators (docs/EVALUATION.md, Experiments). */
+  readonly experiment_id?: string;
   readonly metadata?: Readonly<Record<string, string | number | boolean>>;
   readonly tags?: readonly string[];
   /** Span targets: the span's kind ("llm", "tool", …) and name. */
@@ -37,7 +40,7 @@ const shortText = (field: string, v: unknown, max = 200): string => {
 export function parseRuleFilter(raw: unknown, target: "run" | "span"): RuleFilter {
   if (raw === undefined || raw === null) return {};
   if (!isObject(raw)) return fail("filter", "must be an object like {\"agent_name\": \"support-bot\", \"status\": \"success\"}");
-  const known = new Set(["agent_name", "config_version", "status", "session_id", "has_error", "metadata", "tags", "span_kind", "span_name"]);
+  const known = new Set(["agent_name", "config_version", "status", "session_id", "has_error", "experiment_id", "metadata", "tags", "span_kind", "span_name"]);
   for (const k of Object.keys(raw)) if (!known.has(k)) fail(`filter.${k}`, `is not a filter; use ${[...known].join(", ")}`);
   const f: { -readonly [K in keyof RuleFilter]: RuleFilter[K] } = {};
   if (raw.agent_name !== undefined) f.agent_name = shortText("filter.agent_name", raw.agent_name);
@@ -53,6 +56,10 @@ export function parseRuleFilter(raw: unknown, target: "run" | "span"): RuleFilte
   if (raw.has_error !== undefined) {
     if (typeof raw.has_error !== "boolean") fail("filter.has_error", "must be true or false");
     f.has_error = raw.has_error as boolean;
+  }
+  if (raw.experiment_id !== undefined) {
+    if (typeof raw.experiment_id !== "string" || !isUuid(raw.experiment_id)) fail("filter.experiment_id", "must be an experiment's id (a UUID)");
+    f.experiment_id = (raw.experiment_id as string).toLowerCase();
   }
   if (raw.metadata !== undefined) {
     if (!isObject(raw.metadata) || Object.keys(raw.metadata).length > 20) fail("filter.metadata", "must be an object of at most 20 key: value pairs");
@@ -81,6 +88,7 @@ export function runMatches(f: RuleFilter, run: Readonly<RunRecord>): boolean {
   if (f.config_version !== undefined && run.config_version !== f.config_version) return false;
   if (f.status !== undefined && run.status !== f.status) return false;
   if (f.session_id !== undefined && run.session_id !== f.session_id) return false;
+  if (f.experiment_id !== undefined && run.experiment_id !== f.experiment_id) return false;
   if (f.has_error !== undefined && (run.error_count > 0 || run.status === "error") !== f.has_error) return false;
   return true;
 }

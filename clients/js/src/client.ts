@@ -7,6 +7,7 @@ import { RunwatchError, Transport, retryAfterMs, type TransportOptions, type Tra
 import { postScore, type ScoreOptions, type ScoreValue } from "./scores.js";
 import { findWaitingRun } from "./sessions.js";
 import { runExperiment, type ExperimentOptions, type ExperimentSummary } from "./experiments.js";
+import { listEvaluators, runEvaluator, type EvaluatorRun, type EvaluatorTarget, type ServerEvaluator } from "./evaluators.js";
 import { activateConfigVersion, type Activation } from "./gate.js";
 import { addDatasetItems, createDataset, datasetItems, getDataset, type Dataset, type DatasetItem, type DatasetItemInput } from "./datasets.js";
 
@@ -203,6 +204,20 @@ export class Runwatch implements RunHost {
    */
   runExperiment(options: ExperimentOptions): Promise<ExperimentSummary> {
     return runExperiment(this, options);
+  }
+
+  /** The project's server-side evaluators (LLM judges and built-in checks), at their latest versions. */
+  listEvaluators(): Promise<ServerEvaluator[]> {
+    return listEvaluators(this);
+  }
+
+  /**
+   * Runs a server-side evaluator (its name or id) on a run, a span of it, or a dataset item with an output, as the
+   * playground does: resolves to the rendered prompt, the judge's raw answer, the score (or the error that kept it
+   * from being one) and the cost. Nothing is stored.
+   */
+  runEvaluator(nameOrId: string, target: EvaluatorTarget): Promise<EvaluatorRun> {
+    return runEvaluator(this, nameOrId, target);
   }
 
   /**

@@ -4,7 +4,9 @@
  * return the server's summary. A task that throws makes that item's run an error and the rest go on; `resume`
  * re-runs only the items without a successful result.
  */
-import { call, datasetItems, type DatasetHost, type DatasetItem } from "./datasets.js";
+import { call, type ApiHost as DatasetHost } from "./api-call.js";
+import { datasetItems, type DatasetItem } from "./datasets.js";
+import { attachEvaluators } from "./evaluators.js";
 import { randomUuid } from "./ids.js";
 import type { Run, RunHost } from "./run.js";
 import { postScores, type BatchScore, type ScoreValue } from "./scores.js";
@@ -43,6 +45,11 @@ export interface ExperimentOptions {
   name: string;
   task: (input: unknown, context: ExperimentTaskContext) => unknown;
   evaluators?: readonly Evaluator[];
+  /**
+   * The project's server-side evaluators (names or ids) that judge each run of the experiment as it ends: their
+   * scores arrive on the server a moment later, on the experiment's page (live) and GET /api/experiments/{id}.
+   */
+  serverEvaluators?: readonly string[];
   /** Items run at once. Default 8. */
   maxConcurrency?: number;
   /** Runs per item. Default 1. */
@@ -143,6 +150,8 @@ async function experimentOf(host: DatasetHost, o: ExperimentOptions): Promise<{ 
 /** Runs `o.task` over the dataset as the experiment `o.name`; resolves to the server's summary of it. */
 export async function runExperiment(host: ExperimentHost, o: ExperimentOptions): Promise<ExperimentSummary> {
   const { experiment, done } = await experimentOf(host, o);
+  // Before the first run ends, so that every run is judged.
+  if (o.serverEvaluators?.length) await attachEvaluators(host, experiment, o.serverEvaluators);
   const repetitions = Math.max(1, Math.floor(o.repetitions ?? 1));
   const work: { item: DatasetItem; repetition: number }[] = [];
   let skipped = 0;

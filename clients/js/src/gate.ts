@@ -4,7 +4,7 @@
  * RunwatchError (status 409) whose message names the score and both values, unless forced with a reason by a key
  * of an admin or the owner.
  */
-import { call, type DatasetHost } from "./datasets.js";
+import { call, type ApiHost as DatasetHost } from "./api-call.js";
 
 export interface GateCheck {
   active_version: number | null;

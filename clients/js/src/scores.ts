@@ -5,7 +5,7 @@
  */
 import { retryAfterMs } from "./batching.js";
 import { RunwatchError } from "./errors.js";
-import { call } from "./datasets.js";
+import { call } from "./api-call.js";
 
 export type ScoreValue = number | boolean | string;
 export type ScoreSource = "api" | "human" | "llm_judge" | "otel";

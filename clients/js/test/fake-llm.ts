@@ -4,7 +4,9 @@
  * graph's model calls cross the network as a provider's would and report real usage.
  *
  * Script: the answer is the last user message, upper-cased when the system message says "style: shout"; a message
- * containing FAIL_MARKER is answered HTTP 500; every answer waits `delayMs` first.
+ * containing FAIL_MARKER is answered HTTP 500; every answer waits `delayMs` first. A judge's request (structured
+ * output named "verdict", as Runwatch's evaluators ask) is answered with a verdict: false (or the lowest score) when
+ * the prompt contains JUDGE_FAIL_MARKER, else true (or the highest).
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,6 +15,15 @@ import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 
 export const FAIL_MARKER = "please-fail-500";
+export const JUDGE_FAIL_MARKER = "WRONG";
+
+/** The fake judge's verdict for a prompt, in the score type the request's schema asks for. */
+function verdict(schema: { properties?: { score?: { type?: string; enum?: string[] } } } | undefined, prompt: string): string {
+  const bad = prompt.includes(JUDGE_FAIL_MARKER);
+  const s = schema?.properties?.score;
+  const score = s?.enum ? (bad ? s.enum.at(-1) : s.enum[0]) : s?.type === "boolean" ? !bad : bad ? 0 : 1;
+  return JSON.stringify({ explanation: bad ? "The answer is wrong." : "The answer is right.", score });
+}
 
 export interface FakeLlm {
   readonly url: string;
@@ -26,7 +37,9 @@ export async function startFakeLlm(delayMs = 0): Promise<FakeLlm> {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model: string; messages: { role: string; content: string }[] };
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+        model: string; messages: { role: string; content: string }[]; response_format?: { json_schema?: { name?: string; schema?: Parameters<typeof verdict>[0] } };
+      };
       const user = [...body.messages].reverse().find((m) => m.role === "user")?.content ?? "";
       const shout = body.messages.some((m) => m.role === "system" && m.content.includes("style: shout"));
       setTimeout(() => {
@@ -36,7 +49,8 @@ export async function startFakeLlm(delayMs = 0): Promise<FakeLlm> {
           res.end(JSON.stringify({ error: { message: "the model is overloaded", type: "server_error" } }));
           return;
         }
-        const content = shout ? user.toUpperCase() : user;
+        const judging = body.response_format?.json_schema?.name === "verdict";
+        const content = judging ? verdict(body.response_format!.json_schema!.schema, user) : shout ? user.toUpperCase() : user;
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({
           id: `chatcmpl-${state.calls}`, object: "chat.completion", created: Math.floor(Date.now() / 1000), model: body.model,

@@ -29,17 +29,17 @@ export interface RealServer {
  * Starts the server; a port that another process took between its choice and the server's listen (free ports are
  * chosen before the child binds them, and parallel test files bind ports too) is retried with new ports.
  */
-export async function startRealServer(): Promise<RealServer> {
+export async function startRealServer(extraEnv: Record<string, string> = {}): Promise<RealServer> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce();
+      return await startOnce(extraEnv);
     } catch (err) {
       if (attempt >= 3 || !/could not listen|EADDRINUSE/.test(String(err))) throw err;
     }
   }
 }
 
-async function startOnce(): Promise<RealServer> {
+async function startOnce(extraEnv: Record<string, string>): Promise<RealServer> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-js-client-"));
   const [web, gateway, agents] = [await freePort(), await freePort(), await freePort()];
   const env = {
@@ -53,6 +53,7 @@ async function startOnce(): Promise<RealServer> {
     RUNWATCH_HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
     NODE_ENV: "test",
+    ...extraEnv,
   };
   const child: ChildProcess = spawn(process.execPath, [cli, "start"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";

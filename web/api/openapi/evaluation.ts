@@ -40,7 +40,7 @@ const Totals = Schema.Struct({ pending: Count, retrying: Count, done: Count, fai
 
 const Filter = Schema.Struct({
   agent_name: Schema.optional(Schema.String), config_version: Schema.optional(Schema.Int), status: Schema.optional(Schema.Literal("success", "error")),
-  session_id: Schema.optional(Schema.String), has_error: Schema.optional(Schema.Boolean),
+  session_id: Schema.optional(Schema.String), has_error: Schema.optional(Schema.Boolean), experiment_id: Schema.optional(Schema.UUID),
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) })),
   tags: Schema.optional(Schema.Array(Schema.String)), span_kind: Schema.optional(Schema.String), span_name: Schema.optional(Schema.String),
 }).annotations({ identifier: "EvaluationFilter" });
