@@ -171,8 +171,18 @@ def _wait_http(url: str, proc: subprocess.Popen[str], log: Path, timeout: float)
 
 
 @pytest.fixture(scope="session")
-def real_server() -> Iterator[RealServer]:
-    """`node deploy/bin/runwatch.mjs start` on a temporary data dir and free ports, with a user and an API key."""
+def judge_llm() -> Iterator[str]:
+    """The fake LLM (tests/fake_llm.py) that the server's agents-service calls for LLM-judge evaluators."""
+    from .fake_llm import fake_llm
+
+    with fake_llm() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def real_server(judge_llm: str) -> Iterator[RealServer]:
+    """`node deploy/bin/runwatch.mjs start` on a temporary data dir and free ports, with a user and an API key; its
+    LLM provider (for evaluators) is the fake LLM on loopback."""
     if not CLI.exists():
         pytest.skip(f"{CLI} not found: integration tests need the Runwatch repository")
     if shutil.which("node") is None:
@@ -188,6 +198,9 @@ def real_server() -> Iterator[RealServer]:
         "RUNWATCH_OTLP_GRPC_PORT": str(free_port()),
         "RUNWATCH_HOST": "127.0.0.1",
         "LOG_LEVEL": "warn",
+        "OPENAI_BASE_URL": judge_llm,
+        "OPENAI_API_KEY": "sk-test",
+        "RUNWATCH_EVALUATION_POLL_MS": "100",
     }
     for k in ("KAFKA_BROKERS", "CLICKHOUSE_URL", "DATABASE_URL", "REDIS_URL"):
         env.pop(k, None)  # embedded mode: this suite tests the client, not the scale adapters

@@ -3,7 +3,9 @@
 graph's model calls cross the network as a provider's would and report real usage.
 
 Script: the answer is the last user message, upper-cased when the system message says "style: shout"; a message
-containing FAIL_MARKER is answered HTTP 500; every answer waits `delay` seconds first."""
+containing FAIL_MARKER is answered HTTP 500; every answer waits `delay` seconds first. A judge's request (structured
+output named "verdict", as Runwatch's evaluators ask) is answered with a verdict: false (or the lowest score) when the
+prompt contains JUDGE_FAIL_MARKER, else true (or the highest)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,19 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 FAIL_MARKER = "please-fail-500"
+JUDGE_FAIL_MARKER = "WRONG"
+
+
+def _verdict(schema: dict[str, Any], prompt: str) -> str:
+    bad = JUDGE_FAIL_MARKER in prompt
+    score_schema = schema.get("properties", {}).get("score", {})
+    if "enum" in score_schema:
+        score: Any = score_schema["enum"][-1 if bad else 0]
+    elif score_schema.get("type") == "boolean":
+        score = not bad
+    else:
+        score = 0 if bad else 1
+    return json.dumps({"explanation": "The answer is wrong." if bad else "The answer is right.", "score": score})
 
 
 @contextmanager
@@ -41,7 +56,11 @@ def fake_llm(delay: float = 0.0) -> Iterator[str]:
             if FAIL_MARKER in user:
                 self._send(500, {"error": {"message": "the model is overloaded", "type": "server_error"}})
                 return
-            content = user.upper() if shout else user
+            json_schema = (body.get("response_format") or {}).get("json_schema") or {}
+            if json_schema.get("name") == "verdict":
+                content = _verdict(json_schema.get("schema") or {}, user)
+            else:
+                content = user.upper() if shout else user
             self._send(
                 200,
                 {

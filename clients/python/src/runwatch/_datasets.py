@@ -39,7 +39,9 @@ def _call(client: Runwatch, method: str, path: str, body: Any = None, *, expect:
                     message = (
                         (resp.json() or {}).get("error", {}).get("message") if resp.body.startswith(b"{") else None
                     )
-                    raise RunwatchError(f"{method} {path} was refused (HTTP {resp.status}): {message or text}")
+                    raise RunwatchError(
+                        f"{method} {path} was refused (HTTP {resp.status}): {message or text}", status=resp.status
+                    )
                 why = f"HTTP {resp.status}: {text[:300]}"
                 retry_after = resp.header("retry-after")
                 pause = float(retry_after) if retry_after and retry_after.isdigit() else 0.2 * 2**attempt

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from ._datasets import _call, dataset_items
+from ._evaluators import attach_evaluators
 from ._scores import post_scores
 from .errors import RunwatchError
 
@@ -29,6 +30,7 @@ class ExperimentSpec:
     name: str
     task: Callable[..., Any]
     evaluators: tuple[Callable[..., Any], ...] = ()
+    server_evaluators: tuple[str, ...] = ()
     max_concurrency: int = 8
     repetitions: int = 1
     description: str | None = None
@@ -116,6 +118,8 @@ def _experiment_of(client: Runwatch, spec: ExperimentSpec) -> tuple[dict[str, An
 
 def run_experiment(client: Runwatch, spec: ExperimentSpec) -> ExperimentSummary:
     experiment, done = _experiment_of(client, spec)
+    if spec.server_evaluators:  # before the first run ends, so that every run is judged
+        attach_evaluators(client, experiment, spec.server_evaluators)
     repetitions = max(1, int(spec.repetitions))
     work: list[tuple[dict[str, Any], int]] = []
     skipped = 0

@@ -14,6 +14,7 @@ from typing import Any, overload
 from ._context import UNSET, F, _current_run, current_run
 from ._datasets import add_dataset_items, create_dataset, dataset_items, get_dataset
 from ._decorators import _bound_arguments, _wrap
+from ._evaluators import NO_OUTPUT, list_evaluators, run_evaluator
 from ._experiments import ExperimentSpec, ExperimentSummary, run_experiment
 from ._gate import activate_config_version
 from ._http import HttpClient
@@ -281,6 +282,7 @@ class Runwatch:
         name: str,
         task: Callable[..., Any],
         evaluators: Iterable[Callable[..., Any]] = (),
+        server_evaluators: Iterable[str] = (),
         max_concurrency: int = 8,
         repetitions: int = 1,
         description: str | None = None,
@@ -293,9 +295,11 @@ class Runwatch:
     ) -> ExperimentSummary:
         """Runs `task` over every active item of a dataset version as the experiment `name` (docs/EVALUATION.md):
         each item x repetition is a run naming the experiment and the item, scored by `evaluators`, at most
-        `max_concurrency` at once. A task that raises makes that item's run an error; the rest go on. `resume=True`
-        continues the experiment of that name, re-running only items without a successful result. Returns the
-        server's summary (score means, errors, cost, latency p50/p95) and the experiment's URL."""
+        `max_concurrency` at once; `server_evaluators` (names of the project's evaluators) judge each run on the
+        server as it ends, their scores arriving a moment later. A task that raises makes that item's run an error;
+        the rest go on. `resume=True` continues the experiment of that name, re-running only items without a
+        successful result. Returns the server's summary (score means, errors, cost, latency p50/p95) and the
+        experiment's URL."""
         return run_experiment(
             self,
             ExperimentSpec(
@@ -303,6 +307,7 @@ class Runwatch:
                 name=name,
                 task=task,
                 evaluators=tuple(evaluators),
+                server_evaluators=tuple(server_evaluators),
                 max_concurrency=max_concurrency,
                 repetitions=repetitions,
                 description=description,
@@ -313,6 +318,29 @@ class Runwatch:
                 resume=resume,
                 results_timeout=results_timeout,
             ),
+        )
+
+    # ---- evaluators (_evaluators.py) ---------------------------------------------------------------------
+
+    def list_evaluators(self) -> list[dict[str, Any]]:
+        """The project's server-side evaluators (LLM judges and built-in checks) at their latest versions."""
+        return list_evaluators(self)
+
+    def run_evaluator(
+        self,
+        name_or_id: str,
+        *,
+        sdk_run_id: str | None = None,
+        span_id: str | None = None,
+        dataset: str | None = None,
+        item_id: str | None = None,
+        output: Any = NO_OUTPUT,
+    ) -> dict[str, Any]:
+        """Runs a server-side evaluator on a run (or a span of it), or on a dataset item with `output=...`, as the
+        playground does: {"prompt", "raw_answer", "score" ({name, value, comment} or None), "error", "cost_usd", ...}.
+        Nothing is stored."""
+        return run_evaluator(
+            self, name_or_id, sdk_run_id=sdk_run_id, span_id=span_id, dataset=dataset, item_id=item_id, output=output
         )
 
     def activate_config_version(
