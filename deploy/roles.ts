@@ -79,11 +79,12 @@ export const ROLES: Record<RoleName, Role> = {
       const { startNotificationWorker } = await import("../alerts/index.js");
       const notifier = await startNotificationWorker({ sql: ports.sql, pubsub: ports.pubsub, logger });
       // So are online evaluations: the judge calls go to agents-service (pipeline/evaluation-worker.ts).
-      const { startEvaluationWorker } = await import("../pipeline/evaluation-worker.js");
-      const evaluator = await startEvaluationWorker(ports, config, logger);
+      const { loadEvaluationWorkerSettings, startEvaluationWorker } = await import("../pipeline/evaluation-worker.js");
+      const evaluationSettings = loadEvaluationWorkerSettings();
+      const evaluator = evaluationSettings.concurrency > 0 ? await startEvaluationWorker(ports, config, logger, { settings: evaluationSettings }) : undefined;
       const { startRetentionSweeper } = await import("../pipeline/retention-sweeper.js");
       const retention = startRetentionSweeper({ sql: ports.sql, ch: ports.clickhouse }, config.retentionSweepMs, logger.child({ svc: "retention" }));
-      return { role: "pipeline", close: async () => { await retention.close(); await closer(p)(); await notifier.close(); await evaluator.close(); } };
+      return { role: "pipeline", close: async () => { await retention.close(); await closer(p)(); await notifier.close(); await evaluator?.close(); } };
     },
   },
   gateway: {

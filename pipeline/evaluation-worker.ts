@@ -16,6 +16,7 @@ import { runJob } from "../stores/evaluation/evaluate-job.js";
 import { EVALUATION_JOBS_CHANNEL, claimJobs, evaluationBacklog } from "../stores/evaluation/jobs.js";
 
 export interface EvaluationWorkerSettings {
+  /** Jobs run at once; 0 turns this process's worker off (run workers in other processes). */
   readonly concurrency: number;
   readonly pollMs: number;
   /** A claimed job is another worker's to take after this long (a judge call with its retries fits well inside). */
@@ -26,8 +27,9 @@ export interface EvaluationWorkerSettings {
 
 export function loadEvaluationWorkerSettings(env: NodeJS.ProcessEnv = process.env): EvaluationWorkerSettings {
   const int = (v: string | undefined, d: number) => (v !== undefined && /^\d+$/.test(v) && Number(v) > 0 ? Number(v) : d);
+  const concurrency = env.RUNWATCH_EVALUATION_CONCURRENCY;
   return {
-    concurrency: int(env.RUNWATCH_EVALUATION_CONCURRENCY, 8),
+    concurrency: concurrency === "0" ? 0 : int(concurrency, 8),
     pollMs: int(env.RUNWATCH_EVALUATION_POLL_MS, 1_000),
     leaseSeconds: int(env.RUNWATCH_EVALUATION_LEASE_S, 300),
     backoffMs: int(env.RUNWATCH_EVALUATION_BACKOFF_MS, 5_000),
@@ -46,7 +48,12 @@ export async function startEvaluationWorker(
   ports: Pick<Ports, "sql" | "clickhouse" | "log" | "limiter" | "pubsub">,
   config: Config,
   logger: Logger,
-  opts: { judge?: JudgeCall; settings?: EvaluationWorkerSettings } = {},
+  opts: {
+    judge?: JudgeCall;
+    settings?: EvaluationWorkerSettings;
+    /** Only these projects' jobs (a worker dedicated to some tenants); default every project's. */
+    projects?: () => readonly number[];
+  } = {},
 ): Promise<EvaluationWorker> {
   const settings = opts.settings ?? loadEvaluationWorkerSettings();
   const log = logger.child({ component: "evaluation" });
@@ -67,7 +74,7 @@ export async function startEvaluationWorker(
   async function drainOnce(): Promise<number> {
     let total = 0;
     while (!stopped) {
-      const jobs = await claimJobs(ports.sql, settings.concurrency, settings.leaseSeconds);
+      const jobs = await claimJobs(ports.sql, settings.concurrency, settings.leaseSeconds, opts.projects?.());
       if (jobs.length === 0) break;
       total += jobs.length;
       await Promise.all(jobs.map((job) => runJob(deps, job).catch((err) => {

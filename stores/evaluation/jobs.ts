@@ -66,16 +66,17 @@ const toJob = (r: Record<string, unknown>): ClaimedJob => ({
   origin: r.origin as JobOrigin, attempts: Number(r.attempts), max_attempts: Number(r.max_attempts), score_id: String(r.score_id),
 });
 
-/** Claims up to `limit` due jobs for `leaseSeconds`, counting the attempt. */
-export async function claimJobs(sql: Sql, limit: number, leaseSeconds: number): Promise<ClaimedJob[]> {
+/** Claims up to `limit` due jobs (of `projects` only, when given) for `leaseSeconds`, counting the attempt. */
+export async function claimJobs(sql: Sql, limit: number, leaseSeconds: number, projects?: readonly number[]): Promise<ClaimedJob[]> {
   const rows = await sql.query<Record<string, unknown>>(
     `UPDATE evaluation_jobs j SET locked_until = now() + make_interval(secs => $2::double precision), attempts = j.attempts + 1
      FROM (SELECT id FROM evaluation_jobs
            WHERE status IN ('pending', 'retrying') AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())
+             AND ($3::bigint[] IS NULL OR project_id = ANY($3::bigint[]))
            ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED) due
      WHERE j.id = due.id
      RETURNING ${JOB_COLUMNS.split(", ").map((c) => `j.${c}`).join(", ")}`,
-    [limit, leaseSeconds],
+    [limit, leaseSeconds, projects ? [...projects] : null],
   );
   return rows.map(toJob);
 }

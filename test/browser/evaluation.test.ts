@@ -11,11 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
 import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
 import { SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
+import { findUserByEmail } from "../../stores/accounts/users.js";
 import { ARTIFACTS, haveBrowser, registerWithKey, useBrowserStack } from "./stack.js";
 
 describe.skipIf(!haveBrowser)("evaluators and review queues in the dashboard", () => {
   let agents: Harness;
   let worker: EvaluationWorker;
+  const projects: number[] = []; // the scale pass shares Postgres between test files: only these are this worker's
   beforeAll(async () => {
     agents = await startHarness();
     agents.fake.judge = (prompt) => ({ explanation: prompt.includes("refund") ? "Answers the refund question directly." : "Helpful enough.", score: prompt.includes("refund") ? 5 : 4 });
@@ -23,7 +25,7 @@ describe.skipIf(!haveBrowser)("evaluators and review queues in the dashboard", (
   const env = useBrowserStack(() => ({ RUNWATCH_AGENTS_URL: agents.url, AGENT_SECRET: SECRET }));
   beforeAll(async () => {
     const s = env.stack();
-    worker = await startEvaluationWorker(s.ports, s.ports.config, createLogger("error"), { settings: { concurrency: 4, pollMs: 100, leaseSeconds: 30, backoffMs: 100, maxBackoffMs: 500 } });
+    worker = await startEvaluationWorker(s.ports, s.ports.config, createLogger("error"), { settings: { concurrency: 4, pollMs: 100, leaseSeconds: 30, backoffMs: 100, maxBackoffMs: 500 }, projects: () => projects });
   });
   afterAll(async () => {
     await worker?.close();
@@ -33,7 +35,9 @@ describe.skipIf(!haveBrowser)("evaluators and review queues in the dashboard", (
   it("from a ready judge to live scores on production runs, and a review from the queue", async () => {
     const base = env.stack().url;
     const context = await env.browser().newContext({ viewport: { width: 1400, height: 1000 } });
-    const { page, key } = await registerWithKey(context, env.stack(), "Dana", `dana-eval-${Date.now()}@example.com`);
+    const email = `dana-eval-${Date.now()}@example.com`;
+    const { page, key } = await registerWithKey(context, env.stack(), "Dana", email);
+    projects.push((await findUserByEmail(env.stack().ports.sql, email))!.id); // the personal project has the user's id
     const send = async (ids: string[]) => {
       const events = ids.flatMap((id, i) => [
         { sdk_run_id: id, event_type: "run_start", agent_name: "support-bot", payload: { input: { question: i % 2 ? "Where is my parcel?" : "Can I get a refund?" } } },

@@ -18,9 +18,12 @@ let emails: { bob: string; carol: string };
 
 beforeAll(async () => {
   srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000" } });
-  worker = await startEvaluationWorker(srv.ports, srv.ports.config, createLogger("error"), { settings: { concurrency: 4, pollMs: 50, leaseSeconds: 30, backoffMs: 100, maxBackoffMs: 300 } });
   const owner = await srv.user();
   const team = await createProject(srv.ports.sql, owner.id, "Support team");
+  // The scale pass shares Postgres between test files: only this project's jobs are this worker's.
+  worker = await startEvaluationWorker(srv.ports, srv.ports.config, createLogger("error"), {
+    settings: { concurrency: 4, pollMs: 50, leaseSeconds: 30, backoffMs: 100, maxBackoffMs: 300 }, projects: () => [team.id],
+  });
   const [bob, carol] = [await srv.user(), await srv.user()];
   for (const u of [bob, carol]) await setMember(srv.ports.sql, team.id, u.email, "member", owner.id);
   emails = { bob: bob.email, carol: carol.email };

@@ -181,8 +181,10 @@ export async function childServerEnv(dataDir: string, extra: Record<string, stri
     RUNWATCH_GATEWAY_PORT: String(await freePort()),
     RUNWATCH_AGENTS_PORT: String(await freePort()),
     RUNWATCH_OTLP_GRPC_PORT: String(await freePort()),
-    // In the scale pass test processes share databases: a sweep would delete other test files' users' runs.
+    // In the scale pass test processes share databases: a sweep would delete other test files' users' runs, and an
+    // evaluation worker would take other tests' jobs (judging them with its own agents-service).
     RUNWATCH_RETENTION_SWEEP_MS: "0",
+    RUNWATCH_EVALUATION_CONCURRENCY: "0",
     ...extra,
   };
   return { env, url: `http://127.0.0.1:${webPort}` };

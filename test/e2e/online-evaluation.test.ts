@@ -31,6 +31,8 @@ beforeAll(async () => {
   });
   worker = await startEvaluationWorker(srv.ports, srv.ports.config, createLogger("error"), {
     settings: { concurrency: 8, pollMs: 50, leaseSeconds: 30, backoffMs: 100, maxBackoffMs: 300 },
+    // The scale pass shares Postgres between test files: only this file's projects' jobs are this worker's.
+    projects: () => [alice, bob].filter(Boolean).map((a) => a.id),
   });
   [alice, bob] = [await srv.account(), await srv.account()];
 }, 60_000);

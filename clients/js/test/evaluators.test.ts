@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runwatch } from "../src/index.js";
 import { JUDGE_FAIL_MARKER, startFakeLlm, type FakeLlm } from "./fake-llm.js";
-import { startRealServer, waitForRun, type RealServer } from "./real-server.js";
+import { ownScaleStores, startRealServer, waitForRun, type RealServer } from "./real-server.js";
 
 let llm: FakeLlm;
 let server: RealServer;
@@ -15,7 +15,10 @@ let client: Runwatch;
 
 beforeAll(async () => {
   llm = await startFakeLlm();
-  server = await startRealServer({ OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-test", RUNWATCH_EVALUATION_POLL_MS: "100" });
+  server = await startRealServer({
+    OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-test", RUNWATCH_EVALUATION_POLL_MS: "100", RUNWATCH_EVALUATION_CONCURRENCY: "8",
+    ...(await ownScaleStores()),
+  });
   client = new Runwatch({ apiKey: server.key, baseUrl: server.url, flushIntervalMs: 50 });
   const created = await fetch(`${server.url}/api/evaluators`, {
     method: "POST",

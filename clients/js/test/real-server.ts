@@ -53,6 +53,8 @@ async function startOnce(extraEnv: Record<string, string>): Promise<RealServer> 
     RUNWATCH_HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
     NODE_ENV: "test",
+    // In the scale pass servers share Postgres: an evaluation worker would take other tests' jobs.
+    RUNWATCH_EVALUATION_CONCURRENCY: "0",
     ...extraEnv,
   };
   const child: ChildProcess = spawn(process.execPath, [cli, "start"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
@@ -136,4 +138,26 @@ export async function dashboard(server: RealServer): Promise<{ form(path: string
   const login = await post("/login", { email: server.email, password: PASSWORD }, await csrfOf("/login"));
   if (login.status !== 302 && login.status !== 303) throw new Error(`could not sign in: ${login.status}`);
   return { form: async (path, fields) => post(path, fields, await csrfOf("/dashboard")) };
+}
+
+/**
+ * In the scale pass (DATABASE_URL set), a Postgres database, Kafka topic and ClickHouse database of the server's own,
+ * for a test whose server runs an evaluation worker: on shared ones it would take other tests' jobs, and theirs its.
+ * Embedded (no DATABASE_URL), nothing: the data dir is the server's own.
+ */
+export async function ownScaleStores(): Promise<Record<string, string>> {
+  const url = process.env.DATABASE_URL;
+  if (!url) return {};
+  const { default: pg } = await import("pg");
+  const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE runwatch_js_${tag}`);
+  } finally {
+    await admin.end();
+  }
+  const own = new URL(url);
+  own.pathname = `/runwatch_js_${tag}`;
+  return { DATABASE_URL: own.toString(), KAFKA_TOPIC: `runwatch.test.js.${tag}`, CLICKHOUSE_DATABASE: `runwatch_js_${tag}` };
 }
