@@ -248,3 +248,24 @@ export async function childServerWithAccount(prefix: string, extra: Record<strin
   const { child, output } = await startChildServer(env, url, children);
   return { env, url, email, key, unusedKey, child, output, dataDir };
 }
+
+/**
+ * In the scale pass (DATABASE_URL set), a Postgres database of its own for a child server that runs an evaluation
+ * worker: on the shared one, it would take other test files' jobs and they its. Embedded, nothing (the data dir is
+ * the server's own).
+ */
+export async function ownPostgres(prefix: string): Promise<Record<string, string>> {
+  const url = process.env.DATABASE_URL;
+  if (!url) return {};
+  const { openPg } = await import("../../core/postgres/pg.js");
+  const name = `runwatch_test_${prefix}_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  const admin = await openPg(url, { max: 1 });
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.close();
+  }
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  return { DATABASE_URL: own.toString() };
+}
