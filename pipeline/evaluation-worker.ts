@@ -12,7 +12,10 @@ import { createEventStore } from "../core/clickhouse/event-store.js";
 import type { Logger } from "../core/logger.js";
 import type { Ports } from "../core/runtime.js";
 import type { JudgeCall } from "../stores/evaluation/evaluate.js";
-import { runJob } from "../stores/evaluation/evaluate-job.js";
+import { jobCache, runJob } from "../stores/evaluation/evaluate-job.js";
+import { batchedWrites } from "../stores/evaluation/batched-writes.js";
+import { appendEvents } from "../core/log/events.js";
+import type { LoggedEvent } from "../core/events/schema.js";
 import { EVALUATION_JOBS_CHANNEL, claimJobs, evaluationBacklog } from "../stores/evaluation/jobs.js";
 
 export interface EvaluationWorkerSettings {
@@ -61,6 +64,9 @@ export async function startEvaluationWorker(
   const judge: JudgeCall = opts.judge ?? ((req) => callJudge(config, secret, req));
   const deps = {
     sql: ports.sql, clickhouse: ports.clickhouse, events: createEventStore(ports.clickhouse), log: ports.log, limiter: ports.limiter, judge, logger: log,
+    cache: jobCache(),
+    writeScores: batchedWrites((rows: Record<string, unknown>[]) => ports.clickhouse.insert("scores", rows)),
+    appendEvents: batchedWrites((events: LoggedEvent[]) => appendEvents(ports.log, events)),
     backoffMs: (attempt: number) => Math.round(Math.min(settings.maxBackoffMs, settings.backoffMs * 2 ** Math.max(0, attempt - 1)) * (0.8 + 0.4 * Math.random())),
   };
   let stopped = false;
@@ -71,17 +77,25 @@ export async function startEvaluationWorker(
     wake?.();
   });
 
+  /** Keeps up to `concurrency` jobs in flight, claiming as slots free up (not in lockstep batches), until none is due. */
   async function drainOnce(): Promise<number> {
     let total = 0;
+    const running = new Set<Promise<void>>();
     while (!stopped) {
-      const jobs = await claimJobs(ports.sql, settings.concurrency, settings.leaseSeconds, opts.projects?.());
-      if (jobs.length === 0) break;
+      const free = settings.concurrency - running.size;
+      const jobs = free > 0 ? await claimJobs(ports.sql, free, settings.leaseSeconds, opts.projects?.()) : [];
       total += jobs.length;
-      await Promise.all(jobs.map((job) => runJob(deps, job).catch((err) => {
-        // The job stays claimed until its lease ends, then runs again: nothing is lost.
-        log.error("evaluation job failed unexpectedly; it runs again when its lease ends", { job_id: job.id, err });
-      })));
+      for (const job of jobs) {
+        const run: Promise<void> = runJob(deps, job).then(() => {}, (err) => {
+          // The job stays claimed until its lease ends, then runs again: nothing is lost.
+          log.error("evaluation job failed unexpectedly; it runs again when its lease ends", { job_id: job.id, err });
+        }).finally(() => running.delete(run));
+        running.add(run);
+      }
+      if (running.size === 0) break; // nothing due, nothing running
+      if (jobs.length === 0 || running.size >= settings.concurrency) await Promise.race(running);
     }
+    await Promise.all(running);
     return total;
   }
 

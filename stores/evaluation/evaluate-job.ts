@@ -23,6 +23,8 @@ import { judgeRunId, judgeTraceEvents } from "./judge-trace.js";
 import { runMetadataMatches } from "./rule-filter.js";
 import { findRule, type QueueAction } from "./rules.js";
 import { addEvaluationSpend, evaluationLimits, msUntilTomorrow } from "./spend.js";
+import type { LoggedEvent } from "../../core/events/schema.js";
+import type { BatchedWrite } from "./batched-writes.js";
 import { runSubject } from "./subjects.js";
 
 export interface JobDeps {
@@ -35,6 +37,45 @@ export interface JobDeps {
   readonly logger: Logger;
   /** Backoff after a failed attempt n (1, 2, …), in ms. */
   readonly backoffMs: (attempt: number) => number;
+  /** What a worker reads for every job, kept between jobs (jobCache()). */
+  readonly cache?: JobCache;
+  /** How score rows and judge runs' events are stored (batchedWrites); default one write per job. */
+  readonly writeScores?: BatchedWrite<Record<string, unknown>>;
+  readonly appendEvents?: BatchedWrite<LoggedEvent>;
+}
+
+/**
+ * Reads a worker repeats for most jobs: an evaluator version never changes (kept for good, a few hundred at most); a
+ * rule may be turned off (kept RULE_TTL_MS; its waiting jobs run either way). The caps are read for every call: a cap
+ * set now applies to the next call.
+ */
+export interface JobCache {
+  readonly evaluators: Map<string, Promise<Awaited<ReturnType<typeof findEvaluator>>>>;
+  readonly rules: Map<string, { at: number; rule: Promise<Awaited<ReturnType<typeof findRule>>> }>;
+}
+const RULE_TTL_MS = 5_000;
+const MAX_CACHED = 500;
+export const jobCache = (): JobCache => ({ evaluators: new Map(), rules: new Map() });
+
+function remembered<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let v = map.get(key);
+  if (v === undefined) {
+    if (map.size >= MAX_CACHED) map.delete(map.keys().next().value!);
+    map.set(key, (v = make()));
+  }
+  return v;
+}
+
+function readsOf(deps: JobDeps, job: ClaimedJob) {
+  const { sql, cache } = deps;
+  if (!cache) return { evaluator: findEvaluator(sql, job.project_id, job.evaluator_id, job.evaluator_version), rule: findRule(sql, job.project_id, job.rule_id) };
+  const now = Date.now();
+  const ruleEntry = cache.rules.get(job.rule_id);
+  if (!ruleEntry || now - ruleEntry.at > RULE_TTL_MS) cache.rules.set(job.rule_id, { at: now, rule: findRule(sql, job.project_id, job.rule_id) });
+  return {
+    evaluator: remembered(cache.evaluators, `${job.project_id}:${job.evaluator_id}:${job.evaluator_version}`, () => findEvaluator(sql, job.project_id, job.evaluator_id, job.evaluator_version)),
+    rule: cache.rules.get(job.rule_id)!.rule,
+  };
 }
 
 const owners = new Map<number, number>();
@@ -54,7 +95,8 @@ const queueWants = (a: QueueAction, value: number | boolean | string): boolean =
 
 export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus> {
   const { sql } = deps;
-  const [evaluator, rule] = await Promise.all([findEvaluator(sql, job.project_id, job.evaluator_id, job.evaluator_version), findRule(sql, job.project_id, job.rule_id)]);
+  const reads = readsOf(deps, job);
+  const [evaluator, rule] = await Promise.all([reads.evaluator, reads.rule]);
   if (!evaluator || !rule) {
     await finishJob(sql, job.id, "skipped", { error: "the evaluator or the rule was deleted" });
     return "skipped";
@@ -91,7 +133,8 @@ export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus>
     await addEvaluationSpend(sql, job.project_id, outcome.cost_usd);
     const sender = { projectId: job.project_id, userId: await ownerOf(sql, job.project_id) };
     const judged = { scoreId: job.score_id, evaluator: { id: evaluator.id, name: evaluator.name, version: evaluator.version }, sdk_run_id: job.sdk_run_id, span_id: job.span_id };
-    await appendEvents(deps.log, judgeTraceEvents(sender, judged, outcome, startedMs));
+    const events = judgeTraceEvents(sender, judged, outcome, startedMs);
+    await (deps.appendEvents ? deps.appendEvents(events) : appendEvents(deps.log, events));
   };
   if (outcome.error) {
     await reportJudgeRun();
@@ -114,7 +157,8 @@ export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus>
     source: def.type === "llm_judge" ? ("llm_judge" as const) : ("check" as const),
   };
   const origin = { evaluator_id: evaluator.id, evaluator_version: evaluator.version, judge_run: outcome.model !== null ? judgeRunId(job.score_id) : "" };
-  await deps.clickhouse.insert("scores", [scoreRow(run, score, job.score_id, new Date().toISOString(), origin)]);
+  const row = scoreRow(run, score, job.score_id, new Date().toISOString(), origin);
+  await (deps.writeScores ? deps.writeScores([row]) : deps.clickhouse.insert("scores", [row]));
   if (rule.queue_action && queueWants(rule.queue_action, verdict.value)) {
     await addToQueue(sql, job.project_id, rule.queue_action.queue_id, [{ sdk_run_id: run.external_id, run_id: run.run_id, span_id: job.span_id }], "rule");
   }

@@ -12,6 +12,11 @@
  * (the rows the pipeline writes, JSONCompactEachRow, 5,000-row inserts) into a fresh data dir: the ceiling end to end is
  * compared with. The issue's targets (2 cores) are printed next to each figure.
  *
+ * BENCH_EVALUATION_RULE=1 runs the same with an online evaluation rule on (an LLM judge of BENCH_EVALUATION_SAMPLING of the
+ * runs, default 0.1, answering in 200 ms from a fake OpenAI server on loopback, the server's evaluation worker on): its
+ * figures next to a run without are what a rule costs the pipeline (BENCH_EVALUATION_WORKER=0: the rule's jobs made but
+ * not run, what the plugin alone costs).
+ *
  * Env: BENCH_BATCHES (default 200), BENCH_STEADY_RATE, BENCH_STEADY_S, BENCH_IDLE_S (seconds of idle before RSS is read, default 10),
  * BENCH_SERVER_NODE_ARGS (node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
  * BENCH_LOG_LEVEL (server log level; "debug" prints the pipeline's per-batch stage timings).
@@ -30,6 +35,7 @@ import { ensureBuilt } from "../../deploy/build.mjs";
 import { childServerEnv, runwatchCli } from "../e2e/harness.js";
 import { pipelineCountersLine } from "./live-server.js";
 import { quantile } from "./paced-client.js";
+import { startFakeLlm, type FakeLlm } from "../../clients/js/test/fake-llm.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
@@ -188,11 +194,24 @@ async function steadyPhase(url: string, key: string, pid: number): Promise<numbe
 
 const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
 
+const EVALUATION_RULE = process.env.BENCH_EVALUATION_RULE === "1";
+const EVALUATION_SAMPLING = Number(process.env.BENCH_EVALUATION_SAMPLING ?? 0.1);
+
+/** An LLM-judge evaluator and a rule judging EVALUATION_SAMPLING of the bench agent's runs. Returns the evaluator's id. */
+async function evaluationRule(url: string, key: string): Promise<string> {
+  const post = async (p: string, body: unknown) => (await fetch(`${url}${p}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) })).json() as Promise<any>;
+  const evaluator = (await post("/api/evaluators", { name: "helpfulness", type: "llm_judge", provider: "openai", prompt: "Is {{output}} helpful for {{input}}?", output: { type: "numeric", min: 0, max: 1 } })).evaluator;
+  await post("/api/evaluation-rules", { evaluator_id: evaluator.id, filter: { agent_name: "research-agent" }, sampling: EVALUATION_SAMPLING });
+  return evaluator.id as string;
+}
+
 async function main() {
   await ensureBuilt(); // the start times below are the server's, not a first build's
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-bench-e2e-"));
+  const judge: FakeLlm | undefined = EVALUATION_RULE ? await startFakeLlm(200) : undefined;
   const { env, url } = await childServerEnv(dataDir, {
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", RUNWATCH_OTLP_GRPC_PORT: "off", RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000", RUNWATCH_EVENT_QUOTA_PER_MINUTE: "0", SESSION_SECRET: "bench-".padEnd(64, "x"),
+    ...(judge ? { RUNWATCH_EVALUATION_CONCURRENCY: process.env.BENCH_EVALUATION_WORKER === "0" ? "0" : "8", OPENAI_BASE_URL: judge.url, OPENAI_API_KEY: "sk-bench", RUNWATCH_EVALUATION_CALLS_PER_MINUTE: "100000", RUNWATCH_EVALUATION_DAILY_BUDGET_USD: "1000" } : {}),
   });
   let server: ChildProcess | undefined;
   try {
@@ -209,6 +228,8 @@ async function main() {
 
     runwatchCli({ ...env, RUNWATCH_PASSWORD: "bench password 123" }, "user", "create", "--email", "e2e@example.com", "--name", "Bench");
     const key = runwatchCli(env, "key", "create", "--email", "e2e@example.com", "--name", "bench").match(/[0-9a-f]{64}/)![0];
+    const evaluatorId = judge ? await evaluationRule(url, key) : undefined;
+    if (evaluatorId) console.log(`evaluation rule on: an LLM judge of ${EVALUATION_SAMPLING * 100}% of the runs, answering in 200 ms`);
     // The steady load first, on the server as it idles: after the burst its heaps are still the burst's.
     const steadyEvents = STEADY_S > 0 ? await steadyPhase(url, key, server.pid!) : 0;
     const steadyRuns = Math.ceil(steadyEvents / (STEADY_RUNS_IN_PROGRESS * RUN_LENGTH)) * STEADY_RUNS_IN_PROGRESS;
@@ -242,6 +263,10 @@ async function main() {
     console.log(`  peak RSS: ${peak.toFixed(0)} MiB`);
     const counters = await pipelineCountersLine(url);
     if (counters) console.log(`  ${counters}`);
+    if (evaluatorId) {
+      const totals = ((await (await fetch(`${url}/api/evaluators/${evaluatorId}`, { headers: { authorization: `Bearer ${key}` } })).json()) as { totals: Record<string, number> }).totals;
+      console.log(`  evaluation: ${totals.done} runs judged, ${totals.pending + totals.retrying} waiting, ${totals.failed} errors when the burst was visible`);
+    }
     await stopServer(server);
     server = undefined;
 
@@ -252,6 +277,7 @@ async function main() {
     console.log(`bench process RSS: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`);
   } finally {
     if (server) await stopServer(server);
+    await judge?.close();
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 }

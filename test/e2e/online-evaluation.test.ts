@@ -110,6 +110,12 @@ describe("online evaluation", () => {
     expect(tried.body.score).toEqual({ name: "helpfulness", value: 1, comment: "looks right" });
     expect(tried.body.cost_usd).toBeGreaterThan(0);
     expect((await get("/api/runs/pg-1/scores")).body.scores).toEqual([]);
+    // A huge output is cut to the judge's budget, and the explanation says so.
+    await runs("playground-bot", ["pg-huge"], () => "y".repeat(300_000));
+    await until("run pg-huge", () => get("/api/runs/pg-huge"), (r) => r.body?.run?.status === "success");
+    const huge = await post(`/api/evaluators/${judgeId}/try`, { sdk_run_id: "pg-huge" });
+    expect(huge.body.prompt.length).toBeLessThan(64_200);
+    expect(huge.body.score.comment).toMatch(/^looks right \(The judge saw \{\{output\}\} cut to \d+ of 300000 characters\.\)$/);
     // Bob's key cannot judge Alice's run.
     expect((await post(`/api/evaluators/${judgeId}/try`, { sdk_run_id: "pg-1" }, bob.key)).status).toBe(404);
   });
