@@ -4,7 +4,7 @@ and its cost, nothing stored -- and attach evaluators to an experiment, so its r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._datasets import _call
 from .errors import RunwatchError
@@ -69,3 +69,34 @@ def attach_evaluators(
                 raise
             out.append({"evaluator": e["name"], "rule_id": None})  # attached when the experiment first ran
     return out
+
+
+class ServerEvaluators:
+    """The evaluator calls of the client (a base of Runwatch): the project's evaluators, and running one."""
+
+    def list_evaluators(self) -> list[dict[str, Any]]:
+        """The project's server-side evaluators (LLM judges and built-in checks) at their latest versions."""
+        return list_evaluators(cast("Runwatch", self))
+
+    def run_evaluator(
+        self,
+        name_or_id: str,
+        *,
+        sdk_run_id: str | None = None,
+        span_id: str | None = None,
+        dataset: str | None = None,
+        item_id: str | None = None,
+        output: Any = NO_OUTPUT,
+    ) -> dict[str, Any]:
+        """Runs a server-side evaluator on a run (or a span of it), or on a dataset item with `output=...`, as the
+        playground does: {"prompt", "raw_answer", "score" ({name, value, comment} or None), "error", "cost_usd", ...}.
+        Nothing is stored."""
+        return run_evaluator(
+            cast("Runwatch", self),
+            name_or_id,
+            sdk_run_id=sdk_run_id,
+            span_id=span_id,
+            dataset=dataset,
+            item_id=item_id,
+            output=output,
+        )

@@ -14,7 +14,7 @@ from typing import Any, overload
 from ._context import UNSET, F, _current_run, current_run
 from ._datasets import add_dataset_items, create_dataset, dataset_items, get_dataset
 from ._decorators import _bound_arguments, _wrap
-from ._evaluators import NO_OUTPUT, list_evaluators, run_evaluator
+from ._evaluators import ServerEvaluators
 from ._experiments import ExperimentSpec, ExperimentSummary, run_experiment
 from ._gate import activate_config_version
 from ._http import HttpClient
@@ -31,7 +31,7 @@ logger = logging.getLogger("runwatch")
 DEFAULT_BASE_URL = "http://localhost:8080"
 
 
-class Runwatch:
+class Runwatch(ServerEvaluators):
     """Sends agent run events to a Runwatch server in the background.
 
     Events are queued in memory and sent in batches by a daemon thread; recording an event never blocks
@@ -318,29 +318,6 @@ class Runwatch:
                 resume=resume,
                 results_timeout=results_timeout,
             ),
-        )
-
-    # ---- evaluators (_evaluators.py) ---------------------------------------------------------------------
-
-    def list_evaluators(self) -> list[dict[str, Any]]:
-        """The project's server-side evaluators (LLM judges and built-in checks) at their latest versions."""
-        return list_evaluators(self)
-
-    def run_evaluator(
-        self,
-        name_or_id: str,
-        *,
-        sdk_run_id: str | None = None,
-        span_id: str | None = None,
-        dataset: str | None = None,
-        item_id: str | None = None,
-        output: Any = NO_OUTPUT,
-    ) -> dict[str, Any]:
-        """Runs a server-side evaluator on a run (or a span of it), or on a dataset item with `output=...`, as the
-        playground does: {"prompt", "raw_answer", "score" ({name, value, comment} or None), "error", "cost_usd", ...}.
-        Nothing is stored."""
-        return run_evaluator(
-            self, name_or_id, sdk_run_id=sdk_run_id, span_id=span_id, dataset=dataset, item_id=item_id, output=output
         )
 
     def activate_config_version(
