@@ -2,13 +2,15 @@
  * The evaluation worker (docs/EVALUATION.md, Online rules): beside each pipeline, it claims due evaluation jobs
  * (stores/evaluation/jobs.ts: FOR UPDATE SKIP LOCKED and a lease, so any number of workers in any number of
  * processes share the queue) and runs each (stores/evaluation/evaluate-job.ts), up to `concurrency` at a time.
- * Idle, it polls every pollMs and wakes at once when the pipeline announces new jobs on PubSub "evaluation.jobs".
+ * Idle, it polls every pollMs and wakes at once when the pipeline announces new jobs on PubSub "evaluation.jobs"
+ * (core/polling-worker.ts).
  * LLM judges are asked through agents-service's POST /judge (config.agentsUrl, the agent secret).
  */
 import type { Config } from "../core/config.js";
 import { callJudge } from "../core/agents/client.js";
 import { resolveAgentSecret } from "../core/agents/secret.js";
 import { createEventStore } from "../core/clickhouse/event-store.js";
+import { startPollingWorker } from "../core/polling-worker.js";
 import type { Logger } from "../core/logger.js";
 import type { Ports } from "../core/runtime.js";
 import type { JudgeCall } from "../stores/evaluation/evaluate.js";
@@ -69,19 +71,11 @@ export async function startEvaluationWorker(
     appendEvents: batchedWrites((events: LoggedEvent[]) => appendEvents(ports.log, events)),
     backoffMs: (attempt: number) => Math.round(Math.min(settings.maxBackoffMs, settings.backoffMs * 2 ** Math.max(0, attempt - 1)) * (0.8 + 0.4 * Math.random())),
   };
-  let stopped = false;
-  let wake: (() => void) | undefined;
-  let woken = false;
-  const unsubscribe = await ports.pubsub.subscribePrefix(EVALUATION_JOBS_CHANNEL, () => {
-    woken = true;
-    wake?.();
-  });
-
   /** Keeps up to `concurrency` jobs in flight, claiming as slots free up (not in lockstep batches), until none is due. */
-  async function drainOnce(): Promise<number> {
+  async function pass(stopped: () => boolean): Promise<number> {
     let total = 0;
     const running = new Set<Promise<void>>();
-    while (!stopped) {
+    while (!stopped()) {
       const free = settings.concurrency - running.size;
       const jobs = free > 0 ? await claimJobs(ports.sql, free, settings.leaseSeconds, opts.projects?.()) : [];
       total += jobs.length;
@@ -98,36 +92,11 @@ export async function startEvaluationWorker(
     await Promise.all(running);
     return total;
   }
-
-  let draining: Promise<number> | undefined;
-  const drain = () => (draining ??= drainOnce().finally(() => { draining = undefined; }));
-
-  const loop = (async () => {
-    while (!stopped) {
-      woken = false;
-      try {
-        await drain();
-      } catch (err) {
-        log.error("evaluation worker: claiming jobs failed", { err });
-      }
-      if (stopped || woken) continue;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, settings.pollMs);
-        wake = () => { clearTimeout(t); resolve(); };
-      });
-      wake = undefined;
-    }
-  })();
+  const worker = await startPollingWorker({
+    pubsub: ports.pubsub, channel: EVALUATION_JOBS_CHANNEL, pollMs: settings.pollMs, pass,
+    onError: (err) => log.error("evaluation worker: claiming jobs failed", { err }),
+  });
 
   log.info("evaluation worker started", { concurrency: settings.concurrency, poll_ms: settings.pollMs, agents_url: config.agentsUrl });
-  return {
-    drain,
-    backlog: () => evaluationBacklog(ports.sql),
-    async close() {
-      stopped = true;
-      wake?.();
-      await loop;
-      await unsubscribe();
-    },
-  };
+  return { drain: worker.drain, backlog: () => evaluationBacklog(ports.sql), close: worker.close };
 }

@@ -9,6 +9,7 @@
  * when its lease ends; webhooks carry X-Runwatch-Delivery (the job id) so receivers can drop the repeat.
  */
 import { createLogger, type Logger } from "../../core/logger.js";
+import { startPollingWorker } from "../../core/polling-worker.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { channelByName, PermanentFailure, type ChannelContext } from "./channels/index.js";
@@ -70,53 +71,21 @@ export async function startNotificationWorker(deps: WorkerDeps): Promise<Notific
   const settings = deps.settings ?? loadNotificationSettings();
   const logger = (deps.logger ?? createLogger()).child({ component: "notifications" });
   const ctx = { sql: deps.sql, pubsub: deps.pubsub, settings, logger };
-  let stopped = false;
-  let wake: (() => void) | undefined;
-  let woken = false;
-  const unsubscribe = await deps.pubsub.subscribePrefix(JOBS_CHANNEL, () => {
-    woken = true;
-    wake?.();
+  const worker = await startPollingWorker({
+    pubsub: deps.pubsub, channel: JOBS_CHANNEL, pollMs: settings.pollMs,
+    async pass(stopped) {
+      let total = 0;
+      while (!stopped()) {
+        const jobs = await claimJobs(deps.sql, BATCH, leaseSeconds(settings));
+        if (jobs.length === 0) break;
+        total += jobs.length;
+        await Promise.all(jobs.map((j) => deliverClaimed(j, ctx)));
+      }
+      return total;
+    },
+    onError: (err) => logger.error("notification worker: claim or record failed", { err }),
   });
 
-  async function drainOnce(): Promise<number> {
-    let total = 0;
-    while (!stopped) {
-      const jobs = await claimJobs(deps.sql, BATCH, leaseSeconds(settings));
-      if (jobs.length === 0) break;
-      total += jobs.length;
-      await Promise.all(jobs.map((j) => deliverClaimed(j, ctx)));
-    }
-    return total;
-  }
-
-  let draining: Promise<number> | undefined;
-  const drain = () => (draining ??= drainOnce().finally(() => { draining = undefined; }));
-
-  const loop = (async () => {
-    while (!stopped) {
-      woken = false;
-      try {
-        await drain();
-      } catch (err) {
-        logger.error("notification worker: claim or record failed", { err });
-      }
-      if (stopped || woken) continue;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, settings.pollMs);
-        wake = () => { clearTimeout(t); resolve(); };
-      });
-      wake = undefined;
-    }
-  })();
-
   logger.info("notification worker started", { poll_ms: settings.pollMs, max_attempts: settings.maxAttempts, smtp: settings.smtp.host ? `${settings.smtp.host}:${settings.smtp.port}` : "not configured" });
-  return {
-    drain,
-    async close() {
-      stopped = true;
-      wake?.();
-      await loop;
-      await unsubscribe();
-    },
-  };
+  return { drain: worker.drain, close: worker.close };
 }
