@@ -233,3 +233,11 @@ def real_server(judge_llm: str) -> Iterator[RealServer]:
                 proc.wait(timeout=5)
         log_file.close()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def client(real_server: RealServer) -> Iterator[Runwatch]:
+    """A client of the real server's key that sends every 50 ms (a test file may define its own)."""
+    c = Runwatch(api_key=real_server.api_key, base_url=real_server.base_url, flush_interval=0.05)
+    yield c
+    c.shutdown(timeout=5)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,13 +18,6 @@ from .conftest import RealServer
 from .fake_llm import JUDGE_FAIL_MARKER
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def client(real_server: RealServer) -> Iterator[Runwatch]:
-    c = Runwatch(api_key=real_server.api_key, base_url=real_server.base_url, flush_interval=0.05)
-    yield c
-    c.shutdown(timeout=5)
 
 
 @pytest.fixture

@@ -29,13 +29,6 @@ class QA(TypedDict, total=False):
 
 
 @pytest.fixture
-def client(real_server: RealServer) -> Iterator[Runwatch]:
-    c = Runwatch(api_key=real_server.api_key, base_url=real_server.base_url, flush_interval=0.05)
-    yield c
-    c.shutdown(timeout=5)
-
-
-@pytest.fixture
 def llm_url() -> Iterator[str]:
     with fake_llm(delay=0.005) as url:
         yield url

@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -30,13 +29,6 @@ from .graphs import (
 )
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def client(real_server: RealServer) -> Iterator[Runwatch]:
-    c = Runwatch(api_key=real_server.api_key, base_url=real_server.base_url, flush_interval=0.05)
-    yield c
-    c.shutdown(timeout=5)
 
 
 def _steps(events: list[dict[str, Any]]) -> list[tuple[str, str]]:

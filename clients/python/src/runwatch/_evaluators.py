@@ -28,26 +28,6 @@ def find_evaluator(client: Runwatch, name_or_id: str) -> dict[str, Any]:
     raise RunwatchError(f"no evaluator named {name_or_id!r} in this project", status=404)
 
 
-def run_evaluator(
-    client: Runwatch,
-    name_or_id: str,
-    *,
-    sdk_run_id: str | None = None,
-    span_id: str | None = None,
-    dataset: str | None = None,
-    item_id: str | None = None,
-    output: Any = NO_OUTPUT,
-) -> dict[str, Any]:
-    evaluator = find_evaluator(client, name_or_id)
-    if sdk_run_id is not None:
-        body: dict[str, Any] = {"sdk_run_id": sdk_run_id, **({"span_id": span_id} if span_id else {})}
-    elif dataset is not None and item_id is not None:
-        body = {"dataset": dataset, "item_id": item_id, **({} if output is NO_OUTPUT else {"output": output})}
-    else:
-        raise ValueError("name what to judge: sdk_run_id (and span_id), or dataset and item_id (and output)")
-    return dict(_call(client, "POST", f"/api/evaluators/{evaluator['id']}/try", body))
-
-
 def attach_evaluators(
     client: Runwatch, experiment: dict[str, Any], names_or_ids: Iterable[str]
 ) -> list[dict[str, Any]]:
@@ -91,12 +71,12 @@ class ServerEvaluators:
         """Runs a server-side evaluator on a run (or a span of it), or on a dataset item with `output=...`, as the
         playground does: {"prompt", "raw_answer", "score" ({name, value, comment} or None), "error", "cost_usd", ...}.
         Nothing is stored."""
-        return run_evaluator(
-            cast("Runwatch", self),
-            name_or_id,
-            sdk_run_id=sdk_run_id,
-            span_id=span_id,
-            dataset=dataset,
-            item_id=item_id,
-            output=output,
-        )
+        client = cast("Runwatch", self)
+        evaluator = find_evaluator(client, name_or_id)
+        if sdk_run_id is not None:
+            body: dict[str, Any] = {"sdk_run_id": sdk_run_id, **({"span_id": span_id} if span_id else {})}
+        elif dataset is not None and item_id is not None:
+            body = {"dataset": dataset, "item_id": item_id, **({} if output is NO_OUTPUT else {"output": output})}
+        else:
+            raise ValueError("name what to judge: sdk_run_id (and span_id), or dataset and item_id (and output)")
+        return dict(_call(client, "POST", f"/api/evaluators/{evaluator['id']}/try", body))
