@@ -13,7 +13,6 @@ import type { RateLimiter } from "../../core/ports/rate-limiter.js";
 import type { Sql } from "../../core/ports/sql.js";
 import type { Logger } from "../../core/logger.js";
 import { appendEvents } from "../../core/log/events.js";
-import { templateVariables } from "../../core/evaluation/template.js";
 import { scoreRow } from "../scores.js";
 import { addToQueue } from "../annotation/queue-items.js";
 import { evaluate, type JudgeCall } from "./evaluate.js";
@@ -107,8 +106,7 @@ export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus>
     return "skipped";
   }
   const def = evaluator.definition;
-  const withSpans = def.type === "llm_judge" && templateVariables(def.prompt).some((v) => v.startsWith("span:"));
-  const subject = await runSubject({ events: deps.events, sql }, run, { ...(job.span_id ? { spanId: job.span_id } : {}), withSpans });
+  const subject = await runSubject({ events: deps.events, sql }, run, { ...(job.span_id ? { spanId: job.span_id } : {}), evaluator: def });
   if (!runMetadataMatches(rule.filter, subject.metadata)) {
     await finishJob(sql, job.id, "skipped", { error: "the run's metadata or tags do not match the rule" });
     return "skipped";

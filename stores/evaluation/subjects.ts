@@ -9,6 +9,8 @@ import type { RunRecord } from "../../core/events/run.js";
 import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
 import type { EvaluationSubject } from "../../core/evaluation/subject.js";
 import type { Sql } from "../../core/ports/sql.js";
+import { templateVariables } from "../../core/evaluation/template.js";
+import type { EvaluatorDefinition } from "./definition.js";
 
 /** The span events a template's {{span:…}} may read; a run with more is judged on its first ones. */
 const MAX_SPAN_EVENTS = 5_000;
@@ -48,8 +50,8 @@ async function expectedOutputOf(sql: Sql, run: RunRecord): Promise<unknown> {
 export interface SubjectOptions {
   /** Judge this span of the run instead of the run. */
   readonly spanId?: string;
-  /** Read the run's spans by name (the template uses {{span:…}}). */
-  readonly withSpans?: boolean;
+  /** The evaluator that will judge it: its run's spans are read by name when its template uses {{span:…}}. */
+  readonly evaluator?: EvaluatorDefinition;
   /** The expected output to use instead of the experiment item's (the playground on a dataset item). */
   readonly expectedOutput?: unknown;
 }
@@ -66,7 +68,8 @@ export async function runSubject(deps: { events: EventStore; sql: Sql }, run: Ru
     output = span.output;
     error = "";
   }
-  const spans = opts.withSpans ? spansByName(await deps.events.eventsOfTypes(run.project_id, run.run_id, ["step", "tool_call"], MAX_SPAN_EVENTS)) : new Map();
+  const withSpans = opts.evaluator?.type === "llm_judge" && templateVariables(opts.evaluator.prompt).some((v) => v.startsWith("span:"));
+  const spans = withSpans ? spansByName(await deps.events.eventsOfTypes(run.project_id, run.run_id, ["step", "tool_call"], MAX_SPAN_EVENTS)) : new Map();
   const expected = opts.expectedOutput !== undefined ? opts.expectedOutput : await expectedOutputOf(deps.sql, run);
   const duration = run.started_at && run.ended_at ? Date.parse(run.ended_at) - Date.parse(run.started_at) : null;
   return {

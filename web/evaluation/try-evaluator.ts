@@ -8,7 +8,6 @@ import { callJudge } from "../../core/agents/client.js";
 import { resolveAgentSecret } from "../../core/agents/secret.js";
 import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import type { EvaluationSubject } from "../../core/evaluation/subject.js";
-import { templateVariables } from "../../core/evaluation/template.js";
 import { datasetNamed, readItemsWithIds } from "../../stores/datasets/datasets.js";
 import type { EvaluatorDefinition } from "../../stores/evaluation/definition.js";
 import { evaluate, type EvaluationOutcome, type JudgeCall } from "../../stores/evaluation/evaluate.js";
@@ -39,8 +38,7 @@ async function subjectOf(deps: WebDeps, projectId: number, def: EvaluatorDefinit
   if ("sdk_run_id" in target) {
     const run = await deps.events.getRun(projectId, target.sdk_run_id);
     if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(target.sdk_run_id)} not found` });
-    const withSpans = def.type === "llm_judge" && templateVariables(def.prompt).some((v) => v.startsWith("span:"));
-    return runSubject({ events: deps.events, sql: deps.ports.sql }, run, { ...(target.span_id ? { spanId: target.span_id } : {}), withSpans });
+    return runSubject({ events: deps.events, sql: deps.ports.sql }, run, { ...(target.span_id ? { spanId: target.span_id } : {}), evaluator: def });
   }
   const dataset = await datasetNamed(deps.ports.sql, projectId, target.dataset);
   const [item] = await readItemsWithIds(deps.ports.sql, dataset, dataset.version, [target.item_id]);
