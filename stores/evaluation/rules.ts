@@ -1,12 +1,15 @@
 /**
  * Online evaluation rules in Postgres (migration 109): evaluator + target + filter + sampling + delay, and an
  * optional "add to queue" action (an annotation queue gets the runs whose score is below a threshold, or equal to
- * a value). The pipeline reads a project's enabled rules through a short cache (plugins/online-evaluation.ts).
+ * a value). The pipeline reads a project's enabled rules through a short cache (plugins/online-evaluation.ts), which
+ * every change here drops at once (PubSub "evaluation.rules").
  */
 import { randomUUID } from "node:crypto";
 import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
+import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Sql } from "../../core/ports/sql.js";
+import { EVALUATION_RULES_CHANNEL } from "./jobs.js";
 import { findEvaluator } from "./evaluators.js";
 import { parseRuleFilter, type RuleFilter } from "./rule-filter.js";
 
@@ -51,6 +54,13 @@ const toRule = (r: Record<string, unknown>): EvaluationRule => ({
   created_at: new Date(r.created_at as string).toISOString(),
 });
 
+/** What changing a rule needs: the store, and the bus on which pipelines hear that a project's rules changed. */
+export interface RuleWrites {
+  readonly sql: Sql;
+  readonly pubsub: PubSub;
+}
+const rulesChanged = (deps: RuleWrites, projectId: number) => deps.pubsub.publish(EVALUATION_RULES_CHANNEL, String(projectId));
+
 const COLUMNS = "id, project_id, evaluator_id, name, target, filter, sampling, delay_s, queue_action, enabled, created_by, created_at";
 
 async function parseQueueAction(sql: Sql, projectId: number, raw: unknown): Promise<QueueAction | null> {
@@ -68,7 +78,8 @@ async function parseQueueAction(sql: Sql, projectId: number, raw: unknown): Prom
 }
 
 /** Creates a rule from a POST /api/evaluation-rules body. */
-export async function createRule(sql: Sql, projectId: number, userId: number | null, body: unknown): Promise<EvaluationRule> {
+export async function createRule(deps: RuleWrites, projectId: number, userId: number | null, body: unknown): Promise<EvaluationRule> {
+  const { sql } = deps;
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ValidationError({ message: 'the body must be a JSON object like {"evaluator_id": "…", "target": "run", "sampling": 0.5}' });
   }
@@ -92,6 +103,7 @@ export async function createRule(sql: Sql, projectId: number, userId: number | n
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
       [id, projectId, evaluator.id, name.trim(), target, JSON.stringify(filter), sampling, delay, action ? JSON.stringify(action) : null, userId],
     );
+    await rulesChanged(deps, projectId);
     return toRule(row!);
   } catch (err) {
     if (/duplicate key|unique/i.test((err as Error).message)) throw new Conflict({ code: "rule_exists", field: "name", message: `a rule named ${JSON.stringify(name)} exists` });
@@ -128,14 +140,16 @@ export async function enabledRulesOf(sql: Sql, projectIds: readonly number[]): P
   return rows.map(toRule);
 }
 
-export async function setRuleEnabled(sql: Sql, projectId: number, id: string, enabled: boolean): Promise<void> {
-  await ruleWithId(sql, projectId, id);
-  await sql.query(`UPDATE evaluation_rules SET enabled = $3 WHERE id = $1 AND project_id = $2`, [id, projectId, enabled]);
+export async function setRuleEnabled(deps: RuleWrites, projectId: number, id: string, enabled: boolean): Promise<void> {
+  await ruleWithId(deps.sql, projectId, id);
+  await deps.sql.query(`UPDATE evaluation_rules SET enabled = $3 WHERE id = $1 AND project_id = $2`, [id, projectId, enabled]);
+  await rulesChanged(deps, projectId);
 }
 
-export async function deleteRule(sql: Sql, projectId: number, id: string): Promise<void> {
-  await ruleWithId(sql, projectId, id);
-  await sql.query(`DELETE FROM evaluation_rules WHERE id = $1 AND project_id = $2`, [id, projectId]);
+export async function deleteRule(deps: RuleWrites, projectId: number, id: string): Promise<void> {
+  await ruleWithId(deps.sql, projectId, id);
+  await deps.sql.query(`DELETE FROM evaluation_rules WHERE id = $1 AND project_id = $2`, [id, projectId]);
+  await rulesChanged(deps, projectId);
 }
 
 export const ruleJson = (r: EvaluationRule) => ({

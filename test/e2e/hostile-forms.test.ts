@@ -87,7 +87,7 @@ async function seed(ownerEmail: string, name: string, agent: string): Promise<Se
   const experimentId = (await createExperiment(sql, project.id, await datasetNamed(sql, project.id, dataset), { dataset, name: `${name} experiment`, agent_name: agent, config_version: 2 }, owner.id)).id;
   const evaluator = await createEvaluator(sql, project.id, owner.id, { name: `${name} judge`, type: "llm_judge", prompt: "Is {{output}} right?", output: { type: "boolean" } });
   const queue = await createQueue(sql, project.id, { name: `${name} queue`, score_configs: [{ name: "correct", type: "boolean" }, { name: "quality", type: "numeric", min: 1, max: 5 }, { name: "tone", type: "categorical", categories: ["ok", "rude"] }] });
-  const evaluationRule = await createEvaluationRule(sql, project.id, owner.id, { evaluator_id: evaluator.id, filter: { agent_name: agent }, sampling: 1, queue_action: { queue_id: queue.id, equals: false } });
+  const evaluationRule = await createEvaluationRule(srv.ports, project.id, owner.id, { evaluator_id: evaluator.id, filter: { agent_name: agent }, sampling: 1, queue_action: { queue_id: queue.id, equals: false } });
   await addRunsToQueue({ sql, events: createEventStore(srv.ports.clickhouse) }, queue, { items: [{ sdk_run_id: RUN }, { sdk_run_id: `${agent}-run` }] }, "api");
   const queueItemId = (await nextItem(sql, queue, owner.id))!.id;
   await switchProject(sql, owner.id, project.slug);

@@ -15,7 +15,7 @@ import { callAgents, isAgentsFailure } from "../../core/agents/client.js";
 import { ValidationError } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import { backfillRuns, meanJudgeCost, parseRange, queueBackfill } from "../../stores/evaluation/backfill.js";
-import { EVALUATION_JOBS_CHANNEL, EVALUATION_RULES_CHANNEL } from "../../stores/evaluation/jobs.js";
+import { EVALUATION_JOBS_CHANNEL } from "../../stores/evaluation/jobs.js";
 import { findEvaluator, type Evaluator } from "../../stores/evaluation/evaluators.js";
 import { createRule, deleteRule, listRules, ruleJson, ruleWithId, setRuleEnabled } from "../../stores/evaluation/rules.js";
 import type { WebDeps } from "../deps.js";
@@ -50,12 +50,10 @@ const round = (x: number) => Math.round(x * 1e6) / 1e6;
 export function registerEvaluationRulesApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
   const { sql, clickhouse } = deps.ports;
-  const rulesChanged = (projectId: number) => deps.ports.pubsub.publish(EVALUATION_RULES_CHANNEL, String(projectId));
 
   router.post("/api/evaluation-rules", async (ctx) => {
     const p = await authorize(ctx);
-    const rule = await createRule(sql, p.projectId, p.userId, await readJsonBody(ctx, 64 * 1024));
-    await rulesChanged(p.projectId);
+    const rule = await createRule(deps.ports, p.projectId, p.userId, await readJsonBody(ctx, 64 * 1024));
     ctx.status = 201;
     ctx.body = { rule: ruleJson(rule) };
   });
@@ -77,15 +75,13 @@ export function registerEvaluationRulesApi(router: Router, deps: WebDeps, auth: 
     const p = await authorize(ctx);
     const body = (await readJsonBody(ctx, 4 * 1024)) as { enabled?: unknown } | null;
     if (typeof body?.enabled !== "boolean") throw new ValidationError({ field: "enabled", message: "enabled must be true or false" });
-    await setRuleEnabled(sql, p.projectId, ctx.params.id!, body.enabled);
-    await rulesChanged(p.projectId);
+    await setRuleEnabled(deps.ports, p.projectId, ctx.params.id!, body.enabled);
     ctx.body = { rule: ruleJson(await ruleWithId(sql, p.projectId, ctx.params.id!)) };
   });
 
   router.delete("/api/evaluation-rules/:id", async (ctx) => {
     const p = await authorize(ctx);
-    await deleteRule(sql, p.projectId, ctx.params.id!);
-    await rulesChanged(p.projectId);
+    await deleteRule(deps.ports, p.projectId, ctx.params.id!);
     ctx.status = 204;
   });
 

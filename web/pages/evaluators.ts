@@ -21,7 +21,7 @@ import { describeOutput } from "../../core/evaluation/output.js";
 import { listQueues } from "../../stores/annotation/queues.js";
 import { backfillRuns, parseRange, queueBackfill } from "../../stores/evaluation/backfill.js";
 import { createEvaluator, evaluatorVersions, findEvaluator, listEvaluators, updateEvaluator, type Evaluator } from "../../stores/evaluation/evaluators.js";
-import { EVALUATION_JOBS_CHANNEL, EVALUATION_RULES_CHANNEL, evaluatorJobs } from "../../stores/evaluation/jobs.js";
+import { EVALUATION_JOBS_CHANNEL, evaluatorJobs } from "../../stores/evaluation/jobs.js";
 import { createRule, deleteRule, listRules, ruleWithId, setRuleEnabled } from "../../stores/evaluation/rules.js";
 import { evaluationLimits } from "../../stores/evaluation/spend.js";
 import { scoresWithIds } from "../../stores/scores.js";
@@ -140,8 +140,7 @@ export function register(router: Router, deps: WebDeps): void {
     const e = await evaluatorOf(ctx);
     const form = await readForm(ctx);
     try {
-      const rule = await createRule(sql, projectOfRequest(ctx).id, userOf(ctx), ruleBody(e.id, form));
-      await pubsub.publish(EVALUATION_RULES_CHANNEL, String(rule.project_id));
+      const rule = await createRule(deps.ports, projectOfRequest(ctx).id, userOf(ctx), ruleBody(e.id, form));
       back(ctx, `/evaluators/${e.id}`, `Rule “${rule.name}” is on: ${Math.round(rule.sampling * 1000) / 10}% of the matching runs will be judged as they end.`);
     } catch (err) {
       const r = refusal(err);
@@ -153,8 +152,7 @@ export function register(router: Router, deps: WebDeps): void {
     const e = await evaluatorOf(ctx);
     const projectId = projectOfRequest(ctx).id;
     const rule = await ruleWithId(sql, projectId, String(ctx.params.rule));
-    await setRuleEnabled(sql, projectId, rule.id, !rule.enabled);
-    await pubsub.publish(EVALUATION_RULES_CHANNEL, String(projectId));
+    await setRuleEnabled(deps.ports, projectId, rule.id, !rule.enabled);
     back(ctx, `/evaluators/${e.id}`, `Rule “${rule.name}” is ${rule.enabled ? "off" : "on"}.`);
   });
 
@@ -162,8 +160,7 @@ export function register(router: Router, deps: WebDeps): void {
     const e = await evaluatorOf(ctx);
     const projectId = projectOfRequest(ctx).id;
     const rule = await ruleWithId(sql, projectId, String(ctx.params.rule));
-    await deleteRule(sql, projectId, rule.id);
-    await pubsub.publish(EVALUATION_RULES_CHANNEL, String(projectId));
+    await deleteRule(deps.ports, projectId, rule.id);
     back(ctx, `/evaluators/${e.id}`, `Deleted rule “${rule.name}” and its waiting jobs.`);
   });
 
