@@ -194,5 +194,3 @@ export async function listItems(sql: Sql, queueId: string, status: QueueItem["st
   );
   return rows.map(toItem);
 }
-
-export const itemJson = (i: QueueItem) => i;

@@ -8,7 +8,8 @@ import { ValidationError } from "../../core/errors.js";
 import { toChTime } from "../../core/clickhouse/event-store.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { enqueueJobs, type NewJob } from "./jobs.js";
+import type { PubSub } from "../../core/ports/pubsub.js";
+import { EVALUATION_JOBS_CHANNEL, enqueueJobs, type NewJob } from "./jobs.js";
 import { JUDGE_AGENT, sampled } from "./rule-filter.js";
 import type { EvaluationRule } from "./rules.js";
 
@@ -68,8 +69,9 @@ export async function meanJudgeCost(sql: Sql, evaluatorId: string): Promise<{ me
   return { mean: Number(row?.mean ?? 0), calls: Number(row?.calls ?? 0) };
 }
 
-/** Queues the sample as backfill jobs, due now. */
-export async function queueBackfill(sql: Sql, rule: EvaluationRule, sample: readonly { sdk_run_id: string; run_id: string }[]): Promise<number> {
+/** Queues the sample as backfill jobs, due now, and wakes the workers. */
+export async function queueBackfill(deps: { sql: Sql; pubsub: PubSub }, rule: EvaluationRule, sample: readonly { sdk_run_id: string; run_id: string }[]): Promise<number> {
+  const { sql } = deps;
   const now = new Date();
   let queued = 0;
   for (let i = 0; i < sample.length; i += 5_000) {
@@ -78,5 +80,6 @@ export async function queueBackfill(sql: Sql, rule: EvaluationRule, sample: read
     }));
     queued += await enqueueJobs(sql, jobs, "backfill");
   }
+  await deps.pubsub.publish(EVALUATION_JOBS_CHANNEL, String(queued));
   return queued;
 }

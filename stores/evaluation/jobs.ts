@@ -138,19 +138,33 @@ export interface JobRow {
   readonly finished_at: string | null;
 }
 
+export type JobTotals = Record<JobStatus, number> & { cost_usd: number };
+
+/** The project's evaluators' job counts by status and their cost, by evaluator id (all of them zero for one with no job). */
+export async function jobTotals(sql: Sql, projectId: number, evaluatorIds: readonly string[]): Promise<Map<string, JobTotals>> {
+  const rows = await sql.query<Record<string, unknown>>(
+    `SELECT evaluator_id, count(*) FILTER (WHERE status = 'pending') AS pending, count(*) FILTER (WHERE status = 'retrying') AS retrying,
+            count(*) FILTER (WHERE status = 'done') AS done, count(*) FILTER (WHERE status = 'failed') AS failed,
+            count(*) FILTER (WHERE status = 'skipped') AS skipped, coalesce(sum(cost_usd), 0) AS cost_usd
+       FROM evaluation_jobs WHERE project_id = $1 AND evaluator_id = ANY($2::uuid[]) GROUP BY evaluator_id`,
+    [projectId, [...evaluatorIds]],
+  );
+  const found = new Map(rows.map((t) => [String(t.evaluator_id), t]));
+  return new Map(evaluatorIds.map((id) => {
+    const t = found.get(id);
+    return [id, {
+      pending: Number(t?.pending ?? 0), retrying: Number(t?.retrying ?? 0), done: Number(t?.done ?? 0), failed: Number(t?.failed ?? 0),
+      skipped: Number(t?.skipped ?? 0), cost_usd: Number(t?.cost_usd ?? 0),
+    }];
+  }));
+}
+
 /** An evaluator's latest jobs (its page), and its totals. */
-export async function evaluatorJobs(sql: Sql, projectId: number, evaluatorId: string, limit = 50): Promise<{ jobs: JobRow[]; totals: Record<JobStatus, number> & { cost_usd: number } }> {
+export async function evaluatorJobs(sql: Sql, projectId: number, evaluatorId: string, limit = 50): Promise<{ jobs: JobRow[]; totals: JobTotals }> {
   const rows = await sql.query<Record<string, unknown>>(
     `SELECT id, sdk_run_id, span_id, status, origin, attempts, evaluator_version, last_error, cost_usd, score_id, created_at, finished_at
        FROM evaluation_jobs WHERE project_id = $1 AND evaluator_id = $2 ORDER BY id DESC LIMIT $3`,
     [projectId, evaluatorId, limit],
-  );
-  const [t] = await sql.query<Record<string, unknown>>(
-    `SELECT count(*) FILTER (WHERE status = 'pending') AS pending, count(*) FILTER (WHERE status = 'retrying') AS retrying,
-            count(*) FILTER (WHERE status = 'done') AS done, count(*) FILTER (WHERE status = 'failed') AS failed,
-            count(*) FILTER (WHERE status = 'skipped') AS skipped, coalesce(sum(cost_usd), 0) AS cost_usd
-       FROM evaluation_jobs WHERE project_id = $1 AND evaluator_id = $2`,
-    [projectId, evaluatorId],
   );
   return {
     jobs: rows.map((r) => ({
@@ -158,9 +172,6 @@ export async function evaluatorJobs(sql: Sql, projectId: number, evaluatorId: st
       attempts: Number(r.attempts), evaluator_version: Number(r.evaluator_version), last_error: String(r.last_error), cost_usd: Number(r.cost_usd),
       score_id: String(r.score_id), created_at: new Date(r.created_at as string).toISOString(), finished_at: r.finished_at ? new Date(r.finished_at as string).toISOString() : null,
     })),
-    totals: {
-      pending: Number(t?.pending ?? 0), retrying: Number(t?.retrying ?? 0), done: Number(t?.done ?? 0), failed: Number(t?.failed ?? 0),
-      skipped: Number(t?.skipped ?? 0), cost_usd: Number(t?.cost_usd ?? 0),
-    },
+    totals: (await jobTotals(sql, projectId, [evaluatorId])).get(evaluatorId)!,
   };
 }

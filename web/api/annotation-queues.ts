@@ -14,10 +14,10 @@
  */
 import type Router from "@koa/router";
 import { AuthError, ValidationError } from "../../core/errors.js";
-import { addRunsToQueue, completeItem, listItems, nextItem, queueProgress, reviewOf, skipItem, findItem } from "../../stores/annotation/queue-items.js";
+import { addRunsToQueue, listItems, nextItem, queueProgress, skipItem } from "../../stores/annotation/queue-items.js";
 import { createQueue, listQueues, mayReview, queueJson, queueWithId, type AnnotationQueue } from "../../stores/annotation/queues.js";
 import type { WebDeps } from "../deps.js";
-import { addReviewToDataset } from "../evaluation/review-to-dataset.js";
+import { completeReview } from "../evaluation/review.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { readAuthorizer, stringParam } from "./read-api.js";
@@ -26,7 +26,7 @@ const STATUSES = new Set(["pending", "completed", "skipped"]);
 
 export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  const { sql, clickhouse } = deps.ports;
+  const { sql } = deps.ports;
   const reviewer = (q: AnnotationQueue, userId: number) => {
     if (!mayReview(q, userId)) throw new AuthError({ code: "forbidden", message: "this queue takes reviews from its members only" });
   };
@@ -81,13 +81,7 @@ export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth:
     const p = await authorize(ctx);
     const q = await queueWithId(sql, p.projectId, ctx.params.id!);
     reviewer(q, p.userId);
-    const body = await readJsonBody(ctx, 1024 * 1024);
-    const item = await findItem(sql, q, ctx.params.item_id!);
-    reviewOf(q, body); // refused scores write nothing, not even the dataset item
-    // The dataset item is checked (and written) before the review completes, so a refused one leaves the item pending.
-    const datasetItem = await addReviewToDataset(deps, p.projectId, p.userId, item, body);
-    const done = await completeItem({ sql, clickhouse, events: deps.events }, q, item.id, p.userId, body);
-    ctx.body = { ...done, ...(datasetItem ? { dataset_item: datasetItem } : {}) };
+    ctx.body = await completeReview(deps, q, ctx.params.item_id!, p.userId, await readJsonBody(ctx, 1024 * 1024));
   });
 
   router.post("/api/annotation-queues/:id/items/:item_id/skip", async (ctx) => {

@@ -19,16 +19,16 @@ import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { JUDGE_TEMPLATES } from "../../core/evaluation/templates.js";
 import { describeOutput } from "../../core/evaluation/output.js";
 import { listQueues } from "../../stores/annotation/queues.js";
-import { backfillRuns, parseRange, queueBackfill } from "../../stores/evaluation/backfill.js";
+import { parseRange } from "../../stores/evaluation/backfill.js";
 import { createEvaluator, evaluatorVersions, findEvaluator, listEvaluators, updateEvaluator, type Evaluator } from "../../stores/evaluation/evaluators.js";
-import { EVALUATION_JOBS_CHANNEL, evaluatorJobs } from "../../stores/evaluation/jobs.js";
+import { evaluatorJobs, jobTotals } from "../../stores/evaluation/jobs.js";
 import { createRule, deleteRule, listRules, ruleWithId, setRuleEnabled } from "../../stores/evaluation/rules.js";
 import { evaluationLimits } from "../../stores/evaluation/spend.js";
 import { scoresWithIds } from "../../stores/scores.js";
-import { estimateCost } from "../api/evaluation-rules.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
+import { backfill } from "../evaluation/backfill.js";
 import { parseTryTarget, tryEvaluator, tryJson } from "../evaluation/try-evaluator.js";
 import { readForm } from "../forms.js";
 import { evaluatorBody, ruleBody } from "./evaluator-forms.js";
@@ -46,7 +46,7 @@ const refusal = (err: unknown): ValidationError | Conflict => {
 };
 
 export function register(router: Router, deps: WebDeps): void {
-  const { sql, clickhouse, pubsub } = deps.ports;
+  const { sql, clickhouse } = deps.ports;
   const evaluatorOf = async (ctx: Context): Promise<Evaluator> => {
     const e = await findEvaluator(sql, projectOfRequest(ctx).id, String(ctx.params.id));
     if (!e) throw new NotFound({ resource: "evaluator", message: "no such evaluator in this project" });
@@ -59,8 +59,9 @@ export function register(router: Router, deps: WebDeps): void {
 
   const listPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
     const projectId = projectOfRequest(ctx).id;
-    const evaluators = [];
-    for (const e of await listEvaluators(sql, projectId)) evaluators.push({ ...e, output_text: describeOutput(e.definition.output), totals: (await evaluatorJobs(sql, projectId, e.id, 0)).totals });
+    const list = await listEvaluators(sql, projectId);
+    const totals = await jobTotals(sql, projectId, list.map((e) => e.id));
+    const evaluators = list.map((e) => ({ ...e, output_text: describeOutput(e.definition.output), totals: totals.get(e.id) }));
     const template = JUDGE_TEMPLATES.find((t) => t.id === queryParam(ctx, "template"));
     const values = template
       ? { name: template.name, type: "llm_judge", prompt: template.prompt, output_type: template.output.type, description: template.description,
@@ -170,15 +171,8 @@ export function register(router: Router, deps: WebDeps): void {
     const rule = await ruleWithId(sql, projectId, String(ctx.params.rule));
     const form = await readForm(ctx);
     try {
-      if (rule.target !== "run") throw new ValidationError({ field: "from", message: "a backfill applies run rules; this rule judges spans" });
-      const range = parseRange({ from: utc(form.from), to: utc(form.to) });
-      const { matching, sample } = await backfillRuns(clickhouse, rule, range);
-      if (form.confirm !== "yes") {
-        const estimate = { matching_runs: matching, sampled_runs: sample.length, ...(await estimateCost(deps, e, sample.length)) };
-        return detailPage(ctx, { backfill: { rule, estimate, values: form } });
-      }
-      const queued = await queueBackfill(sql, rule, sample);
-      await pubsub.publish(EVALUATION_JOBS_CHANNEL, String(queued));
+      const { estimate, queued } = await backfill(deps, rule, parseRange({ from: utc(form.from), to: utc(form.to) }), form.confirm === "yes");
+      if (queued === undefined) return detailPage(ctx, { backfill: { rule, estimate, values: form } });
       back(ctx, `/evaluators/${e.id}`, `Backfill of “${rule.name}” started: ${queued} runs queued for judging.`);
     } catch (err) {
       const r = refusal(err);

@@ -18,14 +18,14 @@ import type { Context } from "koa";
 import { can } from "../../core/access/roles.js";
 import { AuthError, Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { runInputOutput } from "../../core/events/run-io.js";
-import { addRunsToQueue, completeItem, findItem, listItems, nextItem, queueProgress, reviewOf, skipItem } from "../../stores/annotation/queue-items.js";
+import { addRunsToQueue, findItem, listItems, nextItem, queueProgress, skipItem } from "../../stores/annotation/queue-items.js";
 import { createQueue, listQueues, mayReview, queueWithId, type AnnotationQueue, type ScoreConfig } from "../../stores/annotation/queues.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
 import { listRunScores } from "../../stores/scores.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { addReviewToDataset } from "../evaluation/review-to-dataset.js";
+import { completeReview } from "../evaluation/review.js";
 import { readForm } from "../forms.js";
 import { queryParam, renderPage } from "./render.js";
 
@@ -139,11 +139,7 @@ export function register(router: Router, deps: WebDeps): void {
     const q = await queueOf(ctx);
     reviewer(ctx, q);
     try {
-      const item = await findItem(sql, q, String(ctx.params.item));
-      const body = reviewBody(q, form);
-      reviewOf(q, body); // refused scores write nothing, not even the dataset item
-      const added = await addReviewToDataset(deps, projectOfRequest(ctx).id, userOf(ctx), item, body);
-      await completeItem({ sql, clickhouse, events: deps.events }, q, item.id, userOf(ctx), body);
+      const { dataset_item: added } = await completeReview(deps, q, String(ctx.params.item), userOf(ctx), reviewBody(q, form));
       await openNext(ctx, q, `Saved.${added ? ` Added to ${added.dataset} (version ${added.version}).` : ""}`);
     } catch (err) {
       if (!(err instanceof ValidationError) && !(err instanceof Conflict) && !(err instanceof NotFound)) throw err;
