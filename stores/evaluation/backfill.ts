@@ -1,6 +1,7 @@
 /**
- * Backfill (docs/EVALUATION.md): a run rule applied to the project's runs that ended in a past time range — the
- * rule's run filter read in ClickHouse, its sample taken by the same hash as online, at most MAX_BACKFILL_RUNS runs.
+ * Backfill (docs/EVALUATION.md): a rule applied to the project's runs (or spans) that ended in a past time range —
+ * the rule's filter read in ClickHouse, its sample taken by the same hash as online, at most MAX_BACKFILL_RUNS. A
+ * judging rule's sample becomes jobs; a routing rule's is added to its queue.
  * Without `confirm` it only counts and estimates the cost: the evaluator's mean cost per call so far, or, before its
  * first call, the judge model's price for the template and a typical run.
  */
@@ -10,10 +11,14 @@ import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { Sql } from "../../core/ports/sql.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
 import { EVALUATION_JOBS_CHANNEL, enqueueJobs, type NewJob } from "./jobs.js";
-import { JUDGE_AGENT, sampled } from "./rule-filter.js";
+import { JUDGE_AGENT, sampled, spanMatches, spanOf, spanRunFilter, type RuleFilter } from "./rule-filter.js";
+import { addToQueue } from "../annotation/queue-items.js";
 import type { EvaluationRule } from "./rules.js";
 
+/** The runs (or spans) a backfill takes at most. */
 export const MAX_BACKFILL_RUNS = 100_000;
+/** The span events a span backfill reads at most (a start and an end per span). */
+const MAX_BACKFILL_SPAN_EVENTS = 3 * MAX_BACKFILL_RUNS;
 export const MAX_BACKFILL_DAYS = 366;
 
 export interface BackfillRange { readonly from: string; readonly to: string }
@@ -32,11 +37,9 @@ export function parseRange(body: Record<string, unknown>): BackfillRange {
   return { from: new Date(from).toISOString(), to: new Date(to).toISOString() };
 }
 
-/** The ended runs of the range that pass the rule's run filter and its sample. */
-export async function backfillRuns(ch: ClickHouse, rule: EvaluationRule, range: BackfillRange): Promise<{ matching: number; sample: { sdk_run_id: string; run_id: string }[] }> {
-  const f = rule.filter;
+/** The ClickHouse conditions (on agent_runs) of a filter's run fields, and their parameters. */
+function runConditions(f: RuleFilter): { cond: string; params: Record<string, unknown> } {
   const cond = [
-    "status IN ('success', 'error')",
     "agent_name != {judge:String}",
     ...(f.agent_name !== undefined ? ["agent_name = {agent:String}"] : []),
     ...(f.config_version !== undefined ? ["config_version = {version:UInt32}"] : []),
@@ -45,19 +48,66 @@ export async function backfillRuns(ch: ClickHouse, rule: EvaluationRule, range: 
     ...(f.experiment_id !== undefined ? ["experiment_id = {experiment:String}"] : []),
     ...(f.has_error !== undefined ? [f.has_error ? "(error_count > 0 OR status = 'error')" : "(error_count = 0 AND status != 'error')"] : []),
   ];
+  const params = {
+    judge: JUDGE_AGENT,
+    ...(f.agent_name !== undefined ? { agent: f.agent_name } : {}), ...(f.config_version !== undefined ? { version: f.config_version } : {}),
+    ...(f.status !== undefined ? { status: f.status } : {}), ...(f.session_id !== undefined ? { session: f.session_id } : {}),
+    ...(f.experiment_id !== undefined ? { experiment: f.experiment_id } : {}),
+  };
+  return { cond: cond.join(" AND "), params };
+}
+
+export interface BackfillTarget { readonly sdk_run_id: string; readonly run_id: string; readonly span_id: string }
+
+/** The ended runs of the range that pass the rule's run filter. */
+async function endedRuns(ch: ClickHouse, rule: EvaluationRule, range: BackfillRange): Promise<BackfillTarget[]> {
+  const { cond, params } = runConditions(rule.filter);
   const rows = await ch.query<{ external_id: string; run_id: string }>(
     `SELECT external_id, toString(run_id) AS run_id FROM agent_runs FINAL
-      WHERE project_id = {pid:UInt64} AND ended_at >= {from:DateTime64(3, 'UTC')} AND ended_at < {to:DateTime64(3, 'UTC')} AND ${cond.join(" AND ")}
+      WHERE project_id = {pid:UInt64} AND status IN ('success', 'error') AND ended_at >= {from:DateTime64(3, 'UTC')} AND ended_at < {to:DateTime64(3, 'UTC')} AND ${cond}
       ORDER BY ended_at LIMIT {max:UInt32}`,
-    {
-      pid: rule.project_id, from: toChTime(range.from), to: toChTime(range.to), judge: JUDGE_AGENT, max: MAX_BACKFILL_RUNS,
-      ...(f.agent_name !== undefined ? { agent: f.agent_name } : {}), ...(f.config_version !== undefined ? { version: f.config_version } : {}),
-      ...(f.status !== undefined ? { status: f.status } : {}), ...(f.session_id !== undefined ? { session: f.session_id } : {}),
-      ...(f.experiment_id !== undefined ? { experiment: f.experiment_id } : {}),
-    },
+    { pid: rule.project_id, from: toChTime(range.from), to: toChTime(range.to), max: MAX_BACKFILL_RUNS, ...params },
   );
-  const sample = rows.filter((r) => sampled(rule.id, r.run_id, "", rule.sampling)).map((r) => ({ sdk_run_id: r.external_id, run_id: r.run_id }));
-  return { matching: rows.length, sample };
+  return rows.map((r) => ({ sdk_run_id: r.external_id, run_id: r.run_id, span_id: "" }));
+}
+
+/**
+ * The spans that ended in the range, of runs that pass the rule's run filter (as online: without the fields only an
+ * ended run has), whose kind and name pass its span fields. Read from the end events' cut payloads (span_payload).
+ */
+async function endedSpans(ch: ClickHouse, rule: EvaluationRule, range: BackfillRange): Promise<BackfillTarget[]> {
+  const { cond, params } = runConditions(spanRunFilter(rule.filter));
+  const rows = await ch.query<{ sdk_run_id: string; run_id: string; span_id: string; event_type: string; p: string }>(
+    `SELECT sdk_run_id, toString(run_id) AS run_id, span_id, event_type, if(span_payload = '', payload, span_payload) AS p FROM agent_events
+      WHERE project_id = {pid:UInt64} AND event_type IN ('step', 'tool_call') AND span_id != ''
+        AND occurred_at >= {from:DateTime64(3, 'UTC')} AND occurred_at < {to:DateTime64(3, 'UTC')}
+        AND run_id IN (SELECT run_id FROM agent_runs FINAL WHERE project_id = {pid:UInt64} AND ${cond})
+      ORDER BY occurred_at LIMIT {max:UInt32}`,
+    { pid: rule.project_id, from: toChTime(range.from), to: toChTime(range.to), max: MAX_BACKFILL_SPAN_EVENTS, ...params },
+  );
+  const seen = new Set<string>();
+  const out: BackfillTarget[] = [];
+  for (const r of rows) {
+    const key = `${r.run_id}\u0000${r.span_id}`;
+    if (seen.has(key)) continue;
+    let payload: Record<string, unknown>;
+    try {
+      payload = JSON.parse(r.p) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    if (payload.phase !== "end" || !spanMatches(rule.filter, spanOf(r.event_type, payload))) continue;
+    seen.add(key);
+    out.push({ sdk_run_id: r.sdk_run_id, run_id: r.run_id, span_id: r.span_id });
+    if (out.length >= MAX_BACKFILL_RUNS) break;
+  }
+  return out;
+}
+
+/** The runs (or spans) of the range that pass the rule's filter, and the rule's sample of them (the hash online uses). */
+export async function backfillTargets(ch: ClickHouse, rule: EvaluationRule, range: BackfillRange): Promise<{ matching: number; sample: BackfillTarget[] }> {
+  const all = rule.target === "span" ? await endedSpans(ch, rule, range) : await endedRuns(ch, rule, range);
+  return { matching: all.length, sample: all.filter((t) => sampled(rule.id, t.run_id, t.span_id, rule.sampling)) };
 }
 
 /** The evaluator's mean cost per judge call so far, and over how many calls. */
@@ -69,14 +119,21 @@ export async function meanJudgeCost(sql: Sql, evaluatorId: string): Promise<{ me
   return { mean: Number(row?.mean ?? 0), calls: Number(row?.calls ?? 0) };
 }
 
-/** Queues the sample as backfill jobs, due now, and wakes the workers. */
-export async function queueBackfill(deps: { sql: Sql; pubsub: PubSub }, rule: EvaluationRule, sample: readonly { sdk_run_id: string; run_id: string }[]): Promise<number> {
+/** Queues the sample as backfill jobs, due now, and wakes the workers; a rule without an evaluator adds it to its queue. */
+export async function queueBackfill(deps: { sql: Sql; pubsub: PubSub }, rule: EvaluationRule, sample: readonly BackfillTarget[]): Promise<number> {
   const { sql } = deps;
+  const evaluatorId = rule.evaluator_id;
+  if (evaluatorId === null) {
+    const queueId = rule.queue_action!.queue_id;
+    let added = 0;
+    for (let i = 0; i < sample.length; i += 5_000) added += await addToQueue(sql, rule.project_id, queueId, sample.slice(i, i + 5_000), "rule");
+    return added;
+  }
   const now = new Date();
   let queued = 0;
   for (let i = 0; i < sample.length; i += 5_000) {
     const jobs: NewJob[] = sample.slice(i, i + 5_000).map((r) => ({
-      project_id: rule.project_id, rule_id: rule.id, evaluator_id: rule.evaluator_id, sdk_run_id: r.sdk_run_id, run_id: r.run_id, span_id: "", due_at: now,
+      project_id: rule.project_id, rule_id: rule.id, evaluator_id: evaluatorId, sdk_run_id: r.sdk_run_id, run_id: r.run_id, span_id: r.span_id, due_at: now,
     }));
     queued += await enqueueJobs(sql, jobs, "backfill");
   }

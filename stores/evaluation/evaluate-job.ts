@@ -20,7 +20,7 @@ import { findEvaluator } from "./evaluators.js";
 import { finishJob, retryJob, type ClaimedJob, type JobStatus } from "./jobs.js";
 import { judgeRunId, judgeTraceEvents } from "./judge-trace.js";
 import { runMetadataMatches } from "./rule-filter.js";
-import { findRule, type QueueAction } from "./rules.js";
+import { findRule, queueActionWants } from "./rules.js";
 import { addEvaluationSpend, evaluationLimits, msUntilTomorrow } from "./spend.js";
 import type { LoggedEvent } from "../../core/events/schema.js";
 import type { BatchedWrite } from "./batched-writes.js";
@@ -89,9 +89,6 @@ async function ownerOf(sql: Sql, projectId: number): Promise<number> {
   return id;
 }
 
-const queueWants = (a: QueueAction, value: number | boolean | string): boolean =>
-  (a.below !== undefined && typeof value === "number" && value < a.below) || (a.equals !== undefined && value === a.equals);
-
 export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus> {
   const { sql } = deps;
   const reads = readsOf(deps, job);
@@ -157,7 +154,7 @@ export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus>
   const origin = { evaluator_id: evaluator.id, evaluator_version: evaluator.version, judge_run: outcome.model !== null ? judgeRunId(job.score_id) : "" };
   const row = scoreRow(run, score, job.score_id, new Date().toISOString(), origin);
   await (deps.writeScores ? deps.writeScores([row]) : deps.clickhouse.insert("scores", [row]));
-  if (rule.queue_action && queueWants(rule.queue_action, verdict.value)) {
+  if (rule.queue_action && queueActionWants(rule.queue_action, verdict.value)) {
     await addToQueue(sql, job.project_id, rule.queue_action.queue_id, [{ sdk_run_id: run.external_id, run_id: run.run_id, span_id: job.span_id }], "rule");
   }
   await reportJudgeRun();

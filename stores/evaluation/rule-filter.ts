@@ -103,6 +103,18 @@ export function runMetadataMatches(f: RuleFilter, metadata: Readonly<Record<stri
   return true;
 }
 
+/** A span end event's kind ("tool" for a tool call, else the step's kind) and name. */
+export const spanOf = (eventType: string, payload: Readonly<Record<string, unknown>>): { kind: string; name: string } => ({
+  kind: eventType === "tool_call" ? "tool" : String(payload.kind ?? "step"),
+  name: String(eventType === "tool_call" ? payload.tool_name : payload.node_name),
+});
+
+/** The filter without the run fields that only an ended run has: what a span that ends while its run goes on is held to. */
+export const spanRunFilter = (f: RuleFilter): RuleFilter => {
+  const { status: _s, has_error: _h, ...rest } = f;
+  return rest;
+};
+
 /** Whether a span (its kind and name) passes the filter's span fields. */
 export const spanMatches = (f: RuleFilter, span: { kind: string; name: string }): boolean =>
   (f.span_kind === undefined || span.kind === f.span_kind) && (f.span_name === undefined || span.name === f.span_name);

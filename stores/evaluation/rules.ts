@@ -1,8 +1,15 @@
 /**
- * Online evaluation rules in Postgres (migration 109): evaluator + target + filter + sampling + delay, and an
- * optional "add to queue" action (an annotation queue gets the runs whose score is below a threshold, or equal to
- * a value). The pipeline reads a project's enabled rules through a short cache (plugins/online-evaluation.ts), which
- * every change here drops at once (PubSub "evaluation.rules").
+ * Online evaluation rules in Postgres (migrations 109, 110): target + filter + sampling, and what a matching run
+ * (or span) gets — an evaluator's judgement (after the delay), an "add to queue" action, or both:
+ *
+ * - evaluator + queue action {queue_id, below? | equals?}: the queue gets the runs the evaluator scores below a
+ *   threshold or equal to a value;
+ * - queue action {queue_id} alone: the queue gets every matching run (or span) as it ends — e.g. runs with errors;
+ * - queue action {queue_id, score_name, below? | equals?} alone: the queue gets the matching runs given such a
+ *   score through the API, the SDKs, the run page or an event — e.g. thumbs down (`user_feedback` equals false).
+ *
+ * The pipeline reads a project's enabled rules through a short cache (plugins/online-evaluation.ts), which every
+ * change here drops at once (PubSub "evaluation.rules").
  */
 import { randomUUID } from "node:crypto";
 import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
@@ -12,19 +19,34 @@ import type { Sql } from "../../core/ports/sql.js";
 import { EVALUATION_RULES_CHANNEL } from "./jobs.js";
 import { findEvaluator } from "./evaluators.js";
 import { parseRuleFilter, type RuleFilter } from "./rule-filter.js";
+import { MAX_SCORE_NAME } from "../scores.js";
 
 export interface QueueAction {
   readonly queue_id: string;
-  /** Add when a numeric score is below this. */
+  /** A rule without an evaluator: add when a score of this name is given (else: when the run ends). */
+  readonly score_name?: string;
+  /** Add when a numeric score is below this (true and false count as 1 and 0). */
   readonly below?: number;
   /** Add when the score equals this (false, "severe", …). */
   readonly equals?: number | boolean | string;
 }
 
+/** Whether a score's value meets a queue action's condition (below / equals). */
+export const queueActionWants = (a: QueueAction, value: number | boolean | string): boolean => {
+  const n = typeof value === "boolean" ? Number(value) : value;
+  return (a.below !== undefined && typeof n === "number" && n < a.below) || (a.equals !== undefined && value === a.equals);
+};
+
+/** A rule that routes runs to a queue as they end, without judging them. */
+export const routesEndedRuns = (r: EvaluationRule): boolean => r.evaluator_id === null && r.queue_action !== null && r.queue_action.score_name === undefined;
+/** A rule that routes runs to a queue when they are given a score of the action's name. */
+export const routesScoredRuns = (r: EvaluationRule): boolean => r.evaluator_id === null && r.queue_action?.score_name !== undefined;
+
 export interface EvaluationRule {
   readonly id: string;
   readonly project_id: number;
-  readonly evaluator_id: string;
+  /** null: the rule only routes to its action's queue. */
+  readonly evaluator_id: string | null;
   readonly name: string;
   readonly target: "run" | "span";
   readonly filter: RuleFilter;
@@ -42,7 +64,7 @@ const json = <T>(v: unknown): T => (typeof v === "string" ? JSON.parse(v) : v) a
 const toRule = (r: Record<string, unknown>): EvaluationRule => ({
   id: String(r.id),
   project_id: Number(r.project_id),
-  evaluator_id: String(r.evaluator_id),
+  evaluator_id: r.evaluator_id === null || r.evaluator_id === undefined ? null : String(r.evaluator_id),
   name: String(r.name),
   target: r.target as "run" | "span",
   filter: json<RuleFilter>(r.filter ?? {}),
@@ -63,8 +85,11 @@ const rulesChanged = (deps: RuleWrites, projectId: number) => deps.pubsub.publis
 
 const COLUMNS = "id, project_id, evaluator_id, name, target, filter, sampling, delay_s, queue_action, enabled, created_by, created_at";
 
-async function parseQueueAction(sql: Sql, projectId: number, raw: unknown): Promise<QueueAction | null> {
-  if (raw === undefined || raw === null) return null;
+async function parseQueueAction(sql: Sql, projectId: number, raw: unknown, judged: boolean): Promise<QueueAction | null> {
+  if (raw === undefined || raw === null) {
+    if (!judged) throw new ValidationError({ field: "evaluator_id", message: "a rule needs an evaluator_id, a queue_action, or both" });
+    return null;
+  }
   if (typeof raw !== "object" || Array.isArray(raw)) throw new ValidationError({ field: "queue_action", message: 'queue_action must be an object like {"queue_id": "…", "below": 0.5}' });
   const a = raw as Record<string, unknown>;
   const [queue] = typeof a.queue_id === "string" && isUuid(a.queue_id)
@@ -73,8 +98,25 @@ async function parseQueueAction(sql: Sql, projectId: number, raw: unknown): Prom
   if (!queue) throw new ValidationError({ field: "queue_action.queue_id", message: "queue_action.queue_id must be the id of one of the project's annotation queues" });
   if (a.below !== undefined && (typeof a.below !== "number" || !Number.isFinite(a.below))) throw new ValidationError({ field: "queue_action.below", message: "queue_action.below must be a number" });
   if (a.equals !== undefined && !["number", "boolean", "string"].includes(typeof a.equals)) throw new ValidationError({ field: "queue_action.equals", message: "queue_action.equals must be a number, a boolean or a category" });
-  if (a.below === undefined && a.equals === undefined) throw new ValidationError({ field: "queue_action", message: "queue_action needs below or equals: when to add a run to the queue" });
-  return { queue_id: (a.queue_id as string).toLowerCase(), ...(a.below !== undefined ? { below: a.below as number } : {}), ...(a.equals !== undefined ? { equals: a.equals as number | boolean | string } : {}) };
+  if (a.score_name !== undefined) {
+    if (judged) throw new ValidationError({ field: "queue_action.score_name", message: "queue_action.score_name is for rules without an evaluator; a judging rule's action reads its evaluator's score" });
+    if (typeof a.score_name !== "string" || a.score_name.trim() === "" || a.score_name.length > MAX_SCORE_NAME || /[\u0000-\u001f]/.test(a.score_name)) {
+      throw new ValidationError({ field: "queue_action.score_name", message: `queue_action.score_name must be a score's name of 1 to ${MAX_SCORE_NAME} characters, such as user_feedback` });
+    }
+  }
+  const conditional = a.below !== undefined || a.equals !== undefined;
+  if ((judged || a.score_name !== undefined) && !conditional) {
+    throw new ValidationError({ field: "queue_action", message: "queue_action needs below or equals: when to add a run to the queue" });
+  }
+  if (!judged && a.score_name === undefined && conditional) {
+    throw new ValidationError({ field: "queue_action.score_name", message: "queue_action.score_name is required with below or equals in a rule without an evaluator: the score they compare" });
+  }
+  return {
+    queue_id: (a.queue_id as string).toLowerCase(),
+    ...(a.score_name !== undefined ? { score_name: (a.score_name as string).trim() } : {}),
+    ...(a.below !== undefined ? { below: a.below as number } : {}),
+    ...(a.equals !== undefined ? { equals: a.equals as number | boolean | string } : {}),
+  };
 }
 
 /** Creates a rule from a POST /api/evaluation-rules body. */
@@ -84,24 +126,30 @@ export async function createRule(deps: RuleWrites, projectId: number, userId: nu
     throw new ValidationError({ message: 'the body must be a JSON object like {"evaluator_id": "…", "target": "run", "sampling": 0.5}' });
   }
   const b = body as Record<string, unknown>;
-  const evaluator = typeof b.evaluator_id === "string" ? await findEvaluator(sql, projectId, b.evaluator_id) : undefined;
-  if (!evaluator) throw new ValidationError({ field: "evaluator_id", message: "evaluator_id must be the id of one of the project's evaluators" });
+  const judged = b.evaluator_id !== undefined && b.evaluator_id !== null && b.evaluator_id !== "";
+  const evaluator = judged ? (typeof b.evaluator_id === "string" ? await findEvaluator(sql, projectId, b.evaluator_id) : undefined) : null;
+  if (evaluator === undefined) throw new ValidationError({ field: "evaluator_id", message: "evaluator_id must be the id of one of the project's evaluators" });
   const target = b.target ?? "run";
   if (target !== "run" && target !== "span") throw new ValidationError({ field: "target", message: 'target must be "run" or "span"' });
   const filter = parseRuleFilter(b.filter, target);
+  const action = await parseQueueAction(sql, projectId, b.queue_action, judged);
+  // Metadata and tags are read with the run's events, which only a judging rule's worker does.
+  if (!evaluator && (filter.metadata || filter.tags)) {
+    throw new ValidationError({ field: filter.metadata ? "filter.metadata" : "filter.tags", message: `filter.${filter.metadata ? "metadata" : "tags"} applies to rules with an evaluator` });
+  }
+  if (action?.score_name !== undefined && target !== "run") throw new ValidationError({ field: "target", message: 'a rule on scores given routes runs: target must be "run"' });
   const sampling = b.sampling ?? 1;
   if (typeof sampling !== "number" || !(sampling >= 0 && sampling <= 1)) throw new ValidationError({ field: "sampling", message: "sampling must be a share from 0 to 1 (0.1 = 10% of the matching runs)" });
   const delay = b.delay_s ?? 0;
   if (!Number.isInteger(delay) || (delay as number) < 0 || (delay as number) > MAX_DELAY_S) throw new ValidationError({ field: "delay_s", message: `delay_s must be whole seconds from 0 to ${MAX_DELAY_S}` });
-  const name = b.name === undefined ? `${evaluator.name} on ${filter.agent_name ?? "every agent"}` : b.name;
+  const name = b.name === undefined ? `${evaluator ? evaluator.name : "queue"} on ${filter.agent_name ?? "every agent"}` : b.name;
   if (typeof name !== "string" || name.trim() === "" || name.length > 200 || /[\u0000-\u001f]/.test(name)) throw new ValidationError({ field: "name", message: "name must be text of 1 to 200 characters" });
-  const action = await parseQueueAction(sql, projectId, b.queue_action);
   const id = randomUUID();
   try {
     const [row] = await sql.query<Record<string, unknown>>(
       `INSERT INTO evaluation_rules (id, project_id, evaluator_id, name, target, filter, sampling, delay_s, queue_action, created_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
-      [id, projectId, evaluator.id, name.trim(), target, JSON.stringify(filter), sampling, delay, action ? JSON.stringify(action) : null, userId],
+      [id, projectId, evaluator?.id ?? null, name.trim(), target, JSON.stringify(filter), sampling, delay, action ? JSON.stringify(action) : null, userId],
     );
     await rulesChanged(deps, projectId);
     return toRule(row!);
@@ -123,12 +171,13 @@ export async function ruleWithId(sql: Sql, projectId: number, id: string): Promi
   return r;
 }
 
-/** The project's rules (of one evaluator); `enabledOnly` for the pipeline. */
-export async function listRules(sql: Sql, projectId: number, opts: { evaluatorId?: string; enabledOnly?: boolean } = {}): Promise<EvaluationRule[]> {
+/** The project's rules (of one evaluator, or adding to one queue); `enabledOnly` for the pipeline. */
+export async function listRules(sql: Sql, projectId: number, opts: { evaluatorId?: string; queueId?: string; enabledOnly?: boolean } = {}): Promise<EvaluationRule[]> {
   const rows = await sql.query<Record<string, unknown>>(
     `SELECT ${COLUMNS} FROM evaluation_rules WHERE project_id = $1 AND ($2::uuid IS NULL OR evaluator_id = $2::uuid) AND ($3::boolean = false OR enabled)
+       AND ($4::text IS NULL OR queue_action->>'queue_id' = $4::text)
      ORDER BY created_at LIMIT 500`,
-    [projectId, opts.evaluatorId ?? null, opts.enabledOnly ?? false],
+    [projectId, opts.evaluatorId ?? null, opts.enabledOnly ?? false, opts.queueId ?? null],
   );
   return rows.map(toRule);
 }

@@ -45,6 +45,7 @@ interface Seeded {
   evaluationRuleId: string;
   queueId: string;
   queueItemId: string;
+  routingRuleId: string;
 }
 
 let mine: Seeded;
@@ -88,12 +89,13 @@ async function seed(ownerEmail: string, name: string, agent: string): Promise<Se
   const evaluator = await createEvaluator(sql, project.id, owner.id, { name: `${name} judge`, type: "llm_judge", prompt: "Is {{output}} right?", output: { type: "boolean" } });
   const queue = await createQueue(sql, project.id, { name: `${name} queue`, score_configs: [{ name: "correct", type: "boolean" }, { name: "quality", type: "numeric", min: 1, max: 5 }, { name: "tone", type: "categorical", categories: ["ok", "rude"] }] });
   const evaluationRule = await createEvaluationRule(srv.ports, project.id, owner.id, { evaluator_id: evaluator.id, filter: { agent_name: agent }, sampling: 1, queue_action: { queue_id: queue.id, equals: false } });
+  const routingRule = await createEvaluationRule(srv.ports, project.id, owner.id, { filter: { has_error: true }, sampling: 1, queue_action: { queue_id: queue.id } });
   await addRunsToQueue({ sql, events: createEventStore(srv.ports.clickhouse) }, queue, { items: [{ sdk_run_id: RUN }, { sdk_run_id: `${agent}-run` }] }, "api");
   const queueItemId = (await nextItem(sql, queue, owner.id))!.id;
   await switchProject(sql, owner.id, project.slug);
   return {
     slug: project.slug, id: project.id, key, keyId, ruleId, jobId, invitationId: invitation.id, memberEmail: member.email, agent, dataset, experimentId,
-    evaluatorId: evaluator.id, evaluationRuleId: evaluationRule.id, queueId: queue.id, queueItemId,
+    evaluatorId: evaluator.id, evaluationRuleId: evaluationRule.id, queueId: queue.id, queueItemId, routingRuleId: routingRule.id,
   };
 }
 
@@ -154,6 +156,11 @@ function formsOf(page: string, html: string): Form[] {
       if (attr(a!, "name")) fields[attr(a!, "name")!] = decode(inner!);
     }
     forms.push({ page, action: attr(attrs!, "action") ?? page, fields });
+    // A submit button with its own formaction posts the same fields elsewhere.
+    for (const [, b] of body!.matchAll(/<button\b([^>]*)>/g)) {
+      const other = attr(b!, "formaction");
+      if (other) forms.push({ page, action: other, fields });
+    }
   }
   return forms;
 }
@@ -179,7 +186,8 @@ function theirsFor(path: string): string {
     .replaceAll(`/datasets/${encodeURIComponent(mine.dataset)}`, `/datasets/${encodeURIComponent(theirs.dataset)}`)
     .replaceAll(mine.experimentId, theirs.experimentId)
     .replaceAll(mine.evaluatorId, theirs.evaluatorId).replaceAll(mine.evaluationRuleId, theirs.evaluationRuleId)
-    .replaceAll(mine.queueId, theirs.queueId).replaceAll(mine.queueItemId, theirs.queueItemId);
+    .replaceAll(mine.queueId, theirs.queueId).replaceAll(mine.queueItemId, theirs.queueItemId)
+    .replaceAll(mine.routingRuleId, theirs.routingRuleId);
 }
 
 const hostileValues = () => [
@@ -187,7 +195,7 @@ const hostileValues = () => [
   "<script>alert(1)</script>", "../../etc/passwd",
   theirs.slug, String(theirs.ruleId), String(theirs.keyId), String(theirs.jobId), String(theirs.invitationId), String(theirs.id),
   theirs.memberEmail, theirs.agent, `${theirs.agent}-run`, theirs.dataset, "case-1", theirs.experimentId, "Victim score",
-  theirs.evaluatorId, theirs.evaluationRuleId, theirs.queueId, theirs.queueItemId, "Victim judge",
+  theirs.evaluatorId, theirs.evaluationRuleId, theirs.queueId, theirs.queueItemId, theirs.routingRuleId, "Victim judge",
 ];
 
 beforeAll(async () => {

@@ -6,6 +6,8 @@
  *   POST /api/scores/batch {scores: [… up to 1,000 of those]} → 207 {results: [{index, status: 201, score_id} |
  *        {index, status: 404 | 422, error}]}: each score stored or refused on its own (an experiment's evaluators
  *        send theirs this way: one request, one bucket token, for many scores).
+ *   A score given here (or with the run page's thumbs) adds its run to the queues of the rules that route such
+ *   scores (stores/annotation/routing.ts).
  *   GET  /api/runs/{sdk_run_id}/scores?limit&cursor → {scores: [{score_id, name, value, comment, source, span_id, created_at}],
  *        next_cursor}: oldest first, a page of at most `limit` (default 1,000, at most 5,000) and 8 MiB
  */
@@ -19,6 +21,7 @@ import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, readAuthorizer, stringParam } from "./read-api.js";
 import { countWithinBytes, jsonSize, MAX_EVENTS_PAGE_BYTES } from "./byte-pages.js";
 import type { Sender } from "../../core/events/sender.js";
+import { routeGivenScores, type GivenScore } from "../../stores/annotation/routing.js";
 
 const DEFAULT_SCORES_PAGE = 1_000;
 const MAX_SCORES_PAGE = 5_000;
@@ -42,7 +45,9 @@ export async function giveScore(deps: WebDeps, sender: Sender, body: unknown): P
   const score = parseScore(body);
   if (Either.isLeft(score)) throw score.left;
   const run = await ownRun(deps, sender.projectId, score.right.sdk_run_id);
-  return insertScore(deps.ports.clickhouse, { ...run, user_id: sender.userId }, score.right);
+  const id = await insertScore(deps.ports.clickhouse, { ...run, user_id: sender.userId }, score.right);
+  await routeGivenScores(deps.ports.sql, sender.projectId, [{ run, name: score.right.name, value: score.right.value }]);
+  return id;
 }
 
 export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
@@ -68,15 +73,18 @@ export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAut
     const runs = new Map((await deps.events.loadRuns(wanted.map((external_id) => ({ project_id: p.projectId, external_id })))).map((r) => [r.external_id, r]));
     const now = new Date().toISOString();
     const rows: Record<string, unknown>[] = [];
+    const given: GivenScore[] = [];
     const results = parsed.map((r, index) => {
       if (Either.isLeft(r)) return { index, status: 422, error: { code: "invalid", message: r.left.message, field: r.left.field } };
       const run = runs.get(r.right.sdk_run_id);
       if (!run) return { index, status: 404, error: { code: "not_found", message: `run ${JSON.stringify(r.right.sdk_run_id)} not found` } };
       const scoreId = uuidv7();
       rows.push(scoreRow({ ...run, user_id: p.userId }, r.right, scoreId, now));
+      given.push({ run, name: r.right.name, value: r.right.value });
       return { index, status: 201, score_id: scoreId };
     });
     if (rows.length) await deps.ports.clickhouse.insert("scores", rows);
+    await routeGivenScores(deps.ports.sql, p.projectId, given);
     ctx.status = 207;
     ctx.body = { results };
   });

@@ -1,14 +1,14 @@
 /**
- * A backfill (docs/EVALUATORS.md), as the API and the evaluator's page start it: a run rule applied to the runs that
- * ended in a past range. Without `confirm`, the estimate only — the matching runs, the rule's sample of them, and
+ * A backfill (docs/EVALUATORS.md), as the API and the evaluator's page start it: a rule applied to the runs (or
+ * spans) that ended in a past range. Without `confirm`, the estimate only — the matching runs, the rule's sample of them, and
  * the cost (the rule's evaluator's mean cost per call so far, or before its first call the model's price for the
  * template and a typical run, from agents-service's GET /providers); with it, the jobs too.
  */
 import { callAgents, isAgentsFailure } from "../../core/agents/client.js";
 import { ValidationError } from "../../core/errors.js";
-import { backfillRuns, meanJudgeCost, queueBackfill, type BackfillRange } from "../../stores/evaluation/backfill.js";
+import { backfillTargets, meanJudgeCost, queueBackfill, type BackfillRange } from "../../stores/evaluation/backfill.js";
 import { findEvaluator, type Evaluator } from "../../stores/evaluation/evaluators.js";
-import type { EvaluationRule } from "../../stores/evaluation/rules.js";
+import { routesScoredRuns, type EvaluationRule } from "../../stores/evaluation/rules.js";
 import type { WebDeps } from "../deps.js";
 
 /** Tokens of a judge call before any was made: the template and typical values in, a short verdict out. */
@@ -44,12 +44,16 @@ export interface BackfillEstimate {
   readonly basis: string;
 }
 
-/** The estimate of backfilling `rule` over `range`, and with `confirm` the jobs queued (`queued`). */
+/**
+ * The estimate of backfilling `rule` over `range`, and with `confirm` the jobs queued (`queued`; for a rule without
+ * an evaluator, the items added to its queue). Runs or spans, as the rule targets.
+ */
 export async function backfill(deps: WebDeps, rule: EvaluationRule, range: BackfillRange, confirm: boolean): Promise<{ estimate: BackfillEstimate; queued?: number }> {
-  if (rule.target !== "run") throw new ValidationError({ field: "target", message: "a backfill applies run rules; this rule judges spans" });
-  const { matching, sample } = await backfillRuns(deps.ports.clickhouse, rule, range);
-  const evaluator = (await findEvaluator(deps.ports.sql, rule.project_id, rule.evaluator_id))!;
-  const estimate = { from: range.from, to: range.to, matching_runs: matching, sampled_runs: sample.length, ...(await estimateCost(deps, evaluator, sample.length)) };
+  if (routesScoredRuns(rule)) throw new ValidationError({ field: "queue_action.score_name", message: "a rule on scores given applies to scores as they are given; it has no backfill" });
+  const { matching, sample } = await backfillTargets(deps.ports.clickhouse, rule, range);
+  const evaluator = rule.evaluator_id === null ? undefined : await findEvaluator(deps.ports.sql, rule.project_id, rule.evaluator_id);
+  const cost = evaluator ? await estimateCost(deps, evaluator, sample.length) : { estimated_cost_usd: 0, basis: "a rule without an evaluator calls no model" };
+  const estimate = { from: range.from, to: range.to, matching_runs: matching, sampled_runs: sample.length, ...cost };
   if (!confirm) return { estimate };
   return { estimate, queued: await queueBackfill(deps.ports, rule, sample) };
 }

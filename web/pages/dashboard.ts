@@ -14,6 +14,7 @@ import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
+import { listQueues } from "../../stores/annotation/queues.js";
 import { agentNames, statusCounts } from "./run-stats.js";
 import { deadLetterCount } from "./dead-letters.js";
 import { scoreNames } from "../../stores/scores.js";
@@ -88,12 +89,13 @@ export function register(router: Router, deps: WebDeps): void {
       throw err;
     }
     const keep = { status: view === "errors" ? undefined : f.status, agent: f.agent, config_version: f.config_version, ...scoreKeep, limit: f.limit === PAGE_SIZE ? undefined : f.limit };
-    const [sum, agents, scores, deadLetters, datasets] = await Promise.all([
+    const [sum, agents, scores, deadLetters, datasets, queues] = await Promise.all([
       view === "dashboard" ? summary(deps, project.id) : Promise.resolve(undefined),
       agentNames(deps.ports.clickhouse, project.id),
       scoreNames(deps.ports.clickhouse, project.id),
       deadLetterCount(deps, project.id),
       listDatasets(deps.ports.sql, project.id),
+      listQueues(deps.ports.sql, project.id),
     ]);
     renderPage(ctx, "dashboard.njk", {
       title: view === "errors" ? "Errors" : "Dashboard",
@@ -109,6 +111,7 @@ export function register(router: Router, deps: WebDeps): void {
       score_names: scores,
       dead_letters: deadLetters,
       datasets,
+      queues,
       error_total: view === "errors" ? (await statusCounts(deps.ports.clickhouse, project.id)).error : undefined,
     });
   };

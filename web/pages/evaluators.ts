@@ -173,7 +173,7 @@ export function register(router: Router, deps: WebDeps): void {
     try {
       const { estimate, queued } = await backfill(deps, rule, parseRange({ from: utc(form.from), to: utc(form.to) }), form.confirm === "yes");
       if (queued === undefined) return detailPage(ctx, { backfill: { rule, estimate, values: form } });
-      back(ctx, `/evaluators/${e.id}`, `Backfill of “${rule.name}” started: ${queued} runs queued for judging.`);
+      back(ctx, `/evaluators/${e.id}`, `Backfill of “${rule.name}” started: ${queued} ${rule.target === "span" ? "spans" : "runs"} queued for judging.`);
     } catch (err) {
       const r = refusal(err);
       await detailPage(ctx, { backfill: { rule, values: form, error: r.message } }, 422);

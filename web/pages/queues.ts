@@ -10,6 +10,10 @@
  *                                                dataset with a corrected expected output; then the next item
  *   POST /queues/:id/items/:item/skip            skip it; then the next item
  *   POST /queues/add-run                         a run page's "Add to queue" (sdk_run_id, queue_id)
+ *   POST /queues/add-runs                        the dashboard's selected runs (sdk_run_id, repeated; queue_id)
+ *   POST /queues/:id/rules                       fill the queue automatically: runs with errors, thumbs down, a score
+ *                                                below a threshold, or every run (a rule without an evaluator)
+ *   POST /queues/:id/rules/:rule/toggle|delete   turn such a rule off or on, or delete it (edit_evaluators)
  *
  * Reviewing needs `review`; a queue with members takes its members only.
  */
@@ -26,7 +30,9 @@ import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { completeReview } from "../evaluation/review.js";
-import { readForm } from "../forms.js";
+import { formValues, readForm } from "../forms.js";
+import { createRule, deleteRule, listRules, ruleWithId, setRuleEnabled } from "../../stores/evaluation/rules.js";
+import { ROUTING_WHEN, routingRuleBody } from "./evaluator-forms.js";
 import { queryParam, renderPage } from "./render.js";
 
 const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
@@ -96,13 +102,51 @@ export function register(router: Router, deps: WebDeps): void {
     }
   });
 
-  router.get("/queues/:id", requireUser, inProject(deps, "read"), async (ctx: Context) => {
+  const queuePage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
     const q = await queueOf(ctx);
-    const [progress, pending, done] = await Promise.all([queueProgress(sql, q.id), listItems(sql, q.id, "pending", 50), listItems(sql, q.id, "completed", 20)]);
+    const project = projectOfRequest(ctx);
+    const [progress, pending, done, rules] = await Promise.all([
+      queueProgress(sql, q.id), listItems(sql, q.id, "pending", 50), listItems(sql, q.id, "completed", 20), listRules(sql, project.id, { queueId: q.id }),
+    ]);
     renderPage(ctx, "queue.njk", {
-      title: `Queue ${q.name}`, queue: q, progress, pending, done, flash: queryParam(ctx, "flash"),
-      can_review: can(projectOfRequest(ctx).role, "review") && mayReview(q, userOf(ctx)),
-    });
+      title: `Queue ${q.name}`, queue: q, progress, pending, done, rules, flash: queryParam(ctx, "flash"),
+      can_review: can(project.role, "review") && mayReview(q, userOf(ctx)), can_edit: can(project.role, "edit_evaluators"),
+      when_choices: ROUTING_WHEN, rule_errors: {}, rule_values: { when: "error", sampling_pct: "100" }, ...extra,
+    }, status);
+  };
+  router.get("/queues/:id", requireUser, inProject(deps, "read"), (ctx: Context) => queuePage(ctx));
+
+  router.post("/queues/:id/rules", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const q = await queueOf(ctx);
+    try {
+      const rule = await createRule(deps.ports, projectOfRequest(ctx).id, userOf(ctx), routingRuleBody(q, form));
+      go(ctx, `/queues/${q.id}`, `Rule “${rule.name}” is on: matching runs are added as it happens.`);
+    } catch (err) {
+      if (!(err instanceof ValidationError) && !(err instanceof Conflict)) throw err;
+      await queuePage(ctx, { rule_errors: { [err.field ?? "when"]: err.message }, rule_values: form, open_rule: true }, err instanceof Conflict ? 409 : 422);
+    }
+  });
+
+  /** One of the rules that fill this queue (a judging rule is changed on its evaluator's page). */
+  const routingRuleOf = async (ctx: Context, q: AnnotationQueue) => {
+    const rule = await ruleWithId(sql, q.project_id, String(ctx.params.rule));
+    if (rule.evaluator_id !== null || rule.queue_action?.queue_id !== q.id) throw new NotFound({ resource: "rule", message: `no rule ${JSON.stringify(ctx.params.rule)} fills ${q.name}` });
+    return rule;
+  };
+  router.post("/queues/:id/rules/:rule/toggle", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    await readForm(ctx);
+    const q = await queueOf(ctx);
+    const rule = await routingRuleOf(ctx, q);
+    await setRuleEnabled(deps.ports, q.project_id, rule.id, !rule.enabled);
+    go(ctx, `/queues/${q.id}`, `Rule “${rule.name}” is ${rule.enabled ? "off" : "on"}.`);
+  });
+  router.post("/queues/:id/rules/:rule/delete", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    await readForm(ctx);
+    const q = await queueOf(ctx);
+    const rule = await routingRuleOf(ctx, q);
+    await deleteRule(deps.ports, q.project_id, rule.id);
+    go(ctx, `/queues/${q.id}`, `Deleted rule “${rule.name}”.`);
   });
 
   const openNext = async (ctx: Context, q: AnnotationQueue, flash?: string) => {
@@ -165,5 +209,14 @@ export function register(router: Router, deps: WebDeps): void {
     const q = await queueWithId(sql, projectOfRequest(ctx).id, form.queue_id ?? "");
     const { added } = await addRunsToQueue({ sql, events: deps.events }, q, { items: [{ sdk_run_id: form.sdk_run_id, ...(form.span_id ? { span_id: form.span_id } : {}) }] }, "manual");
     go(ctx, `/dashboard/${encodeURIComponent(form.sdk_run_id ?? "")}`, added ? `Added to the queue ${q.name}.` : `Already in the queue ${q.name}.`);
+  });
+
+  router.post("/queues/add-runs", requireUser, inProject(deps, "review"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const ids = [...new Set(formValues(ctx, "sdk_run_id").map((id) => id.trim()).filter(Boolean))];
+    if (ids.length === 0) throw new ValidationError({ field: "sdk_run_id", message: "select at least one run to add" });
+    const q = await queueWithId(sql, projectOfRequest(ctx).id, form.queue_id ?? "");
+    const { added } = await addRunsToQueue({ sql, events: deps.events }, q, { items: ids.map((sdk_run_id) => ({ sdk_run_id })) }, "manual");
+    go(ctx, `/queues/${q.id}`, `Added ${added} of the ${ids.length} selected run${ids.length === 1 ? "" : "s"}${added < ids.length ? " (the others were in the queue already)" : ""}.`);
   });
 }
