@@ -85,7 +85,7 @@ const rulesChanged = (deps: RuleWrites, projectId: number) => deps.pubsub.publis
 
 const COLUMNS = "id, project_id, evaluator_id, name, target, filter, sampling, delay_s, queue_action, enabled, created_by, created_at";
 
-async function parseQueueAction(sql: Sql, projectId: number, raw: unknown, judged: boolean): Promise<QueueAction | null> {
+async function parseQueueAction(sql: Sql, projectId: number, raw: unknown, judged: boolean): Promise<(QueueAction & { queue_name: string }) | null> {
   if (raw === undefined || raw === null) {
     if (!judged) throw new ValidationError({ field: "evaluator_id", message: "a rule needs an evaluator_id, a queue_action, or both" });
     return null;
@@ -93,7 +93,7 @@ async function parseQueueAction(sql: Sql, projectId: number, raw: unknown, judge
   if (typeof raw !== "object" || Array.isArray(raw)) throw new ValidationError({ field: "queue_action", message: 'queue_action must be an object like {"queue_id": "…", "below": 0.5}' });
   const a = raw as Record<string, unknown>;
   const [queue] = typeof a.queue_id === "string" && isUuid(a.queue_id)
-    ? await sql.query(`SELECT id FROM annotation_queues WHERE id = $1 AND project_id = $2`, [a.queue_id, projectId])
+    ? await sql.query<{ name: string }>(`SELECT name FROM annotation_queues WHERE id = $1 AND project_id = $2`, [a.queue_id, projectId])
     : [];
   if (!queue) throw new ValidationError({ field: "queue_action.queue_id", message: "queue_action.queue_id must be the id of one of the project's annotation queues" });
   if (a.below !== undefined && (typeof a.below !== "number" || !Number.isFinite(a.below))) throw new ValidationError({ field: "queue_action.below", message: "queue_action.below must be a number" });
@@ -113,10 +113,23 @@ async function parseQueueAction(sql: Sql, projectId: number, raw: unknown, judge
   }
   return {
     queue_id: (a.queue_id as string).toLowerCase(),
+    queue_name: queue.name,
     ...(a.score_name !== undefined ? { score_name: (a.score_name as string).trim() } : {}),
     ...(a.below !== undefined ? { below: a.below as number } : {}),
     ...(a.equals !== undefined ? { equals: a.equals as number | boolean | string } : {}),
   };
+}
+
+const withoutName = ({ queue_name: _n, ...action }: QueueAction & { queue_name: string }): QueueAction => action;
+
+/** A rule's name when none is given: what it judges or routes, on which agent ("errors on support-bot → triage"). */
+function defaultName(evaluatorName: string | undefined, filter: RuleFilter, action: (QueueAction & { queue_name: string }) | null): string {
+  const agent = filter.agent_name ?? "every agent";
+  if (evaluatorName !== undefined) return `${evaluatorName} on ${agent}`.slice(0, 200);
+  const a = action!;
+  const when = a.score_name === undefined ? (filter.has_error ? "errors" : "ended runs")
+    : `${a.score_name} ${a.below !== undefined ? `below ${a.below}` : `= ${String(a.equals)}`}`;
+  return `${when} on ${agent} → ${a.queue_name}`.slice(0, 200);
 }
 
 /** Creates a rule from a POST /api/evaluation-rules body. */
@@ -142,14 +155,14 @@ export async function createRule(deps: RuleWrites, projectId: number, userId: nu
   if (typeof sampling !== "number" || !(sampling >= 0 && sampling <= 1)) throw new ValidationError({ field: "sampling", message: "sampling must be a share from 0 to 1 (0.1 = 10% of the matching runs)" });
   const delay = b.delay_s ?? 0;
   if (!Number.isInteger(delay) || (delay as number) < 0 || (delay as number) > MAX_DELAY_S) throw new ValidationError({ field: "delay_s", message: `delay_s must be whole seconds from 0 to ${MAX_DELAY_S}` });
-  const name = b.name === undefined ? `${evaluator ? evaluator.name : "queue"} on ${filter.agent_name ?? "every agent"}` : b.name;
+  const name = b.name === undefined ? defaultName(evaluator?.name, filter, action) : b.name;
   if (typeof name !== "string" || name.trim() === "" || name.length > 200 || /[\u0000-\u001f]/.test(name)) throw new ValidationError({ field: "name", message: "name must be text of 1 to 200 characters" });
   const id = randomUUID();
   try {
     const [row] = await sql.query<Record<string, unknown>>(
       `INSERT INTO evaluation_rules (id, project_id, evaluator_id, name, target, filter, sampling, delay_s, queue_action, created_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
-      [id, projectId, evaluator?.id ?? null, name.trim(), target, JSON.stringify(filter), sampling, delay, action ? JSON.stringify(action) : null, userId],
+      [id, projectId, evaluator?.id ?? null, name.trim(), target, JSON.stringify(filter), sampling, delay, action ? JSON.stringify(withoutName(action)) : null, userId],
     );
     await rulesChanged(deps, projectId);
     return toRule(row!);

@@ -40,9 +40,9 @@ function samplingOf(form: Record<string, string>): number {
 export const ROUTING_WHEN = { error: "a run ends with an error", thumbs_down: "a run is given thumbs down", score_below: "a run is given a score below a threshold", every: "any run ends" } as const;
 
 /** A queue page's "fill automatically" form as a POST /api/evaluation-rules body: a rule without an evaluator. */
-export function routingRuleBody(queue: { id: string; name: string }, form: Record<string, string>): Record<string, unknown> {
+export function routingRuleBody(queueId: string, form: Record<string, string>): Record<string, unknown> {
   const filter: Record<string, unknown> = blank(form.agent_name) ? {} : { agent_name: form.agent_name!.trim() };
-  const action: Record<string, unknown> = { queue_id: queue.id };
+  const action: Record<string, unknown> = { queue_id: queueId };
   if (form.when === "error") filter.has_error = true;
   else if (form.when === "thumbs_down") Object.assign(action, { score_name: FEEDBACK_SCORE, equals: false });
   else if (form.when === "score_below") {
@@ -50,8 +50,7 @@ export function routingRuleBody(queue: { id: string; name: string }, form: Recor
     if (below === undefined || !Number.isFinite(below)) throw new ValidationError({ field: "below", message: "below must be a number: runs given a lower score are added" });
     Object.assign(action, { score_name: form.score_name ?? "", below });
   } else if (form.when !== "every") throw new ValidationError({ field: "when", message: `when must be one of ${Object.keys(ROUTING_WHEN).join(", ")}` });
-  const named = `${form.when === "score_below" ? `${form.score_name} below ${form.below}` : form.when.replace("_", " ")} · ${filter.agent_name ?? "every agent"} → ${queue.name}`;
-  return { target: "run", filter, sampling: samplingOf(form), queue_action: action, name: blank(form.name) ? named.slice(0, 200) : form.name };
+  return { target: "run", filter, sampling: samplingOf(form), queue_action: action, ...(blank(form.name) ? {} : { name: form.name }) };
 }
 
 /** A rule form as a POST /api/evaluation-rules body. */

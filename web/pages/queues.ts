@@ -120,7 +120,7 @@ export function register(router: Router, deps: WebDeps): void {
     const form = await readForm(ctx);
     const q = await queueOf(ctx);
     try {
-      const rule = await createRule(deps.ports, projectOfRequest(ctx).id, userOf(ctx), routingRuleBody(q, form));
+      const rule = await createRule(deps.ports, projectOfRequest(ctx).id, userOf(ctx), routingRuleBody(q.id, form));
       go(ctx, `/queues/${q.id}`, `Rule “${rule.name}” is on: matching runs are added as it happens.`);
     } catch (err) {
       if (!(err instanceof ValidationError) && !(err instanceof Conflict)) throw err;
