@@ -3,8 +3,9 @@
  * a fake OpenAI server on loopback: a newcomer starts from the ready "helpfulness" judge, tries it on a run in the
  * playground (the rendered prompt, the raw answer, the score), turns on a rule for the support agent, and watches
  * the scores of new runs arrive on the evaluator's page without reloading; then creates a review queue, adds a run
- * from its page, takes it as the next item, scores it and completes it. Screenshots: test/artifacts/evaluator.png,
- * evaluator-playground.png, evaluators.png, queue-review.png.
+ * from its page, takes it as the next item, scores it and completes it. A queue that fills itself: a rule made on
+ * the queue's page adds the run given thumbs down on its page, and the dashboard's selected runs join it too.
+ * Screenshots: test/artifacts/evaluator.png, evaluator-playground.png, evaluators.png, queue-review.png, queue.png.
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,6 +107,48 @@ describe.skipIf(!haveBrowser)("evaluators and review queues in the dashboard", (
     ]);
     await page.goto(`${base}/evaluators`);
     await page.screenshot({ path: path.join(ARTIFACTS, "evaluators.png") });
+    await context.close();
+  }, 120_000);
+
+  it("a queue that fills itself with the runs given thumbs down, and takes the dashboard's selection", async () => {
+    const base = env.stack().url;
+    const context = await env.browser().newContext({ viewport: { width: 1400, height: 1000 } });
+    const { page, key } = await registerWithKey(context, env.stack(), "Eli", `eli-queue-${Date.now()}@example.com`);
+    const ids = Array.from({ length: 3 }, (_, i) => `triage-${Date.now()}-${i}`);
+    const events = ids.flatMap((id) => [
+      { sdk_run_id: id, event_type: "run_start", agent_name: "support-bot", payload: { input: { question: `question ${id}` } } },
+      { sdk_run_id: id, event_type: "run_end", payload: { output: `answer ${id}` } },
+    ]);
+    expect((await fetch(`${base}/api/ingest/batch`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ events }) })).status).toBe(207);
+
+    await page.goto(`${base}/queues`);
+    await page.click("#new-queue summary");
+    await page.fill("#new-queue input[name=name]", "triage");
+    await Promise.all([page.waitForURL(/\/queues\/[0-9a-f-]{36}\?flash=/), page.click("#new-queue button[type=submit]")]);
+    const queueUrl = page.url().split("?")[0]!;
+    await page.click("#new-queue-rule summary");
+    await page.selectOption("#new-queue-rule select[name=when]", "thumbs_down");
+    await page.fill("#new-queue-rule input[name=agent_name]", "support-bot");
+    await Promise.all([page.waitForURL(/flash=/), page.click("#new-queue-rule button[type=submit]")]);
+    expect(await page.textContent("#queue-rules tbody")).toContain("it is given thumbs down");
+
+    // Thumbs down on a run's page puts the run in the queue.
+    for (let i = 0; i < 50 && (await (await fetch(`${base}/api/runs/${ids[2]}`, { headers: { authorization: `Bearer ${key}` } })).json()).run?.status !== "success"; i++) await page.waitForTimeout(100);
+    await page.goto(`${base}/dashboard/${ids[0]}`);
+    await Promise.all([page.waitForURL(/#scores/), page.click("button[aria-label='Thumbs down']")]);
+
+    // Two runs picked on the dashboard join it by hand.
+    await page.goto(`${base}/dashboard`);
+    for (const id of ids.slice(1)) await page.check(`input[name=sdk_run_id][value="${id}"]`);
+    await page.selectOption("#add-runs select[name=queue_id]", { label: "triage" });
+    await Promise.all([page.waitForURL(/\/queues\/[0-9a-f-]{36}\?flash=/), page.click("#add-runs-to-queue")]);
+    expect(page.url().split("?")[0]).toBe(queueUrl);
+    expect(await page.textContent(".notice")).toContain("Added 2 of the 2 selected runs");
+    const pending = page.locator("#pending tbody tr");
+    expect(await pending.count()).toBe(3);
+    expect(await pending.filter({ hasText: ids[0]! }).textContent()).toContain("rule");
+    expect(await pending.filter({ hasText: ids[1]! }).textContent()).toContain("manual");
+    await page.screenshot({ path: path.join(ARTIFACTS, "queue.png"), fullPage: true });
     await context.close();
   }, 120_000);
 });
