@@ -178,6 +178,8 @@ describe("OpenAPI document", () => {
     const ruleId = (await rule.clone().json()).rule.id as string;
     await conforms("/api/evaluation-rules", "post", rule);
     await conforms("/api/evaluation-rules", "post", await post("/api/evaluation-rules", { evaluator_id: judgeId, sampling: 2 }));
+    await conforms("/api/evaluation-rules", "post", await post("/api/evaluation-rules", { sampling: 1, queue_action: { queue_id: queueId, score_name: "user_feedback", equals: false } }));
+    await conforms("/api/evaluation-rules", "get", await get("/api/evaluation-rules"));
     await conforms("/api/evaluation-rules", "get", await get(`/api/evaluation-rules?evaluator_id=${judgeId}`));
     await conforms("/api/evaluation-rules", "get", await get("/api/evaluation-rules?evaluator_id=x"));
     await conforms("/api/evaluation-rules/{id}", "get", await get(`/api/evaluation-rules/${ruleId}`));

@@ -44,13 +44,15 @@ const Filter = Schema.Struct({
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) })),
   tags: Schema.optional(Schema.Array(Schema.String)), span_kind: Schema.optional(Schema.String), span_name: Schema.optional(Schema.String),
 }).annotations({ identifier: "EvaluationFilter" });
-const QueueAction = Schema.Struct({ queue_id: Schema.UUID, below: Schema.optional(Schema.Number), equals: Schema.optional(ScoreValue) }).annotations({ identifier: "QueueAction" });
+const QueueAction = Schema.Struct({
+  queue_id: Schema.UUID, score_name: Schema.optional(Schema.String), below: Schema.optional(Schema.Number), equals: Schema.optional(ScoreValue),
+}).annotations({ identifier: "QueueAction", description: "With an evaluator: add runs its score puts below `below` or equal to `equals`. Without one: add every matching run as it ends, or, with `score_name`, every matching run given such a score (thumbs down: user_feedback equals false)." });
 const NewRule = Schema.Struct({
-  evaluator_id: Schema.UUID, name: Schema.optional(Schema.String), target: Schema.optional(Schema.Literal("run", "span")), filter: Schema.optional(Filter),
+  evaluator_id: Schema.optional(Schema.NullOr(Schema.UUID)), name: Schema.optional(Schema.String), target: Schema.optional(Schema.Literal("run", "span")), filter: Schema.optional(Filter),
   sampling: Schema.Number.pipe(Schema.between(0, 1)), delay_s: Schema.optional(Schema.Int.pipe(Schema.between(0, 86_400))), queue_action: Schema.optional(Schema.NullOr(QueueAction)),
 }).annotations({ identifier: "NewEvaluationRule" });
 const Rule = Schema.Struct({
-  id: Schema.UUID, name: Schema.String, evaluator_id: Schema.UUID, target: Schema.Literal("run", "span"), filter: Filter, sampling: Schema.Number,
+  id: Schema.UUID, name: Schema.String, evaluator_id: Schema.NullOr(Schema.UUID), target: Schema.Literal("run", "span"), filter: Filter, sampling: Schema.Number,
   delay_s: Count, queue_action: Schema.NullOr(QueueAction), enabled: Schema.Boolean, created_at: Iso,
 }).annotations({ identifier: "EvaluationRule" });
 const Estimate = Schema.Struct({
@@ -111,7 +113,7 @@ export const EVALUATION_OPERATIONS: Record<string, Record<string, Operation>> = 
     put: { tag, summary: "Set the project's evaluation caps (null: the instance default)", body: Schema.Struct({ daily_budget_usd: Schema.optional(Schema.NullOr(Schema.Number)), calls_per_minute: Schema.optional(Schema.NullOr(Schema.Int)) }), ok: { 200: Limits }, errors: W },
   },
   "/api/evaluation-rules": {
-    post: { tag, summary: "Create an online evaluation rule", body: NewRule, ok: { 201: Schema.Struct({ rule: Rule }) }, errors: [...W, 409] },
+    post: { tag, summary: "Create an online rule: it judges (evaluator_id), adds to a queue (queue_action), or both", body: NewRule, ok: { 201: Schema.Struct({ rule: Rule }) }, errors: [...W, 409] },
     get: { tag, summary: "The project's rules (of one evaluator)", params: [q("evaluator_id", Schema.String)], ok: { 200: Schema.Struct({ rules: Schema.Array(Rule) }) }, errors: [401, 403, 422, 429] },
   },
   "/api/evaluation-rules/{id}": {
@@ -122,7 +124,7 @@ export const EVALUATION_OPERATIONS: Record<string, Record<string, Operation>> = 
   },
   "/api/evaluation-rules/{id}/backfill": {
     post: {
-      tag, summary: "Apply a run rule to a past time range: the estimate, or with confirm the jobs",
+      tag, summary: "Apply a rule to the runs (or spans) of a past time range: the estimate, or with confirm the jobs (or the queue's items)",
       params: [Id], body: Schema.Struct({ from: Iso, to: Iso, confirm: Schema.optional(Schema.Boolean) }),
       ok: { 200: Schema.Struct({ estimate: Estimate }), 202: Schema.Struct({ queued: Count, estimate: Estimate }) }, errors: W,
     },
