@@ -2,14 +2,17 @@
  * POST /judge (core/agents/contract.ts JudgeRequest → JudgeResponse): one structured completion for an
  * LLM-as-judge evaluator. The caller renders the prompt and checks the answer; this service holds the provider
  * keys, chooses the provider and model, retries 429/5xx with backoff, and prices the call. A reply that is not
- * JSON at all is a 502 malformed_model_answer carrying the raw answer.
+ * JSON at all is a 502 malformed_model_answer carrying the raw answer. A request may bring a project's own key (and
+ * server) for its provider: that call then uses them instead of the service's; a server on a private, loopback or
+ * link-local address is refused (422 provider_url_refused) unless RUNWATCH_ALLOW_PRIVATE_PROVIDER_URLS=1.
  */
 import { Either, ParseResult, Schema } from "effect";
 import type { JudgeRequest, JudgeResponse } from "../core/agents/contract.js";
 import { ServiceError } from "./errors.js";
 import { chooseProvider } from "./improve.js";
 import { PROVIDERS } from "./providers/index.js";
-import { PROVIDER_IDS, type AgentsSettings, type ProviderId } from "./settings.js";
+import { PROVIDER_IDS, provider, type AgentsSettings, type ProviderId } from "./settings.js";
+import { TargetRefused, checkTarget, parseTargetUrl } from "../core/network/ssrf.js";
 
 export const MAX_JUDGE_PROMPT_CHARS = 400_000;
 const MODEL_NAME = /^[A-Za-z0-9][\w.:/@+-]*$/;
@@ -26,6 +29,10 @@ const JudgeRequestSchema = Schema.Struct({
     schema: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   }),
   max_tokens: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(16, 32_000))),
+  connection: Schema.optional(Schema.Struct({
+    api_key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1_000)),
+    base_url: Schema.optional(Schema.String.pipe(Schema.maxLength(500))),
+  })),
 });
 const decode = Schema.decodeUnknownEither(JudgeRequestSchema, { errors: "first", onExcessProperty: "error" });
 
@@ -40,18 +47,34 @@ export function parseJudgeRequest(body: unknown): JudgeRequest {
   throw new ServiceError({ status: 422, code: "validation_failed", message: `${field ?? "body"}: ${issue?.message ?? "invalid"}`, field });
 }
 
+/** The settings for this request: the service's, or with the request's connection for its provider. */
+async function settingsFor(settings: AgentsSettings, req: JudgeRequest): Promise<AgentsSettings> {
+  const c = req.connection;
+  if (!c) return settings;
+  if (!req.provider) throw new ServiceError({ status: 422, code: "validation_failed", message: "provider: required with a connection", field: "provider" });
+  if (c.base_url !== undefined) {
+    try {
+      await checkTarget(parseTargetUrl(c.base_url), settings.allowPrivateProviderUrls ?? false);
+    } catch (err) {
+      if (!(err instanceof TargetRefused)) throw err;
+      throw new ServiceError({ status: 422, code: "provider_url_refused", message: `connection.base_url ${err.message}`, field: "connection.base_url" });
+    }
+  }
+  return { ...settings, providers: { ...settings.providers, [req.provider]: provider(req.provider, c.api_key, c.base_url, undefined) } };
+}
+
 export async function judge(deps: { settings: AgentsSettings; fetch: typeof fetch; signal?: AbortSignal }, req: JudgeRequest): Promise<JudgeResponse> {
   const started = performance.now();
-  const { provider, model } = chooseProvider(deps.settings, req);
-  const s = deps.settings;
-  const r = await PROVIDERS[provider as ProviderId].complete(
+  const s = await settingsFor(deps.settings, req);
+  const { provider: chosen, model } = chooseProvider(s, req);
+  const r = await PROVIDERS[chosen as ProviderId].complete(
     {
-      settings: s.providers[provider],
+      settings: s.providers[chosen],
       policy: { timeoutMs: s.llmTimeoutMs, maxRetries: s.llmMaxRetries, baseDelayMs: s.llmRetryBaseMs, maxBackoffMs: s.llmMaxBackoffMs, maxRetryAfterMs: s.llmMaxRetryAfterMs },
       fetch: deps.fetch,
       anthropicMaxTokens: s.anthropicMaxTokens,
     },
     { model, temperature: req.temperature, system: req.system, user: req.user, output: req.output, maxTokens: req.max_tokens, signal: deps.signal },
   );
-  return { provider, model: r.model, answer: r.value, raw_answer: r.rawText, usage: r.usage, attempts: r.attempts, duration_ms: Math.round(performance.now() - started) };
+  return { provider: chosen, model: r.model, answer: r.value, raw_answer: r.rawText, usage: r.usage, attempts: r.attempts, duration_ms: Math.round(performance.now() - started) };
 }

@@ -35,6 +35,8 @@ export interface AgentsSettings {
   readonly maxConcurrent: number;
   /** Self-reporting to Runwatch (one run per /improve) when both are set. */
   readonly runwatch: { readonly apiKey: string; readonly baseUrl: string } | undefined;
+  /** A project's provider base URL may reach private, loopback and link-local hosts (RUNWATCH_ALLOW_PRIVATE_PROVIDER_URLS=1). */
+  readonly allowPrivateProviderUrls?: boolean;
 }
 
 const num = (v: string | undefined, dflt: number, name: string): number => {
@@ -58,7 +60,7 @@ export const DEFAULT_BASE_URLS: Readonly<Record<ProviderId, string>> = {
   gemini: "https://generativelanguage.googleapis.com",
 };
 
-function provider(id: ProviderId, key: string | undefined, base: string | undefined, model: string | undefined): ProviderSettings {
+export function provider(id: ProviderId, key: string | undefined, base: string | undefined, model: string | undefined): ProviderSettings {
   return {
     apiKey: key || undefined,
     baseUrl: trimSlash(base || DEFAULT_BASE_URLS[id]),
@@ -92,6 +94,7 @@ export function loadAgentsSettings(env: NodeJS.ProcessEnv = process.env): Agents
       env.RUNWATCH_API_KEY && env.RUNWATCH_BASE_URL
         ? { apiKey: env.RUNWATCH_API_KEY, baseUrl: trimSlash(env.RUNWATCH_BASE_URL) }
         : undefined,
+    allowPrivateProviderUrls: env.RUNWATCH_ALLOW_PRIVATE_PROVIDER_URLS === "1",
   };
 }
 

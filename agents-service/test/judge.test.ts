@@ -2,11 +2,14 @@
  * POST /judge against the three providers' real HTTP APIs on loopback (agents-service/test/fake-providers.ts): the
  * verdict schema sent as each provider's structured output (OpenAI json_schema, an Anthropic forced tool, Gemini's
  * responseSchema), the answer and its raw text returned with usage and cost; an answer that is not JSON is a 502
- * carrying the raw answer; 429/5xx retried, then 503 provider_unavailable; a bad body a 422 naming the field.
+ * carrying the raw answer; 429/5xx retried, then 503 provider_unavailable; a bad body a 422 naming the field; a
+ * project's own key and server used for its call instead of the service's, and a private server refused unless the
+ * operator allows it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verdictSchema } from "../../core/evaluation/output.js";
-import { SECRET, startHarness, type Harness } from "./harness.js";
+import { startFakeProviders } from "./fake-providers.js";
+import { KEYS, SECRET, startHarness, type Harness } from "./harness.js";
 
 let h: Harness;
 beforeAll(async () => {
@@ -59,5 +62,36 @@ describe("POST /judge", () => {
     expect((await judge({ provider: "mistral", system: "", user: "x", output })).body.error.field).toBe("provider");
     expect((await judge({ system: "", user: "x", output: { name: "bad name!", description: "", schema: {} } })).body.error.field).toBe("output.name");
     expect((await judge({ system: "", user: "x", output }, "wrong-secret")).status).toBe(401);
+  });
+
+  it("uses a project's own key and server for the call, instead of the service's", async () => {
+    const theirs = await startFakeProviders({ openai: "sk-project-own", anthropic: undefined, gemini: undefined });
+    const open = await startHarness({ allowPrivateProviderUrls: true });
+    try {
+      const ask = async (body: Record<string, unknown>) => {
+        const res = await fetch(`${open.url}/judge`, { method: "POST", headers: { "content-type": "application/json", "x-agent-secret": SECRET }, body: JSON.stringify(body) });
+        return { status: res.status, body: (await res.json()) as any };
+      };
+      const connection = { api_key: "sk-project-own", base_url: `${theirs.url}/openai/v1` };
+      const r = await ask({ provider: "openai", model: "gpt-4o-mini", system: "", user: "judge this", output, connection });
+      expect(r.status).toBe(200);
+      expect(theirs.requests).toHaveLength(1);
+      expect(theirs.requests[0]!.headers.authorization).toBe("Bearer sk-project-own");
+      expect(open.fake.requests.filter((q) => q.headers.authorization === `Bearer ${KEYS.openai}`)).toHaveLength(0);
+      // A wrong project key is the provider's 401, not a fall back to the service's key.
+      const wrong = await ask({ provider: "openai", system: "", user: "judge this", output, connection: { ...connection, api_key: "sk-wrong" } });
+      expect(wrong.status).toBeGreaterThanOrEqual(400);
+      expect(open.fake.requests).toHaveLength(0);
+      expect((await ask({ system: "", user: "x", output, connection })).body.error.field).toBe("provider");
+    } finally {
+      await open.close();
+      await theirs.close();
+    }
+    // Without the operator's permission, a project's server on a private or loopback address is refused.
+    const refused = await judge({ provider: "openai", system: "", user: "x", output, connection: { api_key: "k", base_url: "http://127.0.0.1:9/v1" } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatchObject({ code: "provider_url_refused", field: "connection.base_url" });
+    expect((await judge({ provider: "openai", system: "", user: "x", output, connection: { api_key: "k", base_url: "http://169.254.169.254/latest" } })).body.error.code).toBe("provider_url_refused");
+    expect((await judge({ provider: "openai", system: "", user: "x", output, connection: { api_key: "k", base_url: "file:///etc/passwd" } })).body.error.field).toBe("connection.base_url");
   });
 });

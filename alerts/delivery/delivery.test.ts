@@ -19,7 +19,7 @@ import { createRule, getRule } from "../rules.js";
 import { dispatchFirings, enqueueTest, getJob, listJobs } from "../queue.js";
 import { loadNotificationSettings, backoffDelay } from "../settings.js";
 import { verifySignature } from "../signature.js";
-import { isPrivateAddress, checkTarget, TargetRefused } from "../ssrf.js";
+import { isPrivateAddress, checkTarget, TargetRefused } from "../../core/network/ssrf.js";
 import { startNotificationWorker, deliverNow } from "./worker.js";
 import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from "../testing/peers.js";
 

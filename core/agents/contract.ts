@@ -47,6 +47,17 @@ export interface JudgeRequest {
   readonly user: string;
   readonly output: { readonly name: string; readonly description: string; readonly schema: Record<string, unknown> };
   readonly max_tokens?: number;
+  /**
+   * The project's own key (and, optionally, server) for `provider`, used instead of the service's: a project's
+   * provider settings (docs/EVALUATORS.md). `provider` is required with it.
+   */
+  readonly connection?: JudgeConnection;
+}
+
+export interface JudgeConnection {
+  readonly api_key: string;
+  /** An OpenAI-compatible (or the provider's) server; default the provider's public API. */
+  readonly base_url?: string;
 }
 
 export interface JudgeResponse {

@@ -1,5 +1,5 @@
 /** Shared by slack and webhook: the SSRF-guarded POST, and what an HTTP answer means for the job. */
-import { TargetRefused, checkTarget, guardedPost, parseTargetUrl } from "../../ssrf.js";
+import { TargetRefused, checkTarget, guardedPost, parseTargetUrl } from "../../../core/network/ssrf.js";
 import type { NotificationSettings } from "../../settings.js";
 import { PermanentFailure } from "./types.js";
 

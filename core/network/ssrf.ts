@@ -1,9 +1,10 @@
 /**
- * SSRF guard for webhook and Slack targets: a rule's URL must not make the server talk to itself, its private
- * network or cloud metadata endpoints. Every address the host name resolves to is checked (a name with one
+ * SSRF guard for URLs that users give the server to call — alert webhook and Slack targets, a project's LLM provider
+ * base URL: such a URL must not make the server talk to itself, its private network or cloud metadata endpoints. Every address the host name resolves to is checked (a name with one
  * public and one private address is refused), and the request then connects to the checked address (the
  * lookup is pinned), so a DNS answer that changes between check and connect (DNS rebinding) cannot slip in.
- * Redirects are never followed. RUNWATCH_ALLOW_PRIVATE_WEBHOOKS=1 turns the address check off (tests, labs).
+ * Redirects are never followed. RUNWATCH_ALLOW_PRIVATE_WEBHOOKS=1 (alerts) and RUNWATCH_ALLOW_PRIVATE_PROVIDER_URLS=1
+ * (provider base URLs) turn the address check off (tests, labs, on-premises servers).
  */
 import dns from "node:dns";
 import http from "node:http";
