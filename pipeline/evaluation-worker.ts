@@ -8,6 +8,8 @@
  */
 import type { Config } from "../core/config.js";
 import { callJudge } from "../core/agents/client.js";
+import { resolveSessionSecret } from "../core/secrets.js";
+import { providerKeySealer } from "../stores/evaluation/provider-keys.js";
 import { resolveAgentSecret } from "../core/agents/secret.js";
 import { createEventStore } from "../core/clickhouse/event-store.js";
 import { startPollingWorker } from "../core/polling-worker.js";
@@ -64,7 +66,9 @@ export async function startEvaluationWorker(
   const log = logger.child({ component: "evaluation" });
   const secret = opts.judge ? "" : await resolveAgentSecret(config);
   const judge: JudgeCall = opts.judge ?? ((req) => callJudge(config, secret, req));
+  const sealer = providerKeySealer(await resolveSessionSecret(config));
   const deps = {
+    sealer,
     sql: ports.sql, clickhouse: ports.clickhouse, events: createEventStore(ports.clickhouse), log: ports.log, limiter: ports.limiter, judge, logger: log,
     cache: jobCache(),
     writeScores: batchedWrites((rows: Record<string, unknown>[]) => ports.clickhouse.insert("scores", rows)),

@@ -26,6 +26,7 @@ import { registerScoresApi } from "./api/scores.js";
 import { registerDatasetsApi } from "./api/datasets.js";
 import { registerExperimentsApi } from "./api/experiments.js";
 import { registerEvaluatorsApi } from "./api/evaluators.js";
+import { registerProviderKeysApi } from "./api/provider-keys.js";
 import { registerEvaluationRulesApi } from "./api/evaluation-rules.js";
 import { registerAnnotationQueuesApi } from "./api/annotation-queues.js";
 import { registerSessionsApi } from "./api/sessions.js";
@@ -166,6 +167,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   registerDatasetsApi(router, deps, apiKeys);
   registerExperimentsApi(router, deps, apiKeys);
   registerEvaluatorsApi(router, deps, apiKeys);
+  registerProviderKeysApi(router, deps, apiKeys);
   registerEvaluationRulesApi(router, deps, apiKeys);
   registerAnnotationQueuesApi(router, deps, apiKeys);
   registerOpenApi(router, deps);

@@ -108,7 +108,7 @@ const isJudgeRequest = (provider: FakeProvider, b: any): boolean =>
 export interface FakeProviders {
   readonly url: string;
   readonly requests: Recorded[];
-  /** How the fake judges (default: the best score the schema allows, "looks right"). */
+  /** How the fake judges (default: score 1, "looks right"). */
   judge: JudgeAnswer;
   /** Queue replies for the next calls of one provider (then "ok" again). */
   script(provider: FakeProvider, ...steps: Step[]): void;

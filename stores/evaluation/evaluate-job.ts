@@ -21,6 +21,8 @@ import { finishJob, retryJob, type ClaimedJob, type JobStatus } from "./jobs.js"
 import { judgeRunId, judgeTraceEvents } from "./judge-trace.js";
 import { runMetadataMatches } from "./rule-filter.js";
 import { findRule, queueActionWants } from "./rules.js";
+import { projectJudge } from "./project-judge.js";
+import type { Sealer } from "../../core/sealed.js";
 import { addEvaluationSpend, evaluationLimits, msUntilTomorrow } from "./spend.js";
 import type { LoggedEvent } from "../../core/events/schema.js";
 import type { BatchedWrite } from "./batched-writes.js";
@@ -33,6 +35,8 @@ export interface JobDeps {
   readonly log: Pick<EventLog, "append">;
   readonly limiter: RateLimiter;
   readonly judge: JudgeCall;
+  /** Opens the projects' own provider keys (stores/evaluation/provider-keys.ts). */
+  readonly sealer: Sealer;
   readonly logger: Logger;
   /** Backoff after a failed attempt n (1, 2, …), in ms. */
   readonly backoffMs: (attempt: number) => number;
@@ -120,7 +124,8 @@ export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus>
   }
 
   const startedMs = Date.now();
-  const outcome = await evaluate(def, subject, deps.judge);
+  const judge = def.type === "llm_judge" ? await projectJudge(deps, job.project_id, deps.judge) : deps.judge;
+  const outcome = await evaluate(def, subject, judge);
   // The judge call's own run is reported once the score is stored (its end on the dashboard means the score is there),
   // and before the job is finished: a worker that dies in between runs the job again, and reports it again, once.
   const reportJudgeRun = async () => {

@@ -13,6 +13,8 @@ import type { EvaluatorDefinition } from "../../stores/evaluation/definition.js"
 import { evaluate, type EvaluationOutcome, type JudgeCall } from "../../stores/evaluation/evaluate.js";
 import { addEvaluationSpend, evaluationLimits } from "../../stores/evaluation/spend.js";
 import { runSubject } from "../../stores/evaluation/subjects.js";
+import { projectJudge } from "../../stores/evaluation/project-judge.js";
+import { providerKeySealer } from "../../stores/evaluation/provider-keys.js";
 import type { WebDeps } from "../deps.js";
 
 let secret: Promise<string> | undefined;
@@ -57,7 +59,7 @@ export async function tryEvaluator(deps: WebDeps, projectId: number, def: Evalua
       throw new Conflict({ code: "evaluation_budget_spent", message: `the project's daily evaluation budget ($${limits.daily_budget_usd}) is spent; it renews at 00:00 UTC` });
     }
   }
-  const outcome = await evaluate(def, subject, judge);
+  const outcome = await evaluate(def, subject, def.type === "llm_judge" ? await projectJudge({ sql: deps.ports.sql, sealer: providerKeySealer(deps.sessionSecret) }, projectId, judge) : judge);
   if (outcome.model !== null) await addEvaluationSpend(deps.ports.sql, projectId, outcome.cost_usd);
   return outcome;
 }

@@ -3,6 +3,8 @@
  * /improve page (and the agents service it calls) uses as defaults. The provider list comes from the agents
  * service's GET /providers; when it is unreachable the page still works with free-text values.
  * POST /settings/retention: how many days of runs to keep (stores/retention.ts; empty or 0 = forever).
+ * POST /settings/provider-keys, /settings/provider-keys/:provider/delete: the project's own LLM provider key (and
+ * server, default model) for its judges (stores/evaluation/provider-keys.ts); the key is never shown again.
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
@@ -15,6 +17,9 @@ import { renderPage, queryParam } from "./render.js";
 import { loadUserLlmSettings, saveUserLlmSettings, type UserLlmSettings } from "../../stores/user-settings.js";
 import { loadRetention, MAX_RETENTION_DAYS, parseRetentionDays, saveRetentionDays } from "../../stores/retention.js";
 import { ValidationError } from "../../core/errors.js";
+import { can } from "../../core/access/roles.js";
+import { PROVIDER_IDS } from "../../core/agents/contract.js";
+import { allowPrivateProviderUrls, deleteProviderKey, listProviderKeys, parseProvider, providerKeySealer, setProviderKey } from "../../stores/evaluation/provider-keys.js";
 
 const PROVIDERS_TIMEOUT_MS = 3_000;
 
@@ -61,8 +66,10 @@ export function parseSettings(form: Record<string, string>, providers: Provider[
 export function register(router: Router, deps: WebDeps): void {
   const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
     const project = projectOfRequest(ctx);
-    const [saved, list, retention] = await Promise.all([loadUserLlmSettings(deps.ports.sql, project.id), fetchProviders(deps), loadRetention(deps.ports.sql, project.id)]);
-    const flash = queryParam(ctx, "saved") ? "Settings saved." : queryParam(ctx, "retention") ? "Retention saved." : null;
+    const [saved, list, retention, keys] = await Promise.all([
+      loadUserLlmSettings(deps.ports.sql, project.id), fetchProviders(deps), loadRetention(deps.ports.sql, project.id), listProviderKeys(deps.ports.sql, project.id),
+    ]);
+    const flash = queryParam(ctx, "saved") ? "Settings saved." : queryParam(ctx, "retention") ? "Retention saved." : queryParam(ctx, "flash") ?? null;
     renderPage(ctx, "settings.njk", {
       title: "Settings",
       values: { provider: saved.provider ?? "", model: saved.model ?? "", temperature: saved.temperature ?? "" },
@@ -73,6 +80,11 @@ export function register(router: Router, deps: WebDeps): void {
       retention_value: retention.days ?? "",
       retention_error: null,
       max_retention_days: MAX_RETENTION_DAYS,
+      provider_keys: keys,
+      provider_ids: PROVIDER_IDS,
+      can_manage: can(project.role, "manage_settings"),
+      key_values: { provider: PROVIDER_IDS.find((id) => !keys.some((k) => k.provider === id)) ?? "openai" },
+      key_errors: {},
       flash,
       ...extra,
     }, status);
@@ -106,5 +118,30 @@ export function register(router: Router, deps: WebDeps): void {
     await audit(deps.ports.sql, project.id, (ctx.state.user as SessionUser).id, "settings.retention", "", { days });
     ctx.status = 303;
     ctx.redirect("/settings?retention=1");
+  });
+
+  router.post("/settings/provider-keys", requireUser, inProject(deps, "manage_settings"), async (ctx: Context) => {
+    const project = projectOfRequest(ctx);
+    const form = await readForm(ctx);
+    try {
+      const provider = parseProvider(form.provider);
+      const writes = { sql: deps.ports.sql, sealer: providerKeySealer(deps.sessionSecret), allowPrivate: allowPrivateProviderUrls() };
+      const saved = await setProviderKey(writes, project.id, (ctx.state.user as SessionUser).id, provider, form);
+      ctx.status = 303;
+      ctx.redirect(`/settings?flash=${encodeURIComponent(`The project's ${provider} key (…${saved.key_hint}) is saved: its judges use it from the next call.`)}#provider-keys`);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      const { api_key: _secret, ...kept } = form; // a refused key is not echoed back into the page
+      await page(ctx, { key_values: kept, key_errors: { [err.field ?? "api_key"]: err.message } }, 422);
+    }
+  });
+
+  router.post("/settings/provider-keys/:provider/delete", requireUser, inProject(deps, "manage_settings"), async (ctx: Context) => {
+    const project = projectOfRequest(ctx);
+    await readForm(ctx);
+    const provider = parseProvider(ctx.params.provider);
+    const removed = await deleteProviderKey(deps.ports.sql, project.id, (ctx.state.user as SessionUser).id, provider);
+    ctx.status = 303;
+    ctx.redirect(`/settings?flash=${encodeURIComponent(removed ? `The project's ${provider} key is removed: its judges use the service's.` : `The project has no ${provider} key.`)}#provider-keys`);
   });
 }
