@@ -22,6 +22,7 @@ import { switchProject } from "../../stores/accounts/current-project.js";
 import { createEvaluator } from "../../stores/evaluation/evaluators.js";
 import { createRule as createEvaluationRule } from "../../stores/evaluation/rules.js";
 import { createQueue } from "../../stores/annotation/queues.js";
+import { providerKeySealer, setProviderKey } from "../../stores/evaluation/provider-keys.js";
 import { addRunsToQueue, nextItem } from "../../stores/annotation/queue-items.js";
 import { createEventStore } from "../../core/clickhouse/event-store.js";
 import { bearer, CookieJar, csrfFrom, json, loginJar, startTestServer, waitForRun, type TestServer } from "./harness.js";
@@ -89,6 +90,7 @@ async function seed(ownerEmail: string, name: string, agent: string): Promise<Se
   const evaluator = await createEvaluator(sql, project.id, owner.id, { name: `${name} judge`, type: "llm_judge", prompt: "Is {{output}} right?", output: { type: "boolean" } });
   const queue = await createQueue(sql, project.id, { name: `${name} queue`, score_configs: [{ name: "correct", type: "boolean" }, { name: "quality", type: "numeric", min: 1, max: 5 }, { name: "tone", type: "categorical", categories: ["ok", "rude"] }] });
   const evaluationRule = await createEvaluationRule(srv.ports, project.id, owner.id, { evaluator_id: evaluator.id, filter: { agent_name: agent }, sampling: 1, queue_action: { queue_id: queue.id, equals: false } });
+  await setProviderKey({ sql, sealer: providerKeySealer("x".repeat(40)), allowPrivate: false }, project.id, owner.id, "anthropic", { api_key: `sk-ant-${name.replace(/\W/g, "")}-key` });
   const routingRule = await createEvaluationRule(srv.ports, project.id, owner.id, { filter: { has_error: true }, sampling: 1, queue_action: { queue_id: queue.id } });
   await addRunsToQueue({ sql, events: createEventStore(srv.ports.clickhouse) }, queue, { items: [{ sdk_run_id: RUN }, { sdk_run_id: `${agent}-run` }] }, "api");
   const queueItemId = (await nextItem(sql, queue, owner.id))!.id;
@@ -123,6 +125,7 @@ async function snapshot(projectId: number): Promise<string> {
     evaluation_rules: await q("SELECT id, name, filter, sampling, enabled, queue_action FROM evaluation_rules WHERE project_id = $1 ORDER BY id"),
     evaluation_jobs: await q("SELECT id, status, attempts FROM evaluation_jobs WHERE project_id = $1 ORDER BY id"),
     queues: await q("SELECT id, name, score_configs FROM annotation_queues WHERE project_id = $1 ORDER BY id"),
+    provider_keys: await q("SELECT provider, api_key, key_hint, base_url, default_model FROM project_provider_keys WHERE project_id = $1 ORDER BY provider"),
     queue_items: await q("SELECT i.id, i.status, i.locked_by, i.comment FROM annotation_queue_items i JOIN annotation_queues q ON q.id = i.queue_id WHERE q.project_id = $1 ORDER BY 1"),
   });
 }

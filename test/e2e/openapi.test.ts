@@ -167,6 +167,11 @@ describe("OpenAPI document", () => {
     // No agents-service here: the judge is unreachable, which the answer says.
     await conforms("/api/evaluators/{id}/try", "post", await post(`/api/evaluators/${judgeId}/try`, { sdk_run_id: "oa-x1" }));
     await conforms("/api/evaluators/{id}/try", "post", await post(`/api/evaluators/${judgeId}/try`, {}));
+    await conforms("/api/provider-keys/{provider}", "put", await send("PUT", "/api/provider-keys/anthropic", { api_key: "sk-ant-doc-0123456789" }));
+    await conforms("/api/provider-keys/{provider}", "put", await send("PUT", "/api/provider-keys/anthropic", { api_key: "short" }));
+    await conforms("/api/provider-keys", "get", await get("/api/provider-keys"));
+    await conforms("/api/provider-keys/{provider}", "delete", await send("DELETE", "/api/provider-keys/anthropic", null));
+    await conforms("/api/provider-keys/{provider}", "delete", await send("DELETE", "/api/provider-keys/anthropic", null));
     await conforms("/api/evaluation-settings", "get", await get("/api/evaluation-settings"));
     await conforms("/api/evaluation-settings", "put", await send("PUT", "/api/evaluation-settings", { daily_budget_usd: 5, calls_per_minute: 60 }));
     await conforms("/api/evaluation-settings", "put", await send("PUT", "/api/evaluation-settings", { calls_per_minute: 0 }));

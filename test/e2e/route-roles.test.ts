@@ -25,6 +25,8 @@ const NOT_PROJECT_ROUTES = new Set([
   "POST /api/evaluation-rules/:id/backfill", "POST /api/annotation-queues", "GET /api/annotation-queues", "GET /api/annotation-queues/:id",
   "POST /api/annotation-queues/:id/items", "POST /api/annotation-queues/:id/next", "POST /api/annotation-queues/:id/items/:item_id/complete",
   "POST /api/annotation-queues/:id/items/:item_id/skip",
+  // The key's owner's role is checked by the route itself (test/e2e/provider-keys.test.ts).
+  "GET /api/provider-keys", "PUT /api/provider-keys/:provider", "DELETE /api/provider-keys/:provider",
   "GET /", "GET /register", "POST /register", "GET /login", "POST /login", "POST /logout",
   "GET /admin", "POST /admin/users/:id/disable", "POST /admin/users/:id/enable",
   "GET /settings/project", "POST /projects", "POST /projects/switch", "GET /invitations/:token", "POST /invitations/:token/accept",

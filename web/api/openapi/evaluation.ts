@@ -86,6 +86,10 @@ const Complete = Schema.Struct({
 const Id: Param = { name: "id", in: "path", required: true, schema: Schema.UUID };
 const ItemId: Param = { name: "item_id", in: "path", required: true, schema: Schema.UUID };
 const W = [400, 401, 403, 404, 413, 415, 422, 429];
+const Provider: Param = { name: "provider", in: "path", required: true, schema: Schema.Literal(...PROVIDER_IDS) };
+const ProviderKey = Schema.Struct({
+  provider: Schema.Literal(...PROVIDER_IDS), key_hint: Schema.String, base_url: Schema.NullOr(Schema.String), default_model: Schema.NullOr(Schema.String), updated_at: Iso,
+}).annotations({ identifier: "ProviderKey" });
 const tag = "Evaluation";
 
 export const EVALUATION_OPERATIONS: Record<string, Record<string, Operation>> = {
@@ -107,6 +111,17 @@ export const EVALUATION_OPERATIONS: Record<string, Record<string, Operation>> = 
       params: [Id], body: Schema.Struct({ sdk_run_id: Schema.optional(Schema.String), span_id: Schema.optional(Schema.String), dataset: Schema.optional(Schema.String), item_id: Schema.optional(Schema.String), output: Schema.optional(Json), version: Schema.optional(Schema.Int) }),
       ok: { 200: TryResult }, errors: [...W, 409],
     },
+  },
+  "/api/provider-keys": {
+    get: { tag, summary: "The project's own LLM provider keys for its judges (never the key: its last four characters)", ok: { 200: Schema.Struct({ provider_keys: Schema.Array(ProviderKey) }) }, errors: [401, 403, 429] },
+  },
+  "/api/provider-keys/{provider}": {
+    put: {
+      tag, summary: "Set the project's key (and server, default model) for a provider; the key's owner must be an admin of the project",
+      params: [Provider], body: Schema.Struct({ api_key: Schema.String, base_url: Schema.optional(Schema.NullOr(Schema.String)), default_model: Schema.optional(Schema.NullOr(Schema.String)) }),
+      ok: { 200: Schema.Struct({ provider_key: ProviderKey }) }, errors: W,
+    },
+    delete: { tag, summary: "Remove the project's key for a provider: its judges use the service's again", params: [Provider], ok: { 204: null }, errors: [401, 403, 404, 422, 429] },
   },
   "/api/evaluation-settings": {
     get: { tag, summary: "The project's evaluation caps and today's spend", ok: { 200: Limits }, errors: [401, 403, 429] },
