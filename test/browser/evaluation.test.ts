@@ -5,7 +5,9 @@
  * the scores of new runs arrive on the evaluator's page without reloading; then creates a review queue, adds a run
  * from its page, takes it as the next item, scores it and completes it. A queue that fills itself: a rule made on
  * the queue's page adds the run given thumbs down on its page, and the dashboard's selected runs join it too.
- * Screenshots: test/artifacts/evaluator.png, evaluator-playground.png, evaluators.png, queue-review.png, queue.png.
+ * The project's own provider key saved from the settings page, shown by its last four characters only.
+ * Screenshots: test/artifacts/evaluator.png, evaluator-playground.png, evaluators.png, queue-review.png, queue.png,
+ * provider-keys.png.
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -149,6 +151,15 @@ describe.skipIf(!haveBrowser)("evaluators and review queues in the dashboard", (
     expect(await pending.filter({ hasText: ids[0]! }).textContent()).toContain("rule");
     expect(await pending.filter({ hasText: ids[1]! }).textContent()).toContain("manual");
     await page.screenshot({ path: path.join(ARTIFACTS, "queue.png"), fullPage: true });
+
+    // The project's own provider key for its judges: saved from the settings page, shown by its last four characters only.
+    await page.goto(`${base}/settings`);
+    await page.selectOption("#provider-key-form select[name=provider]", "anthropic");
+    await page.fill("#provider-key-form input[name=api_key]", "sk-ant-team-key-9876");
+    await Promise.all([page.waitForURL(/flash=/), page.click("#provider-key-form button[type=submit]")]);
+    expect(await page.textContent("#provider-keys tr[data-provider=anthropic]")).toContain("…9876");
+    expect(await page.content()).not.toContain("sk-ant-team-key");
+    await page.locator("#provider-keys").screenshot({ path: path.join(ARTIFACTS, "provider-keys.png") });
     await context.close();
   }, 120_000);
 });
