@@ -34,6 +34,10 @@ export interface ProviderKey {
 export const providerKeySealer = (sessionSecret: string): Sealer => sealerFor(sessionSecret, "project provider keys");
 export const allowPrivateProviderUrls = (env: NodeJS.ProcessEnv = process.env): boolean => env.RUNWATCH_ALLOW_PRIVATE_PROVIDER_URLS === "1";
 
+/** What setting a key needs: the store, the sealer under the server's secret, and whether private servers are allowed. */
+export interface ProviderKeyWrites { readonly sql: Sql; readonly sealer: Sealer; readonly allowPrivate: boolean }
+export const providerKeyWrites = (sql: Sql, sessionSecret: string): ProviderKeyWrites => ({ sql, sealer: providerKeySealer(sessionSecret), allowPrivate: allowPrivateProviderUrls() });
+
 const MODEL_NAME = /^[A-Za-z0-9][\w.:/@+-]{0,199}$/;
 const KEY_TEXT = /^[\x21-\x7e]{8,1000}$/;
 
@@ -44,7 +48,7 @@ export function parseProvider(v: unknown): ProviderId {
 
 /** Sets a provider's settings from a PUT /api/provider-keys/{provider} body: {api_key, base_url?, default_model?}. */
 export async function setProviderKey(
-  deps: { sql: Sql; sealer: Sealer; allowPrivate: boolean },
+  deps: ProviderKeyWrites,
   projectId: number,
   userId: number | null,
   provider: ProviderId,

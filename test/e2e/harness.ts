@@ -76,6 +76,17 @@ export const json = (key: string | undefined, body: unknown, extra: Record<strin
 
 export const bearer = (key: string): RequestInit => ({ headers: { authorization: `Bearer ${key}` } });
 
+/** Reads until `done` holds (every 100 ms), or fails after `ms` naming what it waited for and the last value read. */
+export async function until<T>(what: string, read: () => Promise<T> | T, done: (v: T) => boolean, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(v).slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** Polls GET /api/runs/{id} until `done` accepts the answer. */
 export async function waitForRun<T = { run: Record<string, any>; events: Record<string, any>[] }>(
   url: string,

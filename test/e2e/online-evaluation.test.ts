@@ -14,7 +14,7 @@ import { sampled } from "../../stores/evaluation/rule-filter.js";
 import { checkFailures, evaluationFailures } from "../../alerts/triggers/evaluation-failure-rate-above.js";
 import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
 import { SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
-import { bearer, json, startTestServer, type TestAccount, type TestServer } from "./harness.js";
+import { bearer, json, startTestServer, type TestAccount, type TestServer, until } from "./harness.js";
 
 let agents: Harness;
 let srv: TestServer;
@@ -63,15 +63,6 @@ async function runs(agent: string, ids: readonly string[], output: (i: number) =
   }
 }
 
-async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(v).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 const totals = async (evaluatorId: string) => (await get(`/api/evaluators/${evaluatorId}`)).body.totals;
 
 describe("online evaluation", () => {

@@ -15,7 +15,7 @@ import { createProject, setMember } from "../../stores/accounts/projects.js";
 import { providerKeySealer, setProviderKey } from "../../stores/evaluation/provider-keys.js";
 import { startFakeProviders, type FakeProviders } from "../../agents-service/test/fake-providers.js";
 import { KEYS, SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
-import { bearer, json, startTestServer, type TestServer } from "./harness.js";
+import { bearer, json, startTestServer, type TestServer, until } from "./harness.js";
 
 // Both fakes listen on loopback: the operator allows private provider servers here (web reads it per request).
 process.env.RUNWATCH_ALLOW_PRIVATE_PROVIDER_URLS = "1";
@@ -72,15 +72,6 @@ const get = async (path: string, key: string) => (await fetch(`${srv.url}${path}
 const judgeOf = async (key: string) =>
   (await send("POST", "/api/evaluators", { name: "correct", type: "llm_judge", prompt: "Is {{output}} right for {{input}}?", output: { type: "boolean" } }, key)).body.evaluator.id as string;
 const fromService = () => agents.fake.requests.filter((r) => r.headers.authorization === `Bearer ${KEYS.openai}`).length;
-async function until<T>(what: string, read: () => Promise<T> | T, done: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(v).slice(0, 300)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe("a project's own provider keys", () => {
   it("are set by an admin only, kept sealed, and never answered", async () => {

@@ -11,7 +11,7 @@ import { nameUuid } from "../../core/ids.js";
 import { createLogger } from "../../core/logger.js";
 import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
 import { createProject } from "../../stores/accounts/projects.js";
-import { bearer, json, startTestServer, type TestServer } from "./harness.js";
+import { bearer, json, startTestServer, type TestServer, until } from "./harness.js";
 
 let srv: TestServer;
 let worker: EvaluationWorker;
@@ -43,15 +43,6 @@ const get = async (path: string, as = key) => {
   const res = await fetch(`${srv.url}${path}`, bearer(as));
   return { status: res.status, body: (await res.json()) as any };
 };
-async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(v).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 const ingest = async (events: unknown[]) => {
   const res = await post("/api/ingest/batch", { events });
   expect(res.body.rejected, JSON.stringify(res.body).slice(0, 300)).toBe(0);

@@ -13,7 +13,7 @@ import type { Context } from "koa";
 import { can } from "../../core/access/roles.js";
 import { AuthError, NotFound } from "../../core/errors.js";
 import { roleIn } from "../../stores/accounts/projects.js";
-import { allowPrivateProviderUrls, deleteProviderKey, listProviderKeys, parseProvider, providerKeySealer, setProviderKey } from "../../stores/evaluation/provider-keys.js";
+import { deleteProviderKey, listProviderKeys, parseProvider, providerKeyWrites, setProviderKey } from "../../stores/evaluation/provider-keys.js";
 import type { WebDeps } from "../deps.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
@@ -38,8 +38,7 @@ export function registerProviderKeysApi(router: Router, deps: WebDeps, auth: Api
   router.put("/api/provider-keys/:provider", async (ctx) => {
     const p = await admin(ctx);
     const provider = parseProvider(ctx.params.provider);
-    const writes = { sql, sealer: providerKeySealer(deps.sessionSecret), allowPrivate: allowPrivateProviderUrls() };
-    ctx.body = { provider_key: await setProviderKey(writes, p.projectId, p.userId, provider, await readJsonBody(ctx, 8 * 1024)) };
+    ctx.body = { provider_key: await setProviderKey(providerKeyWrites(sql, deps.sessionSecret), p.projectId, p.userId, provider, await readJsonBody(ctx, 8 * 1024)) };
   });
 
   router.delete("/api/provider-keys/:provider", async (ctx) => {

@@ -19,7 +19,7 @@ import { loadRetention, MAX_RETENTION_DAYS, parseRetentionDays, saveRetentionDay
 import { ValidationError } from "../../core/errors.js";
 import { can } from "../../core/access/roles.js";
 import { PROVIDER_IDS } from "../../core/agents/contract.js";
-import { allowPrivateProviderUrls, deleteProviderKey, listProviderKeys, parseProvider, providerKeySealer, setProviderKey } from "../../stores/evaluation/provider-keys.js";
+import { deleteProviderKey, listProviderKeys, parseProvider, providerKeyWrites, setProviderKey } from "../../stores/evaluation/provider-keys.js";
 
 const PROVIDERS_TIMEOUT_MS = 3_000;
 
@@ -125,8 +125,7 @@ export function register(router: Router, deps: WebDeps): void {
     const form = await readForm(ctx);
     try {
       const provider = parseProvider(form.provider);
-      const writes = { sql: deps.ports.sql, sealer: providerKeySealer(deps.sessionSecret), allowPrivate: allowPrivateProviderUrls() };
-      const saved = await setProviderKey(writes, project.id, (ctx.state.user as SessionUser).id, provider, form);
+      const saved = await setProviderKey(providerKeyWrites(deps.ports.sql, deps.sessionSecret), project.id, (ctx.state.user as SessionUser).id, provider, form);
       ctx.status = 303;
       ctx.redirect(`/settings?flash=${encodeURIComponent(`The project's ${provider} key (…${saved.key_hint}) is saved: its judges use it from the next call.`)}#provider-keys`);
     } catch (err) {
