@@ -21,7 +21,8 @@ import { finishJob, retryJob, type ClaimedJob, type JobStatus } from "./jobs.js"
 import { judgeRunId, judgeTraceEvents } from "./judge-trace.js";
 import { runMetadataMatches } from "./rule-filter.js";
 import { findRule, queueActionWants } from "./rules.js";
-import { projectJudge } from "./project-judge.js";
+import { withProjectKeys } from "./project-judge.js";
+import { openProviderKeys } from "./provider-keys.js";
 import type { Sealer } from "../../core/sealed.js";
 import { addEvaluationSpend, evaluationLimits, msUntilTomorrow } from "./spend.js";
 import type { LoggedEvent } from "../../core/events/schema.js";
@@ -49,16 +50,18 @@ export interface JobDeps {
 
 /**
  * Reads a worker repeats for most jobs: an evaluator version never changes (kept for good, a few hundred at most); a
- * rule may be turned off (kept RULE_TTL_MS; its waiting jobs run either way). The caps are read for every call: a cap
- * set now applies to the next call.
+ * rule may be turned off (kept RULE_TTL_MS; its waiting jobs run either way), and so may a project's provider keys
+ * (kept as long: a changed key applies within 5 s). The caps are read for every call: a cap set now applies to the
+ * next call.
  */
 export interface JobCache {
   readonly evaluators: Map<string, Promise<Awaited<ReturnType<typeof findEvaluator>>>>;
   readonly rules: Map<string, { at: number; rule: Promise<Awaited<ReturnType<typeof findRule>>> }>;
+  readonly keys: Map<number, { at: number; keys: Promise<Awaited<ReturnType<typeof openProviderKeys>>> }>;
 }
 const RULE_TTL_MS = 5_000;
 const MAX_CACHED = 500;
-export const jobCache = (): JobCache => ({ evaluators: new Map(), rules: new Map() });
+export const jobCache = (): JobCache => ({ evaluators: new Map(), rules: new Map(), keys: new Map() });
 
 function remembered<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   let v = map.get(key);
@@ -79,6 +82,19 @@ function readsOf(deps: JobDeps, job: ClaimedJob) {
     evaluator: remembered(cache.evaluators, `${job.project_id}:${job.evaluator_id}:${job.evaluator_version}`, () => findEvaluator(sql, job.project_id, job.evaluator_id, job.evaluator_version)),
     rule: cache.rules.get(job.rule_id)!.rule,
   };
+}
+
+/** The project's judge: its own provider keys (stores/evaluation/project-judge.ts), read through the cache. */
+async function judgeOf(deps: JobDeps, projectId: number): Promise<JudgeCall> {
+  const { cache } = deps;
+  if (!cache) return withProjectKeys(deps.judge, await openProviderKeys(deps.sql, deps.sealer, projectId));
+  const now = Date.now();
+  let entry = cache.keys.get(projectId);
+  if (!entry || now - entry.at > RULE_TTL_MS) {
+    if (!entry && cache.keys.size >= MAX_CACHED) cache.keys.delete(cache.keys.keys().next().value!);
+    cache.keys.set(projectId, (entry = { at: now, keys: openProviderKeys(deps.sql, deps.sealer, projectId) }));
+  }
+  return withProjectKeys(deps.judge, await entry.keys);
 }
 
 const owners = new Map<number, number>();
@@ -124,7 +140,7 @@ export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus>
   }
 
   const startedMs = Date.now();
-  const judge = def.type === "llm_judge" ? await projectJudge(deps, job.project_id, deps.judge) : deps.judge;
+  const judge = def.type === "llm_judge" ? await judgeOf(deps, job.project_id) : deps.judge;
   const outcome = await evaluate(def, subject, judge);
   // The judge call's own run is reported once the score is stored (its end on the dashboard means the score is there),
   // and before the job is finished: a worker that dies in between runs the job again, and reports it again, once.
