@@ -91,6 +91,8 @@ describe("rules that fill queues", () => {
     await ingest(events); // a client's retry: the same events again
     await new Promise((r) => setTimeout(r, 500));
     expect(await queueRuns(queueId)).toEqual(["bad-1", "bad-2"]);
+    expect((await get(`/api/evaluation-rules?queue_id=${queueId}`)).body.rules.map((r: { id: string }) => r.id)).toEqual([rule.body.rule.id]);
+    expect((await get("/api/evaluation-rules?queue_id=nope")).body.error.field).toBe("queue_id");
     const items = (await get(`/api/annotation-queues/${queueId}`)).body.items;
     expect(items.every((i: { source: string }) => i.source === "rule")).toBe(true);
   });

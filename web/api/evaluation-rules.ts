@@ -2,7 +2,7 @@
  * Online evaluation rules API (Bearer key with scope read+ingest; docs/EVALUATION.md, Online rules):
  *
  *   POST   /api/evaluation-rules {evaluator_id, target, filter?, sampling, delay_s?, name?, queue_action?} → 201 {rule}
- *   GET    /api/evaluation-rules?evaluator_id          → {rules: [...]}
+ *   GET    /api/evaluation-rules?evaluator_id&queue_id → {rules: [...]} (of one evaluator; adding to one queue)
  *   GET    /api/evaluation-rules/{id}                  → {rule}
  *   PATCH  /api/evaluation-rules/{id} {enabled}        → {rule}
  *   DELETE /api/evaluation-rules/{id}                  → 204
@@ -36,8 +36,11 @@ export function registerEvaluationRulesApi(router: Router, deps: WebDeps, auth: 
     const p = await authorize(ctx);
     const evaluatorId = stringParam(ctx, "evaluator_id");
     if (evaluatorId !== undefined && !isUuid(evaluatorId)) throw new ValidationError({ field: "evaluator_id", message: "evaluator_id must be an evaluator's id (a UUID)" });
+    const queueId = stringParam(ctx, "queue_id");
+    if (queueId !== undefined && !isUuid(queueId)) throw new ValidationError({ field: "queue_id", message: "queue_id must be an annotation queue's id (a UUID)" });
     ctx.set("Cache-Control", "no-store");
-    ctx.body = { rules: (await listRules(sql, p.projectId, evaluatorId ? { evaluatorId } : {})).map(ruleJson) };
+    const rules = await listRules(sql, p.projectId, { ...(evaluatorId ? { evaluatorId } : {}), ...(queueId ? { queueId: queueId.toLowerCase() } : {}) });
+    ctx.body = { rules: rules.map(ruleJson) };
   });
 
   router.get("/api/evaluation-rules/:id", async (ctx) => {

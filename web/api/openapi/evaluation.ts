@@ -129,7 +129,7 @@ export const EVALUATION_OPERATIONS: Record<string, Record<string, Operation>> = 
   },
   "/api/evaluation-rules": {
     post: { tag, summary: "Create an online rule: it judges (evaluator_id), adds to a queue (queue_action), or both", body: NewRule, ok: { 201: Schema.Struct({ rule: Rule }) }, errors: [...W, 409] },
-    get: { tag, summary: "The project's rules (of one evaluator)", params: [q("evaluator_id", Schema.String)], ok: { 200: Schema.Struct({ rules: Schema.Array(Rule) }) }, errors: [401, 403, 422, 429] },
+    get: { tag, summary: "The project's rules (of one evaluator; adding to one queue)", params: [q("evaluator_id", Schema.String), q("queue_id", Schema.String)], ok: { 200: Schema.Struct({ rules: Schema.Array(Rule) }) }, errors: [401, 403, 422, 429] },
   },
   "/api/evaluation-rules/{id}": {
     get: { tag, summary: "A rule", params: [Id], ok: { 200: Schema.Struct({ rule: Rule }) }, errors: [401, 403, 404, 429] },
