@@ -70,14 +70,22 @@ export async function createEvaluator(sql: Sql, projectId: number, userId: numbe
   return (await findEvaluator(sql, projectId, id))!;
 }
 
+/**
+ * The definition a change of `current` would save (its type stays; the definition fields as in createEvaluator):
+ * what a new version holds, and what the playground tries before it is saved.
+ */
+export function changedDefinition(current: Evaluator, body: unknown): { definition: EvaluatorDefinition; fields: Record<string, unknown> } {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ValidationError({ message: "the body must be a JSON object" });
+  const b: Record<string, unknown> = { type: current.type, ...(body as Record<string, unknown>) };
+  if (b.type !== current.type) throw new ValidationError({ field: "type", message: `type cannot change (it is ${current.type}); make a new evaluator` });
+  return { definition: parseDefinition(b, current.name), fields: b };
+}
+
 /** A new version of an evaluator (its type stays); the definition fields as in createEvaluator. */
 export async function updateEvaluator(sql: Sql, projectId: number, id: string, userId: number | null, body: unknown): Promise<Evaluator> {
   const current = await findEvaluator(sql, projectId, id);
   if (!current) throw new NotFound({ resource: "evaluator", message: `evaluator ${JSON.stringify(id)} not found` });
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ValidationError({ message: "the body must be a JSON object" });
-  const b: Record<string, unknown> = { type: current.type, ...(body as Record<string, unknown>) };
-  if (b.type !== current.type) throw new ValidationError({ field: "type", message: `type cannot change (it is ${current.type}); make a new evaluator` });
-  const definition = parseDefinition(b, current.name);
+  const { definition, fields: b } = changedDefinition(current, body);
   const description = b.description === undefined ? current.description : descriptionOf(b.description);
   await sql.transaction(async (tx) => {
     const [row] = await tx.query<{ latest_version: number }>(

@@ -1,8 +1,8 @@
 /**
  * Turning on an LLM judge and working a review queue in Chromium (docs/EVALUATION.md), with agents-service in front of
  * a fake OpenAI server on loopback: a newcomer starts from the ready "helpfulness" judge, tries it on a run in the
- * playground (the rendered prompt, the raw answer, the score), turns on a rule for the support agent, and watches
- * the scores of new runs arrive on the evaluator's page without reloading; then creates a review queue, adds a run
+ * playground (the rendered prompt, the raw answer, the score) and a change to it before saving it, turns on a rule
+ * for the support agent, and watches the scores of new runs arrive on the evaluator's page without reloading; then creates a review queue, adds a run
  * from its page, takes it as the next item, scores it and completes it. A queue that fills itself: a rule made on
  * the queue's page adds the run given thumbs down on its page, and the dashboard's selected runs join it too.
  * The project's own provider key saved from the settings page, shown by its last four characters only.
@@ -69,6 +69,17 @@ describe.skipIf(!haveBrowser)("evaluators and review queues in the dashboard", (
     expect(JSON.parse((await page.textContent("#try-raw"))!)).toEqual({ explanation: "Answers the refund question directly.", score: 5 });
     expect(await page.textContent("#try-result .notice")).toContain("Score 5");
     await page.locator("#playground").screenshot({ path: path.join(ARTIFACTS, "evaluator-playground.png") });
+
+    // A change tried on the run before it is saved: the draft's prompt is what the judge saw, and no version is made.
+    await page.click("#edit summary");
+    await page.fill("#edit textarea[name=prompt]", `${await page.inputValue("#edit textarea[name=prompt]")}\nBe strict about refunds.`);
+    await page.fill("#edit input[name=try_run]", first);
+    await page.click("#try-draft");
+    await page.waitForSelector("#try-result[data-draft=yes]");
+    expect(await page.textContent("#try-result[data-draft=yes] #try-prompt")).toContain("Be strict about refunds.");
+    expect(await page.inputValue("#edit textarea[name=prompt]")).toContain("Be strict about refunds.");
+    const evaluatorId = evaluatorUrl.split("/").pop()!;
+    expect((await (await fetch(`${base}/api/evaluators/${evaluatorId}`, { headers: { authorization: `Bearer ${key}` } })).json()).evaluator.version).toBe(1);
 
     // A rule for the support agent; new runs are judged as they end, and the page shows it without a reload.
     await page.goto(evaluatorUrl);

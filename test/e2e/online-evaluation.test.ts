@@ -91,7 +91,7 @@ describe("online evaluation", () => {
     expect((await post("/api/evaluation-rules", { evaluator_id: judgeId, sampling: 1 }, bob.key)).body.error.field).toBe("evaluator_id");
   });
 
-  it("tries the evaluator on a run in the playground: the rendered prompt, the raw answer, the score and its cost; nothing stored", async () => {
+  it("tries the evaluator (or a change to it) on a run in the playground: the rendered prompt, the raw answer, the score and its cost; nothing stored", async () => {
     await runs("playground-bot", ["pg-1"]);
     await until("run pg-1", () => get("/api/runs/pg-1"), (r) => r.body?.run?.status === "success");
     const tried = await post(`/api/evaluators/${judgeId}/try`, { sdk_run_id: "pg-1" });
@@ -101,6 +101,13 @@ describe("online evaluation", () => {
     expect(tried.body.score).toEqual({ name: "helpfulness", value: 1, comment: "looks right" });
     expect(tried.body.cost_usd).toBeGreaterThan(0);
     expect((await get("/api/runs/pg-1/scores")).body.scores).toEqual([]);
+    // A change tried before it is saved: the draft's prompt is rendered, no version is made; a bad draft names its field.
+    const version = (await get(`/api/evaluators/${judgeId}`)).body.evaluator.version;
+    const draft = await post(`/api/evaluators/${judgeId}/try`, { sdk_run_id: "pg-1", draft: { prompt: "Is {{output}} polite?", output: { type: "numeric", min: 0, max: 1 } } });
+    expect(draft.body.prompt).toBe("Is answer 0 polite?");
+    expect((await get(`/api/evaluators/${judgeId}`)).body.evaluator.version).toBe(version);
+    expect((await post(`/api/evaluators/${judgeId}/try`, { sdk_run_id: "pg-1", draft: { prompt: "{{secrets}}" } })).body.error.field).toBe("draft.prompt");
+    expect((await post(`/api/evaluators/${judgeId}/try`, { sdk_run_id: "pg-1", draft: { type: "builtin" } })).body.error.field).toBe("draft.type");
     // A huge output is cut to the judge's budget, and the explanation says so.
     await runs("playground-bot", ["pg-huge"], () => "y".repeat(300_000));
     await until("run pg-huge", () => get("/api/runs/pg-huge"), (r) => r.body?.run?.status === "success");

@@ -6,8 +6,9 @@
  *   GET  /api/evaluators                              → {evaluators: [...]}
  *   GET  /api/evaluators/{id}?version=N               → {evaluator, versions: [...], rules: [...], totals}
  *   PATCH /api/evaluators/{id} {prompt?, output?, ...} → {evaluator} at a new version
- *   POST /api/evaluators/{id}/try {sdk_run_id, span_id?} | {dataset, item_id, output?}
- *                                                     → {prompt, raw_answer, score, error, cost_usd, ...}; stores nothing
+ *   POST /api/evaluators/{id}/try {sdk_run_id, span_id?} | {dataset, item_id, output?}, and draft?: a change to try
+ *                                                     before saving it → {prompt, raw_answer, score, error, cost_usd, ...};
+ *                                                     stores nothing
  *   GET  /api/evaluation-settings, PUT {daily_budget_usd, calls_per_minute} → the project's caps
  *
  * Rules and backfill: web/api/evaluation-rules.ts. Another project's id is a 404 like one that does not exist.
@@ -15,7 +16,7 @@
 import type Router from "@koa/router";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { JUDGE_TEMPLATES } from "../../core/evaluation/templates.js";
-import { createEvaluator, evaluatorJson, evaluatorVersions, findEvaluator, listEvaluators, updateEvaluator } from "../../stores/evaluation/evaluators.js";
+import { changedDefinition, createEvaluator, evaluatorJson, evaluatorVersions, findEvaluator, listEvaluators, updateEvaluator } from "../../stores/evaluation/evaluators.js";
 import { jobTotals } from "../../stores/evaluation/jobs.js";
 import { listRules, ruleJson } from "../../stores/evaluation/rules.js";
 import { evaluationLimits, setEvaluationLimits } from "../../stores/evaluation/spend.js";
@@ -26,6 +27,15 @@ import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, readAuthorizer } from "./read-api.js";
 
 const BODY_LIMIT = 256 * 1024;
+
+const draftOf = (e: Parameters<typeof changedDefinition>[0], draft: unknown) => {
+  try {
+    return changedDefinition(e, draft).definition;
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    throw new ValidationError({ field: `draft${err.field ? `.${err.field}` : ""}`, message: `draft: ${err.message}` });
+  }
+};
 
 const objectBody = (b: unknown): Record<string, unknown> => {
   if (typeof b !== "object" || b === null || Array.isArray(b)) throw new ValidationError({ message: "the body must be a JSON object" });
@@ -77,9 +87,11 @@ export function registerEvaluatorsApi(router: Router, deps: WebDeps, auth: ApiKe
     const p = await authorize(ctx);
     const body = objectBody(await readJsonBody(ctx, BODY_LIMIT));
     const e = await evaluatorOf(p.projectId, ctx.params.id!, typeof body.version === "number" ? body.version : undefined);
-    const outcome = await tryEvaluator(deps, p.projectId, e.definition, parseTryTarget(body));
+    // A draft: the change a PATCH would save, tried first (refused with the same field names as the PATCH).
+    const def = body.draft === undefined ? e.definition : draftOf(e, body.draft);
+    const outcome = await tryEvaluator(deps, p.projectId, def, parseTryTarget(body));
     ctx.set("Cache-Control", "no-store");
-    ctx.body = tryJson(e.definition, outcome);
+    ctx.body = tryJson(def, outcome);
   });
 
   router.get("/api/evaluation-settings", async (ctx) => {

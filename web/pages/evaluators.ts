@@ -7,6 +7,7 @@
  *   GET  /evaluators/:id                    its definition and versions, the playground, its rules, its latest jobs
  *   POST /evaluators/:id                    change it: a new version
  *   POST /evaluators/:id/try                the playground: the rendered prompt, the raw answer, the score, the cost
+ *   POST /evaluators/:id/try-draft          the change form's draft tried on a run before it is saved
  *   POST /evaluators/:id/rules              a new online rule; /rules/:rule/toggle, /rules/:rule/delete
  *   POST /evaluators/:id/rules/:rule/backfill   the estimate, then (confirm) the jobs
  *
@@ -20,7 +21,7 @@ import { JUDGE_TEMPLATES } from "../../core/evaluation/templates.js";
 import { describeOutput } from "../../core/evaluation/output.js";
 import { listQueues } from "../../stores/annotation/queues.js";
 import { parseRange } from "../../stores/evaluation/backfill.js";
-import { createEvaluator, evaluatorVersions, findEvaluator, listEvaluators, updateEvaluator, type Evaluator } from "../../stores/evaluation/evaluators.js";
+import { changedDefinition, createEvaluator, evaluatorVersions, findEvaluator, listEvaluators, updateEvaluator, type Evaluator } from "../../stores/evaluation/evaluators.js";
 import { evaluatorJobs, jobTotals } from "../../stores/evaluation/jobs.js";
 import { createRule, deleteRule, listRules, ruleWithId, setRuleEnabled } from "../../stores/evaluation/rules.js";
 import { evaluationLimits } from "../../stores/evaluation/spend.js";
@@ -120,6 +121,22 @@ export function register(router: Router, deps: WebDeps): void {
     } catch (err) {
       const r = refusal(err);
       await detailPage(ctx, { edit_errors: { [r.field ?? "prompt"]: r.message }, edit_values: form, open_edit: true }, 422);
+    }
+  });
+
+  // The change form's "Try on a run": the draft tried before it is saved as a new version.
+  router.post("/evaluators/:id/try-draft", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    const e = await evaluatorOf(ctx);
+    const form = await readForm(ctx);
+    const page = (extra: Record<string, unknown>, status = 200) => detailPage(ctx, { edit_values: form, open_edit: true, ...extra }, status);
+    try {
+      const { definition } = changedDefinition(e, { ...evaluatorBody({ ...form, name: e.name, type: e.type }), name: undefined });
+      const outcome = await tryEvaluator(deps, projectOfRequest(ctx).id, definition, parseTryTarget({ sdk_run_id: form.try_run }));
+      await page({ tried: tryJson(definition, outcome), tried_draft: true });
+    } catch (err) {
+      if (err instanceof NotFound) return page({ edit_errors: { try_run: err.message } }, 404);
+      const r = refusal(err);
+      await page({ edit_errors: { [r.field ?? "try_run"]: r.message } }, r instanceof Conflict ? 409 : 422);
     }
   });
 

@@ -108,7 +108,7 @@ export const EVALUATION_OPERATIONS: Record<string, Record<string, Operation>> = 
   "/api/evaluators/{id}/try": {
     post: {
       tag, summary: "Try an evaluator on a run (or span) or a dataset item: the rendered prompt, the raw answer, the score, the cost; stores nothing",
-      params: [Id], body: Schema.Struct({ sdk_run_id: Schema.optional(Schema.String), span_id: Schema.optional(Schema.String), dataset: Schema.optional(Schema.String), item_id: Schema.optional(Schema.String), output: Schema.optional(Json), version: Schema.optional(Schema.Int) }),
+      params: [Id], body: Schema.Struct({ sdk_run_id: Schema.optional(Schema.String), span_id: Schema.optional(Schema.String), dataset: Schema.optional(Schema.String), item_id: Schema.optional(Schema.String), output: Schema.optional(Json), version: Schema.optional(Schema.Int), draft: Schema.optional(EvaluatorChange) }),
       ok: { 200: TryResult }, errors: [...W, 409],
     },
   },
