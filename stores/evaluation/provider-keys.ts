@@ -16,7 +16,7 @@ import { audit } from "../accounts/projects.js";
 /** What the API and the settings page show of a provider's settings: never the key. */
 export interface ProviderKeyView {
   readonly provider: ProviderId;
-  /** The key's last four characters. */
+  /** The key's last four characters ("" for a key shorter than 12). */
   readonly key_hint: string;
   readonly base_url: string | null;
   readonly default_model: string | null;
@@ -39,7 +39,9 @@ export interface ProviderKeyWrites { readonly sql: Sql; readonly sealer: Sealer;
 export const providerKeyWrites = (sql: Sql, sessionSecret: string): ProviderKeyWrites => ({ sql, sealer: providerKeySealer(sessionSecret), allowPrivate: allowPrivateProviderUrls() });
 
 const MODEL_NAME = /^[A-Za-z0-9][\w.:/@+-]{0,199}$/;
-const KEY_TEXT = /^[\x21-\x7e]{8,1000}$/;
+const KEY_TEXT = /^[\x21-\x7e]{1,1000}$/;
+/** Keys shorter than this (a placeholder for a keyless server) get no hint: four characters would be most of them. */
+const HINTED_KEY_CHARS = 12;
 
 export function parseProvider(v: unknown): ProviderId {
   if (!(PROVIDER_IDS as readonly unknown[]).includes(v)) throw new ValidationError({ field: "provider", message: `provider must be one of ${PROVIDER_IDS.join(", ")}` });
@@ -56,7 +58,7 @@ export async function setProviderKey(
 ): Promise<ProviderKeyView> {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ValidationError({ message: 'the body must be a JSON object like {"api_key": "sk-…"}' });
   const b = body as Record<string, unknown>;
-  if (typeof b.api_key !== "string" || !KEY_TEXT.test(b.api_key)) throw new ValidationError({ field: "api_key", message: "api_key must be the provider's key: 8 to 1,000 printable characters, no spaces" });
+  if (typeof b.api_key !== "string" || !KEY_TEXT.test(b.api_key)) throw new ValidationError({ field: "api_key", message: "api_key must be the provider's key: 1 to 1,000 printable characters, no spaces" });
   let baseUrl: string | null = null;
   if (b.base_url !== undefined && b.base_url !== null && b.base_url !== "") {
     if (typeof b.base_url !== "string" || b.base_url.length > 500) throw new ValidationError({ field: "base_url", message: "base_url must be a URL of at most 500 characters" });
@@ -74,7 +76,7 @@ export async function setProviderKey(
     if (typeof b.default_model !== "string" || !MODEL_NAME.test(b.default_model)) throw new ValidationError({ field: "default_model", message: "default_model must be a model name such as gpt-4.1-mini" });
     model = b.default_model;
   }
-  const hint = b.api_key.slice(-4);
+  const hint = b.api_key.length >= HINTED_KEY_CHARS ? b.api_key.slice(-4) : "";
   const [row] = await deps.sql.query<Record<string, unknown>>(
     `INSERT INTO project_provider_keys (project_id, provider, api_key, key_hint, base_url, default_model, updated_by, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, now())

@@ -151,6 +151,7 @@ export async function createRule(deps: RuleWrites, projectId: number, userId: nu
     throw new ValidationError({ field: filter.metadata ? "filter.metadata" : "filter.tags", message: `filter.${filter.metadata ? "metadata" : "tags"} applies to rules with an evaluator` });
   }
   if (action?.score_name !== undefined && target !== "run") throw new ValidationError({ field: "target", message: 'a rule on scores given routes runs: target must be "run"' });
+  if (!evaluator && b.delay_s !== undefined && b.delay_s !== 0) throw new ValidationError({ field: "delay_s", message: "delay_s applies to rules with an evaluator (a queue rule adds a run at once)" });
   const sampling = b.sampling ?? 1;
   if (typeof sampling !== "number" || !(sampling >= 0 && sampling <= 1)) throw new ValidationError({ field: "sampling", message: "sampling must be a share from 0 to 1 (0.1 = 10% of the matching runs)" });
   const delay = b.delay_s ?? 0;

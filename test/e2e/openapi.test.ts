@@ -168,7 +168,7 @@ describe("OpenAPI document", () => {
     await conforms("/api/evaluators/{id}/try", "post", await post(`/api/evaluators/${judgeId}/try`, { sdk_run_id: "oa-x1" }));
     await conforms("/api/evaluators/{id}/try", "post", await post(`/api/evaluators/${judgeId}/try`, {}));
     await conforms("/api/provider-keys/{provider}", "put", await send("PUT", "/api/provider-keys/anthropic", { api_key: "sk-ant-doc-0123456789" }));
-    await conforms("/api/provider-keys/{provider}", "put", await send("PUT", "/api/provider-keys/anthropic", { api_key: "short" }));
+    await conforms("/api/provider-keys/{provider}", "put", await send("PUT", "/api/provider-keys/anthropic", { api_key: "has a space" }));
     await conforms("/api/provider-keys", "get", await get("/api/provider-keys"));
     await conforms("/api/provider-keys/{provider}", "delete", await send("DELETE", "/api/provider-keys/anthropic", null));
     await conforms("/api/provider-keys/{provider}", "delete", await send("DELETE", "/api/provider-keys/anthropic", null));

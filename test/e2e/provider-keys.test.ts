@@ -139,6 +139,12 @@ describe("a project's own provider keys", () => {
     expect(fromService()).toBe(before + 1);
   });
 
+  it("takes a short placeholder key for a keyless server, shown by no hint at all", async () => {
+    const saved = await send("PUT", "/api/provider-keys/gemini", { api_key: "none" }, keys.owner);
+    expect(saved.body.provider_key.key_hint).toBe("");
+    expect((await send("DELETE", "/api/provider-keys/gemini", null, keys.owner)).status).toBe(204);
+  });
+
   it("refuses a server on a private or link-local address unless the operator allows it", async () => {
     const writes = { sql: srv.ports.sql, sealer: providerKeySealer("x".repeat(40)), allowPrivate: false };
     for (const base_url of ["http://127.0.0.1:11434/v1", "http://169.254.169.254/latest", "http://[::1]/v1", "http://10.0.0.5/v1"]) {

@@ -68,6 +68,7 @@ describe("rules that fill queues", () => {
     expect((await post("/api/evaluation-rules", { sampling: 1, queue_action: { queue_id: queueId, score_name: "user_feedback" } })).body.error.field).toBe("queue_action");
     expect((await post("/api/evaluation-rules", { sampling: 1, queue_action: { queue_id: queueId, score_name: "x".repeat(101), equals: false } })).body.error.field).toBe("queue_action.score_name");
     expect((await post("/api/evaluation-rules", { sampling: 1, filter: { metadata: { tier: "gold" } }, queue_action: { queue_id: queueId } })).body.error.field).toBe("filter.metadata");
+    expect((await post("/api/evaluation-rules", { sampling: 1, delay_s: 30, queue_action: { queue_id: queueId } })).body.error.field).toBe("delay_s");
     expect((await post("/api/evaluation-rules", { target: "span", sampling: 1, queue_action: { queue_id: queueId, score_name: "user_feedback", equals: false } })).body.error.field).toBe("target");
     const check = (await post("/api/evaluators", { name: "has answer", type: "builtin", check: { kind: "contains", value: "answer" } })).body.evaluator.id;
     expect((await post("/api/evaluation-rules", { evaluator_id: check, sampling: 1, queue_action: { queue_id: queueId, score_name: "x", equals: false } })).body.error.field).toBe("queue_action.score_name");
