@@ -169,22 +169,38 @@ export interface QueueProgress {
   readonly reviewers: ReadonlyArray<{ user_id: number; email: string; completed: number; skipped: number }>;
 }
 
-export async function queueProgress(sql: Sql, queueId: string): Promise<QueueProgress> {
-  const [t] = await sql.query<Record<string, unknown>>(
-    `SELECT count(*) FILTER (WHERE status = 'pending') AS pending, count(*) FILTER (WHERE status = 'completed') AS completed,
-            count(*) FILTER (WHERE status = 'skipped') AS skipped FROM annotation_queue_items WHERE queue_id = $1`,
-    [queueId],
+/** The progress of several queues, in two grouped reads however many there are. */
+export async function queuesProgress(sql: Sql, queueIds: readonly string[]): Promise<Map<string, QueueProgress>> {
+  if (queueIds.length === 0) return new Map();
+  const totals = await sql.query<Record<string, unknown>>(
+    `SELECT queue_id, count(*) FILTER (WHERE status = 'pending') AS pending, count(*) FILTER (WHERE status = 'completed') AS completed,
+            count(*) FILTER (WHERE status = 'skipped') AS skipped FROM annotation_queue_items WHERE queue_id = ANY($1::uuid[]) GROUP BY queue_id`,
+    [queueIds],
   );
   const rows = await sql.query<Record<string, unknown>>(
-    `SELECT i.done_by AS user_id, u.email, count(*) FILTER (WHERE i.status = 'completed') AS completed, count(*) FILTER (WHERE i.status = 'skipped') AS skipped
-       FROM annotation_queue_items i JOIN users u ON u.id = i.done_by
-      WHERE i.queue_id = $1 AND i.done_by IS NOT NULL GROUP BY i.done_by, u.email ORDER BY completed DESC LIMIT 100`,
-    [queueId],
+    `SELECT queue_id, user_id, email, completed, skipped FROM (
+       SELECT i.queue_id, i.done_by AS user_id, u.email, count(*) FILTER (WHERE i.status = 'completed') AS completed,
+              count(*) FILTER (WHERE i.status = 'skipped') AS skipped,
+              row_number() OVER (PARTITION BY i.queue_id ORDER BY count(*) FILTER (WHERE i.status = 'completed') DESC) AS place
+         FROM annotation_queue_items i JOIN users u ON u.id = i.done_by
+        WHERE i.queue_id = ANY($1::uuid[]) AND i.done_by IS NOT NULL GROUP BY i.queue_id, i.done_by, u.email) ranked
+      WHERE place <= 100 ORDER BY queue_id, completed DESC`,
+    [queueIds],
   );
-  return {
-    pending: Number(t?.pending ?? 0), completed: Number(t?.completed ?? 0), skipped: Number(t?.skipped ?? 0),
-    reviewers: rows.map((r) => ({ user_id: Number(r.user_id), email: String(r.email), completed: Number(r.completed), skipped: Number(r.skipped) })),
-  };
+  const out = new Map<string, QueueProgress>();
+  for (const id of queueIds) {
+    const t = totals.find((r) => String(r.queue_id) === id);
+    out.set(id, {
+      pending: Number(t?.pending ?? 0), completed: Number(t?.completed ?? 0), skipped: Number(t?.skipped ?? 0),
+      reviewers: rows.filter((r) => String(r.queue_id) === id)
+        .map((r) => ({ user_id: Number(r.user_id), email: String(r.email), completed: Number(r.completed), skipped: Number(r.skipped) })),
+    });
+  }
+  return out;
+}
+
+export async function queueProgress(sql: Sql, queueId: string): Promise<QueueProgress> {
+  return (await queuesProgress(sql, [queueId])).get(queueId)!;
 }
 
 export async function listItems(sql: Sql, queueId: string, status: QueueItem["status"] | undefined, limit = 100): Promise<QueueItem[]> {

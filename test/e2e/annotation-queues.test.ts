@@ -107,6 +107,10 @@ describe("annotation queues", () => {
     const q = await get(`/api/annotation-queues/${queueId}`);
     expect(q.body.progress).toMatchObject({ pending: 0, completed: 20, skipped: 0 });
     expect(q.body.progress.reviewers.map((r: { email: string; completed: number }) => [r.email, r.completed]).sort()).toEqual([[emails.bob, 10], [emails.carol, 10]].sort());
+    // The list reads every queue's progress at once, each its own.
+    const listed = (await get("/api/annotation-queues")).body.queues as { id: string; progress: { completed: number; reviewers: unknown[] } }[];
+    expect(listed.find((l) => l.id === queueId)!.progress).toEqual(q.body.progress);
+    expect(listed.filter((l) => l.id !== queueId).every((l) => l.progress.completed === 0 && l.progress.reviewers.length === 0)).toBe(true);
     const scores = (await get("/api/runs/q-0/scores")).body.scores;
     expect(scores.map((s: { name: string; source: string }) => `${s.name}:${s.source}`).sort()).toEqual(["correct:human", "quality:human", "tone:human"]);
   });

@@ -14,7 +14,7 @@
  */
 import type Router from "@koa/router";
 import { AuthError, ValidationError } from "../../core/errors.js";
-import { addRunsToQueue, listItems, nextItem, queueProgress, skipItem } from "../../stores/annotation/queue-items.js";
+import { addRunsToQueue, listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/annotation/queue-items.js";
 import { createQueue, listQueues, mayReview, queueJson, queueWithId, type AnnotationQueue } from "../../stores/annotation/queues.js";
 import type { WebDeps } from "../deps.js";
 import { completeReview } from "../evaluation/review.js";
@@ -41,10 +41,9 @@ export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth:
   router.get("/api/annotation-queues", async (ctx) => {
     const p = await authorize(ctx);
     const queues = await listQueues(sql, p.projectId);
-    const out = [];
-    for (const q of queues) out.push({ ...queueJson(q), progress: await queueProgress(sql, q.id) });
+    const progress = await queuesProgress(sql, queues.map((q) => q.id));
     ctx.set("Cache-Control", "no-store");
-    ctx.body = { queues: out };
+    ctx.body = { queues: queues.map((q) => ({ ...queueJson(q), progress: progress.get(q.id) })) };
   });
 
   router.get("/api/annotation-queues/:id", async (ctx) => {

@@ -22,7 +22,7 @@ import type { Context } from "koa";
 import { can } from "../../core/access/roles.js";
 import { AuthError, Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { runInputOutput } from "../../core/events/run-io.js";
-import { addRunsToQueue, findItem, listItems, nextItem, queueProgress, skipItem } from "../../stores/annotation/queue-items.js";
+import { addRunsToQueue, findItem, listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/annotation/queue-items.js";
 import { createQueue, listQueues, mayReview, queueWithId, type AnnotationQueue, type ScoreConfig } from "../../stores/annotation/queues.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
 import { listRunScores } from "../../stores/scores.js";
@@ -81,8 +81,9 @@ export function register(router: Router, deps: WebDeps): void {
   };
 
   const listPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const queues = [];
-    for (const q of await listQueues(sql, projectOfRequest(ctx).id)) queues.push({ ...q, progress: await queueProgress(sql, q.id) });
+    const list = await listQueues(sql, projectOfRequest(ctx).id);
+    const progress = await queuesProgress(sql, list.map((q) => q.id));
+    const queues = list.map((q) => ({ ...q, progress: progress.get(q.id) }));
     renderPage(ctx, "queues.njk", {
       title: "Review queues", queues, can_edit: can(projectOfRequest(ctx).role, "edit_evaluators"), flash: queryParam(ctx, "flash"), errors: {},
       values: { score_configs: '[{"name": "correct", "type": "boolean", "description": "Is the answer right?"},\n {"name": "quality", "type": "numeric", "min": 1, "max": 5}]' },
