@@ -118,6 +118,12 @@ describe("a project's own provider keys", () => {
     expect(theirs.requests).toHaveLength(2);
     expect(fromService()).toBe(before);
 
+    // A backfill's estimate prices the model the judge will use: the project key's default model.
+    const fresh = (await send("POST", "/api/evaluators", { name: "fresh", type: "llm_judge", prompt: "Is {{output}} right?", output: { type: "boolean" } }, keys.owner)).body.evaluator.id;
+    const rule = (await send("POST", "/api/evaluation-rules", { evaluator_id: fresh, filter: { agent_name: "keyed-bot" }, sampling: 1 }, keys.owner)).body.rule;
+    const range = { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() };
+    expect((await send("POST", `/api/evaluation-rules/${rule.id}/backfill`, range, keys.owner)).body.estimate.basis).toContain("gpt-4o-mini");
+
     // Another project, with no key of its own: the service's.
     const otherJudge = await judgeOf(keys.outsider);
     expect((await send("POST", `/api/evaluators/${otherJudge}/try`, { sdk_run_id: "k-1" }, keys.outsider)).status).toBe(200);
