@@ -154,6 +154,7 @@ describe.skipIf(!haveBrowser)("evaluators and review queues in the dashboard", (
     await page.goto(`${base}/dashboard`);
     for (const id of ids.slice(1)) await page.check(`input[name=sdk_run_id][value="${id}"]`);
     await page.selectOption("#add-runs select[name=queue_id]", { label: "triage" });
+    await page.locator("#add-runs").screenshot({ path: path.join(ARTIFACTS, "selection-to-queue.png") });
     await Promise.all([page.waitForURL(/\/queues\/[0-9a-f-]{36}\?flash=/), page.click("#add-runs-to-queue")]);
     expect(page.url().split("?")[0]).toBe(queueUrl);
     expect(await page.textContent(".notice")).toContain("Added 2 of the 2 selected runs");
