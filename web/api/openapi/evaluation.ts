@@ -119,9 +119,10 @@ export const EVALUATION_OPERATIONS: Record<string, Record<string, Operation>> = 
     put: {
       tag, summary: "Set the project's key (and server, default model) for a provider; the key's owner must be an admin of the project",
       params: [Provider], body: Schema.Struct({ api_key: Schema.String, base_url: Schema.optional(Schema.NullOr(Schema.String)), default_model: Schema.optional(Schema.NullOr(Schema.String)) }),
-      ok: { 200: Schema.Struct({ provider_key: ProviderKey }) }, errors: W,
+      // 405: an empty provider is the list's path (/api/provider-keys/), which takes GET only.
+      ok: { 200: Schema.Struct({ provider_key: ProviderKey }) }, errors: [...W, 405],
     },
-    delete: { tag, summary: "Remove the project's key for a provider: its judges use the service's again", params: [Provider], ok: { 204: null }, errors: [401, 403, 404, 422, 429] },
+    delete: { tag, summary: "Remove the project's key for a provider: its judges use the service's again", params: [Provider], ok: { 204: null }, errors: [401, 403, 404, 405, 422, 429] },
   },
   "/api/evaluation-settings": {
     get: { tag, summary: "The project's evaluation caps and today's spend", ok: { 200: Limits }, errors: [401, 403, 429] },
