@@ -13,7 +13,7 @@ import type { RunRecord } from "../core/events/run.js";
 import type { PipelineEvent } from "../core/events/schema.js";
 import { EVALUATION_JOBS_CHANNEL, EVALUATION_RULES_CHANNEL, enqueueJobs, type NewJob } from "../stores/evaluation/jobs.js";
 import { runMatches, sampled, spanMatches, spanOf, spanRunFilter } from "../stores/evaluation/rule-filter.js";
-import { enabledRulesOf, routesScoredRuns, type EvaluationRule } from "../stores/evaluation/rules.js";
+import { enabledRulesOf, routesEndedRuns, routesScoredRuns, type EvaluationRule } from "../stores/evaluation/rules.js";
 import { addRouted, routedItem, routesOfScores, type GivenScore, type RoutedItem } from "../stores/annotation/routing.js";
 import { MAX_SCORES_PER_EVENT } from "./scores.js";
 import { definePlugin, type Plugin, type PluginContext } from "./plugin.js";
@@ -86,7 +86,7 @@ export const onlineEvaluation = (opts: { rulesTtlMs?: number } = {}): Plugin => 
           if (seen.has(key) || !sampled(rule.id, run.run_id, spanId, rule.sampling)) continue;
           seen.add(key);
           if (rule.evaluator_id === null) {
-            if (rule.queue_action?.score_name === undefined) routed.push(routedItem(rule, run, spanId));
+            if (routesEndedRuns(rule)) routed.push(routedItem(rule, run, spanId));
             continue;
           }
           jobs.push({ project_id: run.project_id, rule_id: rule.id, evaluator_id: rule.evaluator_id, sdk_run_id: run.external_id, run_id: run.run_id, span_id: spanId, due_at: new Date(now + rule.delay_s * 1000) });

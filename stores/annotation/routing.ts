@@ -31,8 +31,8 @@ export const routedItem = (rule: EvaluationRule, run: Readonly<RunRecord>, spanI
 });
 
 /** Whether a routing rule takes this run: its filter's run fields, then its sample. */
-const routeTakes = (rule: EvaluationRule, run: Readonly<RunRecord>, spanId: string): boolean =>
-  run.project_id === rule.project_id && runMatches(rule.filter, run) && sampled(rule.id, run.run_id, spanId, rule.sampling);
+const routeTakes = (rule: EvaluationRule, run: Readonly<RunRecord>): boolean =>
+  run.project_id === rule.project_id && runMatches(rule.filter, run) && sampled(rule.id, run.run_id, "", rule.sampling);
 
 /** The items the rules that route given scores add for these scores. */
 export function routesOfScores(rules: readonly EvaluationRule[], scores: readonly GivenScore[]): RoutedItem[] {
@@ -41,7 +41,7 @@ export function routesOfScores(rules: readonly EvaluationRule[], scores: readonl
     if (!routesScoredRuns(rule)) continue;
     const action = rule.queue_action!;
     for (const s of scores) {
-      if (s.name === action.score_name && queueActionWants(action, s.value) && routeTakes(rule, s.run, "")) out.push(routedItem(rule, s.run, ""));
+      if (s.name === action.score_name && queueActionWants(action, s.value) && routeTakes(rule, s.run)) out.push(routedItem(rule, s.run, ""));
     }
   }
   return out;

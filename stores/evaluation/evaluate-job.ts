@@ -21,7 +21,7 @@ import { finishJob, retryJob, type ClaimedJob, type JobStatus } from "./jobs.js"
 import { judgeRunId, judgeTraceEvents } from "./judge-trace.js";
 import { runMetadataMatches } from "./rule-filter.js";
 import { findRule, queueActionWants } from "./rules.js";
-import { withProjectKeys } from "./project-judge.js";
+import { projectJudge, withProjectKeys } from "./project-judge.js";
 import { openProviderKeys } from "./provider-keys.js";
 import type { Sealer } from "../../core/sealed.js";
 import { addEvaluationSpend, evaluationLimits, msUntilTomorrow } from "./spend.js";
@@ -50,16 +50,16 @@ export interface JobDeps {
 
 /**
  * Reads a worker repeats for most jobs: an evaluator version never changes (kept for good, a few hundred at most); a
- * rule may be turned off (kept RULE_TTL_MS; its waiting jobs run either way), and so may a project's provider keys
- * (kept as long: a changed key applies within 5 s). The caps are read for every call: a cap set now applies to the
- * next call.
+ * rule may be turned off, and a project's provider keys changed (each kept RECENT_MS: a change applies within 5 s; a
+ * rule's waiting jobs run either way). The caps are read for every call: a cap set now applies to the next call.
  */
 export interface JobCache {
   readonly evaluators: Map<string, Promise<Awaited<ReturnType<typeof findEvaluator>>>>;
-  readonly rules: Map<string, { at: number; rule: Promise<Awaited<ReturnType<typeof findRule>>> }>;
-  readonly keys: Map<number, { at: number; keys: Promise<Awaited<ReturnType<typeof openProviderKeys>>> }>;
+  readonly rules: Map<string, Recent<ReturnType<typeof findRule>>>;
+  readonly keys: Map<number, Recent<ReturnType<typeof openProviderKeys>>>;
 }
-const RULE_TTL_MS = 5_000;
+interface Recent<V> { readonly at: number; readonly value: V }
+const RECENT_MS = 5_000;
 const MAX_CACHED = 500;
 export const jobCache = (): JobCache => ({ evaluators: new Map(), rules: new Map(), keys: new Map() });
 
@@ -72,29 +72,32 @@ function remembered<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   return v;
 }
 
+/** Like remembered, but read again once RECENT_MS old. */
+function recent<K, V>(map: Map<K, Recent<V>>, key: K, make: () => V): V {
+  const now = Date.now();
+  const entry = map.get(key);
+  if (entry && now - entry.at <= RECENT_MS) return entry.value;
+  if (!entry && map.size >= MAX_CACHED) map.delete(map.keys().next().value!);
+  const value = make();
+  map.set(key, { at: now, value });
+  return value;
+}
+
 function readsOf(deps: JobDeps, job: ClaimedJob) {
   const { sql, cache } = deps;
-  if (!cache) return { evaluator: findEvaluator(sql, job.project_id, job.evaluator_id, job.evaluator_version), rule: findRule(sql, job.project_id, job.rule_id) };
-  const now = Date.now();
-  const ruleEntry = cache.rules.get(job.rule_id);
-  if (!ruleEntry || now - ruleEntry.at > RULE_TTL_MS) cache.rules.set(job.rule_id, { at: now, rule: findRule(sql, job.project_id, job.rule_id) });
+  const evaluator = () => findEvaluator(sql, job.project_id, job.evaluator_id, job.evaluator_version);
+  const rule = () => findRule(sql, job.project_id, job.rule_id);
+  if (!cache) return { evaluator: evaluator(), rule: rule() };
   return {
-    evaluator: remembered(cache.evaluators, `${job.project_id}:${job.evaluator_id}:${job.evaluator_version}`, () => findEvaluator(sql, job.project_id, job.evaluator_id, job.evaluator_version)),
-    rule: cache.rules.get(job.rule_id)!.rule,
+    evaluator: remembered(cache.evaluators, `${job.project_id}:${job.evaluator_id}:${job.evaluator_version}`, evaluator),
+    rule: recent(cache.rules, job.rule_id, rule),
   };
 }
 
 /** The project's judge: its own provider keys (stores/evaluation/project-judge.ts), read through the cache. */
 async function judgeOf(deps: JobDeps, projectId: number): Promise<JudgeCall> {
-  const { cache } = deps;
-  if (!cache) return withProjectKeys(deps.judge, await openProviderKeys(deps.sql, deps.sealer, projectId));
-  const now = Date.now();
-  let entry = cache.keys.get(projectId);
-  if (!entry || now - entry.at > RULE_TTL_MS) {
-    if (!entry && cache.keys.size >= MAX_CACHED) cache.keys.delete(cache.keys.keys().next().value!);
-    cache.keys.set(projectId, (entry = { at: now, keys: openProviderKeys(deps.sql, deps.sealer, projectId) }));
-  }
-  return withProjectKeys(deps.judge, await entry.keys);
+  if (!deps.cache) return projectJudge(deps, projectId, deps.judge);
+  return withProjectKeys(deps.judge, await recent(deps.cache.keys, projectId, () => openProviderKeys(deps.sql, deps.sealer, projectId)));
 }
 
 const owners = new Map<number, number>();
