@@ -43,3 +43,10 @@ export async function readForm(ctx: Context): Promise<Record<string, string>> {
 export function formValues(ctx: Context, name: string): string[] {
   return (ctx.state as { [ALL]?: URLSearchParams })[ALL]?.getAll(name) ?? [];
 }
+
+/** The runs picked on the dashboard (its `sdk_run_id` checkboxes), each once; refused when none is. */
+export function selectedRunIds(ctx: Context): string[] {
+  const ids = [...new Set(formValues(ctx, "sdk_run_id").map((id) => id.trim()).filter(Boolean))];
+  if (ids.length === 0) throw new ValidationError({ field: "sdk_run_id", message: "select at least one run to add" });
+  return ids;
+}

@@ -21,7 +21,7 @@ import { isItemId, parseItem, type ItemSource } from "../../stores/datasets/item
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { formValues, readForm } from "../forms.js";
+import { readForm, selectedRunIds } from "../forms.js";
 import { queryParam, renderPage } from "./render.js";
 import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
 import { register as registerEdits } from "./dataset-edits.js";
@@ -135,8 +135,7 @@ export function register(router: Router, deps: WebDeps): void {
   router.post("/datasets/add-runs", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
     const form = await readForm(ctx);
     const project = projectOfRequest(ctx);
-    const ids = [...new Set(formValues(ctx, "sdk_run_id").map((id) => id.trim()).filter(Boolean))];
-    if (ids.length === 0) throw new ValidationError({ field: "sdk_run_id", message: "select at least one run to add" });
+    const ids = selectedRunIds(ctx);
     if (ids.length > MAX_RUNS_PER_ADD) throw new ValidationError({ field: "sdk_run_id", message: `add at most ${MAX_RUNS_PER_ADD} runs at once` });
     const name = form.dataset ?? "";
     await datasetNamed(sql, project.id, name);

@@ -30,7 +30,7 @@ import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { completeReview } from "../evaluation/review.js";
-import { formValues, readForm } from "../forms.js";
+import { readForm, selectedRunIds } from "../forms.js";
 import { createRule, deleteRule, listRules, ruleWithId, setRuleEnabled } from "../../stores/evaluation/rules.js";
 import { ROUTING_WHEN, routingRuleBody } from "./evaluator-forms.js";
 import { queryParam, renderPage } from "./render.js";
@@ -214,8 +214,7 @@ export function register(router: Router, deps: WebDeps): void {
 
   router.post("/queues/add-runs", requireUser, inProject(deps, "review"), async (ctx: Context) => {
     const form = await readForm(ctx);
-    const ids = [...new Set(formValues(ctx, "sdk_run_id").map((id) => id.trim()).filter(Boolean))];
-    if (ids.length === 0) throw new ValidationError({ field: "sdk_run_id", message: "select at least one run to add" });
+    const ids = selectedRunIds(ctx);
     const q = await queueWithId(sql, projectOfRequest(ctx).id, form.queue_id ?? "");
     const { added } = await addRunsToQueue({ sql, events: deps.events }, q, { items: ids.map((sdk_run_id) => ({ sdk_run_id })) }, "manual");
     go(ctx, `/queues/${q.id}`, `Added ${added} of the ${ids.length} selected run${ids.length === 1 ? "" : "s"}${added < ids.length ? " (the others were in the queue already)" : ""}.`);
