@@ -52,7 +52,7 @@ export interface ExperimentOptions {
   serverEvaluators?: readonly string[];
   /** Items run at once. Default 8. */
   maxConcurrency?: number;
-  /** Runs per item. Default 1. */
+  /** Runs per item. Default 1. A resume keeps the experiment's own. */
   repetitions?: number;
   description?: string;
   metadata?: Record<string, unknown>;
@@ -104,6 +104,8 @@ interface ServerExperiment {
   name: string;
   dataset: string;
   dataset_version: number;
+  /** Runs per item, as the experiment was made: a resume follows it whatever its options say. */
+  repetitions: number;
   expected_count: number;
   completed_count: number;
   error_count: number;
@@ -152,7 +154,7 @@ export async function runExperiment(host: ExperimentHost, o: ExperimentOptions):
   const { experiment, done } = await experimentOf(host, o);
   // Before the first run ends, so that every run is judged.
   if (o.serverEvaluators?.length) await attachEvaluators(host, experiment, o.serverEvaluators);
-  const repetitions = Math.max(1, Math.floor(o.repetitions ?? 1));
+  const repetitions = experiment.repetitions;
   const work: { item: DatasetItem; repetition: number }[] = [];
   let skipped = 0;
   for await (const item of datasetItems(host, o.dataset, { version: experiment.dataset_version, status: "active" })) {
@@ -168,8 +170,10 @@ export async function runExperiment(host: ExperimentHost, o: ExperimentOptions):
   const scoredBy: { itemId: string; repetition: number; evaluator: string }[] = [];
   const evaluators = o.evaluators ?? [];
 
+  const started: string[] = [];
   const runOne = async ({ item, repetition }: { item: DatasetItem; repetition: number }): Promise<void> => {
     const sdkRunId = randomUuid();
+    started.push(sdkRunId);
     let output: unknown;
     try {
       output = await host.run(
@@ -206,12 +210,14 @@ export async function runExperiment(host: ExperimentHost, o: ExperimentOptions):
   for (const { index, message: why } of await postScores(host, scores)) evaluatorErrors.push({ ...scoredBy[index]!, message: why });
   await call(host, "POST", `/api/experiments/${experiment.id}/complete`, {});
 
-  // The runs pass through the server's pipeline: wait (bounded) until every one is stored as ended.
+  // The runs pass through the server's pipeline: wait (bounded) until every run this call started is stored as
+  // ended. (A count would not do: a resumed experiment's count is complete before its re-runs are stored.)
   const deadline = Date.now() + (o.resultsTimeoutMs ?? 30_000);
   let final: { experiment: ServerExperiment; items: ExperimentItemResult[] };
   for (;;) {
     final = await call(host, "GET", `/api/experiments/${experiment.id}`);
-    if (final.experiment.completed_count >= final.experiment.expected_count || Date.now() > deadline) break;
+    const ended = new Set(final.items.filter((i) => i.status === "success" || i.status === "error").map((i) => i.sdk_run_id));
+    if (started.every((id) => ended.has(id)) || Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, 250));
   }
   const e = final.experiment;

@@ -106,4 +106,40 @@ describe("experiments", () => {
     const listed = await (await fetch(`${server.url}/api/experiments?dataset=${encodeURIComponent(dataset)}`, { headers: { authorization: `Bearer ${server.key}` } })).json();
     expect(listed.experiments.map((e: { name: string; status: string }) => [e.name, e.status])).toEqual([["shout prompt", "completed"], ["echo prompt", "completed"]]);
   }, 120_000);
+
+  it("runs each item as many times as the experiment's repetitions, and a resume re-runs only the repetition that failed", async () => {
+    const dataset = `reps ${Date.now()}`;
+    await client.createDataset(dataset);
+    await client.addDatasetItems(dataset, ["a", "b", "c"].map((id) => ({ id, input: { id }, expected_output: id })));
+    const all = ["a", "b", "c"].flatMap((id) => [1, 2, 3].map((r) => `${id}#${r}`));
+
+    const seen: string[] = [];
+    const first = await client.runExperiment({
+      dataset, name: "three times", repetitions: 3, maxConcurrency: 4, evaluators: [exactMatch],
+      task: async (_input, { item, repetition }) => {
+        seen.push(`${item.id}#${repetition}`);
+        if (item.id === "b" && repetition === 2) throw new Error("a flaky tool");
+        return item.id;
+      },
+    });
+    expect(seen.sort()).toEqual(all);
+    expect([first.ran, first.completedCount, first.errorCount, first.taskErrors]).toEqual([9, 9, 1, [{ itemId: "b", repetition: 2, message: "a flaky tool" }]]);
+    expect(first.scores.exactMatch).toEqual({ mean: 1, count: 8 });
+    expect(first.items.map((i) => `${i.item_id}#${i.repetition} ${i.status}`).sort()).toEqual(all.map((k) => `${k} ${k === "b#2" ? "error" : "success"}`));
+    expect(new Set(first.items.map((i) => i.sdk_run_id)).size).toBe(9);
+
+    // The resume names no repetitions: it follows the experiment's own three. It has no evaluators, so no score
+    // waits for the re-run to be stored: the summary itself must wait for it, though the count was complete before.
+    const again: string[] = [];
+    const resumed = await client.runExperiment({
+      dataset, name: "three times", resume: true,
+      task: async (_input, { item, repetition }) => {
+        again.push(`${item.id}#${repetition}`);
+        return item.id;
+      },
+    });
+    expect(again).toEqual(["b#2"]);
+    expect([resumed.experimentId, resumed.ran, resumed.skipped, resumed.errorCount, resumed.completedCount]).toEqual([first.experimentId, 1, 8, 0, 9]);
+    expect(resumed.scores.exactMatch).toEqual({ mean: 1, count: 8 });
+  }, 60_000);
 });

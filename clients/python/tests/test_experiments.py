@@ -6,6 +6,7 @@ and refuses the way back until forced with a reason."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, TypedDict
@@ -129,3 +130,43 @@ def test_two_config_versions_a_failing_item_and_a_resume(
         client.activate_config_version("qa-bot", 1)
     forced = client.activate_config_version("qa-bot", 1, force=True, reason="support wants the echo prompt back")
     assert forced["forced"] is True
+
+
+def test_repetitions_and_a_resume_of_the_one_that_failed(client: Runwatch) -> None:
+    dataset = f"py reps {uuid.uuid4().hex[:8]}"
+    client.create_dataset(dataset)
+    client.add_dataset_items(dataset, [{"id": i, "input": {"id": i}, "expected_output": i} for i in ("a", "b", "c")])
+    lock = threading.Lock()
+    calls: list[str] = []
+    failed: list[str] = []
+
+    def flaky(inp: Any) -> str:  # item b's first run fails, as a flaky tool would
+        with lock:
+            calls.append(inp["id"])
+            if inp["id"] == "b" and not failed:
+                failed.append("b")
+                raise RuntimeError("a flaky tool")
+        return str(inp["id"])
+
+    first = client.run_experiment(
+        dataset=dataset, name="three times", task=flaky, evaluators=[exact_match], repetitions=3, max_concurrency=4
+    )
+    assert sorted(calls) == ["a"] * 3 + ["b"] * 3 + ["c"] * 3
+    assert (first.ran, first.completed_count, first.error_count) == (9, 9, 1)
+    assert [(e["item_id"], e["message"]) for e in first.task_errors] == [("b", "a flaky tool")]
+    assert first.scores["exact_match"] == {"mean": 1, "count": 8}
+    assert sorted((i["item_id"], i["repetition"]) for i in first.items) == [
+        (i, r) for i in ("a", "b", "c") for r in (1, 2, 3)
+    ]
+    failed_repetition = first.task_errors[0]["repetition"]
+
+    # The resume names no repetitions: it follows the experiment's own three. It has no evaluators, so no score
+    # waits for the re-run to be stored: the summary itself must wait for it, though the count was complete before.
+    calls.clear()
+    resumed = client.run_experiment(dataset=dataset, name="three times", task=flaky, resume=True)
+    assert calls == ["b"]
+    assert (resumed.experiment_id, resumed.ran, resumed.skipped) == (first.experiment_id, 1, 8)
+    assert (resumed.error_count, resumed.completed_count) == (0, 9)
+    assert resumed.scores["exact_match"] == {"mean": 1, "count": 8}
+    item_b = next(i for i in resumed.items if i["item_id"] == "b" and i["repetition"] == failed_repetition)
+    assert item_b["status"] == "success"

@@ -120,7 +120,7 @@ def run_experiment(client: Runwatch, spec: ExperimentSpec) -> ExperimentSummary:
     experiment, done = _experiment_of(client, spec)
     if spec.server_evaluators:  # before the first run ends, so that every run is judged
         attach_evaluators(client, experiment, spec.server_evaluators)
-    repetitions = max(1, int(spec.repetitions))
+    repetitions = int(experiment["repetitions"])  # as the experiment was made: a resume follows it
     work: list[tuple[dict[str, Any], int]] = []
     skipped = 0
     for item in dataset_items(client, spec.dataset, version=experiment["dataset_version"], status="active"):
@@ -131,6 +131,7 @@ def run_experiment(client: Runwatch, spec: ExperimentSpec) -> ExperimentSummary:
                 work.append((item, repetition))
 
     lock = threading.Lock()
+    started: list[str] = []
     task_errors: list[dict[str, Any]] = []
     evaluator_errors: list[dict[str, Any]] = []
     takes_item = _takes_item(spec.task)
@@ -154,6 +155,8 @@ def run_experiment(client: Runwatch, spec: ExperimentSpec) -> ExperimentSummary:
                 framework="experiment",
                 metadata=fields,
             ) as run:
+                with lock:
+                    started.append(run.sdk_run_id)
                 output = _maybe_await(spec.task(item["input"], item) if takes_item else spec.task(item["input"]))
                 run.set_output(output)
         except Exception as err:
@@ -194,12 +197,14 @@ def run_experiment(client: Runwatch, spec: ExperimentSpec) -> ExperimentSummary:
         evaluator_error(item, repetition, name, RunwatchError(why))
     _call(client, "POST", f"/api/experiments/{experiment['id']}/complete", {})
 
-    # The runs pass through the server's pipeline: wait (bounded) until every one is stored as ended.
+    # The runs pass through the server's pipeline: wait (bounded) until every run this call started is stored as
+    # ended. (A count would not do: a resumed experiment's count is complete before its re-runs are stored.)
     deadline = time.monotonic() + spec.results_timeout
     while True:
         final = _call(client, "GET", f"/api/experiments/{experiment['id']}")
         e = final["experiment"]
-        if e["completed_count"] >= e["expected_count"] or time.monotonic() > deadline:
+        ended = {i["sdk_run_id"] for i in final["items"] if i["status"] in ("success", "error")}
+        if all(run_id in ended for run_id in started) or time.monotonic() > deadline:
             break
         time.sleep(0.25)
     return ExperimentSummary(
