@@ -136,6 +136,14 @@ describe("activation gate", () => {
     const outsider = await srv.account();
     expect((await post("/api/agents/qa-bot/configs/1/activate", {}, outsider.key)).status).toBe(404);
     const page = await (await ownerJar.fetch(`${srv.url}/agents/qa-bot`)).text();
+    // The dashboard's version routes refuse a version past Postgres's integer as the API does (not a 500).
+    for (const v of ["0", "1.5", "99999999999", "x"]) {
+      for (const action of ["activate", "force"]) {
+        const res = await ownerJar.fetch(`${srv.url}/agents/qa-bot/configs/${v}/${action}`, { method: "POST", body: new URLSearchParams({ _csrf: csrfFrom(page), reason: "r" }) });
+        expect(res.status, `${action} ${v}`).toBe(422);
+      }
+      expect((await ownerJar.fetch(`${srv.url}/agents/qa-bot/configs/${v}/gate`)).status, `gate ${v}`).toBe(422);
+    }
     for (const [score_name, max_drop, field] of [["", "0.1", "score_name"], ["c", "-1", "max_drop"], ["c", "1e309", "max_drop"], ["c", "abc", "max_drop"], ["a\u0000b", "1", "score_name"]]) {
       const res = await ownerJar.fetch(`${srv.url}/agents/qa-bot/gate`, { method: "POST", body: new URLSearchParams({ _csrf: csrfFrom(page), score_name: score_name!, max_drop: max_drop! }) });
       expect([res.status, field], `${score_name} ${max_drop}`).toEqual([422, field]);

@@ -13,6 +13,7 @@ import { roleIn } from "../../stores/accounts/projects.js";
 import { activateThroughGate, type GateCheck } from "../../stores/activation-gate.js";
 import type { WebDeps } from "../deps.js";
 import { readJsonBody } from "../json-body.js";
+import { configVersionParam } from "../path-params.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { readAuthorizer } from "./read-api.js";
 
@@ -29,10 +30,7 @@ export function registerAgentActivationApi(router: Router, deps: WebDeps, auth: 
   const authorize = readAuthorizer(deps, auth);
   router.post("/api/agents/:name/configs/:version/activate", async (ctx: Context) => {
     const p = await authorize(ctx);
-    const version = Number(ctx.params.version);
-    if (!Number.isInteger(version) || version < 1 || version > 2_147_483_647) {
-      throw new ValidationError({ field: "version", message: "version must be a whole number from 1" });
-    }
+    const version = configVersionParam(ctx);
     const body = (await readJsonBody(ctx, 16 * 1024)) as { force?: unknown; reason?: unknown } | null;
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ValidationError({ message: 'the body must be a JSON object like {"force": true, "reason": "…"}' });
     if (body.force !== undefined && typeof body.force !== "boolean") throw new ValidationError({ field: "force", message: "force must be true or false" });

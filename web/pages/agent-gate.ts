@@ -23,6 +23,7 @@ import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { readForm } from "../forms.js";
+import { configVersionParam } from "../path-params.js";
 import { renderPage } from "./render.js";
 
 /** Versions whose latest experiment the page summarises (newest first). */
@@ -60,14 +61,9 @@ export function register(router: Router, deps: WebDeps, showAgent: (ctx: Context
     }
   });
 
-  const versionOf = (ctx: Context): number => {
-    const version = Number(ctx.params.version);
-    if (!Number.isInteger(version) || version < 1 || version > 2_147_483_647) throw new ValidationError({ field: "version", message: "version must be a whole number from 1" });
-    return version;
-  };
   const gatePage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
     const project = projectOfRequest(ctx);
-    const check = await checkGate(sql, deps.ports.clickhouse, project.id, String(ctx.params.name), versionOf(ctx));
+    const check = await checkGate(sql, deps.ports.clickhouse, project.id, String(ctx.params.name), configVersionParam(ctx));
     renderPage(ctx, "agent-gate.njk", {
       title: `Activate ${check.agent} v${check.version}?`, check, can_force: can(project.role, "force_activation"),
       can_activate: can(project.role, "edit_agents"), errors: {}, values: {}, ...extra,
@@ -79,7 +75,7 @@ export function register(router: Router, deps: WebDeps, showAgent: (ctx: Context
   router.post("/agents/:name/configs/:version/force", requireUser, inProject(deps, "force_activation"), async (ctx: Context) => {
     const form = await readForm(ctx);
     const name = String(ctx.params.name);
-    const version = versionOf(ctx);
+    const version = configVersionParam(ctx);
     try {
       const outcome = await activateThroughGate(sql, deps.ports.clickhouse, projectOfRequest(ctx).id, name, version, (ctx.state.user as SessionUser).id, { reason: form.reason ?? "", allowed: true });
       const forced = outcome.activated && outcome.forced;

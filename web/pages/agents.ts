@@ -17,6 +17,7 @@ import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { queryParam, renderPage } from "./render.js";
 import { readForm } from "../forms.js";
+import { configVersionParam } from "../path-params.js";
 import { Conflict, ValidationError } from "../../core/errors.js";
 import {
   addVersion, createAgent, diffConfigs, getAgent, listAgentSummaries, listVersions, updateAgent,
@@ -187,8 +188,7 @@ export function register(router: Router, deps: WebDeps): void {
     const user = ctx.state.user as SessionUser;
     const project = projectOfRequest(ctx);
     const name = String(ctx.params.name);
-    const version = Number(ctx.params.version);
-    if (!Number.isInteger(version) || version < 1) throw new ValidationError({ message: "version must be a positive integer", field: "version" });
+    const version = configVersionParam(ctx);
     const outcome = await activateThroughGate(sql, deps.ports.clickhouse, project.id, name, version, user.id);
     if (!outcome.activated) {
       await detailPage(ctx, { gate_refusal: { message: outcome.refusal.message, check: outcome.check } }, 409);
