@@ -60,12 +60,18 @@ export function register(router: Router, deps: WebDeps): void {
     const byItem = results.map(resultsByItem);
     const aggregates = chosen.map((e, k) => experimentSummary(e, results[k]!));
     const onlyRegressions = queryParam(ctx, "only") === "regressions" && chosen.length > 1;
-    const regressed = compareItems([...new Set(results.flatMap((r) => r.map((x) => x.item_id)))].sort(byteOrder).map((id) => ({ id })), byItem)
-      .filter((row) => row.regression).map((row) => row.item.id);
+    // Every item with a result is compared once: the regressions are counted over all of them, the page shows some.
+    const compared = new Map(compareItems([...new Set(results.flatMap((r) => r.map((x) => x.item_id)))].sort(byteOrder).map((id) => ({ id })), byItem)
+      .map((row) => [row.item.id, row]));
+    const regressed = [...compared.values()].filter((row) => row.regression).map((row) => row.item.id);
     const page = await comparisonPage(dataset, chosen[0]!.dataset_version, queryParam(ctx, "after"), onlyRegressions ? regressed : undefined);
+    const rows = page.items.map((item) => {
+      const row = compared.get(item.id);
+      return row ? { ...row, item } : compareItems([item], byItem)[0]!;
+    });
     const view = {
       title: `Compare experiments of ${dataset.name}`, dataset, experiments: aggregates, score_names: scoreNames(aggregates),
-      rows: compareItems(page.items, byItem), next_after: page.next_after, regression_count: regressed.length,
+      rows, next_after: page.next_after, regression_count: regressed.length,
       only_regressions: onlyRegressions, ids: chosen.map((e) => e.id).join(","), live: chosen.some((e) => e.status === "running"),
     };
     if (queryParam(ctx, "fragment") === "table") renderFragment(ctx, "_experiment_table.njk", view);
