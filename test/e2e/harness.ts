@@ -159,16 +159,21 @@ export function csrfFrom(html: string): string {
   return m[1]!;
 }
 
-/** A free TCP port on 127.0.0.1 (for child processes that need a port number up front). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
+/**
+ * A free TCP port on 127.0.0.1, for servers that need their port number before they listen. It is picked at random
+ * below Linux's ephemeral range (32768–60999): a port the kernel hands out for listen(0) or for an outgoing
+ * connection could be taken by another test's socket between this check and the server's listen.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once("error", () => resolve(false));
+      srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

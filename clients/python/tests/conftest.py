@@ -3,6 +3,7 @@ from __future__ import annotations
 import http.cookiejar
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -14,6 +15,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +54,16 @@ def make_client(capture: CaptureServer) -> Iterator[Any]:
 
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free port, picked at random below Linux's ephemeral range (32768-60999): one the kernel hands out for
+    bind(0) or an outgoing connection could be taken by another socket before the server listens on it."""
+    while True:
+        port = random.randrange(20_000, 32_000)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 # ---- a real Runwatch server (integration tests) ---------------------------------------------------------
@@ -181,12 +190,19 @@ def judge_llm() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def real_server(judge_llm: str) -> Iterator[RealServer]:
-    """`node deploy/bin/runwatch.mjs start` on a temporary data dir and free ports, with a user and an API key; its
-    LLM provider (for evaluators) is the fake LLM on loopback."""
+    """A real server (running_server) whose LLM provider, for evaluators, is the fake LLM on loopback."""
     if not CLI.exists():
         pytest.skip(f"{CLI} not found: integration tests need the Runwatch repository")
     if shutil.which("node") is None:
         pytest.skip("node is not installed")
+    with running_server(judge_llm) as srv:
+        yield srv
+
+
+@contextmanager
+def running_server(llm_url: str) -> Iterator[RealServer]:
+    """`node deploy/bin/runwatch.mjs start` on a temporary data dir and free ports, with a user and an API key; its
+    LLM provider (for evaluators) is the OpenAI-compatible server at `llm_url`."""
     data_dir = tempfile.mkdtemp(prefix="runwatch-pytest-")
     web_port = free_port()
     env = {
@@ -198,7 +214,7 @@ def real_server(judge_llm: str) -> Iterator[RealServer]:
         "RUNWATCH_OTLP_GRPC_PORT": str(free_port()),
         "RUNWATCH_HOST": "127.0.0.1",
         "LOG_LEVEL": "warn",
-        "OPENAI_BASE_URL": judge_llm,
+        "OPENAI_BASE_URL": llm_url,
         "OPENAI_API_KEY": "sk-test",
         "RUNWATCH_EVALUATION_POLL_MS": "100",
     }
