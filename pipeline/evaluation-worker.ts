@@ -70,6 +70,7 @@ export async function startEvaluationWorker(
   const deps = {
     sealer,
     sql: ports.sql, clickhouse: ports.clickhouse, events: createEventStore(ports.clickhouse), log: ports.log, limiter: ports.limiter, judge, logger: log,
+    pubsub: ports.pubsub,
     cache: jobCache(),
     writeScores: batchedWrites((rows: Record<string, unknown>[]) => ports.clickhouse.insert("scores", rows)),
     appendEvents: batchedWrites((events: LoggedEvent[]) => appendEvents(ports.log, events)),

@@ -6,6 +6,7 @@
 import { Either, Schema } from "effect";
 import { toChTime } from "../core/clickhouse/event-store.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
+import { projectChannel, type PubSub } from "../core/ports/pubsub.js";
 import { ValidationError } from "../core/errors.js";
 import { makeStorable } from "../core/events/storable.js";
 import { isStorableTime, MAX_SDK_RUN_ID_CHARS, MAX_SPAN_ID_CHARS, toValidationError } from "../core/events/schema.js";
@@ -126,6 +127,18 @@ export async function insertScore(ch: ClickHouse, run: ScoredRun, s: ScoreInput)
   const scoreId = uuidv7();
   await ch.insert("scores", [scoreRow(run, s, scoreId, new Date().toISOString())]);
   return scoreId;
+}
+
+/**
+ * Tells the project's open dashboards that scores were given to runs of experiments (realtime message
+ * `experiment_scores`, docs/REALTIME.md), so a comparison open while an experiment runs shows them: an SDK's
+ * evaluators send their scores after the runs, and a server evaluator's after the run ended. Best effort, like every
+ * live message: the page's next load reads them anyway.
+ */
+export async function announceExperimentScores(pubsub: Pick<PubSub, "publish">, projectId: number, runs: Iterable<{ readonly experiment_id: string }>): Promise<void> {
+  const ids = [...new Set([...runs].map((r) => r.experiment_id).filter((id) => id !== ""))];
+  if (ids.length === 0) return;
+  await pubsub.publish(projectChannel(projectId), JSON.stringify({ type: "experiment_scores", experiment_ids: ids })).catch(() => {});
 }
 
 /** A page of a run's scores and the cursor after it (null on the last page). */

@@ -11,9 +11,10 @@ import type { EventLog } from "../../core/ports/event-log.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { RateLimiter } from "../../core/ports/rate-limiter.js";
 import type { Sql } from "../../core/ports/sql.js";
+import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Logger } from "../../core/logger.js";
 import { appendEvents } from "../../core/log/events.js";
-import { scoreRow } from "../scores.js";
+import { announceExperimentScores, scoreRow } from "../scores.js";
 import { addToQueue } from "../annotation/queue-items.js";
 import { evaluate, type JudgeCall } from "./evaluate.js";
 import { findEvaluator } from "./evaluators.js";
@@ -46,6 +47,8 @@ export interface JobDeps {
   /** How score rows and judge runs' events are stored (batchedWrites); default one write per job. */
   readonly writeScores?: BatchedWrite<Record<string, unknown>>;
   readonly appendEvents?: BatchedWrite<LoggedEvent>;
+  /** Where a score given to an experiment's run is announced to open comparisons; none: not announced. */
+  readonly pubsub?: Pick<PubSub, "publish">;
 }
 
 /**
@@ -178,6 +181,7 @@ export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus>
   const origin = { evaluator_id: evaluator.id, evaluator_version: evaluator.version, judge_run: outcome.model !== null ? judgeRunId(job.score_id) : "" };
   const row = scoreRow(run, score, job.score_id, new Date().toISOString(), origin);
   await (deps.writeScores ? deps.writeScores([row]) : deps.clickhouse.insert("scores", [row]));
+  if (deps.pubsub) await announceExperimentScores(deps.pubsub, job.project_id, [run]);
   if (rule.queue_action && queueActionWants(rule.queue_action, verdict.value)) {
     await addToQueue(sql, job.project_id, rule.queue_action.queue_id, [{ sdk_run_id: run.external_id, run_id: run.run_id, span_id: job.span_id }], "rule");
   }

@@ -46,6 +46,9 @@ describe.skipIf(!haveBrowser)("experiments in the dashboard", () => {
         { event_type: "run_end", sdk_run_id: `${experimentId}-${i}`, payload: { output } },
       ]);
       expect((await api("/api/ingest/batch", { events })).rejected).toBe(0);
+    };
+    // As an SDK's evaluators do: the scores once the runs are sent (each waits for its run to be stored).
+    const scores = async (experimentId: string, outputs: string[]) => {
       for (let i = 0; i < outputs.length; i++) {
         for (let tries = 0; (await fetch(`${base}/api/scores`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ sdk_run_id: `${experimentId}-${i}`, name: "correct", value: outputs[i] === answers[i] ? 1 : 0 }) })).status !== 201 && tries < 100; tries++) {
           await new Promise((r) => setTimeout(r, 50));
@@ -54,6 +57,7 @@ describe.skipIf(!haveBrowser)("experiments in the dashboard", () => {
     };
     const v1 = (await api("/api/experiments", { dataset: "support faq", name: "brief answers", agent_name: "faq-bot", config_version: 1 })).experiment.id;
     await runs(v1, 1, answers);
+    await scores(v1, answers);
     await api(`/api/experiments/${v1}/complete`, {});
     const v2 = (await api("/api/experiments", { dataset: "support faq", name: "very brief answers", agent_name: "faq-bot", config_version: 2 })).experiment.id;
 
@@ -61,13 +65,13 @@ describe.skipIf(!haveBrowser)("experiments in the dashboard", () => {
     await page.goto(`${base}/datasets/support%20faq/compare?experiments=${v1},${v2}`);
     expect(await page.locator("#comparison td[data-status=missing]").count()).toBe(3);
     await page.waitForFunction(() => document.getElementById("live-indicator")?.dataset.state === "live");
-    await runs(v2, 2, ["30 days", "No", "Within an hour"]);
+    const v2Outputs = ["30 days", "No", "Within an hour"];
+    await runs(v2, 2, v2Outputs);
     await page.waitForFunction(() => document.querySelectorAll("#comparison td[data-status=success]").length === 6, undefined, { timeout: 20_000 });
-    // Scores are stored after the runs: the next pushed run (or a reload) shows them; wait for the regression.
-    for (let i = 0; i < 50 && (await page.locator("#comparison tr.regressed").count()) === 0; i++) {
-      await page.waitForTimeout(200);
-      if (i % 10 === 9) await page.reload();
-    }
+    // The scores come after the runs, as an SDK's evaluators send them: they appear live too, and mark the regression.
+    expect(await page.locator("#comparison tr.regressed").count()).toBe(0);
+    await scores(v2, v2Outputs);
+    await page.waitForSelector("#comparison tr.regressed", { timeout: 10_000 });
     expect(await page.locator("#comparison tr.regressed").getAttribute("data-item")).toBe("faq-2");
     expect(await page.locator("#comparison tr.regressed .cell-regression").textContent()).toContain("−1");
     expect(await page.locator("#comparison a", { hasText: "trace" }).first().getAttribute("href")).toBe(`/dashboard/${v1}-0`);

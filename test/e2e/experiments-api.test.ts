@@ -6,7 +6,8 @@
  * hostile ids and bodies.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bearer, json, loginJar, startTestServer, type CookieJar, type TestAccount, type TestServer } from "./harness.js";
+import { projectChannel } from "../../core/ports/pubsub.js";
+import { bearer, json, loginJar, startTestServer, until, type CookieJar, type TestAccount, type TestServer } from "./harness.js";
 
 let srv: TestServer;
 let alice: TestAccount;
@@ -99,6 +100,12 @@ describe("experiments", () => {
     await itemRun(alice.key, candidate, "c", "v2-c", { error: "the model timed out", ms: 400 });
     await settled(baseline, 3);
     await settled(candidate, 3);
+    // Open comparisons hear of the scores given to the experiments' runs (realtime `experiment_scores`).
+    const announced: string[][] = [];
+    const stopListening = await srv.ports.pubsub.subscribePrefix(projectChannel(alice.id), (channel, message) => {
+      const m = JSON.parse(message) as { type: string; experiment_ids: string[] };
+      if (channel === projectChannel(alice.id) && m.type === "experiment_scores") announced.push(m.experiment_ids);
+    });
     for (const [run, value] of [["v1-a", 1], ["v1-b", 1], ["v1-c", 0], ["v2-a", 1], ["v2-b", 0]] as const) {
       expect((await post("/api/scores", { sdk_run_id: run, name: "correct", value })).status).toBe(201);
     }
@@ -111,6 +118,9 @@ describe("experiments", () => {
     expect([batch.status, batch.body.results.map((r: any) => r.status)]).toEqual([207, [201, 422, 404, 404, 201]]);
     expect(batch.body.results[1].error.field).toBe("name");
     expect((await post("/api/scores/batch", { scores: Array.from({ length: 1_001 }, () => ({ sdk_run_id: "v1-a", name: "x", value: 1 })) })).body.error.field).toBe("scores");
+    await until("the scores announced", () => announced.length, (n) => n >= 6, 10_000);
+    expect(announced).toEqual([[baseline], [baseline], [baseline], [candidate], [candidate], [baseline, candidate]]);
+    await stopListening();
 
     // Bob sends runs that name Alice's experiment: they stay his, and her results do not change.
     await itemRun(bob.key, baseline, "a", "bob-a", { output: "HIJACK", ms: 1 });

@@ -14,6 +14,7 @@ import { sampled } from "../../stores/evaluation/rule-filter.js";
 import { checkFailures, evaluationFailures } from "../../alerts/triggers/evaluation-failure-rate-above.js";
 import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
 import { SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
+import { projectChannel } from "../../core/ports/pubsub.js";
 import { bearer, json, startTestServer, type TestAccount, type TestServer, until } from "./harness.js";
 
 let agents: Harness;
@@ -150,6 +151,27 @@ describe("online evaluation", () => {
     await new Promise((r) => setTimeout(r, 1_000));
     expect((await totals(judgeId)).done).toBe(expected.length);
   }, 120_000);
+
+  it("announces a judge's score of an experiment's run to the project's open comparisons", async () => {
+    await post("/api/datasets", { name: "judged set" });
+    await post("/api/datasets/judged%20set/items", { items: [{ id: "q1", input: "question" }] });
+    const experimentId = (await post("/api/experiments", { dataset: "judged set", name: "judged" })).body.experiment.id as string;
+    expect((await post("/api/evaluation-rules", { evaluator_id: judgeId, filter: { experiment_id: experimentId }, sampling: 1 })).status).toBe(201);
+    const announced: string[][] = [];
+    const stop = await srv.ports.pubsub.subscribePrefix(projectChannel(alice.id), (channel, message) => {
+      const m = JSON.parse(message) as { type: string; experiment_ids: string[] };
+      if (channel === projectChannel(alice.id) && m.type === "experiment_scores") announced.push(m.experiment_ids);
+    });
+    const events = [
+      { event_type: "run_start", sdk_run_id: "exp-judged-1", agent_name: "qa-bot", payload: { input: "question", experiment_id: experimentId, dataset_item_id: "q1", repetition: 1 } },
+      { event_type: "run_end", sdk_run_id: "exp-judged-1", payload: { output: "answer" } },
+    ];
+    expect((await post("/api/ingest/batch", { events })).body.rejected).toBe(0);
+    await until("the judge's score announced", () => announced.length, (n) => n > 0, 30_000);
+    await stop();
+    expect(announced).toEqual([[experimentId]]);
+    expect((await get(`/api/experiments/${experimentId}`)).body.items[0].scores).toEqual({ helpfulness: 1 });
+  }, 60_000);
 
   it("makes an evaluation error, not a score, of an answer that a prompt-injected output broke", async () => {
     const e = await post("/api/evaluators", { name: "injection-judge", type: "llm_judge", prompt: "Is this correct? {{output}}", output: { type: "boolean" } });

@@ -15,7 +15,7 @@ import type Router from "@koa/router";
 import { Either } from "effect";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { uuidv7 } from "../../core/ids.js";
-import { insertScore, listRunScores, parseScore, scoreCursor, scoreRow } from "../../stores/scores.js";
+import { announceExperimentScores, insertScore, listRunScores, parseScore, scoreCursor, scoreRow } from "../../stores/scores.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, readAuthorizer, stringParam } from "./read-api.js";
@@ -47,6 +47,7 @@ export async function giveScore(deps: WebDeps, sender: Sender, body: unknown): P
   const run = await ownRun(deps, sender.projectId, score.right.sdk_run_id);
   const id = await insertScore(deps.ports.clickhouse, { ...run, user_id: sender.userId }, score.right);
   await routeGivenScores(deps.ports.sql, sender.projectId, [{ run, name: score.right.name, value: score.right.value }]);
+  await announceExperimentScores(deps.ports.pubsub, sender.projectId, [run]);
   return id;
 }
 
@@ -85,6 +86,7 @@ export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAut
     });
     if (rows.length) await deps.ports.clickhouse.insert("scores", rows);
     await routeGivenScores(deps.ports.sql, p.projectId, given);
+    await announceExperimentScores(deps.ports.pubsub, p.projectId, given.map((g) => g.run));
     ctx.status = 207;
     ctx.body = { results };
   });
