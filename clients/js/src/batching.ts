@@ -65,6 +65,19 @@ export const byteLength = (s: string): number => {
   return /^[\x00-\x7f]*$/.test(s) ? s.length : encoder.encode(s).length;
 };
 
+/**
+ * How long to wait before the next request (ms). Once half of the key's rate-limit window is spent
+ * (`RateLimit-Limit`, `-Remaining`, `-Reset`, docs/API.md), the requests left are spread evenly over what is left of
+ * it, so a busy client sends a little less often instead of spending the window and then waiting out a 429 (up to a
+ * minute without sending). 0 before that, and without the headers.
+ */
+export function paceMs(headers: { get(name: string): string | null }): number {
+  const header = (name: string) => Number(headers.get(name) ?? Number.NaN);
+  const [limit, remaining, resetSeconds] = [header("ratelimit-limit"), header("ratelimit-remaining"), header("ratelimit-reset")];
+  if (!(remaining >= 0) || !(resetSeconds > 0) || remaining * 2 > limit) return 0;
+  return (resetSeconds * 1000) / (remaining + 1);
+}
+
 /** Retry-After as delay-seconds or an HTTP date, in ms; undefined when absent or unparseable. */
 export function retryAfterMs(header: string | null): number | undefined {
   if (!header) return undefined;

@@ -13,7 +13,7 @@
  *   dropped and reported through onError.
  * - Timers are unref'd (the client never keeps a process alive) except while somebody awaits flush().
  */
-import { MAX_BATCH, RETRYABLE_ITEM, byteLength, retryAfterMs, type BatchResultItem, type FlushWaiter, type Item, type TransportOptions, type TransportStats } from "./batching.js";
+import { MAX_BATCH, RETRYABLE_ITEM, byteLength, paceMs, retryAfterMs, type BatchResultItem, type FlushWaiter, type Item, type TransportOptions, type TransportStats } from "./batching.js";
 import { describe, errorMessage, RunwatchError } from "./errors.js";
 import { onBeforeExit, refTimer, unrefTimer, type TimerHandle } from "./platform.js";
 
@@ -33,6 +33,8 @@ export class Transport {
   private timer: TimerHandle | undefined;
   private timerDue = 0;
   private retryAt = 0;
+  /** The next request not before this (ms since the epoch): the key's rate-limit window spread out (paceMs). */
+  private paceUntil = 0;
   private consecutiveFailures = 0;
   private waiters: FlushWaiter[] = [];
   private closed = false;
@@ -148,7 +150,7 @@ export class Transport {
     if (this.sending || this.queue.length === 0) return;
     const now = Date.now();
     if (this.waiters.length > 0) delayMs = 0;
-    const due = Math.max(now + delayMs, this.retryAt);
+    const due = Math.max(now + delayMs, this.retryAt, this.paceUntil);
     if (this.timer !== undefined) {
       if (this.timerDue <= due) return;
       clearTimeout(this.timer);
@@ -229,6 +231,7 @@ export class Transport {
       if (abortTimer !== undefined) clearTimeout(abortTimer);
     }
 
+    this.paceUntil = Date.now() + paceMs(res.headers);
     const status = res.status;
     let parsed: unknown;
     try {

@@ -76,6 +76,23 @@ describe("transport", () => {
     expect(errors.some((e) => e.code === "http" && e.details.status === 429)).toBe(true);
   });
 
+  it("spreads its requests over the rate-limit window once half of it is spent, instead of running into 429", async () => {
+    const s = await server();
+    let remaining = 10;
+    s.responder = (req) => ({ ...accept207(req), headers: { "ratelimit-limit": "10", "ratelimit-remaining": String(--remaining), "ratelimit-reset": "2" } });
+    const { c } = client(s.url, { flushIntervalMs: 10 });
+    for (let i = 0; i < 8; i++) {
+      c.emit("r", "a", "step", { node_name: `n${i}`, phase: "start" });
+      expect(await c.flush(10_000)).toBe(true);
+    }
+    const gaps = s.requests.slice(1).map((r, i) => r.at - s.requests[i]!.at);
+    // While more than half is left (9, 8, 7, 6 after the first four), no wait; then 2 s over the 5, 4, 3 left.
+    expect(gaps.slice(0, 4).every((g) => g < 300)).toBe(true);
+    expect(gaps.slice(4)).toEqual([expect.any(Number), expect.any(Number), expect.any(Number)]);
+    for (const [k, left] of [[4, 5], [5, 4], [6, 3]] as const) expect(gaps[k]!).toBeGreaterThanOrEqual(2000 / (left + 1) - 50);
+    expect(s.accepted.length).toBe(8);
+  });
+
   it("retries 503 and network errors with backoff and keeps the events", async () => {
     const s = await server();
     s.responder = (req, n) => (n <= 3 ? { status: 503, body: { error: { code: "unavailable", message: "try later" } } } : accept207(req));

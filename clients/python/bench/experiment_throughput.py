@@ -1,6 +1,7 @@
 """How fast run_experiment gets through a dataset when the LLM is slow.
 
     clients/python/.venv/bin/python clients/python/bench/experiment_throughput.py [--items 320] [--rounds 2]
+        [--flush-interval 0.2]
 
 A LangGraph graph whose model calls an LLM server on loopback that answers after 50 ms is the task, over a dataset
 of ITEMS items at concurrency 16 and of 40 items at concurrency 1, alternately (ROUNDS rounds each), against
@@ -42,11 +43,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=320)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--flush-interval", type=float, default=0.2, help="the client's; 0.2 s is its default")
     args = parser.parse_args()
     small = min(args.items, 40)  # concurrency 1 is slow by design: fewer items
 
     with fake_llm(delay=DELAY_S) as llm_url, running_server(llm_url) as server:
-        client = Runwatch(api_key=server.api_key, base_url=server.base_url)  # sends every 0.2 s, the default
+        client = Runwatch(api_key=server.api_key, base_url=server.base_url, flush_interval=args.flush_interval)
         try:
             for name, n in (("throughput", args.items), ("throughput-small", small)):
                 client.create_dataset(name)

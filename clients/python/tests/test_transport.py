@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import time
@@ -73,6 +74,32 @@ def test_429_retry_after_is_honoured(capture: CaptureServer, make_client: Any) -
     assert len(capture.requests) == 2
     assert elapsed >= 0.95, elapsed
     assert len(capture.events()) == 1
+
+
+def test_requests_spread_over_the_rate_limit_window_once_half_is_spent(
+    capture: CaptureServer, make_client: Any
+) -> None:
+    remaining = [10]
+
+    def limited(events: list[dict[str, Any]]) -> Any:
+        status, _, body = accept_all(events)
+        remaining[0] -= 1
+        headers = {"RateLimit-Limit": "10", "RateLimit-Remaining": str(remaining[0]), "RateLimit-Reset": "2"}
+        return status, headers, body
+
+    capture.default = limited
+    client = make_client(flush_interval=0.01)
+    sent_at = []
+    for i in range(8):
+        client.emit("step", "r1", {"node_name": f"n{i}", "phase": "start"})
+        assert client.flush(10)
+        sent_at.append(time.monotonic())
+    gaps = [b - a for a, b in itertools.pairwise(sent_at)]
+    # While more than half is left (9, 8, 7, 6 after the first four), no wait; then 2 s over the 5, 4, 3 left.
+    assert all(g < 0.3 for g in gaps[:3]), gaps
+    for k, left in ((4, 5), (5, 4), (6, 3)):
+        assert gaps[k] >= 2 / (left + 1) - 0.05, gaps
+    assert len(capture.events()) == 8
 
 
 def test_207_retries_only_retryable_items_and_drops_rejected(

@@ -18,7 +18,7 @@ from collections import deque
 from typing import Any, Literal
 
 from ._http import HttpClient, Response, TransportError
-from ._wire import TransportStats, _describe, _error_text, _Item, _retry_after
+from ._wire import TransportStats, _describe, _error_text, _Item, _pace, _retry_after
 
 logger = logging.getLogger("runwatch")
 
@@ -59,6 +59,7 @@ class Transport:
         self.backoff_max = backoff_max
         self.debug = debug
         self.stats = TransportStats()
+        self._pace_until = 0.0  # time.monotonic() before which the next request waits (_pace)
         self._init_threading()
         _live_transports.add(self)
 
@@ -226,6 +227,9 @@ class Transport:
 
     def _drain(self) -> None:
         while not self._stopped.is_set():
+            wait = self._pace_until - time.monotonic()
+            if wait > 0 and not self._sleep(wait):
+                return
             batch = self._take_batch()
             if not batch:
                 return
@@ -273,6 +277,7 @@ class Transport:
                 logger.warning("runwatch: cannot reach %s (%s); %d event(s) kept for retry", BATCH_PATH, e, len(batch))
             return batch, self._backoff(attempts)
 
+        self._pace_until = time.monotonic() + _pace(resp)
         status = resp.status
         if status == 207:
             return self._per_item(batch, resp)

@@ -60,6 +60,22 @@ def _error_text(resp: Response) -> str:
         return resp.body[:200].decode("utf-8", "replace")
 
 
+def _pace(resp: Response) -> float:
+    """Seconds to wait before the next request. Once half of the key's rate-limit window is spent (RateLimit-Limit,
+    -Remaining, -Reset, docs/API.md), the requests left are spread evenly over what is left of it, so a busy client
+    sends a little less often instead of spending the window and then waiting out a 429 (up to a minute without
+    sending). 0 before that, and without the headers."""
+    try:
+        limit, remaining, reset = (
+            float(resp.header(f"ratelimit-{h}") or "nan") for h in ("limit", "remaining", "reset")
+        )
+    except ValueError:
+        return 0.0
+    if not (remaining >= 0 and reset > 0) or remaining * 2 > limit:
+        return 0.0
+    return reset / (remaining + 1)
+
+
 def _retry_after(resp: Response) -> float | None:
     """Retry-After as seconds (delta-seconds or HTTP-date), capped at 5 minutes."""
     raw = resp.header("retry-after")
