@@ -10,6 +10,8 @@ import { displayTextProblem } from "../../core/display-text.js";
 import { parseOutputDefinition, type OutputDefinition } from "../../core/evaluation/output.js";
 import { isUuid } from "../../core/ids.js";
 import type { Sql } from "../../core/ports/sql.js";
+import { audit } from "../accounts/projects.js";
+import { detachQueue, rulesChanged, type RuleWrites } from "../evaluation/rules.js";
 
 export type ScoreConfig = OutputDefinition & { readonly name: string; readonly description: string };
 
@@ -133,6 +135,22 @@ export async function queueWithId(sql: Sql, projectId: number, id: string): Prom
 export async function listQueues(sql: Sql, projectId: number): Promise<AnnotationQueue[]> {
   const rows = await sql.query<Record<string, unknown>>(`${SELECT} WHERE q.project_id = $1 ORDER BY q.name LIMIT 500`, [projectId]);
   return rows.map(toQueue);
+}
+
+/**
+ * Deletes a queue with its items and reviewers, and detaches its rules (detachQueue); recorded in the project's audit
+ * log. The scores its reviewers gave stay on their runs. NotFound for another project's queue.
+ */
+export async function deleteQueue(deps: RuleWrites, projectId: number, id: string, userId: number): Promise<AnnotationQueue> {
+  const q = await queueWithId(deps.sql, projectId, id);
+  let rules = 0;
+  await deps.sql.transaction(async (tx) => {
+    rules = await detachQueue(tx, projectId, q.id);
+    await tx.query(`DELETE FROM annotation_queues WHERE id = $1 AND project_id = $2`, [q.id, projectId]);
+  });
+  if (rules > 0) await rulesChanged(deps, projectId);
+  await audit(deps.sql, projectId, userId, "annotation_queue.delete", q.name, { queue_id: q.id, rules_changed: rules });
+  return q;
 }
 
 /** Whether the user may review the queue's items. */

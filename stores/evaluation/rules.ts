@@ -81,7 +81,8 @@ export interface RuleWrites {
   readonly sql: Sql;
   readonly pubsub: PubSub;
 }
-const rulesChanged = (deps: RuleWrites, projectId: number) => deps.pubsub.publish(EVALUATION_RULES_CHANNEL, String(projectId));
+/** Tells the pipelines' rule caches that a project's rules changed (they read them again at their next part). */
+export const rulesChanged = (deps: RuleWrites, projectId: number) => deps.pubsub.publish(EVALUATION_RULES_CHANNEL, String(projectId));
 
 const COLUMNS = "id, project_id, evaluator_id, name, target, filter, sampling, delay_s, queue_action, enabled, created_by, created_at";
 
@@ -213,6 +214,17 @@ export async function deleteRule(deps: RuleWrites, projectId: number, id: string
   await ruleWithId(deps.sql, projectId, id);
   await deps.sql.query(`DELETE FROM evaluation_rules WHERE id = $1 AND project_id = $2`, [id, projectId]);
   await rulesChanged(deps, projectId);
+}
+
+/**
+ * Before a queue is deleted, in its transaction (deleteQueue, stores/annotation/queues.ts): the rules that only fill
+ * it are deleted, and judging rules that also added to it keep judging without that action. Returns how many rules
+ * changed; the caller announces them (rulesChanged) once the transaction is committed.
+ */
+export async function detachQueue(tx: Sql, projectId: number, queueId: string): Promise<number> {
+  const deleted = await tx.query(`DELETE FROM evaluation_rules WHERE project_id = $1 AND evaluator_id IS NULL AND queue_action->>'queue_id' = $2 RETURNING id`, [projectId, queueId]);
+  const kept = await tx.query(`UPDATE evaluation_rules SET queue_action = NULL WHERE project_id = $1 AND queue_action->>'queue_id' = $2 RETURNING id`, [projectId, queueId]);
+  return deleted.length + kept.length;
 }
 
 export const ruleJson = (r: EvaluationRule) => ({

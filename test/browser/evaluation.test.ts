@@ -172,6 +172,21 @@ describe.skipIf(!haveBrowser)("evaluators and review queues in the dashboard", (
     expect(await page.textContent("#provider-keys tr[data-provider=anthropic]")).toContain("…9876");
     expect(await page.content()).not.toContain("sk-ant-team-key");
     await page.locator("#provider-keys").screenshot({ path: path.join(ARTIFACTS, "provider-keys.png") });
+
+    // Deleting the queue asks first; dismissed, nothing happens; accepted, the queue and its rule are gone.
+    await page.goto(queueUrl);
+    page.once("dialog", (d) => void d.dismiss());
+    await page.click("#delete-queue button");
+    await page.waitForTimeout(300);
+    expect(page.url()).toBe(queueUrl);
+    page.once("dialog", (d) => {
+      expect(d.message()).toContain("Delete triage");
+      void d.accept();
+    });
+    await Promise.all([page.waitForURL(/\/queues\?flash=/), page.click("#delete-queue button")]);
+    expect(await page.textContent(".notice")).toContain("Deleted triage");
+    expect(await page.locator("#queues a:has-text('triage')").count()).toBe(0);
+    expect((await (await fetch(`${base}/api/evaluation-rules`, { headers: { authorization: `Bearer ${key}` } })).json()).rules).toEqual([]);
     await context.close();
   }, 120_000);
 });

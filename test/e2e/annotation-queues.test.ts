@@ -7,29 +7,32 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
-import { createProject, setMember } from "../../stores/accounts/projects.js";
+import { auditLog, createProject, setMember } from "../../stores/accounts/projects.js";
 import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
-import { bearer, json, startTestServer, type TestServer } from "./harness.js";
+import { bearer, json, startTestServer, until, waitForRun, type TestServer } from "./harness.js";
 
 let srv: TestServer;
 let worker: EvaluationWorker;
-let keys: { owner: string; bob: string; carol: string; outsider: string };
+let keys: { owner: string; bob: string; carol: string; dave: string; outsider: string };
+let teamId: number;
 let emails: { bob: string; carol: string };
 
 beforeAll(async () => {
   srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000" } });
   const owner = await srv.user();
   const team = await createProject(srv.ports.sql, owner.id, "Support team");
+  teamId = team.id;
   // The scale pass shares Postgres between test files: only this project's jobs are this worker's.
   worker = await startEvaluationWorker(srv.ports, srv.ports.config, createLogger("error"), {
     settings: { concurrency: 4, pollMs: 50, leaseSeconds: 30, backoffMs: 100, maxBackoffMs: 300 }, projects: () => [team.id],
   });
-  const [bob, carol] = [await srv.user(), await srv.user()];
+  const [bob, carol, dave] = [await srv.user(), await srv.user(), await srv.user()];
   for (const u of [bob, carol]) await setMember(srv.ports.sql, team.id, u.email, "member", owner.id);
+  await setMember(srv.ports.sql, team.id, dave.email, "viewer", owner.id);
   emails = { bob: bob.email, carol: carol.email };
   keys = {
     owner: await srv.key(owner.id, { projectId: team.id }), bob: await srv.key(bob.id, { projectId: team.id }),
-    carol: await srv.key(carol.id, { projectId: team.id }), outsider: (await srv.account()).key,
+    carol: await srv.key(carol.id, { projectId: team.id }), dave: await srv.key(dave.id, { projectId: team.id }), outsider: (await srv.account()).key,
   };
   const events = Array.from({ length: 40 }, (_, i) => [
     { event_type: "run_start", sdk_run_id: `q-${i}`, agent_name: "support-bot", payload: { input: { question: `question ${i}` } } },
@@ -166,5 +169,36 @@ describe("annotation queues", () => {
     const queued = (await get(`/api/annotation-queues/${q.body.queue.id}`)).body;
     expect(queued.items.map((i: { sdk_run_id: string; source: string }) => `${i.sdk_run_id}:${i.source}`).sort()).toEqual(["late-0:rule", "late-1:rule", "late-2:rule"]);
     expect((await get("/api/runs/late-5/scores")).body.scores[0]).toMatchObject({ name: "never sorry", value: false, source: "check" });
+  });
+
+  it("deletes a queue with its items and the rules that fill it; a judging rule keeps judging without it", async () => {
+    const q = (await post("/api/annotation-queues", { name: "to delete", score_configs: [{ name: "ok", type: "boolean" }] })).body.queue;
+    expect((await post(`/api/annotation-queues/${q.id}/items`, { items: [{ sdk_run_id: "q-1" }, { sdk_run_id: "q-2" }] })).status).toBe(201);
+    const routing = (await post("/api/evaluation-rules", { queue_action: { queue_id: q.id }, filter: { has_error: true } })).body.rule;
+    const check = (await post("/api/evaluators", { name: "says done", type: "builtin", check: { kind: "contains", value: "Done" } })).body.evaluator;
+    const judging = (await post("/api/evaluation-rules", { evaluator_id: check.id, filter: { agent_name: "tidy-bot" }, sampling: 1, queue_action: { queue_id: q.id, equals: false } })).body.rule;
+
+    expect((await call("DELETE", `/api/annotation-queues/${q.id}`, undefined, keys.dave)).status).toBe(403);
+    expect((await call("DELETE", `/api/annotation-queues/${q.id}`, undefined, keys.outsider)).status).toBe(404);
+    expect((await call("DELETE", "/api/annotation-queues/not-a-uuid", undefined, keys.bob)).status).toBe(404);
+    expect((await call("DELETE", `/api/annotation-queues/${q.id}`, undefined, keys.bob)).status).toBe(204);
+    expect((await call("DELETE", `/api/annotation-queues/${q.id}`, undefined, keys.bob)).status).toBe(404);
+    expect((await get(`/api/annotation-queues/${q.id}`)).status).toBe(404);
+    expect((await get(`/api/evaluation-rules/${routing.id}`)).status).toBe(404);
+    expect((await get(`/api/evaluation-rules/${judging.id}`)).body.rule).toMatchObject({ evaluator_id: check.id, queue_action: null, enabled: true });
+    expect((await srv.ports.sql.query("SELECT count(*)::int AS n FROM annotation_queue_items WHERE queue_id = $1", [q.id]))[0]).toEqual({ n: 0 });
+    expect((await auditLog(srv.ports.sql, teamId)).find((e) => e.action === "annotation_queue.delete")).toMatchObject({ target: "to delete" });
+
+    // The pipeline goes on: an error run (the deleted routing rule's) is stored, and the judging rule still scores.
+    const events = [
+      { event_type: "run_start", sdk_run_id: "tidy-1", agent_name: "tidy-bot", payload: {} },
+      { event_type: "error", sdk_run_id: "tidy-1", payload: { error_type: "RuntimeError", error_message: "boom" } },
+      { event_type: "run_start", sdk_run_id: "tidy-2", agent_name: "tidy-bot", payload: {} },
+      { event_type: "run_end", sdk_run_id: "tidy-2", payload: { output: "Not yet." } },
+    ];
+    expect((await post("/api/ingest/batch", { events })).body.rejected).toBe(0);
+    await waitForRun(srv.url, keys.owner, "tidy-1", (r) => r.run.status === "error");
+    const scores = await until("the judging rule's score", () => get("/api/runs/tidy-2/scores"), (r) => r.body.scores?.length === 1, 20_000);
+    expect(scores.body.scores[0]).toMatchObject({ name: "says done", value: false });
   });
 });

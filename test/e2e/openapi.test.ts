@@ -210,6 +210,8 @@ describe("OpenAPI document", () => {
     await conforms("/api/annotation-queues/{id}/next", "post", await post(`/api/annotation-queues/${queueId}/next`, {}));
     await conforms("/api/evaluation-rules/{id}", "delete", await send("DELETE", `/api/evaluation-rules/${ruleId}`, undefined));
     await conforms("/api/evaluation-rules/{id}", "delete", await send("DELETE", `/api/evaluation-rules/${ruleId}`, undefined));
+    await conforms("/api/annotation-queues/{id}", "delete", await send("DELETE", `/api/annotation-queues/${queueId}`, undefined));
+    await conforms("/api/annotation-queues/{id}", "delete", await send("DELETE", `/api/annotation-queues/${queueId}`, undefined));
 
     const jar = await loginJar(srv.url, alice.email);
     await conforms("/api/realtime/token", "get", await jar.fetch(`${srv.url}/api/realtime/token`));

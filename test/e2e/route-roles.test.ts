@@ -24,7 +24,7 @@ const NOT_PROJECT_ROUTES = new Set([
   "GET /api/evaluation-rules", "GET /api/evaluation-rules/:id", "PATCH /api/evaluation-rules/:id", "DELETE /api/evaluation-rules/:id",
   "POST /api/evaluation-rules/:id/backfill", "POST /api/annotation-queues", "GET /api/annotation-queues", "GET /api/annotation-queues/:id",
   "POST /api/annotation-queues/:id/items", "POST /api/annotation-queues/:id/next", "POST /api/annotation-queues/:id/items/:item_id/complete",
-  "POST /api/annotation-queues/:id/items/:item_id/skip",
+  "POST /api/annotation-queues/:id/items/:item_id/skip", "DELETE /api/annotation-queues/:id",
   // The key's owner's role is checked by the route itself (test/e2e/provider-keys.test.ts).
   "GET /api/provider-keys", "PUT /api/provider-keys/:provider", "DELETE /api/provider-keys/:provider",
   "GET /", "GET /register", "POST /register", "GET /login", "POST /login", "POST /logout",

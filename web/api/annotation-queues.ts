@@ -9,13 +9,17 @@
  *   POST /api/annotation-queues/{id}/items/{item_id}/complete {scores: [{name, value, comment?}], comment?,
  *        add_to_dataset?: {dataset, expected_output}}            → {item, score_ids, dataset_item?}
  *   POST /api/annotation-queues/{id}/items/{item_id}/skip         → {item}
+ *   DELETE /api/annotation-queues/{id}                            → 204; its items go, the rules that fill it are
+ *        deleted (judging rules keep judging); the key's owner must be allowed to edit evaluators (403 otherwise)
  *
  * A queue with members takes reviews from its members only (403 forbidden for others).
  */
 import type Router from "@koa/router";
+import { can } from "../../core/access/roles.js";
 import { AuthError, ValidationError } from "../../core/errors.js";
+import { roleIn } from "../../stores/accounts/projects.js";
 import { addRunsToQueue, listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/annotation/queue-items.js";
-import { createQueue, listQueues, mayReview, queueJson, queueWithId, type AnnotationQueue } from "../../stores/annotation/queues.js";
+import { createQueue, deleteQueue, listQueues, mayReview, queueJson, queueWithId, type AnnotationQueue } from "../../stores/annotation/queues.js";
 import type { WebDeps } from "../deps.js";
 import { completeReview } from "../evaluation/review.js";
 import { readJsonBody } from "../json-body.js";
@@ -44,6 +48,14 @@ export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth:
     const progress = await queuesProgress(sql, queues.map((q) => q.id));
     ctx.set("Cache-Control", "no-store");
     ctx.body = { queues: queues.map((q) => ({ ...queueJson(q), progress: progress.get(q.id) })) };
+  });
+
+  router.delete("/api/annotation-queues/:id", async (ctx) => {
+    const p = await authorize(ctx);
+    const role = await roleIn(sql, p.projectId, p.userId);
+    if (!role || !can(role, "edit_evaluators")) throw new AuthError({ code: "forbidden", message: "deleting a queue takes a member who may edit evaluators" });
+    await deleteQueue(deps.ports, p.projectId, ctx.params.id!, p.userId);
+    ctx.status = 204;
   });
 
   router.get("/api/annotation-queues/:id", async (ctx) => {

@@ -14,6 +14,7 @@
  *   POST /queues/:id/rules                       fill the queue automatically: runs with errors, thumbs down, a score
  *                                                below a threshold, or every run (a rule without an evaluator)
  *   POST /queues/:id/rules/:rule/toggle|delete   turn such a rule off or on, or delete it (edit_evaluators)
+ *   POST /queues/:id/delete                      delete the queue, its items and the rules that fill it (edit_evaluators)
  *
  * Reviewing needs `review`; a queue with members takes its members only.
  */
@@ -23,7 +24,7 @@ import { can } from "../../core/access/roles.js";
 import { AuthError, Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { runInputOutput } from "../../core/events/run-io.js";
 import { addRunsToQueue, findItem, listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/annotation/queue-items.js";
-import { createQueue, listQueues, mayReview, queueWithId, type AnnotationQueue, type ScoreConfig } from "../../stores/annotation/queues.js";
+import { createQueue, deleteQueue, listQueues, mayReview, queueWithId, type AnnotationQueue, type ScoreConfig } from "../../stores/annotation/queues.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
 import { listRunScores } from "../../stores/scores.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
@@ -148,6 +149,12 @@ export function register(router: Router, deps: WebDeps): void {
     const rule = await routingRuleOf(ctx, q);
     await deleteRule(deps.ports, q.project_id, rule.id);
     go(ctx, `/queues/${q.id}`, `Deleted rule “${rule.name}”.`);
+  });
+
+  router.post("/queues/:id/delete", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    await readForm(ctx);
+    const q = await deleteQueue(deps.ports, projectOfRequest(ctx).id, String(ctx.params.id), userOf(ctx));
+    go(ctx, "/queues", `Deleted ${q.name}. The scores its reviewers gave stay on their runs.`);
   });
 
   const openNext = async (ctx: Context, q: AnnotationQueue, flash?: string) => {

@@ -154,6 +154,11 @@ export const EVALUATION_OPERATIONS: Record<string, Record<string, Operation>> = 
       tag, summary: "A queue, its progress per reviewer, and its latest items", params: [Id, q("status", Schema.Literal("pending", "completed", "skipped"))],
       ok: { 200: Schema.Struct({ queue: Queue, progress: Progress, items: Schema.Array(Item) }) }, errors: [401, 403, 404, 422, 429],
     },
+    // 405: an empty id is the list's path (/api/annotation-queues/), which takes GET and POST.
+    delete: {
+      tag, summary: "Delete a queue and its items; the rules that fill it are deleted, judging rules keep judging without it. The key's owner must be allowed to edit evaluators",
+      params: [Id], ok: { 204: null }, errors: [401, 403, 404, 405, 429],
+    },
   },
   "/api/annotation-queues/{id}/items": {
     post: { tag, summary: "Add runs (or spans) to a queue", params: [Id], body: Schema.Struct({ items: Schema.Array(Schema.Struct({ sdk_run_id: Schema.String, span_id: Schema.optional(Schema.String) })) }), ok: { 201: Schema.Struct({ added: Count }) }, errors: W },
