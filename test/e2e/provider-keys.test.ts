@@ -15,7 +15,7 @@ import { createProject, setMember } from "../../stores/accounts/projects.js";
 import { providerKeySealer, setProviderKey } from "../../stores/evaluation/provider-keys.js";
 import { startFakeProviders, type FakeProviders } from "../../agents-service/test/fake-providers.js";
 import { KEYS, SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
-import { bearer, json, startTestServer, type TestServer, until } from "./harness.js";
+import { bearer, json, startTestServer, type TestServer, until, waitForRun } from "./harness.js";
 
 // Both fakes listen on loopback: the operator allows private provider servers here (web reads it per request).
 process.env.RUNWATCH_ALLOW_PRIVATE_PROVIDER_URLS = "1";
@@ -55,6 +55,8 @@ beforeAll(async () => {
     ]);
     expect((await fetch(`${srv.url}/api/ingest/batch`, json(key, { events }))).status).toBe(207);
   }
+  // The judges read the runs: wait until the pipeline has stored them (a loaded machine takes a moment).
+  for (const key of [keys.owner, keys.outsider]) for (const id of ["k-1", "k-2"]) await waitForRun(srv.url, key, id, (v) => v.run.status === "success");
 }, 60_000);
 afterAll(async () => {
   delete process.env.RUNWATCH_ALLOW_PRIVATE_PROVIDER_URLS;
