@@ -48,7 +48,11 @@ export function parseProvider(v: unknown): ProviderId {
   return v as ProviderId;
 }
 
-/** Sets a provider's settings from a PUT /api/provider-keys/{provider} body: {api_key, base_url?, default_model?}. */
+/**
+ * Sets a provider's settings from a PUT /api/provider-keys/{provider} body: {api_key?, base_url?, default_model?}.
+ * Without api_key the saved key is kept, for a change of the default model only: a key is never sent to a server it
+ * was not entered for, so a new base_url takes the key again (a 422 naming api_key otherwise).
+ */
 export async function setProviderKey(
   deps: ProviderKeyWrites,
   projectId: number,
@@ -58,7 +62,8 @@ export async function setProviderKey(
 ): Promise<ProviderKeyView> {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ValidationError({ message: 'the body must be a JSON object like {"api_key": "sk-…"}' });
   const b = body as Record<string, unknown>;
-  if (typeof b.api_key !== "string" || !KEY_TEXT.test(b.api_key)) throw new ValidationError({ field: "api_key", message: "api_key must be the provider's key: 1 to 1,000 printable characters, no spaces" });
+  const keepKey = b.api_key === undefined || b.api_key === null || b.api_key === "";
+  if (!keepKey && (typeof b.api_key !== "string" || !KEY_TEXT.test(b.api_key))) throw new ValidationError({ field: "api_key", message: "api_key must be the provider's key: 1 to 1,000 printable characters, no spaces" });
   let baseUrl: string | null = null;
   if (b.base_url !== undefined && b.base_url !== null && b.base_url !== "") {
     if (typeof b.base_url !== "string" || b.base_url.length > 500) throw new ValidationError({ field: "base_url", message: "base_url must be a URL of at most 500 characters" });
@@ -76,16 +81,32 @@ export async function setProviderKey(
     if (typeof b.default_model !== "string" || !MODEL_NAME.test(b.default_model)) throw new ValidationError({ field: "default_model", message: "default_model must be a model name such as gpt-4.1-mini" });
     model = b.default_model;
   }
-  const hint = b.api_key.length >= HINTED_KEY_CHARS ? b.api_key.slice(-4) : "";
+  if (keepKey) return changeModel(deps, projectId, userId, provider, baseUrl, model);
+  const apiKey = b.api_key as string;
+  const hint = apiKey.length >= HINTED_KEY_CHARS ? apiKey.slice(-4) : "";
   const [row] = await deps.sql.query<Record<string, unknown>>(
     `INSERT INTO project_provider_keys (project_id, provider, api_key, key_hint, base_url, default_model, updated_by, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, now())
      ON CONFLICT (project_id, provider) DO UPDATE SET api_key = EXCLUDED.api_key, key_hint = EXCLUDED.key_hint, base_url = EXCLUDED.base_url,
        default_model = EXCLUDED.default_model, updated_by = EXCLUDED.updated_by, updated_at = now()
      RETURNING provider, key_hint, base_url, default_model, updated_at`,
-    [projectId, provider, deps.sealer.seal(b.api_key), hint, baseUrl, model, userId],
+    [projectId, provider, deps.sealer.seal(apiKey), hint, baseUrl, model, userId],
   );
   await audit(deps.sql, projectId, userId, "provider_key.set", provider, { key_hint: hint, base_url: baseUrl });
+  return toView(row!);
+}
+
+/** The saved key kept, its default model changed; its server must stay the one the key was entered for. */
+async function changeModel(deps: ProviderKeyWrites, projectId: number, userId: number | null, provider: ProviderId, baseUrl: string | null, model: string | null): Promise<ProviderKeyView> {
+  const [saved] = await deps.sql.query<{ base_url: string | null }>(`SELECT base_url FROM project_provider_keys WHERE project_id = $1 AND provider = $2`, [projectId, provider]);
+  if (!saved) throw new ValidationError({ field: "api_key", message: `api_key is required: no key is saved for ${provider}` });
+  if ((saved.base_url ?? null) !== baseUrl) throw new ValidationError({ field: "api_key", message: "api_key is required to change the server: enter the key again, so that it goes only where it was entered for" });
+  const [row] = await deps.sql.query<Record<string, unknown>>(
+    `UPDATE project_provider_keys SET default_model = $3, updated_by = $4, updated_at = now() WHERE project_id = $1 AND provider = $2
+     RETURNING provider, key_hint, base_url, default_model, updated_at`,
+    [projectId, provider, model, userId],
+  );
+  await audit(deps.sql, projectId, userId, "provider_key.model", provider, { default_model: model });
   return toView(row!);
 }
 

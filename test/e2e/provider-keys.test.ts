@@ -153,6 +153,32 @@ describe("a project's own provider keys", () => {
     expect((await send("DELETE", "/api/provider-keys/gemini", null, keys.owner)).status).toBe(204);
   });
 
+  it("keeps the saved key for a change of model, and takes it again for a change of server", async () => {
+    const server = `${theirs.url}/openai/v1`;
+    expect((await send("PUT", "/api/provider-keys/openai", { api_key: TEAM_KEY, base_url: server, default_model: "gpt-4o-mini" }, keys.owner)).status).toBe(200);
+    const sealed = async () => (await srv.ports.sql.query<{ api_key: string }>("SELECT api_key FROM project_provider_keys WHERE project_id = $1 AND provider = 'openai'", [teamId]))[0]!.api_key;
+    const before = await sealed();
+    const changed = await send("PUT", "/api/provider-keys/openai", { base_url: server, default_model: "gpt-4.1-mini" }, keys.owner);
+    expect([changed.status, changed.body.provider_key]).toEqual([200, expect.objectContaining({ key_hint: "6789", base_url: server, default_model: "gpt-4.1-mini" })]);
+    expect(await sealed()).toBe(before);
+    // The judge now asks the team's server for the new model, with the same key.
+    const teamJudge = (await get("/api/evaluators", keys.owner)).evaluators[0].id as string;
+    const seen = theirs.requests.length;
+    expect((await send("POST", `/api/evaluators/${teamJudge}/try`, { sdk_run_id: "k-1" }, keys.owner)).status).toBe(200);
+    expect([theirs.requests[seen]!.headers.authorization, theirs.requests[seen]!.body.model]).toEqual([`Bearer ${TEAM_KEY}`, "gpt-4.1-mini"]);
+    // The key never goes to a server it was not entered for: a new one, or none, takes the key again.
+    for (const base_url of ["http://127.0.0.1:9/v1", ""]) {
+      const moved = await send("PUT", "/api/provider-keys/openai", { base_url, default_model: "gpt-4.1-mini" }, keys.owner);
+      expect([moved.status, moved.body.error?.field]).toEqual([422, "api_key"]);
+    }
+    expect((await send("PUT", "/api/provider-keys/anthropic", { default_model: "claude-sonnet-4" }, keys.owner)).body.error?.field).toBe("api_key");
+    expect((await send("PUT", "/api/provider-keys/openai", { default_model: "x" }, keys.member)).status).toBe(403);
+    expect(await sealed()).toBe(before);
+    const audit = await srv.ports.sql.query<{ action: string }>("SELECT action FROM project_audit_log WHERE project_id = $1 AND action = 'provider_key.model'", [teamId]);
+    expect(audit).toHaveLength(1);
+    expect((await send("DELETE", "/api/provider-keys/openai", null, keys.owner)).status).toBe(204);
+  });
+
   it("refuses a server on a private or link-local address unless the operator allows it", async () => {
     const writes = { sql: srv.ports.sql, sealer: providerKeySealer("x".repeat(40)), allowPrivate: false };
     for (const base_url of ["http://127.0.0.1:11434/v1", "http://169.254.169.254/latest", "http://[::1]/v1", "http://10.0.0.5/v1"]) {

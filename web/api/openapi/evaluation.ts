@@ -117,8 +117,8 @@ export const EVALUATION_OPERATIONS: Record<string, Record<string, Operation>> = 
   },
   "/api/provider-keys/{provider}": {
     put: {
-      tag, summary: "Set the project's key (and server, default model) for a provider; the key's owner must be an admin of the project",
-      params: [Provider], body: Schema.Struct({ api_key: Schema.String, base_url: Schema.optional(Schema.NullOr(Schema.String)), default_model: Schema.optional(Schema.NullOr(Schema.String)) }),
+      tag, summary: "Set the project's key (and server, default model) for a provider; the key's owner must be an admin of the project. Without api_key the saved key is kept for a change of default_model only (the same base_url)",
+      params: [Provider], body: Schema.Struct({ api_key: Schema.optional(Schema.NullOr(Schema.String)), base_url: Schema.optional(Schema.NullOr(Schema.String)), default_model: Schema.optional(Schema.NullOr(Schema.String)) }),
       // 405: an empty provider is the list's path (/api/provider-keys/), which takes GET only.
       ok: { 200: Schema.Struct({ provider_key: ProviderKey }) }, errors: [...W, 405],
     },
