@@ -33,21 +33,29 @@ function portsFor(req: AdminRequest): PortName[] {
   }
 }
 
+/** How long a command waits for a starting server's admin socket: a first start on a busy machine migrates for a while. */
+const SERVER_START_WAIT_MS = 120_000;
+
 /**
  * The running server's answer on its admin socket; undefined when no server holds this embedded data dir (or the
  * stores are servers: DATABASE_URL). A server that holds the data dir but has not opened its socket yet (it is
- * opening its stores) is waited for, up to 30 s.
+ * opening its stores) is waited for, up to 2 minutes, saying so on stderr after a few seconds.
  */
 export async function reachServer(config: Config, req: AdminRequest, timeoutMs?: number): Promise<AdminResult | undefined> {
   if (config.databaseUrl) return undefined;
   const socket = adminSocketPath(config.dataDir);
-  const deadline = Date.now() + 30_000;
+  const started = Date.now();
+  let told = false;
   for (;;) {
     const answer = await callAdmin(socket, req, timeoutMs);
     if (answer) return answer;
     const holder = await lockHolder(config.dataDir);
     if (holder?.role !== "server") return undefined;
-    if (Date.now() > deadline) throw new DataDirBusy(holder, config.dataDir);
+    if (Date.now() - started > SERVER_START_WAIT_MS) throw new DataDirBusy(holder, config.dataDir);
+    if (!told && Date.now() - started > 5_000) {
+      process.stderr.write(`runwatch: waiting for the server (pid ${holder.pid}) to finish starting…\n`);
+      told = true;
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }
