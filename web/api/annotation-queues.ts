@@ -15,16 +15,14 @@
  * A queue with members takes reviews from its members only (403 forbidden for others).
  */
 import type Router from "@koa/router";
-import { can } from "../../core/access/roles.js";
 import { AuthError, ValidationError } from "../../core/errors.js";
-import { roleIn } from "../../stores/accounts/projects.js";
 import { addRunsToQueue, listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/annotation/queue-items.js";
 import { createQueue, deleteQueue, listQueues, mayReview, queueJson, queueWithId, type AnnotationQueue } from "../../stores/annotation/queues.js";
 import type { WebDeps } from "../deps.js";
 import { completeReview } from "../evaluation/review.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { readAuthorizer, stringParam } from "./read-api.js";
+import { actingAuthorizer, readAuthorizer, stringParam } from "./read-api.js";
 
 const STATUSES = new Set(["pending", "completed", "skipped"]);
 
@@ -50,10 +48,9 @@ export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth:
     ctx.body = { queues: queues.map((q) => ({ ...queueJson(q), progress: progress.get(q.id) })) };
   });
 
+  const editor = actingAuthorizer(deps, auth, "edit_evaluators", "deleting a queue takes a member who may edit evaluators");
   router.delete("/api/annotation-queues/:id", async (ctx) => {
-    const p = await authorize(ctx);
-    const role = await roleIn(sql, p.projectId, p.userId);
-    if (!role || !can(role, "edit_evaluators")) throw new AuthError({ code: "forbidden", message: "deleting a queue takes a member who may edit evaluators" });
+    const p = await editor(ctx);
     await deleteQueue(deps.ports, p.projectId, ctx.params.id!, p.userId);
     ctx.status = 204;
   });

@@ -9,25 +9,17 @@
  * The key itself is never answered, only its last four characters.
  */
 import type Router from "@koa/router";
-import type { Context } from "koa";
-import { can } from "../../core/access/roles.js";
-import { AuthError, NotFound } from "../../core/errors.js";
-import { roleIn } from "../../stores/accounts/projects.js";
+import { NotFound } from "../../core/errors.js";
 import { deleteProviderKey, listProviderKeys, parseProvider, providerKeyWrites, setProviderKey } from "../../stores/evaluation/provider-keys.js";
 import type { WebDeps } from "../deps.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { readAuthorizer } from "./read-api.js";
+import { actingAuthorizer, readAuthorizer } from "./read-api.js";
 
 export function registerProviderKeysApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
   const { sql } = deps.ports;
-  const admin = async (ctx: Context) => {
-    const p = await authorize(ctx);
-    const role = await roleIn(sql, p.projectId, p.userId);
-    if (!role || !can(role, "manage_settings")) throw new AuthError({ code: "forbidden", message: "setting the project's provider keys takes an admin of the project" });
-    return p;
-  };
+  const admin = actingAuthorizer(deps, auth, "manage_settings", "setting the project's provider keys takes an admin of the project");
 
   router.get("/api/provider-keys", async (ctx) => {
     const p = await authorize(ctx);

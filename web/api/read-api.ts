@@ -4,9 +4,10 @@
  * naming it.
  */
 import type { Context } from "koa";
-import { keyMay } from "../../core/access/roles.js";
+import { can, keyMay, type Action } from "../../core/access/roles.js";
 import { AuthError, ValidationError } from "../../core/errors.js";
 import { isStorableTime } from "../../core/events/schema.js";
+import { roleIn } from "../../stores/accounts/projects.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
 import { enforceRateLimit } from "../middleware/rate-limit.js";
@@ -23,6 +24,20 @@ export function readAuthorizer(deps: WebDeps, auth: ApiKeyAuth, use: "read" | "i
       throw new AuthError({ code: "insufficient_scope", message: "this API key may only send (scope ingest): reading needs a key with scope read+ingest" });
     }
     await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
+    return p;
+  };
+}
+
+/**
+ * The guard of a route whose action the key's owner must be allowed in the key's project (their role there, read per
+ * request: a demoted member's key loses it at once); 403 `forbidden` with `refusal` otherwise.
+ */
+export function actingAuthorizer(deps: WebDeps, auth: ApiKeyAuth, action: Action, refusal: string): (ctx: Context) => Promise<KeyPrincipal> {
+  const authorize = readAuthorizer(deps, auth);
+  return async (ctx) => {
+    const p = await authorize(ctx);
+    const role = await roleIn(deps.ports.sql, p.projectId, p.userId);
+    if (!role || !can(role, action)) throw new AuthError({ code: "forbidden", message: refusal });
     return p;
   };
 }
