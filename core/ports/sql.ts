@@ -2,6 +2,9 @@
  * The Postgres transport: PGlite (WASM Postgres, embedded) or a PostgreSQL server (pg pool).
  * Same SQL and migrations on both; `$1`-style parameters.
  */
+/** The largest value of Postgres's `integer` (versions, counters): a bigger number must be refused before a query. */
+export const MAX_POSTGRES_INTEGER = 2_147_483_647;
+
 export interface Sql {
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   /** Runs fn in one transaction (BEGIN/COMMIT, ROLLBACK on throw). Not available across threads: use run(). */

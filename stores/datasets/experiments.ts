@@ -8,7 +8,7 @@ import { displayTextProblem } from "../../core/display-text.js";
 import { makeStorable } from "../../core/events/storable.js";
 import { MAX_REPETITIONS, toValidationError } from "../../core/events/schema.js";
 import { isUuid, uuidv7 } from "../../core/ids.js";
-import type { Sql } from "../../core/ports/sql.js";
+import { MAX_POSTGRES_INTEGER, type Sql } from "../../core/ports/sql.js";
 import { MAX_DATASET_NAME, type Dataset } from "./datasets.js";
 
 export const MAX_EXPERIMENT_NAME = 200;
@@ -50,10 +50,10 @@ export const ExperimentInput = Schema.Struct({
   dataset: displayText(MAX_DATASET_NAME),
   name: displayText(MAX_EXPERIMENT_NAME),
   description: Schema.optional(Schema.String.pipe(Schema.filter((s) => s.length <= MAX_EXPERIMENT_DESCRIPTION || `must be at most ${MAX_EXPERIMENT_DESCRIPTION} characters`))),
-  dataset_version: Schema.optional(Schema.Int.pipe(Schema.between(1, 2_147_483_647, { message: () => "must be a version of the dataset (a whole number from 1)" }))),
+  dataset_version: Schema.optional(Schema.Int.pipe(Schema.between(1, MAX_POSTGRES_INTEGER, { message: () => "must be a version of the dataset (a whole number from 1)" }))),
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   agent_name: Schema.optional(displayText(200)),
-  config_version: Schema.optional(Schema.Int.pipe(Schema.between(1, 2_147_483_647, { message: () => "must be a whole number from 1" }))),
+  config_version: Schema.optional(Schema.Int.pipe(Schema.between(1, MAX_POSTGRES_INTEGER, { message: () => "must be a whole number from 1" }))),
   repetitions: Schema.optional(Schema.Int.pipe(Schema.between(1, MAX_REPETITIONS, { message: () => `must be a whole number from 1 to ${MAX_REPETITIONS}` }))),
 });
 export type ExperimentInput = Schema.Schema.Type<typeof ExperimentInput>;

@@ -15,6 +15,7 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { ValidationError } from "../../core/errors.js";
+import { MAX_POSTGRES_INTEGER } from "../../core/ports/sql.js";
 import {
   createDataset, datasetNamed, datasetVersions, listDatasets, readItems, updateDataset, writeItems, type DatasetFields,
 } from "../../stores/datasets/datasets.js";
@@ -101,7 +102,7 @@ export function registerDatasetsApi(router: Router, deps: WebDeps, auth: ApiKeyA
       throw new ValidationError({ field: "status", message: "status must be active or archived" });
     }
     const page = await readItems(sql, dataset, {
-      version: intParam(ctx, "version", 0, 2_147_483_647),
+      version: intParam(ctx, "version", 0, MAX_POSTGRES_INTEGER),
       limit: intParam(ctx, "limit", 1, MAX_ITEMS_PAGE) ?? DEFAULT_ITEMS_PAGE,
       after: afterParam(ctx),
       status: status as ItemStatus | undefined,
