@@ -96,18 +96,24 @@ export async function setProviderKey(
   return toView(row!);
 }
 
-/** The saved key kept, its default model changed; its server must stay the one the key was entered for. */
+/**
+ * The saved key kept, its default model changed; its server must stay the one the key was entered for. One statement
+ * checks the server and writes, so a server changed meanwhile by another admin is never paired with this request.
+ */
 async function changeModel(deps: ProviderKeyWrites, projectId: number, userId: number | null, provider: ProviderId, baseUrl: string | null, model: string | null): Promise<ProviderKeyView> {
-  const [saved] = await deps.sql.query<{ base_url: string | null }>(`SELECT base_url FROM project_provider_keys WHERE project_id = $1 AND provider = $2`, [projectId, provider]);
-  if (!saved) throw new ValidationError({ field: "api_key", message: `api_key is required: no key is saved for ${provider}` });
-  if ((saved.base_url ?? null) !== baseUrl) throw new ValidationError({ field: "api_key", message: "api_key is required to change the server: enter the key again, so that it goes only where it was entered for" });
   const [row] = await deps.sql.query<Record<string, unknown>>(
-    `UPDATE project_provider_keys SET default_model = $3, updated_by = $4, updated_at = now() WHERE project_id = $1 AND provider = $2
+    `UPDATE project_provider_keys SET default_model = $3, updated_by = $4, updated_at = now()
+      WHERE project_id = $1 AND provider = $2 AND base_url IS NOT DISTINCT FROM $5
      RETURNING provider, key_hint, base_url, default_model, updated_at`,
-    [projectId, provider, model, userId],
+    [projectId, provider, model, userId, baseUrl],
   );
+  if (!row) {
+    const [saved] = await deps.sql.query(`SELECT 1 FROM project_provider_keys WHERE project_id = $1 AND provider = $2`, [projectId, provider]);
+    if (!saved) throw new ValidationError({ field: "api_key", message: `api_key is required: no key is saved for ${provider}` });
+    throw new ValidationError({ field: "api_key", message: "api_key is required to change the server: enter the key again, so that it goes only where it was entered for" });
+  }
   await audit(deps.sql, projectId, userId, "provider_key.model", provider, { default_model: model });
-  return toView(row!);
+  return toView(row);
 }
 
 export async function deleteProviderKey(sql: Sql, projectId: number, userId: number | null, provider: ProviderId): Promise<boolean> {
