@@ -1,9 +1,11 @@
 /**
  * Reads a JSON request body: 415 unless the Content-Type is JSON, 413 past the byte limit (raw-body stops
- * reading there, so an oversized body is never buffered), 400 when it is not valid JSON.
+ * reading there, so an oversized body is never buffered), 400 when it is not valid JSON, 422 for text Postgres
+ * cannot store unless the caller repairs it.
  */
 import type { Context } from "koa";
 import getRawBody from "raw-body";
+import { refuseUnstorableText } from "../core/stored-text.js";
 import { HttpProblem } from "./http-errors.js";
 
 /** application/json, or any application/*+json type, with optional parameters (charset). */
@@ -47,12 +49,23 @@ export async function readBodyBytes(ctx: Context, limitBytes: number, tooLargeMe
   }
 }
 
-export async function readJsonBody(ctx: Context, limitBytes: number): Promise<unknown> {
+export interface JsonBodyOptions {
+  /**
+   * What a key or string Postgres cannot store (U+0000, a lone surrogate) gets: "refuse" (the default, for settings)
+   * a 422 naming its place; "repair" leaves it to the caller, whose content rules repair it (core/events/storable.ts).
+   */
+  readonly unstorableText?: "refuse" | "repair";
+}
+
+export async function readJsonBody(ctx: Context, limitBytes: number, options: JsonBodyOptions = {}): Promise<unknown> {
   const text = (await readJsonBodyBytes(ctx, limitBytes)).toString("utf8");
   if (text.length === 0) throw new HttpProblem(400, "malformed_json", "the request body is empty; expected a JSON object");
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch (err) {
     throw new HttpProblem(400, "malformed_json", `the request body is not valid JSON: ${(err as Error).message}`);
   }
+  if (options.unstorableText !== "repair") refuseUnstorableText(body);
+  return body;
 }
