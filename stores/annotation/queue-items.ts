@@ -10,7 +10,8 @@ import type { EventStore } from "../../core/clickhouse/types.js";
 import { isUuid, nameUuid } from "../../core/ids.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { scoreRow } from "../scores.js";
+import type { PubSub } from "../../core/ports/pubsub.js";
+import { announceExperimentScores, scoreRow } from "../scores.js";
 import { scoreValueProblem, type AnnotationQueue } from "./queues.js";
 
 export const LOCK_MINUTES = 30;
@@ -124,9 +125,12 @@ export function reviewOf(queue: AnnotationQueue, body: unknown): { scores: Revie
   return { scores, comment };
 }
 
-/** Completes an item with the reviewer's scores (each checked against the queue's configs) and comment. */
+/**
+ * Completes an item with the reviewer's scores (each checked against the queue's configs) and comment; scores of an
+ * experiment's run are announced to the comparison pages open on it.
+ */
 export async function completeItem(
-  deps: { sql: Sql; clickhouse: ClickHouse; events: EventStore }, queue: AnnotationQueue, itemId: string, userId: number, body: unknown,
+  deps: { sql: Sql; clickhouse: ClickHouse; events: EventStore; pubsub: Pick<PubSub, "publish"> }, queue: AnnotationQueue, itemId: string, userId: number, body: unknown,
 ): Promise<{ item: QueueItem; score_ids: string[] }> {
   const item = await findItem(deps.sql, queue, itemId);
   heldBy(item, userId);
@@ -147,6 +151,7 @@ export async function completeItem(
     [item.id, queue.id, userId, comment.replace(/\u0000/g, "\uFFFD")],
   );
   if (!row) throw new Conflict({ code: "item_done", message: "this item was completed or skipped meanwhile" });
+  if (scores.length) await announceExperimentScores(deps.pubsub, queue.project_id, [run]);
   return { item: toItem(row), score_ids: ids };
 }
 

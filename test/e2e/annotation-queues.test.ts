@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
+import { projectChannel } from "../../core/ports/pubsub.js";
 import { auditLog, createProject, setMember } from "../../stores/accounts/projects.js";
 import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
 import { bearer, json, startTestServer, until, waitForRun, type TestServer } from "./harness.js";
@@ -133,6 +134,33 @@ describe("annotation queues", () => {
     const next = (await post(`/api/annotation-queues/${queueId}/next`, {}, keys.bob)).body.item;
     expect((await post(`/api/annotation-queues/${queueId}/items/${next.id}/skip`, {}, keys.bob)).body.item.status).toBe("skipped");
     expect((await post(`/api/annotation-queues/${queueId}/items/${next.id}/skip`, {}, keys.bob)).status).toBe(409);
+  });
+
+  it("a review of an experiment's run is announced to the comparisons open on it", async () => {
+    expect((await post("/api/datasets", { name: "experiment reviews" })).status).toBe(201);
+    expect((await post("/api/datasets/experiment%20reviews/items", { items: [{ id: "one", input: { q: 1 } }] })).status).toBe(201);
+    const experiment = (await post("/api/experiments", { dataset: "experiment reviews", name: "judged by people" })).body.experiment.id as string;
+    const events = [
+      { event_type: "run_start", sdk_run_id: "exp-review", agent_name: "support-bot", payload: { input: { q: 1 }, experiment_id: experiment, dataset_item_id: "one", repetition: 1 } },
+      { event_type: "run_end", sdk_run_id: "exp-review", payload: { output: "42" } },
+    ];
+    expect((await post("/api/ingest/batch", { events })).body.rejected).toBe(0);
+    await waitForRun(srv.url, keys.owner, "exp-review", (r) => r.run.status === "success");
+    const q = (await post("/api/annotation-queues", { name: "experiment review", score_configs: [{ name: "right", type: "boolean" }] })).body.queue;
+    expect((await post(`/api/annotation-queues/${q.id}/items`, { items: [{ sdk_run_id: "exp-review" }] })).status).toBe(201);
+    const announced: string[][] = [];
+    const stop = await srv.ports.pubsub.subscribePrefix(projectChannel(teamId), (_channel, message) => {
+      const m = JSON.parse(message) as { type: string; experiment_ids: string[] };
+      if (m.type === "experiment_scores") announced.push(m.experiment_ids);
+    });
+    try {
+      const item = (await post(`/api/annotation-queues/${q.id}/next`, {}, keys.bob)).body.item;
+      expect((await post(`/api/annotation-queues/${q.id}/items/${item.id}/complete`, { scores: [{ name: "right", value: true }] }, keys.bob)).status).toBe(200);
+      await until("the announcement", () => announced, (a) => a.length > 0, 5_000);
+      expect(announced).toEqual([[experiment]]);
+    } finally {
+      await stop();
+    }
   });
 
   it("a lock that ran out goes to the next reviewer", async () => {

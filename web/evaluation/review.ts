@@ -38,6 +38,6 @@ export async function completeReview(deps: WebDeps, queue: AnnotationQueue, item
   const item = await findItem(deps.ports.sql, queue, itemId);
   reviewOf(queue, body);
   const datasetItem = await addReviewToDataset(deps, queue.project_id, userId, item, body);
-  const done = await completeItem({ sql: deps.ports.sql, clickhouse: deps.ports.clickhouse, events: deps.events }, queue, item.id, userId, body);
+  const done = await completeItem({ sql: deps.ports.sql, clickhouse: deps.ports.clickhouse, events: deps.events, pubsub: deps.ports.pubsub }, queue, item.id, userId, body);
   return { ...done, ...(datasetItem ? { dataset_item: datasetItem } : {}) };
 }
