@@ -22,11 +22,10 @@ import { intParam, readAuthorizer, stringParam } from "./read-api.js";
 import { countWithinBytes, jsonSize, MAX_EVENTS_PAGE_BYTES } from "./byte-pages.js";
 import type { Sender } from "../../core/events/sender.js";
 import { routeGivenScores, type GivenScore } from "../../stores/annotation/routing.js";
+import { readJsonBody } from "../json-body.js";
 
 const DEFAULT_SCORES_PAGE = 1_000;
 const MAX_SCORES_PAGE = 5_000;
-import { readJsonBody } from "../json-body.js";
-
 const BODY_LIMIT = 16 * 1024;
 export const MAX_SCORES_PER_BATCH = 1_000;
 const BATCH_BODY_LIMIT = 4 * 1024 * 1024;
