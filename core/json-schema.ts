@@ -6,7 +6,7 @@
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { ValidationError } from "./errors.js";
-import { unstorableTextAt } from "./stored-text.js";
+import { refuseUnstorableText } from "./stored-text.js";
 
 export const MAX_SCHEMA_BYTES = 64 * 1024;
 
@@ -38,7 +38,7 @@ export function validatorOf(schema: unknown, field: string): ValidateFunction {
     throw new ValidationError({ field, message: `${field} must be a JSON Schema object (or null for none)` });
   }
   if (Buffer.byteLength(text) > MAX_SCHEMA_BYTES) throw new ValidationError({ field, message: `${field} may hold at most ${MAX_SCHEMA_BYTES} bytes of JSON` });
-  if (unstorableTextAt(schema)) throw new ValidationError({ field, message: `${field} must not contain U+0000 (NUL) or a lone UTF-16 surrogate` });
+  refuseUnstorableText(schema, field);
   const refused = refusedKeyword(schema);
   if (refused) throw new ValidationError({ field, message: `${field} may not use ${refused} (regular expressions, uniqueItems and other documents are refused)` });
   let validate: ValidateFunction;
