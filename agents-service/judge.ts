@@ -4,7 +4,8 @@
  * keys, chooses the provider and model, retries 429/5xx with backoff, and prices the call. A reply that is not
  * JSON at all is a 502 malformed_model_answer carrying the raw answer. A request may bring a project's own key (and
  * server) for its provider: that call then uses them instead of the service's; a server on a private, loopback or
- * link-local address is refused (422 provider_url_refused) unless RUNWATCH_ALLOW_PRIVATE_PROVIDER_URLS=1.
+ * link-local address is refused (422 provider_url_refused) unless RUNWATCH_ALLOW_PRIVATE_PROVIDER_URLS=1, before the
+ * call and by each of its connections (core/network/guarded-fetch.ts), so DNS rebinding cannot reach one.
  */
 import { Either, ParseResult, Schema } from "effect";
 import type { JudgeRequest, JudgeResponse } from "../core/agents/contract.js";
@@ -13,8 +14,11 @@ import { chooseProvider } from "./improve.js";
 import { PROVIDERS } from "./providers/index.js";
 import { PROVIDER_IDS, provider, type AgentsSettings, type ProviderId } from "./settings.js";
 import { TargetRefused, checkTarget, parseTargetUrl } from "../core/network/ssrf.js";
+import { guardedFetch } from "../core/network/guarded-fetch.js";
 
 export const MAX_JUDGE_PROMPT_CHARS = 400_000;
+/** The fetch for a project's own server: each connection checked when it is made, no redirects. */
+const projectServerFetch = guardedFetch({ allowPrivate: false });
 const MODEL_NAME = /^[A-Za-z0-9][\w.:/@+-]*$/;
 
 const JudgeRequestSchema = Schema.Struct({
@@ -67,11 +71,13 @@ export async function judge(deps: { settings: AgentsSettings; fetch: typeof fetc
   const started = performance.now();
   const s = await settingsFor(deps.settings, req);
   const { provider: chosen, model } = chooseProvider(s, req);
+  // The check in settingsFor named the host's addresses then; the call connects only to addresses checked at connect.
+  const ownServer = req.connection?.base_url !== undefined && !(deps.settings.allowPrivateProviderUrls ?? false);
   const r = await PROVIDERS[chosen as ProviderId].complete(
     {
       settings: s.providers[chosen],
       policy: { timeoutMs: s.llmTimeoutMs, maxRetries: s.llmMaxRetries, baseDelayMs: s.llmRetryBaseMs, maxBackoffMs: s.llmMaxBackoffMs, maxRetryAfterMs: s.llmMaxRetryAfterMs },
-      fetch: deps.fetch,
+      fetch: ownServer ? projectServerFetch : deps.fetch,
       anthropicMaxTokens: s.anthropicMaxTokens,
     },
     { model, temperature: req.temperature, system: req.system, user: req.user, output: req.output, maxTokens: req.max_tokens, signal: deps.signal },

@@ -6,6 +6,7 @@
  * - other 4xx are not retried: the provider rejected the request (bad key, unknown model) → 502 naming it.
  */
 import { ServiceError } from "../errors.js";
+import { TargetRefused } from "../../core/network/ssrf.js";
 
 export interface RetryPolicy {
   readonly timeoutMs: number;
@@ -99,6 +100,10 @@ export async function postJson(o: CallOptions): Promise<CallResult> {
         });
       }
       if (o.signal?.aborted) throw e;
+      const refused = (e as { cause?: unknown }).cause ?? e;
+      if (refused instanceof TargetRefused) {
+        throw new ServiceError({ status: 422, code: "provider_url_refused", message: `${o.provider}: ${refused.message}` });
+      }
       // Connection refused/reset, DNS failure: worth another try.
       if (attempt < p.maxRetries) {
         await sleep(backoff(attempt, p), o.signal);

@@ -50,13 +50,20 @@ export function parseTargetUrl(raw: string): URL {
 
 const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, "");
 
-/** Resolves the host and checks every address (unless private targets are allowed). Returns the addresses. */
-export async function checkTarget(url: URL, allowPrivate: boolean): Promise<{ address: string; family: number }[]> {
-  const host = hostOf(url);
+export interface ResolvedAddress {
+  readonly address: string;
+  readonly family: number;
+}
+/** Every address a host name resolves to (the system resolver, as net.connect would use). */
+export type Resolve = (host: string) => Promise<ResolvedAddress[]>;
+const systemResolve: Resolve = (host) => dns.promises.lookup(host, { all: true, verbatim: true });
+
+/** Resolves `host` (an IP literal stands for itself) and checks every address unless private targets are allowed. */
+async function checkHost(host: string, allowPrivate: boolean, resolve: Resolve = systemResolve): Promise<ResolvedAddress[]> {
   const literal = net.isIP(host);
   const addresses = literal
     ? [{ address: host, family: literal }]
-    : await dns.promises.lookup(host, { all: true, verbatim: true }).catch((err: NodeJS.ErrnoException) => {
+    : await resolve(host).catch((err: NodeJS.ErrnoException) => {
         throw new TargetRefused(`host ${host} does not resolve (${err.code ?? err.message})`);
       });
   if (addresses.length === 0) throw new TargetRefused(`host ${host} does not resolve`);
@@ -65,6 +72,36 @@ export async function checkTarget(url: URL, allowPrivate: boolean): Promise<{ ad
     if (bad) throw new TargetRefused(`host ${host} resolves to ${bad.address}, a private, loopback or link-local address`);
   }
   return addresses;
+}
+
+/** Resolves the URL's host and checks every address (unless private targets are allowed). Returns the addresses. */
+export const checkTarget = (url: URL, allowPrivate: boolean): Promise<ResolvedAddress[]> => checkHost(hostOf(url), allowPrivate);
+
+/** A net.connect `lookup` that answers with `addresses(host)`, of the family asked for. */
+function lookupVia(addresses: (host: string) => Promise<ResolvedAddress[]>): net.LookupFunction {
+  return ((host: string, options: number | { all?: boolean; family?: number | string }, cb: (...args: unknown[]) => void) => {
+    const asked = typeof options === "number" ? options : options.family;
+    const fam = asked === 4 || asked === "IPv4" ? 4 : asked === 6 || asked === "IPv6" ? 6 : 0;
+    addresses(host).then((all) => {
+      const list = all.filter((a) => fam === 0 || a.family === fam);
+      if (list.length === 0) return cb(Object.assign(new Error("no address of the requested family"), { code: "ENOTFOUND" }));
+      if (typeof options === "object" && options.all) cb(null, list);
+      else cb(null, list[0]!.address, list[0]!.family);
+    }, (err: unknown) => cb(err));
+  }) as unknown as net.LookupFunction;
+}
+
+/**
+ * A net.connect `lookup` that resolves and checks at connect time, so the address connected to is the address
+ * checked (no DNS rebinding between a check and the connection). An IP literal never reaches a lookup: check it first.
+ */
+export const checkingLookup = (allowPrivate: boolean, resolve: Resolve = systemResolve): net.LookupFunction =>
+  lookupVia((host) => checkHost(host, allowPrivate, resolve));
+
+/** Checks a URL's host when it is an IP literal (which net.connect does not look up); TargetRefused when private. */
+export async function checkLiteralHost(url: URL, allowPrivate: boolean): Promise<void> {
+  const host = hostOf(url);
+  if (net.isIP(host)) await checkHost(host, allowPrivate);
 }
 
 export interface PostResult {
@@ -84,13 +121,7 @@ export async function guardedPost(
 ): Promise<PostResult> {
   const addresses = await checkTarget(url, opts.allowPrivate);
   // The pinned lookup: hands net.connect the addresses checked above, whatever the resolver says now.
-  const lookup = ((_host: string, options: { all?: boolean; family?: number }, cb: (...args: unknown[]) => void) => {
-    const fam = options.family === 4 || options.family === 6 ? options.family : 0;
-    const list = addresses.filter((a) => fam === 0 || a.family === fam);
-    if (list.length === 0) return cb(Object.assign(new Error("no address of the requested family"), { code: "ENOTFOUND" }));
-    if (options.all) cb(null, list);
-    else cb(null, list[0]!.address, list[0]!.family);
-  }) as unknown as net.LookupFunction;
+  const lookup = lookupVia(async () => addresses);
   const mod = url.protocol === "https:" ? https : http;
   return new Promise<PostResult>((resolve, reject) => {
     const req = mod.request(
