@@ -6,7 +6,7 @@
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { ValidationError } from "./errors.js";
-import { refuseUnstorableText } from "./stored-text.js";
+import { refuseUnstorableSetting } from "./storable-setting.js";
 
 export const MAX_SCHEMA_BYTES = 64 * 1024;
 
@@ -31,6 +31,7 @@ function refusedKeyword(schema: unknown, named = false): string | undefined {
 
 /** The validator of a schema (compiled once per distinct schema); ValidationError naming `field` when it is not one. */
 export function validatorOf(schema: unknown, field: string): ValidateFunction {
+  refuseUnstorableSetting(schema, field);
   const text = JSON.stringify(schema);
   const cached = compiled.get(text);
   if (cached) return cached;
@@ -38,7 +39,6 @@ export function validatorOf(schema: unknown, field: string): ValidateFunction {
     throw new ValidationError({ field, message: `${field} must be a JSON Schema object (or null for none)` });
   }
   if (Buffer.byteLength(text) > MAX_SCHEMA_BYTES) throw new ValidationError({ field, message: `${field} may hold at most ${MAX_SCHEMA_BYTES} bytes of JSON` });
-  refuseUnstorableText(schema, field);
   const refused = refusedKeyword(schema);
   if (refused) throw new ValidationError({ field, message: `${field} may not use ${refused} (regular expressions, uniqueItems and other documents are refused)` });
   let validate: ValidateFunction;

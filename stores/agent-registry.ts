@@ -11,7 +11,7 @@
 import { diffLines } from "diff";
 import { displayTextProblem } from "../core/display-text.js";
 import type { Sql } from "../core/ports/sql.js";
-import { refuseUnstorableText } from "../core/stored-text.js";
+import { refuseUnstorableSetting } from "../core/storable-setting.js";
 import { Conflict, NotFound, ValidationError } from "../core/errors.js";
 
 export const MAX_CONFIG_BYTES = 48 * 1024;
@@ -130,7 +130,7 @@ export function parseConfigJson(text: unknown): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new ValidationError({ message: "config must be a JSON object, like {\"model\": \"gpt-4o\", \"temperature\": 0.2}", field: "config" });
   }
-  refuseUnstorableText(value, "config");
+  refuseUnstorableSetting(value, "config");
   return value as Record<string, unknown>;
 }
 

@@ -1,11 +1,11 @@
 /**
  * Reads a JSON request body: 415 unless the Content-Type is JSON, 413 past the byte limit (raw-body stops
- * reading there, so an oversized body is never buffered), 400 when it is not valid JSON, 422 for text Postgres
- * cannot store unless the caller repairs it.
+ * reading there, so an oversized body is never buffered), 400 when it is not valid JSON, 422 for what cannot be
+ * stored as a setting unless the caller repairs it.
  */
 import type { Context } from "koa";
 import getRawBody from "raw-body";
-import { refuseUnstorableText } from "../core/stored-text.js";
+import { refuseUnstorableSetting } from "../core/storable-setting.js";
 import { HttpProblem } from "./http-errors.js";
 
 /** application/json, or any application/*+json type, with optional parameters (charset). */
@@ -51,10 +51,11 @@ export async function readBodyBytes(ctx: Context, limitBytes: number, tooLargeMe
 
 export interface JsonBodyOptions {
   /**
-   * What a key or string Postgres cannot store (U+0000, a lone surrogate) gets: "refuse" (the default, for settings)
-   * a 422 naming its place; "repair" leaves it to the caller, whose content rules repair it (core/events/storable.ts).
+   * What a body that cannot be stored as a setting (core/storable-setting.ts: U+0000, a lone surrogate, nesting past
+   * 64 levels) gets: "refuse" (the default) a 422 naming its place; "repair" leaves it to the caller, whose content
+   * rules repair or bound it as events' are (core/events/storable.ts).
    */
-  readonly unstorableText?: "refuse" | "repair";
+  readonly unstorable?: "refuse" | "repair";
 }
 
 export async function readJsonBody(ctx: Context, limitBytes: number, options: JsonBodyOptions = {}): Promise<unknown> {
@@ -66,6 +67,6 @@ export async function readJsonBody(ctx: Context, limitBytes: number, options: Js
   } catch (err) {
     throw new HttpProblem(400, "malformed_json", `the request body is not valid JSON: ${(err as Error).message}`);
   }
-  if (options.unstorableText !== "repair") refuseUnstorableText(body);
+  if (options.unstorable !== "repair") refuseUnstorableSetting(body);
   return body;
 }

@@ -10,7 +10,7 @@ import { displayTextProblem } from "../../core/display-text.js";
 import { parseOutputDefinition, type OutputDefinition } from "../../core/evaluation/output.js";
 import { isUuid } from "../../core/ids.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { refuseUnstorableText } from "../../core/stored-text.js";
+import { refuseUnstorableSetting } from "../../core/storable-setting.js";
 import { audit } from "../accounts/projects.js";
 import { detachQueue, rulesChanged, type RuleWrites } from "../evaluation/rules.js";
 
@@ -103,7 +103,7 @@ export async function createQueue(sql: Sql, projectId: number, body: unknown): P
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ValidationError({ message: 'the body must be a JSON object like {"name": "review", "score_configs": [{"name": "correct", "type": "boolean"}]}' });
   }
-  refuseUnstorableText(body);
+  refuseUnstorableSetting(body);
   const b = body as Record<string, unknown>;
   const name = text("name", b.name, 200);
   const configs = parseScoreConfigs(b.score_configs);

@@ -10,7 +10,7 @@ import { ValidationError } from "../../core/errors.js";
 import { checkOutput, parseCheck, type CheckDefinition } from "../../core/evaluation/checks.js";
 import { parseOutputDefinition, type OutputDefinition } from "../../core/evaluation/output.js";
 import { templateProblem } from "../../core/evaluation/template.js";
-import { refuseUnstorableText } from "../../core/stored-text.js";
+import { refuseUnstorableSetting } from "../../core/storable-setting.js";
 
 export type EvaluatorType = "llm_judge" | "builtin";
 
@@ -43,7 +43,7 @@ export function nameProblem(field: string, v: unknown): string {
 
 /** The definition in a body (its `type`, and the fields that type needs); `name` is the default score name. */
 export function parseDefinition(body: Record<string, unknown>, name: string): EvaluatorDefinition {
-  refuseUnstorableText(body);
+  refuseUnstorableSetting(body);
   const scoreName = body.score_name === undefined || body.score_name === "" ? name : nameProblem("score_name", body.score_name);
   if (body.type === "builtin") {
     const check = parseCheck(body.check);

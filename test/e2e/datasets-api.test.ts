@@ -160,6 +160,10 @@ describe("datasets API", () => {
       const res = await patch({ input_schema: schema });
       expect([res.status, (await res.json()).error.message], JSON.stringify(schema)).toEqual([422, expect.stringContaining(words)]);
     }
+    // Nested past what JSON.stringify survives (sent as text: the test cannot stringify it either).
+    const deep = await fetch(api("/typed"), { method: "PATCH", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: `{"input_schema":{"type":"object","default":${"[".repeat(10_000)}${"]".repeat(10_000)}}}` });
+    expect([deep.status, (await deep.json()).error.message]).toEqual([422, expect.stringContaining("nests deeper than 64 levels")]);
     // A property named like a refused keyword is a name, not the keyword.
     expect((await patch({ input_schema: { type: "object", properties: { pattern: { type: "string" }, question: { type: "string" } } } })).status).toBe(200);
     expect((await patch({ input_schema: null }, otherKey)).status).toBe(404);

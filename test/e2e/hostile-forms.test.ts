@@ -1,11 +1,12 @@
 /**
  * Every form of the dashboard, posted by the owner of one project with hostile values (docs/TEAMS.md, "Hostile
  * input"): the forms are read from the pages themselves, so a new form is covered without being listed here. Each
- * field in turn gets NUL, a lone surrogate (raw, and escaped in JSON text), a huge string, numbers out of range and
- * the ids, slug, e-mail addresses and names of another project; each form is also posted to its action with the
- * other project's ids in the path, and every page is fetched that way. No answer is a 5xx (but /improve's 502: the agents service does not run
- * here), and afterwards the other project's rows are exactly what they were: no member, invitation, key, rule,
- * agent, setting or human-input answer of it was touched, and its run still waits for its answer.
+ * field in turn gets NUL, a lone surrogate (raw, and escaped in JSON text), JSON nested 10,000 deep, a huge string,
+ * numbers out of range and the ids, slug, e-mail addresses and names of another project; each form is also posted
+ * to its action with the other project's ids in the path, and every page is fetched that way. No answer is a 5xx
+ * (but /improve's 502: the agents service does not run here), and afterwards the other project's rows are exactly
+ * what they were: no member, invitation, key, rule, agent, setting or human-input answer of it was touched, and its
+ * run still waits for its answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRule, getRule } from "../../alerts/rules.js";
@@ -198,6 +199,8 @@ const hostileValues = () => [
   "<script>alert(1)</script>", "../../etc/passwd",
   // JSON text whose parse holds what Postgres's jsonb refuses: a config, a check, a schema, score configs.
   '{"model":"\\ud800","type":"object","kind":"contains","value":"a\\u0000b"}', '[{"name":"ok","type":"categorical","categories":["a\\ud800"]}]',
+  // JSON nested past what JSON.stringify survives.
+  `{"model":${"[".repeat(10_000)}${"]".repeat(10_000)}}`,
   theirs.slug, String(theirs.ruleId), String(theirs.keyId), String(theirs.jobId), String(theirs.invitationId), String(theirs.id),
   theirs.memberEmail, theirs.agent, `${theirs.agent}-run`, theirs.dataset, "case-1", theirs.experimentId, "Victim score",
   theirs.evaluatorId, theirs.evaluationRuleId, theirs.queueId, theirs.queueItemId, theirs.routingRuleId, "Victim judge",

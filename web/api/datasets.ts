@@ -88,7 +88,7 @@ export function registerDatasetsApi(router: Router, deps: WebDeps, auth: ApiKeyA
   router.post("/api/datasets/:name/items", async (ctx) => {
     const p = await authorize(ctx);
     await datasetNamed(sql, p.projectId, ctx.params.name!);
-    const items = parseItemsBody(await readJsonBody(ctx, ITEMS_BODY_LIMIT, { unstorableText: "repair" }));
+    const items = parseItemsBody(await readJsonBody(ctx, ITEMS_BODY_LIMIT, { unstorable: "repair" }));
     const written = await writeItems(sql, p.projectId, ctx.params.name!, items, "items", p.userId);
     ctx.status = 201;
     ctx.body = written;

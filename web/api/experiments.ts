@@ -35,7 +35,7 @@ export function registerExperimentsApi(router: Router, deps: WebDeps, auth: ApiK
 
   router.post("/api/experiments", async (ctx) => {
     const p = await authorize(ctx);
-    const input = parseExperimentInput(await readJsonBody(ctx, EXPERIMENT_BODY_LIMIT, { unstorableText: "repair" }));
+    const input = parseExperimentInput(await readJsonBody(ctx, EXPERIMENT_BODY_LIMIT, { unstorable: "repair" }));
     const dataset = await datasetNamed(sql, p.projectId, input.dataset);
     const experiment = await createExperiment(sql, p.projectId, dataset, input, p.userId);
     ctx.status = 201;

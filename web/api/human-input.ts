@@ -88,7 +88,7 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
 
   router.post("/api/runs/:sdk_run_id/input", async (ctx) => {
     const p = await authorize(ctx);
-    const body = await readJsonBody(ctx, BODY_LIMIT, { unstorableText: "repair" });
+    const body = await readJsonBody(ctx, BODY_LIMIT, { unstorable: "repair" });
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw new ValidationError({ message: "the body must be a JSON object like {\"response\": \"yes\"}" });
     }

@@ -56,14 +56,14 @@ export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAut
 
   router.post("/api/scores", async (ctx) => {
     const p = await authorizeSending(ctx);
-    const scoreId = await giveScore(deps, p, await readJsonBody(ctx, BODY_LIMIT, { unstorableText: "repair" }));
+    const scoreId = await giveScore(deps, p, await readJsonBody(ctx, BODY_LIMIT, { unstorable: "repair" }));
     ctx.status = 201;
     ctx.body = { score_id: scoreId };
   });
 
   router.post("/api/scores/batch", async (ctx) => {
     const p = await authorizeSending(ctx);
-    const body = (await readJsonBody(ctx, BATCH_BODY_LIMIT, { unstorableText: "repair" })) as { scores?: unknown } | null;
+    const body = (await readJsonBody(ctx, BATCH_BODY_LIMIT, { unstorable: "repair" })) as { scores?: unknown } | null;
     const list = typeof body === "object" && body !== null && !Array.isArray(body) ? body.scores : undefined;
     if (!Array.isArray(list) || list.length === 0 || list.length > MAX_SCORES_PER_BATCH) {
       throw new ValidationError({ field: "scores", message: `scores must be an array of 1 to ${MAX_SCORES_PER_BATCH} scores like {"sdk_run_id", "name", "value"}` });

@@ -40,7 +40,7 @@ export function ingestHandlers(deps: WebDeps, auth: ApiKeyAuth): IngestHandlers 
   return {
     async single(ctx) {
       const { principal, take } = await admit(ctx);
-      const body = await readJsonBody(ctx, config.maxBodyBytes, { unstorableText: "repair" });
+      const body = await readJsonBody(ctx, config.maxBodyBytes, { unstorable: "repair" });
       const parsed = parseIngestEvent(body);
       if (Either.isLeft(parsed)) throw parsed.left;
       await take(1);
