@@ -71,6 +71,10 @@ describe("OpenAPI document", () => {
     expect(doc.components.schemas.Event.properties.sdk_run_id).toMatchObject({ minLength: 1, maxLength: 256 });
     expect(doc.components.schemas.Event.properties.payload.anyOf).toHaveLength(7);
     expect(doc.components.schemas.ScoreInput.properties.value.anyOf.map((s: any) => s.type).sort()).toEqual(["boolean", "number", "string"]);
+    // Every body is read the same way: malformed (400), over its limit (413), not JSON (415) are each possible.
+    const unlisted = Object.entries<any>(doc.paths).flatMap(([path, ops]) => Object.entries<any>(ops)
+      .filter(([, op]) => op.requestBody).flatMap(([method, op]) => ["400", "413", "415"].filter((s) => !op.responses[s]).map((s) => `${method} ${path} ${s}`)));
+    expect(unlisted).toEqual([]);
   });
 
   it("real answers of every operation fit the document", async () => {

@@ -38,10 +38,10 @@ const OtlpRequest = Schema.Unknown.annotations({ identifier: "ExportTraceService
 
 const OPERATIONS: Record<string, Record<string, Operation>> = {
   "/api/ingest": {
-    post: { tag: "Ingest", summary: "Send one event", body: Event, ok: { 202: R.Accepted }, errors: [400, 401, 413, 422, 429, 503] },
+    post: { tag: "Ingest", summary: "Send one event", body: Event, ok: { 202: R.Accepted }, errors: [400, 401, 413, 415, 422, 429, 503] },
   },
   "/api/ingest/batch": {
-    post: { tag: "Ingest", summary: "Send up to 1,000 events", description: "Each event is judged alone: the 207 lists a result per event.", body: EventsBatch, ok: { 207: R.BatchResult }, errors: [400, 401, 413, 422, 429, 503] },
+    post: { tag: "Ingest", summary: "Send up to 1,000 events", description: "Each event is judged alone: the 207 lists a result per event.", body: EventsBatch, ok: { 207: R.BatchResult }, errors: [400, 401, 413, 415, 422, 429, 503] },
   },
   "/v1/traces": {
     post: {
@@ -77,7 +77,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       params: [SdkRunId, q("wait", Schema.Int.pipe(Schema.between(0, 30)), "Seconds to hold the request until an answer arrives (long poll).")],
       ok: { 200: R.HumanAnswer, 204: null }, errors: [401, 404, 422, 429],
     },
-    post: { tag: "Human input", summary: "Answer the run's pending question", params: [SdkRunId], body: R.HumanAnswerInput, ok: { 201: R.HumanAnswer }, errors: [401, 403, 404, 409, 422, 429] },
+    post: { tag: "Human input", summary: "Answer the run's pending question", params: [SdkRunId], body: R.HumanAnswerInput, ok: { 201: R.HumanAnswer }, errors: [400, 401, 403, 404, 409, 413, 415, 422, 429] },
   },
   "/api/sessions": {
     get: { tag: "Sessions", summary: "List sessions, newest activity first", params: [q("agent_name", Schema.String), Since, Cursor, q("limit", Limit(500, 50))], ok: { 200: R.SessionList }, errors: [401, 403, 422, 429] },
@@ -90,7 +90,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     },
   },
   "/api/scores": {
-    post: { tag: "Scores", summary: "Score a run or one of its spans", body: ScoreInput.annotations({ identifier: "ScoreInput" }), ok: { 201: R.ScoreCreated }, errors: [400, 401, 404, 422, 429] },
+    post: { tag: "Scores", summary: "Score a run or one of its spans", body: ScoreInput.annotations({ identifier: "ScoreInput" }), ok: { 201: R.ScoreCreated }, errors: [400, 401, 404, 413, 415, 422, 429] },
   },
   "/api/scores/batch": {
     post: {
