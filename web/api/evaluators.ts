@@ -16,6 +16,7 @@
 import type Router from "@koa/router";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { JUDGE_TEMPLATES } from "../../core/evaluation/templates.js";
+import { MAX_POSTGRES_INTEGER } from "../../core/ports/sql.js";
 import { changedDefinition, createEvaluator, evaluatorJson, evaluatorVersions, findEvaluator, listEvaluators, updateEvaluator } from "../../stores/evaluation/evaluators.js";
 import { jobTotals } from "../../stores/evaluation/jobs.js";
 import { listRules, ruleJson } from "../../stores/evaluation/rules.js";
@@ -71,7 +72,7 @@ export function registerEvaluatorsApi(router: Router, deps: WebDeps, auth: ApiKe
 
   router.get("/api/evaluators/:id", async (ctx) => {
     const p = await authorize(ctx);
-    const e = await evaluatorOf(p.projectId, ctx.params.id!, intParam(ctx, "version", 1, 2 ** 31 - 1));
+    const e = await evaluatorOf(p.projectId, ctx.params.id!, intParam(ctx, "version", 1, MAX_POSTGRES_INTEGER));
     const [versions, rules, totals] = await Promise.all([evaluatorVersions(sql, e.id), listRules(sql, p.projectId, { evaluatorId: e.id }), jobTotals(sql, p.projectId, [e.id])]);
     ctx.set("Cache-Control", "no-store");
     ctx.body = { evaluator: evaluatorJson(e), versions, rules: rules.map(ruleJson), totals: totals.get(e.id) };
