@@ -20,12 +20,13 @@ export interface SettingProblem {
 /** The first reason `value` cannot be stored as a setting, or undefined. */
 export function settingProblem(value: unknown, root = ""): SettingProblem | undefined {
   const named = (place: string) => place || "body";
+  const badText = (place: string): SettingProblem => ({ place, message: `${place} must not contain U+0000 (NUL) or a lone UTF-16 surrogate` });
   // A stack, not recursion: a 64 KiB body may nest thousands deep.
   const stack: [unknown, string, number][] = [[value, root, 1]];
   while (stack.length > 0) {
     const [v, place, depth] = stack.pop()!;
     if (typeof v === "string") {
-      if (needsRepair(v)) return { place: named(place), message: `${named(place)} must not contain U+0000 (NUL) or a lone UTF-16 surrogate` };
+      if (needsRepair(v)) return badText(named(place));
       continue;
     }
     if (typeof v !== "object" || v === null) continue;
@@ -38,7 +39,7 @@ export function settingProblem(value: unknown, root = ""): SettingProblem | unde
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, item] = entries[i]!;
       const at = place ? `${place}.${repairString(key)}` : repairString(key);
-      if (needsRepair(key)) return { place: at, message: `${at} must not contain U+0000 (NUL) or a lone UTF-16 surrogate` };
+      if (needsRepair(key)) return badText(at);
       stack.push([item, at, depth + 1]);
     }
   }
