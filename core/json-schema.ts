@@ -53,8 +53,10 @@ export function validatorOf(schema: unknown, field: string): ValidateFunction {
 }
 
 /** What is wrong with `value` under `schema` (the first error, with its place in the value), or undefined. */
-export function schemaProblem(schema: unknown, value: unknown, field: string): string | undefined {
-  const validate = validatorOf(schema, field);
+export const schemaProblem = (schema: unknown, value: unknown, field: string): string | undefined => validatorProblem(validatorOf(schema, field), value);
+
+/** What is wrong with `value` under a compiled schema: for many values, look the validator up once (validatorOf). */
+export function validatorProblem(validate: ValidateFunction, value: unknown): string | undefined {
   if (validate(value)) return undefined;
   const e = validate.errors?.[0];
   return e ? `${e.instancePath || "the value"} ${e.message ?? "does not match"}` : "does not match the schema";

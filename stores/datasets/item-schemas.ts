@@ -3,9 +3,9 @@
  * core/json-schema.ts (which refuses what could stall the server on a large item).
  */
 import { ValidationError } from "../../core/errors.js";
-import { schemaProblem } from "../../core/json-schema.js";
+import { validatorOf, validatorProblem } from "../../core/json-schema.js";
 
-export { MAX_SCHEMA_BYTES, schemaProblem, validatorOf } from "../../core/json-schema.js";
+export { validatorOf };
 export const SCHEMA_PARTS = ["input_schema", "expected_output_schema"] as const;
 export type SchemaPart = (typeof SCHEMA_PARTS)[number];
 
@@ -21,11 +21,14 @@ export interface ItemSchemas {
 export function checkItemsAgainst(schemas: ItemSchemas, items: readonly { input: unknown; expected_output: unknown }[], place = (i: number) => `items[${i}]`): void {
   const input = schemas.input_schema ?? null;
   const expected = schemas.expected_output_schema ?? null;
-  if (input === null && expected === null) return;
+  if ((input === null && expected === null) || items.length === 0) return;
+  // Looked up once, not per item: finding a validator walks and serializes its schema.
+  const inputValidator = input !== null ? validatorOf(input, "input_schema") : undefined;
+  const expectedValidator = expected !== null ? validatorOf(expected, "expected_output_schema") : undefined;
   items.forEach((item, i) => {
-    const inputProblem = input !== null ? schemaProblem(input, item.input, "input_schema") : undefined;
+    const inputProblem = inputValidator ? validatorProblem(inputValidator, item.input) : undefined;
     if (inputProblem) throw new ValidationError({ field: `${place(i)}.input`, message: `${place(i)}.input does not match the dataset's input schema: ${inputProblem}` });
-    const expectedProblem = expected !== null && item.expected_output !== null ? schemaProblem(expected, item.expected_output, "expected_output_schema") : undefined;
+    const expectedProblem = expectedValidator && item.expected_output !== null ? validatorProblem(expectedValidator, item.expected_output) : undefined;
     if (expectedProblem) {
       throw new ValidationError({ field: `${place(i)}.expected_output`, message: `${place(i)}.expected_output does not match the dataset's expected output schema: ${expectedProblem}` });
     }
