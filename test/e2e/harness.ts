@@ -87,6 +87,24 @@ export async function until<T>(what: string, read: () => Promise<T> | T, done: (
   }
 }
 
+/**
+ * Reads until `done` holds, for as long as the value read keeps changing: fails only when it stood still for
+ * `stallMs`. For long work whose pace is the machine's (a backfill of a thousand judge calls), where a deadline
+ * would time the machine, not the product.
+ */
+export async function untilStalled<T>(what: string, read: () => Promise<T> | T, done: (v: T) => boolean, stallMs = 60_000): Promise<T> {
+  let last = "";
+  let changedAt = Date.now();
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    const text = JSON.stringify(v);
+    if (text !== last) [last, changedAt] = [text, Date.now()];
+    else if (Date.now() - changedAt > stallMs) throw new Error(`${what}: no progress in ${stallMs} ms: ${text.slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** Polls GET /api/runs/{id} until `done` accepts the answer. */
 export async function waitForRun<T = { run: Record<string, any>; events: Record<string, any>[] }>(
   url: string,

@@ -70,7 +70,8 @@ async function seed(ownerEmail: string, name: string, agent: string): Promise<Se
     await addVersion(sql, project.id, a, { config: JSON.stringify({ model: `${name}-next` }), activate: false, createdBy: owner.id });
   }
   // A webhook rule (its page has the secret's rotation) with a notification that failed for good (it has a retry).
-  const ruleId = (await createRule(sql, project.id, { name: `${name} rule`, trigger_type: "run_error", channel: "webhook", target: "https://hooks.example.com/runwatch", config: {}, enabled: true })) as number;
+  // Its target is an address, not a name: a form post then checks every other field, and no post waits on DNS.
+  const ruleId = (await createRule(sql, project.id, { name: `${name} rule`, trigger_type: "run_error", channel: "webhook", target: "http://127.0.0.1:9/runwatch", config: {}, enabled: true })) as number;
   const jobId = await enqueueTest(sql, (await getRule(sql, project.id, ruleId))!, { publicWebUrl: srv.url });
   await markFailed(sql, { id: jobId, attempts: 1, max_attempts: 1 }, "refused", 0, true);
   const { invitation } = await createInvitation(sql, project.id, `invited-${name.toLowerCase()}@example.com`, "viewer", owner.id);
@@ -207,6 +208,8 @@ const hostileValues = () => [
 ];
 
 beforeAll(async () => {
+  // The rules' loopback target (seed) is allowed; alerts read their settings from the process's environment.
+  process.env.RUNWATCH_ALLOW_PRIVATE_WEBHOOKS = "1";
   srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000" } });
   // Created first, the other project's owner is the instance admin: the attacker is not.
   theirs = await seed(`victim-${Date.now()}@example.com`, "Victim", "victim-bot");
