@@ -31,7 +31,7 @@ function refusedKeyword(schema: unknown, named = false): string | undefined {
 
 /** The validator of a schema (compiled once per distinct schema); ValidationError naming `field` when it is not one. */
 export function validatorOf(schema: unknown, field: string): ValidateFunction {
-  refuseUnstorableSetting(schema, field);
+  refuseUnstorableSetting(schema, field); // first: JSON.stringify would overflow the stack on a deep schema
   const text = JSON.stringify(schema);
   const cached = compiled.get(text);
   if (cached) return cached;

@@ -9,7 +9,7 @@
  *   the call stack a few thousand levels down, and no setting needs more than a few.
  */
 import { ValidationError } from "./errors.js";
-import { MAX_DEPTH, needsRepair, repairString } from "./events/storable.js";
+import { badTextMessage, MAX_DEPTH, needsRepair, repairString, tooDeepMessage } from "./events/storable.js";
 
 export interface SettingProblem {
   /** `score_configs[1].categories[0]`, spelled from the root; the root, or `body` when it is empty, for the value itself. */
@@ -20,7 +20,7 @@ export interface SettingProblem {
 /** The first reason `value` cannot be stored as a setting, or undefined. */
 export function settingProblem(value: unknown, root = ""): SettingProblem | undefined {
   const named = (place: string) => place || "body";
-  const badText = (place: string): SettingProblem => ({ place, message: `${place} must not contain U+0000 (NUL) or a lone UTF-16 surrogate` });
+  const badText = (place: string): SettingProblem => ({ place, message: badTextMessage(place) });
   // A stack, not recursion: a 64 KiB body may nest thousands deep.
   const stack: [unknown, string, number][] = [[value, root, 1]];
   while (stack.length > 0) {
@@ -30,7 +30,7 @@ export function settingProblem(value: unknown, root = ""): SettingProblem | unde
       continue;
     }
     if (typeof v !== "object" || v === null) continue;
-    if (depth >= MAX_DEPTH) return { place: named(place), message: `${named(place)} nests deeper than ${MAX_DEPTH} levels` };
+    if (depth >= MAX_DEPTH) return { place: named(place), message: tooDeepMessage(named(place)) };
     if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${place}[${i}]`, depth + 1]);
       continue;

@@ -46,6 +46,10 @@ export const repairString = (s: string): string => (needsRepair(s) ? s.toWellFor
 
 const describe = (path: string) => path || "body";
 
+/** The refusals' words, shared with settings (core/storable-setting.ts): one rule, said one way. */
+export const badTextMessage = (place: string) => `${place} must not contain U+0000 (NUL) or a lone UTF-16 surrogate`;
+export const tooDeepMessage = (place: string) => `${place} nests deeper than ${MAX_DEPTH} levels`;
+
 /**
  * Applies the rules to a parsed JSON value (an ingest event before its schema check). Returns the value to use
  * (the input itself when nothing needed repair; repaired copies of only the containers that changed) or throws
@@ -66,7 +70,7 @@ export function makeStorable<T>(value: T, options: { identifiers?: ReadonlySet<s
       }
       if (!needsRepair(v)) return v;
       if (depth === 2 && identifiers.has(key!)) {
-        throw new ValidationError({ field: key!, message: `${key} must not contain U+0000 (NUL) or a lone UTF-16 surrogate` });
+        throw new ValidationError({ field: key!, message: badTextMessage(key!) });
       }
       return repairString(v);
     }
@@ -74,7 +78,7 @@ export function makeStorable<T>(value: T, options: { identifiers?: ReadonlySet<s
     const at = link(parent, key);
     if (depth >= MAX_DEPTH) {
       const path = describe(pathText(at));
-      throw new ValidationError({ field: path, message: `${path} nests deeper than ${MAX_DEPTH} levels` });
+      throw new ValidationError({ field: path, message: tooDeepMessage(path) });
     }
     if (Array.isArray(v)) {
       let out: unknown[] | undefined;

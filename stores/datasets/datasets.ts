@@ -6,7 +6,7 @@
  */
 import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { displayTextProblem } from "../../core/display-text.js";
-import { needsRepair } from "../../core/events/storable.js";
+import { refuseUnstorableSetting } from "../../core/storable-setting.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { canonicalJson, type ItemSource, type ItemStatus, type NewItem } from "./items.js";
 import { checkItemsAgainst, SCHEMA_PARTS, validatorOf, type ItemSchemas, type SchemaPart } from "./item-schemas.js";
@@ -63,9 +63,7 @@ function checkDescription(description: unknown): string {
   if (description.length > MAX_DATASET_DESCRIPTION) {
     throw new ValidationError({ field: "description", message: `description is longer than ${MAX_DATASET_DESCRIPTION} characters` });
   }
-  if (needsRepair(description)) {
-    throw new ValidationError({ field: "description", message: "description must not contain U+0000 (NUL) or a lone UTF-16 surrogate" });
-  }
+  refuseUnstorableSetting(description, "description");
   return description;
 }
 
