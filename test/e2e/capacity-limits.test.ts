@@ -1,14 +1,16 @@
 /**
  * Capacity before authentication, against `runwatch start` as a child process (docs/SECURITY.md, capacity):
- * keyless OTLP/gRPC calls are ended when their metadata arrives, before their 16 MiB messages are read; idle
- * connections to the gRPC port are closed; a valid key is taken while unknown keys pour in from its address, over
- * HTTP and gRPC; X-Forwarded-For picks the throttled address only through RUNWATCH_TRUSTED_PROXIES.
+ * keyless OTLP/gRPC calls are ended when their metadata arrives, before their 16 MiB messages are read, and reset
+ * so their senders stop; idle connections to the gRPC port are closed; a valid key is taken while unknown keys pour
+ * in from its address, over HTTP and gRPC; X-Forwarded-For picks the throttled address only through
+ * RUNWATCH_TRUSTED_PROXIES.
  */
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import http2 from "node:http2";
 import net from "node:net";
 import * as grpc from "@grpc/grpc-js";
+import { Agent, type Dispatcher, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { childServerWithAccount, json, runwatchCli } from "./harness.js";
 import { exportProtobuf, hexId, traceExportClient } from "./otlp-fixtures.js";
@@ -51,11 +53,22 @@ function withholdingCall(session: http2.ClientHttp2Session, length: number, head
     }
   };
   pump();
-  return { stream, status };
+  /** The stream's RST_STREAM code once the server has reset it (its "close"), or "open" while it is not. */
+  const reset = () => (stream.closed ? stream.rstCode : "open");
+  return { stream, status, reset };
 }
 
-const guess = (url: string, i: number, xff?: string) =>
-  fetch(`${url}/api/runs`, { headers: { authorization: `Bearer ${i.toString(16).padStart(64, "d")}`, ...(xff ? { "x-forwarded-for": xff } : {}) } }).then((r) => r.status);
+const guess = (url: string, i: number, xff?: string, dispatcher?: Dispatcher) =>
+  undiciFetch(`${url}/api/runs`, { dispatcher, headers: { authorization: `Bearer ${i.toString(16).padStart(64, "d")}`, ...(xff ? { "x-forwarded-for": xff } : {}) } }).then((r) => r.status);
+
+/**
+ * Client addresses of this run's own. In scale mode the failed-key budgets are in Redis, shared by every server of
+ * the suite and by a rerun within the minute, so a test that counts a budget from its start uses addresses no other
+ * test sends from: a loopback source address (127.0.0.0/8 all reaches the server) or a documentation IPv6 address.
+ */
+const rand = () => 1 + Math.floor(Math.random() * 254);
+const ownLoopback = () => new Agent({ localAddress: `127.${rand()}.${rand()}.${rand()}` });
+const ownForwarded = () => `2001:db8::${rand().toString(16)}:${rand().toString(16)}:${rand().toString(16)}`;
 
 describe("an https public URL, no trusted proxies: OTLP/gRPC limits before authentication; X-Forwarded-For ignored", () => {
   let s: Awaited<ReturnType<typeof server>>;
@@ -65,12 +78,14 @@ describe("an https public URL, no trusted proxies: OTLP/gRPC limits before authe
 
   it("X-Forwarded-For is ignored: rotating it does not slip past the failed-key throttle", async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 40; i++) statuses.push(await guess(s.url, i, `198.51.100.${i}`));
+    const from = ownLoopback();
+    for (let i = 0; i < 40; i++) statuses.push(await guess(s.url, i, `198.51.100.${i}`, from));
+    await from.close();
     expect(statuses.slice(0, 30).every((x) => x === 401)).toBe(true);
     expect(statuses.slice(30).every((x) => x === 429)).toBe(true);
   });
 
-  it("50 keyless calls each withholding the last byte of a 16 MiB message are refused at once; RSS grows < 100 MiB", async () => {
+  it("50 keyless calls each withholding the last byte of a 16 MiB message are refused at once, then reset so the senders stop; RSS grows < 100 MiB", async () => {
     const before = await rssMiB(s.child.pid!);
     const sessions = Array.from({ length: 5 }, () => http2.connect(`http://127.0.0.1:${s.grpcPort}`));
     for (const session of sessions) session.on("error", () => {});
@@ -78,6 +93,10 @@ describe("an https public URL, no trusted proxies: OTLP/gRPC limits before authe
     const statuses = await Promise.race([Promise.all(calls.map((c) => c.status)), sleep(10_000).then(() => "timeout")]);
     expect(statuses).not.toBe("timeout");
     expect(new Set(statuses as string[])).toEqual(new Set([String(grpc.status.UNAUTHENTICATED)]));
+    // The status is followed by RST_STREAM NO_ERROR: the sender stops, rather than the server reading and dropping the
+    // rest of its 16 MiB (a half-open stream it would otherwise keep).
+    for (const end = Date.now() + 5_000; calls.some((c) => c.reset() === "open") && Date.now() < end;) await sleep(50);
+    expect(calls.map((c) => c.reset())).toEqual(calls.map(() => http2.constants.NGHTTP2_NO_ERROR));
     await sleep(500);
     const after = await rssMiB(s.child.pid!);
     expect(after - before).toBeLessThan(100);
@@ -168,12 +187,13 @@ describe("RUNWATCH_TRUSTED_PROXIES=127.0.0.1: the failed-key throttle never refu
   });
 
   it("X-Forwarded-For is honoured through the trusted proxy: each client address has its own budget", async () => {
+    const [first, second] = [ownForwarded(), ownForwarded()];
     const a: number[] = [];
-    for (let i = 0; i < 32; i++) a.push(await guess(s.url, i, "198.51.100.1"));
+    for (let i = 0; i < 32; i++) a.push(await guess(s.url, i, first));
     expect(a.slice(30)).toEqual([429, 429]);
     // Another client behind the same proxy is not throttled by the first one's guesses.
-    expect(await guess(s.url, 99, "198.51.100.2")).toBe(401);
+    expect(await guess(s.url, 99, second)).toBe(401);
     // A client cannot pick its address by writing its own header: the proxy's entry (rightmost) counts.
-    expect(await guess(s.url, 100, "198.51.100.2, 198.51.100.1")).toBe(429);
+    expect(await guess(s.url, 100, `${second}, ${first}`)).toBe(429);
   });
 });

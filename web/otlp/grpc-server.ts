@@ -8,10 +8,12 @@
  *
  * Limits before authentication (docs/SECURITY.md, capacity): the key is checked when a call's metadata arrives,
  * before its message is read (an interceptor; the stream stays paused meanwhile, so HTTP/2 flow control holds a
- * keyless sender to one window, not 16 MiB), and a refused call is ended at once. Each connection may carry
+ * keyless sender to one window, not 16 MiB), and a refused call is ended at once: its status, then RST_STREAM
+ * NO_ERROR (RFC 9113 §8.1), so the sender stops sending the rest of its message. Each connection may carry
  * `maxStreams` calls at a time; a connection without calls for `idleMs` — including one that never sent a request —
  * is closed, and keepalive pings find dead peers.
  */
+import http2 from "node:http2";
 import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../../core/logger.js";
 import type { EventLog } from "../../core/ports/event-log.js";
@@ -97,10 +99,24 @@ function authenticateFirst(deps: OtlpGrpcDeps): grpc.ServerInterceptor {
               .then(({ principal }) => {
                 metadata.set(AUTHENTICATED_USER, `${principal.projectId}:${principal.userId}`);
                 pass(metadata);
-              }, (err: unknown) => call.sendStatus(grpcError(err, deps.logger)));
+              }, (err: unknown) => {
+                call.sendStatus(grpcError(err, deps.logger));
+                stopSender(call);
+              });
           },
         }),
     });
+}
+
+/**
+ * After a refusal's status, resets the call's stream with NO_ERROR: the sender stops sending the rest of its
+ * message. Without it the refused stream stays half open, and Node's HTTP/2 server reads and drops every byte the
+ * keyless sender goes on sending (16 MiB a call). grpc-js offers no way to do this; the first interceptor's call is
+ * grpc-js's base call, which holds the HTTP/2 stream (a private field: capacity-limits.test.ts fails if that moves).
+ */
+function stopSender(call: grpc.ServerInterceptingCallInterface): void {
+  const stream = (call as unknown as { stream?: Partial<http2.ServerHttp2Stream> }).stream;
+  if (typeof stream?.close === "function" && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
 }
 
 export async function startOtlpGrpc(deps: OtlpGrpcDeps, host: string, port: number): Promise<OtlpGrpcServer> {
