@@ -37,6 +37,12 @@ export interface Config {
   readonly clickhouseDatabase: string;
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
+  /**
+   * What this deployment's Redis keys and pub/sub channels begin with (REDIS_PREFIX, default `runwatch`). Deployments
+   * sharing one Redis need different prefixes: their user and project ids overlap, and pub/sub channels are not
+   * separated by Redis's database numbers.
+   */
+  readonly redisPrefix: string;
   /** Secret for signing session cookies and gateway tokens. Generated per data dir when absent (embedded). */
   readonly sessionSecret: string | undefined;
   readonly agentSecret: string | undefined;
@@ -111,6 +117,13 @@ const int = (v: string | undefined, dflt: number): number => {
   if (!Number.isFinite(n)) throw new Error(`expected a number, got ${JSON.stringify(v)}`);
   return n;
 };
+
+/** REDIS_PREFIX: letters, digits and `_.:-`, at most 64. */
+function redisPrefix(v: string | undefined): string {
+  if (v === undefined || v === "") return "runwatch";
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(v)) throw new Error(`REDIS_PREFIX must be 1-64 letters, digits or _.:- characters, got ${JSON.stringify(v)}`);
+  return v;
+}
 
 /**
  * Where OTLP exports are mapped into events (docs/OTEL.md): `pipeline` (the default) logs an export whole and the
@@ -188,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouseDatabase: env.CLICKHOUSE_DATABASE ?? "runwatch",
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
+    redisPrefix: redisPrefix(env.REDIS_PREFIX),
     sessionSecret: env.SESSION_SECRET || undefined,
     agentSecret: env.AGENT_SECRET || undefined,
     trustedProxies: parseTrustedProxies(env.RUNWATCH_TRUSTED_PROXIES),

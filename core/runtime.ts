@@ -66,13 +66,13 @@ export const sqlLayer = (c: Config) =>
 export const rateLimiterLayer = (c: Config) =>
   scoped(RateLimiterService, async () =>
     c.redisUrl
-      ? (await import("./limiter/redis.js")).redisRateLimiter(c.redisUrl, c.rateLimitPerMinute)
+      ? (await import("./limiter/redis.js")).redisRateLimiter(c.redisUrl, c.rateLimitPerMinute, c.redisPrefix)
       : memoryRateLimiter(c.rateLimitPerMinute),
   );
 
 export const pubSubLayer = (c: Config) =>
   scoped(PubSubService, async () =>
-    c.redisUrl ? (await import("./pubsub/redis.js")).redisPubSub(c.redisUrl) : memoryPubSub(),
+    c.redisUrl ? (await import("./pubsub/redis.js")).redisPubSub(c.redisUrl, c.redisPrefix) : memoryPubSub(),
   );
 
 export interface Ports {

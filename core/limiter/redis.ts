@@ -13,10 +13,11 @@ import { RateLimiterMemory, RateLimiterRedis } from "rate-limiter-flexible";
 import type { RateDecision, RateLimiter } from "../ports/rate-limiter.js";
 import { budgetOver, decisionFrom } from "./decision.js";
 
-export const RATE_LIMIT_KEY_PREFIX = "runwatch:rl";
 const FIRST_CONNECT_WAIT_MS = 2_000;
 
-export function redisRateLimiter(url: string, pointsPerMinute: number): RateLimiter {
+/** `prefix` is the deployment's (REDIS_PREFIX): the keys are `<prefix>:rl:…`. */
+export function redisRateLimiter(url: string, pointsPerMinute: number, prefix = "runwatch"): RateLimiter {
+  const keyPrefix = `${prefix}:rl`;
   const client = new Redis(url, {
     enableOfflineQueue: false,
     commandTimeout: 500,
@@ -35,12 +36,12 @@ export function redisRateLimiter(url: string, pointsPerMinute: number): RateLimi
   });
   const limiter = new RateLimiterRedis({
     storeClient: client,
-    keyPrefix: RATE_LIMIT_KEY_PREFIX,
+    keyPrefix,
     points: pointsPerMinute,
     duration: 60,
     rejectIfRedisNotReady: true,
     inMemoryBlockOnConsumed: pointsPerMinute + 1,
-    insuranceLimiter: new RateLimiterMemory({ keyPrefix: `${RATE_LIMIT_KEY_PREFIX}:insurance`, points: pointsPerMinute, duration: 60 }),
+    insuranceLimiter: new RateLimiterMemory({ keyPrefix: `${keyPrefix}:insurance`, points: pointsPerMinute, duration: 60 }),
   });
   return {
     async consume(key, points = 1): Promise<RateDecision> {
@@ -55,11 +56,11 @@ export function redisRateLimiter(url: string, pointsPerMinute: number): RateLimi
     budget(name, points, durationSec) {
       const limiter = new RateLimiterRedis({
         storeClient: client,
-        keyPrefix: `${RATE_LIMIT_KEY_PREFIX}:${name}`,
+        keyPrefix: `${keyPrefix}:${name}`,
         points,
         duration: durationSec,
         rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory({ keyPrefix: `${RATE_LIMIT_KEY_PREFIX}:insurance:${name}`, points, duration: durationSec }),
+        insuranceLimiter: new RateLimiterMemory({ keyPrefix: `${keyPrefix}:insurance:${name}`, points, duration: durationSec }),
       });
       return budgetOver(limiter, points);
     },

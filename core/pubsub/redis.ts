@@ -3,6 +3,10 @@
  * cannot publish): the subscriber PSUBSCRIBEs `prefix*` once per prefix and ioredis re-subscribes after a
  * reconnect; the publisher fails fast while Redis is down instead of queueing.
  *
+ * Channels are the deployment's (REDIS_PREFIX): the port's channel `project.3` is `<prefix>:project.3` in
+ * Redis, so deployments sharing a Redis do not hear each other (their project ids overlap, and pub/sub ignores
+ * Redis's database numbers). Handlers get the port's channel names.
+ *
  * Delivery is best-effort, as the port says: a publish that cannot reach Redis is logged and dropped
  * (the dashboard reloads from the stores), so a Redis outage never stalls the pipeline.
  */
@@ -12,7 +16,8 @@ import { createLogger } from "../logger.js";
 
 const globEscape = (s: string) => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 
-export function redisPubSub(url: string): PubSub {
+export function redisPubSub(url: string, prefix = "runwatch"): PubSub {
+  const namespace = `${prefix}:`;
   const logger = createLogger(undefined, { component: "redis-pubsub" });
   const retryStrategy = (times: number) => Math.min(times * 100, 2_000);
   // No offline queue: while disconnected a publish fails at once. The timeout only guards against a hung
@@ -30,7 +35,7 @@ export function redisPubSub(url: string): PubSub {
   const handlers = new Map<string, Set<(channel: string, message: string) => void>>();
   subscriber.on("pmessage", (pattern: string, channel: string, message: string) => {
     for (const h of handlers.get(pattern) ?? []) {
-      try { h(channel, message); } catch (err) { logger.error("pubsub handler failed", { error: err }); }
+      try { h(channel.slice(namespace.length), message); } catch (err) { logger.error("pubsub handler failed", { error: err }); }
     }
   });
 
@@ -40,7 +45,7 @@ export function redisPubSub(url: string): PubSub {
   return {
     async publish(channel, message) {
       try {
-        await publisher.publish(channel, message);
+        await publisher.publish(namespace + channel, message);
       } catch (err) {
         dropped++;
         if (Date.now() - lastDropLog > 5_000) {
@@ -49,8 +54,8 @@ export function redisPubSub(url: string): PubSub {
         }
       }
     },
-    async subscribePrefix(prefix, handler) {
-      const pattern = `${globEscape(prefix)}*`;
+    async subscribePrefix(channelPrefix, handler) {
+      const pattern = `${globEscape(namespace + channelPrefix)}*`;
       let set = handlers.get(pattern);
       if (!set) {
         set = new Set();

@@ -285,8 +285,9 @@ export async function childServerWithAccount(prefix: string, extra: Record<strin
 
 /**
  * In the scale pass (DATABASE_URL set), a Postgres database of its own for a child server that runs an evaluation
- * worker: on the shared one, it would take other test files' jobs and they its. Embedded, nothing (the data dir is
- * the server's own).
+ * worker: on the shared one, it would take other test files' jobs and they its. Its ids overlap the shared
+ * database's, so it is a deployment of its own on the shared Redis too (REDIS_PREFIX). Embedded, nothing (the data
+ * dir is the server's own).
  */
 export async function ownPostgres(prefix: string): Promise<Record<string, string>> {
   const url = process.env.DATABASE_URL;
@@ -301,5 +302,5 @@ export async function ownPostgres(prefix: string): Promise<Record<string, string
   }
   const own = new URL(url);
   own.pathname = `/${name}`;
-  return { DATABASE_URL: own.toString() };
+  return { DATABASE_URL: own.toString(), REDIS_PREFIX: name };
 }

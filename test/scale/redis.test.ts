@@ -1,7 +1,7 @@
 /**
  * Redis adapters against a real server (REDIS_URL): the rate limit is shared by two limiter instances
  * (as by two ingest processes), a Redis outage falls back to the insurance limiter without hanging,
- * and pub/sub crosses connections with prefix filtering.
+ * pub/sub crosses connections with prefix filtering, and REDIS_PREFIX keeps deployments on one Redis apart.
  */
 import { afterAll, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
@@ -33,6 +33,22 @@ describeWith(["REDIS_URL"], "redis rate limiter", () => {
     }
     // Another key has its own budget.
     expect((await a.consume(`key-${randomUUID()}`)).allowed).toBe(true);
+  });
+
+  it("keeps each deployment's budgets apart by REDIS_PREFIX, on the same Redis", async () => {
+    const url = process.env.REDIS_URL!;
+    const [one, two] = [`t${randomUUID().slice(0, 8)}`, `t${randomUUID().slice(0, 8)}`];
+    const a = track(redisRateLimiter(url, 5, one));
+    const alsoA = track(redisRateLimiter(url, 5, one));
+    const b = track(redisRateLimiter(url, 5, two));
+    const key = "user:1"; // the same id in both deployments
+    for (let i = 0; i < 5; i++) expect((await (i % 2 ? a : alsoA).consume(key)).allowed).toBe(true);
+    expect((await alsoA.consume(key)).allowed).toBe(false);
+    expect((await b.consume(key)).allowed).toBe(true);
+    const budgetA = a.budget("bad-key-ip", 2, 60);
+    const budgetB = b.budget("bad-key-ip", 2, 60);
+    expect([(await budgetA.consume("127.0.0.1")).allowed, (await budgetA.consume("127.0.0.1")).allowed, (await budgetA.consume("127.0.0.1")).allowed]).toEqual([true, true, false]);
+    expect((await budgetB.consume("127.0.0.1")).allowed).toBe(true);
   });
 
   it("keeps limiting, in memory, without waiting when Redis cannot be reached", async () => {
@@ -68,6 +84,25 @@ describeWith(["REDIS_URL"], "redis pub/sub", () => {
     await eventually("B got the third", () => gotB.length === 3, 5_000);
     await sleep(100);
     expect(gotA).toHaveLength(2);
+  });
+
+  it("keeps each deployment's channels apart by REDIS_PREFIX, even on other Redis database numbers", async () => {
+    const url = process.env.REDIS_URL!;
+    const [one, two] = [`t${randomUUID().slice(0, 8)}`, `t${randomUUID().slice(0, 8)}`];
+    const other = new URL(url);
+    other.pathname = "/3"; // a database number does not separate pub/sub channels: only the prefix does
+    const pubOne = track(redisPubSub(url, one));
+    const subOne = track(redisPubSub(other.toString(), one));
+    const subTwo = track(redisPubSub(url, two));
+    const gotOne: [string, string][] = [];
+    const gotTwo: [string, string][] = [];
+    await subOne.subscribePrefix("project.", (c, m) => gotOne.push([c, m]));
+    await subTwo.subscribePrefix("project.", (c, m) => gotTwo.push([c, m]));
+    await pubOne.publish("project.1", "run of deployment one");
+    await eventually("deployment one's gateway got it", () => gotOne.length === 1, 5_000);
+    expect(gotOne).toEqual([["project.1", "run of deployment one"]]);
+    await sleep(200);
+    expect(gotTwo).toEqual([]);
   });
 
   it("publish does not throw or hang when Redis is unreachable (best-effort delivery)", async () => {
