@@ -59,7 +59,15 @@ export async function startCluster(opts: { roles: Partial<Record<RoleName, numbe
   };
   const procs: RoleProcess[] = [];
 
-  async function start(role: RoleName, name = `${role}-${procs.filter((p) => p.role === role).length + 1}`): Promise<RoleProcess> {
+  // Names count starts, not started processes, so two processes starting at once get different names.
+  const launched = new Map<RoleName, number>();
+  const nextName = (role: RoleName): string => {
+    const n = (launched.get(role) ?? 0) + 1;
+    launched.set(role, n);
+    return `${role}-${n}`;
+  };
+
+  async function start(role: RoleName, name = nextName(role)): Promise<RoleProcess> {
     const port = await freePort();
     const dataDir = mkdtempSync(path.join(os.tmpdir(), `rw-${name}-`));
     const procEnv = {
@@ -100,7 +108,12 @@ export async function startCluster(opts: { roles: Partial<Record<RoleName, numbe
         });
       });
     }
-    await launch();
+    try {
+      await launch();
+    } catch (err) {
+      p.child?.kill("SIGKILL"); // it did not come up: not left running after the test
+      throw err;
+    }
     procs.push(p);
     return p;
   }
@@ -112,8 +125,15 @@ export async function startCluster(opts: { roles: Partial<Record<RoleName, numbe
   };
 
   // Pipelines first (they create the topic's consumer group), then web and gateways, in parallel per role.
+  // A process that fails to start fails the cluster, and the ones already up are stopped: the caller never gets a
+  // cluster to stop, and they would outlive the test (consuming its topic, holding ports).
   for (const role of ["pipeline", "web", "gateway"] as const) {
-    await Promise.all(Array.from({ length: opts.roles[role] ?? 0 }, () => start(role)));
+    const started = await Promise.allSettled(Array.from({ length: opts.roles[role] ?? 0 }, () => start(role)));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) {
+      await Promise.allSettled(procs.map((p) => p.kill("SIGKILL")));
+      throw failed.reason;
+    }
   }
 
   return {
