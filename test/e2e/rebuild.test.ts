@@ -19,10 +19,12 @@ afterAll(async () => {
   if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
 });
 
-/** `node deploy/build.mjs` as a child; resolves with its exit code. */
-const rebuild = () => new Promise<number>((resolve) => {
-  const c = spawn(process.execPath, [path.join(ROOT, "deploy/build.mjs")], { cwd: ROOT, stdio: "ignore" });
-  c.on("exit", (code) => resolve(code ?? 1));
+/** `node deploy/build.mjs` as a child; resolves with its exit code, and what it printed when that is not 0. */
+const rebuild = () => new Promise<number | string>((resolve) => {
+  const c = spawn(process.execPath, [path.join(ROOT, "deploy/build.mjs")], { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  c.stderr!.on("data", (d) => (stderr += d));
+  c.on("close", (code) => resolve(code === 0 ? 0 : `exit ${code}: ${stderr.slice(-2000)}`));
 });
 
 describe("rebuilding dist/ under a running server", () => {
