@@ -8,7 +8,7 @@ import fs from "node:fs/promises";
 import { afterAll, expect, it } from "vitest";
 import WebSocket from "ws";
 import { describeWith } from "../scale/services.js";
-import { childServerWithAccount, json, loginJar, ownPostgres } from "./harness.js";
+import { childServerWithAccount, json, loginJar, ownPostgres, until } from "./harness.js";
 
 const children = new Set<ChildProcess>();
 const dirs: string[] = [];
@@ -29,16 +29,11 @@ async function dashboardSocket(s: Awaited<ReturnType<typeof childServerWithAccou
   const ws = new WebSocket(`ws://127.0.0.1:${gatewayPort}/ws`, token.protocols);
   const frames: string[] = [];
   ws.on("message", (d) => frames.push(d.toString()));
-  const until = async (pred: () => boolean, what: string) => {
-    for (const end = Date.now() + 20_000; !pred();) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${frames.join("\n").slice(0, 500)}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  };
-  await until(() => frames.some((f) => JSON.parse(f).type === "hello"), "hello");
+  const hasType = (type: string) => (all: string[]) => all.some((f) => JSON.parse(f).type === type);
+  await until("hello", () => frames, hasType("hello"), 20_000);
   ws.send(JSON.stringify({ type: "subscribe", channel: token.channel }));
-  await until(() => frames.some((f) => JSON.parse(f).type === "subscribed"), "subscribed");
-  return { ws, frames, until, channel: token.channel };
+  await until("subscribed", () => frames, hasType("subscribed"), 20_000);
+  return { ws, frames, channel: token.channel };
 }
 
 describeWith(["REDIS_URL", "DATABASE_URL"], "two deployments sharing one Redis, with their own REDIS_PREFIX", () => {
@@ -55,7 +50,7 @@ describeWith(["REDIS_URL", "DATABASE_URL"], "two deployments sharing one Redis, 
     const post = (s: typeof a, i: number) =>
       fetch(`${s.url}/api/ingest`, json(s.key, { event_type: "run_start", sdk_run_id: `${run}-${i}`, agent_name: "shared", payload: {} })).then((r) => r.status);
     expect(await post(a, 0)).toBe(202);
-    await liveA.until(() => liveA.frames.some((f) => f.includes(`${run}-0`)), "deployment A's run on A's dashboard");
+    await until("deployment A's run on A's dashboard", () => liveA.frames, (all) => all.some((f) => f.includes(`${run}-0`)), 20_000);
     await new Promise((r) => setTimeout(r, 1_000));
     expect(liveB.frames.filter((f) => f.includes(run))).toEqual([]);
 
