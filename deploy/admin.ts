@@ -20,6 +20,7 @@ import { listDeadLetters, purgeDeadLetters, replayDeadLetters, type DeadLetter, 
 import type { SessionUser } from "../web/deps.js";
 import { createUser, findUserByEmail } from "../stores/accounts/users.js";
 import { createApiKey, type ApiKeyInfo } from "../stores/accounts/api-keys.js";
+import { markDemoAccount } from "../stores/accounts/instance-admin.js";
 import { runProjectAdmin, type ProjectAdminRequest, type ProjectAdminResult } from "./admin-projects.js";
 import { runDatasetAdmin, type DatasetAdminRequest, type DatasetAdminResult } from "./admin-datasets.js";
 import { AdminError, type AdminFailure } from "./admin-error.js";
@@ -100,6 +101,7 @@ export async function runAdmin(ports: AdminPorts, req: AdminRequest, webUrl: str
       let user = await findUserByEmail(sql, req.email);
       const created = !user;
       user ??= await createUser(sql, req);
+      if (created) await markDemoAccount(sql, user.id);
       const { key, info } = await createApiKey(sql, user.id, `demo ${new Date().toISOString().slice(0, 16)}`, null);
       return { user, key, info, created_user: created };
     }

@@ -19,7 +19,7 @@ export const views = new nunjucks.Environment(new nunjucks.FileSystemLoader(VIEW
 
 /** Renders `template` (relative to web/views) as the HTML response. */
 export function render(ctx: Context, template: string, vars: Record<string, unknown> = {}, status = 200): void {
-  const html = views.render(template, { user: ctx.state.user ?? null, current_project: ctx.state.project ?? null, my_projects: ctx.state.projects ?? [], csrf: csrfToken(ctx), path: ctx.path, ...vars });
+  const html = views.render(template, { user: ctx.state.user ?? null, current_project: ctx.state.project ?? null, my_projects: ctx.state.projects ?? [], instance_admin: ctx.state.instanceAdmin === true, csrf: csrfToken(ctx), path: ctx.path, ...vars });
   ctx.status = status;
   ctx.type = "text/html; charset=utf-8";
   ctx.body = html;

@@ -6,11 +6,23 @@ import { Conflict, NotFound } from "../../core/errors.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { normalizeEmail } from "./email.js";
 
-/** Whether the user administers the instance: listed in RUNWATCH_ADMIN_EMAILS, or, when none is, the first user. */
+/**
+ * Whether the user administers the instance: listed in RUNWATCH_ADMIN_EMAILS, or, when none is, the first user who
+ * is not the demo account (`runwatch demo`, whose password is public, is never an admin).
+ */
 export async function isInstanceAdmin(sql: Sql, user: { id: number; email: string }, adminEmails: readonly string[]): Promise<boolean> {
+  const rows = await sql.query<{ id: unknown; demo: boolean }>(
+    "SELECT (SELECT id FROM users WHERE NOT demo ORDER BY created_at, id LIMIT 1) AS id, coalesce((SELECT demo FROM users WHERE id = $1), false) AS demo",
+    [user.id],
+  );
+  if (rows[0]?.demo) return false;
   if (adminEmails.length > 0) return adminEmails.includes(normalizeEmail(user.email));
-  const rows = await sql.query<{ id: unknown }>("SELECT id FROM users ORDER BY created_at, id LIMIT 1");
-  return rows[0] !== undefined && Number(rows[0].id) === user.id;
+  return rows[0]?.id != null && Number(rows[0].id) === user.id;
+}
+
+/** Marks the account `runwatch demo` made, so it never administers the instance. */
+export async function markDemoAccount(sql: Sql, userId: number): Promise<void> {
+  await sql.query("UPDATE users SET demo = true WHERE id = $1", [userId]);
 }
 
 export interface UserSummary {

@@ -3,8 +3,12 @@
  * admins named by RUNWATCH_ADMIN_EMAILS and to nobody else; disabling a user ends their session, refuses their
  * login and the keys they created, and enabling them gives it all back.
  */
+import type { ChildProcess } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bearer, csrfFrom, loginJar, startTestServer, type TestServer } from "./harness.js";
+import { bearer, childServerEnv, CookieJar, csrfFrom, loginJar, ownPostgres, runwatchCli, startChildServer, startTestServer, type TestServer } from "./harness.js";
 
 let srv: TestServer;
 const tag = Math.random().toString(36).slice(2, 8);
@@ -56,4 +60,37 @@ describe("instance admin", () => {
     await new Promise((r) => setTimeout(r, 2_100));
     expect((await fetch(`${srv.url}/api/runs`, bearer(bobKey))).status).toBe(200);
   }, 60_000);
+});
+
+describe("the demo account", () => {
+  const children = new Set<ChildProcess>();
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const c of children) c.kill("SIGKILL");
+    await Promise.all(dirs.map((d) => fs.rm(d, { recursive: true, force: true })));
+  });
+
+  it("is never the instance admin: on a fresh instance the first registered user is, and sees an Admin link", async () => {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-demo-admin-"));
+    dirs.push(dataDir);
+    const tag = path.basename(dataDir).replace(/[^a-z0-9]/gi, "").slice(-10).toLowerCase();
+    const { env, url } = await childServerEnv(dataDir, {
+      NODE_ENV: "test", LOG_LEVEL: "error", KAFKA_TOPIC: `runwatch.test.demoadmin.${tag}`, CLICKHOUSE_DATABASE: `runwatch_test_demoadmin_${tag}`,
+      ...(await ownPostgres("demoadmin")),
+    });
+    // The demo first, on the fresh data dir (no server runs yet: the command runs one for itself).
+    expect(runwatchCli(env, "demo")).toContain("demo@runwatch.dev");
+    await startChildServer(env, url, children);
+
+    const jar = new CookieJar();
+    const csrf = csrfFrom(await (await jar.fetch(`${url}/register`)).text());
+    const registered = await jar.form(`${url}/register`, { _csrf: csrf, name: "First Real", email: `first-${tag}@example.com`, password: "correct horse battery", password_confirm: "correct horse battery" });
+    expect(registered.status).toBe(302);
+    expect((await jar.fetch(`${url}/admin`)).status).toBe(200);
+    expect(await (await jar.fetch(`${url}/dashboard`)).text()).toMatch(/<a href="\/admin"[^>]*>.*Admin<\/a>/s);
+
+    const demo = await loginJar(url, "demo@runwatch.dev", "runwatch-demo");
+    expect((await demo.fetch(`${url}/admin`)).status).toBe(403);
+    expect(await (await demo.fetch(`${url}/dashboard`)).text()).not.toContain('href="/admin"');
+  }, 120_000);
 });

@@ -20,6 +20,7 @@ export function registerAdminRoutes(router: Router, deps: WebDeps, auth: ApiKeyA
       render(ctx, "error.njk", { title: "Not allowed", heading: "Not allowed", message: "Only the instance's admins see this page." }, 403);
       return;
     }
+    ctx.state.instanceAdmin = true;
     await next();
   };
 

@@ -7,6 +7,7 @@ import type { Context, Middleware, Next } from "koa";
 import { can, type Action } from "../../core/access/roles.js";
 import { AuthError } from "../../core/errors.js";
 import { currentProject } from "../../stores/accounts/current-project.js";
+import { isInstanceAdmin } from "../../stores/accounts/instance-admin.js";
 import type { Membership } from "../../stores/accounts/projects.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 
@@ -33,8 +34,9 @@ export function inProject(deps: WebDeps, action: Action): Middleware {
       throw new AuthError({ code: "forbidden", message: `a ${project.role} of ${project.name} may not ${action.replace(/_/g, " ")}` });
     }
     ctx.state.project = project;
-    // For the layout's project switcher.
+    // For the layout's project switcher, and its Admin link.
     ctx.state.projects = found.all;
+    ctx.state.instanceAdmin = await isInstanceAdmin(deps.ports.sql, user, deps.ports.config.adminEmails);
     await next();
   }, action);
 }
