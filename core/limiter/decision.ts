@@ -9,24 +9,56 @@ export const decisionFrom = (allowed: boolean, limit: number, res: RateLimiterRe
   resetMs: res.msBeforeNext,
 });
 
-/** A Budget over one rate-limiter-flexible limiter (memory or Redis: they share this API). */
+/**
+ * The points a named budget's limiter is made with: as far as rate-limiter-flexible knows, no cap. It only counts
+ * what a key consumed in its window; the cap is the caller's and compared here, per call. So one count serves
+ * every cap the budget is asked with: a project that changes its cap keeps what it consumed (a cap in the
+ * limiter, or in its key, would start a new count at 0).
+ */
+export const UNCAPPED_POINTS = Number.MAX_SAFE_INTEGER;
+
+const capped = (points: number, consumed: number, resetMs: number): RateDecision => ({
+  allowed: consumed <= points,
+  limit: points,
+  remaining: Math.max(0, points - consumed),
+  resetMs,
+});
+
+/**
+ * A Budget of `points` over one named budget's limiter (memory or Redis: they share this API), made with
+ * UNCAPPED_POINTS and kept by the adapter for the life of the process. A refused consume counts, as
+ * rate-limiter-flexible's own do: the window is fixed, so it ends all the same.
+ */
 export function budgetOver(limiter: RateLimiterAbstract, points: number): Budget {
   return {
     async consume(key, n = 1) {
       try {
-        return decisionFrom(true, points, await limiter.consume(key, n));
+        const res = await limiter.consume(key, n);
+        return capped(points, res.consumedPoints, res.msBeforeNext);
       } catch (res) {
         if (res instanceof Error) throw res;
-        return decisionFrom(false, points, res as RateLimiterRes);
+        const r = res as RateLimiterRes;
+        return { ...capped(points, r.consumedPoints, r.msBeforeNext), allowed: false };
       }
     },
     async peek(key) {
       const res = await limiter.get(key);
       if (!res) return { allowed: true, limit: points, remaining: points, resetMs: 0 };
-      return { allowed: res.consumedPoints < points, limit: points, remaining: Math.max(0, points - res.consumedPoints), resetMs: res.msBeforeNext };
+      return { ...capped(points, res.consumedPoints, res.msBeforeNext), allowed: res.consumedPoints < points };
     },
     async reset(key) {
       await limiter.delete(key);
     },
+  };
+}
+
+/** One limiter per budget name (and window), made on first use and kept: a budget's counts outlive each budget() call. */
+export function namedLimiters(make: (name: string, durationSec: number) => RateLimiterAbstract): (name: string, durationSec: number) => RateLimiterAbstract {
+  const limiters = new Map<string, RateLimiterAbstract>();
+  return (name, durationSec) => {
+    const id = `${name}\u0000${durationSec}`;
+    let limiter = limiters.get(id);
+    if (!limiter) limiters.set(id, (limiter = make(name, durationSec)));
+    return limiter;
   };
 }

@@ -11,7 +11,7 @@
 import { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis } from "rate-limiter-flexible";
 import type { RateDecision, RateLimiter } from "../ports/rate-limiter.js";
-import { budgetOver, decisionFrom } from "./decision.js";
+import { budgetOver, decisionFrom, namedLimiters, UNCAPPED_POINTS } from "./decision.js";
 
 const FIRST_CONNECT_WAIT_MS = 2_000;
 
@@ -43,6 +43,15 @@ export function redisRateLimiter(url: string, pointsPerMinute: number, prefix = 
     inMemoryBlockOnConsumed: pointsPerMinute + 1,
     insuranceLimiter: new RateLimiterMemory({ keyPrefix: `${keyPrefix}:insurance`, points: pointsPerMinute, duration: 60 }),
   });
+  // A named budget's keys are `<prefix>:rl:<name>:<key>`, whatever cap it is asked with (core/limiter/decision.ts).
+  const named = namedLimiters((name, duration) => new RateLimiterRedis({
+    storeClient: client,
+    keyPrefix: `${keyPrefix}:${name}`,
+    points: UNCAPPED_POINTS,
+    duration,
+    rejectIfRedisNotReady: true,
+    insuranceLimiter: new RateLimiterMemory({ keyPrefix: `${keyPrefix}:insurance:${name}`, points: UNCAPPED_POINTS, duration }),
+  }));
   return {
     async consume(key, points = 1): Promise<RateDecision> {
       if (connecting) await connecting;
@@ -53,17 +62,7 @@ export function redisRateLimiter(url: string, pointsPerMinute: number, prefix = 
         return decisionFrom(false, pointsPerMinute, res as never);
       }
     },
-    budget(name, points, durationSec) {
-      const limiter = new RateLimiterRedis({
-        storeClient: client,
-        keyPrefix: `${keyPrefix}:${name}`,
-        points,
-        duration: durationSec,
-        rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory({ keyPrefix: `${keyPrefix}:insurance:${name}`, points, duration: durationSec }),
-      });
-      return budgetOver(limiter, points);
-    },
+    budget: (name, points, durationSec) => budgetOver(named(name, durationSec), points),
     async close() {
       client.disconnect();
     },

@@ -51,6 +51,19 @@ describeWith(["REDIS_URL"], "redis rate limiter", () => {
     expect((await budgetB.consume("127.0.0.1")).allowed).toBe(true);
   });
 
+  it("keeps a named budget's count across budget() calls and processes, whatever cap it is asked with", async () => {
+    const url = process.env.REDIS_URL!;
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const a = track(redisRateLimiter(url, 5, prefix));
+    const b = track(redisRateLimiter(url, 5, prefix));
+    const allowed: boolean[] = [];
+    for (let i = 0; i < 4; i++) allowed.push((await (i % 2 ? a : b).budget("evaluation.calls", 3, 60).consume("project:1")).allowed);
+    expect(allowed).toEqual([true, true, true, false]);
+    // A raised cap gives the difference (the refused call counted), not a new count.
+    const raised = [await a.budget("evaluation.calls", 5, 60).consume("project:1"), await b.budget("evaluation.calls", 5, 60).consume("project:1")];
+    expect(raised.map((d) => d.allowed)).toEqual([true, false]);
+  });
+
   it("keeps limiting, in memory, without waiting when Redis cannot be reached", async () => {
     const down = track(redisRateLimiter("redis://127.0.0.1:1", 5));
     const key = `key-${randomUUID()}`;
