@@ -219,16 +219,16 @@ describe("SSRF guard", () => {
       "198.51.100.1", "203.0.113.1", "240.0.0.1", "255.255.255.255", "not-an-ip",
     ];
     for (const ip of special) expect(isPrivateAddress(ip), ip).toBe(true);
-    await expect(checkTarget(new URL("http://[::7f00:1]:9/x"), false)).rejects.toThrow(/private, loopback or link-local/);
-    await expect(checkTarget(new URL("http://[::ffff:0:7f00:1]:9/x"), false)).rejects.toThrow(/private, loopback or link-local/);
-    await expect(checkTarget(new URL("http://0x7f.1:9/x"), false)).rejects.toThrow(/127\.0\.0\.1/);
+    await expect(checkTarget(new URL("http://[::7f00:1]:9/x"), false)).rejects.toThrow(/is not allowed/);
+    await expect(checkTarget(new URL("http://[::ffff:0:7f00:1]:9/x"), false)).rejects.toThrow(/is not allowed/);
+    await expect(checkTarget(new URL("http://0x7f.1:9/x"), false)).rejects.toThrow(/^host 127\.0\.0\.1 is not allowed/);
   });
 
   it("refuses loopback targets (literal and by name) unless allowed", async () => {
     await expect(checkTarget(new URL("http://127.0.0.1:9/x"), false)).rejects.toBeInstanceOf(TargetRefused);
-    await expect(checkTarget(new URL("http://[::1]:9/x"), false)).rejects.toThrow(/private, loopback or link-local/);
-    await expect(checkTarget(new URL("http://localhost:9/x"), false)).rejects.toThrow(/resolves to/);
-    await expect(checkTarget(new URL("http://169.254.169.254/latest/meta-data"), false)).rejects.toThrow(/169\.254\.169\.254/);
+    await expect(checkTarget(new URL("http://[::1]:9/x"), false)).rejects.toThrow(/is not allowed/);
+    await expect(checkTarget(new URL("http://localhost:9/x"), false)).rejects.toThrow(/^host localhost is not allowed: [^0-9]*$/);
+    await expect(checkTarget(new URL("http://169.254.169.254/latest/meta-data"), false)).rejects.toThrow(/^host 169\.254\.169\.254 is not allowed/);
     await expect(checkTarget(new URL("http://localhost:9/x"), true)).resolves.not.toHaveLength(0);
   });
 
@@ -238,7 +238,7 @@ describe("SSRF guard", () => {
     const { jobs } = await dispatchFirings(sql, [firing(r, "error:private-1")], { publicWebUrl: WEB });
     const res = await deliverNow({ sql, pubsub: memoryPubSub(), settings: settings({ RUNWATCH_ALLOW_PRIVATE_WEBHOOKS: "0" }), logger }, jobs[0]!);
     expect(res?.status).toBe("dead");
-    expect(res?.error).toMatch(/target refused: host 127\.0\.0\.1 resolves to 127\.0\.0\.1/);
+    expect(res?.error).toMatch(/^target refused: host 127\.0\.0\.1 is not allowed/);
     expect(receiver.requests.length).toBe(before);
   });
 });

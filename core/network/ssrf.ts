@@ -58,19 +58,21 @@ export interface ResolvedAddress {
 export type Resolve = (host: string) => Promise<ResolvedAddress[]>;
 const systemResolve: Resolve = (host) => dns.promises.lookup(host, { all: true, verbatim: true });
 
+/**
+ * The one refusal of a host, whatever the reason: its name is not in DNS, or it resolves to an address that is not
+ * public. It never names the addresses nor tells the two apart: the person who saved the URL must not learn what
+ * the server's internal names resolve to, nor which of them exist.
+ */
+const refusedHost = (host: string) =>
+  new TargetRefused(`host ${host} is not allowed: only public addresses, and names that resolve only to public addresses, may be called`);
+
 /** Resolves `host` (an IP literal stands for itself) and checks every address unless private targets are allowed. */
 async function checkHost(host: string, allowPrivate: boolean, resolve: Resolve = systemResolve): Promise<ResolvedAddress[]> {
   const literal = net.isIP(host);
-  const addresses = literal
-    ? [{ address: host, family: literal }]
-    : await resolve(host).catch((err: NodeJS.ErrnoException) => {
-        throw new TargetRefused(`host ${host} does not resolve (${err.code ?? err.message})`);
-      });
-  if (addresses.length === 0) throw new TargetRefused(`host ${host} does not resolve`);
-  if (!allowPrivate) {
-    const bad = addresses.find((a) => isPrivateAddress(a.address));
-    if (bad) throw new TargetRefused(`host ${host} resolves to ${bad.address}, a private, loopback or link-local address`);
-  }
+  const addresses = literal ? [{ address: host, family: literal }] : await resolve(host).catch((): ResolvedAddress[] => []);
+  // With private targets allowed there is nothing internal to hide: the operator gets the plain reason.
+  if (addresses.length === 0) throw allowPrivate ? new TargetRefused(`host ${host} does not resolve`) : refusedHost(host);
+  if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) throw refusedHost(host);
   return addresses;
 }
 

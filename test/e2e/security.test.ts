@@ -107,8 +107,31 @@ describe("b: alert targets are validated in linear time, lengths first", () => {
     for (const target of ["http://[::7f00:1]:9/hook", "http://[::ffff:0:7f00:1]:9/hook"]) {
       const res = await jar.form(`${srv.url}/alerts`, { _csrf: csrf, name: "ssrf", trigger_type: "run_error", channel: "webhook", target, enabled: "on" });
       expect(res.status, target).toBe(422);
-      expect(await res.text()).toContain("private, loopback or link-local");
+      expect(await res.text()).toContain("is not allowed");
     }
+  });
+
+  it("l: a refused target says only that it is not allowed: never what the name resolves to, nor whether it exists", async () => {
+    const jar = await loginJar(srv.url, alice.email);
+    const csrf = csrfFrom(await (await jar.fetch(`${srv.url}/alerts/new`)).text());
+    const said: string[] = [];
+    for (const host of ["localhost", "no-such-name.invalid"]) {
+      const res = await jar.form(`${srv.url}/alerts`, { _csrf: csrf, name: "ssrf", trigger_type: "run_error", channel: "webhook", target: `http://${host}:9/hook`, enabled: "on" });
+      expect(res.status, host).toBe(422);
+      const text = await res.text();
+      expect(text, host).toContain(`host ${host} is not allowed`);
+      said.push(text.split(host).join("HOST"));
+      // A project's provider base URL, as its admin saves it through the API.
+      const put = await fetch(`${srv.url}/api/provider-keys/openai`, { ...json(alice.key, { api_key: "sk-0123456789", base_url: `http://${host}:11434/v1` }), method: "PUT" });
+      const body = (await put.json()) as { error: { field: string; message: string } };
+      expect([put.status, body.error.field], host).toEqual([422, "base_url"]);
+      expect(body.error.message, host).toMatch(new RegExp(`^base_url host ${host.replace(/\./g, "\\.")} is not allowed`));
+      for (const words of [text, body.error.message]) expect(words, host).not.toMatch(/127\.0\.0\.1|::1|resolve[sd]? to \d|ENOTFOUND|EAI_AGAIN/);
+    }
+    // The page reads the same for a name that resolves to loopback and for one that does not exist.
+    const refusal = (html: string) => /host HOST is not allowed[^<]*/.exec(html)?.[0];
+    expect(refusal(said[0]!)).toBeDefined();
+    expect(refusal(said[0]!)).toBe(refusal(said[1]!));
   });
 });
 
