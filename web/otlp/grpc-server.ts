@@ -11,7 +11,7 @@
  * keyless sender to one window, not 16 MiB), and a refused call is ended at once: its status, then RST_STREAM
  * NO_ERROR (RFC 9113 §8.1), so the sender stops sending the rest of its message. Each connection may carry
  * `maxStreams` calls at a time; a connection without calls for `idleMs` — including one that never sent a request —
- * is closed, and keepalive pings find dead peers.
+ * is closed by then (grpc-idle.ts), and keepalive pings find dead peers.
  */
 import http2 from "node:http2";
 import * as grpc from "@grpc/grpc-js";
@@ -22,6 +22,7 @@ import type { Admission, EventQuota } from "../ingest/admission.js";
 import type { BatchDecoder } from "../ingest/decode-thread.js";
 import { appendDurably } from "../ingest/durable-append.js";
 import { encodeRpcStatus } from "../../otlp/otlp-protobuf.js";
+import { closeIdleConnections } from "./grpc-idle.js";
 
 export interface OtlpGrpcLimits {
   /** Concurrent calls on one connection (RUNWATCH_OTLP_GRPC_MAX_STREAMS). */
@@ -124,7 +125,7 @@ export async function startOtlpGrpc(deps: OtlpGrpcDeps, host: string, port: numb
     "grpc.max_receive_message_length": deps.maxBodyBytes,
     "grpc.max_send_message_length": 1024 * 1024,
     "grpc.max_concurrent_streams": deps.limits.maxStreams,
-    "grpc.max_connection_idle_ms": deps.limits.idleMs,
+    // The idle limit is grpc-idle.ts's, not grpc-js's "grpc.max_connection_idle_ms" (which let some connections stay twice as long).
     "grpc.keepalive_time_ms": 60_000,
     "grpc.keepalive_timeout_ms": 20_000,
     interceptors: [authenticateFirst(deps)],
@@ -151,6 +152,7 @@ export async function startOtlpGrpc(deps: OtlpGrpcDeps, host: string, port: numb
   const bound = await new Promise<number>((resolve, reject) =>
     server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
+  closeIdleConnections(server, deps.limits.idleMs);
   return {
     port: bound,
     close: () =>
