@@ -28,15 +28,5 @@ export function usageAndCost(priceProviderId: string, apiFlavor: string, respons
   return { prompt_tokens: usage.input_tokens ?? 0, completion_tokens: usage.output_tokens ?? 0, cost_usd: cost };
 }
 
-/** USD per million tokens (input, output) for a model, for /providers; null when the table does not know it. */
-export function modelPrice(priceProviderId: string, model: string): { input_per_mtok: number; output_per_mtok: number } | null {
-  try {
-    // Priced on 1k tokens and scaled: a million-token prompt would hit long-context tiers (e.g. > 200k tokens).
-    const p = calcPrice({ input_tokens: 1000, output_tokens: 1000 }, model, { providerId: priceProviderId });
-    return p ? { input_per_mtok: round(p.input_price * 1000), output_per_mtok: round(p.output_price * 1000) } : null;
-  } catch {
-    return null;
-  }
-}
-
-const round = (x: number) => Math.round(x * 1e6) / 1e6;
+/** USD per million tokens (input, output) for a model, for /providers: the price web reserves and estimates with. */
+export { modelPrice } from "../core/agents/prices.js";

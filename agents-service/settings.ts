@@ -3,9 +3,9 @@
  * request limits, and the optional Runwatch self-reporting key. Read from the environment here only;
  * tests build an AgentsSettings directly.
  */
-import { PROVIDER_IDS, type ProviderId } from "../core/agents/contract.js";
+import { DEFAULT_MODELS, PROVIDER_IDS, type ProviderId } from "../core/agents/contract.js";
 
-export { PROVIDER_IDS, type ProviderId };
+export { DEFAULT_MODELS, PROVIDER_IDS, type ProviderId };
 
 export interface ProviderSettings {
   readonly apiKey: string | undefined;
@@ -48,11 +48,6 @@ const num = (v: string | undefined, dflt: number, name: string): number => {
 
 const trimSlash = (u: string) => u.replace(/\/+$/, "");
 
-export const DEFAULT_MODELS: Readonly<Record<ProviderId, string>> = {
-  openai: "gpt-4.1-mini",
-  anthropic: "claude-sonnet-4-5",
-  gemini: "gemini-2.5-flash",
-};
 
 export const DEFAULT_BASE_URLS: Readonly<Record<ProviderId, string>> = {
   openai: "https://api.openai.com/v1",

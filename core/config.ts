@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import type { LaneSettings } from "./log/lane-router.js";
 import { parseTrustedProxies, type TrustedProxies } from "./net/client-address.js";
+import { parseOperatorJudgeKey, type OperatorJudgeKey } from "./evaluation/operator-judge-key.js";
 
 export interface Config {
   readonly env: "development" | "production" | "test";
@@ -63,6 +64,17 @@ export interface Config {
   readonly registration: "open" | "closed" | "invite";
   /** RUNWATCH_ADMIN_EMAILS: the instance admins; when empty, the first registered user is (docs/TEAMS.md). */
   readonly adminEmails: readonly string[];
+  /**
+   * Which projects' judges may use agents-service's own provider keys when they have none of their own
+   * (RUNWATCH_OPERATOR_JUDGE_KEY: admins — the default —, all, off, or project slugs; core/evaluation/operator-judge-key.ts).
+   */
+  readonly operatorJudgeKey: OperatorJudgeKey;
+  /**
+   * Every project's judge caps by default, and their ceiling (stores/evaluation/spend.ts): USD a day
+   * (RUNWATCH_EVALUATION_DAILY_BUDGET_USD, 10; 0 = no judge spending) and judge calls a minute
+   * (RUNWATCH_EVALUATION_CALLS_PER_MINUTE, 600, at most 100,000).
+   */
+  readonly evaluationCaps: { readonly daily_budget_usd: number; readonly calls_per_minute: number };
   /** OpenID Connect sign-in (docs/TEAMS.md, Single sign-on); undefined when RUNWATCH_OIDC_ISSUER is unset. */
   readonly oidc?: OidcConfig;
   /** RUNWATCH_PASSWORD_LOGIN=off: only single sign-on logs in (registration with a password is off too). */
@@ -168,6 +180,16 @@ const oneOf = <T extends string>(v: string | undefined, allowed: readonly T[], d
   return v as T;
 };
 
+function evaluationCaps(env: NodeJS.ProcessEnv): Config["evaluationCaps"] {
+  const budget = int(env.RUNWATCH_EVALUATION_DAILY_BUDGET_USD, 10);
+  const calls = int(env.RUNWATCH_EVALUATION_CALLS_PER_MINUTE, 600);
+  if (budget < 0) throw new Error(`RUNWATCH_EVALUATION_DAILY_BUDGET_USD must be 0 or more dollars, got ${JSON.stringify(env.RUNWATCH_EVALUATION_DAILY_BUDGET_USD)}`);
+  if (!Number.isInteger(calls) || calls < 1 || calls > 100_000) {
+    throw new Error(`RUNWATCH_EVALUATION_CALLS_PER_MINUTE must be a whole number from 1 to 100000, got ${JSON.stringify(env.RUNWATCH_EVALUATION_CALLS_PER_MINUTE)}`);
+  }
+  return { daily_budget_usd: budget, calls_per_minute: calls };
+}
+
 const list = (v: string | undefined): string[] =>
   (v ?? "").split(",").map((s) => s.trim()).filter(Boolean);
 
@@ -211,6 +233,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oidc: oidcConfig(env),
     passwordLogin: oneOf(env.RUNWATCH_PASSWORD_LOGIN, ["on", "off"], "on", "RUNWATCH_PASSWORD_LOGIN") === "on",
     adminEmails: (env.RUNWATCH_ADMIN_EMAILS ?? "").split(",").map((e) => e.trim().toLowerCase()).filter(Boolean),
+    operatorJudgeKey: parseOperatorJudgeKey(env.RUNWATCH_OPERATOR_JUDGE_KEY),
+    evaluationCaps: evaluationCaps(env),
     eventQuotaPerMinute: Math.max(0, Math.floor(int(env.RUNWATCH_EVENT_QUOTA_PER_MINUTE, 300_000))),
     deadLetterMaxBytes: Math.max(0, Math.floor(int(env.RUNWATCH_DEAD_LETTER_MAX_BYTES, 64 * 1024 * 1024))),
     testSendsPerHour: int(env.RUNWATCH_TEST_SENDS_PER_HOUR, 10),

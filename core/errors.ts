@@ -27,7 +27,7 @@ export class AuthError extends Data.TaggedError("AuthError")<{
 export class RateLimited extends Data.TaggedError("RateLimited")<{
   readonly limit: number;
   /** What the limit counts per minute; default requests. */
-  readonly unit?: "requests" | "events";
+  readonly unit?: "requests" | "events" | "judge calls";
   readonly remaining: number;
   /** Milliseconds until a token is available again. */
   readonly retryAfterMs: number;

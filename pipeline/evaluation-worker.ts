@@ -8,6 +8,7 @@
  */
 import type { Config } from "../core/config.js";
 import { callJudge } from "../core/agents/client.js";
+import { serviceDefaults } from "../core/agents/judge-estimate.js";
 import { resolveSessionSecret } from "../core/secrets.js";
 import { providerKeySealer } from "../stores/evaluation/provider-keys.js";
 import { resolveAgentSecret } from "../core/agents/secret.js";
@@ -69,6 +70,9 @@ export async function startEvaluationWorker(
   const sealer = providerKeySealer(await resolveSessionSecret(config));
   const deps = {
     sealer,
+    operator: { operatorJudgeKey: config.operatorJudgeKey, adminEmails: config.adminEmails },
+    defaults: serviceDefaults(config),
+    caps: config.evaluationCaps,
     sql: ports.sql, clickhouse: ports.clickhouse, events: createEventStore(ports.clickhouse), log: ports.log, limiter: ports.limiter, judge, logger: log,
     pubsub: ports.pubsub,
     cache: jobCache(),

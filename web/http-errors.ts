@@ -76,7 +76,9 @@ export function toHttpError(err: unknown): HttpError {
             "rate_limited",
             err.unit === "events"
               ? `quota of ${err.limit} events and spans per minute exceeded (RUNWATCH_EVENT_QUOTA_PER_MINUTE); retry in ${ceilSeconds(err.retryAfterMs)} s`
-              : `rate limit of ${err.limit} requests per minute exceeded; retry in ${ceilSeconds(err.retryAfterMs)} s`,
+              : err.unit === "judge calls"
+                ? `the project's judge calls per minute (${err.limit}, calls_per_minute) are used up; retry in ${ceilSeconds(err.retryAfterMs)} s`
+                : `rate limit of ${err.limit} requests per minute exceeded; retry in ${ceilSeconds(err.retryAfterMs)} s`,
           ),
           headers: { "Retry-After": String(ceilSeconds(err.retryAfterMs)), ...rateLimitHeaders(err.limit, err.remaining, err.retryAfterMs) },
         };

@@ -4,6 +4,7 @@
  * the answer is the tool_use block's `input`.
  */
 import { malformedAnswer } from "../errors.js";
+import { PRICE_PROVIDER } from "../../core/agents/prices.js";
 import { usageAndCost } from "../pricing.js";
 import { postJson } from "./http.js";
 import type { Provider } from "./types.js";
@@ -21,7 +22,7 @@ export const anthropic: Provider = {
   name: "Anthropic",
   models: ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5", "claude-opus-4-1"],
   maxTemperature: 1,
-  priceProvider: "anthropic",
+  priceProvider: PRICE_PROVIDER.anthropic,
   async complete(ctx, req) {
     const { body, attempts } = await postJson({
       provider: "Anthropic",

@@ -6,6 +6,7 @@
 import { Either } from "effect";
 import { parseJsonText } from "../answer.js";
 import { malformedAnswer } from "../errors.js";
+import { PRICE_PROVIDER } from "../../core/agents/prices.js";
 import { usageAndCost } from "../pricing.js";
 import { postJson } from "./http.js";
 import type { Provider } from "./types.js";
@@ -44,7 +45,7 @@ export const gemini: Provider = {
   name: "Google Gemini",
   models: ["gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite", "gemini-2.0-flash"],
   maxTemperature: 2,
-  priceProvider: "google",
+  priceProvider: PRICE_PROVIDER.gemini,
   async complete(ctx, req) {
     const { body, attempts } = await postJson({
       provider: "Gemini",

@@ -6,6 +6,7 @@
 import { Either } from "effect";
 import { parseJsonText } from "../answer.js";
 import { malformedAnswer } from "../errors.js";
+import { PRICE_PROVIDER } from "../../core/agents/prices.js";
 import { usageAndCost } from "../pricing.js";
 import { postJson } from "./http.js";
 import type { Provider } from "./types.js";
@@ -20,7 +21,7 @@ export const openai: Provider = {
   name: "OpenAI",
   models: ["gpt-4.1-mini", "gpt-4.1", "gpt-4o-mini", "gpt-4o", "gpt-5-mini", "gpt-5"],
   maxTemperature: 2,
-  priceProvider: "openai",
+  priceProvider: PRICE_PROVIDER.openai,
   async complete(ctx, req) {
     const headers: Record<string, string> = {};
     if (ctx.settings.apiKey) headers.authorization = `Bearer ${ctx.settings.apiKey}`;

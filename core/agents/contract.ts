@@ -5,6 +5,13 @@
 export const PROVIDER_IDS = ["openai", "anthropic", "gemini"] as const;
 export type ProviderId = (typeof PROVIDER_IDS)[number];
 
+/** Each provider's model when neither the request nor the service's settings (OPENAI_MODEL, …) name one. */
+export const DEFAULT_MODELS: Readonly<Record<ProviderId, string>> = {
+  openai: "gpt-4.1-mini",
+  anthropic: "claude-sonnet-4-5",
+  gemini: "gemini-2.5-flash",
+};
+
 export const SEVERITIES = ["low", "medium", "high"] as const;
 export type Severity = (typeof SEVERITIES)[number];
 

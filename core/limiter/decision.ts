@@ -26,20 +26,23 @@ const capped = (points: number, consumed: number, resetMs: number): RateDecision
 
 /**
  * A Budget of `points` over one named budget's limiter (memory or Redis: they share this API), made with
- * UNCAPPED_POINTS and kept by the adapter for the life of the process. A refused consume counts, as
- * rate-limiter-flexible's own do: the window is fixed, so it ends all the same.
+ * UNCAPPED_POINTS and kept by the adapter for the life of the process. A refused consume is given back, so the count
+ * is of what was allowed: a cap raised within the window allows the difference. The window is fixed: it ends when
+ * it ends, whatever was refused in it.
  */
 export function budgetOver(limiter: RateLimiterAbstract, points: number): Budget {
   return {
     async consume(key, n = 1) {
+      let res: RateLimiterRes;
       try {
-        const res = await limiter.consume(key, n);
-        return capped(points, res.consumedPoints, res.msBeforeNext);
-      } catch (res) {
-        if (res instanceof Error) throw res;
-        const r = res as RateLimiterRes;
-        return { ...capped(points, r.consumedPoints, r.msBeforeNext), allowed: false };
+        res = await limiter.consume(key, n);
+      } catch (rejected) {
+        if (rejected instanceof Error) throw rejected;
+        res = rejected as RateLimiterRes;
       }
+      if (res.consumedPoints <= points) return capped(points, res.consumedPoints, res.msBeforeNext);
+      await limiter.reward(key, n);
+      return { allowed: false, limit: points, remaining: 0, resetMs: res.msBeforeNext };
     },
     async peek(key) {
       const res = await limiter.get(key);

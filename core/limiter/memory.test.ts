@@ -17,15 +17,15 @@ describe("memoryRateLimiter budgets", () => {
     expect((await limiter.budget("test-send", 3, 60).consume("project:1")).allowed).toBe(true);
   });
 
-  it("do not start again when the cap changes: a higher cap gives only the difference", async () => {
+  it("do not start again when the cap changes: a higher cap gives only the difference, refused calls not counted", async () => {
     const limiter = memoryRateLimiter(100);
     for (let i = 0; i < 3; i++) expect((await limiter.budget("evaluation.calls", 3, 60).consume("project:1")).allowed).toBe(true);
     expect((await limiter.budget("evaluation.calls", 2, 60).consume("project:1")).allowed).toBe(false);
     const raised = limiter.budget("evaluation.calls", 5, 60);
-    const decision = await raised.peek("project:1");
-    expect(decision).toMatchObject({ allowed: true, limit: 5 });
-    // The refused call above counted (a fixed window), so 5 leaves one more.
-    expect([(await raised.consume("project:1")).allowed, (await raised.consume("project:1")).allowed]).toEqual([true, false]);
+    expect(await raised.peek("project:1")).toMatchObject({ allowed: true, limit: 5, remaining: 2 });
+    // What was refused is not counted: 5 leaves two more.
+    const more = [await raised.consume("project:1"), await raised.consume("project:1"), await raised.consume("project:1")];
+    expect(more.map((d) => [d.allowed, d.remaining])).toEqual([[true, 1], [true, 0], [false, 0]]);
   });
 
   it("say how many are left and when the window ends", async () => {

@@ -1,10 +1,12 @@
 /**
  * One claimed evaluation job, start to end (docs/EVALUATION.md, Online rules): read the evaluator version, the rule
- * and the judged run; skip what no longer exists or does not match the rule's metadata and tags; hold the job while
- * the project's caps are reached (a daily budget until tomorrow, a rate until its window resets: no attempt is
- * counted); evaluate; then store the score under the job's fixed score id, report the judge call's own run, and add
- * the run to an annotation queue when the rule says so. A provider outage retries with backoff; a malformed answer
- * fails the job (an evaluation error, counted by the evaluation_failure_rate_above alert), never a score.
+ * and the judged run; skip what no longer exists or does not match the rule's metadata and tags; evaluate, through
+ * the project's caps (stores/evaluation/judge-caps.ts: a job they refuse is held — a spent daily budget until
+ * tomorrow, a used-up rate until its window resets — with no attempt counted) and its keys (a project that may not
+ * use the operator's keys and has none of its own fails the job, saying so); then store the score under the job's
+ * fixed score id, report the judge call's own run, and add the run to an annotation queue when the rule says so. A
+ * provider outage retries with backoff; a malformed answer fails the job (an evaluation error, counted by the
+ * evaluation_failure_rate_above alert), never a score.
  */
 import type { EventStore } from "../../core/clickhouse/types.js";
 import type { EventLog } from "../../core/ports/event-log.js";
@@ -25,7 +27,8 @@ import { findRule, queueActionWants } from "./rules.js";
 import { projectJudge, withProjectKeys } from "./project-judge.js";
 import { openProviderKeys } from "./provider-keys.js";
 import type { Sealer } from "../../core/sealed.js";
-import { addEvaluationSpend, evaluationLimits, msUntilTomorrow } from "./spend.js";
+import { BUDGET_SPENT, RATE_LIMITED, cappedJudge, type JudgeCapsDeps } from "./judge-caps.js";
+import { mayUseOperatorKey, type OperatorKeyPolicy } from "./operator-key.js";
 import type { LoggedEvent } from "../../core/events/schema.js";
 import type { BatchedWrite } from "./batched-writes.js";
 import { runSubject } from "./subjects.js";
@@ -39,6 +42,12 @@ export interface JobDeps {
   readonly judge: JudgeCall;
   /** Opens the projects' own provider keys (stores/evaluation/provider-keys.ts). */
   readonly sealer: Sealer;
+  /** Which projects may use agents-service's own keys (RUNWATCH_OPERATOR_JUDGE_KEY). */
+  readonly operator: OperatorKeyPolicy;
+  /** agents-service's defaults, to price a judge call before it is made (core/agents/judge-estimate.ts). */
+  readonly defaults: JudgeCapsDeps["defaults"];
+  /** The instance's judge caps (config.evaluationCaps). */
+  readonly caps: JudgeCapsDeps["caps"];
   readonly logger: Logger;
   /** Backoff after a failed attempt n (1, 2, …), in ms. */
   readonly backoffMs: (attempt: number) => number;
@@ -53,18 +62,20 @@ export interface JobDeps {
 
 /**
  * Reads a worker repeats for most jobs: an evaluator version never changes (kept for good, a few hundred at most); a
- * rule may be turned off, and a project's provider keys changed (each kept RECENT_MS: a change applies within 5 s; a
+ * rule may be turned off, and a project's provider keys or its permission to use the operator's changed (each kept
+ * RECENT_MS: a change applies within 5 s; a
  * rule's waiting jobs run either way). The caps are read for every call: a cap set now applies to the next call.
  */
 export interface JobCache {
   readonly evaluators: Map<string, Promise<Awaited<ReturnType<typeof findEvaluator>>>>;
   readonly rules: Map<string, Recent<ReturnType<typeof findRule>>>;
   readonly keys: Map<number, Recent<ReturnType<typeof openProviderKeys>>>;
+  readonly operatorKey: Map<number, Recent<Promise<boolean>>>;
 }
 interface Recent<V> { readonly at: number; readonly value: V }
 const RECENT_MS = 5_000;
 const MAX_CACHED = 500;
-export const jobCache = (): JobCache => ({ evaluators: new Map(), rules: new Map(), keys: new Map() });
+export const jobCache = (): JobCache => ({ evaluators: new Map(), rules: new Map(), keys: new Map(), operatorKey: new Map() });
 
 function remembered<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   let v = map.get(key);
@@ -97,10 +108,15 @@ function readsOf(deps: JobDeps, job: ClaimedJob) {
   };
 }
 
-/** The project's judge: its own provider keys (stores/evaluation/project-judge.ts), read through the cache. */
+/** The project's judge: its own provider keys or the operator's (stores/evaluation/project-judge.ts), within its caps. */
 async function judgeOf(deps: JobDeps, projectId: number): Promise<JudgeCall> {
-  if (!deps.cache) return projectJudge(deps, projectId, deps.judge);
-  return withProjectKeys(deps.judge, await recent(deps.cache.keys, projectId, () => openProviderKeys(deps.sql, deps.sealer, projectId)));
+  const capped = cappedJudge(deps, projectId, deps.judge);
+  if (!deps.cache) return projectJudge(deps, projectId, capped);
+  const [keys, operatorKey] = await Promise.all([
+    recent(deps.cache.keys, projectId, () => openProviderKeys(deps.sql, deps.sealer, projectId)),
+    recent(deps.cache.operatorKey, projectId, () => mayUseOperatorKey(deps.sql, deps.operator, projectId)),
+  ]);
+  return withProjectKeys(capped, keys, operatorKey);
 }
 
 const owners = new Map<number, number>();
@@ -134,25 +150,17 @@ export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus>
     await finishJob(sql, job.id, "skipped", { error: "the run's metadata or tags do not match the rule" });
     return "skipped";
   }
-  if (def.type === "llm_judge") {
-    const limits = await evaluationLimits(sql, job.project_id);
-    if (limits.daily_budget_usd !== null && limits.spent_today_usd >= limits.daily_budget_usd) {
-      return retryJob(sql, job, `the project's daily evaluation budget ($${limits.daily_budget_usd}) is spent; held until tomorrow (UTC)`, msUntilTomorrow(), { countAttempt: false });
-    }
-    const rate = await deps.limiter.budget(`evaluation.calls.${limits.calls_per_minute}`, limits.calls_per_minute, 60).consume(`project:${job.project_id}`);
-    if (!rate.allowed) {
-      return retryJob(sql, job, `the project's judge calls per minute (${limits.calls_per_minute}) are used up`, rate.resetMs + 100, { countAttempt: false });
-    }
-  }
-
   const startedMs = Date.now();
   const judge = def.type === "llm_judge" ? await judgeOf(deps, job.project_id) : deps.judge;
   const outcome = await evaluate(def, subject, judge);
+  // Refused by the caps before any provider call: held, no attempt counted.
+  if (outcome.error?.code === RATE_LIMITED || outcome.error?.code === BUDGET_SPENT) {
+    return retryJob(sql, job, outcome.error.message, (outcome.error.retry_after_s ?? 60) * 1000 + 100, { countAttempt: false });
+  }
   // The judge call's own run is reported once the score is stored (its end on the dashboard means the score is there),
   // and before the job is finished: a worker that dies in between runs the job again, and reports it again, once.
   const reportJudgeRun = async () => {
     if (outcome.model === null) return;
-    await addEvaluationSpend(sql, job.project_id, outcome.cost_usd);
     const sender = { projectId: job.project_id, userId: await ownerOf(sql, job.project_id) };
     const judged = { scoreId: job.score_id, evaluator: { id: evaluator.id, name: evaluator.name, version: evaluator.version }, sdk_run_id: job.sdk_run_id, span_id: job.span_id };
     const events = judgeTraceEvents(sender, judged, outcome, startedMs);

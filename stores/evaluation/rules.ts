@@ -20,6 +20,7 @@ import { EVALUATION_RULES_CHANNEL } from "./jobs.js";
 import { findEvaluator } from "./evaluators.js";
 import { parseRuleFilter, type RuleFilter } from "./rule-filter.js";
 import { MAX_SCORE_NAME } from "../scores.js";
+import { audit } from "../accounts/projects.js";
 
 export interface QueueAction {
   readonly queue_id: string;
@@ -167,7 +168,9 @@ export async function createRule(deps: RuleWrites, projectId: number, userId: nu
       [id, projectId, evaluator?.id ?? null, name.trim(), target, JSON.stringify(filter), sampling, delay, action ? JSON.stringify(withoutName(action)) : null, userId],
     );
     await rulesChanged(deps, projectId);
-    return toRule(row!);
+    const rule = toRule(row!);
+    await audit(sql, projectId, userId, "evaluation_rule.create", rule.name, { rule_id: rule.id, evaluator_id: rule.evaluator_id, sampling: rule.sampling, target: rule.target });
+    return rule;
   } catch (err) {
     if (/duplicate key|unique/i.test((err as Error).message)) throw new Conflict({ code: "rule_exists", field: "name", message: `a rule named ${JSON.stringify(name)} exists` });
     throw err;
@@ -204,16 +207,20 @@ export async function enabledRulesOf(sql: Sql, projectIds: readonly number[]): P
   return rows.map(toRule);
 }
 
-export async function setRuleEnabled(deps: RuleWrites, projectId: number, id: string, enabled: boolean): Promise<void> {
-  await ruleWithId(deps.sql, projectId, id);
+/** Turns a rule on or off (recorded in the project's audit log as `actorId`'s). */
+export async function setRuleEnabled(deps: RuleWrites, projectId: number, id: string, enabled: boolean, actorId: number | null): Promise<void> {
+  const rule = await ruleWithId(deps.sql, projectId, id);
   await deps.sql.query(`UPDATE evaluation_rules SET enabled = $3 WHERE id = $1 AND project_id = $2`, [id, projectId, enabled]);
   await rulesChanged(deps, projectId);
+  await audit(deps.sql, projectId, actorId, enabled ? "evaluation_rule.enable" : "evaluation_rule.disable", rule.name, { rule_id: rule.id });
 }
 
-export async function deleteRule(deps: RuleWrites, projectId: number, id: string): Promise<void> {
-  await ruleWithId(deps.sql, projectId, id);
+/** Deletes a rule and its waiting jobs (recorded in the project's audit log as `actorId`'s). */
+export async function deleteRule(deps: RuleWrites, projectId: number, id: string, actorId: number | null): Promise<void> {
+  const rule = await ruleWithId(deps.sql, projectId, id);
   await deps.sql.query(`DELETE FROM evaluation_rules WHERE id = $1 AND project_id = $2`, [id, projectId]);
   await rulesChanged(deps, projectId);
+  await audit(deps.sql, projectId, actorId, "evaluation_rule.delete", rule.name, { rule_id: rule.id, evaluator_id: rule.evaluator_id });
 }
 
 /**

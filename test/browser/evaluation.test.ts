@@ -25,7 +25,8 @@ describe.skipIf(!haveBrowser)("evaluators and review queues in the dashboard", (
     agents = await startHarness();
     agents.fake.judge = (prompt) => ({ explanation: prompt.includes("refund") ? "Answers the refund question directly." : "Helpful enough.", score: prompt.includes("refund") ? 5 : 4 });
   });
-  const env = useBrowserStack(() => ({ RUNWATCH_AGENTS_URL: agents.url, AGENT_SECRET: SECRET }));
+  // Every project may judge on the service's keys here: in the scale pass the registered user is not the first (the admin).
+  const env = useBrowserStack(() => ({ RUNWATCH_AGENTS_URL: agents.url, AGENT_SECRET: SECRET, RUNWATCH_OPERATOR_JUDGE_KEY: "all" }));
   beforeAll(async () => {
     const s = env.stack();
     worker = await startEvaluationWorker(s.ports, s.ports.config, createLogger("error"), { settings: { concurrency: 4, pollMs: 100, leaseSeconds: 30, backoffMs: 100, maxBackoffMs: 500 }, projects: () => projects });

@@ -28,7 +28,12 @@ beforeAll(async () => {
   srv = await startTestServer({
     pipeline: true,
     pipelineOptions: { maxWaitMs: 5 },
-    env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000", RUNWATCH_AGENTS_URL: agents.url, AGENT_SECRET: SECRET },
+    // Every project may judge on the service's keys here (by default only the instance admins' may), and as fast as the
+    // 1,000-run backfill goes (by default 600 a minute): judge-spend.test.ts tests both.
+    env: {
+      RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000", RUNWATCH_AGENTS_URL: agents.url, AGENT_SECRET: SECRET,
+      RUNWATCH_OPERATOR_JUDGE_KEY: "all", RUNWATCH_EVALUATION_CALLS_PER_MINUTE: "100000",
+    },
   });
   worker = await startEvaluationWorker(srv.ports, srv.ports.config, createLogger("error"), {
     settings: { concurrency: 8, pollMs: 50, leaseSeconds: 30, backoffMs: 100, maxBackoffMs: 300 },

@@ -36,7 +36,8 @@ beforeAll(async () => {
   srv = await startTestServer({
     pipeline: true,
     pipelineOptions: { maxWaitMs: 5 },
-    env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000", RUNWATCH_AGENTS_URL: agents.url, AGENT_SECRET: SECRET },
+    // Every project may judge on the service's keys here (by default only the instance admins' may: judge-spend.test.ts).
+    env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000", RUNWATCH_AGENTS_URL: agents.url, AGENT_SECRET: SECRET, RUNWATCH_OPERATOR_JUDGE_KEY: "all" },
   });
   const owner = await srv.user();
   const member = await srv.user();

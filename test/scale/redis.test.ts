@@ -59,9 +59,10 @@ describeWith(["REDIS_URL"], "redis rate limiter", () => {
     const allowed: boolean[] = [];
     for (let i = 0; i < 4; i++) allowed.push((await (i % 2 ? a : b).budget("evaluation.calls", 3, 60).consume("project:1")).allowed);
     expect(allowed).toEqual([true, true, true, false]);
-    // A raised cap gives the difference (the refused call counted), not a new count.
-    const raised = [await a.budget("evaluation.calls", 5, 60).consume("project:1"), await b.budget("evaluation.calls", 5, 60).consume("project:1")];
-    expect(raised.map((d) => d.allowed)).toEqual([true, false]);
+    // A raised cap gives the difference (what was refused is not counted), not a new count.
+    const raised = [];
+    for (let i = 0; i < 3; i++) raised.push(await (i % 2 ? a : b).budget("evaluation.calls", 5, 60).consume("project:1"));
+    expect(raised.map((d) => d.allowed)).toEqual([true, true, false]);
   });
 
   it("keeps limiting, in memory, without waiting when Redis cannot be reached", async () => {

@@ -52,13 +52,13 @@ export function registerEvaluationRulesApi(router: Router, deps: WebDeps, auth: 
     const p = await authorize(ctx);
     const body = (await readJsonBody(ctx, 4 * 1024)) as { enabled?: unknown } | null;
     if (typeof body?.enabled !== "boolean") throw new ValidationError({ field: "enabled", message: "enabled must be true or false" });
-    await setRuleEnabled(deps.ports, p.projectId, ctx.params.id!, body.enabled);
+    await setRuleEnabled(deps.ports, p.projectId, ctx.params.id!, body.enabled, p.userId);
     ctx.body = { rule: ruleJson(await ruleWithId(sql, p.projectId, ctx.params.id!)) };
   });
 
   router.delete("/api/evaluation-rules/:id", async (ctx) => {
     const p = await authorize(ctx);
-    await deleteRule(deps.ports, p.projectId, ctx.params.id!);
+    await deleteRule(deps.ports, p.projectId, ctx.params.id!, p.userId);
     ctx.status = 204;
   });
 
@@ -67,7 +67,7 @@ export function registerEvaluationRulesApi(router: Router, deps: WebDeps, auth: 
     const rule = await ruleWithId(sql, p.projectId, ctx.params.id!);
     const body = (await readJsonBody(ctx, 4 * 1024)) as Record<string, unknown> | null;
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ValidationError({ message: 'the body must be a JSON object like {"from": "…", "to": "…", "confirm": true}' });
-    const started = await backfill(deps, rule, parseRange(body), body.confirm === true);
+    const started = await backfill(deps, rule, parseRange(body), body.confirm === true, p.userId);
     if (started.queued !== undefined) ctx.status = 202;
     ctx.body = started;
   });

@@ -9,7 +9,8 @@
  *   POST /api/evaluators/{id}/try {sdk_run_id, span_id?} | {dataset, item_id, output?}, and draft?: a change to try
  *                                                     before saving it → {prompt, raw_answer, score, error, cost_usd, ...};
  *                                                     stores nothing
- *   GET  /api/evaluation-settings, PUT {daily_budget_usd, calls_per_minute} → the project's caps
+ *   GET  /api/evaluation-settings, PUT {daily_budget_usd, calls_per_minute} → the project's caps (at most the
+ *                                                     instance's: 422 naming the field and the ceiling above it)
  *
  * Rules and backfill: web/api/evaluation-rules.ts. Another project's id is a 404 like one that does not exist.
  */
@@ -98,12 +99,12 @@ export function registerEvaluatorsApi(router: Router, deps: WebDeps, auth: ApiKe
   router.get("/api/evaluation-settings", async (ctx) => {
     const p = await authorize(ctx);
     ctx.set("Cache-Control", "no-store");
-    ctx.body = await evaluationLimits(sql, p.projectId);
+    ctx.body = await evaluationLimits(sql, p.projectId, deps.ports.config.evaluationCaps);
   });
 
   router.put("/api/evaluation-settings", async (ctx) => {
     const p = await authorize(ctx);
-    await setEvaluationLimits(sql, p.projectId, await readJsonBody(ctx, 4 * 1024));
-    ctx.body = await evaluationLimits(sql, p.projectId);
+    await setEvaluationLimits(sql, p.projectId, p.userId, await readJsonBody(ctx, 4 * 1024), deps.ports.config.evaluationCaps);
+    ctx.body = await evaluationLimits(sql, p.projectId, deps.ports.config.evaluationCaps);
   });
 }

@@ -2,22 +2,27 @@
  * The playground's call (POST /api/evaluators/{id}/try and the /evaluators/{id} page): an evaluator — saved, or a
  * draft definition — applied to one of the project's runs (or a span of it), or to a dataset item's input and
  * expected output with a given output. Nothing is stored but the judge's cost, which counts against the project's
- * daily budget like any judge call.
+ * daily budget like any judge call: a judge is tried within the project's caps, as the evaluation worker's are
+ * (stores/evaluation/judge-caps.ts: its calls per minute, its budget reserved before the call), and on the
+ * operator's keys only when the operator allows the project that (RUNWATCH_OPERATOR_JUDGE_KEY).
  */
 import { callJudge } from "../../core/agents/client.js";
+import { serviceDefaults } from "../../core/agents/judge-estimate.js";
 import { resolveAgentSecret } from "../../core/agents/secret.js";
-import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
+import { AuthError, Conflict, NotFound, RateLimited, ValidationError } from "../../core/errors.js";
 import type { EvaluationSubject } from "../../core/evaluation/subject.js";
 import { datasetNamed, readItemsWithIds } from "../../stores/datasets/datasets.js";
 import type { EvaluatorDefinition } from "../../stores/evaluation/definition.js";
 import { evaluate, type EvaluationOutcome, type JudgeCall } from "../../stores/evaluation/evaluate.js";
-import { addEvaluationSpend, evaluationLimits } from "../../stores/evaluation/spend.js";
+import { BUDGET_SPENT, RATE_LIMITED, cappedJudge } from "../../stores/evaluation/judge-caps.js";
+import { evaluationLimits } from "../../stores/evaluation/spend.js";
 import { runSubject } from "../../stores/evaluation/subjects.js";
 import { projectJudge } from "../../stores/evaluation/project-judge.js";
 import { providerKeySealer } from "../../stores/evaluation/provider-keys.js";
 import type { WebDeps } from "../deps.js";
 
 let secret: Promise<string> | undefined;
+let defaults: ReturnType<typeof serviceDefaults> | undefined;
 /** The judge through agents-service, as the evaluation worker asks it. */
 export function webJudge(deps: WebDeps): JudgeCall {
   return async (req) => callJudge(deps.ports.config, await (secret ??= resolveAgentSecret(deps.ports.config)), req, { timeoutMs: 60_000 });
@@ -53,14 +58,19 @@ async function subjectOf(deps: WebDeps, projectId: number, def: EvaluatorDefinit
 
 export async function tryEvaluator(deps: WebDeps, projectId: number, def: EvaluatorDefinition, target: TryTarget, judge: JudgeCall = webJudge(deps)): Promise<EvaluationOutcome> {
   const subject = await subjectOf(deps, projectId, def, target);
-  if (def.type === "llm_judge") {
-    const limits = await evaluationLimits(deps.ports.sql, projectId);
-    if (limits.daily_budget_usd !== null && limits.spent_today_usd >= limits.daily_budget_usd) {
-      throw new Conflict({ code: "evaluation_budget_spent", message: `the project's daily evaluation budget ($${limits.daily_budget_usd}) is spent; it renews at 00:00 UTC` });
-    }
+  if (def.type !== "llm_judge") return evaluate(def, subject, judge);
+  const { sql, config, limiter } = deps.ports;
+  const capped = cappedJudge({ sql, limiter, caps: config.evaluationCaps, defaults: (defaults ??= serviceDefaults(config)) }, projectId, judge);
+  const operator = { operatorJudgeKey: config.operatorJudgeKey, adminEmails: config.adminEmails };
+  const outcome = await evaluate(def, subject, await projectJudge({ sql, sealer: providerKeySealer(deps.sessionSecret), operator }, projectId, capped));
+  // Refusals before any provider call are the request's errors, not an evaluation's.
+  const e = outcome.error;
+  if (e?.code === "operator_key_not_allowed") throw new AuthError({ code: "forbidden", message: e.message });
+  if (e?.code === BUDGET_SPENT) throw new Conflict({ code: BUDGET_SPENT, message: e.message });
+  if (e?.code === RATE_LIMITED) {
+    const { calls_per_minute } = await evaluationLimits(sql, projectId, config.evaluationCaps);
+    throw new RateLimited({ limit: calls_per_minute, unit: "judge calls", remaining: 0, retryAfterMs: (e.retry_after_s ?? 60) * 1000 });
   }
-  const outcome = await evaluate(def, subject, def.type === "llm_judge" ? await projectJudge({ sql: deps.ports.sql, sealer: providerKeySealer(deps.sessionSecret) }, projectId, judge) : judge);
-  if (outcome.model !== null) await addEvaluationSpend(deps.ports.sql, projectId, outcome.cost_usd);
   return outcome;
 }
 

@@ -16,7 +16,7 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { can } from "../../core/access/roles.js";
-import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
+import { AuthError, Conflict, NotFound, RateLimited, ValidationError } from "../../core/errors.js";
 import { JUDGE_TEMPLATES } from "../../core/evaluation/templates.js";
 import { describeOutput } from "../../core/evaluation/output.js";
 import { listQueues } from "../../stores/annotation/queues.js";
@@ -32,6 +32,7 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { backfill } from "../evaluation/backfill.js";
 import { parseTryTarget, tryEvaluator, tryJson } from "../evaluation/try-evaluator.js";
 import { readForm } from "../forms.js";
+import { toHttpError } from "../http-errors.js";
 import { evaluatorBody, ruleBody } from "./evaluator-forms.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
 
@@ -43,6 +44,8 @@ const utc = (v: string | undefined): string => {
 const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
 const refusal = (err: unknown): ValidationError | Conflict => {
   if (err instanceof ValidationError || err instanceof Conflict) return err;
+  // A judge the playground may not call (the operator's keys, the project's judge calls per minute): said by the form.
+  if (err instanceof AuthError || err instanceof RateLimited) return new Conflict({ code: toHttpError(err).body.error.code, message: toHttpError(err).body.error.message });
   throw err;
 };
 
@@ -71,7 +74,7 @@ export function register(router: Router, deps: WebDeps): void {
       : { type: "llm_judge", output_type: "numeric", output_min: 0, output_max: 1 };
     renderPage(ctx, "evaluators.njk", {
       title: "Evaluators", evaluators, templates: JUDGE_TEMPLATES, values, errors: {}, open_form: Boolean(template),
-      limits: await evaluationLimits(sql, projectId), can_edit: can(projectOfRequest(ctx).role, "edit_evaluators"), flash: queryParam(ctx, "flash"), ...extra,
+      limits: await evaluationLimits(sql, projectId, deps.ports.config.evaluationCaps), can_edit: can(projectOfRequest(ctx).role, "edit_evaluators"), flash: queryParam(ctx, "flash"), ...extra,
     }, status);
   };
 
@@ -170,7 +173,7 @@ export function register(router: Router, deps: WebDeps): void {
     const e = await evaluatorOf(ctx);
     const projectId = projectOfRequest(ctx).id;
     const rule = await ruleWithId(sql, projectId, String(ctx.params.rule));
-    await setRuleEnabled(deps.ports, projectId, rule.id, !rule.enabled);
+    await setRuleEnabled(deps.ports, projectId, rule.id, !rule.enabled, userOf(ctx));
     back(ctx, `/evaluators/${e.id}`, `Rule “${rule.name}” is ${rule.enabled ? "off" : "on"}.`);
   });
 
@@ -178,7 +181,7 @@ export function register(router: Router, deps: WebDeps): void {
     const e = await evaluatorOf(ctx);
     const projectId = projectOfRequest(ctx).id;
     const rule = await ruleWithId(sql, projectId, String(ctx.params.rule));
-    await deleteRule(deps.ports, projectId, rule.id);
+    await deleteRule(deps.ports, projectId, rule.id, userOf(ctx));
     back(ctx, `/evaluators/${e.id}`, `Deleted rule “${rule.name}” and its waiting jobs.`);
   });
 
@@ -188,7 +191,7 @@ export function register(router: Router, deps: WebDeps): void {
     const rule = await ruleWithId(sql, projectId, String(ctx.params.rule));
     const form = await readForm(ctx);
     try {
-      const { estimate, queued } = await backfill(deps, rule, parseRange({ from: utc(form.from), to: utc(form.to) }), form.confirm === "yes");
+      const { estimate, queued } = await backfill(deps, rule, parseRange({ from: utc(form.from), to: utc(form.to) }), form.confirm === "yes", userOf(ctx));
       if (queued === undefined) return detailPage(ctx, { backfill: { rule, estimate, values: form } });
       back(ctx, `/evaluators/${e.id}`, `Backfill of “${rule.name}” started: ${queued} ${rule.target === "span" ? "spans" : "runs"} queued for judging.`);
     } catch (err) {

@@ -140,14 +140,14 @@ export function register(router: Router, deps: WebDeps): void {
     await readForm(ctx);
     const q = await queueOf(ctx);
     const rule = await routingRuleOf(ctx, q);
-    await setRuleEnabled(deps.ports, q.project_id, rule.id, !rule.enabled);
+    await setRuleEnabled(deps.ports, q.project_id, rule.id, !rule.enabled, userOf(ctx));
     go(ctx, `/queues/${q.id}`, `Rule “${rule.name}” is ${rule.enabled ? "off" : "on"}.`);
   });
   router.post("/queues/:id/rules/:rule/delete", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
     await readForm(ctx);
     const q = await queueOf(ctx);
     const rule = await routingRuleOf(ctx, q);
-    await deleteRule(deps.ports, q.project_id, rule.id);
+    await deleteRule(deps.ports, q.project_id, rule.id, userOf(ctx));
     go(ctx, `/queues/${q.id}`, `Deleted rule “${rule.name}”.`);
   });
 
