@@ -8,7 +8,8 @@
  */
 import { isAgentsFailure, type AgentsFailure } from "../../core/agents/client.js";
 import { judgeCallCeiling, judgeTarget, type ServiceDefaults } from "../../core/agents/judge-estimate.js";
-import type { RateLimiter } from "../../core/ports/rate-limiter.js";
+import type { Logger } from "../../core/logger.js";
+import type { RateDecision, RateLimiter } from "../../core/ports/rate-limiter.js";
 import type { Sql } from "../../core/ports/sql.js";
 import type { JudgeCall } from "./evaluate.js";
 import { evaluationLimits, msUntilTomorrow, reserveEvaluationSpend, settleEvaluationSpend, type EvaluationCeiling } from "./spend.js";
@@ -27,6 +28,7 @@ export interface JudgeCapsDeps {
   readonly caps: EvaluationCeiling;
   /** agents-service's default provider and models, to price a call that names neither (serviceDefaults). */
   readonly defaults: () => Promise<ServiceDefaults | AgentsFailure>;
+  readonly logger: Pick<Logger, "error">;
 }
 
 const NO_DEFAULTS: ServiceDefaults = { provider: null, models: {} };
@@ -45,7 +47,7 @@ export function cappedJudge(deps: JudgeCapsDeps, projectId: number, judge: Judge
     const target = judgeTarget({ provider: req.provider, model: req.model, ownKey: req.connection !== undefined }, defaults);
     const ceiling = target ? judgeCallCeiling(req, target) : 0;
 
-    const rate = await deps.limiter.budget(JUDGE_CALLS_BUDGET, limits.calls_per_minute, 60).consume(`project:${projectId}`);
+    const rate = await callsPerMinute(deps, projectId, limits.calls_per_minute);
     if (!rate.allowed) {
       return {
         status: 429, code: RATE_LIMITED, retry_after_s: Math.max(1, Math.ceil(rate.resetMs / 1000)),
@@ -71,6 +73,19 @@ export function cappedJudge(deps: JudgeCapsDeps, projectId: number, judge: Judge
     else await settleEvaluationSpend(deps.sql, projectId, ceiling, answer.usage.cost_usd ?? 0, true);
     return answer;
   };
+}
+
+/**
+ * One point of the project's calls-per-minute budget. A limiter that fails lets the call pass, logged, as every
+ * throttle does (docs/SECURITY.md): the daily budget, in Postgres, still bounds what it spends.
+ */
+async function callsPerMinute(deps: JudgeCapsDeps, projectId: number, cap: number): Promise<RateDecision> {
+  try {
+    return await deps.limiter.budget(JUDGE_CALLS_BUDGET, cap, 60).consume(`project:${projectId}`);
+  } catch (err) {
+    deps.logger.error("the judge calls' rate limiter failed; the call is let through", { project_id: projectId, err });
+    return { allowed: true, limit: cap, remaining: 0, resetMs: 0 };
+  }
 }
 
 const round = (x: number) => Math.round(x * 1e6) / 1e6;

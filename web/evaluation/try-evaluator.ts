@@ -60,7 +60,7 @@ export async function tryEvaluator(deps: WebDeps, projectId: number, def: Evalua
   const subject = await subjectOf(deps, projectId, def, target);
   if (def.type !== "llm_judge") return evaluate(def, subject, judge);
   const { sql, config, limiter } = deps.ports;
-  const capped = cappedJudge({ sql, limiter, caps: config.evaluationCaps, defaults: (defaults ??= serviceDefaults(config)) }, projectId, judge);
+  const capped = cappedJudge({ sql, limiter, logger: deps.logger, caps: config.evaluationCaps, defaults: (defaults ??= serviceDefaults(config)) }, projectId, judge);
   const operator = { operatorJudgeKey: config.operatorJudgeKey, adminEmails: config.adminEmails };
   const outcome = await evaluate(def, subject, await projectJudge({ sql, sealer: providerKeySealer(deps.sessionSecret), operator }, projectId, capped));
   // Refusals before any provider call are the request's errors, not an evaluation's.
