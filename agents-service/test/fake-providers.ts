@@ -96,7 +96,7 @@ function violation(provider: FakeProvider, path: string, h: http.IncomingHttpHea
   return undefined;
 }
 
-/** What the fake judge answers a judge request (one that asks for a "verdict"): its prompt in, the answer's JSON out. */
+/** What the fake judge answers a judge request (one that asks for a "verdict"): its prompt in, the answer's JSON out (or a promise of it: a slow judge). */
 export type JudgeAnswer = (prompt: string) => unknown;
 
 /** A judge request asks for the verdict schema (stores/evaluation/evaluate.ts): by name, or Gemini's by its properties. */
@@ -153,7 +153,7 @@ export async function startFakeProviders(keys: Record<FakeProvider, string | und
 
     const prompt: string =
       provider === "gemini" ? body.contents.at(-1).parts.map((p: any) => p.text).join("") : provider === "anthropic" ? body.messages.at(-1).content : body.messages.at(-1).content;
-    const answer = step.kind === "answer" ? step.answer : isJudgeRequest(provider, body) ? fakes.judge(prompt) : fakeImprovement(codeFromPrompt(prompt));
+    const answer = step.kind === "answer" ? step.answer : isJudgeRequest(provider, body) ? await fakes.judge(prompt) : fakeImprovement(codeFromPrompt(prompt));
     const text = step.kind === "text" ? step.text : JSON.stringify(answer);
     const { prompt: pt, completion: ct, thoughts } = PRICED_USAGE;
 

@@ -66,14 +66,44 @@ const toJob = (r: Record<string, unknown>): ClaimedJob => ({
   origin: r.origin as JobOrigin, attempts: Number(r.attempts), max_attempts: Number(r.max_attempts), score_id: String(r.score_id),
 });
 
-/** Claims up to `limit` due jobs (of `projects` only, when given) for `leaseSeconds`, counting the attempt. */
+/**
+ * Claims up to `limit` due jobs (of `projects` only, when given) for `leaseSeconds`, counting the attempt — fairly
+ * across projects, as the pipeline's lanes share the log. Each project's due jobs are ranked in their own order (due
+ * time, then id) after the jobs it has running now (leased, not finished): a project's k-th due job has the turn
+ * running + k, and the claim takes the lowest turns first. A project with thousands of jobs queued and a worker's
+ * every slot busy then waits behind another project's single job, which is claimed at the next free slot instead of
+ * after the whole backlog. Claimed one at a time (as a worker does when a slot frees), projects alternate.
+ *
+ * The cost follows the projects with waiting jobs, not the jobs: `waiting` walks them one index probe each
+ * (evaluation_jobs_waiting_idx), each project's first due jobs come from that index, and its running ones from
+ * evaluation_jobs_leased_idx. Each project offers twice `limit` candidates, so rows another worker is claiming this
+ * very moment (skipped, not waited for) leave this claim others to take.
+ */
 export async function claimJobs(sql: Sql, limit: number, leaseSeconds: number, projects?: readonly number[]): Promise<ClaimedJob[]> {
   const rows = await sql.query<Record<string, unknown>>(
-    `UPDATE evaluation_jobs j SET locked_until = now() + make_interval(secs => $2::double precision), attempts = j.attempts + 1
-     FROM (SELECT id FROM evaluation_jobs
-           WHERE status IN ('pending', 'retrying') AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())
-             AND ($3::bigint[] IS NULL OR project_id = ANY($3::bigint[]))
-           ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED) due
+    `WITH RECURSIVE waiting (project_id) AS (
+       SELECT min(project_id) FROM evaluation_jobs WHERE status IN ('pending', 'retrying')
+       UNION ALL
+       SELECT (SELECT min(project_id) FROM evaluation_jobs WHERE status IN ('pending', 'retrying') AND project_id > w.project_id)
+         FROM waiting w WHERE w.project_id IS NOT NULL
+     )
+     UPDATE evaluation_jobs j SET locked_until = now() + make_interval(secs => $2::double precision), attempts = j.attempts + 1
+     FROM (SELECT e.id FROM evaluation_jobs e
+           JOIN (SELECT d.id, r.running + d.turn AS turn, d.next_attempt_at
+                   FROM waiting w
+                   CROSS JOIN LATERAL (
+                     SELECT count(*) AS running FROM evaluation_jobs
+                      WHERE project_id = w.project_id AND locked_until >= now() AND status IN ('pending', 'retrying')) r
+                   CROSS JOIN LATERAL (
+                     SELECT id, next_attempt_at, row_number() OVER (ORDER BY next_attempt_at, id) AS turn
+                       FROM evaluation_jobs
+                      WHERE project_id = w.project_id AND status IN ('pending', 'retrying') AND next_attempt_at <= now()
+                        AND (locked_until IS NULL OR locked_until < now())
+                      ORDER BY next_attempt_at, id LIMIT 2 * $1) d
+                  WHERE w.project_id IS NOT NULL AND ($3::bigint[] IS NULL OR w.project_id = ANY($3::bigint[]))) ranked ON ranked.id = e.id
+           WHERE e.status IN ('pending', 'retrying') AND (e.locked_until IS NULL OR e.locked_until < now())
+           ORDER BY ranked.turn, ranked.next_attempt_at, ranked.id
+           LIMIT $1 FOR UPDATE OF e SKIP LOCKED) due
      WHERE j.id = due.id
      RETURNING ${JOB_COLUMNS.split(", ").map((c) => `j.${c}`).join(", ")}`,
     [limit, leaseSeconds, projects ? [...projects] : null],

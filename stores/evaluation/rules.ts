@@ -18,6 +18,7 @@ import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { EVALUATION_RULES_CHANNEL } from "./jobs.js";
 import { findEvaluator } from "./evaluators.js";
+import { insertWithinRuleCap } from "./rule-cap.js";
 import { parseRuleFilter, type RuleFilter } from "./rule-filter.js";
 import { MAX_SCORE_NAME } from "../scores.js";
 import { audit } from "../accounts/projects.js";
@@ -162,11 +163,11 @@ export async function createRule(deps: RuleWrites, projectId: number, userId: nu
   if (typeof name !== "string" || name.trim() === "" || name.length > 200 || /[\u0000-\u001f]/.test(name)) throw new ValidationError({ field: "name", message: "name must be text of 1 to 200 characters" });
   const id = randomUUID();
   try {
-    const [row] = await sql.query<Record<string, unknown>>(
+    const [row] = await insertWithinRuleCap(sql, projectId, (tx) => tx.query<Record<string, unknown>>(
       `INSERT INTO evaluation_rules (id, project_id, evaluator_id, name, target, filter, sampling, delay_s, queue_action, created_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
       [id, projectId, evaluator?.id ?? null, name.trim(), target, JSON.stringify(filter), sampling, delay, action ? JSON.stringify(withoutName(action)) : null, userId],
-    );
+    ));
     await rulesChanged(deps, projectId);
     const rule = toRule(row!);
     await audit(sql, projectId, userId, "evaluation_rule.create", rule.name, { rule_id: rule.id, evaluator_id: rule.evaluator_id, sampling: rule.sampling, target: rule.target });
