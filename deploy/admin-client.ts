@@ -27,7 +27,9 @@ function portsFor(req: AdminRequest): PortName[] {
   switch (req.cmd) {
     case "dead-letters.replay": return ["sql", "log"];
     case "retention.apply": return ["sql", "clickhouse"];
-    // Embedded, no gateway runs without the server, so this reaches none; with REDIS_URL it reaches them all.
+    // Embedded, no gateway or web process runs without the server, so this reaches none; with REDIS_URL it reaches
+    // them all.
+    case "project.add-member":
     case "project.remove-member": return ["sql", "pubsub"];
     default: return ["sql"];
   }

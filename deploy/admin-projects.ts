@@ -10,7 +10,8 @@ import { AdminError } from "./admin-error.js";
 import type { Sql } from "../core/ports/sql.js";
 import { createApiKey, parseExpiry, type ApiKeyInfo } from "../stores/accounts/api-keys.js";
 import { removeMemberNow } from "../stores/accounts/member-removal.js";
-import { createProject, findProjectBySlug, projectsOf, roleIn, setMember, allProjects, type Member, type Membership, type Project } from "../stores/accounts/projects.js";
+import { setMemberNow } from "../stores/accounts/member-role.js";
+import { createProject, findProjectBySlug, projectsOf, roleIn, allProjects, type Member, type Membership, type Project } from "../stores/accounts/projects.js";
 import { findUserByEmail, type User } from "../stores/accounts/users.js";
 
 export type ProjectAdminRequest =
@@ -24,12 +25,16 @@ export type ProjectAdminResult =
   | { user: User; key: string; info: ApiKeyInfo; project: Project }
   | { project: Project }
   | { projects: (Project & { role?: Role; members?: number })[] }
-  | { member: Member; project: Project }
-  | { removed: string; project: Project; warning?: string };
+  | { member: Member; project: Project; keys: number; invitations_revoked: readonly string[]; warning?: string }
+  | { removed: string; project: Project; keys_revoked: readonly string[]; invitations_revoked: readonly string[]; warning?: string };
 
 const notFound = (resource: string, message: string): never => {
   throw new NotFound({ resource, message });
 };
+const errorText = (err: unknown) => (err as Error)?.message ?? String(err);
+/** Where a change is announced when this process has no pub/sub: nowhere, which the command's warning says. */
+const unopened: Pick<PubSub, "publish"> = { publish: () => Promise.reject(new Error("pub/sub is not open in this process")) };
+
 const invalid = (field: string, message: string): never => {
   throw new ValidationError({ field, message });
 };
@@ -42,7 +47,10 @@ async function projectBySlug(sql: Sql, slug: string): Promise<Project> {
   return (await findProjectBySlug(sql, slug)) ?? notFound("project", `no project with the slug ${slug}; \`runwatch project list\` shows them`);
 }
 
-/** Runs one project command; `pubsub` (to tell gateways of a removed member) is needed by remove-member only. */
+/**
+ * Runs one project command; `pubsub` (to tell web processes and gateways of a member's new role or removal) is
+ * needed by add-member and remove-member.
+ */
 export async function runProjectAdmin(sql: Sql, pubsub: Pick<PubSub, "publish"> | undefined, req: ProjectAdminRequest): Promise<ProjectAdminResult> {
   switch (req.cmd) {
     case "key.create": {
@@ -71,14 +79,18 @@ export async function runProjectAdmin(sql: Sql, pubsub: Pick<PubSub, "publish"> 
       const project = await projectBySlug(sql, req.project);
       const role = req.role ?? "member";
       if (!isRole(role)) return invalid("role", "--role takes viewer, member or admin");
-      return { member: await setMember(sql, project.id, req.email, role, null), project };
+      const set = await setMemberNow(sql, pubsub ?? unopened, project.id, req.email, role, null);
+      const warning = set.announceError ? `the web processes were not told (${errorText(set.announceError)}): ${req.email}'s API keys keep their old role for up to 10 s` : undefined;
+      return { member: set.member, project, keys: set.keys, invitations_revoked: set.invitationsRevoked, ...(warning ? { warning } : {}) };
     }
     case "project.remove-member": {
       if (!pubsub) throw new AdminError({ tag: "Unavailable", message: "removing a member needs pub/sub, which this process has not opened" });
       const project = await projectBySlug(sql, req.project);
-      const { announceError } = await removeMemberNow(sql, pubsub, project.id, req.email, null);
-      const warning = announceError ? `the gateways were not told (${(announceError as Error).message ?? announceError}): ${req.email}'s open dashboards keep the project's live updates until they reconnect` : undefined;
-      return { removed: req.email, project, ...(warning ? { warning } : {}) };
+      const removed = await removeMemberNow(sql, pubsub, project.id, req.email, null);
+      const warning = removed.announceError
+        ? `the gateways and web processes were not told (${errorText(removed.announceError)}): ${req.email}'s open dashboards keep the project's live updates until they reconnect`
+        : undefined;
+      return { removed: req.email, project, keys_revoked: removed.keysRevoked, invitations_revoked: removed.invitationsRevoked, ...(warning ? { warning } : {}) };
     }
   }
 }

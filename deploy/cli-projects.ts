@@ -6,6 +6,9 @@ import { out, required } from "./cli-output.js";
 
 type Values = Record<string, string | boolean | undefined>;
 
+/** "2 API keys (prod, ci)". */
+const listed = (names: readonly string[], what: string) => `${names.length} ${what}${names.length === 1 ? "" : "s"} (${names.join(", ")})`;
+
 export async function projectCommand(config: Config, verb: string, values: Values): Promise<number> {
   const str = (name: string) => values[name] as string | undefined;
   if (verb === "create") {
@@ -24,12 +27,21 @@ export async function projectCommand(config: Config, verb: string, values: Value
   }
   required(values, "project", "email");
   if (verb === "add-member") {
-    const { member, project } = (await admin(config, { cmd: "project.add-member", project: str("project")!, email: str("email")!, role: str("role") })) as { member: { email: string; role: string }; project: Project };
+    const { member, project, keys, invitations_revoked: invitations, warning } = (await admin(config, { cmd: "project.add-member", project: str("project")!, email: str("email")!, role: str("role") })) as {
+      member: { email: string; role: string }; project: Project; keys: number; invitations_revoked: string[]; warning?: string;
+    };
     out(`${member.email} is now ${member.role} of ${project.slug}.`);
+    if (keys > 0) out(`${keys === 1 ? "The API key they made there acts" : `The ${keys} API keys they made there act`} as ${member.role} from now on.`);
+    if (invitations.length > 0) out(`Revoked ${listed(invitations, "open invitation")} they sent: a ${member.role} may not invite.`);
+    if (warning) process.stderr.write(`warning: ${warning}\n`);
     return 0;
   }
-  const { project, warning } = (await admin(config, { cmd: "project.remove-member", project: str("project")!, email: str("email")! })) as { project: Project; warning?: string };
+  const { project, keys_revoked: keys, invitations_revoked: invitations, warning } = (await admin(config, { cmd: "project.remove-member", project: str("project")!, email: str("email")! })) as {
+    project: Project; keys_revoked: string[]; invitations_revoked: string[]; warning?: string;
+  };
   out(`Removed ${str("email")} from ${project.slug}.`);
+  if (keys.length > 0) out(`Revoked ${listed(keys, "API key")} they made there.`);
+  if (invitations.length > 0) out(`Revoked ${listed(invitations, "open invitation")} they sent.`);
   if (warning) process.stderr.write(`warning: ${warning}\n`);
   return 0;
 }

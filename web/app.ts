@@ -7,7 +7,7 @@
  * durable append.
  */
 import { PROMETHEUS_CONTENT_TYPE, prometheusText } from "./metrics.js";
-import { actionOf } from "./auth/project.js";
+import { actionOf, type Credential } from "./auth/project.js";
 import type { Action } from "../core/access/roles.js";
 import Koa from "koa";
 import type { Context } from "koa";
@@ -56,6 +56,8 @@ export interface RouteEntry {
   readonly path: string;
   readonly methods: readonly string[];
   readonly action?: Action;
+  /** With an action: whose role is checked, the session's member or the API key's creator (web/auth/project.ts). */
+  readonly credential?: Credential;
 }
 
 /** An API client: an API path, a JSON Accept without HTML, or a Bearer key (which only API routes read). */
@@ -175,13 +177,13 @@ export function createWebApp(deps: WebDeps): WebApp {
   if (deps.ports.config.oidc) registerOidcRoutes(router, deps, deps.ports.config.oidc);
   registerApiKeySettings(router, deps, apiKeys);
   registerAdminRoutes(router, deps, apiKeys);
-  registerProjectRoutes(router, deps);
+  registerProjectRoutes(router, deps, apiKeys);
   registerPages(router, deps);
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   (app as { routes: readonly RouteEntry[] }).routes = router.stack.map((layer): RouteEntry => {
-    const action = layer.stack.map(actionOf).find((a) => a !== undefined);
-    return { path: String(layer.path), methods: layer.methods.filter((m) => m !== "HEAD"), ...(action ? { action } : {}) };
+    const named = layer.stack.map(actionOf).find((a) => a !== undefined);
+    return { path: String(layer.path), methods: layer.methods.filter((m) => m !== "HEAD"), ...named };
   });
   return app;
 }

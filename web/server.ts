@@ -16,6 +16,7 @@ import { clientAddress } from "../core/net/client-address.js";
 import type { WebDeps } from "./deps.js";
 import { watchPipelineHealth } from "./health.js";
 import { createThrottles } from "./middleware/throttles.js";
+import { ACCESS_CHANGED_CHANNEL, parseAccessChange } from "../stores/accounts/access-changes.js";
 
 export interface WebServer {
   readonly url: string;
@@ -48,6 +49,11 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
   const health = await watchPipelineHealth(ports.pubsub, ports.sql, logger);
   const deps: WebDeps = { ports, events: createEventStore(ports.clickhouse), heavyReads: new HeavyReads(), logger, sessionSecret, batchDecoder, health, throttles: createThrottles(ports.limiter, config), triggers: await loadTriggers(config, opts.triggers) };
   const app = createWebApp(deps);
+  // What changes a key's access is announced by whichever process made the change (stores/accounts/access-changes.ts).
+  const unsubscribeAccess = await ports.pubsub.subscribePrefix(ACCESS_CHANGED_CHANNEL, (_channel, message) => {
+    const change = parseAccessChange(message);
+    if (change) app.apiKeys.forget(change);
+  });
   const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, app.callback());
   const host = opts.host ?? config.host;
   await new Promise<void>((resolve, reject) => {
@@ -85,7 +91,7 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
       new Promise<void>((resolve) => {
         // Stop accepting, let in-flight requests finish (their 202s mean durable), then drop idle sockets.
         server.close(() => {
-          void Promise.allSettled([grpc?.close()]).then(() => Promise.allSettled([batchDecoder.close(), health.close()])).then(() => resolve());
+          void Promise.allSettled([grpc?.close()]).then(() => Promise.allSettled([batchDecoder.close(), health.close(), unsubscribeAccess()])).then(() => resolve());
         });
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5_000).unref();

@@ -11,6 +11,11 @@ export type Role = (typeof ROLES)[number];
 export const ACTION_ROLE = {
   /** Everything the project holds: runs, traces, scores, sessions, costs, agents, alerts, dead letters, settings. */
   read: "viewer",
+  /**
+   * Send with an API key: events, OTLP spans, scores, and experiments over datasets. A key acts with its creator's
+   * current role, so the key of a creator demoted to viewer may still read but no longer send.
+   */
+  send: "member",
   /** Answer an agent's human-input question. */
   answer_input: "member",
   /** Give a run feedback (a score) from the dashboard. */

@@ -1,9 +1,10 @@
 /**
  * The api_keys repository. A key is 32 random bytes in hex, shown once at creation; only its SHA-256 hash
  * and its last four characters (to tell keys apart in the list) are stored. A key belongs to a project and carries
- * a scope (core/access/roles.ts KeyScope); `user_id` is the user who created it.
+ * a scope (core/access/roles.ts KeyScope); `user_id` is the user who created it. A key acts with its creator's
+ * current role in its project: it works only while they are a member, and removing them revokes it.
  */
-import { isKeyScope, type KeyScope } from "../../core/access/roles.js";
+import { isKeyScope, isRole, type KeyScope, type Role } from "../../core/access/roles.js";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { hashApiKey, newApiKey } from "../../core/ids.js";
 import type { Sql } from "../../core/ports/sql.js";
@@ -16,6 +17,8 @@ export interface KeyPrincipal {
   readonly userId: number;
   readonly projectId: number;
   readonly scope: KeyScope;
+  /** The creator's role in the key's project when the key was looked up: what the key may do there. */
+  readonly role: Role;
   /** Epoch ms, or null for a key that never expires. */
   readonly expiresAt: number | null;
 }
@@ -36,20 +39,26 @@ export interface ApiKeyInfo {
 
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
-/** The key's principal when it is neither revoked nor created by a disabled user. */
+/**
+ * The key's principal when it is not revoked and its creator is enabled and still a member of its project, with
+ * their role there (one indexed lookup: the membership is joined, so checking the role costs ingest no query).
+ */
 export async function findActiveKeyByHash(sql: Sql, hash: string): Promise<KeyPrincipal | null> {
-  const rows = await sql.query<{ id: string | number; user_id: string | number; project_id: string | number; scope: string; expires_at: unknown }>(
-    `SELECT k.id, k.user_id, k.project_id, k.scope, k.expires_at FROM api_keys k JOIN users u ON u.id = k.user_id
+  const rows = await sql.query<{ id: string | number; user_id: string | number; project_id: string | number; scope: string; role: string; expires_at: unknown }>(
+    `SELECT k.id, k.user_id, k.project_id, k.scope, m.role, k.expires_at FROM api_keys k
+       JOIN users u ON u.id = k.user_id
+       JOIN project_members m ON m.project_id = k.project_id AND m.user_id = k.user_id
      WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND u.disabled_at IS NULL`,
     [hash],
   );
   const r = rows[0];
-  if (!r || !isKeyScope(r.scope)) return null;
+  if (!r || !isKeyScope(r.scope) || !isRole(r.role)) return null;
   return {
     keyId: Number(r.id),
     userId: Number(r.user_id),
     projectId: Number(r.project_id),
     scope: r.scope,
+    role: r.role,
     expiresAt: r.expires_at == null ? null : new Date(r.expires_at as string).getTime(),
   };
 }
@@ -159,4 +168,24 @@ export async function revokeApiKey(sql: Sql, projectId: number, keyId: number, a
     await audit(tx, projectId, actorId, "key.revoke", info.name, { last4: info.last4 });
     return info;
   });
+}
+
+/**
+ * Revokes the keys `userId` made in the project (inside the transaction that removes them from it), each recorded in
+ * the audit log with `why`; their names.
+ */
+export async function revokeKeysMadeBy(tx: Sql, projectId: number, userId: number, actorId: number | null, why: string): Promise<string[]> {
+  const rows = await tx.query<{ name: string; last4: string }>(
+    `UPDATE api_keys SET revoked_at = now() WHERE project_id = $1 AND user_id = $2 AND revoked_at IS NULL
+     RETURNING name, last4`,
+    [projectId, userId],
+  );
+  for (const r of rows) await audit(tx, projectId, actorId, "key.revoke", r.name, { last4: r.last4, why });
+  return rows.map((r) => r.name);
+}
+
+/** How many of the project's keys `userId` made that are not revoked (what their role now governs). */
+export async function countKeysMadeBy(sql: Sql, projectId: number, userId: number): Promise<number> {
+  const rows = await sql.query<{ n: unknown }>("SELECT count(*) AS n FROM api_keys WHERE project_id = $1 AND user_id = $2 AND revoked_at IS NULL", [projectId, userId]);
+  return Number(rows[0]?.n ?? 0);
 }

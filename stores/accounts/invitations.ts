@@ -1,10 +1,12 @@
 /**
  * Invitations to a project (docs/TEAMS.md, Invitations): an admin invites an e-mail address with a role; the link's
  * token is 32 random bytes, shown once (or mailed), stored as its SHA-256. A link works once, for 7 days, until
- * revoked, and only for an account with the invited address.
+ * revoked, only for an account with the invited address, and only while whoever sent it may still invite: an
+ * address is not verified at registration, so an invitation must not outlive the trust in its sender (removing or
+ * demoting them revokes their open invitations, and a link is checked against their role when it is used).
  */
 import { randomBytes } from "node:crypto";
-import { isRole, type Role } from "../../core/access/roles.js";
+import { can, isRole, ROLES, type Role } from "../../core/access/roles.js";
 import { AuthError, Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { hashApiKey } from "../../core/ids.js";
 import type { Sql } from "../../core/ports/sql.js";
@@ -88,7 +90,17 @@ export async function revokeInvitation(sql: Sql, projectId: number, id: number, 
   });
 }
 
-const unusable = () => new NotFound({ resource: "invitation", message: "this invitation link is not valid: it was used, revoked or mistyped, or it expired" });
+const unusable = () => new NotFound({
+  resource: "invitation",
+  message: "this invitation link is not valid: it was used, revoked or mistyped, it expired, or whoever sent it may no longer invite members",
+});
+
+/** The roles that may invite (manage_members), for SQL. */
+const INVITING_ROLES = ROLES.filter((r) => can(r, "manage_members"));
+
+/** An open invitation whose sender is still a member allowed to invite (the sender's account gone: none). */
+const OPEN = `i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()
+  AND EXISTS (SELECT 1 FROM project_members s WHERE s.project_id = i.project_id AND s.user_id = i.invited_by AND s.role = ANY($2::text[]))`;
 
 /** The open invitation of a link's token, with its project; NotFound when the link cannot be used. */
 export async function invitationOf(sql: Sql, token: string): Promise<{ invitation: Invitation; project: Project }> {
@@ -96,8 +108,8 @@ export async function invitationOf(sql: Sql, token: string): Promise<{ invitatio
   const rows = await sql.query<Row & { slug: string; name: string; personal_of: unknown; p_created_at: unknown }>(
     `SELECT ${COLUMNS}, p.slug, p.name, p.personal_of, p.created_at AS p_created_at
      FROM project_invitations i JOIN projects p ON p.id = i.project_id LEFT JOIN users u ON u.id = i.invited_by
-     WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()`,
-    [hashApiKey(token)],
+     WHERE i.token_hash = $1 AND ${OPEN}`,
+    [hashApiKey(token), INVITING_ROLES],
   );
   const r = rows[0];
   if (!r) throw unusable();
@@ -115,12 +127,12 @@ export async function acceptInvitation(sql: Sql, token: string, user: { id: numb
     throw new AuthError({ code: "forbidden", message: `this invitation is for ${invitation.email}: log in with that address to accept it` });
   }
   await sql.transaction(async (tx) => {
+    // Checked again as it is used up: accepted or revoked meanwhile, or its sender removed or demoted meanwhile.
     const used = await tx.query(
-      `UPDATE project_invitations SET accepted_at = now(), accepted_by = $2
-       WHERE token_hash = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now() RETURNING id`,
-      [hashApiKey(token), user.id],
+      `UPDATE project_invitations i SET accepted_at = now(), accepted_by = $3 WHERE i.token_hash = $1 AND ${OPEN} RETURNING id`,
+      [hashApiKey(token), INVITING_ROLES, user.id],
     );
-    if (used.length === 0) throw unusable(); // accepted or revoked meanwhile
+    if (used.length === 0) throw unusable();
     await tx.query(
       `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, $3)
        ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role WHERE project_members.role <> 'owner'`,
@@ -129,4 +141,18 @@ export async function acceptInvitation(sql: Sql, token: string, user: { id: numb
     await audit(tx, project.id, user.id, "invitation.accept", invitation.email, { role: invitation.role });
   });
   return project;
+}
+
+/**
+ * Revokes the open invitations `userId` sent to the project (inside the transaction that removes or demotes them),
+ * each recorded in the audit log with `why`; the invited addresses.
+ */
+export async function revokeInvitationsSentBy(tx: Sql, projectId: number, userId: number, actorId: number | null, why: string): Promise<string[]> {
+  const rows = await tx.query<{ email: string }>(
+    `UPDATE project_invitations SET revoked_at = now()
+     WHERE project_id = $1 AND invited_by = $2 AND accepted_at IS NULL AND revoked_at IS NULL RETURNING email`,
+    [projectId, userId],
+  );
+  for (const r of rows) await audit(tx, projectId, actorId, "invitation.revoke", r.email, { why });
+  return rows.map((r) => r.email);
 }

@@ -1,15 +1,24 @@
 /**
  * Removing a member takes effect at once, wherever it is done (the project settings page, `runwatch project
- * remove-member`): their next request finds no membership, and gateways close their open sockets on the project
- * and refuse their tokens for it (gateway/server.ts), because the removal is announced on REALTIME_REVOKE_CHANNEL.
+ * remove-member`): their next request finds no membership; the API keys they made in the project are revoked and the
+ * invitations they sent there withdrawn, in the same transaction (each in the audit log); every web process forgets
+ * their keys (ACCESS_CHANGED_CHANNEL), and gateways close their open sockets on the project and refuse their tokens
+ * for it (gateway/server.ts), because the removal is announced on REALTIME_REVOKE_CHANNEL.
  */
 import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { memberRevocation, REALTIME_REVOKE_CHANNEL } from "../../core/tokens.js";
+import { announceAccessChange } from "./access-changes.js";
+import { revokeKeysMadeBy } from "./api-keys.js";
+import { revokeInvitationsSentBy } from "./invitations.js";
 import { removeMember } from "./projects.js";
 
 export interface MemberRemoved {
   readonly userId: number;
+  /** The names of the API keys they had made in the project, now revoked. */
+  readonly keysRevoked: readonly string[];
+  /** The addresses their open invitations to the project were for, now revoked. */
+  readonly invitationsRevoked: readonly string[];
   /** Set when the gateways could not be told: the removal stands, open sockets end when their token expires. */
   readonly announceError?: unknown;
 }
@@ -17,11 +26,18 @@ export interface MemberRemoved {
 export async function removeMemberNow(
   sql: Sql, pubsub: Pick<PubSub, "publish">, projectId: number, email: string, actorId: number | null,
 ): Promise<MemberRemoved> {
-  const userId = await removeMember(sql, projectId, email, actorId);
+  const removed = await sql.transaction(async (tx) => {
+    const userId = await removeMember(tx, projectId, email, actorId);
+    const keysRevoked = await revokeKeysMadeBy(tx, projectId, userId, actorId, "its creator was removed from the project");
+    const invitationsRevoked = await revokeInvitationsSentBy(tx, projectId, userId, actorId, "its sender was removed from the project");
+    return { userId, keysRevoked, invitationsRevoked };
+  });
+  // The keys are revoked in the database already; this only makes other web processes stop trusting their copy.
+  const keysError = await announceAccessChange(pubsub, { member: { userId: removed.userId, projectId } });
   try {
-    await pubsub.publish(REALTIME_REVOKE_CHANNEL, memberRevocation(userId, projectId));
-    return { userId };
+    await pubsub.publish(REALTIME_REVOKE_CHANNEL, memberRevocation(removed.userId, projectId));
+    return keysError ? { ...removed, announceError: keysError } : removed;
   } catch (announceError) {
-    return { userId, announceError };
+    return { ...removed, announceError };
   }
 }

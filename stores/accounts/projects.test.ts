@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey, newApiKey } from "../../core/ids.js";
 import { memberRevocation, REALTIME_REVOKE_CHANNEL } from "../../core/tokens.js";
+import { ACCESS_CHANGED_CHANNEL } from "./access-changes.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { migratePostgres } from "../../core/postgres/migrate.js";
 import { openPg } from "../../core/postgres/pg.js";
@@ -19,6 +20,9 @@ import { runAdmin } from "../../deploy/admin.js";
 import { createApiKey, findActiveKeyByHash, listApiKeys, revokeApiKey } from "./api-keys.js";
 import { auditLog, createProject, membersOf, projectsOf, removeMember, roleIn, setMember, slugStem } from "./projects.js";
 import { signInWithIdentity } from "./identities.js";
+import { acceptInvitation, createInvitation, invitationOf } from "./invitations.js";
+import { removeMemberNow } from "./member-removal.js";
+import { setMemberNow } from "./member-role.js";
 import { allUsers, isInstanceAdmin, setUserDisabled } from "./instance-admin.js";
 import { checkCredentials, createUser } from "./users.js";
 
@@ -206,6 +210,40 @@ for (const target of targets) {
       ]);
     });
 
+    it("a key acts with its creator's role; removing them revokes their keys and invitations, demoting them their invitations", async () => {
+      const tag = randomUUID().slice(0, 8);
+      const [owner, adm, other] = await Promise.all(["o", "adm", "other"].map((n) => createUser(sql, { email: `${n}-${tag}@example.com`, name: n, password: "password-1" })));
+      const project = await createProject(sql, owner!.id, `Roles ${tag}`);
+      const announced: string[] = [];
+      const pubsub = { publish: async (_channel: string, message: string) => { announced.push(message); } };
+      await setMember(sql, project.id, adm!.email, "admin", owner!.id);
+      const { key } = await createApiKey(sql, adm!.id, "adm's", null, { projectId: project.id });
+      expect(await findActiveKeyByHash(sql, hashApiKey(key))).toMatchObject({ userId: adm!.id, role: "admin" });
+      const first = await createInvitation(sql, project.id, `first-${tag}@example.com`, "admin", adm!.id);
+      const demoted = await setMemberNow(sql, pubsub, project.id, adm!.email, "viewer", owner!.id);
+      expect([demoted.keys, demoted.invitationsRevoked]).toEqual([1, [`first-${tag}@example.com`]]);
+      expect(await findActiveKeyByHash(sql, hashApiKey(key))).toMatchObject({ role: "viewer" });
+      await expect(invitationOf(sql, first.token)).rejects.toMatchObject({ _tag: "NotFound" });
+      await setMember(sql, project.id, adm!.email, "admin", owner!.id);
+      const second = await createInvitation(sql, project.id, `second-${tag}@example.com`, "admin", adm!.id);
+      const removed = await removeMemberNow(sql, pubsub, project.id, adm!.email, owner!.id);
+      expect([removed.keysRevoked, removed.invitationsRevoked]).toEqual([["adm's"], [`second-${tag}@example.com`]]);
+      await setMember(sql, project.id, adm!.email, "admin", owner!.id); // back: the key stays revoked
+      expect(await findActiveKeyByHash(sql, hashApiKey(key))).toBeNull();
+      await expect(acceptInvitation(sql, second.token, other!)).rejects.toMatchObject({ _tag: "NotFound" });
+      // An invitation whose sender lost the right to invite another way (a removal made before it revoked them) is refused.
+      const third = await createInvitation(sql, project.id, other!.email, "admin", adm!.id);
+      await removeMember(sql, project.id, adm!.email, owner!.id);
+      await expect(acceptInvitation(sql, third.token, other!)).rejects.toMatchObject({ _tag: "NotFound" });
+      expect(await roleIn(sql, project.id, other!.id)).toBeUndefined();
+      expect(announced.filter((m) => m.startsWith("member:"))).toEqual(Array(3).fill(`member:${adm!.id}:${project.id}`));
+      expect((await auditLog(sql, project.id)).map((a) => [a.action, a.target, a.details.why]).filter(([, , why]) => why)).toEqual([
+        ["invitation.revoke", `second-${tag}@example.com`, "its sender was removed from the project"],
+        ["key.revoke", "adm's", "its creator was removed from the project"],
+        ["invitation.revoke", `first-${tag}@example.com`, "its sender's role is now viewer"],
+      ]);
+    });
+
     it("keeps a project's keys to it: scope, creator, listing and revoking by project only", async () => {
       const owner = await createUser(sql, { email: `keys-${randomUUID()}@example.com`, name: "K", password: "password-1" });
       const project = await createProject(sql, owner.id, "Keys");
@@ -250,7 +288,7 @@ for (const target of targets) {
       const pubsub = { publish: async (channel: string, message: string) => { announced.push([channel, message]); } };
       await runAdmin({ sql, pubsub }, { cmd: "project.remove-member", project: project.slug, email: bob!.email });
       const projectId = (await projectsOf(sql, alice!.id)).find((p) => p.slug === project.slug)!.id;
-      expect(announced).toEqual([[REALTIME_REVOKE_CHANNEL, memberRevocation(bob!.id, projectId)]]);
+      expect(announced).toEqual([[ACCESS_CHANGED_CHANNEL, `member:${bob!.id}:${projectId}`], [REALTIME_REVOKE_CHANNEL, memberRevocation(bob!.id, projectId)]]);
       expect(await roleIn(sql, (await projectsOf(sql, alice!.id)).find((p) => p.slug === project.slug)!.id, bob!.id)).toBeUndefined();
       const all = (await runAdmin({ sql }, { cmd: "project.list" })) as { projects: { slug: string; members: number }[] };
       expect(all.projects.find((p) => p.slug === project.slug)?.members).toBe(1);

@@ -9,6 +9,7 @@ import { allProjects } from "../../stores/accounts/projects.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import { accessChanged } from "../middleware/access-changed.js";
 import { render } from "../views.js";
 
 export function registerAdminRoutes(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
@@ -45,7 +46,7 @@ export function registerAdminRoutes(router: Router, deps: WebDeps, auth: ApiKeyA
         if (e._tag === "Conflict") return page(ctx, { flash: e.message }, 409);
         throw err;
       }
-      if (disabled) auth.evictUser(id);
+      if (disabled) await accessChanged(deps, auth, { userId: id });
       deps.logger.info(`user ${verb}d by an instance admin`, { user_id: id, admin_id: admin.id });
       ctx.redirect("/admin");
     });

@@ -28,7 +28,7 @@ const gateJson = (c: GateCheck) => ({
 
 export function registerAgentActivationApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.post("/api/agents/:name/configs/:version/activate", async (ctx: Context) => {
+  router.post("/api/agents/:name/configs/:version/activate", authorize.may("edit_agents"), async (ctx: Context) => {
     const p = await authorize(ctx);
     const version = configVersionParam(ctx);
     const body = (await readJsonBody(ctx, 16 * 1024)) as { force?: unknown; reason?: unknown } | null;

@@ -26,7 +26,7 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 
 export function registerAgentConfigApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.get("/api/agents/:name/config", async (ctx: Context) => {
+  router.get("/api/agents/:name/config", authorize.may("read"), async (ctx: Context) => {
     const p = await authorize(ctx);
     const cfg = await activeConfig(deps.ports.sql, p.projectId, String(ctx.params.name));
     // The active version's latest experiment, as the activation gate compares it (docs/EVALUATION.md).

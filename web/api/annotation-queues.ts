@@ -22,7 +22,7 @@ import type { WebDeps } from "../deps.js";
 import { completeReview } from "../evaluation/review.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { actingAuthorizer, readAuthorizer, stringParam } from "./read-api.js";
+import { readAuthorizer, stringParam } from "./read-api.js";
 
 const STATUSES = new Set(["pending", "completed", "skipped"]);
 
@@ -33,14 +33,14 @@ export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth:
     if (!mayReview(q, userId)) throw new AuthError({ code: "forbidden", message: "this queue takes reviews from its members only" });
   };
 
-  router.post("/api/annotation-queues", async (ctx) => {
+  router.post("/api/annotation-queues", authorize.may("edit_evaluators"), async (ctx) => {
     const p = await authorize(ctx);
     const q = await createQueue(sql, p.projectId, await readJsonBody(ctx, 64 * 1024));
     ctx.status = 201;
     ctx.body = { queue: queueJson(q) };
   });
 
-  router.get("/api/annotation-queues", async (ctx) => {
+  router.get("/api/annotation-queues", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const queues = await listQueues(sql, p.projectId);
     const progress = await queuesProgress(sql, queues.map((q) => q.id));
@@ -48,14 +48,13 @@ export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth:
     ctx.body = { queues: queues.map((q) => ({ ...queueJson(q), progress: progress.get(q.id) })) };
   });
 
-  const editor = actingAuthorizer(deps, auth, "edit_evaluators", "deleting a queue takes a member who may edit evaluators");
-  router.delete("/api/annotation-queues/:id", async (ctx) => {
-    const p = await editor(ctx);
+  router.delete("/api/annotation-queues/:id", authorize.may("edit_evaluators"), async (ctx) => {
+    const p = await authorize(ctx);
     await deleteQueue(deps.ports, p.projectId, ctx.params.id!, p.userId);
     ctx.status = 204;
   });
 
-  router.get("/api/annotation-queues/:id", async (ctx) => {
+  router.get("/api/annotation-queues/:id", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const q = await queueWithId(sql, p.projectId, ctx.params.id!);
     const status = stringParam(ctx, "status");
@@ -64,7 +63,7 @@ export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth:
     ctx.body = { queue: queueJson(q), progress: await queueProgress(sql, q.id), items: await listItems(sql, q.id, status as "pending" | undefined) };
   });
 
-  router.post("/api/annotation-queues/:id/items", async (ctx) => {
+  router.post("/api/annotation-queues/:id/items", authorize.may("review"), async (ctx) => {
     const p = await authorize(ctx);
     const q = await queueWithId(sql, p.projectId, ctx.params.id!);
     const added = await addRunsToQueue({ sql, events: deps.events }, q, await readJsonBody(ctx, 512 * 1024), "api");
@@ -72,7 +71,7 @@ export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth:
     ctx.body = added;
   });
 
-  router.post("/api/annotation-queues/:id/next", async (ctx) => {
+  router.post("/api/annotation-queues/:id/next", authorize.may("review"), async (ctx) => {
     const p = await authorize(ctx);
     const q = await queueWithId(sql, p.projectId, ctx.params.id!);
     reviewer(q, p.userId);
@@ -85,14 +84,14 @@ export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth:
     ctx.body = { item };
   });
 
-  router.post("/api/annotation-queues/:id/items/:item_id/complete", async (ctx) => {
+  router.post("/api/annotation-queues/:id/items/:item_id/complete", authorize.may("review"), async (ctx) => {
     const p = await authorize(ctx);
     const q = await queueWithId(sql, p.projectId, ctx.params.id!);
     reviewer(q, p.userId);
     ctx.body = await completeReview(deps, q, ctx.params.item_id!, p.userId, await readJsonBody(ctx, 1024 * 1024));
   });
 
-  router.post("/api/annotation-queues/:id/items/:item_id/skip", async (ctx) => {
+  router.post("/api/annotation-queues/:id/items/:item_id/skip", authorize.may("review"), async (ctx) => {
     const p = await authorize(ctx);
     const q = await queueWithId(sql, p.projectId, ctx.params.id!);
     reviewer(q, p.userId);

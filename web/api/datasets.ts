@@ -52,7 +52,7 @@ export function registerDatasetsApi(router: Router, deps: WebDeps, auth: ApiKeyA
   const authorize = readAuthorizer(deps, auth);
   const { sql } = deps.ports;
 
-  router.post("/api/datasets", async (ctx) => {
+  router.post("/api/datasets", authorize.may("edit_datasets"), async (ctx) => {
     const p = await authorize(ctx);
     const body = (await readJsonBody(ctx, DATASET_BODY_LIMIT)) as DatasetFields | null;
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
@@ -63,20 +63,20 @@ export function registerDatasetsApi(router: Router, deps: WebDeps, auth: ApiKeyA
     ctx.body = { dataset };
   });
 
-  router.get("/api/datasets", async (ctx) => {
+  router.get("/api/datasets", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     ctx.set("Cache-Control", "no-store");
     ctx.body = { datasets: await listDatasets(sql, p.projectId) };
   });
 
-  router.get("/api/datasets/:name", async (ctx) => {
+  router.get("/api/datasets/:name", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const dataset = await datasetNamed(sql, p.projectId, ctx.params.name!);
     ctx.set("Cache-Control", "no-store");
     ctx.body = { dataset, versions: await datasetVersions(sql, dataset.id) };
   });
 
-  router.patch("/api/datasets/:name", async (ctx) => {
+  router.patch("/api/datasets/:name", authorize.may("edit_datasets"), async (ctx) => {
     const p = await authorize(ctx);
     const body = (await readJsonBody(ctx, DATASET_BODY_LIMIT)) as DatasetFields | null;
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
@@ -85,7 +85,7 @@ export function registerDatasetsApi(router: Router, deps: WebDeps, auth: ApiKeyA
     ctx.body = { dataset: await updateDataset(sql, p.projectId, ctx.params.name!, body) };
   });
 
-  router.post("/api/datasets/:name/items", async (ctx) => {
+  router.post("/api/datasets/:name/items", authorize.may("edit_datasets"), async (ctx) => {
     const p = await authorize(ctx);
     await datasetNamed(sql, p.projectId, ctx.params.name!);
     const items = parseItemsBody(await readJsonBody(ctx, ITEMS_BODY_LIMIT, { unstorable: "repair" }));
@@ -94,7 +94,7 @@ export function registerDatasetsApi(router: Router, deps: WebDeps, auth: ApiKeyA
     ctx.body = written;
   });
 
-  router.get("/api/datasets/:name/items", async (ctx) => {
+  router.get("/api/datasets/:name/items", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const dataset = await datasetNamed(sql, p.projectId, ctx.params.name!);
     const status = stringParam(ctx, "status");
@@ -111,7 +111,7 @@ export function registerDatasetsApi(router: Router, deps: WebDeps, auth: ApiKeyA
     ctx.body = page;
   });
 
-  router.post("/api/datasets/:name/import", async (ctx) => {
+  router.post("/api/datasets/:name/import", authorize.may("edit_datasets"), async (ctx) => {
     const p = await authorize(ctx);
     await datasetNamed(sql, p.projectId, ctx.params.name!);
     const format = importFormatOf(ctx.req.headers["content-type"]);

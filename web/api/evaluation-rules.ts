@@ -25,14 +25,14 @@ export function registerEvaluationRulesApi(router: Router, deps: WebDeps, auth: 
   const authorize = readAuthorizer(deps, auth);
   const { sql } = deps.ports;
 
-  router.post("/api/evaluation-rules", async (ctx) => {
+  router.post("/api/evaluation-rules", authorize.may("edit_evaluators"), async (ctx) => {
     const p = await authorize(ctx);
     const rule = await createRule(deps.ports, p.projectId, p.userId, await readJsonBody(ctx, 64 * 1024));
     ctx.status = 201;
     ctx.body = { rule: ruleJson(rule) };
   });
 
-  router.get("/api/evaluation-rules", async (ctx) => {
+  router.get("/api/evaluation-rules", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const evaluatorId = stringParam(ctx, "evaluator_id");
     if (evaluatorId !== undefined && !isUuid(evaluatorId)) throw new ValidationError({ field: "evaluator_id", message: "evaluator_id must be an evaluator's id (a UUID)" });
@@ -43,12 +43,12 @@ export function registerEvaluationRulesApi(router: Router, deps: WebDeps, auth: 
     ctx.body = { rules: rules.map(ruleJson) };
   });
 
-  router.get("/api/evaluation-rules/:id", async (ctx) => {
+  router.get("/api/evaluation-rules/:id", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     ctx.body = { rule: ruleJson(await ruleWithId(sql, p.projectId, ctx.params.id!)) };
   });
 
-  router.patch("/api/evaluation-rules/:id", async (ctx) => {
+  router.patch("/api/evaluation-rules/:id", authorize.may("edit_evaluators"), async (ctx) => {
     const p = await authorize(ctx);
     const body = (await readJsonBody(ctx, 4 * 1024)) as { enabled?: unknown } | null;
     if (typeof body?.enabled !== "boolean") throw new ValidationError({ field: "enabled", message: "enabled must be true or false" });
@@ -56,13 +56,13 @@ export function registerEvaluationRulesApi(router: Router, deps: WebDeps, auth: 
     ctx.body = { rule: ruleJson(await ruleWithId(sql, p.projectId, ctx.params.id!)) };
   });
 
-  router.delete("/api/evaluation-rules/:id", async (ctx) => {
+  router.delete("/api/evaluation-rules/:id", authorize.may("edit_evaluators"), async (ctx) => {
     const p = await authorize(ctx);
     await deleteRule(deps.ports, p.projectId, ctx.params.id!, p.userId);
     ctx.status = 204;
   });
 
-  router.post("/api/evaluation-rules/:id/backfill", async (ctx) => {
+  router.post("/api/evaluation-rules/:id/backfill", authorize.may("edit_evaluators"), async (ctx) => {
     const p = await authorize(ctx);
     const rule = await ruleWithId(sql, p.projectId, ctx.params.id!);
     const body = (await readJsonBody(ctx, 4 * 1024)) as Record<string, unknown> | null;

@@ -53,25 +53,25 @@ export function registerEvaluatorsApi(router: Router, deps: WebDeps, auth: ApiKe
     return e;
   };
 
-  router.get("/api/evaluator-templates", async (ctx) => {
+  router.get("/api/evaluator-templates", authorize.may("read"), async (ctx) => {
     await authorize(ctx);
     ctx.body = { templates: JUDGE_TEMPLATES };
   });
 
-  router.post("/api/evaluators", async (ctx) => {
+  router.post("/api/evaluators", authorize.may("edit_evaluators"), async (ctx) => {
     const p = await authorize(ctx);
     const e = await createEvaluator(sql, p.projectId, p.userId, await readJsonBody(ctx, BODY_LIMIT));
     ctx.status = 201;
     ctx.body = { evaluator: evaluatorJson(e) };
   });
 
-  router.get("/api/evaluators", async (ctx) => {
+  router.get("/api/evaluators", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     ctx.set("Cache-Control", "no-store");
     ctx.body = { evaluators: (await listEvaluators(sql, p.projectId)).map(evaluatorJson) };
   });
 
-  router.get("/api/evaluators/:id", async (ctx) => {
+  router.get("/api/evaluators/:id", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const e = await evaluatorOf(p.projectId, ctx.params.id!, intParam(ctx, "version", 1, MAX_POSTGRES_INTEGER));
     const [versions, rules, totals] = await Promise.all([evaluatorVersions(sql, e.id), listRules(sql, p.projectId, { evaluatorId: e.id }), jobTotals(sql, p.projectId, [e.id])]);
@@ -79,13 +79,13 @@ export function registerEvaluatorsApi(router: Router, deps: WebDeps, auth: ApiKe
     ctx.body = { evaluator: evaluatorJson(e), versions, rules: rules.map(ruleJson), totals: totals.get(e.id) };
   });
 
-  router.patch("/api/evaluators/:id", async (ctx) => {
+  router.patch("/api/evaluators/:id", authorize.may("edit_evaluators"), async (ctx) => {
     const p = await authorize(ctx);
     const e = await updateEvaluator(sql, p.projectId, ctx.params.id!, p.userId, await readJsonBody(ctx, BODY_LIMIT));
     ctx.body = { evaluator: evaluatorJson(e) };
   });
 
-  router.post("/api/evaluators/:id/try", async (ctx) => {
+  router.post("/api/evaluators/:id/try", authorize.may("edit_evaluators"), async (ctx) => {
     const p = await authorize(ctx);
     const body = objectBody(await readJsonBody(ctx, BODY_LIMIT));
     const e = await evaluatorOf(p.projectId, ctx.params.id!, typeof body.version === "number" ? body.version : undefined);
@@ -96,13 +96,13 @@ export function registerEvaluatorsApi(router: Router, deps: WebDeps, auth: ApiKe
     ctx.body = tryJson(def, outcome);
   });
 
-  router.get("/api/evaluation-settings", async (ctx) => {
+  router.get("/api/evaluation-settings", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     ctx.set("Cache-Control", "no-store");
     ctx.body = await evaluationLimits(sql, p.projectId, deps.ports.config.evaluationCaps);
   });
 
-  router.put("/api/evaluation-settings", async (ctx) => {
+  router.put("/api/evaluation-settings", authorize.may("manage_settings"), async (ctx) => {
     const p = await authorize(ctx);
     await setEvaluationLimits(sql, p.projectId, p.userId, await readJsonBody(ctx, 4 * 1024), deps.ports.config.evaluationCaps);
     ctx.body = await evaluationLimits(sql, p.projectId, deps.ports.config.evaluationCaps);

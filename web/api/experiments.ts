@@ -33,7 +33,7 @@ export function registerExperimentsApi(router: Router, deps: WebDeps, auth: ApiK
   const authorize = readAuthorizer(deps, auth);
   const { sql, clickhouse } = deps.ports;
 
-  router.post("/api/experiments", async (ctx) => {
+  router.post("/api/experiments", authorize.may("send"), async (ctx) => {
     const p = await authorize(ctx);
     const input = parseExperimentInput(await readJsonBody(ctx, EXPERIMENT_BODY_LIMIT, { unstorable: "repair" }));
     const dataset = await datasetNamed(sql, p.projectId, input.dataset);
@@ -42,7 +42,7 @@ export function registerExperimentsApi(router: Router, deps: WebDeps, auth: ApiK
     ctx.body = { experiment: experimentSummary(experiment, []) };
   });
 
-  router.get("/api/experiments", async (ctx) => {
+  router.get("/api/experiments", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const name = stringParam(ctx, "dataset");
     if (name === undefined) throw new ValidationError({ field: "dataset", message: "dataset is required: the name of the dataset whose experiments to list" });
@@ -57,14 +57,14 @@ export function registerExperimentsApi(router: Router, deps: WebDeps, auth: ApiK
     ctx.body = { experiments: out };
   });
 
-  router.get("/api/experiments/:id", async (ctx) => {
+  router.get("/api/experiments/:id", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const experiment = await experimentWithId(sql, p.projectId, ctx.params.id!);
     ctx.set("Cache-Control", "no-store");
     ctx.body = await experimentWithResults(clickhouse, p.projectId, experiment);
   });
 
-  router.post("/api/experiments/:id/complete", async (ctx) => {
+  router.post("/api/experiments/:id/complete", authorize.may("send"), async (ctx) => {
     const p = await authorize(ctx);
     const experiment = await completeExperiment(sql, p.projectId, ctx.params.id!);
     ctx.body = { experiment: await summarizeExperiment(clickhouse, p.projectId, experiment) };

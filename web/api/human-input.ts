@@ -50,7 +50,7 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
   const authorize = readAuthorizer(deps, auth);
   const authorizeAgent = readAuthorizer(deps, auth, "ingest"); // an agent waits for the answer to its own question
 
-  router.get("/api/runs/:sdk_run_id/input", async (ctx) => {
+  router.get("/api/runs/:sdk_run_id/input", authorizeAgent.may("read"), async (ctx) => {
     const p = await authorizeAgent(ctx);
     const wait = waitSeconds(ctx);
     const sdkRunId = ctx.params.sdk_run_id!;
@@ -86,7 +86,7 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
     ctx.body = answerJson(answer);
   });
 
-  router.post("/api/runs/:sdk_run_id/input", async (ctx) => {
+  router.post("/api/runs/:sdk_run_id/input", authorize.may("answer_input"), async (ctx) => {
     const p = await authorize(ctx);
     const body = await readJsonBody(ctx, BODY_LIMIT, { unstorable: "repair" });
     if (typeof body !== "object" || body === null || Array.isArray(body)) {

@@ -14,27 +14,26 @@ import { deleteProviderKey, listProviderKeys, parseProvider, providerKeyWrites, 
 import type { WebDeps } from "../deps.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { actingAuthorizer, readAuthorizer } from "./read-api.js";
+import { readAuthorizer } from "./read-api.js";
 
 export function registerProviderKeysApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
   const { sql } = deps.ports;
-  const admin = actingAuthorizer(deps, auth, "manage_settings", "setting the project's provider keys takes an admin of the project");
 
-  router.get("/api/provider-keys", async (ctx) => {
+  router.get("/api/provider-keys", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     ctx.set("Cache-Control", "no-store");
     ctx.body = { provider_keys: await listProviderKeys(sql, p.projectId) };
   });
 
-  router.put("/api/provider-keys/:provider", async (ctx) => {
-    const p = await admin(ctx);
+  router.put("/api/provider-keys/:provider", authorize.may("manage_settings"), async (ctx) => {
+    const p = await authorize(ctx);
     const provider = parseProvider(ctx.params.provider);
     ctx.body = { provider_key: await setProviderKey(providerKeyWrites(sql, deps.sessionSecret), p.projectId, p.userId, provider, await readJsonBody(ctx, 8 * 1024)) };
   });
 
-  router.delete("/api/provider-keys/:provider", async (ctx) => {
-    const p = await admin(ctx);
+  router.delete("/api/provider-keys/:provider", authorize.may("manage_settings"), async (ctx) => {
+    const p = await authorize(ctx);
     const provider = parseProvider(ctx.params.provider);
     if (!(await deleteProviderKey(sql, p.projectId, p.userId, provider))) throw new NotFound({ resource: "provider key", message: `this project has no ${provider} key` });
     ctx.status = 204;

@@ -1,45 +1,52 @@
 /**
- * What every read-API route shares: the Bearer key, then the key's own read rate-limit bucket (apart from the
- * ingest budget, so polling a run never eats into it), and the query-string parameters, each refused with a 422
- * naming it.
+ * What every API route shares: the Bearer key, the role of the key's creator in its project, then the key's own
+ * read rate-limit bucket (apart from the ingest budget, so polling a run never eats into it), and the query-string
+ * parameters, each refused with a 422 naming it.
  */
-import type { Context } from "koa";
-import { can, keyMay, type Action } from "../../core/access/roles.js";
+import type { Context, Middleware, Next } from "koa";
+import { keyMay, type Action } from "../../core/access/roles.js";
 import { AuthError, ValidationError } from "../../core/errors.js";
 import { isStorableTime } from "../../core/events/schema.js";
-import { roleIn } from "../../stores/accounts/projects.js";
 import type { WebDeps } from "../deps.js";
+import { namesAction } from "../auth/project.js";
 import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
+import { refuseUnlessRoleMay } from "../middleware/key-role.js";
 import { enforceRateLimit } from "../middleware/rate-limit.js";
 
+/** An API route's guard, and then the principal it let through. */
+export interface KeyAuthorizer {
+  /** The principal the route's guard (`may`) let through; a route without one is a bug, answered 500. */
+  (ctx: Context): Promise<KeyPrincipal>;
+  /**
+   * The route's guard, naming its action in the app's route table (web/app.ts): resolves the key (401), refuses a
+   * key that may only send where the route reads (403 `insufficient_scope`) and a key whose creator's current role in
+   * its project lacks `action` (403 `forbidden`), then takes a token of the key's read budget (429).
+   */
+  may(action: Action): Middleware;
+}
+
 /**
- * The guard of the read API's routes: resolves to the key's principal, or throws (401; 403 `insufficient_scope` for
- * a key that may only send, where the route reads; 429). `use: "ingest"` marks the routes an ingest-only key may
- * call too (giving a score; an agent waiting for the answer to its own question).
+ * The authorizer of a group of API routes. `use: "ingest"` marks the routes an ingest-only key may call too (giving a
+ * score; an agent waiting for the answer to its own question). A key acts with its creator's role as it is now
+ * (the principal's role: web/middleware/api-key-auth.ts forgets a key whose creator's role changed).
  */
-export function readAuthorizer(deps: WebDeps, auth: ApiKeyAuth, use: "read" | "ingest" = "read"): (ctx: Context) => Promise<KeyPrincipal> {
-  return async (ctx) => {
+export function readAuthorizer(deps: WebDeps, auth: ApiKeyAuth, use: "read" | "ingest" = "read"): KeyAuthorizer {
+  const principalOf = async (ctx: Context): Promise<KeyPrincipal> => {
+    const p = ctx.state.keyPrincipal as KeyPrincipal | undefined;
+    if (!p) throw new Error(`${ctx.method} ${ctx.path} names no action: register it with authorize.may(action)`);
+    return p;
+  };
+  const may = (action: Action): Middleware => namesAction(async (ctx: Context, next: Next) => {
     const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
     if (!keyMay(p.scope, use)) {
       throw new AuthError({ code: "insufficient_scope", message: "this API key may only send (scope ingest): reading needs a key with scope read+ingest" });
     }
+    refuseUnlessRoleMay(p, action);
     await enforceRateLimit(ctx, deps.ports.limiter, `read:${p.keyId}`, deps.logger);
-    return p;
-  };
-}
-
-/**
- * The guard of a route whose action the key's owner must be allowed in the key's project (their role there, read per
- * request: a demoted member's key loses it at once); 403 `forbidden` with `refusal` otherwise.
- */
-export function actingAuthorizer(deps: WebDeps, auth: ApiKeyAuth, action: Action, refusal: string): (ctx: Context) => Promise<KeyPrincipal> {
-  const authorize = readAuthorizer(deps, auth);
-  return async (ctx) => {
-    const p = await authorize(ctx);
-    const role = await roleIn(deps.ports.sql, p.projectId, p.userId);
-    if (!role || !can(role, action)) throw new AuthError({ code: "forbidden", message: refusal });
-    return p;
-  };
+    ctx.state.keyPrincipal = p;
+    await next();
+  }, action, "key");
+  return Object.assign(principalOf, { may });
 }
 
 /** A query parameter given at most once; undefined when absent or empty. */

@@ -53,13 +53,13 @@ export function parseRunFilter(ctx: Context): RunFilter {
 export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
 
-  router.get("/api/runs", async (ctx) => {
+  router.get("/api/runs", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const page = await deps.events.listRuns(p.projectId, parseRunFilter(ctx));
     ctx.body = { runs: page.runs.map(runJson), next_cursor: page.next_cursor };
   });
 
-  router.get("/api/runs/:sdk_run_id", async (ctx) => {
+  router.get("/api/runs/:sdk_run_id", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const id = ctx.params.sdk_run_id!;
     const limit = intParam(ctx, "limit", 1, MAX_EVENTS) ?? DEFAULT_EVENTS;
@@ -76,7 +76,7 @@ export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth)
     };
   });
 
-  router.get("/api/runs/:sdk_run_id/spans", async (ctx) => {
+  router.get("/api/runs/:sdk_run_id/spans", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const id = ctx.params.sdk_run_id!;
     const limit = intParam(ctx, "limit", 1, MAX_SPANS_PAGE) ?? DEFAULT_SPANS_PAGE;

@@ -54,14 +54,14 @@ export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAut
   const authorize = readAuthorizer(deps, auth);
   const authorizeSending = readAuthorizer(deps, auth, "ingest");
 
-  router.post("/api/scores", async (ctx) => {
+  router.post("/api/scores", authorizeSending.may("send"), async (ctx) => {
     const p = await authorizeSending(ctx);
     const scoreId = await giveScore(deps, p, await readJsonBody(ctx, BODY_LIMIT, { unstorable: "repair" }));
     ctx.status = 201;
     ctx.body = { score_id: scoreId };
   });
 
-  router.post("/api/scores/batch", async (ctx) => {
+  router.post("/api/scores/batch", authorizeSending.may("send"), async (ctx) => {
     const p = await authorizeSending(ctx);
     const body = (await readJsonBody(ctx, BATCH_BODY_LIMIT, { unstorable: "repair" })) as { scores?: unknown } | null;
     const list = typeof body === "object" && body !== null && !Array.isArray(body) ? body.scores : undefined;
@@ -90,7 +90,7 @@ export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAut
     ctx.body = { results };
   });
 
-  router.get("/api/runs/:sdk_run_id/scores", async (ctx) => {
+  router.get("/api/runs/:sdk_run_id/scores", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const run = await ownRun(deps, p.projectId, ctx.params.sdk_run_id!);
     ctx.set("Cache-Control", "no-store");

@@ -21,13 +21,13 @@ function parseSessionFilter(ctx: Context): SessionFilter {
 export function registerSessionsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
 
-  router.get("/api/sessions", async (ctx) => {
+  router.get("/api/sessions", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     ctx.set("Cache-Control", "no-store");
     ctx.body = await listSessions(deps.ports.clickhouse, p.projectId, parseSessionFilter(ctx));
   });
 
-  router.get("/api/sessions/:session_id", async (ctx) => {
+  router.get("/api/sessions/:session_id", authorize.may("read"), async (ctx) => {
     const p = await authorize(ctx);
     const id = ctx.params.session_id!;
     const found = await getSession(deps.ports.clickhouse, p.projectId, id);

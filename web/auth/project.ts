@@ -11,12 +11,18 @@ import { isInstanceAdmin } from "../../stores/accounts/instance-admin.js";
 import type { Membership } from "../../stores/accounts/projects.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 
-/** The action each inProject (or project-page) middleware checks: what the app's route table lists (web/app.ts). */
-const ACTIONS = new WeakMap<Middleware, Action>();
-export const actionOf = (mw: unknown): Action | undefined => ACTIONS.get(mw as Middleware);
-/** Records that `mw` lets a request through only when the member's role allows `action`. */
-export function namesAction<M extends Middleware>(mw: M, action: Action): M {
-  ACTIONS.set(mw, action);
+/**
+ * Whose role a route checks: the logged-in member's (`session`), or the role of the user who made the Bearer API key
+ * (`key`, web/api/read-api.ts).
+ */
+export type Credential = "session" | "key";
+
+/** The action each inProject (or project-page, or API) middleware checks: what the app's route table lists (web/app.ts). */
+const ACTIONS = new WeakMap<Middleware, { action: Action; credential: Credential }>();
+export const actionOf = (mw: unknown): { action: Action; credential: Credential } | undefined => ACTIONS.get(mw as Middleware);
+/** Records that `mw` lets a request through only when the role of the member `credential` names allows `action`. */
+export function namesAction<M extends Middleware>(mw: M, action: Action, credential: Credential = "session"): M {
+  ACTIONS.set(mw, { action, credential });
   return mw;
 }
 

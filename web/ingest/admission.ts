@@ -1,5 +1,6 @@
 /**
- * Who may ingest, and whether now: the Bearer key (401), then one token of the key's rate limit and one of its
+ * Who may ingest, and whether now: the Bearer key (401), its creator's role in its project (403 unless it may `send`:
+ * a key acts with the role its creator holds now), then one token of the key's rate limit and one of its
  * user's (all keys of a user together: more keys do not buy a bigger budget) → 429. The same for every receiver:
  * POST /api/ingest[/batch], OTLP/HTTP and OTLP/gRPC (which has no Koa context, hence headers as data).
  * Once a receiver has decoded the body it knows how many events (or spans) it holds, and takes them from the user's
@@ -10,6 +11,7 @@ import type { WebDeps } from "../deps.js";
 import { rateLimitHeaders } from "../http-errors.js";
 import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
 import { check, LIMITER_DOWN } from "../middleware/throttles.js";
+import { refuseUnlessRoleMay } from "../middleware/key-role.js";
 
 export interface Admitted {
   readonly principal: KeyPrincipal;
@@ -39,6 +41,7 @@ export function createAdmission(deps: WebDeps, auth: ApiKeyAuth): Admission {
   const quota = createEventQuota(deps);
   return async (authorization, ip) => {
     const principal = await auth.authenticate(authorization, ip);
+    refuseUnlessRoleMay(principal, "send");
     const key = await check(() => limiter.consume(`ingest:${principal.keyId}`, 1), deps.logger);
     if (!key.allowed) throw new RateLimited({ limit: key.limit, remaining: key.remaining, retryAfterMs: key.resetMs });
     // The user's budget only shows when it refuses (429); the headers keep describing the key's.

@@ -57,13 +57,41 @@ describe("createApiKeyAuth", () => {
     expect(lookups()).toBe(2);
   });
 
-  it("evictKey makes a revocation in this process immediate", async () => {
+  it("forget makes a revocation in this process immediate", async () => {
     const { key, info } = await createApiKey(ports.sql, userId, "evict", null);
     const auth = createApiKeyAuth(sql, logger);
     await auth.authenticate(`Bearer ${key}`);
     await revokeApiKey(ports.sql, userId, info.id, userId);
-    auth.evictKey(info.id);
+    auth.forget({ keyId: info.id });
     await expect(auth.authenticate(`Bearer ${key}`)).rejects.toMatchObject({ code: "invalid_api_key" });
+  });
+
+  it("forgets a member's keys in a project, a project's, a user's; a lookup under way when it forgets is not kept", async () => {
+    const { key, info } = await createApiKey(ports.sql, userId, "member", null);
+    const auth = createApiKeyAuth(sql, logger);
+    expect((await auth.authenticate(`Bearer ${key}`)).role).toBe("owner");
+    queries.length = 0;
+    auth.forget({ member: { userId, projectId: userId + 1 } }); // another project: kept
+    auth.forget({ userId: userId + 1 }); // another user: kept
+    await auth.authenticate(`Bearer ${key}`);
+    expect(lookups()).toBe(0);
+    for (const change of [{ member: { userId, projectId: userId } }, { projectId: userId }, { userId }]) {
+      auth.forget(change);
+      await auth.authenticate(`Bearer ${key}`);
+    }
+    expect(lookups()).toBe(3);
+
+    // A lookup that read the row before a change must not be cached after it: its answer may be the old role.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow: Sql = { ...ports.sql, query: async (q, p) => { const rows = await ports.sql.query(q, p); await gate; return rows as never; } };
+    const racing = createApiKeyAuth(slow, logger);
+    const before = racing.authenticate(`Bearer ${key}`);
+    racing.forget({ keyId: info.id });
+    await revokeApiKey(ports.sql, userId, info.id, userId);
+    release();
+    expect((await before).keyId).toBe(info.id); // the request that asked before the change is served
+    await expect(racing.authenticate(`Bearer ${key}`)).rejects.toMatchObject({ code: "invalid_api_key" });
   });
 
   it("checks expiry on every request, cached or not", async () => {

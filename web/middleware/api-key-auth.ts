@@ -4,13 +4,16 @@
  * The presented key is hashed (SHA-256) and looked up in api_keys. Lookups are cached for a short TTL so the
  * hot path does not reach Postgres per request; concurrent misses for one key share a single query, and unknown
  * keys are cached briefly too so a misconfigured client cannot hammer the database. Expiry is checked on every
- * request against the cached expires_at; a revocation made in this process evicts the key at once, one made in
- * another process (scale mode) takes effect within the TTL.
+ * request against the cached expires_at. A principal carries its creator's role in the key's project, so a route
+ * checks the role without a query: whatever changes what a key may do (a revocation, a member's new role or removal,
+ * a deleted project, a disabled user) is forgotten at once in the process that made it, and in the others when its
+ * announcement arrives (stores/accounts/access-changes.ts; at the latest when the TTL ends).
  */
 import { AuthError, Unavailable } from "../../core/errors.js";
 import { hashApiKey, isApiKeyShape } from "../../core/ids.js";
 import type { Logger } from "../../core/logger.js";
 import type { Sql } from "../../core/ports/sql.js";
+import type { AccessChange } from "../../stores/accounts/access-changes.js";
 import { findActiveKeyByHash, touchKey, type KeyPrincipal } from "../../stores/accounts/api-keys.js";
 
 export type { KeyPrincipal };
@@ -33,11 +36,16 @@ export interface ApiKeyAuth {
   authenticate(authorization: string | undefined, ip?: string): Promise<KeyPrincipal>;
   /** The principal when the key is known valid without asking the database; undefined when a lookup is needed. */
   cached(authorization: string | undefined): KeyPrincipal | undefined;
-  /** Forgets a key (after revocation) so the next request re-reads it. */
-  evictKey(keyId: number): void;
-  /** Forgets every key a user created (after the user was disabled). */
-  evictUser(userId: number): void;
+  /** Forgets the keys a change covers, so that their next request reads them again (and any lookup under way is not kept). */
+  forget(change: AccessChange): void;
 }
+
+/** Whether a cached principal is among the keys `change` covers. */
+const covers = (change: AccessChange, p: KeyPrincipal): boolean =>
+  "member" in change ? p.userId === change.member.userId && p.projectId === change.member.projectId
+  : "projectId" in change ? p.projectId === change.projectId
+  : "userId" in change ? p.userId === change.userId
+  : p.keyId === change.keyId;
 
 interface Entry {
   readonly principal: KeyPrincipal | null;
@@ -56,9 +64,14 @@ export function createApiKeyAuth(sql: Sql, logger: Logger, opts: ApiKeyAuthOptio
   const inflight = new Map<string, Promise<KeyPrincipal | null>>();
   const lastTouch = new Map<number, number>();
 
+  // Bumped by every forget(): a lookup that began before a change may have read the old row, so its answer serves
+  // the requests that waited for it but is not cached.
+  let generation = 0;
+
   const lookup = (hash: string): Promise<KeyPrincipal | null> => {
     let p = inflight.get(hash);
     if (p) return p;
+    const began = generation;
     p = findActiveKeyByHash(sql, hash)
       .catch((err: unknown) => {
         // The database is down or overloaded: a retryable 503 for the client, not a 500.
@@ -66,11 +79,14 @@ export function createApiKeyAuth(sql: Sql, logger: Logger, opts: ApiKeyAuthOptio
         throw new Unavailable({ service: "metadata store", message: "cannot check the API key right now", cause: err });
       })
       .then((principal) => {
+        if (began !== generation) return principal;
         if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
         cache.set(hash, { principal, until: Date.now() + (principal ? ttlMs : negativeTtlMs) });
         return principal;
       })
-      .finally(() => inflight.delete(hash));
+      .finally(() => {
+        if (inflight.get(hash) === p) inflight.delete(hash);
+      });
     inflight.set(hash, p);
     return p;
   };
@@ -118,12 +134,11 @@ export function createApiKeyAuth(sql: Sql, logger: Logger, opts: ApiKeyAuthOptio
       if (hit && hit.until > now) return check(hit.principal, now);
       return check(await lookup(hash), Date.now());
     },
-    evictKey(keyId) {
-      for (const [hash, e] of cache) if (e.principal?.keyId === keyId) cache.delete(hash);
-      lastTouch.delete(keyId);
-    },
-    evictUser(userId) {
-      for (const [hash, e] of cache) if (e.principal?.userId === userId) cache.delete(hash);
+    forget(change) {
+      generation++;
+      inflight.clear(); // the next request looks the key up afresh rather than join a lookup that began before
+      for (const [hash, e] of cache) if (e.principal && covers(change, e.principal)) cache.delete(hash);
+      if ("keyId" in change) lastTouch.delete(change.keyId);
     },
   };
 }

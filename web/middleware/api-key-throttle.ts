@@ -64,8 +64,7 @@ export function throttleKeyFailures(auth: ApiKeyAuth, failuresPerIp: Budget, log
   };
 
   return {
-    evictKey: (id) => auth.evictKey(id),
-    evictUser: (id) => auth.evictUser(id),
+    forget: (change) => auth.forget(change),
     cached: (authorization) => auth.cached(authorization),
     async authenticate(authorization, ip) {
       if (ip === undefined) return auth.authenticate(authorization);

@@ -7,14 +7,18 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { can, type Action, type Role } from "../../core/access/roles.js";
 import { acceptInvitation, createInvitation, invitationOf, pendingInvitations, revokeInvitation } from "../../stores/accounts/invitations.js";
-import { auditLog, createProject, membersOf, setMember, type Membership } from "../../stores/accounts/projects.js";
+import { auditLog, createProject, membersOf, type Membership } from "../../stores/accounts/projects.js";
 import { removeMemberNow } from "../../stores/accounts/member-removal.js";
+import { setMemberNow } from "../../stores/accounts/member-role.js";
 import { currentProject, switchProject } from "../../stores/accounts/current-project.js";
 import { NotFound, ValidationError } from "../../core/errors.js";
+import { addressOf } from "../../stores/accounts/email.js";
 import { deleteProject, renameProject, transferOwnership } from "../../stores/accounts/project-ownership.js";
 import { currentUser, requireUser } from "../auth/session.js";
 import { namesAction } from "../auth/project.js";
 import type { SessionUser, WebDeps } from "../deps.js";
+import { accessChanged } from "../middleware/access-changed.js";
+import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { readForm } from "../forms.js";
 import { render } from "../views.js";
 import { sendInvitation } from "./invitation-mail.js";
@@ -22,8 +26,26 @@ import { sendInvitation } from "./invitation-mail.js";
 /** Where a failed action's message goes on the page. */
 type Flash = { flash?: string; errors?: Record<string, string>; values?: Record<string, string>; link?: string; mailed?: string };
 
-export function registerProjectRoutes(router: Router, deps: WebDeps): void {
+/** "2 API keys (prod, ci)", "1 open invitation (x@example.com)": at most five names. */
+const listed = (names: readonly string[], what: string) =>
+  `${names.length} ${what}${names.length === 1 ? "" : "s"} (${names.slice(0, 5).join(", ")}${names.length > 5 ? ", …" : ""})`;
+
+/** What a member's removal did besides (the page's message): their keys and invitations in the project, revoked. */
+function removalNotice(email: string, keys: readonly string[], invitations: readonly string[]): string {
+  const revoked = [keys.length ? `the ${listed(keys, "API key")} they made here` : "", invitations.length ? `the ${listed(invitations, "open invitation")} they sent` : ""];
+  return `Removed ${email}.${revoked.some(Boolean) ? ` Revoked ${revoked.filter(Boolean).join(" and ")}.` : ""}`;
+}
+
+/** What a new role means for the member's keys and invitations (the page's message). */
+function roleNotice(email: string, role: string, keys: number, invitations: readonly string[]): string {
+  return `${email} is now ${role}.` +
+    (keys ? ` The ${keys === 1 ? "API key they made here acts" : `${keys} API keys they made here act`} as ${role} from now on.` : "") +
+    (invitations.length ? ` Revoked the ${listed(invitations, "open invitation")} they sent: a ${role} may not invite.` : "");
+}
+
+export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: ApiKeyAuth): void {
   const { sql } = deps.ports;
+  const back = (ctx: Context, slug: string, flash: string) => ctx.redirect(`/settings/project?project=${slug}&flash=${encodeURIComponent(flash)}`);
 
   /** The user's membership of the project named by the slug (default: their current project); undefined when none. */
   const membershipOf = async (ctx: Context, slug: string | undefined): Promise<{ all: Membership[]; current: Membership | undefined; active: Membership | undefined }> => {
@@ -108,13 +130,17 @@ export function registerProjectRoutes(router: Router, deps: WebDeps): void {
     await page(ctx, slug, { errors: { [e.field ?? "form"]: e.message }, values, flash: e.message }, status);
   };
 
-  router.get("/settings/project", requireUser, (ctx) => page(ctx, typeof ctx.query.project === "string" ? ctx.query.project : undefined));
+  router.get("/settings/project", requireUser, (ctx) =>
+    page(ctx, typeof ctx.query.project === "string" ? ctx.query.project : undefined, typeof ctx.query.flash === "string" ? { flash: ctx.query.flash.slice(0, 2000) } : {}));
 
   router.post("/settings/project/:slug/members", requireUser, guarded("manage_members", async (ctx, project, user) => {
     const form = await readForm(ctx);
     try {
-      await setMember(sql, project.id, form.email ?? "", (form.role ?? "") as Role, user.id);
-      ctx.redirect(`/settings/project?project=${project.slug}`);
+      const set = await setMemberNow(sql, deps.ports.pubsub, project.id, form.email ?? "", (form.role ?? "") as Role, user.id);
+      // Their keys act with the new role from their next request here; other processes were told (setMemberNow).
+      apiKeys.forget({ member: { userId: set.member.user_id, projectId: project.id } });
+      if (set.announceError) deps.logger.warn("could not announce the role change to other web processes", { err: set.announceError });
+      back(ctx, project.slug, roleNotice(set.member.email, set.member.role, set.keys, set.invitationsRevoked));
     } catch (err) {
       await refused(ctx, project.slug, err, { email: form.email ?? "" });
     }
@@ -123,10 +149,11 @@ export function registerProjectRoutes(router: Router, deps: WebDeps): void {
   router.post("/settings/project/:slug/members/remove", requireUser, guarded("manage_members", async (ctx, project, user) => {
     const form = await readForm(ctx);
     try {
-      const { announceError } = await removeMemberNow(sql, deps.ports.pubsub, project.id, form.email ?? "", user.id);
-      deps.logger.info("project member removed", { project_id: project.id, by: user.id });
-      if (announceError) deps.logger.warn("could not announce the removal to gateways", { err: announceError });
-      ctx.redirect(`/settings/project?project=${project.slug}`);
+      const removed = await removeMemberNow(sql, deps.ports.pubsub, project.id, form.email ?? "", user.id);
+      apiKeys.forget({ member: { userId: removed.userId, projectId: project.id } });
+      deps.logger.info("project member removed", { project_id: project.id, by: user.id, keys_revoked: removed.keysRevoked.length });
+      if (removed.announceError) deps.logger.warn("could not announce the removal to gateways", { err: removed.announceError });
+      back(ctx, project.slug, removalNotice(addressOf(form.email ?? ""), removed.keysRevoked, removed.invitationsRevoked));
     } catch (err) {
       await refused(ctx, project.slug, err);
     }
@@ -171,6 +198,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps): void {
     const form = await readForm(ctx);
     try {
       await transferOwnership(sql, project.id, form.email ?? "", user.id);
+      await accessChanged(deps, apiKeys, { projectId: project.id }); // two roles changed: the old owner is an admin now
       deps.logger.info("project ownership transferred", { project_id: project.id, by: user.id });
       ctx.redirect(`/settings/project?project=${project.slug}`);
     } catch (err) {
@@ -185,6 +213,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps): void {
         throw new ValidationError({ message: `type the project's slug (${project.slug}) to delete it`, field: "confirm" });
       }
       await deleteProject({ sql, ch: deps.ports.clickhouse }, project.id);
+      await accessChanged(deps, apiKeys, { projectId: project.id }); // its keys went with it
       deps.logger.info("project deleted", { project_id: project.id, slug: project.slug, by: user.id });
       ctx.status = 303;
       ctx.redirect("/settings/project");
@@ -209,6 +238,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps): void {
     const user = ctx.state.user as SessionUser;
     try {
       const project = await acceptInvitation(sql, ctx.params.token!, user);
+      await accessChanged(deps, apiKeys, { member: { userId: user.id, projectId: project.id } }); // a member's role may have changed
       await switchProject(sql, user.id, project.slug);
       deps.logger.info("invitation accepted", { project_id: project.id, user_id: user.id });
       ctx.redirect(`/settings/project?project=${project.slug}`);

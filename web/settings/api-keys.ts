@@ -13,6 +13,7 @@ import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import type { KeyScope } from "../../core/access/roles.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import { accessChanged } from "../middleware/access-changed.js";
 import { createApiKey, listApiKeys, parseExpiry, revokeApiKey } from "../../stores/accounts/api-keys.js";
 
 export const EXPIRY_CHOICES = [
@@ -71,7 +72,7 @@ export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiK
       if ((err as { _tag?: string })._tag === "NotFound") return page(ctx, { flash: "No such API key." }, 404);
       throw err;
     }
-    auth.evictKey(id);
+    await accessChanged(deps, auth, { keyId: id });
     deps.logger.info("api key revoked", { user_id: user.id, key_id: id });
     ctx.redirect("/settings/api-keys");
   });

@@ -17,7 +17,7 @@ type Json = Record<string, unknown>;
 const ERROR_TEXT: Record<number, string> = {
   400: "The body could not be read (not JSON, not protobuf).",
   401: "No API key, or one that is unknown, revoked or expired.",
-  403: "`insufficient_scope`: the key's scope is `ingest`, and this route reads (docs/TEAMS.md).",
+  403: "`insufficient_scope`: the key's scope is `ingest`, and this route reads; `forbidden`: the role of the key's creator in its project (as it is now) does not allow this (docs/TEAMS.md).",
   404: "Not found in this key's project (another project's run or dataset is not found either).",
   409: "Conflict: no open question, a newer question, or already answered; a dataset name already taken.",
   413: "The body is over the size limit.",
@@ -38,16 +38,16 @@ const OtlpRequest = Schema.Unknown.annotations({ identifier: "ExportTraceService
 
 const OPERATIONS: Record<string, Record<string, Operation>> = {
   "/api/ingest": {
-    post: { tag: "Ingest", summary: "Send one event", body: Event, ok: { 202: R.Accepted }, errors: [400, 401, 413, 415, 422, 429, 503] },
+    post: { tag: "Ingest", summary: "Send one event", body: Event, ok: { 202: R.Accepted }, errors: [400, 401, 403, 413, 415, 422, 429, 503] },
   },
   "/api/ingest/batch": {
-    post: { tag: "Ingest", summary: "Send up to 1,000 events", description: "Each event is judged alone: the 207 lists a result per event.", body: EventsBatch, ok: { 207: R.BatchResult }, errors: [400, 401, 413, 415, 422, 429, 503] },
+    post: { tag: "Ingest", summary: "Send up to 1,000 events", description: "Each event is judged alone: the 207 lists a result per event.", body: EventsBatch, ok: { 207: R.BatchResult }, errors: [400, 401, 403, 413, 415, 422, 429, 503] },
   },
   "/v1/traces": {
     post: {
       tag: "OpenTelemetry", summary: "OTLP/HTTP trace export",
       description: "A trace becomes a run (docs/OTEL.md). Answers in the request's content type; a refusal of some spans is a 200 with partialSuccess.",
-      body: OtlpRequest, bodyTypes: ["application/x-protobuf", "application/json"], ok: { 200: R.OtlpExportResponse }, errors: [400, 401, 413, 415, 429, 503], errorBody: R.OtlpStatus,
+      body: OtlpRequest, bodyTypes: ["application/x-protobuf", "application/json"], ok: { 200: R.OtlpExportResponse }, errors: [400, 401, 403, 413, 415, 429, 503], errorBody: R.OtlpStatus,
     },
   },
   "/api/runs": {
@@ -75,7 +75,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: {
       tag: "Human input", summary: "The answer to the run's pending question",
       params: [SdkRunId, q("wait", Schema.Int.pipe(Schema.between(0, 30)), "Seconds to hold the request until an answer arrives (long poll).")],
-      ok: { 200: R.HumanAnswer, 204: null }, errors: [401, 404, 422, 429],
+      ok: { 200: R.HumanAnswer, 204: null }, errors: [401, 403, 404, 422, 429],
     },
     post: { tag: "Human input", summary: "Answer the run's pending question", params: [SdkRunId], body: R.HumanAnswerInput, ok: { 201: R.HumanAnswer }, errors: [400, 401, 403, 404, 409, 413, 415, 422, 429] },
   },
@@ -90,7 +90,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     },
   },
   "/api/scores": {
-    post: { tag: "Scores", summary: "Score a run or one of its spans", body: ScoreInput.annotations({ identifier: "ScoreInput" }), ok: { 201: R.ScoreCreated }, errors: [400, 401, 404, 413, 415, 422, 429] },
+    post: { tag: "Scores", summary: "Score a run or one of its spans", body: ScoreInput.annotations({ identifier: "ScoreInput" }), ok: { 201: R.ScoreCreated }, errors: [400, 401, 403, 404, 413, 415, 422, 429] },
   },
   "/api/scores/batch": {
     post: {
@@ -101,7 +101,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         index: Schema.Int, status: Schema.Literal(201, 404, 422), score_id: Schema.optional(Schema.String),
         error: Schema.optional(Schema.Struct({ code: Schema.String, message: Schema.String, field: Schema.optional(Schema.String) })),
       })) }).annotations({ identifier: "ScoreBatchResults" }) },
-      errors: [400, 401, 413, 415, 422, 429],
+      errors: [400, 401, 403, 413, 415, 422, 429],
     },
   },
   "/api/agents/{name}/config": {
