@@ -19,7 +19,7 @@ import { openPglite } from "../../core/postgres/pglite.js";
 import { runAdmin } from "../../deploy/admin.js";
 import { createApiKey, findActiveKeyByHash, listApiKeys, revokeApiKey } from "./api-keys.js";
 import { auditLog, createProject, membersOf, projectsOf, removeMember, roleIn, setMember, slugStem } from "./projects.js";
-import { signInWithIdentity } from "./identities.js";
+import { signInWithIdentity, UNVERIFIED_ACCOUNT } from "./identities.js";
 import { acceptInvitation, createInvitation, invitationOf } from "./invitations.js";
 import { removeMemberNow } from "./member-removal.js";
 import { setMemberNow } from "./member-role.js";
@@ -242,6 +242,24 @@ for (const target of targets) {
         ["key.revoke", "adm's", "its creator was removed from the project"],
         ["invitation.revoke", `first-${tag}@example.com`, "its sender's role is now viewer"],
       ]);
+    });
+
+    it("links single sign-on only to an account whose address was verified, or that is logged in; a link joins the default project", async () => {
+      const tag = randomUUID().slice(0, 8);
+      const owner = await createUser(sql, { email: `sso-owner-${tag}@example.com`, name: "O", password: "password-1" });
+      const policy = { allowedDomains: [], defaultProject: (await createProject(sql, owner.id, `Corp ${tag}`)).slug, defaultRole: "member" as const };
+      const identity = (subject: string, email: string) => ({ issuer: "https://idp.example", subject: `${subject}-${tag}`, email, emailVerified: true });
+      const squatted = await createUser(sql, { email: `victim-${tag}@corp.example`, name: "Not the victim", password: "password-1" });
+      await expect(signInWithIdentity(sql, identity("victim", squatted.email), policy)).rejects.toMatchObject({ _tag: "Conflict", code: UNVERIFIED_ACCOUNT });
+      expect(await sql.query("SELECT 1 FROM user_identities WHERE user_id = $1", [squatted.id])).toEqual([]);
+      // Another user logged in does not link it; its owner, logged in with the password, does: then its address is verified.
+      await expect(signInWithIdentity(sql, identity("victim", squatted.email), policy, { id: owner.id })).rejects.toMatchObject({ code: UNVERIFIED_ACCOUNT });
+      const linked = await signInWithIdentity(sql, identity("victim", squatted.email), policy, { id: squatted.id });
+      expect(linked).toMatchObject({ id: squatted.id, created: false, linked: true });
+      expect((await projectsOf(sql, squatted.id)).map((p) => [p.slug, p.role])).toContainEqual([policy.defaultProject, "member"]);
+      expect(await signInWithIdentity(sql, identity("again", squatted.email), policy)).toMatchObject({ id: squatted.id, linked: true });
+      const made = await signInWithIdentity(sql, identity("new", `new-${tag}@corp.example`), policy);
+      expect(await signInWithIdentity(sql, identity("new-2", made.email), policy)).toMatchObject({ id: made.id, created: false, linked: true });
     });
 
     it("keeps a project's keys to it: scope, creator, listing and revoking by project only", async () => {

@@ -8,10 +8,10 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import * as oidc from "openid-client";
 import type { OidcConfig } from "../../core/config.js";
-import { signInWithIdentity } from "../../stores/accounts/identities.js";
+import { signInWithIdentity, UNVERIFIED_ACCOUNT } from "../../stores/accounts/identities.js";
 import type { WebDeps } from "../deps.js";
 import { render } from "../views.js";
-import { logIn } from "./session.js";
+import { currentUser, logIn, requireUser } from "./session.js";
 import { safeNext } from "./routes.js";
 
 interface Pending { state: string; nonce: string; verifier: string; next: string; redirectUri: string }
@@ -68,6 +68,11 @@ export function registerOidcRoutes(router: Router, deps: WebDeps, settings: Oidc
     );
   });
 
+  // The way back after the password's login (the refusal below): a page, not a redirect, because a browser refuses to
+  // follow the login form's redirects to another origin (the CSP's form-action 'self').
+  router.get("/auth/oidc/link", requireUser, (ctx) =>
+    render(ctx, "auth/link-sso.njk", { title: "Link single sign-on", email: (ctx.state.user as { email: string }).email, sso: { label: settings.label }, next: safeNext(ctx.query.next) }));
+
   router.get("/auth/oidc/callback", async (ctx) => {
     const session = sessionOf(ctx);
     const pending = session?.oidc;
@@ -104,12 +109,19 @@ export function registerOidcRoutes(router: Router, deps: WebDeps, settings: Oidc
           name: typeof claims.name === "string" ? claims.name : undefined,
         },
         { allowedDomains: settings.allowedDomains, defaultProject: settings.defaultProject, defaultRole: settings.defaultRole },
+        currentUser(ctx),
       );
       await logIn(ctx, user);
-      deps.logger.info("signed in with OpenID Connect", { user_id: user.id, created: user.created });
+      deps.logger.info("signed in with OpenID Connect", { user_id: user.id, created: user.created, linked: user.linked });
       ctx.redirect(pending.next);
     } catch (err) {
-      const e = err as { _tag?: string; message: string };
+      const e = err as { _tag?: string; code?: string; message: string };
+      if (e._tag === "Conflict" && e.code === UNVERIFIED_ACCOUNT) {
+        // Logging in with the password, then signing in here again, links the identity to that account.
+        const link = `/auth/oidc/link?next=${encodeURIComponent(pending.next)}`;
+        const action = deps.ports.config.passwordLogin ? { href: `/login?next=${encodeURIComponent(link)}`, label: "Log in with the password" } : undefined;
+        return render(ctx, "error.njk", { title: "Single sign-on failed", heading: "This address has an account already", message: e.message, action }, 409);
+      }
       if (e._tag !== "AuthError") throw err;
       return failed(ctx, e.message, 403);
     }
