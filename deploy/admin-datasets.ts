@@ -7,7 +7,7 @@ import { ValidationError } from "../core/errors.js";
 import type { Sql } from "../core/ports/sql.js";
 import { createDataset, datasetNamed, findDataset, readItems, writeItems, type DatasetItem } from "../stores/datasets/datasets.js";
 import { EXPORT_FORMATS, exportItems, type ExportFormat } from "../stores/datasets/export.js";
-import { parseCsvItems, parseJsonLines } from "../stores/datasets/import.js";
+import { readImport } from "../stores/datasets/import.js";
 import { selectedProject, type ProjectSelection } from "./project-selection.js";
 
 export type DatasetAdminRequest =
@@ -47,7 +47,7 @@ export async function runDatasetAdmin(sql: Sql, req: DatasetAdminRequest): Promi
     }
   }
   // Checked before the dataset is made, so a refused file leaves nothing behind.
-  const items = format === "csv" ? parseCsvItems(req.text) : parseJsonLines(req.text);
+  const items = await readImport(format, req.text);
   const created = req.create === true && !(await findDataset(sql, projectId, req.name));
   if (created) await createDataset(sql, projectId, { name: req.name }, null);
   const { version, changed } = await writeItems(sql, projectId, req.name, items, "import", null);

@@ -19,11 +19,12 @@ import { MAX_POSTGRES_INTEGER } from "../../core/ports/sql.js";
 import {
   createDataset, datasetNamed, datasetVersions, listDatasets, readItems, updateDataset, writeItems, type DatasetFields,
 } from "../../stores/datasets/datasets.js";
-import { importFormatOf, parseCsvItems, parseJsonLines, type ColumnMapping } from "../../stores/datasets/import.js";
+import { importFormatOf, readImport, type ColumnMapping } from "../../stores/datasets/import.js";
 import { isItemId, ITEM_STATUSES, parseItemsBody, type ItemStatus } from "../../stores/datasets/items.js";
 import type { WebDeps } from "../deps.js";
 import { HttpProblem } from "../http-errors.js";
-import { readBodyBytes, readJsonBody } from "../json-body.js";
+import { readJsonBody } from "../json-body.js";
+import { readUpload } from "../upload-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, readAuthorizer, stringParam } from "./read-api.js";
 
@@ -122,8 +123,7 @@ export function registerDatasetsApi(router: Router, deps: WebDeps, auth: ApiKeyA
       expected_output: columnsParam(ctx, "expected_output"),
       metadata: columnsParam(ctx, "metadata"),
     };
-    const text = (await readBodyBytes(ctx, ITEMS_BODY_LIMIT, `the file exceeds the limit of ${ITEMS_BODY_LIMIT} bytes`)).toString("utf8");
-    const items = format === "csv" ? parseCsvItems(text, mapping) : parseJsonLines(text);
+    const items = await readUpload(ctx, ITEMS_BODY_LIMIT, `the file exceeds the limit of ${ITEMS_BODY_LIMIT} bytes`, (file) => readImport(format, file, mapping));
     const written = await writeItems(sql, p.projectId, ctx.params.name!, items, "import", p.userId);
     ctx.status = 201;
     ctx.body = { version: written.version, imported: items.length, changed: written.changed };

@@ -14,14 +14,14 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { datasetNamed, readItemsWithIds, updateDataset, writeItems } from "../../stores/datasets/datasets.js";
-import { importFormatOf, parseCsvItems, parseJsonLines } from "../../stores/datasets/import.js";
+import { importFormatOf, readImport } from "../../stores/datasets/import.js";
 import { isItemId, ITEM_STATUSES, type ItemStatus } from "../../stores/datasets/items.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { readForm } from "../forms.js";
 import { HttpProblem } from "../http-errors.js";
-import { readBodyBytes } from "../json-body.js";
+import { readUpload } from "../upload-body.js";
 
 /** The largest file the page uploads (the import API's limit). */
 const UPLOAD_LIMIT = 32 * 1024 * 1024;
@@ -82,8 +82,8 @@ export function register(router: Router, deps: WebDeps, showDataset: (ctx: Conte
     const format = importFormatOf(ctx.req.headers["content-type"]);
     if (!format) throw new HttpProblem(415, "unsupported_media_type", "send the file as text/csv or application/x-ndjson (JSON Lines)");
     const columns = (v: unknown) => (typeof v === "string" && v.trim() ? v.split(",").map((c) => c.trim()).filter(Boolean) : undefined);
-    const text = (await readBodyBytes(ctx, UPLOAD_LIMIT, `the file exceeds the limit of ${UPLOAD_LIMIT} bytes`)).toString("utf8");
-    const items = format === "csv" ? parseCsvItems(text, { input: columns(ctx.query.input), expected_output: columns(ctx.query.expected_output) }) : parseJsonLines(text);
+    const mapping = { input: columns(ctx.query.input), expected_output: columns(ctx.query.expected_output) };
+    const items = await readUpload(ctx, UPLOAD_LIMIT, `the file exceeds the limit of ${UPLOAD_LIMIT} bytes`, (file) => readImport(format, file, mapping));
     // The page's script sends Accept: application/json, so a refusal comes back as the API's JSON (web/app.ts).
     const written = await writeItems(sql, project.id, name, items, "import", userOf(ctx));
     ctx.status = 201;

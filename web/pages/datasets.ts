@@ -16,8 +16,8 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { createDataset, datasetNamed, datasetVersions, listDatasets, readItems, readItemsWithIds, writeItems } from "../../stores/datasets/datasets.js";
-import { parseCsvItems, parseJsonLines } from "../../stores/datasets/import.js";
-import { isItemId, parseItem, type ItemSource } from "../../stores/datasets/items.js";
+import { readImport } from "../../stores/datasets/import.js";
+import { isItemId, parseItem, type ItemSource, type NewItem } from "../../stores/datasets/items.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
@@ -97,9 +97,9 @@ export function register(router: Router, deps: WebDeps): void {
   router.get("/datasets/:name", requireUser, inProject(deps, "read"), (ctx: Context) => detailPage(ctx));
 
   /** Writes items from a form and goes back to the dataset, or shows the form again with what is wrong. */
-  const write = async (ctx: Context, name: string, form: Record<string, string>, make: () => ReturnType<typeof parseItem>[], change: string) => {
+  const write = async (ctx: Context, name: string, form: Record<string, string>, make: () => NewItem[] | Promise<NewItem[]>, change: string) => {
     try {
-      const items = make();
+      const items = await make();
       const { version, changed } = await writeItems(sql, projectOfRequest(ctx).id, name, items, change, userOf(ctx));
       const flash = changed ? `Saved ${changed} item${changed === 1 ? "" : "s"} as version ${version}.` : "Nothing changed: no new version.";
       ctx.status = 303;
@@ -127,9 +127,7 @@ export function register(router: Router, deps: WebDeps): void {
     const name = String(ctx.params.name);
     await datasetNamed(sql, projectOfRequest(ctx).id, name);
     const columns = (v: string | undefined) => (v?.trim() ? v.split(",").map((c) => c.trim()).filter(Boolean) : undefined);
-    await write(ctx, name, form, () => form.format === "csv"
-      ? parseCsvItems(form.file ?? "", { input: columns(form.input_columns), expected_output: columns(form.expected_columns) })
-      : parseJsonLines(form.file ?? ""), "import");
+    await write(ctx, name, form, () => readImport(form.format === "csv" ? "csv" : "jsonl", form.file ?? "", { input: columns(form.input_columns), expected_output: columns(form.expected_columns) }), "import");
   });
 
   router.post("/datasets/add-runs", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {

@@ -77,7 +77,7 @@ export const DATASET_OPERATIONS: Record<string, Record<string, Operation>> = {
   "/api/datasets/{name}/import": {
     post: {
       tag: "Datasets", summary: "Import a CSV or JSON Lines file (one new version)",
-      description: "JSON Lines: one item object per line. CSV: a header row; `input` defaults to a column named input, else every column not mapped to id, expected_output (or expected) and metadata. A file with bad lines is refused whole: `error.lines` lists them.",
+      description: "JSON Lines: one item object per line. CSV: a header row; `input` defaults to a column named input, else every column not mapped to id, expected_output (or expected) and metadata. A file with bad lines is refused whole: `error.lines` lists them. A file past a bound — 10,000 items, 1,000 CSV columns, a CSV record with more fields than its header, 2 MiB per line — is refused (422) where it passes it, the rest unread.",
       params: [DatasetName, Columns("input"), Columns("expected_output"), Columns("metadata"), q("id", Schema.String, "CSV: the column with each item's id.")],
       body: Schema.String, bodyTypes: ["text/csv", "application/x-ndjson"],
       ok: { 201: Schema.Struct({ version: Count, imported: Count, changed: Count }).annotations({ identifier: "DatasetImport" }) },
