@@ -1,8 +1,15 @@
 /**
  * The activation gate (docs/EVALUATION.md): an agent's config version is compared, through its latest experiment,
  * with the active version's latest experiment on the same dataset; a rule per score ("correctness may drop by at
- * most 0.05") refuses an activation that breaks it, unless an admin forces it with a reason (the audit log keeps it).
+ * most 0.05") refuses an activation that breaks it, unless an admin forces it with a reason. Every activation is in
+ * the audit log, with the experiments it was judged on.
+ *
+ * What the gate trusts: experiments made by someone allowed to make them (a member, an admin or the owner, now), and
+ * their scores from the project's evaluators, reviewers and members' read+ingest keys (datasets/gate-scores.ts) —
+ * never a viewer's experiment or the scores an ingest key sends. A score a rule names that the active version's
+ * experiment has and the version's lacks is a refusal too: a version cannot pass by having no counted score.
  */
+import { can, ROLES } from "../core/access/roles.js";
 import { AuthError, Conflict, ValidationError } from "../core/errors.js";
 import { needsRepair } from "../core/events/storable.js";
 import { displayTextProblem } from "../core/display-text.js";
@@ -11,7 +18,8 @@ import type { Sql } from "../core/ports/sql.js";
 import { activateVersion, getAgent } from "./agent-registry.js";
 import { audit } from "./accounts/projects.js";
 import { summarizeExperiment, type ExperimentSummary } from "./datasets/experiment-results.js";
-import { experimentsOfAgent } from "./datasets/experiments.js";
+import { experimentsOfAgent, type Experiment } from "./datasets/experiments.js";
+import { gateScores } from "./datasets/gate-scores.js";
 import { MAX_SCORE_NAME } from "./scores.js";
 
 export const MAX_GATE_RULES = 20;
@@ -25,19 +33,28 @@ export interface GateRule {
 export interface GateViolation {
   readonly score: string;
   readonly active_mean: number;
-  readonly candidate_mean: number;
+  /** null: the version's experiment has no counted score of this name. */
+  readonly candidate_mean: number | null;
   readonly max_drop: number;
 }
+
+/** Whose experiments the gate compares: those made by the roles that may edit datasets (members and above). */
+export const EXPERIMENT_MAKERS = ROLES.filter((r) => can(r, "edit_datasets"));
 
 export interface GateCheck {
   readonly agent: string;
   readonly version: number;
   readonly active_version: number | null;
-  /** The version's latest experiment, and the active version's latest on the same dataset (null when none). */
+  /**
+   * The version's latest experiment, and the active version's latest on the same dataset (null when none), each made
+   * by a member or above; their `scores` are the counted ones (datasets/gate-scores.ts).
+   */
   readonly candidate: ExperimentSummary | null;
   readonly active: ExperimentSummary | null;
   readonly rules: readonly GateRule[];
   readonly violations: readonly GateViolation[];
+  /** What the check was made on, in words: which experiments, or why there was nothing to compare. */
+  readonly basis: string;
 }
 
 export async function gateRules(sql: Sql, agentId: number): Promise<GateRule[]> {
@@ -79,13 +96,30 @@ export async function removeGateRule(sql: Sql, projectId: number, agentName: str
   await sql.query("DELETE FROM agent_gate_rules WHERE agent_id = $1 AND score_name = $2", [agent.id, scoreName]);
 }
 
+/** An experiment's summary as the gate sees it: its scores are those the gate counts. */
+async function gateSummary(ch: ClickHouse, projectId: number, e: Experiment): Promise<ExperimentSummary> {
+  const [summary, scores] = await Promise.all([summarizeExperiment(ch, projectId, e), gateScores(ch, projectId, e.id)]);
+  return { ...summary, scores };
+}
+
+const named = (e: ExperimentSummary) => `experiment "${e.name}" (${e.id}, made by ${e.created_by ?? "a former user"})`;
+
+function basisOf(version: number, activeVersion: number | null, candidate: ExperimentSummary | null, active: ExperimentSummary | null): string {
+  if (!candidate) return `version ${version} has no experiment made by a member, an admin or the owner: nothing to compare`;
+  const mine = `version ${version}'s ${named(candidate)} on dataset "${candidate.dataset}"`;
+  if (activeVersion === null) return `${mine}; the agent has no active version: nothing to compare`;
+  if (activeVersion === version) return `${mine}; version ${version} is the active one: nothing to compare`;
+  if (!active) return `${mine}; active version ${activeVersion} has no experiment made by a member, an admin or the owner on that dataset: nothing to compare`;
+  return `${mine} against active version ${activeVersion}'s ${named(active)}, with the scores of evaluators, reviewers and members' read+ingest keys`;
+}
+
 /** What activating `version` of the agent would do to the gate's scores. */
 export async function checkGate(sql: Sql, ch: ClickHouse, projectId: number, agentName: string, version: number): Promise<GateCheck> {
   const agent = await getAgent(sql, projectId, agentName);
   const [rules, active, experiments] = await Promise.all([
     gateRules(sql, agent.id),
     sql.query<{ version: number }>("SELECT version FROM agent_configs WHERE agent_id = $1 AND is_active", [agent.id]),
-    experimentsOfAgent(sql, projectId, agent.name),
+    experimentsOfAgent(sql, projectId, agent.name, { madeBy: EXPERIMENT_MAKERS }),
   ]);
   const activeVersion = active[0] ? Number(active[0].version) : null;
   const candidateExperiment = experiments.find((e) => e.config_version === version);
@@ -93,31 +127,43 @@ export async function checkGate(sql: Sql, ch: ClickHouse, projectId: number, age
     ? experiments.find((e) => e.config_version === activeVersion && e.dataset_id === candidateExperiment.dataset_id)
     : undefined;
   const [candidate, current] = await Promise.all([
-    candidateExperiment ? summarizeExperiment(ch, projectId, candidateExperiment) : null,
-    activeExperiment ? summarizeExperiment(ch, projectId, activeExperiment) : null,
+    candidateExperiment ? gateSummary(ch, projectId, candidateExperiment) : null,
+    activeExperiment ? gateSummary(ch, projectId, activeExperiment) : null,
   ]);
   const violations: GateViolation[] = [];
   if (candidate && current) {
     for (const rule of rules) {
       const a = current.scores[rule.score_name]?.mean;
       const c = candidate.scores[rule.score_name]?.mean;
-      if (typeof a === "number" && typeof c === "number" && a - c > rule.max_drop + 1e-12) {
-        violations.push({ score: rule.score_name, active_mean: a, candidate_mean: c, max_drop: rule.max_drop });
+      if (typeof a !== "number") continue; // the active version has no counted score of it: nothing to hold to
+      if (typeof c !== "number" || a - c > rule.max_drop + 1e-12) {
+        violations.push({ score: rule.score_name, active_mean: a, candidate_mean: typeof c === "number" ? c : null, max_drop: rule.max_drop });
       }
     }
   }
-  return { agent: agent.name, version, active_version: activeVersion, candidate, active: current, rules, violations };
+  return { agent: agent.name, version, active_version: activeVersion, candidate, active: current, rules, violations, basis: basisOf(version, activeVersion, candidate, current) };
 }
 
 const fmt = (n: number) => String(Math.round(n * 10_000) / 10_000);
 
 /** The refusal of an activation that breaks the gate: names each score and both values. */
 export function gateRefusal(check: GateCheck): Conflict {
-  const what = check.violations.map((v) =>
-    `score "${v.score}" mean would drop from ${fmt(v.active_mean)} (active version ${check.active_version}, experiment "${check.active?.name}") ` +
-    `to ${fmt(v.candidate_mean)} (version ${check.version}, experiment "${check.candidate?.name}"); the gate allows a drop of at most ${fmt(v.max_drop)}`);
+  const active = (v: GateViolation) => `${fmt(v.active_mean)} (active version ${check.active_version}, experiment "${check.active?.name}")`;
+  const what = check.violations.map((v) => v.candidate_mean === null
+    ? `score "${v.score}" has no counted value in version ${check.version}'s experiment "${check.candidate?.name}" to hold against ${active(v)} ` +
+      "(the gate counts the scores of evaluators, reviewers and members' read+ingest keys)"
+    : `score "${v.score}" mean would drop from ${active(v)} ` +
+      `to ${fmt(v.candidate_mean)} (version ${check.version}, experiment "${check.candidate?.name}"); the gate allows a drop of at most ${fmt(v.max_drop)}`);
   return new Conflict({ code: "gate_refused", field: "force", message: `Version ${check.version} of ${check.agent} was not activated: ${what.join("; ")}. An admin may force it with a reason.` });
 }
+
+/** What the audit log keeps of an activation: the version it replaced and the experiments it was judged on. */
+const auditOf = (check: GateCheck) => ({
+  previous_version: check.active_version,
+  candidate_experiment: check.candidate ? { id: check.candidate.id, name: check.candidate.name } : null,
+  active_experiment: check.active ? { id: check.active.id, name: check.active.name } : null,
+  basis: check.basis,
+});
 
 export interface Force {
   readonly reason: string;
@@ -131,7 +177,8 @@ export type GateOutcome =
 
 /**
  * Activates `version` unless the gate refuses it (activated: false, with the refusal naming each score and both
- * values). `force` overrides a refusal when allowed, with a reason that goes into the project's audit log.
+ * values). `force` overrides a refusal when allowed, with a reason. Each activation goes into the project's audit
+ * log (`agent.activated`, `agent.activation_forced` with the reason) naming the experiments it was judged on.
  */
 export async function activateThroughGate(
   sql: Sql, ch: ClickHouse, projectId: number, agentName: string, version: number, actorId: number | null, force?: Force,
@@ -139,6 +186,7 @@ export async function activateThroughGate(
   const check = await checkGate(sql, ch, projectId, agentName, version);
   if (check.violations.length === 0) {
     await activateVersion(sql, projectId, agentName, version);
+    await audit(sql, projectId, actorId, "agent.activated", `${check.agent} v${version}`, auditOf(check));
     return { activated: true, forced: false, check };
   }
   if (!force) return { activated: false, check, refusal: gateRefusal(check) };
@@ -148,6 +196,6 @@ export async function activateThroughGate(
     throw new ValidationError({ field: "reason", message: `a forced activation needs a reason (1 to ${MAX_FORCE_REASON} characters)` });
   }
   await activateVersion(sql, projectId, agentName, version);
-  await audit(sql, projectId, actorId, "agent.activation_forced", `${check.agent} v${version}`, { reason, violations: check.violations });
+  await audit(sql, projectId, actorId, "agent.activation_forced", `${check.agent} v${version}`, { reason, violations: check.violations, ...auditOf(check) });
   return { activated: true, forced: true, check };
 }

@@ -14,6 +14,19 @@ import { uuidv7 } from "../core/ids.js";
 
 export const SCORE_SOURCES = ["api", "human", "llm_judge", "check", "otel"] as const;
 export type ScoreSource = (typeof SCORE_SOURCES)[number];
+
+/**
+ * Who gave a score, as the server saw it (the `given_by` column; `source` is the sender's own word and proves
+ * nothing): `evaluator` — one of the project's evaluators (a judge or a check) run by the server; `reviewer` — a
+ * member on the dashboard (a run's thumbs) or in an annotation queue; `member_key` — the scores API with a key of
+ * scope read+ingest whose creator was a member, admin or owner of the project when it sent them; `key` — the scores
+ * API with any other key (scope ingest, or a viewer's); `event` — inside an ingest event or an OpenTelemetry span,
+ * which any key of the project may send. The activation gate counts the first three only (GATE_GIVERS).
+ */
+export const SCORE_GIVERS = ["evaluator", "reviewer", "member_key", "key", "event"] as const;
+export type ScoreGiver = (typeof SCORE_GIVERS)[number];
+/** The givers whose scores the activation gate counts (docs/EVALUATION.md, The activation gate). */
+export const GATE_GIVERS: readonly ScoreGiver[] = ["evaluator", "reviewer", "member_key"];
 export const MAX_SCORE_NAME = 100;
 export const MAX_SCORE_STRING = 200;
 export const MAX_SCORE_COMMENT = 2000;
@@ -50,6 +63,8 @@ export interface Score {
   readonly evaluator: { readonly id: string; readonly version: number } | null;
   /** The sdk_run_id of the judge call's own run (its tokens and cost), for LLM-judge scores; null otherwise. */
   readonly judge_run: string | null;
+  /** Who gave it, as the server saw it (SCORE_GIVERS); null for a score stored before the server kept it. */
+  readonly given_by: ScoreGiver | null;
 }
 
 const decode = Schema.decodeUnknownEither(ScoreInput, { errors: "first", onExcessProperty: "ignore" });
@@ -83,6 +98,7 @@ interface ScoreRow {
   evaluator_id: string;
   evaluator_version: number | string;
   judge_run: string;
+  given_by: string;
 }
 
 /** The run a score belongs to (its project's), and the user whose key sent the score. */
@@ -101,8 +117,9 @@ export interface ScoreOrigin {
   readonly judge_run: string;
 }
 
-/** The `scores` row of a validated score. */
-export function scoreRow(run: ScoredRun, s: ScoreInput, scoreId: string, createdAtIso: string, origin?: ScoreOrigin): Record<string, unknown> {
+/** The `scores` row of a validated score, given by `from`: an evaluator (its origin) or who else sent it. */
+export function scoreRow(run: ScoredRun, s: ScoreInput, scoreId: string, createdAtIso: string, from: ScoreOrigin | Exclude<ScoreGiver, "evaluator"> = "event"): Record<string, unknown> {
+  const origin = typeof from === "object" ? from : undefined;
   const kind = typeof s.value;
   return {
     score_id: scoreId,
@@ -117,15 +134,16 @@ export function scoreRow(run: ScoredRun, s: ScoreInput, scoreId: string, created
     value_string: kind === "string" ? s.value : "",
     comment: s.comment ?? "",
     source: s.source ?? "api",
+    given_by: origin ? "evaluator" : from,
     ...(origin ? { evaluator_id: origin.evaluator_id, evaluator_version: origin.evaluator_version, judge_run: origin.judge_run } : {}),
     created_at: toChTime(createdAtIso),
   };
 }
 
-/** Stores a score of the run `run`; returns its id. */
-export async function insertScore(ch: ClickHouse, run: ScoredRun, s: ScoreInput): Promise<string> {
+/** Stores a score of the run `run`, given by `givenBy`; returns its id. */
+export async function insertScore(ch: ClickHouse, run: ScoredRun, s: ScoreInput, givenBy: Exclude<ScoreGiver, "evaluator">): Promise<string> {
   const scoreId = uuidv7();
-  await ch.insert("scores", [scoreRow(run, s, scoreId, new Date().toISOString())]);
+  await ch.insert("scores", [scoreRow(run, s, scoreId, new Date().toISOString(), givenBy)]);
   return scoreId;
 }
 
@@ -166,7 +184,7 @@ export async function listRunScores(
   const rows = await ch.query<ScoreRow>(
     // score_id is its text here (the alias applies in WHERE and ORDER BY too): the cursor compares that text.
     `SELECT toString(score_id) AS score_id, span_id, name, value_type, value_number, value_string, comment, source, created_at,
-            evaluator_id, evaluator_version, judge_run
+            evaluator_id, evaluator_version, judge_run, given_by
      FROM scores FINAL
      WHERE project_id = {project:UInt64} AND run_id = {run:UUID}
        ${at ? `AND (created_at, score_id) ${opts.newestFirst ? "<" : ">"} ({at:DateTime64(3, 'UTC')}, {id:String})` : ""}
@@ -184,6 +202,7 @@ export async function listRunScores(
     created_at: r.created_at,
     evaluator: r.evaluator_id ? { id: r.evaluator_id, version: Number(r.evaluator_version) } : null,
     judge_run: r.judge_run || null,
+    given_by: (SCORE_GIVERS as readonly string[]).includes(r.given_by) ? (r.given_by as ScoreGiver) : null,
   }));
   return { scores, next_cursor: rows.length > opts.limit ? scoreCursor(scores[scores.length - 1]!) : null };
 }

@@ -143,7 +143,7 @@ export async function completeItem(
     await deps.clickhouse.insert("scores", scores.map((s, i) => scoreRow({ ...run, user_id: userId }, {
       sdk_run_id: run.external_id, ...(item.span_id ? { span_id: item.span_id } : {}), name: s.name, value: s.value,
       comment: [s.comment, comment].filter(Boolean).join("\n\n").replace(/\u0000/g, "\uFFFD").slice(0, 2_000), source: "human",
-    }, ids[i]!, now)));
+    }, ids[i]!, now, "reviewer")));
   }
   const [row] = await deps.sql.query<Record<string, unknown>>(
     `UPDATE annotation_queue_items SET status = 'completed', done_by = $3, done_at = now(), comment = $4, locked_until = NULL

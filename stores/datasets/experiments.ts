@@ -9,6 +9,7 @@ import { makeStorable } from "../../core/events/storable.js";
 import { MAX_REPETITIONS, toValidationError } from "../../core/events/schema.js";
 import { isUuid, uuidv7 } from "../../core/ids.js";
 import { MAX_POSTGRES_INTEGER, type Sql } from "../../core/ports/sql.js";
+import type { Role } from "../../core/access/roles.js";
 import { MAX_DATASET_NAME, type Dataset } from "./datasets.js";
 
 export const MAX_EXPERIMENT_NAME = 200;
@@ -160,11 +161,16 @@ export async function listExperiments(sql: Sql, projectId: number, datasetId: nu
   return rows.map(toExperiment);
 }
 
-/** The experiments that ran the config versions of an agent, newest first (the activation gate reads these). */
-export async function experimentsOfAgent(sql: Sql, projectId: number, agentName: string): Promise<Experiment[]> {
+/**
+ * The experiments that ran the config versions of an agent, newest first; with `madeBy`, only those whose creator
+ * holds one of these roles in the project now (the activation gate's: made by someone allowed to run them).
+ */
+export async function experimentsOfAgent(sql: Sql, projectId: number, agentName: string, opts: { madeBy?: readonly Role[] } = {}): Promise<Experiment[]> {
   const rows = await sql.query(
-    `SELECT ${SELECT} WHERE e.project_id = $1 AND e.agent_name = $2 AND e.config_version IS NOT NULL ORDER BY e.created_at DESC, e.id DESC`,
-    [projectId, agentName],
+    `SELECT ${SELECT} WHERE e.project_id = $1 AND e.agent_name = $2 AND e.config_version IS NOT NULL
+       AND ($3::text[] IS NULL OR e.created_by IN (SELECT m.user_id FROM project_members m WHERE m.project_id = $1 AND m.role = ANY($3::text[])))
+     ORDER BY e.created_at DESC, e.id DESC`,
+    [projectId, agentName, opts.madeBy ? [...opts.madeBy] : null],
   );
   return rows.map(toExperiment);
 }

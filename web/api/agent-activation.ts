@@ -2,8 +2,9 @@
  * POST /api/agents/{name}/configs/{version}/activate {force?, reason?} (Bearer key with scope read+ingest; the
  * activation gate, docs/EVALUATION.md): activates the version unless its latest experiment breaks one of the
  * agent's gate rules against the active version's on the same dataset. 200 {agent, version, forced, gate}; 409
- * gate_refused naming each score and both values (also as `error.violations`). `force` with a reason overrides the
- * refusal when the key's owner is an admin or the owner of the project; the audit log keeps the reason.
+ * gate_refused naming each score and both values (also as `error.violations`). `gate` names the experiments compared
+ * (`basis`, and each one's summary with the scores the gate counts). `force` with a reason overrides the refusal when
+ * the key's owner is an admin or the owner of the project. Every activation is in the audit log.
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
@@ -17,8 +18,9 @@ import { configVersionParam } from "../path-params.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { readAuthorizer } from "./read-api.js";
 
-/** The gate's check as the API shows it: both experiments' summaries, the rules and what broke them. */
+/** The gate's check as the API shows it: what it compared, both experiments' summaries, the rules and what broke them. */
 const gateJson = (c: GateCheck) => ({
+  basis: c.basis,
   active_version: c.active_version,
   active_experiment: c.active,
   candidate_experiment: c.candidate,

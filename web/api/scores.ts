@@ -13,11 +13,12 @@
  */
 import type Router from "@koa/router";
 import { Either } from "effect";
+import { can } from "../../core/access/roles.js";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { uuidv7 } from "../../core/ids.js";
 import { announceExperimentScores, insertScore, listRunScores, parseScore, scoreCursor, scoreRow } from "../../stores/scores.js";
 import type { WebDeps } from "../deps.js";
-import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
 import { intParam, readAuthorizer, stringParam } from "./read-api.js";
 import { countWithinBytes, jsonSize, MAX_EVENTS_PAGE_BYTES } from "./byte-pages.js";
 import type { Sender } from "../../core/events/sender.js";
@@ -37,14 +38,21 @@ async function ownRun(deps: WebDeps, projectId: number, sdkRunId: string) {
 }
 
 /**
- * Stores a score (a POST /api/scores body) of one of the project's runs, given by the sender's user; its id. Throws
- * ValidationError (422), NotFound (404).
+ * Who a key's scores are from (stores/scores.ts, SCORE_GIVERS): a key of scope read+ingest whose creator is now a
+ * member, admin or owner of its project is a member's (the activation gate counts its scores); any other is a key's.
  */
-export async function giveScore(deps: WebDeps, sender: Sender, body: unknown): Promise<string> {
+export const keyGiver = (p: Pick<KeyPrincipal, "scope" | "role">): "member_key" | "key" =>
+  p.scope === "read+ingest" && can(p.role, "give_feedback") ? "member_key" : "key";
+
+/**
+ * Stores a score (a POST /api/scores body) of one of the project's runs, given by the sender's user (`givenBy`: the
+ * sender as the server knows it); its id. Throws ValidationError (422), NotFound (404).
+ */
+export async function giveScore(deps: WebDeps, sender: Sender, body: unknown, givenBy: "reviewer" | "member_key" | "key"): Promise<string> {
   const score = parseScore(body);
   if (Either.isLeft(score)) throw score.left;
   const run = await ownRun(deps, sender.projectId, score.right.sdk_run_id);
-  const id = await insertScore(deps.ports.clickhouse, { ...run, user_id: sender.userId }, score.right);
+  const id = await insertScore(deps.ports.clickhouse, { ...run, user_id: sender.userId }, score.right, givenBy);
   await routeGivenScores(deps.ports.sql, sender.projectId, [{ run, name: score.right.name, value: score.right.value }]);
   await announceExperimentScores(deps.ports.pubsub, sender.projectId, [run]);
   return id;
@@ -56,7 +64,7 @@ export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAut
 
   router.post("/api/scores", authorizeSending.may("send"), async (ctx) => {
     const p = await authorizeSending(ctx);
-    const scoreId = await giveScore(deps, p, await readJsonBody(ctx, BODY_LIMIT, { unstorable: "repair" }));
+    const scoreId = await giveScore(deps, p, await readJsonBody(ctx, BODY_LIMIT, { unstorable: "repair" }), keyGiver(p));
     ctx.status = 201;
     ctx.body = { score_id: scoreId };
   });
@@ -72,6 +80,7 @@ export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAut
     const wanted = [...new Set(parsed.flatMap((r) => (Either.isRight(r) ? [r.right.sdk_run_id] : [])))];
     const runs = new Map((await deps.events.loadRuns(wanted.map((external_id) => ({ project_id: p.projectId, external_id })))).map((r) => [r.external_id, r]));
     const now = new Date().toISOString();
+    const givenBy = keyGiver(p);
     const rows: Record<string, unknown>[] = [];
     const given: GivenScore[] = [];
     const results = parsed.map((r, index) => {
@@ -79,7 +88,7 @@ export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAut
       const run = runs.get(r.right.sdk_run_id);
       if (!run) return { index, status: 404, error: { code: "not_found", message: `run ${JSON.stringify(r.right.sdk_run_id)} not found` } };
       const scoreId = uuidv7();
-      rows.push(scoreRow({ ...run, user_id: p.userId }, r.right, scoreId, now));
+      rows.push(scoreRow({ ...run, user_id: p.userId }, r.right, scoreId, now, givenBy));
       given.push({ run, name: r.right.name, value: r.right.value });
       return { index, status: 201, score_id: scoreId };
     });

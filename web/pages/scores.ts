@@ -41,7 +41,7 @@ export function register(router: Router, deps: WebDeps): void {
     await giveScore(deps, { projectId: project.id, userId: user.id }, {
       sdk_run_id: sdkRunId, name: FEEDBACK_SCORE, value: form.value === "up", source: "human",
       ...(form.comment?.trim() ? { comment: form.comment.trim() } : {}),
-    });
+    }, "reviewer");
     deps.logger.info("run scored", { user_id: user.id, sdk_run_id: sdkRunId, via: "dashboard" });
     ctx.status = 303;
     ctx.redirect(`/dashboard/${encodeURIComponent(sdkRunId)}#scores`);

@@ -7,11 +7,14 @@
 import { call, type ApiHost as DatasetHost } from "./api-call.js";
 
 export interface GateCheck {
+  /** What was compared, in words: the two experiments, or why there was nothing to compare. */
+  basis: string;
   active_version: number | null;
   active_experiment: { id: string; name: string; scores: Record<string, { mean: number | null; count: number }> } | null;
   candidate_experiment: { id: string; name: string; scores: Record<string, { mean: number | null; count: number }> } | null;
   rules: { score_name: string; max_drop: number }[];
-  violations: { score: string; active_mean: number; candidate_mean: number; max_drop: number }[];
+  /** candidate_mean null: the version's experiment has no score of that name the gate counts. */
+  violations: { score: string; active_mean: number; candidate_mean: number | null; max_drop: number }[];
 }
 
 export interface Activation {

@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect";
 import { EVENT_TYPES, RUN_STATUSES, SPAN_KINDS } from "../../../core/events/schema.js";
-import { SCORE_SOURCES } from "../../../stores/scores.js";
+import { SCORE_SOURCES, SCORE_GIVERS } from "../../../stores/scores.js";
 
 const Iso = Schema.String.annotations({ format: "date-time" });
 const Uuid = Schema.String.annotations({ format: "uuid" });
@@ -98,6 +98,9 @@ export const Score = Schema.Struct({
   created_at: Iso,
   evaluator: Schema.NullOr(Schema.Struct({ id: Uuid, version: Count })).annotations({ description: "The evaluator (and version) that gave the score; null for others." }),
   judge_run: Schema.NullOr(Schema.String).annotations({ description: "The sdk_run_id of the LLM judge call's own run (its tokens and cost)." }),
+  given_by: Schema.NullOr(Schema.Literal(...SCORE_GIVERS)).annotations({
+    description: "Who gave it, as the server saw it (source is the sender's own word): evaluator, reviewer (a member on the dashboard or in a queue), member_key (a read+ingest key of a member or above), key (any other key), event (inside an event or span). The activation gate counts the first three. null: stored before the server kept it.",
+  }),
 }).annotations({ identifier: "Score" });
 
 export const Session = Schema.Struct({
