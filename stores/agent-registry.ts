@@ -316,6 +316,17 @@ export async function listAgentSummaries(sql: Sql, projectId: number, limit: num
   }));
 }
 
+/** The active config version of each of the named agents that has one (what a comparison of experiments takes as its baseline). */
+export async function activeVersions(sql: Sql, projectId: number, names: readonly string[]): Promise<Map<string, number>> {
+  if (names.length === 0) return new Map();
+  const rows = await sql.query<{ name: string; version: unknown }>(
+    `SELECT a.name, c.version FROM agents a JOIN agent_configs c ON c.agent_id = a.id AND c.is_active
+      WHERE a.project_id = $1 AND a.name = ANY($2::text[])`,
+    [projectId, [...new Set(names)]],
+  );
+  return new Map(rows.map((r) => [String(r.name), Number(r.version)]));
+}
+
 /** The project's agents that have a budget (at most 500), by name. */
 export async function budgetedAgents(sql: Sql, projectId: number): Promise<{ name: string; budget_usd: number }[]> {
   const rows = await sql.query<{ name: string; budget_usd: unknown }>(

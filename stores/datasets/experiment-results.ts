@@ -75,7 +75,8 @@ const SCORES = `
          argMax(value_number, created_at) AS s_number, argMax(value_string, created_at) AS s_string
   FROM scores FINAL
   WHERE project_id = {pid:UInt64} AND span_id = '' AND run_id IN (${RUN_IDS})
-  GROUP BY run_id, name`;
+  GROUP BY run_id, name
+  ORDER BY s_run_id, s_name`; // each result's scores by name, whatever order they were given in
 
 function scoreValue(type: string, n: number, s: string): ScoreValue {
   if (type === "boolean") return n !== 0;

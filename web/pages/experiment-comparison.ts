@@ -3,6 +3,7 @@
  * items, each experiment's output(s), scores and status; each score's delta against the baseline (the first
  * experiment), and a regression where a score dropped or a run failed that the baseline's did not.
  */
+import { ValidationError } from "../../core/errors.js";
 import type { DatasetItem } from "../../stores/datasets/datasets.js";
 import type { ItemResult, ScoreValue } from "../../stores/datasets/experiment-results.js";
 
@@ -21,6 +22,34 @@ export interface ComparedRow<I extends { id: string } = DatasetItem> {
   readonly item: I;
   readonly cells: readonly ComparedCell[];
   readonly regression: boolean;
+}
+
+interface Comparable {
+  readonly id: string;
+  readonly name: string;
+  readonly created_at: string;
+  readonly agent_name: string | null;
+  readonly config_version: number | null;
+}
+
+/**
+ * The experiments in the comparison's column order: the baseline first, then the others oldest first. The baseline
+ * is `requested` (the page's ?baseline=) when given; else the experiment of an agent's active config version; else
+ * the oldest. The order the experiments were picked in plays no part: the experiments list (newest first) and a link
+ * naming the active version's experiment first compare the same pair the same way. A `requested` id that is not
+ * one of the experiments is a 422 naming `baseline`.
+ */
+export function inBaselineOrder<E extends Comparable>(chosen: readonly E[], activeVersions: ReadonlyMap<string, number>, requested?: string): E[] {
+  const oldestFirst = [...chosen].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const isActive = (e: E) => e.agent_name !== null && e.config_version !== null && activeVersions.get(e.agent_name) === e.config_version;
+  let baseline: E | undefined;
+  if (requested !== undefined) {
+    baseline = chosen.find((e) => e.id === requested.toLowerCase());
+    if (!baseline) throw new ValidationError({ field: "baseline", message: "baseline must be one of the experiments compared" });
+  } else {
+    baseline = oldestFirst.find(isActive) ?? oldestFirst[0];
+  }
+  return baseline ? [baseline, ...oldestFirst.filter((e) => e !== baseline)] : [];
 }
 
 /** Results of one experiment by item id. */

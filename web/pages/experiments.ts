@@ -3,9 +3,11 @@
  *
  *   GET /datasets/:name/experiments                 one row per experiment: score means, errors, cost, latency
  *                                                   p50/p95, the agent's config version; pick some to compare
- *   GET /datasets/:name/compare?experiments=a,b,…   the experiments side by side per item (the first is the
- *                                                   baseline): outputs, scores, deltas, regressions; live while one
- *                                                   runs (?fragment=table is the part a pushed run re-fetches)
+ *   GET /datasets/:name/compare?experiments=a,b,…   the experiments side by side per item against a baseline
+ *       [&baseline=id]                              (?baseline=, else the agent's active config version's, else the
+ *                                                   oldest; experiment-comparison.ts): outputs, scores, deltas,
+ *                                                   regressions; live while one runs (?fragment=table is the part a
+ *                                                   pushed run re-fetches)
  *
  * Both need `read` (core/access/roles.ts). An experiment of another dataset or project is a 404.
  */
@@ -15,11 +17,12 @@ import { NotFound, ValidationError } from "../../core/errors.js";
 import { datasetNamed, readItems, readItemsWithIds, type Dataset } from "../../stores/datasets/datasets.js";
 import { byteOrder, experimentResults, experimentSummary, summarizeExperiment } from "../../stores/datasets/experiment-results.js";
 import { findExperiment, listExperiments, type Experiment } from "../../stores/datasets/experiments.js";
+import { activeVersions } from "../../stores/agent-registry.js";
 import { isItemId } from "../../stores/datasets/items.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { WebDeps } from "../deps.js";
-import { compareItems, resultsByItem, scoreNames } from "./experiment-comparison.js";
+import { compareItems, inBaselineOrder, resultsByItem, scoreNames } from "./experiment-comparison.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
 
 /** Items per page of the comparison. */
@@ -50,12 +53,15 @@ export function register(router: Router, deps: WebDeps): void {
   router.get("/datasets/:name/compare", requireUser, inProject(deps, "read"), async (ctx: Context) => {
     const projectId = projectOfRequest(ctx).id;
     const dataset = await datasetNamed(sql, projectId, String(ctx.params.name));
-    const chosen: Experiment[] = [];
+    const picked: Experiment[] = [];
     for (const id of experimentIds(ctx)) {
       const e = await findExperiment(sql, projectId, id);
       if (!e || e.dataset_id !== dataset.id) throw new NotFound({ resource: "experiment", message: `dataset ${JSON.stringify(dataset.name)} has no experiment ${JSON.stringify(id)}` });
-      chosen.push(e);
+      picked.push(e);
     }
+    const active = await activeVersions(sql, projectId, picked.flatMap((e) => (e.agent_name === null ? [] : [e.agent_name])));
+    const chosen = inBaselineOrder(picked, active, queryParam(ctx, "baseline"));
+    const baselineId = chosen.length > 1 ? chosen[0]!.id : undefined;
     const results = await Promise.all(chosen.map((e) => experimentResults(clickhouse, projectId, e.id)));
     const byItem = results.map(resultsByItem);
     const aggregates = chosen.map((e, k) => experimentSummary(e, results[k]!));
@@ -72,7 +78,9 @@ export function register(router: Router, deps: WebDeps): void {
     const view = {
       title: `Compare experiments of ${dataset.name}`, dataset, experiments: aggregates, score_names: scoreNames(aggregates),
       rows, next_after: page.next_after, regression_count: regressed.length,
-      only_regressions: onlyRegressions, ids: chosen.map((e) => e.id).join(","), live: chosen.some((e) => e.status === "running"),
+      only_regressions: onlyRegressions, ids: chosen.map((e) => e.id).join(","), baseline_id: baselineId,
+      compare_query: `experiments=${chosen.map((e) => e.id).join(",")}${baselineId ? `&baseline=${baselineId}` : ""}`,
+      active_versions: Object.fromEntries(active), live: chosen.some((e) => e.status === "running"),
     };
     if (queryParam(ctx, "fragment") === "table") renderFragment(ctx, "_experiment_table.njk", view);
     else renderPage(ctx, "experiment-compare.njk", view);
