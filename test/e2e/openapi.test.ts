@@ -9,6 +9,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addVersion, createAgent } from "../../stores/agent-registry.js";
+import { setGateRule } from "../../stores/activation-gate.js";
 import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 import { exportJson, hexId } from "./otlp-fixtures.js";
 
@@ -155,6 +156,27 @@ describe("OpenAPI document", () => {
     await conforms("/api/experiments/{id}/complete", "post", await post(`/api/experiments/${experimentId}/complete`, {}));
     await conforms("/api/experiments/{id}/complete", "post", await post("/api/experiments/00000000-0000-0000-0000-000000000000/complete", {}));
 
+    // The activation gate: version 2 passes while it has no experiment; with one whose runs have no counted
+    // "helpful" score, where version 1's experiment on the same dataset has one, it is refused (409 with the check).
+    const activate = "/api/agents/{name}/configs/{version}/activate";
+    await addVersion(srv.ports.sql, alice.id, "config-bot", { config: JSON.stringify({ temperature: 0.3 }), changelog: "second" });
+    await setGateRule(srv.ports.sql, alice.id, "config-bot", { score_name: "helpful", max_drop: 0.1 }, alice.id);
+    expect((await post("/api/scores", { sdk_run_id: "oa-x1", name: "helpful", value: 1 })).status).toBe(201);
+    await conforms(activate, "post", await post("/api/agents/config-bot/configs/2/activate", {}));
+    await conforms(activate, "post", await post("/api/agents/config-bot/configs/1/activate", {}));
+    const second = (await (await post("/api/experiments", { dataset: "doc set", name: "doc run 2", agent_name: "config-bot", config_version: 2 })).json()).experiment.id as string;
+    await fetch(`${srv.url}/api/ingest/batch`, json(key, { events: [
+      { event_type: "run_start", sdk_run_id: "oa-x2", agent_name: "config-bot", config_version: 2, payload: { experiment_id: second, dataset_item_id: "i1", repetition: 1 } },
+      { event_type: "run_end", sdk_run_id: "oa-x2", payload: { output: "b" } },
+    ] }));
+    await waitForRun(srv.url, key, "oa-x2", (b) => b.run.status === "success");
+    const refused = await conforms(activate, "post", await post("/api/agents/config-bot/configs/2/activate", {}));
+    expect(refused.error).toMatchObject({ code: "gate_refused", violations: [{ score: "helpful", active_mean: 1, candidate_mean: null }] });
+    await conforms(activate, "post", await post("/api/agents/config-bot/configs/2/activate", { force: "yes" }));
+    await conforms(activate, "post", await post("/api/agents/config-bot/configs/2/activate", { force: true, reason: "checked by hand" }));
+    await conforms(activate, "post", await post("/api/agents/nobody/configs/1/activate", {}));
+    await conforms(activate, "post", await post("/api/agents/config-bot/configs/0/activate", {}));
+
     const send = (method: string, path: string, body: unknown) => fetch(`${srv.url}${path}`, { ...json(key, body), method });
     await conforms("/api/evaluator-templates", "get", await get("/api/evaluator-templates"));
     await conforms("/api/evaluator-templates", "get", await get("/api/evaluator-templates", "0".repeat(64)));
@@ -225,6 +247,14 @@ describe("OpenAPI document", () => {
     await conforms("/v1/traces", "post", await fetch(`${srv.url}/v1/traces`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{not json" }));
     await conforms("/v1/traces", "post", await fetch(`${srv.url}/v1/traces`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }));
 
+    // Every route of the API is in the document, and every operation of the document is served: by a route, or —
+    // ingest and OTLP/HTTP, answered above — by the receivers mounted before the router.
+    const routed = srv.web.app.routes
+      .filter((r) => (r.path.startsWith("/api/") || r.path.startsWith("/v1/")) && r.path !== "/api/openapi.json" && r.path !== "/api/docs")
+      .flatMap((r) => r.methods.map((m) => `${m.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`));
+    const documented = Object.entries(doc.paths).flatMap(([p, ms]) => Object.keys(ms as object).map((m) => `${m} ${p}`));
+    expect(routed.filter((r) => !documented.includes(r)), "routes missing from the document").toEqual([]);
+    expect(documented.filter((d) => !routed.includes(d)).sort(), "operations no route serves").toEqual(["post /api/ingest", "post /api/ingest/batch", "post /v1/traces"]);
     // Every operation was exercised at least once, and each with an answer other than its success where it has one.
     const operations = Object.entries(doc.paths).flatMap(([p, ms]) => Object.keys(ms as object).map((m) => `${m} ${p}`));
     for (const op of operations) expect([...checked].some((c) => c.startsWith(`${op} `)), op).toBe(true);

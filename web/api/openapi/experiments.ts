@@ -1,8 +1,12 @@
-/** The experiments API's part of the OpenAPI document (web/api/experiments.ts; docs/EVALUATION.md). */
+/**
+ * The experiments API's part of the OpenAPI document (web/api/experiments.ts; docs/EVALUATION.md), and the
+ * activation of a config version through the gate that compares experiments (web/api/agent-activation.ts).
+ */
 import { Schema } from "effect";
 import { RUN_STATUSES } from "../../../core/events/schema.js";
 import { EXPERIMENT_STATUSES, ExperimentInput, MAX_EXPERIMENT_NAME } from "../../../stores/datasets/experiments.js";
 import { MAX_DATASET_NAME } from "../../../stores/datasets/datasets.js";
+import { MAX_FORCE_REASON } from "../../../stores/activation-gate.js";
 import { q, type Operation, type Param } from "./operation.js";
 
 const Iso = Schema.String.annotations({ format: "date-time" });
@@ -31,6 +35,29 @@ const ExperimentItem = Schema.Struct({
 
 const ExperimentId: Param = { name: "id", in: "path", required: true, schema: Schema.UUID };
 
+const GateViolation = Schema.Struct({
+  score: Schema.String, active_mean: Schema.Number,
+  candidate_mean: Schema.NullOr(Schema.Number).annotations({ description: "null: the version's experiment has no counted score of this name (a refusal too)." }),
+  max_drop: Schema.Number,
+}).annotations({ identifier: "GateViolation" });
+
+const GateCheck = Schema.Struct({
+  basis: Schema.String.annotations({ description: "What was compared, in words: the two experiments (ids, names, who made them), or why there was nothing to compare." }),
+  active_version: Schema.NullOr(Count),
+  active_experiment: Schema.NullOr(Experiment).annotations({ description: "The active version's latest experiment on the same dataset, made by a member or above; its scores are those the gate counts." }),
+  candidate_experiment: Schema.NullOr(Experiment).annotations({ description: "The version's latest experiment made by a member or above; its scores are those the gate counts." }),
+  rules: Schema.Array(Schema.Struct({ score_name: Schema.String, max_drop: Schema.Number })),
+  violations: Schema.Array(GateViolation),
+}).annotations({ identifier: "GateCheck", description: "The gate counts scores of evaluators, reviewers and members' read+ingest keys only (docs/EVALUATION.md)." });
+
+const GateRefusal = Schema.Struct({
+  error: Schema.Struct({
+    code: Schema.String, message: Schema.String, field: Schema.optional(Schema.String),
+    violations: Schema.optional(Schema.Array(GateViolation)),
+  }),
+  gate: Schema.optional(GateCheck),
+}).annotations({ identifier: "GateRefusal", description: "Every error; a 409 gate_refused adds the violations and the gate's check." });
+
 export const EXPERIMENT_OPERATIONS: Record<string, Record<string, Operation>> = {
   "/api/experiments": {
     post: {
@@ -50,6 +77,24 @@ export const EXPERIMENT_OPERATIONS: Record<string, Record<string, Operation>> = 
       tag: "Experiments", summary: "An experiment, its aggregates and its results per item and repetition", params: [ExperimentId],
       // 422: an empty id is the list's path (/api/experiments/), which needs its dataset.
       ok: { 200: Schema.Struct({ experiment: Experiment, items: Schema.Array(ExperimentItem) }) }, errors: [401, 403, 404, 422, 429],
+    },
+  },
+  "/api/agents/{name}/configs/{version}/activate": {
+    post: {
+      tag: "Agents", summary: "Activate a config version through the activation gate",
+      description: "Compares the version's latest experiment with the active version's on the same dataset under the agent's gate rules; "
+        + "409 gate_refused when a score dropped more than a rule allows (or has no counted value). `force` with a `reason` activates anyway, "
+        + "for a key of an admin or the owner. Every activation is in the project's audit log.",
+      params: [
+        { name: "name", in: "path", required: true, schema: Schema.String },
+        { name: "version", in: "path", required: true, schema: Schema.Int.pipe(Schema.between(1, 2 ** 31 - 1)) },
+      ],
+      body: Schema.Struct({
+        force: Schema.optional(Schema.Boolean),
+        reason: Schema.optional(Schema.String.pipe(Schema.maxLength(MAX_FORCE_REASON))).annotations({ description: "Required with force: kept in the audit log." }),
+      }).annotations({ identifier: "ActivationRequest" }),
+      ok: { 200: Schema.Struct({ agent: Schema.String, version: Count, forced: Schema.Boolean, gate: GateCheck }).annotations({ identifier: "Activation" }) },
+      errors: [400, 401, 403, 404, 409, 413, 415, 422, 429], errorBody: GateRefusal,
     },
   },
   "/api/experiments/{id}/complete": {
