@@ -5,7 +5,8 @@
  */
 import type { ClickHouse } from "../ports/clickhouse.js";
 import type { RunRecord } from "../events/run.js";
-import { RUN_SELECT, RUN_SORT_AT, checkLimit, cursorPage, decodeCursor, decodeRun, sinceTime, toChTime } from "./event-store.js";
+import { RUN_SELECT, decodeRun } from "./event-store.js";
+import { RUN_SORT_AT, checkLimit, cursorPage, decodeCursor, sinceTime, toChTime } from "./run-query.js";
 
 export const DEFAULT_SESSIONS_LIMIT = 50;
 export const MAX_SESSIONS_LIMIT = 500;

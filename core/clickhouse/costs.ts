@@ -8,8 +8,12 @@
  * group is the runs with cost in it: a run that used two models is one run in each model's group. Sums of groups
  * would count such a run (or one whose calls span midnight) twice, so the run counts of every view are counted
  * distinct in a second scan (costRunCounts) and replace the summed ones (withRunCounts).
+ * The LLM judge's own calls (core/evaluation/judge-agent.ts) are groups of their agent like any other; /costs shows them
+ * apart, as evaluation spend: their runs are counted in views of their own (evaluation, evaluation_model), never in
+ * the total, day, agent or model counts, which are the production runs'.
  */
 import type { ClickHouse } from "../ports/clickhouse.js";
+import { JUDGE_AGENT, NOT_JUDGE_PARAMS } from "../evaluation/judge-agent.js";
 import { isStorableTime } from "../events/schema.js";
 
 export const MAX_GROUPS = 100_000;
@@ -86,7 +90,7 @@ export async function costGroups(ch: ClickHouse, projectId: number, range: CostR
   }));
 }
 
-export type RunCountView = "total" | "day" | "agent" | "model" | "agent_model";
+export type RunCountView = "total" | "day" | "agent" | "model" | "agent_model" | "evaluation" | "evaluation_model";
 export type RunCount = Pick<CostTotals, "runs" | "computed_runs" | "client_runs">;
 /** Distinct runs with cost, by view and key (the key of `total` is ""; of agent_model, agent NUL model). */
 export type RunCounts = ReadonlyMap<RunCountView, ReadonlyMap<string, RunCount>>;
@@ -94,12 +98,16 @@ export type RunCounts = ReadonlyMap<RunCountView, ReadonlyMap<string, RunCount>>
 /** The keys of an agent_model view: agent and model joined by NUL (neither may contain it). */
 export const agentModelKey = (agent: string, model: string): string => `${agent}\u0000${model}`;
 
-/** Distinct runs with cost in the range, for the total and per day, agent, model and (agent, model). */
+/**
+ * Distinct runs with cost in the range: of the production runs, the total and per day, agent, model and (agent,
+ * model); of the judge's runs, the total (`evaluation`) and per model (`evaluation_model`).
+ */
 export async function costRunCounts(ch: ClickHouse, projectId: number, range: CostRange): Promise<RunCounts> {
   const rows = await ch.query<Record<string, unknown>>(
     `SELECT view, key, uniqExact(rid) AS runs, uniqExactIf(rid, src = 'computed') AS computed_runs, uniqExactIf(rid, src = 'client') AS client_runs
        FROM (
-         SELECT rid, src, arrayJoin([('total', ''), ('day', day_text), ('agent', agent), ('model', model), ('agent_model', concat(agent, '\\0', model))]) AS vk,
+         SELECT rid, src, arrayJoin(if(agent = {judge_agent:String}, [('evaluation', ''), ('evaluation_model', model)],
+                  [('total', ''), ('day', day_text), ('agent', agent), ('model', model), ('agent_model', concat(agent, '\\0', model))])) AS vk,
                 vk.1 AS view, vk.2 AS key
            FROM (
              SELECT toString(sdk_run_id) AS rid, toString(cost_source) AS src, toString(day) AS day_text, toString(agent_name) AS agent, toString(model) AS model
@@ -114,7 +122,7 @@ export async function costRunCounts(ch: ClickHouse, projectId: number, range: Co
        )
       GROUP BY view, key
       LIMIT {limit:UInt32}`,
-    { pid: projectId, from: range.from, to: range.to, limit: MAX_GROUPS * 5 },
+    { pid: projectId, from: range.from, to: range.to, limit: MAX_GROUPS * 5, ...NOT_JUDGE_PARAMS },
   );
   const out = new Map<RunCountView, Map<string, RunCount>>();
   for (const r of rows) {
@@ -124,6 +132,11 @@ export async function costRunCounts(ch: ClickHouse, projectId: number, range: Co
     m.set(String(r.key), { runs: n(r.runs), computed_runs: n(r.computed_runs), client_runs: n(r.client_runs) });
   }
   return out;
+}
+
+/** The groups of the production runs, and those of the judge's calls (evaluation spend). */
+export function splitEvaluation(groups: readonly CostGroup[]): { production: CostGroup[]; evaluation: CostGroup[] } {
+  return { production: groups.filter((g) => g.agent_name !== JUDGE_AGENT), evaluation: groups.filter((g) => g.agent_name === JUDGE_AGENT) };
 }
 
 /** Rows summed from groups, with their run counts replaced by the distinct ones of `view`. */

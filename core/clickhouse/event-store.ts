@@ -19,14 +19,18 @@ import type { ClickHouse } from "../ports/clickhouse.js";
 import { canonicalIso } from "../events/iso-time.js";
 import { ERROR_PREVIEW_CHARS } from "../events/spans.js";
 import { mapInSlices } from "../time-slice.js";
-import { isStorableTime, type EventType, type LoggedEvent, type RunStatus } from "../events/schema.js";
+import type { EventType, LoggedEvent, RunStatus } from "../events/schema.js";
 import type { RunRecord } from "../events/run.js";
 import { runKeyOfRun } from "../events/run-key.js";
 import { ValidationError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import { jsonString, jsonValue } from "../json-text.js";
+import { RUN_SORT_AT, checkLimit, cursorPage, runsWhere, toChTime } from "./run-query.js";
 import { encodeLines, encodeLinesInSlices } from "./settings.js";
 import type { EventStore, RunFilter, StoredEvent } from "./types.js";
+
+// Re-exported: the alerts, scores and retention queries take them from here.
+export { toChTime } from "./run-query.js";
 
 export const DEFAULT_RUNS_LIMIT = 50;
 export const MAX_RUNS_LIMIT = 500;
@@ -35,11 +39,6 @@ export const MAX_EVENTS_LIMIT = 100_000;
 /** Keys per loadRuns query (query parameters travel in the URL on the HTTP transport). */
 const LOAD_CHUNK = 1000;
 
-/** ISO 8601 → `YYYY-MM-DD hh:mm:ss.sss` (UTC), the form every ClickHouse version parses for DateTime64. */
-export function toChTime(iso: string): string {
-  const s = canonicalIso(iso);
-  return `${s.slice(0, 10)} ${s.slice(11, 23)}`;
-}
 
 export const RUN_COLUMNS = [
   "project_id", "user_id", "external_id", "run_id", "agent_name", "status", "status_at", "started_at", "ended_at",
@@ -62,8 +61,6 @@ export const SPAN_VALUE_CHARS = ERROR_PREVIEW_CHARS + 1; // written into migrati
 const SPAN_PAYLOAD = "if(span_payload = '', payload, span_payload)";
 const SPAN_EVENT_SELECT = EVENT_SELECT.replace("payload", `${SPAN_PAYLOAD} AS payload`);
 
-/** Sort key of the runs list: start time, or the last event for a run whose run_start has not arrived. */
-export const RUN_SORT_AT = "ifNull(started_at, last_event_at)";
 
 type Raw = Record<string, unknown>;
 const num = (v: unknown): number => (typeof v === "number" ? v : Number(v));
@@ -204,41 +201,6 @@ function decodeEvent(r: Raw): StoredEvent {
   };
 }
 
-/** The runs (and sessions) cursor: the sort key of the last row of the previous page, base64url JSON (opaque to clients). */
-export interface RunCursor { at: string; id: string }
-export const encodeCursor = (c: RunCursor): string => Buffer.from(JSON.stringify([c.at, c.id])).toString("base64url");
-export function decodeCursor(s: string): RunCursor {
-  try {
-    const v = JSON.parse(Buffer.from(s, "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string" && isStorableTime(Date.parse(v[0]))) {
-      return { at: v[0], id: v[1] };
-    }
-  } catch { /* fall through */ }
-  throw new ValidationError({ message: "cursor is not a cursor returned by this API", field: "cursor" });
-}
-
-/** A page read with LIMIT limit + 1: its first `limit` rows, and the cursor after the last of them when there are more. */
-export function cursorPage<T>(rows: T[], limit: number, cursorOf: (last: T) => RunCursor): { page: T[]; next_cursor: string | null } {
-  if (rows.length <= limit) return { page: rows, next_cursor: null };
-  const page = rows.slice(0, limit);
-  return { page, next_cursor: encodeCursor(cursorOf(page[page.length - 1]!)) };
-}
-
-/** A `since` filter as a DateTime64 parameter; a 422 naming `since` when it is not a date. */
-export function sinceTime(since: string): string {
-  if (Number.isNaN(Date.parse(since))) throw new ValidationError({ message: "since must be an ISO 8601 timestamp", field: "since" });
-  return toChTime(since);
-}
-
-export function checkLimit(limit: number | undefined, dflt: number, max: number): number {
-  if (limit === undefined) return dflt;
-  if (!Number.isInteger(limit) || limit < 1 || limit > max) {
-    throw new ValidationError({ message: `limit must be an integer from 1 to ${max}`, field: "limit" });
-  }
-  return limit;
-}
-
-
 export function createEventStore(ch: ClickHouse): EventStore {
   /** A run's events whole that match `where`, in processing order, at most `limit`. */
   const wholeEvents = async (projectId: number, runId: string, where: string, params: Record<string, unknown>, limit: number) =>
@@ -307,43 +269,8 @@ export function createEventStore(ch: ClickHouse): EventStore {
 
     async listRuns(projectId, filter: RunFilter) {
       const limit = checkLimit(filter.limit, DEFAULT_RUNS_LIMIT, MAX_RUNS_LIMIT);
-      const params: Record<string, unknown> = { project_id: projectId, take: limit + 1 };
-      const where = ["project_id = {project_id:UInt64}"];
-      if (filter.status !== undefined) {
-        where.push("status = {status:String}");
-        params.status = filter.status;
-      }
-      if (filter.agent_name !== undefined) {
-        where.push("agent_name = {agent_name:String}");
-        params.agent_name = filter.agent_name;
-      }
-      if (filter.session_id !== undefined) {
-        where.push("session_id = {session_id:String}");
-        params.session_id = filter.session_id;
-      }
-      if (filter.since !== undefined) {
-        where.push("last_event_at >= {since:DateTime64(3, 'UTC')}");
-        params.since = sinceTime(filter.since);
-      }
-      if (filter.config_version !== undefined) {
-        where.push("config_version = {config_version:UInt32}");
-        params.config_version = filter.config_version;
-      }
-      if (filter.score_name !== undefined) {
-        let range = "";
-        // Bounds go as text: chDB refuses to bind a number past 2^53 that happens to be integral (1e300).
-        if (filter.score_min !== undefined || filter.score_max !== undefined) range += " AND value_type IN ('number', 'boolean')";
-        if (filter.score_min !== undefined) (range += " AND value_number >= {score_min:Float64}"), (params.score_min = String(filter.score_min));
-        if (filter.score_max !== undefined) (range += " AND value_number <= {score_max:Float64}"), (params.score_max = String(filter.score_max));
-        where.push(`run_id IN (SELECT run_id FROM scores FINAL WHERE project_id = {project_id:UInt64} AND name = {score_name:String}${range})`);
-        params.score_name = filter.score_name;
-      }
-      if (filter.cursor) {
-        const c = decodeCursor(filter.cursor);
-        where.push(`(${RUN_SORT_AT}, external_id) < ({cursor_at:DateTime64(3, 'UTC')}, {cursor_id:String})`);
-        params.cursor_at = toChTime(c.at);
-        params.cursor_id = c.id;
-      }
+      const { where, params } = runsWhere(projectId, filter);
+      params.take = limit + 1;
       // FINAL folds versions before WHERE sees them, so a filter on status matches only the latest version.
       const rows = await ch.query<Raw>(
         `SELECT ${RUN_SELECT} FROM agent_runs FINAL

@@ -11,7 +11,8 @@ import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { Sql } from "../../core/ports/sql.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
 import { EVALUATION_JOBS_CHANNEL, enqueueJobs, type NewJob } from "./jobs.js";
-import { JUDGE_AGENT, sampled, spanMatches, spanOf, spanRunFilter, type RuleFilter } from "./rule-filter.js";
+import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
+import { sampled, spanMatches, spanOf, spanRunFilter, type RuleFilter } from "./rule-filter.js";
 import { addToQueue } from "../annotation/queue-items.js";
 import type { EvaluationRule } from "./rules.js";
 

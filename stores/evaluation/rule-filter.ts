@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { ValidationError } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import type { RunRecord } from "../../core/events/run.js";
+import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
 
 export interface RuleFilter {
   readonly agent_name?: string;
@@ -24,9 +25,6 @@ export interface RuleFilter {
   readonly span_kind?: string;
   readonly span_name?: string;
 }
-
-/** The agent the judge calls are reported under: its runs are never evaluated online (a judge judging itself). */
-export const JUDGE_AGENT = "runwatch-judge";
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const fail = (field: string, message: string): never => {

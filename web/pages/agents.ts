@@ -28,6 +28,7 @@ import { agentRunStats, type AgentRunStats } from "./run-stats.js";
 import { averageScores, type ScoreAverage } from "../../stores/scores.js";
 import { activateThroughGate } from "../../stores/activation-gate.js";
 import { can } from "../../core/access/roles.js";
+import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
 import { gateView, register as registerGate } from "./agent-gate.js";
 
 export const MAX_AGENTS = 500;
@@ -58,7 +59,8 @@ export async function listAgents(deps: WebDeps, userId: number): Promise<AgentRo
   const byName = new Map(stats.map((s) => [s.agent_name, s]));
   const byAgent = groupBy(averages, (a) => a.agent_name);
   const scoresOf = (name: string) => (byAgent.get(name) ?? []).slice(0, 3);
-  const rows: AgentRow[] = registry.map((r) => ({ ...r, stats: byName.get(r.name), scores: scoresOf(r.name) }));
+  // The judge's own runs register their agent like any run's: it is evaluation, not one of the project's agents.
+  const rows: AgentRow[] = registry.filter((r) => r.name !== JUDGE_AGENT).map((r) => ({ ...r, stats: byName.get(r.name), scores: scoresOf(r.name) }));
   const known = new Set(rows.map((r) => r.name));
   for (const s of stats) {
     if (!s.agent_name || known.has(s.agent_name)) continue;

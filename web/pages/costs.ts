@@ -1,7 +1,8 @@
 /**
  * GET /costs?from=YYYY-MM-DD&to=YYYY-MM-DD (or ?days=7|30|90): spend and tokens per day (bar chart), per
  * agent, per model and per agent × model for the range, which part of the spend was computed from the price
- * table, and each budgeted agent's spend this month against its budget.
+ * table, and each budgeted agent's spend this month against its budget. The LLM judge's calls are evaluation spend,
+ * shown apart (its total and per model) and in none of the agents' figures.
  * GET /costs.csv?from&to: the same range as CSV, one row per (day, agent, model).
  * Aggregates: core/clickhouse/costs.ts (one grouped scan of run_costs per page).
  */
@@ -13,7 +14,10 @@ import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { queryParam, renderPage } from "./render.js";
 import { barChart } from "./bar-chart.js";
-import { agentModelKey, agentMonthSpend, costGroups, costRunCounts, parseRange, perDay, rollUp, totalOf, withRunCounts, type CostRange } from "../../core/clickhouse/costs.js";
+import {
+  agentModelKey, agentMonthSpend, costGroups, costRunCounts, parseRange, perDay, rollUp, splitEvaluation, totalOf, withRunCounts, type CostRange,
+} from "../../core/clickhouse/costs.js";
+import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
 
 export const RANGES = [7, 30, 90] as const;
 
@@ -51,9 +55,10 @@ export function register(router: Router, deps: WebDeps): void {
   router.get("/costs", requireUser, inProject(deps, "read"), async (ctx: Context) => {
     const project = projectOfRequest(ctx);
     const range = rangeOf(ctx);
-    const [groups, counts, budgetRows] = await Promise.all([
+    const [all, counts, budgetRows] = await Promise.all([
       costGroups(deps.ports.clickhouse, project.id, range), costRunCounts(deps.ports.clickhouse, project.id, range), budgets(deps, project.id),
     ]);
+    const { production: groups, evaluation } = splitEvaluation(all);
     const daily = withRunCounts(perDay(groups, range).map((d) => ({ ...d, key: d.day })), counts, "day");
     const totals = withRunCounts([{ ...totalOf(groups), key: "" }], counts, "total")[0]!;
     const quick = RANGES.map((d) => ({ days: d, ...parseRange(undefined, undefined, d) }));
@@ -74,6 +79,11 @@ export function register(router: Router, deps: WebDeps): void {
       totals,
       avg_per_run: totals.runs ? totals.cost_usd / totals.runs : 0,
       budgets: budgetRows,
+      evaluation: {
+        agent: JUDGE_AGENT,
+        totals: withRunCounts([{ ...totalOf(evaluation), key: "" }], counts, "evaluation")[0]!,
+        by_model: withRunCounts(rollUp(evaluation, (g) => g.model), counts, "evaluation_model"),
+      },
       month: new Date().toISOString().slice(0, 7),
       csv_url: `/costs.csv?from=${range.from}&to=${range.to}`,
     });

@@ -9,6 +9,7 @@ import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
 import type { RunFilter } from "../../core/clickhouse/types.js";
 import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
+import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
 import { ValidationError } from "../../core/errors.js";
 import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
@@ -113,6 +114,7 @@ export function register(router: Router, deps: WebDeps): void {
       datasets,
       queues,
       error_total: view === "errors" ? (await statusCounts(deps.ports.clickhouse, project.id)).error : undefined,
+      evaluation_agent: JUDGE_AGENT,
     });
   };
   router.get("/dashboard", requireUser, inProject(deps, "read"), list("dashboard"));

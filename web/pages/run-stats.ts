@@ -1,18 +1,21 @@
 /**
  * Aggregates over agent_runs for the dashboard and agents pages (ClickHouse SQL, shared by chDB and a
  * server). Each query reads one project's rows (the project_id minmax index skips the others'), and FINAL folds run
- * versions so each run counts once. Candidates for core/clickhouse/ once another component needs them.
+ * versions so each run counts once. They count the project's production runs: the LLM judge's own runs are left out
+ * (core/evaluation/judge-agent.ts; /costs shows their spend as evaluation spend). Candidates for core/clickhouse/ once
+ * another component needs them.
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { RunStatus } from "../../core/events/schema.js";
 import { RUN_STATUSES } from "../../core/events/schema.js";
+import { NOT_JUDGE, NOT_JUDGE_PARAMS } from "../../core/evaluation/judge-agent.js";
 
 export type StatusCounts = Record<RunStatus, number> & { total: number };
 
 export async function statusCounts(ch: ClickHouse, projectId: number): Promise<StatusCounts> {
   const rows = await ch.query<{ status: string; n: string | number }>(
-    `SELECT status, count() AS n FROM agent_runs FINAL WHERE project_id = {pid:UInt64} GROUP BY status`,
-    { pid: projectId },
+    `SELECT status, count() AS n FROM agent_runs FINAL WHERE project_id = {pid:UInt64} AND ${NOT_JUDGE} GROUP BY status`,
+    { pid: projectId, ...NOT_JUDGE_PARAMS },
   );
   const out = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as StatusCounts;
   out.total = 0;
@@ -26,8 +29,8 @@ export async function statusCounts(ch: ClickHouse, projectId: number): Promise<S
 /** Agent names for the filter menu. No FINAL: a run's agent name is set once, so any version has it. */
 export async function agentNames(ch: ClickHouse, projectId: number, limit = 500): Promise<string[]> {
   const rows = await ch.query<{ agent_name: string }>(
-    `SELECT DISTINCT agent_name FROM agent_runs WHERE project_id = {pid:UInt64} AND agent_name != '' ORDER BY agent_name LIMIT {limit:UInt32}`,
-    { pid: projectId, limit },
+    `SELECT DISTINCT agent_name FROM agent_runs WHERE project_id = {pid:UInt64} AND agent_name != '' AND ${NOT_JUDGE} ORDER BY agent_name LIMIT {limit:UInt32}`,
+    { pid: projectId, limit, ...NOT_JUDGE_PARAMS },
   );
   return rows.map((r) => String(r.agent_name));
 }
@@ -55,11 +58,11 @@ export async function agentRunStats(ch: ClickHouse, projectId: number, limit = 5
             max(coalesce(started_at, last_event_at)) AS last_run_at,
             uniqExact(config_version) AS config_versions
        FROM agent_runs FINAL
-      WHERE project_id = {pid:UInt64}
+      WHERE project_id = {pid:UInt64} AND ${NOT_JUDGE}
       GROUP BY agent_name
       ORDER BY runs DESC, agent_name
       LIMIT {limit:UInt32}`,
-    { pid: projectId, limit },
+    { pid: projectId, limit, ...NOT_JUDGE_PARAMS },
   );
   return rows.map((r) => ({
     agent_name: String(r.agent_name),

@@ -11,9 +11,11 @@ const f = table.dataset;
 const limit = Number(f.limit) || 50;
 const firstPage = f.firstPage === "true";
 
+// Without an agent filter the list is the production runs: the LLM judge's own runs (data-evaluation-agent) only
+// show when their agent is asked for by name, as on the server (core/clickhouse/run-query.ts).
 const matches = (run) =>
   (!f.filterStatus || run.status === f.filterStatus) &&
-  (!f.filterAgent || run.agent_name === f.filterAgent) &&
+  (f.filterAgent ? run.agent_name === f.filterAgent : run.agent_name !== f.evaluationAgent) &&
   (!f.filterConfigVersion || String(run.config_version ?? "") === f.filterConfigVersion);
 
 function fill(tr, run) {
