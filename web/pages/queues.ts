@@ -5,7 +5,8 @@
  *   POST /queues                                 create one (edit_evaluators)
  *   GET  /queues/:id                             progress per reviewer, the items, "Review next"
  *   POST /queues/:id/next                        take the next item (locked to you for 30 minutes) and open it
- *   GET  /queues/:id/items/:item                 the item to review: the run's input, output, scores, its trace
+ *   GET  /queues/:id/items/:item                 the item to review: the run's input, output (or its error: type,
+ *                                                message, the failing span), scores, its trace
  *   POST /queues/:id/items/:item/complete        score it with the queue's configs, comment, and optionally add it to a
  *                                                dataset with a corrected expected output; then the next item
  *   POST /queues/:id/items/:item/skip            skip it; then the next item
@@ -23,6 +24,7 @@ import type { Context } from "koa";
 import { can } from "../../core/access/roles.js";
 import { AuthError, Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { runInputOutput } from "../../core/events/run-io.js";
+import { readRunError } from "../../core/events/run-error.js";
 import { addRunsToQueue, findItem, listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/annotation/queue-items.js";
 import { createQueue, deleteQueue, listQueues, mayReview, queueWithId, type AnnotationQueue, type ScoreConfig } from "../../stores/annotation/queues.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
@@ -177,10 +179,14 @@ export function register(router: Router, deps: WebDeps): void {
     const item = await findItem(sql, q, String(ctx.params.item));
     const run = await deps.events.getRun(projectId, item.sdk_run_id);
     const io = run ? runInputOutput(await deps.events.eventsOfTypes(projectId, run.run_id, ["run_start", "run_end"], 20)) : { input: undefined, output: undefined };
-    const [scores, datasets] = await Promise.all([run ? listRunScores(clickhouse, projectId, run.run_id, { limit: 100 }) : { scores: [] }, listDatasets(sql, projectId)]);
+    const failed = run && (run.status === "error" || run.error_count > 0);
+    const [scores, datasets, error] = await Promise.all([
+      run ? listRunScores(clickhouse, projectId, run.run_id, { limit: 100 }) : { scores: [] }, listDatasets(sql, projectId),
+      failed ? readRunError(deps.events, projectId, run.run_id) : undefined,
+    ]);
     const held = item.locked_by === userOf(ctx) && item.locked_until !== null && Date.parse(item.locked_until) > Date.now();
     renderPage(ctx, "queue-item.njk", {
-      title: `Review · ${q.name}`, queue: q, item, run, input: io.input, output: io.output, scores: scores.scores, datasets, held,
+      title: `Review · ${q.name}`, queue: q, item, run, input: io.input, output: io.output, error, scores: scores.scores, datasets, held,
       flash: queryParam(ctx, "flash"), errors: {}, values: {}, ...extra,
     }, status);
   };
