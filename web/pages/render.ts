@@ -14,12 +14,39 @@ const KIND_LABELS: Record<string, string> = {
   human_input_requested: "ask human", human_input_received: "human reply",
 };
 
+const escapeHtml = (s: string): string =>
+  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+
+/** A time as an ISO string, or undefined when it is none (null, empty, not a date). */
+function isoOf(v: unknown): string | undefined {
+  if (v === null || v === undefined || v === "") return undefined;
+  const d = v instanceof Date ? v : new Date(String(v));
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+}
+
+/**
+ * A <time> element: `text` of the time, its exact UTC time as the title; with `live`, the relative text is kept
+ * current in the browser (data-ts: web/static/live.js's tick). "—" for no time.
+ */
+function timeElement(v: unknown, text: (iso: string) => string, live: boolean): nunjucks.runtime.SafeString | string {
+  const iso = isoOf(v);
+  if (!iso) return "—";
+  const exact = `${fmt.timestamp(iso)} UTC`;
+  return new nunjucks.runtime.SafeString(
+    `<time datetime="${iso}" title="${escapeHtml(exact)}"${live ? ` data-ts="${iso}"` : ""}>${escapeHtml(text(iso))}</time>`,
+  );
+}
+
 export function installFilters(env: nunjucks.Environment): void {
   env.addFilter("duration", fmt.duration);
   env.addFilter("usd", fmt.usd);
   env.addFilter("count", fmt.count);
   env.addFilter("ts", fmt.timestamp);
   env.addFilter("ago", (iso: string | null) => fmt.ago(iso));
+  /** A past time as "5 min ago" that stays current without a reload, the exact time as its title. */
+  env.addFilter("ago_time", (v: unknown) => timeElement(v, (iso) => fmt.ago(iso), true));
+  /** A time as "2026-11-23 10:04:05 UTC" (an expiry, say: a future time), the same as its title. */
+  env.addFilter("ts_time", (v: unknown) => timeElement(v, (iso) => `${fmt.timestamp(iso)} UTC`, false));
   env.addFilter("status_label", fmt.statusLabel);
   env.addFilter("run_duration", (run: Parameters<typeof fmt.runDurationMs>[0]) => fmt.duration(fmt.runDurationMs(run)));
   env.addFilter("clock", (iso: string | null) => fmt.timestamp(iso).slice(11));
