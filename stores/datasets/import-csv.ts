@@ -1,7 +1,8 @@
 /**
  * CSV uploads (docs/EVALUATION.md, Import): a header row, then one item per record, its columns mapped to the
- * parts of an item. Cells are kept as the text they are (a cell starting with `=` stays text, never a formula:
- * exports quote it), except a cell of a one-column part that is a JSON object or array, which is read as JSON.
+ * parts of an item. The input is an object keyed by column name (inputOf). Cells are kept as the text they are (a
+ * cell starting with `=` stays text, never a formula: exports quote it), except a cell of a one-column expected output
+ * or metadata, or of a column named `input`, that is a JSON object or array, which is read as JSON.
  *
  * Reading stops at the first bound passed (csv-scan.ts: the header's columns, each record's fields and bytes, the
  * number of records; then a header naming columns the mapping lacks, checked before any record is read), and the
@@ -64,6 +65,16 @@ function mappingOf(header: readonly string[], given: ColumnMapping): ColumnMappi
   return mapping;
 }
 
+/**
+ * An item's input from its columns: an object keyed by column name, however many columns ({"question": "…"} from a
+ * `question` column), the shape a run's input has when an item comes from a run, so a task reads both alike. A column
+ * named `input` alone is the input itself (what an export writes there: its text, or its JSON object or array).
+ */
+function inputOf(record: Record<string, string>, columns: readonly string[]): unknown {
+  if (columns.length === 1 && columns[0] === "input") return cellValue(record.input!);
+  return Object.fromEntries(columns.map((c) => [c, record[c]]));
+}
+
 /** The raw item (before parseItem's checks) of one record. */
 function rawItem(record: Record<string, string>, mapping: ColumnMapping): unknown {
   const part = (columns: readonly string[] | undefined): unknown =>
@@ -71,7 +82,7 @@ function rawItem(record: Record<string, string>, mapping: ColumnMapping): unknow
   const metadata = part(mapping.metadata);
   return {
     ...(mapping.id && record[mapping.id] !== "" ? { id: record[mapping.id] } : {}),
-    input: part(mapping.input),
+    input: inputOf(record, mapping.input!),
     ...(mapping.expected_output?.length ? { expected_output: part(mapping.expected_output) } : {}),
     ...(metadata === undefined ? {} : { metadata: typeof metadata === "object" && metadata !== null && !Array.isArray(metadata) ? metadata : { value: metadata } }),
   };

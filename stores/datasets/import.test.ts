@@ -60,7 +60,8 @@ describe("CSV", () => {
       { id: "q2", input: { question: 'Say "hi"', context: "chat" }, expected_output: "hi" },
     ]);
     const mapped = await parseCsvItems(csv, { input: ["question"], metadata: ["context"] });
-    expect(mapped[0]).toMatchObject({ input: "What is 2+2?", expected_output: "4", metadata: { value: "math" } });
+    // One column is an object keyed by its name too: the shape of a run's input.
+    expect(mapped[0]).toMatchObject({ input: { question: "What is 2+2?" }, expected_output: "4", metadata: { value: "math" } });
   });
 
   it("reads a one-column JSON object or array as JSON, and keeps formulas as text", async () => {

@@ -32,7 +32,7 @@ describe("dataset edits from the page", () => {
   it("uploads a file, refusing what is wrong with a 4xx and writing nothing", async () => {
     const ok = await upload('{"id": "a", "input": 1}\n{"id": "b", "input": 2}');
     expect([ok.status, await ok.json()]).toEqual([201, { version: 1, imported: 2, changed: 2 }]);
-    const csv = await upload("question,expected_output\n=cmd|' /C calc'!A0,yes\n", "text/csv");
+    const csv = await upload("input,expected_output\n=cmd|' /C calc'!A0,yes\n", "text/csv");
     expect(csv.status).toBe(201);
     expect((await items()).find((i) => i.expected_output === "yes").input).toBe("=cmd|' /C calc'!A0");
 

@@ -125,8 +125,8 @@ describe("datasets API", () => {
     expect(res.status).toBe(201);
     const items = (await get("/from%20csv/items")).body.items;
     expect(items).toMatchObject([
-      { id: "c1", input: "What is 2+2?", expected_output: "4", source: "upload" },
-      { id: "c2", input: "=cmd|' /C calc'!A0", expected_output: "-" },
+      { id: "c1", input: { question: "What is 2+2?" }, expected_output: "4", source: "upload" },
+      { id: "c2", input: { question: "=cmd|' /C calc'!A0" }, expected_output: "-" },
     ]);
     expect((await upload("/from%20csv/import?input=nope", "text/csv", csv)).status).toBe(422);
     expect((await upload("/from%20csv/import", "application/xml", "<a/>")).status).toBe(415);
