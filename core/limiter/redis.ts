@@ -62,7 +62,16 @@ export function redisRateLimiter(url: string, pointsPerMinute: number, prefix = 
         return decisionFrom(false, pointsPerMinute, res as never);
       }
     },
-    budget: (name, points, durationSec) => budgetOver(named(name, durationSec), points),
+    budget: (name, points, durationSec) => {
+      const budget = budgetOver(named(name, durationSec), points);
+      // As consume: a fresh process's first calls count in the shared budget, not in its insurance limiter.
+      const ready = async () => { if (connecting) await connecting; };
+      return {
+        consume: async (key, n) => (await ready(), budget.consume(key, n)),
+        peek: async (key) => (await ready(), budget.peek(key)),
+        reset: async (key) => (await ready(), budget.reset(key)),
+      };
+    },
     async close() {
       client.disconnect();
     },

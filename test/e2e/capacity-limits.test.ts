@@ -173,6 +173,8 @@ describe("an https public URL, no trusted proxies: OTLP/gRPC limits before authe
     const refused = await otlp(600);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    // A refused request spends none of the quota (the count is of what was taken): the rest still fits.
+    expect((await otlp(500)).status).toBe(200); // 2,000 of 2,000
     const single = await fetch(`${s.url}/api/ingest`, json(key, { event_type: "run_start", sdk_run_id: "quota-late", agent_name: "quota", payload: {} }));
     expect(single.status).toBe(429);
     expect(((await single.json()) as { error: { message: string } }).error.message).toMatch(/quota of 2000 events and spans per minute/);
