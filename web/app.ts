@@ -36,6 +36,7 @@ import { csrfProtection, sessionMiddleware } from "./auth/session.js";
 import { registerApiKeySettings } from "./settings/api-keys.js";
 import { registerAdminRoutes } from "./admin/routes.js";
 import { registerProjectRoutes } from "./projects/routes.js";
+import { projectFromUrl } from "./projects/project-url.js";
 import { registerOidcRoutes } from "./auth/oidc.js";
 import { registerPages } from "./pages/index.js";
 import { serveStatic } from "./static-files.js";
@@ -147,6 +148,9 @@ export function createWebApp(deps: WebDeps): WebApp {
   const router = new Router();
   // Only a request that reaches a route can change anything: an unknown path (a typo in an API client's URL) is
   // answered 404 not_found, not 403 csrf_failed.
+  // Project pages under /p/{slug}/… (web/projects/project-url.ts): the routes a member's session role guards.
+  app.use(projectFromUrl((path, method) =>
+    router.match(path, method).pathAndMethod.some((layer) => layer.stack.some((mw) => actionOf(mw)?.credential === "session"))));
   app.use((ctx, next) => (router.match(ctx.path, ctx.method).route ? csrfProtection(ctx, next) : next()));
 
   router.get("/healthz", async (ctx) => {

@@ -6,6 +6,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import nunjucks from "nunjucks";
 import type { Context } from "koa";
+import { can, type Action } from "../core/access/roles.js";
+import type { Membership } from "../stores/accounts/projects.js";
 import { csrfToken } from "./auth/session.js";
 
 export const VIEWS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "views");
@@ -17,9 +19,28 @@ export const views = new nunjucks.Environment(new nunjucks.FileSystemLoader(VIEW
   lstripBlocks: true,
 });
 
+/**
+ * What every page's layout reads: the user, their projects and the one the page is in (`base` prefixes its links,
+ * web/projects/project-url.ts), the form token, and `may(action)`, whether the member's role allows an action
+ * (core/access/roles.ts), so a page shows only the controls its viewer may use.
+ */
+function layoutContext(ctx: Context): Record<string, unknown> {
+  const project = ctx.state.project as Membership | undefined;
+  return {
+    user: ctx.state.user ?? null,
+    current_project: project ?? null,
+    base: project ? `/p/${project.slug}` : "",
+    may: (action: Action) => project !== undefined && can(project.role, action),
+    my_projects: ctx.state.projects ?? [],
+    instance_admin: ctx.state.instanceAdmin === true,
+    csrf: csrfToken(ctx),
+    path: ctx.path,
+  };
+}
+
 /** Renders `template` (relative to web/views) as the HTML response. */
 export function render(ctx: Context, template: string, vars: Record<string, unknown> = {}, status = 200): void {
-  const html = views.render(template, { user: ctx.state.user ?? null, current_project: ctx.state.project ?? null, my_projects: ctx.state.projects ?? [], instance_admin: ctx.state.instanceAdmin === true, csrf: csrfToken(ctx), path: ctx.path, ...vars });
+  const html = views.render(template, { ...layoutContext(ctx), ...vars });
   ctx.status = status;
   ctx.type = "text/html; charset=utf-8";
   ctx.body = html;

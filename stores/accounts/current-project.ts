@@ -15,6 +15,11 @@ export async function currentProject(sql: Sql, userId: number): Promise<{ curren
 export async function switchProject(sql: Sql, userId: number, slug: string): Promise<Membership | undefined> {
   const target = (await currentProject(sql, userId))?.all.find((p) => p.slug === slug.trim().toLowerCase());
   if (!target) return undefined;
-  await sql.query("UPDATE users SET current_project_id = $2 WHERE id = $1", [userId, target.id]);
+  await rememberProject(sql, userId, target.id);
   return target;
+}
+
+/** Makes the member's project `projectId` the one they come back to (a project page they opened names it). */
+export async function rememberProject(sql: Sql, userId: number, projectId: number): Promise<void> {
+  await sql.query("UPDATE users SET current_project_id = $2 WHERE id = $1", [userId, projectId]);
 }

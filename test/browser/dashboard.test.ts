@@ -42,7 +42,7 @@ describe.skipIf(!haveBrowser)("live dashboard in a real browser", () => {
     // Ada creates an API key on the settings page; it is shown once.
     await a.goto(`${base}/settings/api-keys`);
     await a.fill("#name", "browser test");
-    await Promise.all([a.waitForLoadState("load"), a.click("form[action='/settings/api-keys'] button[type=submit]")]);
+    await Promise.all([a.waitForLoadState("load"), a.click("form[action$='/settings/api-keys'] button[type=submit]")]);
     const key = (await a.textContent("#new-key"))!.trim();
     expect(key).toMatch(/^[0-9a-f]{64}$/);
     await a.screenshot({ path: path.join(ARTIFACTS, "api-keys.png"), fullPage: true });

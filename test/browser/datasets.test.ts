@@ -39,7 +39,7 @@ describe.skipIf(!haveBrowser)("datasets in the dashboard", () => {
     const row = page.locator("#items tbody tr").first();
     expect(await row.textContent()).toContain("Can I get a refund after 40 days?");
     expect(await row.textContent()).toContain("No: refunds are possible within 30 days.");
-    expect(await row.locator("a", { hasText: "run" }).getAttribute("href")).toBe(`/dashboard/${run}`);
+    expect(await row.locator("a", { hasText: "run" }).getAttribute("href")).toMatch(new RegExp(`^/p/[a-z0-9-]+/dashboard/${run}$`));
 
     // A pasted file with a bad line is refused whole, naming it; a good one makes version 2.
     const lines = ['{"id": "q2", "input": {"question": "Do you refund shipping?"}, "expected_output": "No."}', '{"expected_output": "missing input"}'];

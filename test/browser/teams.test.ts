@@ -34,7 +34,7 @@ describe.skipIf(!haveBrowser)("a team shares a project", () => {
     await ada.goto(`${base}/settings/project`);
     await ada.click(".new-project summary");
     await ada.fill(".new-project input[name=name]", "Support team");
-    await Promise.all([ada.waitForURL(/settings\/project\?project=support-team/), ada.click(".new-project button[type=submit]")]);
+    await Promise.all([ada.waitForURL(/\/p\/support-team\/settings\/project/), ada.click(".new-project button[type=submit]")]);
     expect(await ada.textContent("h1")).toBe("Support team");
     expect(await ada.inputValue("#project-switch-select")).toBe("support-team");
 
@@ -47,7 +47,7 @@ describe.skipIf(!haveBrowser)("a team shares a project", () => {
     const join = async (name: string, email: string, link: string) => {
       const page = await register(await browserOf(), base, name, email);
       await page.goto(link);
-      await Promise.all([page.waitForURL(/settings\/project\?project=support-team/), page.click("form[action$='/accept'] button[type=submit]")]);
+      await Promise.all([page.waitForURL(/\/p\/support-team\/settings\/project/), page.click("form[action$='/accept'] button[type=submit]")]);
       return page;
     };
     const bob = await join("Bob Builder", `bob-${stamp}@example.com`, await invite(`bob-${stamp}@example.com`, "member"));

@@ -90,7 +90,7 @@ describe("activation gate", () => {
     const refusal = await res.text();
     expect(res.status).toBe(409);
     expect(refusal).toContain("The gate refused version 2");
-    expect(refusal).toContain('href="/agents/qa-bot/configs/2/gate">Review and force the activation of v2');
+    expect(refusal).toMatch(/href="\/p\/[a-z0-9-]+\/agents\/qa-bot\/configs\/2\/gate">Review and force the activation of v2/);
     const gate = await (await ownerJar.fetch(`${srv.url}/agents/qa-bot/configs/2/gate`)).text();
     expect(gate).toContain("“correctness” would drop from 0.900 to 0.500 (at most 0.05 allowed)");
     expect(gate).toContain("Force activation of v2");

@@ -182,7 +182,7 @@ describe("experiments", () => {
     expect(rows).toEqual([["a", false], ["b", true], ["c", true]]);
     expect(page).toContain("−1"); // b's correct dropped from 1 to 0
     expect(page).toContain("the model timed out");
-    expect(page).toContain('href="/dashboard/v2-a"');
+    expect(page).toMatch(/href="\/p\/[a-z0-9-]+\/dashboard\/v2-a"/);
     expect(page).toContain('Show only the <span id="regression-count">2</span> regressed items');
 
     const only = await (await jar.fetch(`${srv.url}/datasets/qa/compare?experiments=${baseline},${candidate}&only=regressions`)).text();

@@ -151,12 +151,21 @@ export class CookieJar {
     return this.cookies.has(name);
   }
 
-  /** fetch with this jar, never following redirects (tests look at them). */
+  /**
+   * fetch with this jar, never following redirects (tests look at them), but one: a page asked for without its
+   * project (`/datasets`) is the same page of the remembered project (`/p/{slug}/datasets`), followed as a browser
+   * would, so a test reads the page it named.
+   */
   async fetch(url: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
     if (this.cookies.size) headers.set("cookie", this.header());
     const res = await fetch(url, { ...init, headers, redirect: "manual" });
     this.store(res);
+    const to = res.headers.get("location");
+    const asked = new URL(url);
+    if ((init.method ?? "GET") === "GET" && res.status === 302 && to && /^\/p\/[a-z0-9-]+\//.test(to) && to.endsWith(asked.pathname + asked.search)) {
+      return this.fetch(new URL(to, url).toString(), init);
+    }
     return res;
   }
 

@@ -181,6 +181,8 @@ const plausible = (name: string) =>
 /** Paths and values of one project rewritten to name the other's. */
 function theirsFor(path: string): string {
   return path
+    // The other project's URL (/p/{slug}/…): its pages and forms are not the attacker's.
+    .replace(new RegExp(`^/p/${mine.slug}/`), `/p/${theirs.slug}/`)
     .replaceAll(`/settings/project/${mine.slug}`, `/settings/project/${theirs.slug}`)
     .replaceAll(`/alerts/${mine.ruleId}/`, `/alerts/${theirs.ruleId}/`).replace(new RegExp(`/alerts/${mine.ruleId}$`), `/alerts/${theirs.ruleId}`)
     .replaceAll(`/alerts/jobs/${mine.jobId}/`, `/alerts/jobs/${theirs.jobId}/`)
@@ -257,8 +259,8 @@ describe("hostile form posts and paths", () => {
     // Every form route of a project (the app's route table) was found on a page.
     const pattern = (path: string) => new RegExp(`^${path.replace(/:[a-z_]+/g, "[^/]+")}$`);
     // The upload is sent by the dataset page's script, not a form: test/e2e/dataset-edits.test.ts posts it hostile.
-    const unwalked = srv.web.app.routes.filter((r) => r.action && r.methods.includes("POST") && r.path !== "/datasets/:name/upload")
-      .filter((r) => !walked.some((f) => pattern(r.path).test(f.action))).map((r) => r.path);
+    const unwalked = srv.web.app.routes.filter((r) => r.action && r.credential === "session" && r.methods.includes("POST") && r.path !== "/datasets/:name/upload")
+      .filter((r) => !walked.some((f) => pattern(r.path).test(f.action.replace(/^\/p\/[a-z0-9-]+(?=\/)/, "")))).map((r) => r.path);
     expect(unwalked).toEqual([]);
     let posts = 0;
     for (const form of walked) {

@@ -67,7 +67,7 @@ describe("project settings and invitations", () => {
     const bobJar = await register(bobEmail, `/invitations/${token}`);
     const bCsrf = csrfFrom(await (await bobJar.fetch(`${srv.url}/invitations/${token}`)).text());
     const accepted = await bobJar.form(`${srv.url}/invitations/${token}/accept`, { _csrf: bCsrf });
-    expect([accepted.status, accepted.headers.get("location")]).toEqual([302, `/settings/project?project=${project.slug}`]);
+    expect([accepted.status, accepted.headers.get("location")]).toEqual([302, `/p/${project.slug}/settings/project`]);
     const bobPage = await (await bobJar.fetch(settings)).text();
     expect(bobPage).toContain("your role: <strong>viewer</strong>");
     expect(bobPage).not.toContain("Invite someone");

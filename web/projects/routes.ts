@@ -10,12 +10,13 @@ import { acceptInvitation, createInvitation, invitationOf, pendingInvitations, r
 import { auditLog, createProject, membersOf, type Membership } from "../../stores/accounts/projects.js";
 import { removeMemberNow } from "../../stores/accounts/member-removal.js";
 import { setMemberNow } from "../../stores/accounts/member-role.js";
-import { currentProject, switchProject } from "../../stores/accounts/current-project.js";
+import { currentProject, rememberProject, switchProject } from "../../stores/accounts/current-project.js";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { addressOf } from "../../stores/accounts/email.js";
 import { deleteProject, renameProject, transferOwnership } from "../../stores/accounts/project-ownership.js";
 import { currentUser, requireUser } from "../auth/session.js";
 import { namesAction } from "../auth/project.js";
+import { projectPath, projectSlugOf, sectionOf } from "./project-url.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { accessChanged } from "../middleware/access-changed.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
@@ -45,7 +46,7 @@ function roleNotice(email: string, role: string, keys: number, invitations: read
 
 export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: ApiKeyAuth): void {
   const { sql } = deps.ports;
-  const back = (ctx: Context, slug: string, flash: string) => ctx.redirect(`/settings/project?project=${slug}&flash=${encodeURIComponent(flash)}`);
+  const back = (ctx: Context, slug: string, flash: string) => ctx.redirect(`${projectPath(slug, "/settings/project")}?flash=${encodeURIComponent(flash)}`);
 
   /** The user's membership of the project named by the slug (default: their current project); undefined when none. */
   const membershipOf = async (ctx: Context, slug: string | undefined): Promise<{ all: Membership[]; current: Membership | undefined; active: Membership | undefined }> => {
@@ -64,7 +65,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
       await switchProject(sql, user.id, project.slug);
       deps.logger.info("project created", { project_id: project.id, by: user.id });
       ctx.status = 303;
-      ctx.redirect(`/settings/project?project=${project.slug}`);
+      ctx.redirect(projectPath(project.slug, "/settings/project"));
     } catch (err) {
       if ((err as { _tag?: string })._tag !== "ValidationError") throw err;
       const message = (err as Error).message;
@@ -79,15 +80,16 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
     const project = await switchProject(sql, user.id, form.project ?? "");
     if (!project) throw new NotFound({ resource: "project", message: `you are not a member of a project ${JSON.stringify(form.project ?? "")}` });
     ctx.status = 303;
-    ctx.redirect("/dashboard");
+    ctx.redirect(projectPath(project.slug, sectionOf(form.next)));
   });
 
   const page = async (ctx: Context, slug: string | undefined, extra: Flash = {}, status = 200) => {
     const { all, current, active } = await membershipOf(ctx, slug);
-    // The layout's switcher shows the dashboard's current project, as on every other page.
-    ctx.state.project = active;
+    // The layout (its links and switcher) is the project's whose page this is.
+    ctx.state.project = current ?? active;
     ctx.state.projects = all;
     if (!current) return render(ctx, "error.njk", { title: "No such project", heading: "No such project", message: "You are not a member of this project." }, 404);
+    if (current.id !== active?.id && ctx.method === "GET") await rememberProject(sql, (ctx.state.user as SessionUser).id, current.id);
     const may = (action: Action) => can(current.role, action);
     const [members, invitations, log] = await Promise.all([
       membersOf(sql, current.id),
@@ -104,7 +106,6 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
       log,
       mayManageMembers: may("manage_members"),
       isOwner: may("delete_project"),
-      isCurrent: current.id === active?.id,
       assignableRoles: ["viewer", "member", "admin"],
       values: {},
       errors: {},
@@ -130,8 +131,9 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
     await page(ctx, slug, { errors: { [e.field ?? "form"]: e.message }, values, flash: e.message }, status);
   };
 
-  router.get("/settings/project", requireUser, (ctx) =>
-    page(ctx, typeof ctx.query.project === "string" ? ctx.query.project : undefined, typeof ctx.query.flash === "string" ? { flash: ctx.query.flash.slice(0, 2000) } : {}));
+  // /p/{slug}/settings/project (or ?project={slug}, as earlier links had it).
+  router.get("/settings/project", requireUser, namesAction((ctx: Context) =>
+    page(ctx, projectSlugOf(ctx) ?? (typeof ctx.query.project === "string" ? ctx.query.project : undefined), typeof ctx.query.flash === "string" ? { flash: ctx.query.flash.slice(0, 2000) } : {}), "read"));
 
   router.post("/settings/project/:slug/members", requireUser, guarded("manage_members", async (ctx, project, user) => {
     const form = await readForm(ctx);
@@ -177,7 +179,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
     try {
       if (!Number.isSafeInteger(id) || id <= 0) throw Object.assign(new Error("no such invitation"), { _tag: "NotFound" });
       await revokeInvitation(sql, project.id, id, user.id);
-      ctx.redirect(`/settings/project?project=${project.slug}`);
+      ctx.redirect(projectPath(project.slug, "/settings/project"));
     } catch (err) {
       await refused(ctx, project.slug, err);
     }
@@ -188,7 +190,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
     const form = await readForm(ctx);
     try {
       await renameProject(sql, project.id, form.name ?? "", user.id);
-      ctx.redirect(`/settings/project?project=${project.slug}`);
+      ctx.redirect(projectPath(project.slug, "/settings/project"));
     } catch (err) {
       await refused(ctx, project.slug, err, { name: form.name ?? "" });
     }
@@ -200,7 +202,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
       await transferOwnership(sql, project.id, form.email ?? "", user.id);
       await accessChanged(deps, apiKeys, { projectId: project.id }); // two roles changed: the old owner is an admin now
       deps.logger.info("project ownership transferred", { project_id: project.id, by: user.id });
-      ctx.redirect(`/settings/project?project=${project.slug}`);
+      ctx.redirect(projectPath(project.slug, "/settings/project"));
     } catch (err) {
       await refused(ctx, project.slug, err, { owner_email: form.email ?? "" });
     }
@@ -241,7 +243,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
       await accessChanged(deps, apiKeys, { member: { userId: user.id, projectId: project.id } }); // a member's role may have changed
       await switchProject(sql, user.id, project.slug);
       deps.logger.info("invitation accepted", { project_id: project.id, user_id: user.id });
-      ctx.redirect(`/settings/project?project=${project.slug}`);
+      ctx.redirect(projectPath(project.slug, "/settings/project"));
     } catch (err) {
       const e = err as { _tag?: string; message: string };
       if (e._tag === "NotFound") return render(ctx, "error.njk", { title: "Invitation not valid", heading: "Invitation not valid", message: e.message }, 404);

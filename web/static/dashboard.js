@@ -36,7 +36,7 @@ function fill(tr, run) {
   const pick = tr.querySelector("input[name=sdk_run_id]");
   if (pick) pick.value = run.external_id;
   const link = cell("link");
-  link.href = `/dashboard/${encodeURIComponent(run.external_id)}`;
+  link.href = `${document.body.dataset.base ?? ""}/dashboard/${encodeURIComponent(run.external_id)}`;
   link.textContent = run.external_id;
   set("agent", run.agent_name || "—");
   const started = cell("started");
@@ -74,7 +74,7 @@ function refreshSummary() {
   if (!summary) return;
   if (summaryBusy || summaryTimer) { summaryAgain = true; return; }
   summaryBusy = true;
-  fetch("/dashboard?fragment=summary", { credentials: "same-origin" })
+  fetch(`${document.body.dataset.base ?? ""}/dashboard?fragment=summary`, { credentials: "same-origin" })
     .then((r) => (r.ok ? r.text() : Promise.reject(new Error(`HTTP ${r.status}`))))
     .then((html) => { summary.innerHTML = html; tick(summary); })
     .catch((err) => console.warn("summary refresh failed", err))

@@ -63,7 +63,7 @@ async function refresh() {
   if (inflight) return inflight;
   inflight = (async () => {
     try {
-      const res = await fetch(`/dashboard/${encodeURIComponent(runId)}/input`, { credentials: "same-origin", headers: { Accept: "text/html" } });
+      const res = await fetch(`${document.body.dataset.base ?? ""}/dashboard/${encodeURIComponent(runId)}/input`, { credentials: "same-origin", headers: { Accept: "text/html" } });
       if (!res.ok) return;
       const doc = new DOMParser().parseFromString(await res.text(), "text/html");
       const next = doc.getElementById("human-input");

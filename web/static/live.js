@@ -90,7 +90,7 @@ async function connect() {
   setState("connecting", "Connecting…");
   let info;
   try {
-    const res = await fetch("/api/realtime/token", { credentials: "same-origin", headers: { Accept: "application/json" } });
+    const res = await fetch(`${document.body.dataset.base ?? ""}/api/realtime/token`, { credentials: "same-origin", headers: { Accept: "application/json" } });
     if (res.status === 401) { setState("off", "Signed out"); return; }
     if (!res.ok) throw new Error(`token: HTTP ${res.status}`);
     info = await res.json();
