@@ -8,6 +8,7 @@
 import { Either, ParseResult, Schema } from "effect";
 import type { AlertEvaluator, AlertRule } from "../model.js";
 import type { RunRecord } from "../../core/events/run.js";
+import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
 
 export interface ConfigField {
   /** Key in the config object (the form field is `config.<name>`). */
@@ -87,9 +88,13 @@ export function decodeTriggerConfig(def: TriggerDefinition, raw: unknown): Eithe
 }
 
 /** The rule's optional agent filter (config.agent_name) accepts this run. */
+/**
+ * Whether a rule watches the run: the rule's agent, or any agent but the LLM judge's own runs (evaluation, not
+ * production: `evaluation_failure_rate_above` watches the judges).
+ */
 export const agentMatches = (rule: AlertRule, run: Pick<RunRecord, "agent_name">): boolean => {
   const want = rule.config.agent_name;
-  return typeof want !== "string" || want === "" || want === run.agent_name;
+  return typeof want !== "string" || want === "" ? run.agent_name !== JUDGE_AGENT : want === run.agent_name;
 };
 
 /** "planner" / "run abc" labels used in messages. */

@@ -9,6 +9,7 @@ import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
 import { toChTime } from "../../core/clickhouse/event-store.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger } from "./define.js";
+import { NOT_JUDGE, NOT_JUDGE_PARAMS } from "../../core/evaluation/judge-agent.js";
 
 const MIN_EVAL_INTERVAL_MS = 5_000;
 
@@ -20,8 +21,8 @@ export async function errorRate(ctx: AlertContext, rule: AlertRule, now: Date): 
      FROM agent_runs FINAL
      WHERE project_id = {pid:UInt64} AND status IN ('success', 'error')
        AND ifNull(ended_at, status_at) >= {since:DateTime64(3, 'UTC')}
-       ${agent ? "AND agent_name = {agent:String}" : ""}`,
-    { pid: rule.project_id, since: toChTime(since), ...(agent ? { agent } : {}) },
+       ${agent ? "AND agent_name = {agent:String}" : `AND ${NOT_JUDGE}`}`,
+    { pid: rule.project_id, since: toChTime(since), ...(agent ? { agent } : NOT_JUDGE_PARAMS) },
   );
   return { errors: Number(row?.errors ?? 0), runs: Number(row?.runs ?? 0) };
 }

@@ -6,6 +6,7 @@ import type { AlertRule } from "../model.js";
 import type { PipelineEvent } from "../../core/events/schema.js";
 import { TriggerRegistry } from "../registry.js";
 import { decodeTriggerConfig } from "./define.js";
+import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
 import { parseRuleForm } from "../rules.js";
 import { toolFailure } from "./tool-error.js";
 import { periodStart } from "./agent-budget-exceeded.js";
@@ -51,7 +52,7 @@ describe("trigger configs", () => {
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(Object.keys(bad.errors).sort()).toEqual(["channel", "trigger_type"]);
     const priv = await parseRuleForm({ name: "x", trigger_type: "run_error", channel: "webhook", target: "http://127.0.0.1:8080/hook" }, s, triggers);
-    expect(priv.ok ? "" : priv.errors.target).toMatch(/private, loopback or link-local/);
+    expect(priv.ok ? "" : priv.errors.target).toMatch(/host 127\.0\.0\.1 is not allowed/);
     const nan = await parseRuleForm({ name: "x", trigger_type: "run_cost_above", channel: "dashboard", "config.threshold_usd": "abc" }, s, triggers);
     expect(nan.ok ? "" : nan.errors["config.threshold_usd"]).toBe("Threshold (USD) must be a number.");
   });
@@ -65,6 +66,13 @@ describe("event evaluators", () => {
     expect(fired[0]).toMatchObject({ key: `error:${e.event_id}`, message: "planner run run-1 failed: TimeoutError: slow" });
     expect(def("run_error").evaluate!({ rule: rule("run_error", { agent_name: "other" }), run: run(), events: [e] })).toBeUndefined();
     expect(def("run_error").evaluate!({ rule: rule("run_error", { error_type: "ValueError" }), run: run(), events: [e] })).toBeUndefined();
+  });
+
+  it("the LLM judge's own runs fire no production rule, unless a rule names the judge's agent", () => {
+    const e = ev("error", { error_type: "TimeoutError", error_message: "the provider timed out" });
+    const judgeRun = run({ status: "error", agent_name: JUDGE_AGENT });
+    expect(def("run_error").evaluate!({ rule: rule("run_error"), run: judgeRun, events: [e] })).toBeUndefined();
+    expect(def("run_error").evaluate!({ rule: rule("run_error", { agent_name: JUDGE_AGENT }), run: judgeRun, events: [e] })).toHaveLength(1);
   });
 
   it("waiting_for_input quotes the question", () => {
