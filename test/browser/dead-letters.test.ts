@@ -47,7 +47,7 @@ describe.skipIf(!haveBrowser)("dead letters in a real browser", () => {
     await page.goto(`${srv.url}/login`);
     await page.fill("#email", user.email);
     await page.fill("#password", "correct horse battery");
-    await Promise.all([page.waitForURL((u) => u.pathname === "/dashboard"), page.click("button[type=submit]")]);
+    await Promise.all([page.waitForURL((u) => u.pathname.endsWith("/dashboard")), page.click("button[type=submit]")]);
     for (let i = 0; !(await page.$("#dead-letter-banner")); i++) {
       if (i > 50) throw new Error("no dead-letter banner");
       await page.waitForTimeout(200);
@@ -55,7 +55,7 @@ describe.skipIf(!haveBrowser)("dead letters in a real browser", () => {
     }
     expect(await page.textContent("#dead-letter-banner")).toContain("1 event you sent could not be stored");
     await page.screenshot({ path: path.join(ARTIFACTS, "dashboard-dead-letter-banner.png") });
-    await Promise.all([page.waitForURL((u) => u.pathname === "/dead-letters"), page.click("#dead-letter-banner a")]);
+    await Promise.all([page.waitForURL((u) => u.pathname.endsWith("/dead-letters")), page.click("#dead-letter-banner a")]);
     const table = await page.textContent("table.dead-letters");
     expect(table).toContain("tool_call");
     expect(table).toContain("poison event");

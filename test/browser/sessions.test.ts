@@ -31,7 +31,7 @@ describe.skipIf(!haveBrowser)("sessions in a real browser", () => {
     expect((await page.textContent("#sessions tbody tr td:nth-child(3)"))?.trim()).toBe("2");
     await page.screenshot({ path: path.join(ARTIFACTS, "sessions-list.png") });
 
-    await page.click("#sessions a[href='/sessions/thread-7']");
+    await page.click("#sessions a[href$='/sessions/thread-7']");
     await page.waitForSelector(".turn[data-run='turn-2']");
     await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
     const turns = () => page.$$eval(".turn", (els) => els.map((el) => [el.getAttribute("data-run"), el.querySelector(".turn-input")?.textContent ?? "", el.querySelector(".turn-output")?.textContent ?? ""]));

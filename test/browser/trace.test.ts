@@ -73,7 +73,7 @@ describe.skipIf(!haveBrowser)("the run trace in a real browser", () => {
     await p2.goto(`${stack.url}/login`);
     await p2.fill("#email", email);
     await p2.fill("#password", "correct horse battery");
-    await Promise.all([p2.waitForURL((u) => u.pathname === "/dashboard"), p2.click("button[type=submit]")]);
+    await Promise.all([p2.waitForURL((u) => u.pathname.endsWith("/dashboard")), p2.click("button[type=submit]")]);
     await p2.goto(`${stack.url}/dashboard/${id}`);
     expect(await p2.$$eval("#span-tree li[data-span-id]", (els) => els.length)).toBe(7); // the six, and the one that came live
     await p2.screenshot({ path: path.join(ARTIFACTS, "run-trace-no-js.png"), fullPage: true });

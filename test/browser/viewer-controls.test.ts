@@ -70,7 +70,7 @@ describe.skipIf(!haveBrowser)("what a viewer is shown", () => {
       document.body.append(form);
       form.submit();
     }, { action: `/p/${team.slug}/datasets`, csrf });
-    await viewerPage.waitForLoadState("load");
+    await viewerPage.waitForSelector(".error-page");
     expect(await viewerPage.textContent("h1")).toBe("Not allowed");
     expect(await viewerPage.textContent(".error-page")).toContain("viewer");
     expect(await viewerPage.inputValue(".kept-input textarea >> nth=1")).toBe("Every refund question from March, hand-picked");

@@ -182,7 +182,7 @@ describe("costs", () => {
     await form("/agents/pricer", { framework: "x", tags: "", budget_usd: "0.5", description: "" });
     const page = await (await jar.fetch(`${srv.url}/costs`)).text();
     expect(page).toContain('id="budgets"');
-    expect(page).toMatch(/<a href="\/agents\/pricer">pricer<\/a>/);
+    expect(page).toMatch(/<a href="\/p\/[a-z0-9-]+\/agents\/pricer">pricer<\/a>/);
   });
 });
 

@@ -125,9 +125,12 @@ export async function dashboard(server: RealServer): Promise<{ form(path: string
     }
     cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
   };
-  const csrfOf = async (path: string) => {
+  const csrfOf = async (path: string): Promise<string> => {
     const res = await fetch(`${server.url}${path}`, { headers: { cookie }, redirect: "manual" });
     remember(res);
+    // A project page asked for without its project (/dashboard) is the remembered project's (/p/{slug}/dashboard).
+    const to = res.headers.get("location");
+    if (res.status === 302 && to?.startsWith("/p/")) return csrfOf(to);
     return /name="_csrf" value="([^"]+)"/.exec(await res.text())?.[1] ?? "";
   };
   const post = async (path: string, fields: Record<string, string>, csrf: string) => {

@@ -141,7 +141,7 @@ class RealServer:
                 urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), NoRedirect()
             )
             self._post_form("/login", {"email": DASHBOARD_EMAIL, "password": DASHBOARD_PASSWORD}, "/login")
-        return self._post_form(path, fields, "/dashboard")
+        return self._post_form(path, fields, "/settings/project")  # a page without a project in its URL: no redirect
 
     def _post_form(self, path: str, fields: dict[str, str], page: str) -> int:
         with self._opener.open(self.base_url + page, timeout=30) as resp:
