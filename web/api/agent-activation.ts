@@ -10,7 +10,6 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { can } from "../../core/access/roles.js";
 import { ValidationError } from "../../core/errors.js";
-import { roleIn } from "../../stores/accounts/projects.js";
 import { activateThroughGate, type GateCheck } from "../../stores/activation-gate.js";
 import type { WebDeps } from "../deps.js";
 import { readJsonBody } from "../json-body.js";
@@ -37,8 +36,8 @@ export function registerAgentActivationApi(router: Router, deps: WebDeps, auth: 
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ValidationError({ message: 'the body must be a JSON object like {"force": true, "reason": "…"}' });
     if (body.force !== undefined && typeof body.force !== "boolean") throw new ValidationError({ field: "force", message: "force must be true or false" });
     if (body.reason !== undefined && typeof body.reason !== "string") throw new ValidationError({ field: "reason", message: "reason must be a string" });
-    const role = body.force ? await roleIn(deps.ports.sql, p.projectId, p.userId) : undefined;
-    const force = body.force ? { reason: (body.reason as string | undefined) ?? "", allowed: role !== undefined && can(role, "force_activation") } : undefined;
+    // The key's principal carries its creator's role as it is now (web/middleware/api-key-auth.ts).
+    const force = body.force ? { reason: (body.reason as string | undefined) ?? "", allowed: can(p.role, "force_activation") } : undefined;
     const name = String(ctx.params.name);
     const outcome = await activateThroughGate(deps.ports.sql, deps.ports.clickhouse, p.projectId, name, version, p.userId, force);
     if (!outcome.activated) {

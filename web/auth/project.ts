@@ -57,9 +57,9 @@ export function inProject(deps: WebDeps, action: Action): Middleware {
     }
     if (project.id !== found.current.id && ctx.method === "GET") await rememberProject(deps.ports.sql, user.id, project.id);
     ctx.state.project = project;
-    // For the layout's project switcher, and its Admin link.
+    // For the layout's project switcher, and its Admin link (a page's only: not the dashboard's JSON reads).
     ctx.state.projects = found.all;
-    ctx.state.instanceAdmin = await isInstanceAdmin(deps.ports.sql, user, deps.ports.config.adminEmails);
+    if (wantsPage(ctx)) ctx.state.instanceAdmin = await isInstanceAdmin(deps.ports.sql, user, deps.ports.config.adminEmails);
     await next();
   }, action);
 }
