@@ -46,7 +46,9 @@ function roleNotice(email: string, role: string, keys: number, invitations: read
 
 export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: ApiKeyAuth): void {
   const { sql } = deps.ports;
-  const back = (ctx: Context, slug: string, flash: string) => ctx.redirect(`${projectPath(slug, "/settings/project")}?flash=${encodeURIComponent(flash)}`);
+  /** A project's settings page, where every form of this page comes back to. */
+  const settingsOf = (slug: string) => projectPath(slug, "/settings/project");
+  const back = (ctx: Context, slug: string, flash: string) => ctx.redirect(`${settingsOf(slug)}?flash=${encodeURIComponent(flash)}`);
 
   /** The user's membership of the project named by the slug (default: their current project); undefined when none. */
   const membershipOf = async (ctx: Context, slug: string | undefined): Promise<{ all: Membership[]; current: Membership | undefined; active: Membership | undefined }> => {
@@ -65,7 +67,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
       await switchProject(sql, user.id, project.slug);
       deps.logger.info("project created", { project_id: project.id, by: user.id });
       ctx.status = 303;
-      ctx.redirect(projectPath(project.slug, "/settings/project"));
+      ctx.redirect(settingsOf(project.slug));
     } catch (err) {
       if ((err as { _tag?: string })._tag !== "ValidationError") throw err;
       const message = (err as Error).message;
@@ -179,7 +181,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
     try {
       if (!Number.isSafeInteger(id) || id <= 0) throw Object.assign(new Error("no such invitation"), { _tag: "NotFound" });
       await revokeInvitation(sql, project.id, id, user.id);
-      ctx.redirect(projectPath(project.slug, "/settings/project"));
+      ctx.redirect(settingsOf(project.slug));
     } catch (err) {
       await refused(ctx, project.slug, err);
     }
@@ -190,7 +192,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
     const form = await readForm(ctx);
     try {
       await renameProject(sql, project.id, form.name ?? "", user.id);
-      ctx.redirect(projectPath(project.slug, "/settings/project"));
+      ctx.redirect(settingsOf(project.slug));
     } catch (err) {
       await refused(ctx, project.slug, err, { name: form.name ?? "" });
     }
@@ -202,7 +204,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
       await transferOwnership(sql, project.id, form.email ?? "", user.id);
       await accessChanged(deps, apiKeys, { projectId: project.id }); // two roles changed: the old owner is an admin now
       deps.logger.info("project ownership transferred", { project_id: project.id, by: user.id });
-      ctx.redirect(projectPath(project.slug, "/settings/project"));
+      ctx.redirect(settingsOf(project.slug));
     } catch (err) {
       await refused(ctx, project.slug, err, { owner_email: form.email ?? "" });
     }
@@ -243,7 +245,7 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
       await accessChanged(deps, apiKeys, { member: { userId: user.id, projectId: project.id } }); // a member's role may have changed
       await switchProject(sql, user.id, project.slug);
       deps.logger.info("invitation accepted", { project_id: project.id, user_id: user.id });
-      ctx.redirect(projectPath(project.slug, "/settings/project"));
+      ctx.redirect(settingsOf(project.slug));
     } catch (err) {
       const e = err as { _tag?: string; message: string };
       if (e._tag === "NotFound") return render(ctx, "error.njk", { title: "Invitation not valid", heading: "Invitation not valid", message: e.message }, 404);
