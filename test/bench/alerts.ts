@@ -111,7 +111,7 @@ async function ingestRun(withRules: boolean): Promise<{ single: number; batch: n
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-bench-alerts-ingest-"));
   const webPort = await freePort();
   const env = {
-    ...process.env, NODE_ENV: "production", SESSION_SECRET: "bench-".padEnd(64, "x"), LOG_LEVEL: "warn", RUNWATCH_DATA_DIR: dataDir,
+    ...process.env, NODE_ENV: "production", SESSION_SECRET: "bench-".padEnd(64, "x"), AGENT_SECRET: process.env.AGENT_SECRET ?? "bench-agents-".padEnd(64, "x"), LOG_LEVEL: "warn", RUNWATCH_DATA_DIR: dataDir,
     RUNWATCH_HOST: "127.0.0.1", RUNWATCH_WEB_PORT: String(webPort), RUNWATCH_GATEWAY_PORT: String(await freePort()),
     RUNWATCH_AGENTS_PORT: String(await freePort()), RUNWATCH_OTLP_GRPC_PORT: "off", RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000000", RUNWATCH_EVENT_QUOTA_PER_MINUTE: "0", RUNWATCH_PASSWORD: "bench-password",
   };

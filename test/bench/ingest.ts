@@ -155,6 +155,8 @@ async function main() {
     ...NPM_START_ENV,
     NODE_ENV: "production",
     SESSION_SECRET: "bench-".padEnd(64, "x"),
+    // Production mode refuses to start web without the secret it shares with agents-service (core/agents/secret.ts).
+    AGENT_SECRET: process.env.AGENT_SECRET ?? "bench-agents-".padEnd(64, "x"),
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
     RUNWATCH_DATA_DIR: dataDir,
     RUNWATCH_HOST: "127.0.0.1",
