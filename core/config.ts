@@ -6,8 +6,8 @@
 import os from "node:os";
 import path from "node:path";
 import type { LaneSettings } from "./log/lane-router.js";
-import { parseTrustedProxies, type TrustedProxies } from "./net/client-address.js";
-import { parseOperatorJudgeKey, type OperatorJudgeKey } from "./evaluation/operator-judge-key.js";
+import { parseTrustedProxies, type TrustedProxies } from "./network/client-address.js";
+import { parseOperatorJudgeKey, type OperatorJudgeKey } from "./agents/operator-judge-key.js";
 
 export interface Config {
   readonly env: "development" | "production" | "test";
@@ -49,7 +49,7 @@ export interface Config {
   readonly agentSecret: string | undefined;
   /**
    * The reverse proxies whose X-Forwarded-For is believed (RUNWATCH_TRUSTED_PROXIES: a hop count, or addresses and
-   * CIDRs); none by default, when the socket's peer is the client (core/net/client-address.ts).
+   * CIDRs); none by default, when the socket's peer is the client (core/network/client-address.ts).
    */
   readonly trustedProxies: TrustedProxies;
   readonly rateLimitPerMinute: number;
@@ -66,7 +66,7 @@ export interface Config {
   readonly adminEmails: readonly string[];
   /**
    * Which projects' judges may use agents-service's own provider keys when they have none of their own
-   * (RUNWATCH_OPERATOR_JUDGE_KEY: admins — the default —, all, off, or project slugs; core/evaluation/operator-judge-key.ts).
+   * (RUNWATCH_OPERATOR_JUDGE_KEY: admins — the default —, all, off, or project slugs; core/agents/operator-judge-key.ts).
    */
   readonly operatorJudgeKey: OperatorJudgeKey;
   /**

@@ -8,7 +8,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { createEventStore } from "../core/clickhouse/event-store.js";
+import { createEventStore } from "../stores/runs/event-store.js";
 import { loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
 import { openPorts, type Ports } from "../core/runtime.js";

@@ -12,7 +12,7 @@ import { serviceDefaults } from "../core/agents/judge-estimate.js";
 import { resolveSessionSecret } from "../core/secrets.js";
 import { providerKeySealer } from "../stores/evaluation/provider-keys.js";
 import { resolveAgentSecret } from "../core/agents/secret.js";
-import { createEventStore } from "../core/clickhouse/event-store.js";
+import { createEventStore } from "../stores/runs/event-store.js";
 import { startPollingWorker } from "../core/polling-worker.js";
 import type { Logger } from "../core/logger.js";
 import type { Ports } from "../core/runtime.js";

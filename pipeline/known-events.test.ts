@@ -4,8 +4,8 @@
  * failed part.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEventStore } from "../core/clickhouse/event-store.js";
-import type { EventStore } from "../core/clickhouse/types.js";
+import { createEventStore } from "../stores/runs/event-store.js";
+import type { EventStore } from "../core/ports/event-store.js";
 import { runIdFor } from "../core/ids.js";
 import type { Sql } from "../core/ports/sql.js";
 import { countingLookUps, processorHarness, type ProcessorHarness } from "./testing/processor-harness.js";

@@ -11,7 +11,7 @@
  * isolation.ts then decide between a retry and dead letters. Nothing outlives a part but the run records: the
  * record handler splits a log batch into parts and may commit it once its last part is stored.
  */
-import type { EventStore } from "../core/clickhouse/types.js";
+import type { EventStore } from "../core/ports/event-store.js";
 import { newRunRecord } from "../core/events/run.js";
 import { runKeyOfEvent, runKeyOfRun, type RunKey } from "../core/events/run-key.js";
 import { pipelineEvent, type LoggedEvent, type PipelineEvent } from "../core/events/schema.js";

@@ -4,7 +4,7 @@
  * the run's counters exact once the retry has gone through.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EventStore } from "../core/clickhouse/types.js";
+import type { EventStore } from "../core/ports/event-store.js";
 import type { LoggedEvent } from "../core/events/schema.js";
 import { encodeEvents } from "../core/events/wire.js";
 import { createRecordHandler } from "./record-handler.js";

@@ -3,7 +3,7 @@
  * cost facts change, the rows made before the write is awaited.
  */
 import { describe, expect, it } from "vitest";
-import type { EventStore } from "../core/clickhouse/types.js";
+import type { EventStore } from "../core/ports/event-store.js";
 import { newRunRecord, type RunRecord } from "../core/events/run.js";
 import { runKey, type RunKey } from "../core/events/run-key.js";
 import { runIdFor } from "../core/ids.js";

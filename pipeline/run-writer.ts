@@ -11,8 +11,8 @@
  *
  * Every run a part touched is written with that part: nothing is left to write when the log commits the batch.
  */
-import { costFacts } from "../core/clickhouse/event-store.js";
-import type { EventStore } from "../core/clickhouse/types.js";
+import { costFacts } from "../stores/runs/event-store.js";
+import type { EventStore } from "../core/ports/event-store.js";
 import type { RunKey } from "../core/events/run-key.js";
 import { msOfIso } from "../core/events/iso-time.js";
 import type { RunRecord } from "../core/events/run.js";

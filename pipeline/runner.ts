@@ -6,7 +6,7 @@
  * idempotent on event_id and run counters are reconciled with storage (docs/PIPELINE.md), so with at-least-once
  * delivery every event is stored and counted exactly once, or dead-lettered.
  */
-import { createEventStore } from "../core/clickhouse/event-store.js";
+import { createEventStore } from "../stores/runs/event-store.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import type { Ports } from "../core/runtime.js";
 import type { TriggerDefinition } from "../alerts/index.js";

@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openChdb } from "../core/clickhouse/chdb.js";
-import { createEventStore } from "../core/clickhouse/event-store.js";
+import { createEventStore } from "../stores/runs/event-store.js";
 import { migrateClickHouse } from "../core/clickhouse/migrate.js";
 import { newRunRecord } from "../core/events/run.js";
 import { eventKey, runKey, runKeyOfEvent } from "../core/events/run-key.js";

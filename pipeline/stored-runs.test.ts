@@ -3,8 +3,8 @@
  * failure; and the batch processor asking storage only about runs that may be stored, exactly once across a crash.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createEventStore } from "../core/clickhouse/event-store.js";
-import type { EventStore } from "../core/clickhouse/types.js";
+import { createEventStore } from "../stores/runs/event-store.js";
+import type { EventStore } from "../core/ports/event-store.js";
 import { runIdFor } from "../core/ids.js";
 import type { Logger } from "../core/logger.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";

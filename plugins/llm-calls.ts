@@ -9,7 +9,7 @@
  * Before cost-aggregation in the chain, so a run_end in the same part already sees the calls.
  */
 import type { RunRecord } from "../core/events/run.js";
-import { toChTime } from "../core/clickhouse/event-store.js";
+import { toChTime } from "../stores/runs/event-store.js";
 import { isoOfMs, msOfIso } from "../core/events/iso-time.js";
 import { runKeyOfEvent } from "../core/events/run-key.js";
 import { errorOf, isLlmCallEnd } from "../core/events/spans.js";

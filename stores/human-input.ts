@@ -15,7 +15,7 @@ import type { Sql } from "../core/ports/sql.js";
 import type { Logger } from "../core/logger.js";
 import type { RunRecord } from "../core/events/run.js";
 import { Conflict, NotFound, ValidationError } from "../core/errors.js";
-import type { EventStore } from "../core/clickhouse/types.js";
+import type { EventStore } from "../core/ports/event-store.js";
 import { displayTextProblem } from "../core/display-text.js";
 import { repairString } from "../core/events/storable.js";
 

@@ -1,13 +1,13 @@
 /**
  * Data retention: a user's retention in days (Postgres project_settings.retention_days; NULL = keep forever, the
  * default) and the sweep that deletes their runs whose last activity is older than that — in ClickHouse every row of
- * the run (core/clickhouse/retention.ts), in Postgres the run's human-input answers and start record.
+ * the run (stores/runs/expired-runs.ts), in Postgres the run's human-input answers and start record.
  * Runs: `runwatch retention apply` (now), and the pipeline role hourly under a lease (pipeline/retention-sweeper.ts).
  */
 import { ValidationError } from "../core/errors.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { Sql } from "../core/ports/sql.js";
-import { deleteRuns, findExpiredRuns } from "../core/clickhouse/retention.js";
+import { deleteRuns, findExpiredRuns } from "./runs/expired-runs.js";
 import { takeLease } from "../core/postgres/lease.js";
 
 export const MAX_RETENTION_DAYS = 3650;

@@ -4,7 +4,7 @@
  * optionally to one of its spans; its value is a number, a boolean or a short string.
  */
 import { Either, Schema } from "effect";
-import { toChTime } from "../core/clickhouse/event-store.js";
+import { toChTime } from "./runs/event-store.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import { projectChannel, type PubSub } from "../core/ports/pubsub.js";
 import { ValidationError } from "../core/errors.js";

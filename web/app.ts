@@ -43,7 +43,7 @@ import { serveStatic } from "./static-files.js";
 import { securityHeaders } from "./middleware/security-headers.js";
 import { gatewayBaseUrl } from "./realtime-url.js";
 import { throttleKeyFailures } from "./middleware/api-key-throttle.js";
-import { clientAddress } from "../core/net/client-address.js";
+import { clientAddress } from "../core/network/client-address.js";
 import { render } from "./views.js";
 
 export interface WebApp extends Koa {
@@ -76,7 +76,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   app.keys = [deps.sessionSecret];
   // Behind an https public URL there is a TLS-terminating proxy: trust X-Forwarded-Proto so Secure cookies work.
   // The client's address is another matter: X-Forwarded-For counts only through the proxies the operator names
-  // (RUNWATCH_TRUSTED_PROXIES; core/net/client-address.ts), set on each request below.
+  // (RUNWATCH_TRUSTED_PROXIES; core/network/client-address.ts), set on each request below.
   const trust = deps.ports.config.trustedProxies;
   app.proxy = deps.ports.config.publicWebUrl.startsWith("https:") || trust.kind !== "none";
   const apiKeys = throttleKeyFailures(createApiKeyAuth(deps.ports.sql, deps.logger), deps.throttles.badKeysPerIp, deps.logger);

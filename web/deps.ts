@@ -2,7 +2,7 @@ import type { TriggerRegistry } from "../alerts/index.js";
 import type { User } from "../stores/accounts/users.js";
 import type { HumanInputDeps } from "../stores/human-input.js";
 import type { Ports } from "../core/runtime.js";
-import type { EventStore } from "../core/clickhouse/types.js";
+import type { EventStore } from "../core/ports/event-store.js";
 import type { Logger } from "../core/logger.js";
 import type { BatchDecoder } from "./ingest/decode-thread.js";
 import type { HealthView } from "./health.js";

@@ -8,7 +8,7 @@
  */
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
-import { toChTime } from "../../core/clickhouse/event-store.js";
+import { toChTime } from "../../stores/runs/event-store.js";
 import { isLlmCallEnd } from "../../core/events/spans.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, usd, defineTrigger } from "./define.js";
 

@@ -8,7 +8,7 @@
 import { Either, ParseResult, Schema } from "effect";
 import type { AlertEvaluator, AlertRule } from "../model.js";
 import type { RunRecord } from "../../core/events/run.js";
-import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
+import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 
 export interface ConfigField {
   /** Key in the config object (the form field is `config.<name>`). */

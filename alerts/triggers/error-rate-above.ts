@@ -7,9 +7,9 @@
  */
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
-import { toChTime } from "../../core/clickhouse/event-store.js";
+import { toChTime } from "../../stores/runs/event-store.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger } from "./define.js";
-import { NOT_JUDGE, NOT_JUDGE_PARAMS } from "../../core/evaluation/judge-agent.js";
+import { NOT_JUDGE, NOT_JUDGE_PARAMS } from "../../core/events/judge-runs.js";
 
 const MIN_EVAL_INTERVAL_MS = 5_000;
 

@@ -6,7 +6,7 @@
  */
 import { Schema } from "effect";
 import type { AlertFiring, AlertRule } from "../model.js";
-import { toChTime } from "../../core/clickhouse/event-store.js";
+import { toChTime } from "../../stores/runs/event-store.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, agentMatches, runLabel, defineTrigger } from "./define.js";
 
 export const LOOKBACK_MS = 7 * 86_400_000;

@@ -7,7 +7,7 @@
  */
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
-import { toChTime } from "../../core/clickhouse/event-store.js";
+import { toChTime } from "../../stores/runs/event-store.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger } from "./define.js";
 
 interface ScoreBelowConfig {

@@ -6,7 +6,7 @@ import type { AlertRule } from "../model.js";
 import type { PipelineEvent } from "../../core/events/schema.js";
 import { TriggerRegistry } from "../registry.js";
 import { decodeTriggerConfig } from "./define.js";
-import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
+import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 import { parseRuleForm } from "../rules.js";
 import { toolFailure } from "./tool-error.js";
 import { periodStart } from "./agent-budget-exceeded.js";

@@ -4,7 +4,7 @@
  * the innermost span that ended with an error (the last in start order: a failing node's failing tool starts after
  * it). The SDKs send a run's error without a span and put the failing step's error on the step's end event.
  */
-import type { EventStore, StoredEvent } from "../clickhouse/types.js";
+import type { EventStore, StoredEvent } from "../ports/event-store.js";
 import { buildSpans, type Span } from "./spans.js";
 
 export interface RunError {

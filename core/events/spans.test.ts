@@ -1,6 +1,6 @@
 /** buildSpans: pairing by span id in any processing order, legacy pairing by name, lone end events, orphans. */
 import { describe, expect, it } from "vitest";
-import type { StoredEvent } from "../clickhouse/types.js";
+import type { StoredEvent } from "../ports/event-store.js";
 import { buildSpans } from "./spans.js";
 
 let n = 0;

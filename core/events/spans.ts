@@ -4,7 +4,7 @@
  * sent without span ids (older clients) are paired as before: a step's end closes the latest open step of that
  * name, a tool call's end the oldest open call of that tool; such spans get the id "e:<start event id>".
  */
-import type { StoredEvent } from "../clickhouse/types.js";
+import type { StoredEvent } from "../ports/event-store.js";
 
 export interface Span {
   span_id: string;

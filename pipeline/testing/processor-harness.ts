@@ -5,8 +5,8 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { createEventStore } from "../../core/clickhouse/event-store.js";
-import type { EventStore } from "../../core/clickhouse/types.js";
+import { createEventStore } from "../../stores/runs/event-store.js";
+import type { EventStore } from "../../core/ports/event-store.js";
 import { loadConfig } from "../../core/config.js";
 import type { EventType, LoggedEvent } from "../../core/events/schema.js";
 import { runIdFor, uuidv7 } from "../../core/ids.js";

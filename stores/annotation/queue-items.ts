@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
-import type { EventStore } from "../../core/clickhouse/types.js";
+import type { EventStore } from "../../core/ports/event-store.js";
 import { isUuid, nameUuid } from "../../core/ids.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { Sql } from "../../core/ports/sql.js";

@@ -6,12 +6,12 @@
  * first call, the judge model's price for the template and a typical run.
  */
 import { ValidationError } from "../../core/errors.js";
-import { toChTime } from "../../core/clickhouse/event-store.js";
+import { toChTime } from "../runs/event-store.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { Sql } from "../../core/ports/sql.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
 import { EVALUATION_JOBS_CHANNEL, enqueueJobs, type NewJob } from "./jobs.js";
-import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
+import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 import { sampled, spanMatches, spanOf, spanRunFilter, type RuleFilter } from "./rule-filter.js";
 import { addToQueue } from "../annotation/queue-items.js";
 import type { EvaluationRule } from "./rules.js";

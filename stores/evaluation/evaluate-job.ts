@@ -8,7 +8,7 @@
  * provider outage retries with backoff; a malformed answer fails the job (an evaluation error, counted by the
  * evaluation_failure_rate_above alert), never a score.
  */
-import type { EventStore } from "../../core/clickhouse/types.js";
+import type { EventStore } from "../../core/ports/event-store.js";
 import type { EventLog } from "../../core/ports/event-log.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { RateLimiter } from "../../core/ports/rate-limiter.js";

@@ -10,7 +10,7 @@ import { parseIngestEvent, type LoggedEvent } from "../../core/events/schema.js"
 import type { Sender } from "../../core/events/sender.js";
 import { eventIdFor } from "../../core/ids.js";
 import type { EvaluationOutcome } from "./evaluate.js";
-import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
+import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 
 /** The judge run of a job's score: what a score's judge_run names. */
 export const judgeRunId = (scoreId: string): string => `judge-${scoreId}`;

@@ -1,11 +1,11 @@
 /**
  * Whether a project's judges may run on agents-service's own provider keys — the operator's account — when the
  * project has no key of its own for the provider: the operator's setting RUNWATCH_OPERATOR_JUDGE_KEY
- * (core/evaluation/operator-judge-key.ts), read against the project's slug and its owner. Without it, anyone who
+ * (core/agents/operator-judge-key.ts), read against the project's slug and its owner. Without it, anyone who
  * registers would spend the operator's account.
  */
 import type { AgentsFailure } from "../../core/agents/client.js";
-import type { OperatorJudgeKey } from "../../core/evaluation/operator-judge-key.js";
+import type { OperatorJudgeKey } from "../../core/agents/operator-judge-key.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { isInstanceAdmin } from "../accounts/instance-admin.js";
 

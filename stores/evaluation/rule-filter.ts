@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { ValidationError } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import type { RunRecord } from "../../core/events/run.js";
-import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
+import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 
 export interface RuleFilter {
   readonly agent_name?: string;

@@ -4,7 +4,7 @@
  * experiment's run, its dataset item's expected output at the experiment's pinned version. A span target judges the
  * span's input and output, with the run's metadata.
  */
-import type { EventStore, StoredEvent } from "../../core/clickhouse/types.js";
+import type { EventStore, StoredEvent } from "../../core/ports/event-store.js";
 import type { RunRecord } from "../../core/events/run.js";
 import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
 import type { EvaluationSubject } from "../../core/evaluation/subject.js";

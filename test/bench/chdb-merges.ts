@@ -15,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { openChdb } from "../../core/clickhouse/chdb.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
-import { createEventStore } from "../../core/clickhouse/event-store.js";
+import { createEventStore } from "../../stores/runs/event-store.js";
 import { encodeRows } from "../../core/clickhouse/settings.js";
 import { loadConfig } from "../../core/config.js";
 import type { ClickHouse, EncodedRows } from "../../core/ports/clickhouse.js";

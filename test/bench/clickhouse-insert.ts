@@ -17,7 +17,7 @@ import { runIdFor, uuidv7 } from "../../core/ids.js";
 import { openChdb } from "../../core/clickhouse/chdb.js";
 import { openClickHouseServer } from "../../core/clickhouse/server.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
-import { createEventStore } from "../../core/clickhouse/event-store.js";
+import { createEventStore } from "../../stores/runs/event-store.js";
 
 const arg = (name: string, dflt: number) => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));

@@ -19,8 +19,8 @@ import { runIdFor } from "../../core/ids.js";
 import { openChdb } from "../../core/clickhouse/chdb.js";
 import { openClickHouseServer } from "../../core/clickhouse/server.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
-import { createEventStore } from "../../core/clickhouse/event-store.js";
-import { agentMonthSpend, costGroups, perDay, rollUp, totalOf } from "../../core/clickhouse/costs.js";
+import { createEventStore } from "../../stores/runs/event-store.js";
+import { agentMonthSpend, costGroups, perDay, rollUp, totalOf } from "../../stores/runs/costs.js";
 
 const arg = (name: string, dflt: number) => {
   const a = process.argv.find((x) => x.startsWith(`--${name}=`));

@@ -26,7 +26,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { openChdb } from "../../core/clickhouse/chdb.js";
-import { toChTime } from "../../core/clickhouse/event-store.js";
+import { toChTime } from "../../stores/runs/event-store.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { encodeRows } from "../../core/clickhouse/settings.js";
 import type { EncodedRows } from "../../core/ports/clickhouse.js";

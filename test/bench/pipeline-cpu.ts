@@ -10,7 +10,7 @@
  * CPU per span (V8's helper threads included), for `rounds` rounds after a warm-up. Used to find and check changes
  * to the serial path that bounds how fast spans become visible (docs/BENCHMARKS.md, OTLP).
  */
-import { createEventStore } from "../../core/clickhouse/event-store.js";
+import { createEventStore } from "../../stores/runs/event-store.js";
 import { encodeRows } from "../../core/clickhouse/settings.js";
 import { loadConfig } from "../../core/config.js";
 import type { LoggedEvent } from "../../core/events/schema.js";

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { openChdb } from "../../core/clickhouse/chdb.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
-import { createEventStore, toChTime } from "../../core/clickhouse/event-store.js";
+import { createEventStore, toChTime } from "../../stores/runs/event-store.js";
 import { newRunRecord } from "../../core/events/run.js";
 import { eventKey, runKeyOfEvent } from "../../core/events/run-key.js";
 import type { LoggedEvent } from "../../core/events/schema.js";

@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { loadConfig } from "../../core/config.js";
 import { openPorts } from "../../core/runtime.js";
-import { createEventStore } from "../../core/clickhouse/event-store.js";
+import { createEventStore } from "../../stores/runs/event-store.js";
 import { createUser } from "../../stores/accounts/users.js";
 import { applyRetention, saveRetentionDays } from "../../stores/retention.js";
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { openPorts, type Ports } from "../../core/runtime.js";
 import { hashApiKey } from "../../core/ids.js";
-import { createEventStore } from "../../core/clickhouse/event-store.js";
+import { createEventStore } from "../../stores/runs/event-store.js";
 import { buildSpans } from "../../core/events/spans.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

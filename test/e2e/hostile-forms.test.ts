@@ -25,7 +25,7 @@ import { createRule as createEvaluationRule } from "../../stores/evaluation/rule
 import { createQueue } from "../../stores/annotation/queues.js";
 import { providerKeySealer, setProviderKey } from "../../stores/evaluation/provider-keys.js";
 import { addRunsToQueue, nextItem } from "../../stores/annotation/queue-items.js";
-import { createEventStore } from "../../core/clickhouse/event-store.js";
+import { createEventStore } from "../../stores/runs/event-store.js";
 import { bearer, CookieJar, csrfFrom, json, loginJar, startTestServer, waitForRun, type TestServer } from "./harness.js";
 
 let srv: TestServer;

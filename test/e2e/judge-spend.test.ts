@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
-import { parseOperatorJudgeKey } from "../../core/evaluation/operator-judge-key.js";
+import { parseOperatorJudgeKey } from "../../core/agents/operator-judge-key.js";
 import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
 import { createProject } from "../../stores/accounts/projects.js";
 import { mayUseOperatorKey } from "../../stores/evaluation/operator-key.js";

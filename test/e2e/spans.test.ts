@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { calcPrice } from "@pydantic/genai-prices";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agentMonthSpend, costGroups } from "../../core/clickhouse/costs.js";
+import { agentMonthSpend, costGroups } from "../../stores/runs/costs.js";
 import { computeCost } from "../../plugins/prices.js";
 import { ERROR_PREVIEW_CHARS } from "../../core/events/spans.js";
 import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";

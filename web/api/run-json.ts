@@ -1,6 +1,6 @@
 /** The public JSON shape of runs and events in the read API (GET /api/runs, GET /api/runs/{sdk_run_id}). */
 import type { RunRecord } from "../../core/events/run.js";
-import type { StoredEvent } from "../../core/clickhouse/types.js";
+import type { StoredEvent } from "../../core/ports/event-store.js";
 
 export function runJson(r: RunRecord) {
   const started = r.started_at ? Date.parse(r.started_at) : NaN;

@@ -11,8 +11,8 @@ import { countWithinBytes, jsonSize, MAX_EVENTS_PAGE_BYTES } from "./byte-pages.
 import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
-import type { RunFilter } from "../../core/clickhouse/types.js";
-import { MAX_EVENTS_LIMIT } from "../../core/clickhouse/event-store.js";
+import type { RunFilter } from "../../core/ports/event-store.js";
+import { MAX_EVENTS_LIMIT } from "../../stores/runs/event-store.js";
 import { buildSpans } from "../../core/events/spans.js";
 import { MAX_SCORE_NAME } from "../../stores/scores.js";
 import type { WebDeps } from "../deps.js";

@@ -7,7 +7,7 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { NotFound } from "../../core/errors.js";
-import { getSession, listSessions, type SessionFilter } from "../../core/clickhouse/agent-sessions.js";
+import { getSession, listSessions, type SessionFilter } from "../../stores/runs/agent-sessions.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, readAuthorizer, sinceParam, stringParam } from "./read-api.js";

@@ -23,12 +23,12 @@ import {
   addVersion, createAgent, diffConfigs, getAgent, listAgentSummaries, listVersions, updateAgent,
   type AgentFields, type AgentSummary,
 } from "../../stores/agent-registry.js";
-import { agentMonthSpend } from "../../core/clickhouse/costs.js";
+import { agentMonthSpend } from "../../stores/runs/costs.js";
 import { agentRunStats, type AgentRunStats } from "./run-stats.js";
 import { averageScores, type ScoreAverage } from "../../stores/scores.js";
 import { activateThroughGate } from "../../stores/activation-gate.js";
 import { can } from "../../core/access/roles.js";
-import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
+import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 import { gateView, register as registerGate } from "./agent-gate.js";
 
 export const MAX_AGENTS = 500;

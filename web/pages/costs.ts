@@ -4,7 +4,7 @@
  * table, and each budgeted agent's spend this month against its budget. The LLM judge's calls are evaluation spend,
  * shown apart (its total and per model) and in none of the agents' figures.
  * GET /costs.csv?from&to: the same range as CSV, one row per (day, agent, model).
- * Aggregates: core/clickhouse/costs.ts (one grouped scan of run_costs per page).
+ * Aggregates: stores/runs/costs.ts (one grouped scan of run_costs per page).
  */
 import { budgetedAgents } from "../../stores/agent-registry.js";
 import type Router from "@koa/router";
@@ -16,8 +16,8 @@ import { queryParam, renderPage } from "./render.js";
 import { barChart } from "./bar-chart.js";
 import {
   agentModelKey, agentMonthSpend, costGroups, costRunCounts, parseRange, perDay, rollUp, splitEvaluation, totalOf, withRunCounts, type CostRange,
-} from "../../core/clickhouse/costs.js";
-import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
+} from "../../stores/runs/costs.js";
+import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 
 export const RANGES = [7, 30, 90] as const;
 

@@ -7,9 +7,9 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
-import type { RunFilter } from "../../core/clickhouse/types.js";
+import type { RunFilter } from "../../core/ports/event-store.js";
 import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
-import { JUDGE_AGENT } from "../../core/evaluation/judge-agent.js";
+import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 import { ValidationError } from "../../core/errors.js";
 import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { StoredEvent } from "../../core/clickhouse/types.js";
+import type { StoredEvent } from "../../core/ports/event-store.js";
 import { ValidationError } from "../../core/errors.js";
 import { buildSpans } from "../../core/events/spans.js";
 import { cursorOf, liveDelta, parseSince, type SinceQuery } from "./run-delta.js";

@@ -9,7 +9,7 @@
  */
 import { ValidationError } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
-import type { StoredEvent } from "../../core/clickhouse/types.js";
+import type { StoredEvent } from "../../core/ports/event-store.js";
 import { buildSpans } from "../../core/events/spans.js";
 import { buildTimeline, type TimelineItem } from "./timeline.js";
 import { buildSpanTree, type SpanNode, type SpanTree } from "./span-tree.js";

@@ -11,7 +11,7 @@ import type { WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { ValidationError } from "../../core/errors.js";
-import { getSession, listSessions, turnContents } from "../../core/clickhouse/agent-sessions.js";
+import { getSession, listSessions, turnContents } from "../../stores/runs/agent-sessions.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
 import { agentNames } from "./run-stats.js";
 

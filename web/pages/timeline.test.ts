@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { StoredEvent } from "../../core/clickhouse/types.js";
+import type { StoredEvent } from "../../core/ports/event-store.js";
 import { buildTimeline } from "./timeline.js";
 
 let n = 0;

@@ -4,7 +4,7 @@
  * offset from the first event and, for spans, its duration: the page draws the waterfall from them and the run's
  * time range (total_ms) in CSS (app.css, .tl-bar), so a live update that widens the range moves no item's markup.
  */
-import type { StoredEvent } from "../../core/clickhouse/types.js";
+import type { StoredEvent } from "../../core/ports/event-store.js";
 
 export interface TimelineItem {
   kind: "span" | "point";

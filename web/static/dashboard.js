@@ -12,7 +12,7 @@ const limit = Number(f.limit) || 50;
 const firstPage = f.firstPage === "true";
 
 // Without an agent filter the list is the production runs: the LLM judge's own runs (data-evaluation-agent) only
-// show when their agent is asked for by name, as on the server (core/clickhouse/run-query.ts).
+// show when their agent is asked for by name, as on the server (stores/runs/run-query.ts).
 const matches = (run) =>
   (!f.filterStatus || run.status === f.filterStatus) &&
   (f.filterAgent ? run.agent_name === f.filterAgent : run.agent_name !== f.evaluationAgent) &&

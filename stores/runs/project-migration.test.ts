@@ -10,12 +10,12 @@ import os from "node:os";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import type { ClickHouse } from "../ports/clickhouse.js";
-import { newRunRecord } from "../events/run.js";
-import { runIdFor, uuidv7 } from "../ids.js";
-import { openChdb } from "./chdb.js";
-import { clickHouseServerVersion, MIN_SERVER_MAJOR, openClickHouseServer } from "./server.js";
-import { migrateClickHouse } from "./migrate.js";
+import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import { newRunRecord } from "../../core/events/run.js";
+import { runIdFor, uuidv7 } from "../../core/ids.js";
+import { openChdb } from "../../core/clickhouse/chdb.js";
+import { clickHouseServerVersion, MIN_SERVER_MAJOR, openClickHouseServer } from "../../core/clickhouse/server.js";
+import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { createEventStore, toChTime } from "./event-store.js";
 
 const MIGRATIONS = fileURLToPath(new URL("./migrations/", import.meta.url));

@@ -15,19 +15,19 @@
  * follow UUIDv7 time order. Events are ordered by `toString(event_id)` (canonical lower-case hex, whose
  * lexicographic order is the byte order that UUIDv7 is designed for).
  */
-import type { ClickHouse } from "../ports/clickhouse.js";
-import { canonicalIso } from "../events/iso-time.js";
-import { ERROR_PREVIEW_CHARS } from "../events/spans.js";
-import { mapInSlices } from "../time-slice.js";
-import type { EventType, LoggedEvent, RunStatus } from "../events/schema.js";
-import type { RunRecord } from "../events/run.js";
-import { runKeyOfRun } from "../events/run-key.js";
-import { ValidationError } from "../errors.js";
-import { isUuid } from "../ids.js";
-import { jsonString, jsonValue } from "../json-text.js";
+import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import { canonicalIso } from "../../core/events/iso-time.js";
+import { ERROR_PREVIEW_CHARS } from "../../core/events/spans.js";
+import { mapInSlices } from "../../core/time-slice.js";
+import type { EventType, LoggedEvent, RunStatus } from "../../core/events/schema.js";
+import type { RunRecord } from "../../core/events/run.js";
+import { runKeyOfRun } from "../../core/events/run-key.js";
+import { ValidationError } from "../../core/errors.js";
+import { isUuid } from "../../core/ids.js";
+import { jsonString, jsonValue } from "../../core/json-text.js";
 import { RUN_SORT_AT, checkLimit, cursorPage, runsWhere, toChTime } from "./run-query.js";
-import { encodeLines, encodeLinesInSlices } from "./settings.js";
-import type { EventStore, RunFilter, StoredEvent } from "./types.js";
+import { encodeLines, encodeLinesInSlices } from "../../core/clickhouse/settings.js";
+import type { EventStore, RunFilter, StoredEvent } from "../../core/ports/event-store.js";
 
 // Re-exported: the alerts, scores and retention queries take them from here.
 export { toChTime } from "./run-query.js";

@@ -3,8 +3,8 @@
  * thread). The SQL both ClickHouse transports run: agent_runs FINAL (each run at its latest version) grouped by
  * session_id, newest activity first, cursor-paginated like runs.
  */
-import type { ClickHouse } from "../ports/clickhouse.js";
-import type { RunRecord } from "../events/run.js";
+import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import type { RunRecord } from "../../core/events/run.js";
 import { RUN_SELECT, decodeRun } from "./event-store.js";
 import { RUN_SORT_AT, checkLimit, cursorPage, decodeCursor, sinceTime, toChTime } from "./run-query.js";
 

@@ -7,19 +7,19 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
-import type { ClickHouse } from "../ports/clickhouse.js";
-import type { LoggedEvent, EventType } from "../events/schema.js";
-import { newRunRecord, type RunRecord } from "../events/run.js";
-import { runIdFor, uuidv7 } from "../ids.js";
-import { ValidationError } from "../errors.js";
-import { openChdb } from "./chdb.js";
-import { clickHouseServerVersion, MIN_SERVER_MAJOR, openClickHouseServer } from "./server.js";
-import { migrateClickHouse } from "./migrate.js";
-import { readMigrationFiles } from "../postgres/migration-files.js";
+import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import type { LoggedEvent, EventType } from "../../core/events/schema.js";
+import { newRunRecord, type RunRecord } from "../../core/events/run.js";
+import { runIdFor, uuidv7 } from "../../core/ids.js";
+import { ValidationError } from "../../core/errors.js";
+import { openChdb } from "../../core/clickhouse/chdb.js";
+import { clickHouseServerVersion, MIN_SERVER_MAJOR, openClickHouseServer } from "../../core/clickhouse/server.js";
+import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
+import { readMigrationFiles } from "../../core/postgres/migration-files.js";
 
 const allVersions = (await readMigrationFiles(new URL("./migrations/", import.meta.url).pathname)).map((m) => m.version);
 import { COST_COLUMNS, costFacts, createEventStore, SPAN_VALUE_CHARS } from "./event-store.js";
-import type { EventStore } from "./types.js";
+import type { EventStore } from "../../core/ports/event-store.js";
 
 interface Target {
   name: string;

@@ -37,7 +37,7 @@ export interface RunFilter {
 
 /**
  * Repository over the ClickHouse transport: the SQL for events and runs, shared by chDB and server adapters.
- * Implemented by createEventStore(ch) in core/clickhouse/event-store.ts.
+ * Implemented by createEventStore(ch) in stores/runs/event-store.ts.
  */
 export interface EventStore {
   /**

@@ -8,7 +8,7 @@
  * partition mixes users with different retention), and a TTL cannot read a per-user setting. docs/STORAGE.md has
  * the figures.
  */
-import type { ClickHouse } from "../ports/clickhouse.js";
+import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { toChTime } from "./event-store.js";
 
 export interface ExpiredRun {

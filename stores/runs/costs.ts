@@ -8,13 +8,13 @@
  * group is the runs with cost in it: a run that used two models is one run in each model's group. Sums of groups
  * would count such a run (or one whose calls span midnight) twice, so the run counts of every view are counted
  * distinct in a second scan (costRunCounts) and replace the summed ones (withRunCounts).
- * The LLM judge's own calls (core/evaluation/judge-agent.ts) are groups of their agent like any other; /costs shows them
+ * The LLM judge's own calls (core/events/judge-runs.ts) are groups of their agent like any other; /costs shows them
  * apart, as evaluation spend: their runs are counted in views of their own (evaluation, evaluation_model), never in
  * the total, day, agent or model counts, which are the production runs'.
  */
-import type { ClickHouse } from "../ports/clickhouse.js";
-import { JUDGE_AGENT, NOT_JUDGE_PARAMS } from "../evaluation/judge-agent.js";
-import { isStorableTime } from "../events/schema.js";
+import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import { JUDGE_AGENT, NOT_JUDGE_PARAMS } from "../../core/events/judge-runs.js";
+import { isStorableTime } from "../../core/events/schema.js";
 
 export const MAX_GROUPS = 100_000;
 export const MAX_RANGE_DAYS = 366;

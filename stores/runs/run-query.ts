@@ -2,14 +2,14 @@
  * What the queries over a project's runs share (the runs list, EventStore.listRuns in event-store.ts, and the
  * sessions list, agent-sessions.ts): times as DateTime64 parameters, the opaque cursor and the limit of a page, and the
  * runs list's WHERE. Without an agent named, that WHERE leaves the LLM judge's own runs out
- * (core/evaluation/judge-agent.ts): the list is the project's production runs; `agent_name: "runwatch-judge"` lists
+ * (core/events/judge-runs.ts): the list is the project's production runs; `agent_name: "runwatch-judge"` lists
  * them.
  */
-import { canonicalIso } from "../events/iso-time.js";
-import { isStorableTime } from "../events/schema.js";
-import { ValidationError } from "../errors.js";
-import { NOT_JUDGE, NOT_JUDGE_PARAMS } from "../evaluation/judge-agent.js";
-import type { RunFilter } from "./types.js";
+import { canonicalIso } from "../../core/events/iso-time.js";
+import { isStorableTime } from "../../core/events/schema.js";
+import { ValidationError } from "../../core/errors.js";
+import { NOT_JUDGE, NOT_JUDGE_PARAMS } from "../../core/events/judge-runs.js";
+import type { RunFilter } from "../../core/ports/event-store.js";
 
 /** ISO 8601 → `YYYY-MM-DD hh:mm:ss.sss` (UTC), the form every ClickHouse version parses for DateTime64. */
 export function toChTime(iso: string): string {
