@@ -26,6 +26,7 @@ import { RULES_CHANGED_CHANNEL } from "./rules.js";
 import { loadNotificationSettings } from "./settings.js";
 import { decodeTriggerConfig, type TriggerDefinition } from "./triggers/define.js";
 import { leaseHolder, takeLease } from "../core/postgres/lease.js";
+import { ProjectCache, projectIdOf } from "../core/project-cache.js";
 
 const RULES_TTL_MS = 5_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -55,8 +56,8 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
   const dispatch: AlertDispatcher = opts.dispatcher ?? ((firings, c) => enqueueNotifications(firings, c, registry));
   const ttl = opts.rulesTtlMs ?? RULES_TTL_MS;
   let ctx: AlertContext | undefined;
-  /** project_id → enabled rules of registered trigger types, with load time. */
-  const cache = new Map<number, { at: number; rules: AlertRule[] }>();
+  /** project_id → enabled rules of registered trigger types. */
+  const cache = new ProjectCache<number, AlertRule[]>({ ttlMs: ttl });
   let unsubscribe: (() => Promise<void>) | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
@@ -82,27 +83,18 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
     return out;
   }
 
-  async function rulesOf(projectIds: number[], types: string[]): Promise<Map<number, AlertRule[]>> {
-    const now = Date.now();
-    const out = new Map<number, AlertRule[]>();
-    const missing: number[] = [];
-    for (const u of projectIds) {
-      const hit = cache.get(u);
-      if (hit && now - hit.at < ttl) out.set(u, hit.rules);
-      else missing.push(u);
-    }
-    if (missing.length > 0) {
+  function rulesOf(projectIds: number[], types: string[]): Promise<Map<number, AlertRule[]>> {
+    return cache.getMany(projectIds, async (missing) => {
       const rows = await ctx!.sql.query<RawRule>(
         `SELECT ${RULE_COLUMNS} FROM alert_rules
          WHERE enabled AND project_id = ANY($1::bigint[]) AND trigger_type = ANY($2::text[])
          ORDER BY id`,
         [missing, types],
       );
-      for (const u of missing) out.set(u, []);
+      const out = new Map<number, AlertRule[]>(missing.map((u) => [u, []]));
       for (const rule of decodeRules(rows)) out.get(rule.project_id)!.push(rule);
-      for (const u of missing) cache.set(u, { at: now, rules: out.get(u)! });
-    }
-    return out;
+      return out;
+    });
   }
 
   /** Takes the sweep lease (one sweeper per interval across processes), then runs every sweeping evaluator. */
@@ -136,11 +128,7 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
     async start(c) {
       ctx = c;
       if (registry.types().length === 0) return;
-      unsubscribe = await c.pubsub.subscribePrefix(RULES_CHANGED_CHANNEL, (_ch, msg) => {
-        const uid = Number(msg);
-        if (Number.isSafeInteger(uid)) cache.delete(uid);
-        else cache.clear();
-      });
+      unsubscribe = await cache.invalidateOn(c.pubsub, RULES_CHANGED_CHANNEL, projectIdOf);
       if (registry.sweepTypes().length > 0) {
         const every = opts.sweepMs ?? loadNotificationSettings().sweepMs;
         sweepTimer = setInterval(() => {

@@ -78,8 +78,8 @@ export const ROLES: Record<RoleName, Role> = {
       // Alert notifications are delivered by a worker beside each pipeline (alerts/delivery/worker.ts).
       const { startNotificationWorker } = await import("../alerts/index.js");
       const notifier = await startNotificationWorker({ sql: ports.sql, pubsub: ports.pubsub, logger });
-      // So are online evaluations: the judge calls go to agents-service (pipeline/evaluation-worker.ts).
-      const { loadEvaluationWorkerSettings, startEvaluationWorker } = await import("../pipeline/evaluation-worker.js");
+      // So are online evaluations: the judge calls go to agents-service (evaluation/jobs/worker.ts).
+      const { loadEvaluationWorkerSettings, startEvaluationWorker } = await import("../evaluation/index.js");
       const evaluationSettings = loadEvaluationWorkerSettings();
       const evaluator = evaluationSettings.concurrency > 0 ? await startEvaluationWorker(ports, config, logger, { settings: evaluationSettings }) : undefined;
       const { startRetentionSweeper } = await import("../pipeline/retention-sweeper.js");

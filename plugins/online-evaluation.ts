@@ -1,103 +1,18 @@
 /**
- * online-evaluation: turns ended runs (and ended spans) into evaluation jobs (docs/EVALUATION.md, Online rules).
- * After a part is committed, each run the part ended — and, for span rules, each span it ended — is checked against
- * its project's enabled rules (read through a cache of RULES_TTL_MS, dropped for a project whose rules changed, on
- * PubSub "evaluation.rules"): the filter's run fields, then the rule's
- * sample (a hash of rule, run and span). A match becomes one job due after the rule's delay; a replayed part makes
- * the same jobs, which the queue keeps once. Workers (pipeline/evaluation-worker.ts) are woken on PubSub.
- * Rules without an evaluator route instead (stores/annotation/routing.ts): the runs (spans) they take are added to
- * their queue here, and so are runs given, in an event's `payload.scores`, a score a rule names.
+ * online-evaluation: hands every committed part to online evaluation (evaluation/online/online-rules.ts), which turns
+ * ended runs and spans into evaluation jobs and routes runs to annotation queues. Only the adapter between the plugin
+ * chain and evaluation/, like alert-evaluation.ts.
  */
-import { runKeyOfEvent } from "../core/events/run-key.js";
-import type { RunRecord } from "../core/events/run.js";
-import type { PipelineEvent } from "../core/events/schema.js";
-import { EVALUATION_JOBS_CHANNEL, EVALUATION_RULES_CHANNEL, enqueueJobs, type NewJob } from "../stores/evaluation/jobs.js";
-import { runMatches, sampled, spanMatches, spanOf, spanRunFilter } from "../stores/evaluation/rule-filter.js";
-import { enabledRulesOf, routesEndedRuns, routesScoredRuns, type EvaluationRule } from "../stores/evaluation/rules.js";
-import { addRouted, routedItem, routesOfScores, type GivenScore, type RoutedItem } from "../stores/annotation/routing.js";
-import { MAX_SCORES_PER_EVENT } from "./scores.js";
-import { definePlugin, type Plugin, type PluginContext } from "./plugin.js";
-
-export const RULES_TTL_MS = 5_000;
-
-const ENDS_RUN = new Set(["run_end", "error"]);
-const isSpanEnd = (e: PipelineEvent) => (e.event_type === "step" || e.event_type === "tool_call") && e.payload.phase === "end" && Boolean(e.span_id);
-const ended = (run: Readonly<RunRecord>) => run.status === "success" || run.status === "error";
-
-/** The well-formed {name, value} scores an event carries (plugins/scores.ts stores them; a rule may route on them). */
-const givenScores = (run: Readonly<RunRecord>, list: readonly unknown[]): GivenScore[] =>
-  list.slice(0, MAX_SCORES_PER_EVENT).flatMap((item) => {
-    if (typeof item !== "object" || item === null) return [];
-    const { name, value } = item as { name?: unknown; value?: unknown };
-    return typeof name === "string" && ["number", "boolean", "string"].includes(typeof value) ? [{ run, name, value: value as number | boolean | string }] : [];
-  });
+import { createOnlineEvaluation } from "../evaluation/index.js";
+import { definePlugin, type Plugin } from "./plugin.js";
 
 export const onlineEvaluation = (opts: { rulesTtlMs?: number } = {}): Plugin => {
-  let ctx: PluginContext | undefined;
-  let unsubscribe: (() => Promise<void>) | undefined;
-  const ttl = opts.rulesTtlMs ?? RULES_TTL_MS;
-  const cache = new Map<number, { rules: EvaluationRule[]; at: number }>();
-
-  async function rulesOf(projectIds: readonly number[]): Promise<Map<number, EvaluationRule[]>> {
-    const now = Date.now();
-    const stale = projectIds.filter((p) => (cache.get(p)?.at ?? -Infinity) < now - ttl);
-    if (stale.length) {
-      const fresh = await enabledRulesOf(ctx!.sql, stale);
-      for (const p of stale) cache.set(p, { rules: fresh.filter((r) => r.project_id === p), at: now });
-    }
-    return new Map(projectIds.map((p) => [p, cache.get(p)!.rules]));
-  }
-
+  const engine = createOnlineEvaluation(opts);
   return definePlugin({
     name: "online-evaluation",
-    async init(c) {
-      ctx = c;
-      // A rule made or changed applies to the next part, not after the cache's TTL.
-      unsubscribe = await c.pubsub.subscribePrefix(EVALUATION_RULES_CHANNEL, (_channel, message) => cache.delete(Number(message)));
-    },
-    async close() {
-      await unsubscribe?.();
-    },
-    async afterCommit(part) {
-      if (!ctx) return;
-      const candidates = part.events.filter((e) => !e.duplicate && (ENDS_RUN.has(e.event_type) || isSpanEnd(e) || Array.isArray(e.payload.scores)));
-      if (candidates.length === 0) return;
-      const rules = await rulesOf([...new Set(candidates.map((e) => e.project_id))]);
-      const now = Date.now();
-      const jobs: NewJob[] = [];
-      const routed: RoutedItem[] = [];
-      const given: GivenScore[] = [];
-      const seen = new Set<string>();
-      for (const e of candidates) {
-        const list = rules.get(e.project_id) ?? [];
-        if (list.length === 0) continue;
-        const run = part.runs.get(runKeyOfEvent(e))?.run;
-        if (!run) continue;
-        if (Array.isArray(e.payload.scores) && list.some(routesScoredRuns)) given.push(...givenScores(run, e.payload.scores));
-        if (!ENDS_RUN.has(e.event_type) && !isSpanEnd(e)) continue;
-        const spanEnd = isSpanEnd(e);
-        for (const rule of list) {
-          if (spanEnd !== (rule.target === "span")) continue;
-          if (spanEnd) {
-            if (!runMatches(spanRunFilter(rule.filter), run) || !spanMatches(rule.filter, spanOf(e.event_type, e.payload))) continue;
-          } else if (!ended(run) || !runMatches(rule.filter, run)) continue;
-          const spanId = spanEnd ? e.span_id! : "";
-          const key = `${rule.id}\u0000${run.run_id}\u0000${spanId}`;
-          if (seen.has(key) || !sampled(rule.id, run.run_id, spanId, rule.sampling)) continue;
-          seen.add(key);
-          if (rule.evaluator_id === null) {
-            if (routesEndedRuns(rule)) routed.push(routedItem(rule, run, spanId));
-            continue;
-          }
-          jobs.push({ project_id: run.project_id, rule_id: rule.id, evaluator_id: rule.evaluator_id, sdk_run_id: run.external_id, run_id: run.run_id, span_id: spanId, due_at: new Date(now + rule.delay_s * 1000) });
-        }
-      }
-      if (given.length) routed.push(...routesOfScores([...rules.values()].flat(), given));
-      if (routed.length) await addRouted(ctx.sql, routed);
-      if (jobs.length === 0) return;
-      const added = await enqueueJobs(ctx.sql, jobs);
-      if (added > 0) await ctx.pubsub.publish(EVALUATION_JOBS_CHANNEL, String(added));
-    },
+    init: (ctx) => engine.start(ctx),
+    afterCommit: (part) => engine.afterCommit(part.events, (key) => part.runs.get(key)?.run),
+    close: () => engine.close(),
   });
 };
 

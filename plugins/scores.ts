@@ -8,11 +8,8 @@
  */
 import { Either } from "effect";
 import { eventIdFor } from "../core/ids.js";
-import { parseScore, scoreRow } from "../stores/scores.js";
+import { MAX_SCORES_PER_EVENT, parseScore, scoreRow } from "../stores/scores.js";
 import type { Plugin, PluginContext } from "./plugin.js";
-
-/** Scores taken from one event; more are left out (and logged). */
-export const MAX_SCORES_PER_EVENT = 100;
 
 export const scores = (): Plugin => {
   let ctx: PluginContext | undefined;

@@ -6,7 +6,6 @@
 import { Either, Schema } from "effect";
 import { toChTime } from "./runs/event-store.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
-import { projectChannel, type PubSub } from "../core/ports/pubsub.js";
 import { ValidationError } from "../core/errors.js";
 import { makeStorable } from "../core/events/storable.js";
 import { isStorableTime, MAX_SDK_RUN_ID_CHARS, MAX_SPAN_ID_CHARS, toValidationError } from "../core/events/schema.js";
@@ -28,6 +27,8 @@ export type ScoreGiver = (typeof SCORE_GIVERS)[number];
 /** The givers whose scores the activation gate counts (docs/EVALUATION.md, The activation gate). */
 export const GATE_GIVERS: readonly ScoreGiver[] = ["evaluator", "reviewer", "member_key"];
 export const MAX_SCORE_NAME = 100;
+/** Scores taken from one event's `payload.scores`; more are left out (and logged). */
+export const MAX_SCORES_PER_EVENT = 100;
 export const MAX_SCORE_STRING = 200;
 export const MAX_SCORE_COMMENT = 2000;
 
@@ -141,23 +142,15 @@ export function scoreRow(run: ScoredRun, s: ScoreInput, scoreId: string, created
 }
 
 /** Stores a score of the run `run`, given by `givenBy`; returns its id. */
+/** Stores score rows made by scoreRow. */
+export const insertScoreRows = (ch: ClickHouse, rows: readonly Record<string, unknown>[]): Promise<void> => ch.insert("scores", rows as Record<string, unknown>[]);
+
 export async function insertScore(ch: ClickHouse, run: ScoredRun, s: ScoreInput, givenBy: Exclude<ScoreGiver, "evaluator">): Promise<string> {
   const scoreId = uuidv7();
   await ch.insert("scores", [scoreRow(run, s, scoreId, new Date().toISOString(), givenBy)]);
   return scoreId;
 }
 
-/**
- * Tells the project's open dashboards that scores were given to runs of experiments (realtime message
- * `experiment_scores`, docs/REALTIME.md), so a comparison open while an experiment runs shows them: an SDK's
- * evaluators send their scores after the runs, and a server evaluator's after the run ended. Best effort, like every
- * live message: the page's next load reads them anyway.
- */
-export async function announceExperimentScores(pubsub: Pick<PubSub, "publish">, projectId: number, runs: Iterable<{ readonly experiment_id: string }>): Promise<void> {
-  const ids = [...new Set([...runs].map((r) => r.experiment_id).filter((id) => id !== ""))];
-  if (ids.length === 0) return;
-  await pubsub.publish(projectChannel(projectId), JSON.stringify({ type: "experiment_scores", experiment_ids: ids })).catch(() => {});
-}
 
 /** A page of a run's scores and the cursor after it (null on the last page). */
 export interface ScorePage { readonly scores: Score[]; readonly next_cursor: string | null }

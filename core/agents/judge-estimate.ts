@@ -1,6 +1,6 @@
 /**
  * The most one judge call may cost, known before it is made: what its project's daily budget reserves for it
- * (stores/evaluation/judge-caps.ts). The model is the request's, else the one agents-service will choose — with a
+ * (evaluation/judging/judge-caps.ts). The model is the request's, else the one agents-service will choose — with a
  * project's key the provider's DEFAULT_MODELS entry, with the service's keys its default provider and model as
  * GET /providers says (read once a minute) — priced by core/agents/prices.ts; its prompt counted at three characters
  * a token (fewer than the usual four: an upper bound is wanted) and its answer at the whole answer limit.
@@ -16,7 +16,7 @@ export interface ServiceDefaults {
   readonly models: Readonly<Partial<Record<ProviderId, string>>>;
 }
 
-/** The answer limit a judge call asks for when it names none (stores/evaluation/evaluate.ts asks this). */
+/** The answer limit a judge call asks for when it names none (evaluation/judging/evaluate.ts asks this). */
 export const JUDGE_ANSWER_TOKENS = 1_024;
 const CHARS_PER_TOKEN = 3;
 const DEFAULTS_FOR_MS = 60_000;

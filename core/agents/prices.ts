@@ -1,7 +1,7 @@
 /**
  * What LLM calls cost, from @pydantic/genai-prices' bundled, offline price table: the one source for what
  * agents-service charges a call (agents-service/pricing.ts) and lists on GET /providers, what a judge call reserves
- * of its project's daily budget before it is made (stores/evaluation/judge-caps.ts), and what a backfill is
+ * of its project's daily budget before it is made (evaluation/judging/judge-caps.ts), and what a backfill is
  * estimated to cost (web/evaluation/backfill.ts). A model the table does not know (a local model) has no price.
  */
 import { calcPrice } from "@pydantic/genai-prices";

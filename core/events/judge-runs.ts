@@ -1,5 +1,5 @@
 /**
- * The agent the LLM judge's own calls are reported under (stores/evaluation/judge-trace.ts). Its runs are
+ * The agent the LLM judge's own calls are reported under (evaluation/judging/judge-trace.ts). Its runs are
  * evaluation, not production: they are never judged online (a judge judging itself), and the views and totals of a
  * project's runs leave them out unless the agent is asked for by name (`?agent=runwatch-judge`, docs/DASHBOARD.md);
  * /costs shows their spend apart, as evaluation spend. A score's judge_run still links to its run.

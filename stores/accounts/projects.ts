@@ -221,3 +221,15 @@ export async function auditLog(sql: Sql, projectId: number, limit = 100): Promis
     at: new Date(r.at as string).toISOString(),
   }));
 }
+
+/** The project's slug and its owner (id and e-mail; null for a project without one). */
+export async function projectOwner(sql: Sql, projectId: number): Promise<{ slug: string; owner_id: number | null; email: string | null } | undefined> {
+  const [row] = await sql.query<{ slug: string; owner_id: unknown; email: string | null }>(
+    `SELECT p.slug, u.id AS owner_id, u.email FROM projects p
+       LEFT JOIN project_members m ON m.project_id = p.id AND m.role = 'owner'
+       LEFT JOIN users u ON u.id = m.user_id
+      WHERE p.id = $1 ORDER BY u.id LIMIT 1`,
+    [projectId],
+  );
+  return row && { slug: row.slug, owner_id: row.owner_id === null || row.owner_id === undefined ? null : Number(row.owner_id), email: row.email };
+}

@@ -5,6 +5,7 @@
  * The aggregates are over those results: a score's mean and count, errors, cost, latency p50 and p95.
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import type { Sql } from "../../core/ports/sql.js";
 import type { RunStatus } from "../../core/events/schema.js";
 import type { Experiment } from "./experiments.js";
 
@@ -185,4 +186,17 @@ export type ExperimentSummary = ReturnType<typeof experimentSummary>;
 /** An experiment's summary, read from ClickHouse (its results' runs and scores; the outputs are not needed). */
 export async function summarizeExperiment(ch: ClickHouse, projectId: number, e: Experiment): Promise<ExperimentSummary> {
   return experimentSummary(e, await experimentResults(ch, projectId, e.id, { outputs: false }));
+}
+
+/** The expected output of an experiment run's dataset item, at the dataset version the experiment ran on. */
+export async function experimentExpectedOutput(sql: Sql, run: { readonly experiment_id: string; readonly project_id: number; readonly dataset_item_id: string }): Promise<unknown> {
+  if (!run.experiment_id || !run.dataset_item_id) return undefined;
+  const [row] = await sql.query<{ expected_output: unknown }>(
+    `SELECT i.expected_output FROM experiments e JOIN dataset_items i ON i.dataset_id = e.dataset_id
+      WHERE e.id = $1::uuid AND e.project_id = $2 AND i.item_id = $3
+        AND i.from_version <= e.dataset_version AND (i.to_version IS NULL OR i.to_version > e.dataset_version)`,
+    [run.experiment_id, run.project_id, run.dataset_item_id],
+  );
+  const v = row?.expected_output;
+  return v === null || v === undefined ? undefined : v; // jsonb arrives parsed (a JSON string as a string)
 }

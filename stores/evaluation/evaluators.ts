@@ -1,12 +1,13 @@
 /**
- * Evaluators in Postgres (migration 109): a project's named evaluators and their versions. A change of definition
+ * Evaluators in Postgres (migration 109): a project's named evaluators and their versions (what a definition may
+ * hold is checked by evaluation/evaluators.ts). A change of definition
  * makes a new version; scores and jobs name the version that gave them, and any version can be read back.
  */
 import { randomUUID } from "node:crypto";
-import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
+import { Conflict } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { nameProblem, parseDefinition, type EvaluatorDefinition, type EvaluatorType } from "./definition.js";
+import type { EvaluatorDefinition, EvaluatorType } from "./shapes.js";
 
 export interface Evaluator {
   readonly id: string;
@@ -42,51 +43,23 @@ const rowToEvaluator = (r: Record<string, unknown>): Evaluator => ({
 const SELECT = `SELECT e.id, e.project_id, e.name, e.description, e.type, v.version, v.definition, e.created_at
   FROM evaluators e JOIN evaluator_versions v ON v.evaluator_id = e.id`;
 
-function descriptionOf(v: unknown): string {
-  if (v === undefined || v === null) return "";
-  if (typeof v !== "string" || v.length > 2_000) throw new ValidationError({ field: "description", message: "description must be text of at most 2000 characters" });
-  return v;
-}
-
-/** Creates an evaluator (version 1) from a POST /api/evaluators body; 409 for a name the project has. */
-export async function createEvaluator(sql: Sql, projectId: number, userId: number | null, body: unknown): Promise<Evaluator> {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ValidationError({ message: 'the body must be a JSON object like {"name": "correctness", "type": "llm_judge", "prompt": "…", "output": {"type": "boolean"}}' });
-  }
-  const b = body as Record<string, unknown>;
-  const name = nameProblem("name", b.name);
-  const definition = parseDefinition(b, name);
-  const description = descriptionOf(b.description);
+/** Inserts an evaluator at version 1 (its definition checked by evaluation/evaluators.ts); 409 for a name the project has. */
+export async function insertEvaluator(sql: Sql, projectId: number, userId: number | null, e: { name: string; description: string; definition: EvaluatorDefinition }): Promise<Evaluator> {
   const id = randomUUID();
   try {
     await sql.transaction(async (tx) => {
-      await tx.query(`INSERT INTO evaluators (id, project_id, name, description, type) VALUES ($1, $2, $3, $4, $5)`, [id, projectId, name, description, definition.type]);
-      await tx.query(`INSERT INTO evaluator_versions (evaluator_id, version, definition, created_by) VALUES ($1, 1, $2, $3)`, [id, JSON.stringify(definition), userId]);
+      await tx.query(`INSERT INTO evaluators (id, project_id, name, description, type) VALUES ($1, $2, $3, $4, $5)`, [id, projectId, e.name, e.description, e.definition.type]);
+      await tx.query(`INSERT INTO evaluator_versions (evaluator_id, version, definition, created_by) VALUES ($1, 1, $2, $3)`, [id, JSON.stringify(e.definition), userId]);
     });
   } catch (err) {
-    if (/duplicate key|unique/i.test((err as Error).message)) throw new Conflict({ code: "evaluator_exists", field: "name", message: `an evaluator named ${JSON.stringify(name)} exists; change it to make a new version` });
+    if (/duplicate key|unique/i.test((err as Error).message)) throw new Conflict({ code: "evaluator_exists", field: "name", message: `an evaluator named ${JSON.stringify(e.name)} exists; change it to make a new version` });
     throw err;
   }
   return (await findEvaluator(sql, projectId, id))!;
 }
 
-/**
- * The definition a change of `current` would save (its type stays; the definition fields as in createEvaluator):
- * what a new version holds, and what the playground tries before it is saved.
- */
-export function changedDefinition(current: Evaluator, body: unknown): { definition: EvaluatorDefinition; fields: Record<string, unknown> } {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ValidationError({ message: "the body must be a JSON object" });
-  const b: Record<string, unknown> = { type: current.type, ...(body as Record<string, unknown>) };
-  if (b.type !== current.type) throw new ValidationError({ field: "type", message: `type cannot change (it is ${current.type}); make a new evaluator` });
-  return { definition: parseDefinition(b, current.name), fields: b };
-}
-
-/** A new version of an evaluator (its type stays); the definition fields as in createEvaluator. */
-export async function updateEvaluator(sql: Sql, projectId: number, id: string, userId: number | null, body: unknown): Promise<Evaluator> {
-  const current = await findEvaluator(sql, projectId, id);
-  if (!current) throw new NotFound({ resource: "evaluator", message: `evaluator ${JSON.stringify(id)} not found` });
-  const { definition, fields: b } = changedDefinition(current, body);
-  const description = b.description === undefined ? current.description : descriptionOf(b.description);
+/** Saves a new version of the project's evaluator `id` with its description. */
+export async function insertEvaluatorVersion(sql: Sql, projectId: number, id: string, userId: number | null, definition: EvaluatorDefinition, description: string): Promise<Evaluator> {
   await sql.transaction(async (tx) => {
     const [row] = await tx.query<{ latest_version: number }>(
       `UPDATE evaluators SET latest_version = latest_version + 1, description = $3 WHERE id = $1 AND project_id = $2 RETURNING latest_version`,

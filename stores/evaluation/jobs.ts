@@ -8,11 +8,6 @@
 import { nameUuid } from "../../core/ids.js";
 import type { Sql } from "../../core/ports/sql.js";
 
-/** PubSub channel that wakes idle evaluation workers when jobs were queued (best effort; workers also poll). */
-export const EVALUATION_JOBS_CHANNEL = "evaluation.jobs";
-/** PubSub channel naming a project whose rules changed: pipelines drop their cached rules of it at once. */
-export const EVALUATION_RULES_CHANNEL = "evaluation.rules";
-
 export type JobStatus = "pending" | "retrying" | "done" | "failed" | "skipped";
 export type JobOrigin = "online" | "backfill";
 
@@ -204,4 +199,13 @@ export async function evaluatorJobs(sql: Sql, projectId: number, evaluatorId: st
     })),
     totals: (await jobTotals(sql, projectId, [evaluatorId])).get(evaluatorId)!,
   };
+}
+
+/** The evaluator's mean cost per judge call so far, and over how many calls. */
+export async function meanJudgeCost(sql: Sql, evaluatorId: string): Promise<{ mean: number; calls: number }> {
+  const [row] = await sql.query<Record<string, unknown>>(
+    `SELECT count(*) AS calls, coalesce(avg(cost_usd), 0) AS mean FROM (SELECT cost_usd FROM evaluation_jobs WHERE evaluator_id = $1 AND status IN ('done', 'failed') AND cost_usd > 0 ORDER BY id DESC LIMIT 1000) recent`,
+    [evaluatorId],
+  );
+  return { mean: Number(row?.mean ?? 0), calls: Number(row?.calls ?? 0) };
 }

@@ -1,7 +1,7 @@
 /**
  * A project's own LLM provider settings for its judges (docs/EVALUATORS.md, Provider keys): per provider an API key,
  * an optional server (base URL: an OpenAI-compatible one such as vLLM, or a gateway) and an optional default model.
- * A judge call of the project's then uses them instead of agents-service's (stores/evaluation/project-judge.ts
+ * A judge call of the project's then uses them instead of agents-service's (evaluation/judging/project-judge.ts
  * withProjectKeys). The key is kept sealed (core/sealed.ts) and never shown again, only its last four characters;
  * a base URL on a private, loopback or link-local address is refused unless the operator allows it
  * (RUNWATCH_ALLOW_PRIVATE_PROVIDER_URLS=1), and agents-service checks it again on every call.

@@ -7,7 +7,7 @@
  *
  * What judges cost is added per day (evaluation_spend). Each call first reserves the most it may cost, in one
  * statement that admits it only while what is spent and reserved, with it, stays within the budget; its real cost
- * replaces the reservation when it answers (stores/evaluation/judge-caps.ts). So calls made at once cannot pass the
+ * replaces the reservation when it answers (evaluation/judging/judge-caps.ts). So calls made at once cannot pass the
  * budget together; a call that dies before it answers leaves its reservation counted for the day.
  */
 import { ValidationError } from "../../core/errors.js";

@@ -17,7 +17,7 @@ import { clickHouseServerVersion, MIN_SERVER_MAJOR, openClickHouseServer } from 
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { readMigrationFiles } from "../../core/postgres/migration-files.js";
 
-const allVersions = (await readMigrationFiles(new URL("./migrations/", import.meta.url).pathname)).map((m) => m.version);
+const allVersions = (await readMigrationFiles(new URL("../../core/clickhouse/migrations/", import.meta.url).pathname)).map((m) => m.version);
 import { COST_COLUMNS, costFacts, createEventStore, SPAN_VALUE_CHARS } from "./event-store.js";
 import type { EventStore } from "../../core/ports/event-store.js";
 

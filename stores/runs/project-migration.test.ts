@@ -18,7 +18,7 @@ import { clickHouseServerVersion, MIN_SERVER_MAJOR, openClickHouseServer } from 
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { createEventStore, toChTime } from "./event-store.js";
 
-const MIGRATIONS = fileURLToPath(new URL("./migrations/", import.meta.url));
+const MIGRATIONS = fileURLToPath(new URL("../../core/clickhouse/migrations/", import.meta.url));
 const serverUrl = process.env.CLICKHOUSE_URL;
 const serverVersion = serverUrl ? await clickHouseServerVersion(serverUrl) : undefined;
 const serverUsable = serverVersion !== undefined && Number(serverVersion.split(".")[0]) >= MIN_SERVER_MAJOR;

@@ -11,7 +11,7 @@ import { performance } from "node:perf_hooks";
 import { createLogger } from "../../core/logger.js";
 import { startAgentsService } from "../../agents-service/server.js";
 import { loadAgentsSettings } from "../../agents-service/settings.js";
-import { startEvaluationWorker } from "../../pipeline/evaluation-worker.js";
+import { startEvaluationWorker } from "../../evaluation/jobs/worker.js";
 import { startFakeLlm } from "../../clients/js/test/fake-llm.js";
 import { bearer, freePort, json, startTestServer } from "../e2e/harness.js";
 

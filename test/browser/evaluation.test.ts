@@ -12,7 +12,7 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
-import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
+import { startEvaluationWorker, type EvaluationWorker } from "../../evaluation/jobs/worker.js";
 import { SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
 import { findUserByEmail } from "../../stores/accounts/users.js";
 import { ARTIFACTS, haveBrowser, registerWithKey, useBrowserStack } from "./stack.js";

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
 import { projectChannel } from "../../core/ports/pubsub.js";
 import { auditLog, createProject, setMember } from "../../stores/accounts/projects.js";
-import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
+import { startEvaluationWorker, type EvaluationWorker } from "../../evaluation/jobs/worker.js";
 import { bearer, json, startTestServer, until, waitForRun, type TestServer } from "./harness.js";
 
 let srv: TestServer;

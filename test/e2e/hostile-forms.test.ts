@@ -20,13 +20,14 @@ import { parseItem } from "../../stores/datasets/items.js";
 import { listApiKeys } from "../../stores/accounts/api-keys.js";
 import { createProject, setMember } from "../../stores/accounts/projects.js";
 import { switchProject } from "../../stores/accounts/current-project.js";
-import { createEvaluator } from "../../stores/evaluation/evaluators.js";
-import { createRule as createEvaluationRule } from "../../stores/evaluation/rules.js";
-import { createQueue } from "../../stores/annotation/queues.js";
 import { providerKeySealer, setProviderKey } from "../../stores/evaluation/provider-keys.js";
-import { addRunsToQueue, nextItem } from "../../stores/annotation/queue-items.js";
+import { nextItem } from "../../stores/evaluation/annotation-queue-items.js";
 import { createEventStore } from "../../stores/runs/event-store.js";
 import { bearer, CookieJar, csrfFrom, json, loginJar, startTestServer, waitForRun, type TestServer } from "./harness.js";
+import { createRule as createEvaluationRule } from "../../evaluation/rules.js";
+import { createEvaluator } from "../../evaluation/evaluators.js";
+import { createQueue } from "../../evaluation/annotation-queues.js";
+import { addRunsToQueue } from "../../evaluation/annotation-queue-items.js";
 
 let srv: TestServer;
 

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
-import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
+import { startEvaluationWorker, type EvaluationWorker } from "../../evaluation/jobs/worker.js";
 import { SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
 import { MAX_RULES_PER_PROJECT } from "../../stores/evaluation/rule-cap.js";
 import { bearer, json, startTestServer, until, type TestAccount, type TestServer } from "./harness.js";

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
-import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
+import { startEvaluationWorker, type EvaluationWorker } from "../../evaluation/jobs/worker.js";
 import { SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
 import { bearer, json, loginJar, startTestServer, untilStalled, type CookieJar, type TestAccount, type TestServer } from "./harness.js";
 

@@ -10,9 +10,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
 import { parseOperatorJudgeKey } from "../../core/agents/operator-judge-key.js";
-import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
+import { startEvaluationWorker, type EvaluationWorker } from "../../evaluation/jobs/worker.js";
 import { createProject } from "../../stores/accounts/projects.js";
-import { mayUseOperatorKey } from "../../stores/evaluation/operator-key.js";
+import { mayUseOperatorKey } from "../../evaluation/judging/operator-key.js";
 import { startFakeProviders, type FakeProviders } from "../../agents-service/test/fake-providers.js";
 import { KEYS, SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
 import { bearer, json, startTestServer, type TestAccount, type TestServer, until } from "./harness.js";

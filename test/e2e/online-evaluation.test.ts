@@ -10,9 +10,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
 import { runIdFor } from "../../core/ids.js";
-import { sampled } from "../../stores/evaluation/rule-filter.js";
+import { sampled } from "../../evaluation/model/rule-filter.js";
 import { checkFailures, evaluationFailures } from "../../alerts/triggers/evaluation-failure-rate-above.js";
-import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
+import { startEvaluationWorker, type EvaluationWorker } from "../../evaluation/jobs/worker.js";
 import { SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
 import { projectChannel } from "../../core/ports/pubsub.js";
 import { bearer, json, startTestServer, type TestAccount, type TestServer, until, untilStalled } from "./harness.js";

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
 import { sealerFor } from "../../core/sealed.js";
 import { ValidationError } from "../../core/errors.js";
-import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
+import { startEvaluationWorker, type EvaluationWorker } from "../../evaluation/jobs/worker.js";
 import { createProject, setMember } from "../../stores/accounts/projects.js";
 import { providerKeySealer, setProviderKey } from "../../stores/evaluation/provider-keys.js";
 import { startFakeProviders, type FakeProviders } from "../../agents-service/test/fake-providers.js";

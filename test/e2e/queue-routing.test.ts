@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nameUuid } from "../../core/ids.js";
 import { createLogger } from "../../core/logger.js";
-import { startEvaluationWorker, type EvaluationWorker } from "../../pipeline/evaluation-worker.js";
+import { startEvaluationWorker, type EvaluationWorker } from "../../evaluation/jobs/worker.js";
 import { createProject } from "../../stores/accounts/projects.js";
 import { bearer, json, startTestServer, type TestServer, until } from "./harness.js";
 

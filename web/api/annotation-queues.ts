@@ -16,13 +16,13 @@
  */
 import type Router from "@koa/router";
 import { AuthError, ValidationError } from "../../core/errors.js";
-import { addRunsToQueue, listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/annotation/queue-items.js";
-import { createQueue, deleteQueue, listQueues, mayReview, queueJson, queueWithId, type AnnotationQueue } from "../../stores/annotation/queues.js";
+import { listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/evaluation/annotation-queue-items.js";
+import { listQueues, queueJson, queueWithId, type AnnotationQueue } from "../../stores/evaluation/annotation-queues.js";
 import type { WebDeps } from "../deps.js";
-import { completeReview } from "../evaluation/review.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { readAuthorizer, stringParam } from "./read-api.js";
+import { addRunsToQueue, completeReview, createQueue, deleteQueue, mayReview } from "../../evaluation/index.js";
 
 const STATUSES = new Set(["pending", "completed", "skipped"]);
 

@@ -13,13 +13,12 @@
 import type Router from "@koa/router";
 import { ValidationError } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
-import { parseRange } from "../../stores/evaluation/backfill.js";
-import { createRule, deleteRule, listRules, ruleJson, ruleWithId, setRuleEnabled } from "../../stores/evaluation/rules.js";
+import { listRules, ruleJson, ruleWithId } from "../../stores/evaluation/rules.js";
 import type { WebDeps } from "../deps.js";
-import { backfill } from "../evaluation/backfill.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { readAuthorizer, stringParam } from "./read-api.js";
+import { backfill, createRule, deleteRule, parseRange, setRuleEnabled } from "../../evaluation/index.js";
 
 export function registerEvaluationRulesApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);

@@ -16,17 +16,16 @@
  */
 import type Router from "@koa/router";
 import { NotFound, ValidationError } from "../../core/errors.js";
-import { JUDGE_TEMPLATES } from "../../core/evaluation/templates.js";
 import { MAX_POSTGRES_INTEGER } from "../../core/ports/sql.js";
-import { changedDefinition, createEvaluator, evaluatorJson, evaluatorVersions, findEvaluator, listEvaluators, updateEvaluator } from "../../stores/evaluation/evaluators.js";
+import { evaluatorJson, evaluatorVersions, findEvaluator, listEvaluators } from "../../stores/evaluation/evaluators.js";
 import { jobTotals } from "../../stores/evaluation/jobs.js";
 import { listRules, ruleJson } from "../../stores/evaluation/rules.js";
 import { evaluationLimits, setEvaluationLimits } from "../../stores/evaluation/spend.js";
 import type { WebDeps } from "../deps.js";
-import { parseTryTarget, tryEvaluator, tryJson } from "../evaluation/try-evaluator.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, readAuthorizer } from "./read-api.js";
+import { changedDefinition, createEvaluator, JUDGE_TEMPLATES, parseTryTarget, tryEvaluator, tryJson, updateEvaluator } from "../../evaluation/index.js";
 
 const BODY_LIMIT = 256 * 1024;
 

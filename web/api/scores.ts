@@ -7,7 +7,7 @@
  *        {index, status: 404 | 422, error}]}: each score stored or refused on its own (an experiment's evaluators
  *        send theirs this way: one request, one bucket token, for many scores).
  *   A score given here (or with the run page's thumbs) adds its run to the queues of the rules that route such
- *   scores (stores/annotation/routing.ts).
+ *   scores (evaluation/online/routing.ts).
  *   GET  /api/runs/{sdk_run_id}/scores?limit&cursor → {scores: [{score_id, name, value, comment, source, span_id, created_at}],
  *        next_cursor}: oldest first, a page of at most `limit` (default 1,000, at most 5,000) and 8 MiB
  */
@@ -16,14 +16,15 @@ import { Either } from "effect";
 import { can } from "../../core/access/roles.js";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { uuidv7 } from "../../core/ids.js";
-import { announceExperimentScores, insertScore, listRunScores, parseScore, scoreCursor, scoreRow } from "../../stores/scores.js";
+import { insertScore, insertScoreRows, listRunScores, parseScore, scoreCursor, scoreRow } from "../../stores/scores.js";
+import { announceExperimentScores } from "../../core/pubsub/experiment-scores.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
 import { intParam, readAuthorizer, stringParam } from "./read-api.js";
 import { countWithinBytes, jsonSize, MAX_EVENTS_PAGE_BYTES } from "./byte-pages.js";
 import type { Sender } from "../../core/events/sender.js";
-import { routeGivenScores, type GivenScore } from "../../stores/annotation/routing.js";
 import { readJsonBody } from "../json-body.js";
+import { type GivenScore, routeGivenScores } from "../../evaluation/index.js";
 
 const DEFAULT_SCORES_PAGE = 1_000;
 const MAX_SCORES_PAGE = 5_000;
@@ -92,7 +93,7 @@ export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAut
       given.push({ run, name: r.right.name, value: r.right.value });
       return { index, status: 201, score_id: scoreId };
     });
-    if (rows.length) await deps.ports.clickhouse.insert("scores", rows);
+    if (rows.length) await insertScoreRows(deps.ports.clickhouse, rows);
     await routeGivenScores(deps.ports.sql, p.projectId, given);
     await announceExperimentScores(deps.ports.pubsub, p.projectId, given.map((g) => g.run));
     ctx.status = 207;

@@ -15,7 +15,7 @@ import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
-import { listQueues } from "../../stores/annotation/queues.js";
+import { listQueues } from "../../stores/evaluation/annotation-queues.js";
 import { agentNames, statusCounts } from "./run-stats.js";
 import { deadLetterCount } from "./dead-letters.js";
 import { scoreNames } from "../../stores/scores.js";

@@ -17,24 +17,20 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { can } from "../../core/access/roles.js";
 import { AuthError, Conflict, NotFound, RateLimited, ValidationError } from "../../core/errors.js";
-import { JUDGE_TEMPLATES } from "../../core/evaluation/templates.js";
-import { describeOutput } from "../../core/evaluation/output.js";
-import { listQueues } from "../../stores/annotation/queues.js";
-import { parseRange } from "../../stores/evaluation/backfill.js";
-import { changedDefinition, createEvaluator, evaluatorVersions, findEvaluator, listEvaluators, updateEvaluator, type Evaluator } from "../../stores/evaluation/evaluators.js";
+import { listQueues } from "../../stores/evaluation/annotation-queues.js";
+import { evaluatorVersions, findEvaluator, listEvaluators, type Evaluator } from "../../stores/evaluation/evaluators.js";
 import { evaluatorJobs, jobTotals } from "../../stores/evaluation/jobs.js";
-import { createRule, deleteRule, listRules, ruleWithId, setRuleEnabled } from "../../stores/evaluation/rules.js";
+import { listRules, ruleWithId } from "../../stores/evaluation/rules.js";
 import { evaluationLimits } from "../../stores/evaluation/spend.js";
 import { scoresWithIds } from "../../stores/scores.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { backfill } from "../evaluation/backfill.js";
-import { parseTryTarget, tryEvaluator, tryJson } from "../evaluation/try-evaluator.js";
 import { readForm } from "../forms.js";
 import { toHttpError } from "../http-errors.js";
 import { evaluatorBody, ruleBody } from "./evaluator-forms.js";
 import { queryParam, renderFragment, renderPage } from "./render.js";
+import { backfill, changedDefinition, createEvaluator, createRule, deleteRule, describeOutput, JUDGE_TEMPLATES, parseRange, parseTryTarget, setRuleEnabled, tryEvaluator, tryJson, updateEvaluator } from "../../evaluation/index.js";
 
 /** A datetime-local field ("2026-10-01T10:00") read as UTC; what does not parse is left for parseRange to refuse. */
 const utc = (v: string | undefined): string => {

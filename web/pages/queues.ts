@@ -25,18 +25,18 @@ import { can } from "../../core/access/roles.js";
 import { AuthError, Conflict, NotFound, ValidationError } from "../../core/errors.js";
 import { runInputOutput } from "../../core/events/run-io.js";
 import { readRunError } from "../../core/events/run-error.js";
-import { addRunsToQueue, findItem, listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/annotation/queue-items.js";
-import { createQueue, deleteQueue, listQueues, mayReview, queueWithId, type AnnotationQueue, type ScoreConfig } from "../../stores/annotation/queues.js";
+import { findItem, listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/evaluation/annotation-queue-items.js";
+import { listQueues, queueWithId, type AnnotationQueue, type ScoreConfig } from "../../stores/evaluation/annotation-queues.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
 import { listRunScores } from "../../stores/scores.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { completeReview } from "../evaluation/review.js";
 import { readForm, selectedRunIds } from "../forms.js";
-import { createRule, deleteRule, listRules, ruleWithId, setRuleEnabled } from "../../stores/evaluation/rules.js";
+import { listRules, ruleWithId } from "../../stores/evaluation/rules.js";
 import { ROUTING_WHEN, routingRuleBody } from "./evaluator-forms.js";
 import { queryParam, renderPage } from "./render.js";
+import { addRunsToQueue, completeReview, createQueue, createRule, deleteQueue, deleteRule, mayReview, setRuleEnabled } from "../../evaluation/index.js";
 
 const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
 

@@ -19,7 +19,7 @@ import { humanInputView } from "./human-input.js";
 import { scoresView } from "./scores.js";
 import { cursorOf, liveDelta, parseSince } from "./run-delta.js";
 import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
-import { listQueues } from "../../stores/annotation/queues.js";
+import { listQueues } from "../../stores/evaluation/annotation-queues.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
 
 /** Events shown per page of a run; a longer run links to the next page (by event id). */

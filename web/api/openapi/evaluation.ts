@@ -1,8 +1,8 @@
 /** The evaluators, evaluation rules and annotation queues APIs' part of the OpenAPI document (docs/EVALUATION.md). */
 import { Schema } from "effect";
 import { PROVIDER_IDS } from "../../../core/agents/contract.js";
-import { CHECK_KINDS } from "../../../core/evaluation/checks.js";
 import { q, type Operation, type Param } from "./operation.js";
+import { CHECK_KINDS } from "../../../evaluation/index.js";
 
 const Iso = Schema.String.annotations({ format: "date-time" });
 const Count = Schema.Int.pipe(Schema.nonNegative());

@@ -1,7 +1,7 @@
 /**
  * One claimed evaluation job, start to end (docs/EVALUATION.md, Online rules): read the evaluator version, the rule
  * and the judged run; skip what no longer exists or does not match the rule's metadata and tags; evaluate, through
- * the project's caps (stores/evaluation/judge-caps.ts: a job they refuse is held — a spent daily budget until
+ * the project's caps (evaluation/judging/judge-caps.ts: a job they refuse is held — a spent daily budget until
  * tomorrow, a used-up rate until its window resets — with no attempt counted) and its keys (a project that may not
  * use the operator's keys and has none of its own fails the job, saying so); then store the score under the job's
  * fixed score id, report the judge call's own run, and add the run to an annotation queue when the rule says so. A
@@ -16,22 +16,26 @@ import type { Sql } from "../../core/ports/sql.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Logger } from "../../core/logger.js";
 import { appendEvents } from "../../core/log/events.js";
-import { announceExperimentScores, scoreRow } from "../scores.js";
-import { addToQueue } from "../annotation/queue-items.js";
-import { evaluate, type JudgeCall } from "./evaluate.js";
-import { findEvaluator } from "./evaluators.js";
-import { finishJob, retryJob, type ClaimedJob, type JobStatus } from "./jobs.js";
-import { judgeRunId, judgeTraceEvents } from "./judge-trace.js";
-import { runMetadataMatches } from "./rule-filter.js";
-import { findRule, queueActionWants } from "./rules.js";
-import { projectJudge, withProjectKeys } from "./project-judge.js";
-import { openProviderKeys } from "./provider-keys.js";
+import { insertScoreRows, scoreRow } from "../../stores/scores.js";
+import { projectOwner } from "../../stores/accounts/projects.js";
+import { ProjectCache } from "../../core/project-cache.js";
+import { announceExperimentScores } from "../../core/pubsub/experiment-scores.js";
+import { addToQueue } from "../../stores/evaluation/annotation-queue-items.js";
+import { evaluate, type JudgeCall } from "../judging/evaluate.js";
+import { findEvaluator } from "../../stores/evaluation/evaluators.js";
+import { finishJob, retryJob, type ClaimedJob, type JobStatus } from "../../stores/evaluation/jobs.js";
+import { judgeRunId, judgeTraceEvents } from "../judging/judge-trace.js";
+import { runMetadataMatches } from "../model/rule-filter.js";
+import { findRule } from "../../stores/evaluation/rules.js";
+import { queueActionWants } from "../rules.js";
+import { projectJudge, withProjectKeys } from "../judging/project-judge.js";
+import { openProviderKeys } from "../../stores/evaluation/provider-keys.js";
 import type { Sealer } from "../../core/sealed.js";
-import { BUDGET_SPENT, RATE_LIMITED, cappedJudge, type JudgeCapsDeps } from "./judge-caps.js";
-import { mayUseOperatorKey, type OperatorKeyPolicy } from "./operator-key.js";
+import { BUDGET_SPENT, RATE_LIMITED, cappedJudge, type JudgeCapsDeps } from "../judging/judge-caps.js";
+import { mayUseOperatorKey, type OperatorKeyPolicy } from "../judging/operator-key.js";
 import type { LoggedEvent } from "../../core/events/schema.js";
 import type { BatchedWrite } from "./batched-writes.js";
-import { runSubject } from "./subjects.js";
+import { runSubject } from "../judging/subjects.js";
 
 export interface JobDeps {
   readonly sql: Sql;
@@ -67,35 +71,22 @@ export interface JobDeps {
  * rule's waiting jobs run either way). The caps are read for every call: a cap set now applies to the next call.
  */
 export interface JobCache {
-  readonly evaluators: Map<string, Promise<Awaited<ReturnType<typeof findEvaluator>>>>;
-  readonly rules: Map<string, Recent<ReturnType<typeof findRule>>>;
-  readonly keys: Map<number, Recent<ReturnType<typeof openProviderKeys>>>;
-  readonly operatorKey: Map<number, Recent<Promise<boolean>>>;
+  readonly evaluators: ProjectCache<string, ReturnType<typeof findEvaluator>>;
+  readonly rules: ProjectCache<string, ReturnType<typeof findRule>>;
+  readonly keys: ProjectCache<number, ReturnType<typeof openProviderKeys>>;
+  readonly operatorKey: ProjectCache<number, Promise<boolean>>;
+  /** Whose name a project's judge runs are sent under: its owner (owners rarely change). */
+  readonly owners: ProjectCache<number, Promise<number>>;
 }
-interface Recent<V> { readonly at: number; readonly value: V }
 const RECENT_MS = 5_000;
 const MAX_CACHED = 500;
-export const jobCache = (): JobCache => ({ evaluators: new Map(), rules: new Map(), keys: new Map(), operatorKey: new Map() });
-
-function remembered<K, V>(map: Map<K, V>, key: K, make: () => V): V {
-  let v = map.get(key);
-  if (v === undefined) {
-    if (map.size >= MAX_CACHED) map.delete(map.keys().next().value!);
-    map.set(key, (v = make()));
-  }
-  return v;
-}
-
-/** Like remembered, but read again once RECENT_MS old. */
-function recent<K, V>(map: Map<K, Recent<V>>, key: K, make: () => V): V {
-  const now = Date.now();
-  const entry = map.get(key);
-  if (entry && now - entry.at <= RECENT_MS) return entry.value;
-  if (!entry && map.size >= MAX_CACHED) map.delete(map.keys().next().value!);
-  const value = make();
-  map.set(key, { at: now, value });
-  return value;
-}
+export const jobCache = (): JobCache => ({
+  evaluators: new ProjectCache({ ttlMs: Infinity, maxEntries: MAX_CACHED }),
+  rules: new ProjectCache({ ttlMs: RECENT_MS, maxEntries: MAX_CACHED }),
+  keys: new ProjectCache({ ttlMs: RECENT_MS, maxEntries: MAX_CACHED }),
+  operatorKey: new ProjectCache({ ttlMs: RECENT_MS, maxEntries: MAX_CACHED }),
+  owners: new ProjectCache({ ttlMs: Infinity, maxEntries: MAX_CACHED }),
+});
 
 function readsOf(deps: JobDeps, job: ClaimedJob) {
   const { sql, cache } = deps;
@@ -103,33 +94,24 @@ function readsOf(deps: JobDeps, job: ClaimedJob) {
   const rule = () => findRule(sql, job.project_id, job.rule_id);
   if (!cache) return { evaluator: evaluator(), rule: rule() };
   return {
-    evaluator: remembered(cache.evaluators, `${job.project_id}:${job.evaluator_id}:${job.evaluator_version}`, evaluator),
-    rule: recent(cache.rules, job.rule_id, rule),
+    evaluator: cache.evaluators.get(`${job.project_id}:${job.evaluator_id}:${job.evaluator_version}`, evaluator),
+    rule: cache.rules.get(job.rule_id, rule),
   };
 }
 
-/** The project's judge: its own provider keys or the operator's (stores/evaluation/project-judge.ts), within its caps. */
+/** The project's judge: its own provider keys or the operator's (evaluation/judging/project-judge.ts), within its caps. */
 async function judgeOf(deps: JobDeps, projectId: number): Promise<JudgeCall> {
   const capped = cappedJudge(deps, projectId, deps.judge);
   if (!deps.cache) return projectJudge(deps, projectId, capped);
   const [keys, operatorKey] = await Promise.all([
-    recent(deps.cache.keys, projectId, () => openProviderKeys(deps.sql, deps.sealer, projectId)),
-    recent(deps.cache.operatorKey, projectId, () => mayUseOperatorKey(deps.sql, deps.operator, projectId)),
+    deps.cache.keys.get(projectId, () => openProviderKeys(deps.sql, deps.sealer, projectId)),
+    deps.cache.operatorKey.get(projectId, () => mayUseOperatorKey(deps.sql, deps.operator, projectId)),
   ]);
   return withProjectKeys(capped, keys, operatorKey);
 }
 
-const owners = new Map<number, number>();
-/** Whose name the judge run is sent under: the project's owner (cached; owners rarely change). */
-async function ownerOf(sql: Sql, projectId: number): Promise<number> {
-  let id = owners.get(projectId);
-  if (id === undefined) {
-    const [row] = await sql.query<{ user_id: number }>(`SELECT user_id FROM project_members WHERE project_id = $1 AND role = 'owner'`, [projectId]);
-    id = Number(row?.user_id ?? projectId);
-    owners.set(projectId, id);
-  }
-  return id;
-}
+/** Whose name the judge run is sent under: the project's owner (or, for a project without one, its id). */
+const ownerOf = async (sql: Sql, projectId: number): Promise<number> => (await projectOwner(sql, projectId))?.owner_id ?? projectId;
 
 export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus> {
   const { sql } = deps;
@@ -161,7 +143,7 @@ export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus>
   // and before the job is finished: a worker that dies in between runs the job again, and reports it again, once.
   const reportJudgeRun = async () => {
     if (outcome.model === null) return;
-    const sender = { projectId: job.project_id, userId: await ownerOf(sql, job.project_id) };
+    const sender = { projectId: job.project_id, userId: await (deps.cache ? deps.cache.owners.get(job.project_id, () => ownerOf(sql, job.project_id)) : ownerOf(sql, job.project_id)) };
     const judged = { scoreId: job.score_id, evaluator: { id: evaluator.id, name: evaluator.name, version: evaluator.version }, sdk_run_id: job.sdk_run_id, span_id: job.span_id };
     const events = judgeTraceEvents(sender, judged, outcome, startedMs);
     await (deps.appendEvents ? deps.appendEvents(events) : appendEvents(deps.log, events));
@@ -188,7 +170,7 @@ export async function runJob(deps: JobDeps, job: ClaimedJob): Promise<JobStatus>
   };
   const origin = { evaluator_id: evaluator.id, evaluator_version: evaluator.version, judge_run: outcome.model !== null ? judgeRunId(job.score_id) : "" };
   const row = scoreRow(run, score, job.score_id, new Date().toISOString(), origin);
-  await (deps.writeScores ? deps.writeScores([row]) : deps.clickhouse.insert("scores", [row]));
+  await (deps.writeScores ? deps.writeScores([row]) : insertScoreRows(deps.clickhouse, [row]));
   if (deps.pubsub) await announceExperimentScores(deps.pubsub, job.project_id, [run]);
   if (rule.queue_action && queueActionWants(rule.queue_action, verdict.value)) {
     await addToQueue(sql, job.project_id, rule.queue_action.queue_id, [{ sdk_run_id: run.external_id, run_id: run.run_id, span_id: job.span_id }], "rule");

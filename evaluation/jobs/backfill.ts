@@ -6,15 +6,15 @@
  * first call, the judge model's price for the template and a typical run.
  */
 import { ValidationError } from "../../core/errors.js";
-import { toChTime } from "../runs/event-store.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { Sql } from "../../core/ports/sql.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
-import { EVALUATION_JOBS_CHANNEL, enqueueJobs, type NewJob } from "./jobs.js";
-import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
-import { sampled, spanMatches, spanOf, spanRunFilter, type RuleFilter } from "./rule-filter.js";
-import { addToQueue } from "../annotation/queue-items.js";
-import type { EvaluationRule } from "./rules.js";
+import { enqueueJobs, type NewJob } from "../../stores/evaluation/jobs.js";
+import { EVALUATION_JOBS_CHANNEL } from "../channels.js";
+import { endedRuns, endedSpanEvents, type BackfillRange, type BackfillTarget } from "../../stores/evaluation/backfill-reads.js";
+import { sampled, spanMatches, spanOf, spanRunFilter } from "../model/rule-filter.js";
+import { addToQueue } from "../../stores/evaluation/annotation-queue-items.js";
+import type { EvaluationRule } from "../../stores/evaluation/rules.js";
 
 /** The runs (or spans) a backfill takes at most. */
 export const MAX_BACKFILL_RUNS = 100_000;
@@ -22,7 +22,7 @@ export const MAX_BACKFILL_RUNS = 100_000;
 const MAX_BACKFILL_SPAN_EVENTS = 3 * MAX_BACKFILL_RUNS;
 export const MAX_BACKFILL_DAYS = 366;
 
-export interface BackfillRange { readonly from: string; readonly to: string }
+export type { BackfillRange, BackfillTarget } from "../../stores/evaluation/backfill-reads.js";
 
 export function parseRange(body: Record<string, unknown>): BackfillRange {
   const at = (field: "from" | "to") => {
@@ -38,54 +38,13 @@ export function parseRange(body: Record<string, unknown>): BackfillRange {
   return { from: new Date(from).toISOString(), to: new Date(to).toISOString() };
 }
 
-/** The ClickHouse conditions (on agent_runs) of a filter's run fields, and their parameters. */
-function runConditions(f: RuleFilter): { cond: string; params: Record<string, unknown> } {
-  const cond = [
-    "agent_name != {judge:String}",
-    ...(f.agent_name !== undefined ? ["agent_name = {agent:String}"] : []),
-    ...(f.config_version !== undefined ? ["config_version = {version:UInt32}"] : []),
-    ...(f.status !== undefined ? ["status = {status:String}"] : []),
-    ...(f.session_id !== undefined ? ["session_id = {session:String}"] : []),
-    ...(f.experiment_id !== undefined ? ["experiment_id = {experiment:String}"] : []),
-    ...(f.has_error !== undefined ? [f.has_error ? "(error_count > 0 OR status = 'error')" : "(error_count = 0 AND status != 'error')"] : []),
-  ];
-  const params = {
-    judge: JUDGE_AGENT,
-    ...(f.agent_name !== undefined ? { agent: f.agent_name } : {}), ...(f.config_version !== undefined ? { version: f.config_version } : {}),
-    ...(f.status !== undefined ? { status: f.status } : {}), ...(f.session_id !== undefined ? { session: f.session_id } : {}),
-    ...(f.experiment_id !== undefined ? { experiment: f.experiment_id } : {}),
-  };
-  return { cond: cond.join(" AND "), params };
-}
-
-export interface BackfillTarget { readonly sdk_run_id: string; readonly run_id: string; readonly span_id: string }
-
-/** The ended runs of the range that pass the rule's run filter. */
-async function endedRuns(ch: ClickHouse, rule: EvaluationRule, range: BackfillRange): Promise<BackfillTarget[]> {
-  const { cond, params } = runConditions(rule.filter);
-  const rows = await ch.query<{ external_id: string; run_id: string }>(
-    `SELECT external_id, toString(run_id) AS run_id FROM agent_runs FINAL
-      WHERE project_id = {pid:UInt64} AND status IN ('success', 'error') AND ended_at >= {from:DateTime64(3, 'UTC')} AND ended_at < {to:DateTime64(3, 'UTC')} AND ${cond}
-      ORDER BY ended_at LIMIT {max:UInt32}`,
-    { pid: rule.project_id, from: toChTime(range.from), to: toChTime(range.to), max: MAX_BACKFILL_RUNS, ...params },
-  );
-  return rows.map((r) => ({ sdk_run_id: r.external_id, run_id: r.run_id, span_id: "" }));
-}
 
 /**
  * The spans that ended in the range, of runs that pass the rule's run filter (as online: without the fields only an
  * ended run has), whose kind and name pass its span fields. Read from the end events' cut payloads (span_payload).
  */
 async function endedSpans(ch: ClickHouse, rule: EvaluationRule, range: BackfillRange): Promise<BackfillTarget[]> {
-  const { cond, params } = runConditions(spanRunFilter(rule.filter));
-  const rows = await ch.query<{ sdk_run_id: string; run_id: string; span_id: string; event_type: string; p: string }>(
-    `SELECT sdk_run_id, toString(run_id) AS run_id, span_id, event_type, if(span_payload = '', payload, span_payload) AS p FROM agent_events
-      WHERE project_id = {pid:UInt64} AND event_type IN ('step', 'tool_call') AND span_id != ''
-        AND occurred_at >= {from:DateTime64(3, 'UTC')} AND occurred_at < {to:DateTime64(3, 'UTC')}
-        AND run_id IN (SELECT run_id FROM agent_runs FINAL WHERE project_id = {pid:UInt64} AND ${cond})
-      ORDER BY occurred_at LIMIT {max:UInt32}`,
-    { pid: rule.project_id, from: toChTime(range.from), to: toChTime(range.to), max: MAX_BACKFILL_SPAN_EVENTS, ...params },
-  );
+  const rows = await endedSpanEvents(ch, rule.project_id, spanRunFilter(rule.filter), range, MAX_BACKFILL_SPAN_EVENTS);
   const seen = new Set<string>();
   const out: BackfillTarget[] = [];
   for (const r of rows) {
@@ -107,17 +66,8 @@ async function endedSpans(ch: ClickHouse, rule: EvaluationRule, range: BackfillR
 
 /** The runs (or spans) of the range that pass the rule's filter, and the rule's sample of them (the hash online uses). */
 export async function backfillTargets(ch: ClickHouse, rule: EvaluationRule, range: BackfillRange): Promise<{ matching: number; sample: BackfillTarget[] }> {
-  const all = rule.target === "span" ? await endedSpans(ch, rule, range) : await endedRuns(ch, rule, range);
+  const all = rule.target === "span" ? await endedSpans(ch, rule, range) : await endedRuns(ch, rule.project_id, rule.filter, range, MAX_BACKFILL_RUNS);
   return { matching: all.length, sample: all.filter((t) => sampled(rule.id, t.run_id, t.span_id, rule.sampling)) };
-}
-
-/** The evaluator's mean cost per judge call so far, and over how many calls. */
-export async function meanJudgeCost(sql: Sql, evaluatorId: string): Promise<{ mean: number; calls: number }> {
-  const [row] = await sql.query<Record<string, unknown>>(
-    `SELECT count(*) AS calls, coalesce(avg(cost_usd), 0) AS mean FROM (SELECT cost_usd FROM evaluation_jobs WHERE evaluator_id = $1 AND status IN ('done', 'failed') AND cost_usd > 0 ORDER BY id DESC LIMIT 1000) recent`,
-    [evaluatorId],
-  );
-  return { mean: Number(row?.mean ?? 0), calls: Number(row?.calls ?? 0) };
 }
 
 /** Queues the sample as backfill jobs, due now, and wakes the workers; a rule without an evaluator adds it to its queue. */

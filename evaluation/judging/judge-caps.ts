@@ -12,7 +12,7 @@ import type { Logger } from "../../core/logger.js";
 import type { RateDecision, RateLimiter } from "../../core/ports/rate-limiter.js";
 import type { Sql } from "../../core/ports/sql.js";
 import type { JudgeCall } from "./evaluate.js";
-import { evaluationLimits, msUntilTomorrow, reserveEvaluationSpend, settleEvaluationSpend, type EvaluationCeiling } from "./spend.js";
+import { evaluationLimits, msUntilTomorrow, reserveEvaluationSpend, settleEvaluationSpend, type EvaluationCeiling } from "../../stores/evaluation/spend.js";
 
 /** The rate-limiter budget of judge calls, keyed `project:<id>`; its cap is each call's project's calls_per_minute. */
 export const JUDGE_CALLS_BUDGET = "evaluation.calls";

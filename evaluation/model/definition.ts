@@ -7,24 +7,13 @@ import { Either } from "effect";
 import { PROVIDER_IDS, type ProviderId } from "../../core/agents/contract.js";
 import { displayTextProblem } from "../../core/display-text.js";
 import { ValidationError } from "../../core/errors.js";
-import { checkOutput, parseCheck, type CheckDefinition } from "../../core/evaluation/checks.js";
-import { parseOutputDefinition, type OutputDefinition } from "../../core/evaluation/output.js";
-import { templateProblem } from "../../core/evaluation/template.js";
+import { checkOutput, parseCheck } from "./checks.js";
+import { parseOutputDefinition } from "./output.js";
+import { templateProblem } from "./template.js";
 import { refuseUnstorableSetting } from "../../core/storable-setting.js";
+import type { EvaluatorDefinition } from "../../stores/evaluation/shapes.js";
+export type { EvaluatorType, EvaluatorDefinition } from "../../stores/evaluation/shapes.js";
 
-export type EvaluatorType = "llm_judge" | "builtin";
-
-export type EvaluatorDefinition =
-  | {
-      readonly type: "llm_judge";
-      readonly score_name: string;
-      readonly provider: ProviderId | null;
-      readonly model: string | null;
-      readonly temperature: number | null;
-      readonly prompt: string;
-      readonly output: OutputDefinition;
-    }
-  | { readonly type: "builtin"; readonly score_name: string; readonly check: CheckDefinition; readonly output: OutputDefinition };
 
 export const MAX_EVALUATOR_NAME = 100;
 const MODEL_NAME = /^[A-Za-z0-9][\w.:/@+-]{0,199}$/;

@@ -1,6 +1,6 @@
 /**
  * What an evaluator judges: one run (or one span of it) as the evaluator sees it. Built from the run's own stored
- * events in its own project (stores/evaluation/subjects.ts), so nothing a template names can reach another run.
+ * events in its own project (evaluation/judging/subjects.ts), so nothing a template names can reach another run.
  */
 export interface EvaluationSubject {
   readonly input: unknown;

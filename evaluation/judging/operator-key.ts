@@ -7,7 +7,8 @@
 import type { AgentsFailure } from "../../core/agents/client.js";
 import type { OperatorJudgeKey } from "../../core/agents/operator-judge-key.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { isInstanceAdmin } from "../accounts/instance-admin.js";
+import { isInstanceAdmin } from "../../stores/accounts/instance-admin.js";
+import { projectOwner } from "../../stores/accounts/projects.js";
 
 /** What the check needs: the operator's setting and who the instance admins are (config.adminEmails). */
 export interface OperatorKeyPolicy {
@@ -19,16 +20,10 @@ export async function mayUseOperatorKey(sql: Sql, policy: OperatorKeyPolicy, pro
   const setting = policy.operatorJudgeKey;
   if (setting.kind === "all") return true;
   if (!setting.admins && setting.slugs.size === 0) return false;
-  const [row] = await sql.query<{ slug: string; owner_id: unknown; email: string | null }>(
-    `SELECT p.slug, u.id AS owner_id, u.email FROM projects p
-       LEFT JOIN project_members m ON m.project_id = p.id AND m.role = 'owner'
-       LEFT JOIN users u ON u.id = m.user_id
-      WHERE p.id = $1 ORDER BY u.id LIMIT 1`,
-    [projectId],
-  );
+  const row = await projectOwner(sql, projectId);
   if (!row) return false;
   if (setting.slugs.has(row.slug)) return true;
-  return setting.admins && row.email !== null && (await isInstanceAdmin(sql, { id: Number(row.owner_id), email: row.email }, policy.adminEmails));
+  return setting.admins && row.email !== null && (await isInstanceAdmin(sql, { id: row.owner_id!, email: row.email }, policy.adminEmails));
 }
 
 /** A judge call refused because the project may not use the operator's keys: an evaluation error that says what to do. */

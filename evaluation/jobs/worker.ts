@@ -1,27 +1,29 @@
 /**
  * The evaluation worker (docs/EVALUATION.md, Online rules): beside each pipeline, it claims due evaluation jobs
  * (stores/evaluation/jobs.ts: FOR UPDATE SKIP LOCKED and a lease, so any number of workers in any number of
- * processes share the queue) and runs each (stores/evaluation/evaluate-job.ts), up to `concurrency` at a time.
+ * processes share the queue) and runs each (evaluation/jobs/evaluate-job.ts), up to `concurrency` at a time.
  * Idle, it polls every pollMs and wakes at once when the pipeline announces new jobs on PubSub "evaluation.jobs"
  * (core/polling-worker.ts).
  * LLM judges are asked through agents-service's POST /judge (config.agentsUrl, the agent secret).
  */
-import type { Config } from "../core/config.js";
-import { callJudge } from "../core/agents/client.js";
-import { serviceDefaults } from "../core/agents/judge-estimate.js";
-import { resolveSessionSecret } from "../core/secrets.js";
-import { providerKeySealer } from "../stores/evaluation/provider-keys.js";
-import { resolveAgentSecret } from "../core/agents/secret.js";
-import { createEventStore } from "../stores/runs/event-store.js";
-import { startPollingWorker } from "../core/polling-worker.js";
-import type { Logger } from "../core/logger.js";
-import type { Ports } from "../core/runtime.js";
-import type { JudgeCall } from "../stores/evaluation/evaluate.js";
-import { jobCache, runJob } from "../stores/evaluation/evaluate-job.js";
-import { batchedWrites } from "../stores/evaluation/batched-writes.js";
-import { appendEvents } from "../core/log/events.js";
-import type { LoggedEvent } from "../core/events/schema.js";
-import { EVALUATION_JOBS_CHANNEL, claimJobs, evaluationBacklog } from "../stores/evaluation/jobs.js";
+import type { Config } from "../../core/config.js";
+import { callJudge } from "../../core/agents/client.js";
+import { serviceDefaults } from "../../core/agents/judge-estimate.js";
+import { resolveSessionSecret } from "../../core/secrets.js";
+import { providerKeySealer } from "../../stores/evaluation/provider-keys.js";
+import { resolveAgentSecret } from "../../core/agents/secret.js";
+import { insertScoreRows } from "../../stores/scores.js";
+import { createEventStore } from "../../stores/runs/event-store.js";
+import { startPollingWorker } from "../../core/polling-worker.js";
+import type { Logger } from "../../core/logger.js";
+import type { Ports } from "../../core/runtime.js";
+import type { JudgeCall } from "../judging/evaluate.js";
+import { jobCache, runJob } from "./evaluate-job.js";
+import { batchedWrites } from "./batched-writes.js";
+import { appendEvents } from "../../core/log/events.js";
+import type { LoggedEvent } from "../../core/events/schema.js";
+import { claimJobs, evaluationBacklog } from "../../stores/evaluation/jobs.js";
+import { EVALUATION_JOBS_CHANNEL } from "../channels.js";
 
 export interface EvaluationWorkerSettings {
   /** Jobs run at once; 0 turns this process's worker off (run workers in other processes). */
@@ -76,7 +78,7 @@ export async function startEvaluationWorker(
     sql: ports.sql, clickhouse: ports.clickhouse, events: createEventStore(ports.clickhouse), log: ports.log, limiter: ports.limiter, judge, logger: log,
     pubsub: ports.pubsub,
     cache: jobCache(),
-    writeScores: batchedWrites((rows: Record<string, unknown>[]) => ports.clickhouse.insert("scores", rows)),
+    writeScores: batchedWrites((rows: Record<string, unknown>[]) => insertScoreRows(ports.clickhouse, rows)),
     appendEvents: batchedWrites((events: LoggedEvent[]) => appendEvents(ports.log, events)),
     backoffMs: (attempt: number) => Math.round(Math.min(settings.maxBackoffMs, settings.backoffMs * 2 ** Math.max(0, attempt - 1)) * (0.8 + 0.4 * Math.random())),
   };

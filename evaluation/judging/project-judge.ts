@@ -4,7 +4,7 @@
  * one that names none uses the project's first (openai, anthropic, gemini); the model defaults to the project's
  * default model for that provider, else the provider's usual one (DEFAULT_MODELS, as agents-service would choose).
  * Without a project key the service's own keys answer — the operator's account — only when the operator allows the
- * project that (RUNWATCH_OPERATOR_JUDGE_KEY, stores/evaluation/operator-key.ts); else the call is refused, before
+ * project that (RUNWATCH_OPERATOR_JUDGE_KEY, evaluation/judging/operator-key.ts); else the call is refused, before
  * any cap is counted. A key that cannot be opened (SESSION_SECRET changed) is an evaluation error that says to enter
  * it again, never a fall back to the service's key.
  */
@@ -14,7 +14,7 @@ import type { Sql } from "../../core/ports/sql.js";
 import type { Sealer } from "../../core/sealed.js";
 import type { JudgeCall } from "./evaluate.js";
 import { mayUseOperatorKey, operatorKeyRefused, type OperatorKeyPolicy } from "./operator-key.js";
-import { openProviderKeys, type ProviderKey } from "./provider-keys.js";
+import { openProviderKeys, type ProviderKey } from "../../stores/evaluation/provider-keys.js";
 
 type OpenedKey = Awaited<ReturnType<typeof openProviderKeys>>[number];
 

@@ -10,21 +10,9 @@ import { ValidationError } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import type { RunRecord } from "../../core/events/run.js";
 import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
+import type { RuleFilter } from "../../stores/evaluation/shapes.js";
+export type { RuleFilter } from "../../stores/evaluation/shapes.js";
 
-export interface RuleFilter {
-  readonly agent_name?: string;
-  readonly config_version?: number;
-  readonly status?: "success" | "error";
-  readonly session_id?: string;
-  readonly has_error?: boolean;
-  /** An experiment's runs only: its server-side evaluators (docs/EVALUATION.md, Experiments). */
-  readonly experiment_id?: string;
-  readonly metadata?: Readonly<Record<string, string | number | boolean>>;
-  readonly tags?: readonly string[];
-  /** Span targets: the span's kind ("llm", "tool", …) and name. */
-  readonly span_kind?: string;
-  readonly span_name?: string;
-}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const fail = (field: string, message: string): never => {

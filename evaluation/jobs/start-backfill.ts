@@ -10,11 +10,13 @@ import { judgeTarget, serviceDefaults } from "../../core/agents/judge-estimate.j
 import { callCost } from "../../core/agents/prices.js";
 import { audit } from "../../stores/accounts/projects.js";
 import { ValidationError } from "../../core/errors.js";
-import { backfillTargets, meanJudgeCost, queueBackfill, type BackfillRange } from "../../stores/evaluation/backfill.js";
+import { backfillTargets, queueBackfill, type BackfillRange } from "./backfill.js";
 import { findEvaluator, type Evaluator } from "../../stores/evaluation/evaluators.js";
 import { listProviderKeys } from "../../stores/evaluation/provider-keys.js";
-import { routesScoredRuns, type EvaluationRule } from "../../stores/evaluation/rules.js";
-import type { WebDeps } from "../deps.js";
+import { type EvaluationRule } from "../../stores/evaluation/rules.js";
+import type { EvaluationDeps } from "../deps.js";
+import { meanJudgeCost } from "../../stores/evaluation/jobs.js";
+import { routesScoredRuns } from "../rules.js";
 
 /** Tokens of a judge call before any was made: the template and typical values in, a short verdict out. */
 const TYPICAL_PROMPT_TOKENS = 1_500;
@@ -26,7 +28,7 @@ let defaults: ReturnType<typeof serviceDefaults> | undefined;
  * The estimated cost of `calls` judge calls of an evaluator, and what the estimate rests on. The model is the one the
  * call would use (core/agents/judge-estimate.ts judgeTarget), priced from the same table agents-service charges with.
  */
-async function estimateCost(deps: WebDeps, projectId: number, e: Evaluator, calls: number): Promise<{ estimated_cost_usd: number | null; basis: string }> {
+async function estimateCost(deps: EvaluationDeps, projectId: number, e: Evaluator, calls: number): Promise<{ estimated_cost_usd: number | null; basis: string }> {
   if (e.definition.type !== "llm_judge") return { estimated_cost_usd: 0, basis: "a built-in check calls no model" };
   const mean = await meanJudgeCost(deps.ports.sql, e.id);
   if (mean.calls > 0) return { estimated_cost_usd: round(mean.mean * calls), basis: `the mean cost of this evaluator's last ${mean.calls} judge calls` };
@@ -58,7 +60,7 @@ export interface BackfillEstimate {
  * The estimate of backfilling `rule` over `range`, and with `confirm` the jobs queued (`queued`; for a rule without
  * an evaluator, the items added to its queue). Runs or spans, as the rule targets.
  */
-export async function backfill(deps: WebDeps, rule: EvaluationRule, range: BackfillRange, confirm: boolean, actorId: number | null): Promise<{ estimate: BackfillEstimate; queued?: number }> {
+export async function backfill(deps: EvaluationDeps, rule: EvaluationRule, range: BackfillRange, confirm: boolean, actorId: number | null): Promise<{ estimate: BackfillEstimate; queued?: number }> {
   if (routesScoredRuns(rule)) throw new ValidationError({ field: "queue_action.score_name", message: "a rule on scores given applies to scores as they are given; it has no backfill" });
   const { matching, sample } = await backfillTargets(deps.ports.clickhouse, rule, range);
   const evaluator = rule.evaluator_id === null ? undefined : await findEvaluator(deps.ports.sql, rule.project_id, rule.evaluator_id);

@@ -7,21 +7,13 @@
 import { Either } from "effect";
 import { distance } from "fastest-levenshtein";
 import { RE2JS } from "re2js";
-import { schemaProblem, validatorOf } from "../json-schema.js";
-import { ValidationError } from "../errors.js";
+import { schemaProblem, validatorOf } from "../../core/json-schema.js";
+import { ValidationError } from "../../core/errors.js";
 import type { OutputDefinition, Verdict } from "./output.js";
 import type { EvaluationSubject } from "./subject.js";
+import type { CheckDefinition } from "../../stores/evaluation/shapes.js";
+export type { CheckDefinition } from "../../stores/evaluation/shapes.js";
 
-export type CheckDefinition =
-  | { readonly kind: "exact_match"; readonly expected?: unknown }
-  | { readonly kind: "contains"; readonly value: string; readonly case_sensitive?: boolean }
-  | { readonly kind: "regex"; readonly pattern: string }
-  | { readonly kind: "json_valid" }
-  | { readonly kind: "json_schema"; readonly schema: Record<string, unknown> }
-  | { readonly kind: "numeric_closeness"; readonly expected?: number; readonly tolerance: number }
-  | { readonly kind: "string_similarity"; readonly expected?: string }
-  | { readonly kind: "latency_below"; readonly max_ms: number }
-  | { readonly kind: "cost_below"; readonly max_usd: number };
 
 export const CHECK_KINDS = ["exact_match", "contains", "regex", "json_valid", "json_schema", "numeric_closeness", "string_similarity", "latency_below", "cost_below"] as const;
 export const MAX_CHECKED_CHARS = 100_000;

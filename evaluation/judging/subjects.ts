@@ -1,5 +1,5 @@
 /**
- * What an evaluator judges (core/evaluation/subject.ts), read from the judged run's own events in its own project:
+ * What an evaluator judges (evaluation/model/subject.ts), read from the judged run's own events in its own project:
  * its run_start (input, metadata) and run_end (output), its spans by name when the template reads them, and, for an
  * experiment's run, its dataset item's expected output at the experiment's pinned version. A span target judges the
  * span's input and output, with the run's metadata.
@@ -7,10 +7,11 @@
 import type { EventStore, StoredEvent } from "../../core/ports/event-store.js";
 import type { RunRecord } from "../../core/events/run.js";
 import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
-import type { EvaluationSubject } from "../../core/evaluation/subject.js";
+import type { EvaluationSubject } from "../model/subject.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { templateVariables } from "../../core/evaluation/template.js";
-import type { EvaluatorDefinition } from "./definition.js";
+import { experimentExpectedOutput } from "../../stores/datasets/experiment-results.js";
+import { templateVariables } from "../model/template.js";
+import type { EvaluatorDefinition } from "../model/definition.js";
 
 /** The span events a template's {{span:…}} may read; a run with more is judged on its first ones. */
 const MAX_SPAN_EVENTS = 5_000;
@@ -33,18 +34,6 @@ function spansByName(events: readonly StoredEvent[]): Map<string, { input: unkno
     if (name) out.set(name, { input, output });
   }
   return out;
-}
-
-async function expectedOutputOf(sql: Sql, run: RunRecord): Promise<unknown> {
-  if (!run.experiment_id || !run.dataset_item_id) return undefined;
-  const [row] = await sql.query<{ expected_output: unknown }>(
-    `SELECT i.expected_output FROM experiments e JOIN dataset_items i ON i.dataset_id = e.dataset_id
-      WHERE e.id = $1::uuid AND e.project_id = $2 AND i.item_id = $3
-        AND i.from_version <= e.dataset_version AND (i.to_version IS NULL OR i.to_version > e.dataset_version)`,
-    [run.experiment_id, run.project_id, run.dataset_item_id],
-  );
-  const v = row?.expected_output;
-  return v === null || v === undefined ? undefined : v; // jsonb arrives parsed (a JSON string as a string)
 }
 
 export interface SubjectOptions {
@@ -70,7 +59,7 @@ export async function runSubject(deps: { events: EventStore; sql: Sql }, run: Ru
   }
   const withSpans = opts.evaluator?.type === "llm_judge" && templateVariables(opts.evaluator.prompt).some((v) => v.startsWith("span:"));
   const spans = withSpans ? spansByName(await deps.events.eventsOfTypes(run.project_id, run.run_id, ["step", "tool_call"], MAX_SPAN_EVENTS)) : new Map();
-  const expected = opts.expectedOutput !== undefined ? opts.expectedOutput : await expectedOutputOf(deps.sql, run);
+  const expected = opts.expectedOutput !== undefined ? opts.expectedOutput : await experimentExpectedOutput(deps.sql, run);
   const duration = run.started_at && run.ended_at ? Date.parse(run.ended_at) - Date.parse(run.started_at) : null;
   return {
     input,

@@ -3,28 +3,28 @@
  * draft definition — applied to one of the project's runs (or a span of it), or to a dataset item's input and
  * expected output with a given output. Nothing is stored but the judge's cost, which counts against the project's
  * daily budget like any judge call: a judge is tried within the project's caps, as the evaluation worker's are
- * (stores/evaluation/judge-caps.ts: its calls per minute, its budget reserved before the call), and on the
+ * (evaluation/judging/judge-caps.ts: its calls per minute, its budget reserved before the call), and on the
  * operator's keys only when the operator allows the project that (RUNWATCH_OPERATOR_JUDGE_KEY).
  */
 import { callJudge } from "../../core/agents/client.js";
 import { serviceDefaults } from "../../core/agents/judge-estimate.js";
 import { resolveAgentSecret } from "../../core/agents/secret.js";
 import { AuthError, Conflict, NotFound, RateLimited, ValidationError } from "../../core/errors.js";
-import type { EvaluationSubject } from "../../core/evaluation/subject.js";
+import type { EvaluationSubject } from "../model/subject.js";
 import { datasetNamed, readItemsWithIds } from "../../stores/datasets/datasets.js";
-import type { EvaluatorDefinition } from "../../stores/evaluation/definition.js";
-import { evaluate, type EvaluationOutcome, type JudgeCall } from "../../stores/evaluation/evaluate.js";
-import { BUDGET_SPENT, RATE_LIMITED, cappedJudge } from "../../stores/evaluation/judge-caps.js";
+import type { EvaluatorDefinition } from "../model/definition.js";
+import { evaluate, type EvaluationOutcome, type JudgeCall } from "./evaluate.js";
+import { BUDGET_SPENT, RATE_LIMITED, cappedJudge } from "./judge-caps.js";
 import { evaluationLimits } from "../../stores/evaluation/spend.js";
-import { runSubject } from "../../stores/evaluation/subjects.js";
-import { projectJudge } from "../../stores/evaluation/project-judge.js";
+import { runSubject } from "./subjects.js";
+import { projectJudge } from "./project-judge.js";
 import { providerKeySealer } from "../../stores/evaluation/provider-keys.js";
-import type { WebDeps } from "../deps.js";
+import type { EvaluationDeps } from "../deps.js";
 
 let secret: Promise<string> | undefined;
 let defaults: ReturnType<typeof serviceDefaults> | undefined;
 /** The judge through agents-service, as the evaluation worker asks it. */
-export function webJudge(deps: WebDeps): JudgeCall {
+export function webJudge(deps: EvaluationDeps): JudgeCall {
   return async (req) => callJudge(deps.ports.config, await (secret ??= resolveAgentSecret(deps.ports.config)), req, { timeoutMs: 60_000 });
 }
 
@@ -41,7 +41,7 @@ export function parseTryTarget(body: Record<string, unknown>): TryTarget {
   throw new ValidationError({ field: "sdk_run_id", message: "name what to judge: sdk_run_id (and span_id), or dataset and item_id (and the output to judge)" });
 }
 
-async function subjectOf(deps: WebDeps, projectId: number, def: EvaluatorDefinition, target: TryTarget): Promise<EvaluationSubject> {
+async function subjectOf(deps: EvaluationDeps, projectId: number, def: EvaluatorDefinition, target: TryTarget): Promise<EvaluationSubject> {
   if ("sdk_run_id" in target) {
     const run = await deps.events.getRun(projectId, target.sdk_run_id);
     if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(target.sdk_run_id)} not found` });
@@ -56,7 +56,7 @@ async function subjectOf(deps: WebDeps, projectId: number, def: EvaluatorDefinit
   };
 }
 
-export async function tryEvaluator(deps: WebDeps, projectId: number, def: EvaluatorDefinition, target: TryTarget, judge: JudgeCall = webJudge(deps)): Promise<EvaluationOutcome> {
+export async function tryEvaluator(deps: EvaluationDeps, projectId: number, def: EvaluatorDefinition, target: TryTarget, judge: JudgeCall = webJudge(deps)): Promise<EvaluationOutcome> {
   const subject = await subjectOf(deps, projectId, def, target);
   if (def.type !== "llm_judge") return evaluate(def, subject, judge);
   const { sql, config, limiter } = deps.ports;

@@ -4,16 +4,17 @@
  * with the expected output the reviewer corrected, as one item of a dataset of the project (a new dataset version),
  * checked and written before the item is completed, so a refused one leaves the item pending; then the item.
  */
-import { ValidationError } from "../../core/errors.js";
-import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
-import { writeItems } from "../../stores/datasets/datasets.js";
-import { parseItem } from "../../stores/datasets/items.js";
-import { completeItem, findItem, reviewOf, type QueueItem } from "../../stores/annotation/queue-items.js";
-import type { AnnotationQueue } from "../../stores/annotation/queues.js";
-import type { WebDeps } from "../deps.js";
+import { ValidationError } from "../core/errors.js";
+import { runInputOutput, spanInputOutput } from "../core/events/run-io.js";
+import { writeItems } from "../stores/datasets/datasets.js";
+import { parseItem } from "../stores/datasets/items.js";
+import { findItem, type QueueItem } from "../stores/evaluation/annotation-queue-items.js";
+import type { AnnotationQueue } from "../stores/evaluation/annotation-queues.js";
+import type { EvaluationDeps } from "./deps.js";
+import { completeItem, reviewOf } from "./annotation-queue-items.js";
 
 /** Writes the item when the body asks (`add_to_dataset: {dataset, expected_output}`); its place, else undefined. */
-async function addReviewToDataset(deps: WebDeps, projectId: number, userId: number, item: QueueItem, body: unknown): Promise<{ dataset: string; version: number; id: string } | undefined> {
+async function addReviewToDataset(deps: EvaluationDeps, projectId: number, userId: number, item: QueueItem, body: unknown): Promise<{ dataset: string; version: number; id: string } | undefined> {
   const ask = typeof body === "object" && body !== null ? (body as { add_to_dataset?: unknown }).add_to_dataset : undefined;
   if (ask === undefined || ask === null) return undefined;
   if (typeof ask !== "object" || Array.isArray(ask) || typeof (ask as { dataset?: unknown }).dataset !== "string") {
@@ -34,7 +35,7 @@ async function addReviewToDataset(deps: WebDeps, projectId: number, userId: numb
 }
 
 /** Completes the queue's item `itemId` as reviewed by `userId` with a complete body (scores, comment, add_to_dataset). */
-export async function completeReview(deps: WebDeps, queue: AnnotationQueue, itemId: string, userId: number, body: unknown) {
+export async function completeReview(deps: EvaluationDeps, queue: AnnotationQueue, itemId: string, userId: number, body: unknown) {
   const item = await findItem(deps.ports.sql, queue, itemId);
   reviewOf(queue, body);
   const datasetItem = await addReviewToDataset(deps, queue.project_id, userId, item, body);

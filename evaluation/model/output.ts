@@ -5,11 +5,9 @@
  * number out of range, a category not listed, text around the JSON — is an evaluation error, never a score.
  */
 import { Either } from "effect";
+import type { OutputDefinition } from "../../stores/evaluation/shapes.js";
+export type { OutputDefinition } from "../../stores/evaluation/shapes.js";
 
-export type OutputDefinition =
-  | { readonly type: "numeric"; readonly min: number; readonly max: number }
-  | { readonly type: "boolean" }
-  | { readonly type: "categorical"; readonly categories: readonly string[] };
 
 export const MAX_CATEGORIES = 20;
 export const MAX_CATEGORY_CHARS = 100;

@@ -6,9 +6,10 @@
  */
 import type { RunRecord } from "../../core/events/run.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { runMatches, sampled } from "../evaluation/rule-filter.js";
-import { enabledRulesOf, queueActionWants, routesScoredRuns, type EvaluationRule } from "../evaluation/rules.js";
-import { addToQueue } from "./queue-items.js";
+import { runMatches, sampled } from "../model/rule-filter.js";
+import { enabledRulesOf, type EvaluationRule } from "../../stores/evaluation/rules.js";
+import { queueActionWants, routesScoredRuns } from "../rules.js";
+import { addToQueue } from "../../stores/evaluation/annotation-queue-items.js";
 
 export interface GivenScore {
   readonly run: Readonly<RunRecord>;
