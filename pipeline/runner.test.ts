@@ -139,7 +139,7 @@ describe("pipeline (embedded adapters)", () => {
       expect(r.run.event_count).toBe(upTo);
       if (upTo === 4) expect(r.run.pending_question).toBe("Proceed?");
     }
-    expect(entries.at(-1).run).toMatchObject({ external_id: "run-a", event_count: 6, duration_ms: 5000, total_tokens: 1200 });
+    expect(entries.at(-1).run).toMatchObject({ sdk_run_id: "run-a", event_count: 6, duration_ms: 5000, total_tokens: 1200 });
     expect(pushed[2].payload.input_preview).toHaveLength(500);
   });
 
@@ -237,7 +237,7 @@ describe("pipeline (embedded adapters)", () => {
 
     // The runs' write fails once: the batch is retried, its events are now stored (duplicates), no second frame.
     const frames = () => messages.filter((m) => m.channel === `user.${user}`).flatMap((m) => m.msg.runs)
-      .filter((r) => r.run.external_id === "run-t").reduce((n, r) => n + r.events.length, 0);
+      .filter((r) => r.run.sdk_run_id === "run-t").reduce((n, r) => n + r.events.length, 0);
     let failures = 1;
     const failingOnce: EventStore = { ...store, upsertRuns: async (runs) => { if (failures-- > 0) throw new Error("ClickHouse went away (test)"); await store.upsertRuns(runs); } };
     const processor = createPartProcessor(ctx, failingOnce, await initChain(), 100);

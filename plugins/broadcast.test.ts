@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { projectChannel, userChannel } from "../core/ports/pubsub.js";
 import { setDefaultSliceMs, SLICE_MS } from "../core/time-slice.js";
 import type { PubSub } from "../core/ports/pubsub.js";
-import { broadcast, broadcastRun, MAX_MESSAGE_CHARS } from "./broadcast.js";
+import { runJson } from "../core/events/run-json.js";
+import { broadcast, MAX_MESSAGE_CHARS } from "./broadcast.js";
 import type { PipelineEvent, PluginContext } from "./plugin.js";
 import { statusMachine } from "./status-machine.js";
 import { applyEvents, stored, testEvent } from "./testing.js";
@@ -55,8 +56,8 @@ describe("broadcast", () => {
     expect(msg.type).toBe("events");
     expect(msg.user_id).toBe(1);
     expect(msg.runs).toHaveLength(1);
-    expect(msg.runs[0]!.run).toEqual(JSON.parse(JSON.stringify(broadcastRun(run("r")))));
-    expect(msg.runs[0]!.run).toMatchObject({ status: "success", event_count: 3 });
+    expect(msg.runs[0]!.run).toEqual(JSON.parse(JSON.stringify(runJson(run("r")))));
+    expect(msg.runs[0]!.run).toMatchObject({ sdk_run_id: "r", status: "success", event_count: 3 });
     expect(msg.runs[0]!.events).toEqual(events.map((e) => ({
       event_id: e.event_id, event_type: e.event_type, occurred_at: e.occurred_at, span_id: null, parent_span_id: null, payload: e.payload,
     })));
@@ -72,7 +73,7 @@ describe("broadcast", () => {
       testEvent({ event_type: "step", user_id: 1, sdk_run_id: "b" }),
     ];
     const { messages } = await broadcastOf(events);
-    expect(messages.map((m) => [m.channel, m.msg.user_id, m.msg.runs.map((r) => [r.run.external_id, r.events.map((e) => e.event_id)])])).toEqual([
+    expect(messages.map((m) => [m.channel, m.msg.user_id, m.msg.runs.map((r) => [r.run.sdk_run_id, r.events.map((e) => e.event_id)])])).toEqual([
       [userChannel(1), 1, [["a", [events[0]!.event_id]], ["b", [events[2]!.event_id]]]],
       [userChannel(2), 2, [["a", [events[1]!.event_id]]]],
     ]);
@@ -85,7 +86,7 @@ describe("broadcast", () => {
       testEvent({ event_type: "run_start", user_id: 1, sdk_run_id: "shared" }),
     ];
     const { sent, messages } = await broadcastOf(events);
-    expect(messages.map((m) => [m.channel, m.msg.project_id, m.msg.runs.map((r) => [r.run.external_id, r.events.map((e) => e.event_id)])])).toEqual([
+    expect(messages.map((m) => [m.channel, m.msg.project_id, m.msg.runs.map((r) => [r.run.sdk_run_id, r.events.map((e) => e.event_id)])])).toEqual([
       [userChannel(1), 9, [["shared", [events[0]!.event_id]]]],
       [userChannel(2), 9, [["shared", [events[1]!.event_id]]]],
       [userChannel(1), 1, [["shared", [events[2]!.event_id]]]],
@@ -109,13 +110,13 @@ describe("broadcast", () => {
       const withoutLast = m.text.length - JSON.stringify(last).length;
       if (m.msg.runs.length > 1 || m.msg.runs[0]!.events.length > 1) expect(withoutLast).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
       // A run split over messages carries its state after the part's last event of it in each.
-      for (const r of m.msg.runs) expect(r.run).toEqual(JSON.parse(JSON.stringify(broadcastRun(run(r.run.external_id as string)))));
+      for (const r of m.msg.runs) expect(r.run).toEqual(JSON.parse(JSON.stringify(runJson(run(r.run.sdk_run_id as string)))));
     }
-    expect(messages.at(-1)!.msg.runs.map((r) => r.run.external_id)).toEqual(["huge"]);
+    expect(messages.at(-1)!.msg.runs.map((r) => r.run.sdk_run_id)).toEqual(["huge"]);
     const order = messages.flatMap((m) => m.msg.runs.flatMap((r) => r.events.map((e) => e.event_id)));
     expect([...order].sort()).toEqual(events.map((e) => e.event_id).sort());
     // Runs in the order their first event came, and each run's events in log order.
-    const flat = messages.flatMap((m) => m.msg.runs.flatMap((r) => r.events.map((e) => [r.run.external_id, e.event_id])));
+    const flat = messages.flatMap((m) => m.msg.runs.flatMap((r) => r.events.map((e) => [r.run.sdk_run_id, e.event_id])));
     expect([...new Set(flat.map(([r]) => r))]).toEqual([...new Set(events.map((e) => e.sdk_run_id))]);
     for (const r of new Set(events.map((e) => e.sdk_run_id))) {
       expect(flat.filter(([x]) => x === r).map(([, id]) => id)).toEqual(events.filter((e) => e.sdk_run_id === r).map((e) => e.event_id));

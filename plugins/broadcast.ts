@@ -3,46 +3,20 @@
  * so a dashboard frame waits for one ClickHouse insert, not two), publishes them run by run on their sender's channel
  * `user.{id}` and, the same message, on their project's channel `project.{id}` (docs/REALTIME.md, `events`):
  *   {"type":"events","user_id":42,"project_id":42,"runs":[{"run":{...},"events":[{event_id,event_type,occurred_at,span_id,parent_span_id,payload}]}]}
+ * where "run" is the read API's run (core/events/run-json.ts), so a live client and GET /api/runs/{id} agree.
  * Each run comes once per message with its state after the part's last event of it, and its events in log order.
  * A part of 5,000 OTLP events is ~500 runs in ~40 messages, where one message per event with a run snapshot each
  * cost the pipeline thread ~10 µs per span and the host, the gateway and every open tab 5,000 messages.
  * Delivery is best-effort: the dashboard reloads from the stores, so a lost message costs freshness only.
  */
-import { msOfIso } from "../core/events/iso-time.js";
 import { jsonString } from "../core/json-text.js";
-import type { RunRecord } from "../core/events/run.js";
+import { runJson } from "../core/events/run-json.js";
 import { projectChannel, userChannel } from "../core/ports/pubsub.js";
 import { publishAll } from "../core/pubsub/publish-all.js";
 import { TimeSlice } from "../core/time-slice.js";
 import type { PipelineEvent, Plugin, PluginContext, RunDraft } from "./plugin.js";
 
 const SCRATCH = "broadcast";
-
-/** The run fields the broadcast message carries (the `events` message of docs/REALTIME.md). */
-export function broadcastRun(run: RunRecord) {
-  return {
-    external_id: run.external_id,
-    run_id: run.run_id,
-    agent_name: run.agent_name,
-    status: run.status,
-    started_at: run.started_at,
-    ended_at: run.ended_at,
-    duration_ms: run.started_at !== null && run.ended_at !== null ? Math.max(0, msOfIso(run.ended_at) - msOfIso(run.started_at)) : null,
-    model: run.model,
-    prompt_tokens: run.prompt_tokens,
-    completion_tokens: run.completion_tokens,
-    total_tokens: run.total_tokens,
-    cost_usd: run.cost_usd,
-    llm_calls: run.llm_calls,
-    event_count: run.event_count,
-    error_count: run.error_count,
-    last_error: run.last_error,
-    pending_question: run.pending_question,
-    config_version: run.config_version,
-    session_id: run.session_id || null,
-    experiment_id: run.experiment_id || null,
-  };
-}
 
 /**
  * Largest message, in characters of its JSON, that another run or event is added to; a message always holds at least
@@ -77,7 +51,7 @@ interface RunSnapshot {
 function snapshotRuns(runs: RunEvents): RunSnapshot[] {
   const out: RunSnapshot[] = [];
   for (const [draft, events] of runs) {
-    const open = `{"run":${JSON.stringify(broadcastRun(draft.run))},"events":[`;
+    const open = `{"run":${JSON.stringify(runJson(draft.run))},"events":[`;
     const sender = events[0]!.user_id;
     if (events.every((e) => e.user_id === sender)) {
       out.push({ project_id: draft.run.project_id, user_id: sender, open, events });

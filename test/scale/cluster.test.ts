@@ -80,9 +80,9 @@ describeWith(ALL, "scale mode: 2 web, 2 pipeline, 2 gateway processes", () => {
       const seqs = new Map<string, number[]>();
       for (const m of c.events) {
         expect(m.user_id).toBe(userId);
-        const list = seqs.get(m.run.external_id) ?? [];
+        const list = seqs.get(m.run.sdk_run_id) ?? [];
         list.push(m.event.payload.seq);
-        seqs.set(m.run.external_id, list);
+        seqs.set(m.run.sdk_run_id, list);
       }
       expect(seqs.size).toBe(RUNS);
       for (const list of seqs.values()) expect(list).toEqual(Array.from({ length: PER_RUN }, (_, i) => i));

@@ -13,12 +13,13 @@ import { NotFound, ValidationError } from "../../core/errors.js";
 import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
 import type { RunFilter } from "../../core/ports/event-store.js";
 import { MAX_EVENTS_LIMIT } from "../../stores/runs/event-store.js";
+import { runJson } from "../../core/events/run-json.js";
 import { buildSpans } from "../../core/events/spans.js";
 import { MAX_SCORE_NAME } from "../../stores/scores.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, numberParam, readAuthorizer, sinceParam, stringParam } from "./read-api.js";
-import { eventJson, runJson } from "./run-json.js";
+import { eventJson } from "./event-json.js";
 
 const DEFAULT_EVENTS = 1000;
 const MAX_EVENTS = 5000;

@@ -7,11 +7,11 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { NotFound } from "../../core/errors.js";
+import { runJson } from "../../core/events/run-json.js";
 import { getSession, listSessions, type SessionFilter } from "../../stores/runs/agent-sessions.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, readAuthorizer, sinceParam, stringParam } from "./read-api.js";
-import { runJson } from "./run-json.js";
 
 function parseSessionFilter(ctx: Context): SessionFilter {
   const filter = { agent_name: stringParam(ctx, "agent_name"), since: sinceParam(ctx), cursor: stringParam(ctx, "cursor"), limit: intParam(ctx, "limit", 1, 500) };

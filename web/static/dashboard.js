@@ -19,7 +19,7 @@ const matches = (run) =>
   (!f.filterConfigVersion || String(run.config_version ?? "") === f.filterConfigVersion);
 
 function fill(tr, run) {
-  tr.dataset.run = run.external_id;
+  tr.dataset.run = run.sdk_run_id;
   tr.dataset.status = run.status;
   tr.dataset.agent = run.agent_name ?? "";
   tr.dataset.configVersion = run.config_version ?? "";
@@ -34,10 +34,10 @@ function fill(tr, run) {
   badge.className = `badge badge-${run.status}`;
   badge.textContent = statusLabel(run.status);
   const pick = tr.querySelector("input[name=sdk_run_id]");
-  if (pick) pick.value = run.external_id;
+  if (pick) pick.value = run.sdk_run_id;
   const link = cell("link");
-  link.href = `${document.body.dataset.base ?? ""}/dashboard/${encodeURIComponent(run.external_id)}`;
-  link.textContent = run.external_id;
+  link.href = `${document.body.dataset.base ?? ""}/dashboard/${encodeURIComponent(run.sdk_run_id)}`;
+  link.textContent = run.sdk_run_id;
   set("agent", run.agent_name || "—");
   const started = cell("started");
   started.dataset.ts = run.started_at ?? "";
@@ -88,7 +88,7 @@ function refreshSummary() {
 }
 
 onRunEvents((run) => {
-  const existing = tbody.querySelector(`tr[data-run="${CSS.escape(run.external_id)}"]`);
+  const existing = tbody.querySelector(`tr[data-run="${CSS.escape(run.sdk_run_id)}"]`);
   const statusChanged = !existing || existing.dataset.status !== run.status;
   if (existing) {
     if (matches(run)) { fill(existing, run); if (statusChanged) flash(existing); }

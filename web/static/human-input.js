@@ -84,7 +84,7 @@ async function refresh() {
 if (box && runId) {
   bind();
   onRunEvents((run, events) => {
-    if (run.external_id === runId && events.some((e) => /^human_input_|^run_end$|^error$/.test(e?.event_type ?? ""))) {
+    if (run.sdk_run_id === runId && events.some((e) => /^human_input_|^run_end$|^error$/.test(e?.event_type ?? ""))) {
       wantOpen = run.status === "waiting_for_input";
       settle();
     }

@@ -143,7 +143,7 @@ const shownEvents = () => Number(root.querySelector(".run-head")?.dataset.events
 const settle = refetchUntil(refresh, () => shownEvents() >= wanted);
 
 onRunEvents((run) => {
-  if (run.external_id !== runId) return;
+  if (run.sdk_run_id !== runId) return;
   wanted = Math.max(wanted, Number(run.event_count) || 0);
   settle();
 });

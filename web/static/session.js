@@ -20,7 +20,7 @@ const settle = refetchUntil(throttled, settled, { stopped: () => wanted.clear() 
 
 onRunEvents((run) => {
   if (run.session_id !== sessionId) return;
-  wanted.set(run.external_id, Math.max(wanted.get(run.external_id) ?? 0, Number(run.event_count) || 0));
+  wanted.set(run.sdk_run_id, Math.max(wanted.get(run.sdk_run_id) ?? 0, Number(run.event_count) || 0));
   settle();
 });
 onReconnect(throttled);

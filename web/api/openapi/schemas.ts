@@ -4,6 +4,7 @@
  * test/e2e/openapi.test.ts checks real responses against the document, so a handler that drifts fails there.
  */
 import { Schema } from "effect";
+import type { RunJson } from "../../../core/events/run-json.js";
 import { EVENT_TYPES, RUN_STATUSES, SPAN_KINDS } from "../../../core/events/schema.js";
 import { SCORE_SOURCES, SCORE_GIVERS } from "../../../stores/scores.js";
 
@@ -52,7 +53,15 @@ export const Run = Schema.Struct({
   last_error: Schema.String,
   pending_question: Schema.String,
   llm_calls: Count,
-}).annotations({ identifier: "Run", description: "A run at its latest version." });
+}).annotations({
+  identifier: "Run",
+  description: "A run at its latest version: the one JSON shape of a run, also carried by the WebSocket gateway's live `events` message (docs/REALTIME.md).",
+});
+
+/** Run documents core/events/run-json.ts: the compiler holds them to the same fields, every RunJson a valid Run. */
+type Documents<S, T> = [keyof S] extends [keyof T] ? ([keyof T] extends [keyof S] ? ([T] extends [S] ? true : false) : false) : false;
+type Holds<T extends true> = T;
+export type RunDocumentsRunJson = Holds<Documents<typeof Run.Type, RunJson>>;
 
 export const StoredEvent = Schema.Struct({
   event_id: Uuid,

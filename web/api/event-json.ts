@@ -1,0 +1,19 @@
+/**
+ * The public JSON shape of a stored event in the read API (GET /api/runs/{sdk_run_id}). A run's shape is
+ * core/events/run-json.ts, shared with the live `events` message.
+ */
+import type { StoredEvent } from "../../core/ports/event-store.js";
+
+export function eventJson(e: StoredEvent) {
+  return {
+    event_id: e.event_id,
+    event_type: e.event_type,
+    occurred_at: e.occurred_at,
+    received_at: e.received_at,
+    agent_name: e.agent_name,
+    config_version: e.config_version,
+    span_id: e.span_id || null,
+    parent_span_id: e.parent_span_id || null,
+    payload: e.payload,
+  };
+}
