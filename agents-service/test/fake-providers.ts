@@ -99,7 +99,7 @@ function violation(provider: FakeProvider, path: string, h: http.IncomingHttpHea
 /** What the fake judge answers a judge request (one that asks for a "verdict"): its prompt in, the answer's JSON out (or a promise of it: a slow judge). */
 export type JudgeAnswer = (prompt: string) => unknown;
 
-/** A judge request asks for the verdict schema (stores/evaluation/evaluate.ts): by name, or Gemini's by its properties. */
+/** A judge request asks for the verdict schema (evaluation/judging/evaluate.ts): by name, or Gemini's by its properties. */
 const isJudgeRequest = (provider: FakeProvider, b: any): boolean =>
   provider === "openai" ? b?.response_format?.json_schema?.name === "verdict"
   : provider === "anthropic" ? b?.tools?.[0]?.name === "verdict"

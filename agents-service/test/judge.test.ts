@@ -7,7 +7,7 @@
  * operator allows it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verdictSchema } from "../../core/evaluation/output.js";
+import { verdictSchema } from "../../evaluation/model/output.js";
 import { startFakeProviders } from "./fake-providers.js";
 import { KEYS, SECRET, startHarness, type Harness } from "./harness.js";
 
