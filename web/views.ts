@@ -1,7 +1,9 @@
 /**
- * The one Nunjucks environment (autoescape on) over web/views, and the render helper every page uses:
- * it adds `user`, `csrf` (the form token) and `title` to the template context.
+ * The one Nunjucks environment (autoescape on), and the render helper every page uses: it adds `user`, `csrf` (the
+ * form token) and `title` to the template context. Templates are found by name in web/views (the layout, macros and
+ * partials every feature shares) and in each feature's own views folder (web/<feature>/views): names are unique.
  */
+import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import nunjucks from "nunjucks";
@@ -10,9 +12,17 @@ import { can, type Action } from "../core/access/roles.js";
 import type { Membership } from "../stores/accounts/projects.js";
 import { csrfToken } from "./auth/session.js";
 
-export const VIEWS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "views");
+const WEB_DIR = path.dirname(fileURLToPath(import.meta.url));
+/** web/views first, then the features' views folders. */
+export const VIEW_DIRS = [
+  path.join(WEB_DIR, "views"),
+  ...readdirSync(WEB_DIR, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name !== "views" && existsSync(path.join(WEB_DIR, d.name, "views")))
+    .map((d) => path.join(WEB_DIR, d.name, "views"))
+    .sort(),
+];
 
-export const views = new nunjucks.Environment(new nunjucks.FileSystemLoader(VIEWS_DIR, { noCache: process.env.NODE_ENV === "development" }), {
+export const views = new nunjucks.Environment(new nunjucks.FileSystemLoader(VIEW_DIRS, { noCache: process.env.NODE_ENV === "development" }), {
   autoescape: true,
   throwOnUndefined: false,
   trimBlocks: true,
@@ -38,7 +48,7 @@ function layoutContext(ctx: Context): Record<string, unknown> {
   };
 }
 
-/** Renders `template` (relative to web/views) as the HTML response. */
+/** Renders `template` (a name in one of VIEW_DIRS) as the HTML response. */
 export function render(ctx: Context, template: string, vars: Record<string, unknown> = {}, status = 200): void {
   const html = views.render(template, { ...layoutContext(ctx), ...vars });
   ctx.status = status;

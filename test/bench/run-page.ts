@@ -81,7 +81,7 @@ await time("GET /dashboard/{run} (trace + first timeline page)", () => jar.fetch
 await time("GET /api/runs/{run}/spans (first 1,000)", () => fetch(`${srv.url}/api/runs/${id}/spans`, { headers: { authorization: `Bearer ${acct.key}` } }));
 
 // A live page's update after one more LLM call: the whole fragment (what the page fetched on every pushed event
-// before it sent its cursor) and only what changed since the page's cursor (web/pages/run-delta.ts).
+// before it sent its cursor) and only what changed since the page's cursor (web/runs/run-delta.ts).
 const shown = await (await jar.fetch(`${srv.url}/dashboard/${id}?fragment=live`)).text();
 const [, cursor, n] = /class="live-state"[^>]*data-cursor="([^"]+)" data-n="(\d+)"/.exec(shown) ?? [];
 const last = `node-${Math.floor((SPANS - 1) / 10)}`;

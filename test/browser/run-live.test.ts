@@ -3,7 +3,7 @@
  * fetched after a message is older than the message: the message goes out once the run's events are stored,
  * beside the write of the run's new version the page is rendered from (docs/DASHBOARD.md). The tests make that race
  * certain: the first fragment fetched after the message is served as it was before. A live run page is sent only
- * what changed (web/pages/run-delta.ts), and what it then shows is what a fresh load shows.
+ * what changed (web/runs/run-delta.ts), and what it then shows is what a fresh load shows.
  */
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 import { hexId } from "./otlp-fixtures.js";
-import { MAX_TREE_DEPTH } from "../../web/pages/span-tree.js";
+import { MAX_TREE_DEPTH } from "../../web/runs/span-tree.js";
 
 let srv: TestServer;
 let acct: TestAccount;

@@ -1,4 +1,4 @@
-// Display formatters shared by the server (Nunjucks filters, web/pages/render.ts) and the browser
+// Display formatters shared by the server (Nunjucks filters, web/common/render.ts) and the browser
 // (live updates), so a row rendered by either looks the same. Plain ES module, no dependencies.
 
 /** 1234 → "1.2 s", 95 → "95 ms", 3_723_000 → "1 h 2 m". Null/undefined → "—". */

@@ -1,4 +1,4 @@
-// /dashboard/{run}: the human-input box (web/views/_human_input.njk). Progressive enhancement: the form posts
+// /dashboard/{run}: the human-input box (web/human-input/views/_human_input.njk). Progressive enhancement: the form posts
 // without JavaScript too. With it, the answer is sent with fetch and shown in place, errors (already answered,
 // empty answer) appear under the box, and the box is re-fetched when this run changes live (it appears when
 // the run starts waiting, and goes away once the agent reports the answer), keeping a half-typed answer.

@@ -1,5 +1,5 @@
 // /dashboard/:run: when an event of this run is pushed, fetch what changed on the page since what it shows (the
-// cursor in .live-state; web/pages/run-delta.ts) — the header, new and changed timeline items and spans — or the
+// cursor in .live-state; web/runs/run-delta.ts) — the header, new and changed timeline items and spans — or the
 // whole fragment when the server sends that, and apply it, keeping the reader's open/closed details and
 // highlighting new items. Throttled; until the header shows the pushed state.
 import { onReconnect, onRunEvents, refetchUntil, tick } from "./live.js";

@@ -8,7 +8,7 @@ import type Router from "@koa/router";
 import type { Middleware } from "koa";
 import type { WebDeps } from "../../deps.js";
 import { serveStatic } from "../../static-files.js";
-import { buildOpenApi } from "./document.js";
+import { buildOpenApi, type Operations } from "./document.js";
 
 const require = createRequire(import.meta.url);
 const SWAGGER_DIR = path.dirname(require.resolve("swagger-ui-dist/package.json"));
@@ -48,10 +48,10 @@ const PAGE = `<!doctype html>
 /** Serves Swagger UI's files under /api/docs/assets/. */
 export const serveApiDocsAssets = (): Middleware => serveStatic(SWAGGER_DIR, DOCS_ASSETS);
 
-export function registerOpenApi(router: Router, deps: WebDeps): void {
+export function registerOpenApi(router: Router, deps: WebDeps, operations: Operations): void {
   let doc: string | undefined;
   router.get("/api/openapi.json", (ctx) => {
-    doc ??= JSON.stringify(buildOpenApi({ version: VERSION, serverUrl: deps.ports.config.publicWebUrl }));
+    doc ??= JSON.stringify(buildOpenApi({ version: VERSION, serverUrl: deps.ports.config.publicWebUrl, operations }));
     ctx.set("Cache-Control", "public, max-age=300");
     ctx.set("Access-Control-Allow-Origin", "*"); // public, no credentials: other tools may load it
     ctx.type = "application/json";

@@ -1,0 +1,12 @@
+/** The instance's administration: projects and users, and the dead letters. */
+import type { WebFeature } from "../feature.js";
+import { registerDeadLettersPage } from "./dead-letters-page.js";
+import { registerAdminRoutes } from "./routes.js";
+
+export const admin: WebFeature = {
+  name: "admin",
+  register(router, deps, apiKeys) {
+    registerAdminRoutes(router, deps, apiKeys);
+    registerDeadLettersPage(router, deps);
+  },
+};

@@ -1,0 +1,95 @@
+/**
+ * The activation gate on an agent's page (docs/EVALUATION.md):
+ *
+ *   POST /agents/:name/gate                      add or change a rule: score_name, max_drop
+ *   POST /agents/:name/gate/remove               remove the rule of score_name
+ *   GET  /agents/:name/configs/:version/gate     what activating the version would do: its latest experiment next to
+ *                                                the active version's, the rules, what breaks them; activate, or force
+ *   POST /agents/:name/configs/:version/force    activate past the gate, with a reason (force_activation: admins)
+ *
+ * and what the page shows of it: the rules, and each config version's latest experiment (its score means), so that
+ * activating a version shows its experiment next to the active version's. The activation itself goes through the
+ * gate in agents.ts.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { Conflict, ValidationError } from "../../core/errors.js";
+import { can } from "../../core/access/roles.js";
+import { activateThroughGate, checkGate, gateRules, parseGateRule, removeGateRule, setGateRule } from "../../stores/activation-gate.js";
+import type { Agent } from "../../stores/agent-registry.js";
+import { summarizeExperiment, type ExperimentSummary } from "../../stores/datasets/experiment-results.js";
+import { experimentsOfAgent } from "../../stores/datasets/experiments.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
+import { requireUser } from "../auth/session.js";
+import type { SessionUser, WebDeps } from "../deps.js";
+import { readForm } from "../forms.js";
+import { configVersionParam } from "../path-params.js";
+import { renderPage } from "../common/render.js";
+
+/** Versions whose latest experiment the page summarises (newest first). */
+const VERSIONS_WITH_EXPERIMENTS = 10;
+
+/** The gate's part of an agent's page: its rules and each recent config version's latest experiment. */
+export async function gateView(deps: WebDeps, projectId: number, agent: Agent) {
+  const { sql, clickhouse } = deps.ports;
+  const [rules, experiments] = await Promise.all([gateRules(sql, agent.id), experimentsOfAgent(sql, projectId, agent.name)]);
+  const latest = new Map<number, (typeof experiments)[number]>();
+  for (const e of experiments) if (e.config_version !== null && !latest.has(e.config_version)) latest.set(e.config_version, e);
+  const chosen = [...latest.entries()].sort(([a], [b]) => b - a).slice(0, VERSIONS_WITH_EXPERIMENTS);
+  const summaries: Record<string, ExperimentSummary> = {};
+  for (const [version, e] of chosen) summaries[`v${version}`] = await summarizeExperiment(clickhouse, projectId, e);
+  return { gate_rules: rules, version_experiments: summaries };
+}
+
+export function registerAgentGatePage(router: Router, deps: WebDeps, showAgent: (ctx: Context, extra: Record<string, unknown>, status: number) => Promise<void>): void {
+  const { sql } = deps.ports;
+  const back = (ctx: Context, name: string, flash: string) => {
+    ctx.status = 303;
+    ctx.redirect(`/agents/${encodeURIComponent(name)}?flash=${encodeURIComponent(flash)}#gate`);
+  };
+
+  router.post("/agents/:name/gate", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const name = String(ctx.params.name);
+    try {
+      const rule = parseGateRule(form);
+      await setGateRule(sql, projectOfRequest(ctx).id, name, rule, (ctx.state.user as SessionUser).id);
+      back(ctx, name, `Activations now refuse a drop of "${rule.score_name}" by more than ${rule.max_drop}.`);
+    } catch (err) {
+      if (!(err instanceof ValidationError) && !(err instanceof Conflict)) throw err;
+      await showAgent(ctx, { gate_values: form, gate_errors: { [err.field ?? "score_name"]: err.message } }, err instanceof Conflict ? 409 : 422);
+    }
+  });
+
+  const gatePage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const project = projectOfRequest(ctx);
+    const check = await checkGate(sql, deps.ports.clickhouse, project.id, String(ctx.params.name), configVersionParam(ctx));
+    renderPage(ctx, "agent-gate.njk", {
+      title: `Activate ${check.agent} v${check.version}?`, check, can_force: can(project.role, "force_activation"),
+      can_activate: can(project.role, "edit_agents"), errors: {}, values: {}, ...extra,
+    }, status);
+  };
+
+  router.get("/agents/:name/configs/:version/gate", requireUser, inProject(deps, "read"), (ctx: Context) => gatePage(ctx));
+
+  router.post("/agents/:name/configs/:version/force", requireUser, inProject(deps, "force_activation"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const name = String(ctx.params.name);
+    const version = configVersionParam(ctx);
+    try {
+      const outcome = await activateThroughGate(sql, deps.ports.clickhouse, projectOfRequest(ctx).id, name, version, (ctx.state.user as SessionUser).id, { reason: form.reason ?? "", allowed: true });
+      const forced = outcome.activated && outcome.forced;
+      back(ctx, name, `Version ${version} is now active${forced ? " (forced past the gate; the reason is in the audit log)" : ""}.`);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      await gatePage(ctx, { values: form, errors: { [err.field ?? "reason"]: err.message } }, 422);
+    }
+  });
+
+  router.post("/agents/:name/gate/remove", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const name = String(ctx.params.name);
+    await removeGateRule(sql, projectOfRequest(ctx).id, name, form.score_name ?? "");
+    back(ctx, name, "Gate rule removed.");
+  });
+}

@@ -1,0 +1,204 @@
+/**
+ * /alerts: the user's alert rules and their notification history.
+ *
+ *   GET  /alerts                     rules, history (delivered / retrying / dead, attempts, last error)
+ *   GET  /alerts/new                 create form          POST /alerts            create
+ *   GET  /alerts/:id/edit            edit form            POST /alerts/:id        update
+ *   POST /alerts/:id/toggle          enable / disable     POST /alerts/:id/delete delete
+ *   POST /alerts/:id/test            queue a test notification and try it once now
+ *   POST /alerts/:id/rotate-secret   new webhook signing secret
+ *   POST /alerts/jobs/:id/retry      put a dead notification back in the queue
+ *
+ * Forms carry the CSRF token (web/auth/session.ts checks it). Every change tells the pipelines to reload the
+ * user's rules (PubSub "alerts.rules").
+ */
+import type Router from "@koa/router";
+import { check, refuse, waitText } from "../middleware/throttles.js";
+import type { Context } from "koa";
+import type { SessionUser, WebDeps } from "../deps.js";
+import { requireUser } from "../auth/session.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
+import { readForm } from "../forms.js";
+import { renderPage } from "../common/render.js";
+import {
+  CHANNELS, JOBS_CHANNEL, MAX_RULES, cooldownSecondsOf, createRule, deleteRule, deliverNow, enqueueTest, getJob, getRule, listJobs,
+  listRules, loadNotificationSettings, parseRuleForm, publishRulesChanged, requeueJob, rotateRuleSecret, setRuleEnabled,
+  updateRule, type FieldErrors, type StoredRule, type TriggerRegistry,
+} from "../../alerts/index.js";
+
+export { MAX_RULES };
+const HISTORY_LIMIT = 100;
+
+const NOTICES: Record<string, string> = {
+  created: "Rule created.",
+  updated: "Rule saved.",
+  deleted: "Rule deleted.",
+  enabled: "Rule enabled.",
+  disabled: "Rule disabled.",
+  rotated: "New signing secret generated: update your receiver.",
+  requeued: "Notification queued again.",
+};
+
+const ruleId = (ctx: Context): number | undefined => {
+  const id = Number(ctx.params.id);
+  return Number.isSafeInteger(id) && id > 0 ? id : undefined;
+};
+
+/** What the list shows for a rule: its config as "key=value" pairs and its effective cooldown. */
+function ruleView(r: StoredRule, triggers: TriggerRegistry) {
+  const trigger = triggers.get(r.trigger_type);
+  const conditions = (trigger?.fields ?? [])
+    .filter((f) => f.name !== "cooldown_seconds" && r.config[f.name] !== undefined && r.config[f.name] !== "")
+    .map((f) => `${f.label.replace(/ \(.*\)$/, "").toLowerCase()}: ${r.config[f.name]}`);
+  return { ...r, trigger_label: trigger?.label ?? r.trigger_type, conditions, cooldown: cooldownSecondsOf(trigger, r.config) };
+}
+
+/** The form's field values for a stored rule (or the defaults of a new one). */
+function formValues(r?: StoredRule): Record<string, string> {
+  if (!r) return { name: "", trigger_type: "run_error", channel: "dashboard", target: "", enabled: "on" };
+  const v: Record<string, string> = { name: r.name, trigger_type: r.trigger_type, channel: r.channel, target: r.target, enabled: r.enabled ? "on" : "" };
+  for (const [k, val] of Object.entries(r.config)) v[`config.${k}`] = String(val);
+  return v;
+}
+
+export function registerAlertsPage(router: Router, deps: WebDeps): void {
+  const { sql, pubsub } = deps.ports;
+  const settings = () => loadNotificationSettings();
+  const changed = (userId: number) => publishRulesChanged(pubsub, userId).catch((err) => deps.logger.warn("rules change not announced", { err }));
+
+  const listPage = async (ctx: Context) => {
+    const project = projectOfRequest(ctx);
+    const [rules, jobs] = await Promise.all([listRules(sql, project.id), listJobs(sql, project.id, { limit: HISTORY_LIMIT })]);
+    const notice = NOTICES[String(ctx.query.notice ?? "")];
+    let testResult: unknown;
+    const testId = Number(ctx.query.test);
+    if (Number.isSafeInteger(testId) && testId > 0) {
+      const job = await getJob(sql, testId);
+      if (job && job.project_id === project.id) testResult = job;
+    }
+    renderPage(ctx, "alerts.njk", {
+      title: "Alerts",
+      rules: rules.map((r) => ruleView(r, deps.triggers)),
+      jobs,
+      limit: MAX_RULES,
+      notice,
+      testResult,
+      smtpConfigured: Boolean(settings().smtp.host),
+    });
+  };
+
+  const formPage = (ctx: Context, vars: { rule?: StoredRule; values: Record<string, string>; errors?: FieldErrors; notice?: string }, status = 200) => {
+    renderPage(ctx, "alerts-form.njk", {
+      notice: vars.notice,
+      title: vars.rule ? `Edit ${vars.rule.name}` : "New alert rule",
+      rule: vars.rule ?? null,
+      values: vars.values,
+      errors: vars.errors ?? {},
+      triggers: deps.triggers.all().map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, defaultCooldown: t.defaultCooldownSeconds })),
+      channels: CHANNELS.map((c) => ({ name: c.name, label: c.label, help: c.targetHelp, placeholder: c.targetPlaceholder })),
+      smtpConfigured: Boolean(settings().smtp.host),
+    }, status);
+  };
+
+  const owned = async (ctx: Context): Promise<StoredRule | undefined> => {
+    const id = ruleId(ctx);
+    const rule = id === undefined ? undefined : await getRule(sql, projectOfRequest(ctx).id, id);
+    if (!rule) {
+      renderPage(ctx, "error.njk", { title: "Rule not found", heading: "Rule not found", message: "There is no such alert rule in your account." }, 404);
+    }
+    return rule;
+  };
+
+  router.get("/alerts", requireUser, inProject(deps, "read"), listPage);
+
+  router.get("/alerts/new", requireUser, inProject(deps, "read"), (ctx) => formPage(ctx, { values: formValues() }));
+
+  router.post("/alerts", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
+    const form = await readForm(ctx);
+    const parsed = await parseRuleForm(form, settings(), deps.triggers);
+    if (!parsed.ok) return formPage(ctx, { values: form, errors: parsed.errors }, 422);
+    const id = await createRule(sql, project.id, parsed.value);
+    if (id === "limit") return formPage(ctx, { values: form, errors: { name: `You have ${MAX_RULES} rules, the most an account can have.` } }, 422);
+    deps.logger.info("alert rule created", { user_id: user.id, rule_id: id, trigger_type: parsed.value.trigger_type, channel: parsed.value.channel });
+    await changed(project.id);
+    ctx.redirect(parsed.value.channel === "webhook" ? `/alerts/${id}/edit?notice=created` : "/alerts?notice=created");
+  });
+
+  router.get("/alerts/:id/edit", requireUser, inProject(deps, "read"), async (ctx) => {
+    const rule = await owned(ctx);
+    if (!rule) return;
+    formPage(ctx, { rule, values: formValues(rule), notice: NOTICES[String(ctx.query.notice ?? "")] });
+  });
+
+  router.post("/alerts/:id", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
+    const project = projectOfRequest(ctx);
+    const rule = await owned(ctx);
+    if (!rule) return;
+    const form = await readForm(ctx);
+    const parsed = await parseRuleForm(form, settings(), deps.triggers);
+    if (!parsed.ok) return formPage(ctx, { rule, values: form, errors: parsed.errors }, 422);
+    await updateRule(sql, project.id, rule.id, parsed.value);
+    await changed(project.id);
+    ctx.redirect("/alerts?notice=updated");
+  });
+
+  router.post("/alerts/:id/toggle", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
+    const project = projectOfRequest(ctx);
+    const rule = await owned(ctx);
+    if (!rule) return;
+    await setRuleEnabled(sql, project.id, rule.id, !rule.enabled);
+    await changed(project.id);
+    ctx.redirect(`/alerts?notice=${rule.enabled ? "disabled" : "enabled"}`);
+  });
+
+  router.post("/alerts/:id/delete", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
+    const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
+    const rule = await owned(ctx);
+    if (!rule) return;
+    await deleteRule(sql, project.id, rule.id);
+    await changed(project.id);
+    deps.logger.info("alert rule deleted", { user_id: user.id, rule_id: rule.id });
+    ctx.redirect("/alerts?notice=deleted");
+  });
+
+  router.post("/alerts/:id/rotate-secret", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
+    const project = projectOfRequest(ctx);
+    const rule = await owned(ctx);
+    if (!rule) return;
+    await rotateRuleSecret(sql, project.id, rule.id);
+    ctx.redirect(`/alerts/${rule.id}/edit?notice=rotated`);
+  });
+
+  router.post("/alerts/:id/test", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
+    const rule = await owned(ctx);
+    if (!rule) return;
+    const user = ctx.state.user as SessionUser;
+    // Each test reaches an outside address (a mailbox, a webhook): a per-user budget, so the server cannot be
+    // used to spam or probe. The attempt runs after the answer; the history on /alerts shows how it went.
+    const quota = await check(() => deps.throttles.testSendsPerUser.consume(String(user.id)), deps.logger);
+    if (!quota.allowed) {
+      const wait = waitText(refuse(ctx, quota));
+      return renderPage(ctx, "error.njk", { title: "Slow down", heading: "Too many test notifications", message: `You can send ${deps.ports.config.testSendsPerHour} test notifications an hour. Try again in ${wait}.` }, 429);
+    }
+    const s = settings();
+    const jobId = await enqueueTest(sql, rule, { publicWebUrl: deps.ports.config.publicWebUrl, maxAttempts: s.maxAttempts });
+    void deliverNow({ sql, pubsub, settings: s, logger: deps.logger }, jobId).catch((err: unknown) =>
+      deps.logger.warn("test notification attempt failed; the workers retry it", { job_id: jobId, err }),
+    );
+    ctx.redirect(`/alerts?test=${jobId}#history`);
+  });
+
+  router.post("/alerts/jobs/:id/retry", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
+    const project = projectOfRequest(ctx);
+    const id = ruleId(ctx);
+    const ok = id !== undefined && (await requeueJob(sql, project.id, id));
+    if (!ok) {
+      return renderPage(ctx, "error.njk", { title: "Not found", heading: "Notification not found", message: "There is no dead notification with this id in your account." }, 404);
+    }
+    await pubsub.publish(JOBS_CHANNEL, "1");
+    ctx.redirect("/alerts?notice=requeued#history");
+  });
+}

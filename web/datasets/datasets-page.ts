@@ -1,0 +1,180 @@
+/**
+ * The dashboard's datasets (docs/EVALUATION.md):
+ *
+ *   GET  /datasets                      the project's datasets; POST /datasets creates one
+ *   GET  /datasets/:name?version=N      its items at a version (default the current), its versions, forms to add
+ *   POST /datasets/:name/items          one item typed in (input, expected output: JSON, or text)
+ *   POST /datasets/:name/import         pasted JSON Lines or CSV (the same checks as the API's import)
+ *   POST /datasets/add-runs             the dashboard's selected runs (sdk_run_id, repeated): each run's input, its
+ *                                       output as the expected output
+ *   POST /datasets/add-run              "Add to dataset" on a run page: the run's (or one span's: span_id) input, the
+ *                                       expected output edited
+ *
+ * Reads need `read`, writes `edit_datasets` (core/access/roles.ts).
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
+import { createDataset, datasetNamed, datasetVersions, listDatasets, readItems, readItemsWithIds, writeItems } from "../../stores/datasets/datasets.js";
+import { readImport } from "../../stores/datasets/import.js";
+import { isItemId, parseItem, type ItemSource, type NewItem } from "../../stores/datasets/items.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
+import { requireUser } from "../auth/session.js";
+import type { SessionUser, WebDeps } from "../deps.js";
+import { readForm, selectedRunIds } from "../forms.js";
+import { queryParam, renderPage } from "../common/render.js";
+import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
+import { registerDatasetEditsPage } from "./dataset-edits.js";
+
+const ITEMS_PER_PAGE = 100;
+/** Most runs one "Add to dataset" of the dashboard's selection takes. */
+const MAX_RUNS_PER_ADD = 500;
+const datasetPath = (name: string) => `/datasets/${encodeURIComponent(name)}`;
+
+/** A form's JSON field: parsed when it is JSON, else the text itself; undefined when empty. */
+function jsonOrText(text: string | undefined): unknown {
+  if (text === undefined || text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function formError(err: unknown): { status: number; field: string; message: string; lines?: readonly { line: number; message: string }[] } | undefined {
+  if (err instanceof ValidationError) return { status: 422, field: err.field ?? "form", message: err.message, lines: err.lines };
+  if (err instanceof Conflict) return { status: 409, field: err.field ?? "form", message: err.message };
+  return undefined;
+}
+
+export function registerDatasetsPage(router: Router, deps: WebDeps): void {
+  const { sql } = deps.ports;
+  const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
+
+  const listPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const datasets = await listDatasets(sql, projectOfRequest(ctx).id);
+    renderPage(ctx, "datasets.njk", { title: "Datasets", datasets, values: {}, errors: {}, ...extra }, status);
+  };
+
+  router.get("/datasets", requireUser, inProject(deps, "read"), (ctx: Context) => listPage(ctx));
+
+  router.post("/datasets", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    try {
+      const dataset = await createDataset(sql, projectOfRequest(ctx).id, form, userOf(ctx));
+      ctx.status = 303;
+      ctx.redirect(datasetPath(dataset.name));
+    } catch (err) {
+      const e = formError(err);
+      if (!e) throw err;
+      await listPage(ctx, { values: form, errors: { [e.field]: e.message }, open_form: true }, e.status);
+    }
+  });
+
+  const detailPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const dataset = await datasetNamed(sql, projectOfRequest(ctx).id, String(ctx.params.name));
+    const asked = Number(queryParam(ctx, "version"));
+    const version = Number.isInteger(asked) && asked >= 1 && asked <= dataset.version ? asked : dataset.version;
+    const after = queryParam(ctx, "after");
+    const [page, versions] = await Promise.all([
+      readItems(sql, dataset, { version, limit: ITEMS_PER_PAGE, after: after && isItemId(after) ? after : undefined }),
+      datasetVersions(sql, dataset.id),
+    ]);
+    // ?edit=<id>: the add form prefilled with that item, to change it as a new version.
+    const editId = queryParam(ctx, "edit");
+    const [editing] = editId && isItemId(editId) ? await readItemsWithIds(sql, dataset, dataset.version, [editId]) : [];
+    const pretty = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v, null, 2));
+    const values = editing ? { id: editing.id, input: pretty(editing.input), expected_output: editing.expected_output === null ? "" : pretty(editing.expected_output) } : {};
+    const schemaOf = (v: unknown) => (v === null ? "" : JSON.stringify(v, null, 2));
+    renderPage(ctx, "dataset.njk", {
+      title: `Dataset ${dataset.name}`, dataset, page, versions, version, errors: {}, values, editing: Boolean(editing),
+      settings_values: { description: dataset.description, input_schema: schemaOf(dataset.input_schema), expected_output_schema: schemaOf(dataset.expected_output_schema) },
+      settings_errors: {}, flash: queryParam(ctx, "flash"), ...extra,
+    }, status);
+  };
+  registerDatasetEditsPage(router, deps, detailPage);
+
+  router.get("/datasets/:name", requireUser, inProject(deps, "read"), (ctx: Context) => detailPage(ctx));
+
+  /** Writes items from a form and goes back to the dataset, or shows the form again with what is wrong. */
+  const write = async (ctx: Context, name: string, form: Record<string, string>, make: () => NewItem[] | Promise<NewItem[]>, change: string) => {
+    try {
+      const items = await make();
+      const { version, changed } = await writeItems(sql, projectOfRequest(ctx).id, name, items, change, userOf(ctx));
+      const flash = changed ? `Saved ${changed} item${changed === 1 ? "" : "s"} as version ${version}.` : "Nothing changed: no new version.";
+      ctx.status = 303;
+      ctx.redirect(`${datasetPath(name)}?flash=${encodeURIComponent(flash)}`);
+    } catch (err) {
+      const e = formError(err);
+      if (!e) throw err;
+      await detailPage(ctx, { values: form, errors: { [e.field]: e.message }, error_lines: e.lines ?? [] }, e.status);
+    }
+  };
+
+  router.post("/datasets/:name/items", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const name = String(ctx.params.name);
+    await datasetNamed(sql, projectOfRequest(ctx).id, name);
+    await write(ctx, name, form, () => [parseItem({
+      ...(form.id?.trim() ? { id: form.id.trim() } : {}),
+      input: jsonOrText(form.input),
+      ...(form.expected_output?.trim() ? { expected_output: jsonOrText(form.expected_output) } : {}),
+    }, "item", "manual")], "edit");
+  });
+
+  router.post("/datasets/:name/import", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const name = String(ctx.params.name);
+    await datasetNamed(sql, projectOfRequest(ctx).id, name);
+    const columns = (v: string | undefined) => (v?.trim() ? v.split(",").map((c) => c.trim()).filter(Boolean) : undefined);
+    await write(ctx, name, form, () => readImport(form.format === "csv" ? "csv" : "jsonl", form.file ?? "", { input: columns(form.input_columns), expected_output: columns(form.expected_columns) }), "import");
+  });
+
+  router.post("/datasets/add-runs", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const project = projectOfRequest(ctx);
+    const ids = selectedRunIds(ctx);
+    if (ids.length > MAX_RUNS_PER_ADD) throw new ValidationError({ field: "sdk_run_id", message: `add at most ${MAX_RUNS_PER_ADD} runs at once` });
+    const name = form.dataset ?? "";
+    await datasetNamed(sql, project.id, name);
+    const raws: Record<string, unknown>[] = [];
+    for (const id of ids) {
+      const run = await deps.events.getRun(project.id, id);
+      if (!run) throw new NotFound({ resource: "run", message: `There is no run ${JSON.stringify(id)} in ${project.name}.` });
+      const { input, output } = runInputOutput(await deps.events.listEvents(project.id, run.run_id, { limit: 1_000 }));
+      raws.push({
+        input: input ?? null,
+        ...(output !== undefined ? { expected_output: output } : {}),
+        metadata: { agent_name: run.agent_name, ...(run.config_version ? { config_version: run.config_version } : {}) },
+        source_sdk_run_id: id,
+      });
+    }
+    ctx.params.name = name;
+    await write(ctx, name, form, () => raws.map((raw, i) => parseItem(raw, `runs[${i}]`, "run")), "runs");
+  });
+
+  router.post("/datasets/add-run", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    const project = projectOfRequest(ctx);
+    const sdkRunId = form.sdk_run_id ?? "";
+    const run = sdkRunId ? await deps.events.getRun(project.id, sdkRunId) : undefined;
+    if (!run) throw new NotFound({ resource: "run", message: `There is no run ${JSON.stringify(sdkRunId)} in ${project.name}.` });
+    const name = form.dataset ?? "";
+    await datasetNamed(sql, project.id, name);
+    // A refusal shows the dataset's page with the form as it was sent.
+    ctx.params.name = name;
+    // A span's input when the form names one of the run's spans, else the run's.
+    const spanId = form.span_id?.trim() ? form.span_id.trim().slice(0, 64) : undefined;
+    const spanEvents = spanId ? await deps.events.eventsOfSpan(project.id, run.run_id, spanId) : [];
+    if (spanId && spanEvents.length === 0) throw new NotFound({ resource: "span", message: `Run ${JSON.stringify(sdkRunId)} has no span ${JSON.stringify(spanId)}.` });
+    const { input } = spanId ? spanInputOutput(spanEvents) : runInputOutput(await deps.events.listEvents(project.id, run.run_id, { limit: 1_000 }));
+    const source: ItemSource = spanId ? "span" : "run";
+    await write(ctx, name, form, () => [parseItem({
+      input: input ?? null,
+      ...(form.expected_output?.trim() ? { expected_output: jsonOrText(form.expected_output) } : {}),
+      metadata: { agent_name: run.agent_name, ...(run.config_version ? { config_version: run.config_version } : {}) },
+      source_sdk_run_id: sdkRunId,
+      ...(spanId ? { source_span_id: spanId } : {}),
+    }, "item", source)], spanId ? "span" : "run");
+  });
+}

@@ -1,0 +1,100 @@
+/**
+ * Annotation queues API (Bearer key with scope read+ingest; the key's owner is the reviewer; docs/EVALUATION.md):
+ *
+ *   POST /api/annotation-queues {name, score_configs: [...], description?, members?: [emails]} → 201 {queue}
+ *   GET  /api/annotation-queues                                   → {queues: [... with progress]}
+ *   GET  /api/annotation-queues/{id}?status                       → {queue, progress, items: [...]}
+ *   POST /api/annotation-queues/{id}/items {items: [{sdk_run_id, span_id?}]} → 201 {added}
+ *   POST /api/annotation-queues/{id}/next                         → 200 {item} locked to the caller for 30 min; 204 none
+ *   POST /api/annotation-queues/{id}/items/{item_id}/complete {scores: [{name, value, comment?}], comment?,
+ *        add_to_dataset?: {dataset, expected_output}}            → {item, score_ids, dataset_item?}
+ *   POST /api/annotation-queues/{id}/items/{item_id}/skip         → {item}
+ *   DELETE /api/annotation-queues/{id}                            → 204; its items go, the rules that fill it are
+ *        deleted (judging rules keep judging); the key's owner must be allowed to edit evaluators (403 otherwise)
+ *
+ * A queue with members takes reviews from its members only (403 forbidden for others).
+ */
+import type Router from "@koa/router";
+import { AuthError, ValidationError } from "../../core/errors.js";
+import { listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/evaluation/annotation-queue-items.js";
+import { listQueues, queueJson, queueWithId, type AnnotationQueue } from "../../stores/evaluation/annotation-queues.js";
+import type { WebDeps } from "../deps.js";
+import { readJsonBody } from "../json-body.js";
+import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import { readAuthorizer, stringParam } from "../api/read-api.js";
+import { addRunsToQueue, completeReview, createQueue, deleteQueue, mayReview } from "../../evaluation/index.js";
+
+const STATUSES = new Set(["pending", "completed", "skipped"]);
+
+export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
+  const authorize = readAuthorizer(deps, auth);
+  const { sql } = deps.ports;
+  const reviewer = (q: AnnotationQueue, userId: number) => {
+    if (!mayReview(q, userId)) throw new AuthError({ code: "forbidden", message: "this queue takes reviews from its members only" });
+  };
+
+  router.post("/api/annotation-queues", authorize.may("edit_evaluators"), async (ctx) => {
+    const p = await authorize(ctx);
+    const q = await createQueue(sql, p.projectId, await readJsonBody(ctx, 64 * 1024));
+    ctx.status = 201;
+    ctx.body = { queue: queueJson(q) };
+  });
+
+  router.get("/api/annotation-queues", authorize.may("read"), async (ctx) => {
+    const p = await authorize(ctx);
+    const queues = await listQueues(sql, p.projectId);
+    const progress = await queuesProgress(sql, queues.map((q) => q.id));
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = { queues: queues.map((q) => ({ ...queueJson(q), progress: progress.get(q.id) })) };
+  });
+
+  router.delete("/api/annotation-queues/:id", authorize.may("edit_evaluators"), async (ctx) => {
+    const p = await authorize(ctx);
+    await deleteQueue(deps.ports, p.projectId, ctx.params.id!, p.userId);
+    ctx.status = 204;
+  });
+
+  router.get("/api/annotation-queues/:id", authorize.may("read"), async (ctx) => {
+    const p = await authorize(ctx);
+    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
+    const status = stringParam(ctx, "status");
+    if (status !== undefined && !STATUSES.has(status)) throw new ValidationError({ field: "status", message: "status must be pending, completed or skipped" });
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = { queue: queueJson(q), progress: await queueProgress(sql, q.id), items: await listItems(sql, q.id, status as "pending" | undefined) };
+  });
+
+  router.post("/api/annotation-queues/:id/items", authorize.may("review"), async (ctx) => {
+    const p = await authorize(ctx);
+    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
+    const added = await addRunsToQueue({ sql, events: deps.events }, q, await readJsonBody(ctx, 512 * 1024), "api");
+    ctx.status = 201;
+    ctx.body = added;
+  });
+
+  router.post("/api/annotation-queues/:id/next", authorize.may("review"), async (ctx) => {
+    const p = await authorize(ctx);
+    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
+    reviewer(q, p.userId);
+    const item = await nextItem(sql, q, p.userId);
+    ctx.set("Cache-Control", "no-store");
+    if (!item) {
+      ctx.status = 204;
+      return;
+    }
+    ctx.body = { item };
+  });
+
+  router.post("/api/annotation-queues/:id/items/:item_id/complete", authorize.may("review"), async (ctx) => {
+    const p = await authorize(ctx);
+    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
+    reviewer(q, p.userId);
+    ctx.body = await completeReview(deps, q, ctx.params.item_id!, p.userId, await readJsonBody(ctx, 1024 * 1024));
+  });
+
+  router.post("/api/annotation-queues/:id/items/:item_id/skip", authorize.may("review"), async (ctx) => {
+    const p = await authorize(ctx);
+    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
+    reviewer(q, p.userId);
+    ctx.body = { item: await skipItem(sql, q, ctx.params.item_id!, p.userId) };
+  });
+}

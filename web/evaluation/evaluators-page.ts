@@ -1,0 +1,198 @@
+/**
+ * The dashboard's evaluators (docs/EVALUATION.md):
+ *
+ *   GET  /evaluators                        the project's evaluators (jobs, failures, cost) and a form for a new one,
+ *                                           prefilled from a ready template (?template=correctness)
+ *   POST /evaluators                        create one
+ *   GET  /evaluators/:id                    its definition and versions, the playground, its rules, its latest jobs
+ *   POST /evaluators/:id                    change it: a new version
+ *   POST /evaluators/:id/try                the playground: the rendered prompt, the raw answer, the score, the cost
+ *   POST /evaluators/:id/try-draft          the change form's draft tried on a run before it is saved
+ *   POST /evaluators/:id/rules              a new online rule; /rules/:rule/toggle, /rules/:rule/delete
+ *   POST /evaluators/:id/rules/:rule/backfill   the estimate, then (confirm) the jobs
+ *
+ * Reading needs `read`, changing `edit_evaluators` (core/access/roles.ts).
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { can } from "../../core/access/roles.js";
+import { AuthError, Conflict, NotFound, RateLimited, ValidationError } from "../../core/errors.js";
+import { listQueues } from "../../stores/evaluation/annotation-queues.js";
+import { evaluatorVersions, findEvaluator, listEvaluators, type Evaluator } from "../../stores/evaluation/evaluators.js";
+import { evaluatorJobs, jobTotals } from "../../stores/evaluation/jobs.js";
+import { listRules, ruleWithId } from "../../stores/evaluation/rules.js";
+import { evaluationLimits } from "../../stores/evaluation/spend.js";
+import { scoresWithIds } from "../../stores/scores.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
+import { requireUser } from "../auth/session.js";
+import type { SessionUser, WebDeps } from "../deps.js";
+import { readForm } from "../forms.js";
+import { toHttpError } from "../http-errors.js";
+import { evaluatorBody, ruleBody } from "./evaluator-forms.js";
+import { queryParam, renderFragment, renderPage } from "../common/render.js";
+import { backfill, changedDefinition, createEvaluator, createRule, deleteRule, describeOutput, JUDGE_TEMPLATES, parseRange, parseTryTarget, setRuleEnabled, tryEvaluator, tryJson, updateEvaluator } from "../../evaluation/index.js";
+
+/** A datetime-local field ("2026-10-01T10:00") read as UTC; what does not parse is left for parseRange to refuse. */
+const utc = (v: string | undefined): string => {
+  const ms = v ? Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(v) ? v : `${v}Z`) : NaN;
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : (v ?? "");
+};
+const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
+const refusal = (err: unknown): ValidationError | Conflict => {
+  if (err instanceof ValidationError || err instanceof Conflict) return err;
+  // A judge the playground may not call (the operator's keys, the project's judge calls per minute): said by the form.
+  if (err instanceof AuthError || err instanceof RateLimited) return new Conflict({ code: toHttpError(err).body.error.code, message: toHttpError(err).body.error.message });
+  throw err;
+};
+
+export function registerEvaluatorsPage(router: Router, deps: WebDeps): void {
+  const { sql, clickhouse } = deps.ports;
+  const evaluatorOf = async (ctx: Context): Promise<Evaluator> => {
+    const e = await findEvaluator(sql, projectOfRequest(ctx).id, String(ctx.params.id));
+    if (!e) throw new NotFound({ resource: "evaluator", message: "no such evaluator in this project" });
+    return e;
+  };
+  const back = (ctx: Context, path: string, flash: string) => {
+    ctx.status = 303;
+    ctx.redirect(`${path}?flash=${encodeURIComponent(flash)}`);
+  };
+
+  const listPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const projectId = projectOfRequest(ctx).id;
+    const list = await listEvaluators(sql, projectId);
+    const totals = await jobTotals(sql, projectId, list.map((e) => e.id));
+    const evaluators = list.map((e) => ({ ...e, output_text: describeOutput(e.definition.output), totals: totals.get(e.id) }));
+    const template = JUDGE_TEMPLATES.find((t) => t.id === queryParam(ctx, "template"));
+    const values = template
+      ? { name: template.name, type: "llm_judge", prompt: template.prompt, output_type: template.output.type, description: template.description,
+          ...(template.output.type === "numeric" ? { output_min: template.output.min, output_max: template.output.max } : {}),
+          ...(template.output.type === "categorical" ? { output_categories: template.output.categories.join(", ") } : {}) }
+      : { type: "llm_judge", output_type: "numeric", output_min: 0, output_max: 1 };
+    renderPage(ctx, "evaluators.njk", {
+      title: "Evaluators", evaluators, templates: JUDGE_TEMPLATES, values, errors: {}, open_form: Boolean(template),
+      limits: await evaluationLimits(sql, projectId, deps.ports.config.evaluationCaps), can_edit: can(projectOfRequest(ctx).role, "edit_evaluators"), flash: queryParam(ctx, "flash"), ...extra,
+    }, status);
+  };
+
+  router.get("/evaluators", requireUser, inProject(deps, "read"), (ctx: Context) => listPage(ctx));
+
+  router.post("/evaluators", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    const form = await readForm(ctx);
+    try {
+      const e = await createEvaluator(sql, projectOfRequest(ctx).id, userOf(ctx), evaluatorBody(form));
+      back(ctx, `/evaluators/${e.id}`, `Created ${e.name}. Try it on a run, then add a rule to judge production runs.`);
+    } catch (err) {
+      const e = refusal(err);
+      await listPage(ctx, { values: form, errors: { [e.field ?? "name"]: e.message }, open_form: true }, e instanceof Conflict ? 409 : 422);
+    }
+  });
+
+  const detailPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
+    const project = projectOfRequest(ctx);
+    const e = await evaluatorOf(ctx);
+    const [versions, rules, jobs, queues] = await Promise.all([
+      evaluatorVersions(sql, e.id), listRules(sql, project.id, { evaluatorId: e.id }), evaluatorJobs(sql, project.id, e.id, 50), listQueues(sql, project.id),
+    ]);
+    const def = e.definition;
+    const scored = await scoresWithIds(clickhouse, project.id, jobs.jobs.filter((j) => j.status === "done").map((j) => j.score_id));
+    const rows = jobs.jobs.map((j) => ({ ...j, score: scored.get(j.score_id) ?? null }));
+    if (queryParam(ctx, "fragment") === "jobs") return renderFragment(ctx, "_evaluator_jobs.njk", { evaluator: e, jobs: rows, totals: jobs.totals });
+    renderPage(ctx, "evaluator.njk", {
+      title: `Evaluator ${e.name}`, evaluator: e, def, output_text: describeOutput(def.output), versions, rules, jobs: rows, totals: jobs.totals, queues,
+      can_edit: can(project.role, "edit_evaluators"), flash: queryParam(ctx, "flash"), errors: {}, values: {}, try_values: { sdk_run_id: queryParam(ctx, "run") ?? "" },
+      edit_values: {
+        prompt: def.type === "llm_judge" ? def.prompt : "", check: def.type === "builtin" ? JSON.stringify(def.check) : "", provider: def.type === "llm_judge" ? def.provider ?? "" : "",
+        model: def.type === "llm_judge" ? def.model ?? "" : "", output_type: def.output.type, output_min: def.output.type === "numeric" ? def.output.min : "",
+        output_max: def.output.type === "numeric" ? def.output.max : "", output_categories: def.output.type === "categorical" ? def.output.categories.join(", ") : "",
+      },
+      ...extra,
+    }, status);
+  };
+
+  router.get("/evaluators/:id", requireUser, inProject(deps, "read"), (ctx: Context) => detailPage(ctx));
+
+  router.post("/evaluators/:id", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    const e = await evaluatorOf(ctx);
+    const form = await readForm(ctx);
+    try {
+      const changed = await updateEvaluator(sql, projectOfRequest(ctx).id, e.id, userOf(ctx), { ...evaluatorBody({ ...form, name: e.name, type: e.type }), name: undefined });
+      back(ctx, `/evaluators/${e.id}`, `Saved as version ${changed.version}. New jobs use it; scores name the version that gave them.`);
+    } catch (err) {
+      const r = refusal(err);
+      await detailPage(ctx, { edit_errors: { [r.field ?? "prompt"]: r.message }, edit_values: form, open_edit: true }, 422);
+    }
+  });
+
+  // The change form's "Try on a run": the draft tried before it is saved as a new version.
+  router.post("/evaluators/:id/try-draft", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    const e = await evaluatorOf(ctx);
+    const form = await readForm(ctx);
+    const page = (extra: Record<string, unknown>, status = 200) => detailPage(ctx, { edit_values: form, open_edit: true, ...extra }, status);
+    try {
+      const { definition } = changedDefinition(e, { ...evaluatorBody({ ...form, name: e.name, type: e.type }), name: undefined });
+      const outcome = await tryEvaluator(deps, projectOfRequest(ctx).id, definition, parseTryTarget({ sdk_run_id: form.try_run }));
+      await page({ tried: tryJson(definition, outcome), tried_draft: true });
+    } catch (err) {
+      if (err instanceof NotFound) return page({ edit_errors: { try_run: err.message } }, 404);
+      const r = refusal(err);
+      await page({ edit_errors: { [r.field ?? "try_run"]: r.message } }, r instanceof Conflict ? 409 : 422);
+    }
+  });
+
+  router.post("/evaluators/:id/try", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    const e = await evaluatorOf(ctx);
+    const form = await readForm(ctx);
+    try {
+      const target = parseTryTarget({ ...form, ...(form.output ? { output: form.output } : {}) });
+      const outcome = await tryEvaluator(deps, projectOfRequest(ctx).id, e.definition, target);
+      await detailPage(ctx, { tried: tryJson(e.definition, outcome), try_values: form });
+    } catch (err) {
+      if (err instanceof NotFound) return detailPage(ctx, { try_errors: { sdk_run_id: err.message }, try_values: form }, 404);
+      const r = refusal(err);
+      await detailPage(ctx, { try_errors: { [r.field ?? "sdk_run_id"]: r.message }, try_values: form }, r instanceof Conflict ? 409 : 422);
+    }
+  });
+
+  router.post("/evaluators/:id/rules", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    const e = await evaluatorOf(ctx);
+    const form = await readForm(ctx);
+    try {
+      const rule = await createRule(deps.ports, projectOfRequest(ctx).id, userOf(ctx), ruleBody(e.id, form));
+      back(ctx, `/evaluators/${e.id}`, `Rule “${rule.name}” is on: ${Math.round(rule.sampling * 1000) / 10}% of the matching runs will be judged as they end.`);
+    } catch (err) {
+      const r = refusal(err);
+      await detailPage(ctx, { rule_errors: { [r.field ?? "sampling"]: r.message }, rule_values: form, open_rule: true }, r instanceof Conflict ? 409 : 422);
+    }
+  });
+
+  router.post("/evaluators/:id/rules/:rule/toggle", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    const e = await evaluatorOf(ctx);
+    const projectId = projectOfRequest(ctx).id;
+    const rule = await ruleWithId(sql, projectId, String(ctx.params.rule));
+    await setRuleEnabled(deps.ports, projectId, rule.id, !rule.enabled, userOf(ctx));
+    back(ctx, `/evaluators/${e.id}`, `Rule “${rule.name}” is ${rule.enabled ? "off" : "on"}.`);
+  });
+
+  router.post("/evaluators/:id/rules/:rule/delete", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    const e = await evaluatorOf(ctx);
+    const projectId = projectOfRequest(ctx).id;
+    const rule = await ruleWithId(sql, projectId, String(ctx.params.rule));
+    await deleteRule(deps.ports, projectId, rule.id, userOf(ctx));
+    back(ctx, `/evaluators/${e.id}`, `Deleted rule “${rule.name}” and its waiting jobs.`);
+  });
+
+  router.post("/evaluators/:id/rules/:rule/backfill", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
+    const e = await evaluatorOf(ctx);
+    const projectId = projectOfRequest(ctx).id;
+    const rule = await ruleWithId(sql, projectId, String(ctx.params.rule));
+    const form = await readForm(ctx);
+    try {
+      const { estimate, queued } = await backfill(deps, rule, parseRange({ from: utc(form.from), to: utc(form.to) }), form.confirm === "yes", userOf(ctx));
+      if (queued === undefined) return detailPage(ctx, { backfill: { rule, estimate, values: form } });
+      back(ctx, `/evaluators/${e.id}`, `Backfill of “${rule.name}” started: ${queued} ${rule.target === "span" ? "spans" : "runs"} queued for judging.`);
+    } catch (err) {
+      const r = refusal(err);
+      await detailPage(ctx, { backfill: { rule, values: form, error: r.message } }, 422);
+    }
+  });
+}

@@ -1,0 +1,22 @@
+/** Evaluation (the feature is evaluation/): evaluators, rules, provider keys and annotation queues, API and pages. */
+import type { WebFeature } from "../feature.js";
+import { registerAnnotationQueuesApi } from "./annotation-queues-api.js";
+import { registerAnnotationQueuesPage } from "./annotation-queues-page.js";
+import { EVALUATION_OPERATIONS } from "./evaluation-openapi.js";
+import { registerEvaluatorsApi } from "./evaluators-api.js";
+import { registerEvaluatorsPage } from "./evaluators-page.js";
+import { registerProviderKeysApi } from "./provider-keys-api.js";
+import { registerEvaluationRulesApi } from "./rules-api.js";
+
+export const evaluation: WebFeature = {
+  name: "evaluation",
+  register(router, deps, apiKeys) {
+    registerEvaluatorsApi(router, deps, apiKeys);
+    registerProviderKeysApi(router, deps, apiKeys);
+    registerEvaluationRulesApi(router, deps, apiKeys);
+    registerAnnotationQueuesApi(router, deps, apiKeys);
+    registerEvaluatorsPage(router, deps);
+    registerAnnotationQueuesPage(router, deps);
+  },
+  openapi: EVALUATION_OPERATIONS,
+};

@@ -1,0 +1,41 @@
+/**
+ * A project's own LLM provider keys for its judges (docs/EVALUATORS.md, Provider keys; Bearer key with read access):
+ *
+ *   GET    /api/provider-keys                 → {provider_keys: [{provider, key_hint, base_url, default_model, updated_at}]}
+ *   PUT    /api/provider-keys/{provider} {api_key, base_url?, default_model?} → {provider_key}; the key's owner must be an
+ *          admin of the project (403 otherwise); a base_url on a private address is a 422
+ *   DELETE /api/provider-keys/{provider}      → 204 (404 when the project has none for it); admins too
+ *
+ * The key itself is never answered, only its last four characters.
+ */
+import type Router from "@koa/router";
+import { NotFound } from "../../core/errors.js";
+import { deleteProviderKey, listProviderKeys, parseProvider, providerKeyWrites, setProviderKey } from "../../stores/evaluation/provider-keys.js";
+import type { WebDeps } from "../deps.js";
+import { readJsonBody } from "../json-body.js";
+import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
+import { readAuthorizer } from "../api/read-api.js";
+
+export function registerProviderKeysApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
+  const authorize = readAuthorizer(deps, auth);
+  const { sql } = deps.ports;
+
+  router.get("/api/provider-keys", authorize.may("read"), async (ctx) => {
+    const p = await authorize(ctx);
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = { provider_keys: await listProviderKeys(sql, p.projectId) };
+  });
+
+  router.put("/api/provider-keys/:provider", authorize.may("manage_settings"), async (ctx) => {
+    const p = await authorize(ctx);
+    const provider = parseProvider(ctx.params.provider);
+    ctx.body = { provider_key: await setProviderKey(providerKeyWrites(sql, deps.sessionSecret), p.projectId, p.userId, provider, await readJsonBody(ctx, 8 * 1024)) };
+  });
+
+  router.delete("/api/provider-keys/:provider", authorize.may("manage_settings"), async (ctx) => {
+    const p = await authorize(ctx);
+    const provider = parseProvider(ctx.params.provider);
+    if (!(await deleteProviderKey(sql, p.projectId, p.userId, provider))) throw new NotFound({ resource: "provider key", message: `this project has no ${provider} key` });
+    ctx.status = 204;
+  });
+}

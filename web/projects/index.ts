@@ -1,0 +1,10 @@
+/** Projects: members, roles, invitations and the project's settings. */
+import type { WebFeature } from "../feature.js";
+import { registerProjectRoutes } from "./routes.js";
+
+export const projects: WebFeature = {
+  name: "projects",
+  register(router, deps, apiKeys) {
+    registerProjectRoutes(router, deps, apiKeys);
+  },
+};

@@ -1,0 +1,49 @@
+/**
+ * Feedback on a run from its page (/dashboard/{run}): thumbs up or down with an optional comment, stored as a
+ * score named "user_feedback" (value true/false, source "human"; docs/API.md, Scores), and the run's scores listed.
+ *
+ * - POST /dashboard/:run/scores: the form (session + CSRF, checked by the session middleware); 303 back to the
+ *   run's scores. A refused comment re-renders nothing: the error page names the field (422).
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { ValidationError } from "../../core/errors.js";
+import { listRunScores, tallyBooleanScore, type Score } from "../../stores/scores.js";
+import { giveScore } from "./scores-api.js";
+import type { RunRecord } from "../../core/events/run.js";
+import type { SessionUser, WebDeps } from "../deps.js";
+import { requireUser } from "../auth/session.js";
+import { inProject, projectOfRequest } from "../auth/project.js";
+import { readForm } from "../forms.js";
+
+/** The score the page's thumbs give. */
+export const FEEDBACK_SCORE = "user_feedback";
+
+/** The scores a run page lists (newest first); the API pages through the rest. */
+export const SCORES_ON_PAGE = 200;
+
+/** What web/runs/views/_scores.njk shows: the run's latest scores, newest first, whether there are more, and the thumbs tally among them. */
+export async function scoresView(deps: WebDeps, run: RunRecord): Promise<{ scores: Score[]; more: boolean; up: number; down: number }> {
+  const [page, tally] = await Promise.all([
+    listRunScores(deps.ports.clickhouse, run.project_id, run.run_id, { limit: SCORES_ON_PAGE, newestFirst: true }),
+    tallyBooleanScore(deps.ports.clickhouse, run.project_id, run.run_id, FEEDBACK_SCORE),
+  ]);
+  return { scores: page.scores, more: page.next_cursor !== null, ...tally };
+}
+
+export function registerScoresPage(router: Router, deps: WebDeps): void {
+  router.post("/dashboard/:run/scores", requireUser, inProject(deps, "give_feedback"), async (ctx: Context) => {
+    const user = ctx.state.user as SessionUser;
+    const project = projectOfRequest(ctx);
+    const sdkRunId = String(ctx.params.run ?? "");
+    const form = await readForm(ctx);
+    if (form.value !== "up" && form.value !== "down") throw new ValidationError({ field: "value", message: "value must be up or down" });
+    await giveScore(deps, { projectId: project.id, userId: user.id }, {
+      sdk_run_id: sdkRunId, name: FEEDBACK_SCORE, value: form.value === "up", source: "human",
+      ...(form.comment?.trim() ? { comment: form.comment.trim() } : {}),
+    }, "reviewer");
+    deps.logger.info("run scored", { user_id: user.id, sdk_run_id: sdkRunId, via: "dashboard" });
+    ctx.status = 303;
+    ctx.redirect(`/dashboard/${encodeURIComponent(sdkRunId)}#scores`);
+  });
+}

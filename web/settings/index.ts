@@ -1,0 +1,12 @@
+/** A user's settings: their preferences and API keys. */
+import type { WebFeature } from "../feature.js";
+import { registerApiKeySettings } from "./api-keys.js";
+import { registerSettingsPage } from "./settings-page.js";
+
+export const settings: WebFeature = {
+  name: "settings",
+  register(router, deps, apiKeys) {
+    registerApiKeySettings(router, deps, apiKeys);
+    registerSettingsPage(router, deps);
+  },
+};
