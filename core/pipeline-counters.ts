@@ -34,16 +34,36 @@ export const GAUGE_HELP = {
 } as const;
 export type GaugeName = keyof typeof GAUGE_HELP;
 
+/** The plugin hooks (plugins/plugin.ts) each plugin's figures are kept for, by their `hook` label. */
+export const PLUGIN_HOOKS = ["on_event", "after_events_stored", "after_commit"] as const;
+export type PluginHookName = (typeof PLUGIN_HOOKS)[number];
+
+/** What each plugin's hook counts, since the pipeline started; a repeated or isolated part counts again. */
+export const PLUGIN_HOOK_HELP = {
+  calls: "Calls of a plugin's hook (on_event: one per event; the others: one per part).",
+  events: "Events handed to a plugin's hook.",
+  runs: "Runs of the parts handed to a plugin's hook.",
+  errors: "Calls of a plugin's hook that threw (the part is retried, or its events isolated).",
+  seconds: "Seconds spent in a plugin's hook.",
+} as const;
+export type PluginHookFigure = keyof typeof PLUGIN_HOOK_HELP;
+export type PluginHookStats = Readonly<Record<PluginHookFigure, number>>;
+/** Each plugin's figures, by plugin name, for the hooks it has. */
+export type PluginsSnapshot = Readonly<Record<string, Partial<Readonly<Record<PluginHookName, PluginHookStats>>>>>;
+
 export interface CountersSnapshot {
   readonly counters: Readonly<Record<CounterName, number>>;
   readonly gauges: Readonly<Record<GaugeName, number>>;
   /** Parts per latency bucket (cumulative, as Prometheus counts them), their count and their total seconds. */
   readonly part_seconds: { readonly buckets: readonly number[]; readonly count: number; readonly sum: number };
+  /** Each plugin's own figures (absent from pipelines that predate them). */
+  readonly plugins?: PluginsSnapshot;
 }
 
 /** Whether a value received over pub/sub is a snapshot (a foreign or older pipeline may send none). */
 export const isCountersSnapshot = (v: unknown): v is CountersSnapshot => {
   const s = v as CountersSnapshot | null;
   return typeof s === "object" && s !== null && typeof s.counters === "object" && s.counters !== null && typeof s.gauges === "object" && s.gauges !== null &&
-    typeof s.part_seconds === "object" && s.part_seconds !== null && Array.isArray(s.part_seconds.buckets);
+    typeof s.part_seconds === "object" && s.part_seconds !== null && Array.isArray(s.part_seconds.buckets) &&
+    (s.plugins === undefined || (typeof s.plugins === "object" && s.plugins !== null));
 };

@@ -3,6 +3,7 @@
  * poll or until a PubSub message on `channel` says new work was queued (best effort: polling catches what a lost
  * message would miss). `drain` runs one pass at a time; calling it while a pass runs joins that pass.
  */
+import type { JobCounters } from "./jobs.js";
 import type { PubSub } from "./ports/pubsub.js";
 
 export interface PollingWorker {
@@ -20,6 +21,8 @@ export async function startPollingWorker(opts: {
   /** One pass over the due work; `stopped()` says when to stop early. */
   pass: (stopped: () => boolean) => Promise<number>;
   onError: (err: unknown) => void;
+  /** Where the passes are counted and timed (the worker's job, core/jobs.ts). */
+  counters?: JobCounters;
 }): Promise<PollingWorker> {
   let stopped = false;
   let wake: (() => void) | undefined;
@@ -30,7 +33,8 @@ export async function startPollingWorker(opts: {
   });
   const isStopped = () => stopped;
   let draining: Promise<number> | undefined;
-  const drain = () => (draining ??= opts.pass(isStopped).finally(() => { draining = undefined; }));
+  const pass = opts.counters ? () => opts.counters!.pass(() => opts.pass(isStopped)) : () => opts.pass(isStopped);
+  const drain = () => (draining ??= pass().finally(() => { draining = undefined; }));
 
   const loop = (async () => {
     while (!stopped) {

@@ -75,16 +75,14 @@ export const ROLES: Record<RoleName, Role> = {
       const p = onThread
         ? await (await import("../pipeline/thread/host.js")).startPipelineThread(ports)
         : await mod.startPipeline(ports);
-      // Alert notifications are delivered by a worker beside each pipeline (alerts/delivery/worker.ts).
-      const { startNotificationWorker } = await import("../alerts/index.js");
-      const notifier = await startNotificationWorker({ sql: ports.sql, pubsub: ports.pubsub, logger });
-      // So are online evaluations: the judge calls go to agents-service (evaluation/jobs/worker.ts).
-      const { loadEvaluationWorkerSettings, startEvaluationWorker } = await import("../evaluation/index.js");
-      const evaluationSettings = loadEvaluationWorkerSettings();
-      const evaluator = evaluationSettings.concurrency > 0 ? await startEvaluationWorker(ports, config, logger, { settings: evaluationSettings }) : undefined;
-      const { startRetentionSweeper } = await import("../pipeline/retention-sweeper.js");
-      const retention = startRetentionSweeper({ sql: ports.sql, ch: ports.clickhouse }, config.retentionSweepMs, logger.child({ svc: "retention" }));
-      return { role: "pipeline", close: async () => { await retention.close(); await closer(p)(); await notifier.close(); await evaluator?.close(); } };
+      // Beside each pipeline run the background jobs (deploy/jobs.ts): notification delivery, online evaluation,
+      // the retention sweep. They stop after it, so what its last parts queued still goes out.
+      const { startBackgroundJobs } = await import("./jobs.js");
+      const jobs = await startBackgroundJobs(ports, config, logger).catch(async (err) => {
+        await closer(p)();
+        throw err;
+      });
+      return { role: "pipeline", close: async () => { await closer(p)(); await jobs.stop(); } };
     },
   },
   gateway: {

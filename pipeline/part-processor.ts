@@ -57,6 +57,7 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
     const s = state.sizes;
     return { run_records: s.runs, known_event_ids: s.knownIds, stored_run_ids: duplicates.storedRunIds };
   });
+  counters.readPluginsFrom(() => hooks.telemetry.snapshot());
 
   async function processPart(logged: readonly LoggedEvent[], options: ProcessOptions = {}): Promise<void> {
     const timer = new StageTimer(logged);

@@ -3,6 +3,7 @@
  * a lease row in Postgres lets one of them sweep per interval (stores/retention.ts sweepRetention). The first sweep
  * runs a minute after start (or one interval, when shorter), so a restart loop does not sweep on every start.
  */
+import { JobCounters } from "../core/jobs.js";
 import type { Logger } from "../core/logger.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { Sql } from "../core/ports/sql.js";
@@ -13,7 +14,8 @@ export interface RetentionSweeper {
   close(): Promise<void>;
 }
 
-export function startRetentionSweeper(ports: { sql: Sql; ch: ClickHouse }, intervalMs: number, logger: Logger): RetentionSweeper {
+/** `counters` counts its sweeps, the runs they deleted and the sweeps that failed (its background job, deploy/jobs.ts). */
+export function startRetentionSweeper(ports: { sql: Sql; ch: ClickHouse }, intervalMs: number, logger: Logger, counters = new JobCounters()): RetentionSweeper {
   if (intervalMs <= 0) return { close: async () => {} };
   const holder = leaseHolder();
   let timer: NodeJS.Timeout | undefined;
@@ -22,9 +24,12 @@ export function startRetentionSweeper(ports: { sql: Sql; ch: ClickHouse }, inter
 
   const tick = async (): Promise<void> => {
     try {
-      const outcomes = await sweepRetention(ports, holder, intervalMs);
-      const deleted = outcomes?.reduce((n, o) => n + o.deleted_runs, 0) ?? 0;
-      if (deleted > 0) logger.info("retention: deleted expired runs", { runs: deleted, users: outcomes!.filter((o) => o.deleted_runs > 0).length });
+      await counters.pass(async () => {
+        const outcomes = await sweepRetention(ports, holder, intervalMs);
+        const deleted = outcomes?.reduce((n, o) => n + o.deleted_runs, 0) ?? 0;
+        if (deleted > 0) logger.info("retention: deleted expired runs", { runs: deleted, users: outcomes!.filter((o) => o.deleted_runs > 0).length });
+        return deleted;
+      });
     } catch (err) {
       logger.error("retention sweep failed; retried next interval", { err });
     }

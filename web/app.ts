@@ -145,7 +145,7 @@ export function createWebApp(deps: WebDeps): WebApp {
   router.get("/metrics", async (ctx) => {
     ctx.set("Cache-Control", "no-store");
     ctx.type = PROMETHEUS_CONTENT_TYPE;
-    ctx.body = prometheusText(await deps.health.snapshot(), deps.health.counters());
+    ctx.body = prometheusText(await deps.health.snapshot(), deps.health.counters(), deps.jobs.jobs());
   });
   for (const feature of WEB_FEATURES) feature.register(router, deps, apiKeys);
   registerOpenApi(router, deps, API_OPERATIONS);

@@ -6,6 +6,7 @@ import type { EventStore } from "../core/ports/event-store.js";
 import type { Logger } from "../core/logger.js";
 import type { BatchDecoder } from "./ingest/decode-thread.js";
 import type { HealthView } from "./health.js";
+import type { JobReportsView } from "./job-reports.js";
 import type { Throttles } from "./middleware/throttles.js";
 import type { HeavyReads } from "./heavy-reads.js";
 
@@ -22,6 +23,8 @@ export interface WebDeps {
   readonly batchDecoder: BatchDecoder;
   /** The pipeline's progress as reported over pub/sub, for GET /healthz (web/health.ts). */
   readonly health: HealthView;
+  /** The background jobs' counters as reported over pub/sub, for GET /metrics (web/job-reports.ts). */
+  readonly jobs: JobReportsView;
   /** Login, registration, bad-key, test-send and /improve budgets (web/middleware/throttles.ts). */
   readonly throttles: Throttles;
   /** The alert triggers /alerts offers and validates (built-ins plus RUNWATCH_ALERT_TRIGGERS). */

@@ -7,7 +7,9 @@ import { memoryPubSub } from "../core/pubsub/memory.js";
 import { watchPipelineHealth } from "./health.js";
 import { prometheusText } from "./metrics.js";
 import { PipelineCounters } from "../pipeline/counters.js";
-import type { CountersSnapshot } from "../core/pipeline-counters.js";
+import type { CountersSnapshot, PluginsSnapshot } from "../core/pipeline-counters.js";
+import { JOB_REPORTS_CHANNEL, type JobReport } from "../core/job-reports.js";
+import { watchJobReports } from "./job-reports.js";
 
 const sqlWith = (count: () => number): Sql => ({
   query: async <T>() => {
@@ -80,12 +82,13 @@ describe("pipeline health", () => {
 });
 
 describe("pipeline counters", () => {
-  const snapshot = (stored: number, parts: number, seconds: number[]): CountersSnapshot => {
+  const snapshot = (stored: number, parts: number, seconds: number[], plugins: PluginsSnapshot = {}): CountersSnapshot => {
     const counters = new PipelineCounters();
     counters.add("events_stored", stored);
     counters.add("parts", parts);
     for (const s of seconds) counters.observePart(s);
     counters.readGaugesFrom(() => ({ run_records: 7, known_event_ids: 3, stored_run_ids: 100 }));
+    counters.readPluginsFrom(() => plugins);
     return counters.snapshot();
   };
 
@@ -107,5 +110,50 @@ describe("pipeline counters", () => {
     advance(11_000); // every member silent: no counters to show
     expect(view.counters()).toBeUndefined();
     expect(prometheusText(await view.snapshot(), view.counters())).not.toContain("events_stored");
+  });
+
+  it("adds up each plugin's figures by plugin and hook, and renders them labelled", async () => {
+    const { view, report } = await setup();
+    const figures = (calls: number, errors: number, seconds: number) => ({ calls, events: calls * 2, runs: calls, errors, seconds });
+    await report({ member: "a", counters: snapshot(1, 1, [0.1], { broadcast: { after_events_stored: figures(3, 0, 0.5) }, 'say "hi"\\': { on_event: figures(10, 1, 0.25) } }) });
+    await report({ member: "b", counters: snapshot(1, 1, [0.1], { broadcast: { after_events_stored: figures(2, 1, 0.25), after_commit: figures(1, 0, 1) } }) });
+    expect(view.counters()!.plugins).toEqual({
+      broadcast: { after_events_stored: { calls: 5, events: 10, runs: 5, errors: 1, seconds: 0.75 }, after_commit: figures(1, 0, 1) },
+      'say "hi"\\': { on_event: figures(10, 1, 0.25) },
+    });
+    const text = prometheusText(await view.snapshot(), view.counters());
+    expect(text).toContain("# TYPE runwatch_plugin_calls_total counter\n");
+    expect(text).toContain('runwatch_plugin_calls_total{plugin="broadcast",hook="after_events_stored"} 5\n');
+    expect(text).toContain('runwatch_plugin_calls_total{plugin="broadcast",hook="after_commit"} 1\n');
+    expect(text).toContain('runwatch_plugin_errors_total{plugin="say \\"hi\\"\\\\",hook="on_event"} 1\n');
+    expect(text).toContain('runwatch_plugin_seconds_total{plugin="broadcast",hook="after_events_stored"} 0.75\n');
+    expect(text).toContain('runwatch_plugin_events_total{plugin="broadcast",hook="after_events_stored"} 10\n');
+  });
+});
+
+describe("background job reports", () => {
+  it("adds up each job's counters over the processes that reported in the last 10 s; GET /metrics renders them labelled", async () => {
+    let now = 1_000_000;
+    const bus = memoryPubSub();
+    const view = await watchJobReports(bus, createLogger("error"), () => now);
+    const report = (r: JobReport) => bus.publish(JOB_REPORTS_CHANNEL, JSON.stringify(r));
+    expect(view.jobs()).toEqual({});
+    await report({ member: "a", at: now, jobs: { notifications: { passes: 4, items: 2, failures: 1, seconds: 0.5 }, retention: { passes: 1, items: 0, failures: 0, seconds: 0.25 } } });
+    await report({ member: "b", at: now, jobs: { notifications: { passes: 6, items: 3, failures: 0, seconds: 1 } } });
+    await bus.publish(JOB_REPORTS_CHANNEL, JSON.stringify({ member: "c", at: now, jobs: { evaluation: { passes: "many" } } })); // malformed: ignored
+    await bus.publish(JOB_REPORTS_CHANNEL, "not json");
+    expect(view.jobs()).toEqual({
+      notifications: { passes: 10, items: 5, failures: 1, seconds: 1.5 },
+      retention: { passes: 1, items: 0, failures: 0, seconds: 0.25 },
+    });
+    const text = prometheusText({ status: "ok", pipeline: { lag_events: null, oldest_unprocessed_age_ms: null, dead_letters: 0, workers: 0 }, evaluation: null }, undefined, view.jobs());
+    expect(text).toContain('# TYPE runwatch_job_passes_total counter\nrunwatch_job_passes_total{job="notifications"} 10\nrunwatch_job_passes_total{job="retention"} 1\n');
+    expect(text).toContain('runwatch_job_items_total{job="notifications"} 5\n');
+    expect(text).toContain('runwatch_job_failures_total{job="notifications"} 1\n');
+    expect(text).toContain('runwatch_job_seconds_total{job="retention"} 0.25\n');
+    now += 11_000; // every process silent
+    expect(view.jobs()).toEqual({});
+    expect(prometheusText({ status: "ok", pipeline: { lag_events: null, oldest_unprocessed_age_ms: null, dead_letters: 0, workers: 0 }, evaluation: null }, undefined, view.jobs())).not.toContain("runwatch_job_");
+    await view.close();
   });
 });

@@ -12,7 +12,7 @@ import { PIPELINE_HEALTH_CHANNEL, PIPELINE_HEALTH_INTERVAL_MS, type PipelineHeal
 import type { Logger } from "../core/logger.js";
 import type { PubSub } from "../core/ports/pubsub.js";
 import type { Sql } from "../core/ports/sql.js";
-import { isCountersSnapshot, type CountersSnapshot } from "../core/pipeline-counters.js";
+import { isCountersSnapshot, PLUGIN_HOOK_HELP, PLUGIN_HOOKS, type CountersSnapshot, type PluginHookFigure, type PluginHookName, type PluginsSnapshot } from "../core/pipeline-counters.js";
 import { countDeadLetters } from "../stores/dead-letters.js";
 import { evaluationBacklog } from "../stores/evaluation/jobs.js";
 import { settleWithin } from "../core/settle-within.js";
@@ -126,5 +126,25 @@ function addCounters(all: readonly CountersSnapshot[]): CountersSnapshot | undef
     counters: sum((s) => s.counters),
     gauges: sum((s) => s.gauges),
     part_seconds: { buckets, count: all.reduce((n, s) => n + s.part_seconds.count, 0), sum: all.reduce((n, s) => n + s.part_seconds.sum, 0) },
+    plugins: addPlugins(all.map((s) => s.plugins ?? {})),
   };
+}
+
+const FIGURES = Object.keys(PLUGIN_HOOK_HELP) as PluginHookFigure[];
+
+/** Several pipelines' plugin figures as one, by plugin and hook (a member may run other plugins than another). */
+function addPlugins(all: readonly PluginsSnapshot[]): PluginsSnapshot {
+  const out: Record<string, Partial<Record<PluginHookName, Record<PluginHookFigure, number>>>> = {};
+  for (const plugins of all) {
+    for (const [name, hooks] of Object.entries(plugins)) {
+      if (typeof hooks !== "object" || hooks === null) continue;
+      for (const hook of PLUGIN_HOOKS) {
+        const figures = hooks[hook];
+        if (typeof figures !== "object" || figures === null) continue;
+        const sum = ((out[name] ??= {})[hook] ??= { calls: 0, events: 0, runs: 0, errors: 0, seconds: 0 });
+        for (const k of FIGURES) sum[k] += Number.isFinite(figures[k]) ? figures[k] : 0;
+      }
+    }
+  }
+  return out;
 }

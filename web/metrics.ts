@@ -1,10 +1,12 @@
 /**
- * GET /metrics: the pipeline's counters (core/pipeline-counters.ts) and its health, in the Prometheus text
- * exposition format (version 0.0.4), for a Prometheus server or any scraper that reads it. Counts only, never
- * tenant data: open like /healthz. The format is a few lines of text per metric, written here directly: the
- * values come from the pipelines' reports, not from counters this process keeps.
+ * GET /metrics: the pipeline's counters (core/pipeline-counters.ts) and its health, each plugin's figures, and each
+ * background job's (core/job-reports.ts), in the Prometheus text exposition format (version 0.0.4), for a Prometheus
+ * server or any scraper that reads it. Counts only, never tenant data: open like /healthz. The format is a few lines
+ * of text per metric, written here directly: the values come from the pipelines' and jobs' reports, not from
+ * counters this process keeps.
  */
-import { COUNTER_HELP, GAUGE_HELP, PART_SECONDS_BUCKETS, type CountersSnapshot } from "../core/pipeline-counters.js";
+import { JOB_TELEMETRY_HELP, type JobTelemetry } from "../core/job-reports.js";
+import { COUNTER_HELP, GAUGE_HELP, PART_SECONDS_BUCKETS, PLUGIN_HOOK_HELP, PLUGIN_HOOKS, type CountersSnapshot, type PluginHookFigure, type PluginsSnapshot } from "../core/pipeline-counters.js";
 import type { HealthBody } from "./health.js";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
@@ -17,7 +19,31 @@ function metric(lines: string[], name: string, type: "counter" | "gauge" | "hist
   for (const [suffix, value] of samples) lines.push(`${name}${suffix} ${Number.isFinite(value) ? value : 0}`);
 }
 
-export function prometheusText(health: HealthBody, counters: CountersSnapshot | undefined): string {
+/** A label's value as the format quotes it. */
+const label = (v: string): string => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
+
+function pluginMetrics(lines: string[], plugins: PluginsSnapshot): void {
+  for (const [figure, help] of Object.entries(PLUGIN_HOOK_HELP) as [PluginHookFigure, string][]) {
+    const samples: [string, number][] = [];
+    for (const [name, hooks] of Object.entries(plugins)) {
+      for (const hook of PLUGIN_HOOKS) {
+        const f = hooks[hook];
+        if (f) samples.push([`{plugin=${label(name)},hook="${hook}"}`, f[figure]]);
+      }
+    }
+    if (samples.length > 0) metric(lines, `runwatch_plugin_${figure}_total`, "counter", help, samples);
+  }
+}
+
+function jobMetrics(lines: string[], jobs: Readonly<Record<string, JobTelemetry>>): void {
+  const names = Object.keys(jobs);
+  if (names.length === 0) return;
+  for (const [figure, help] of Object.entries(JOB_TELEMETRY_HELP) as [keyof JobTelemetry, string][]) {
+    metric(lines, `runwatch_job_${figure}_total`, "counter", help, names.map((n) => [`{job=${label(n)}}`, jobs[n]![figure]] as const));
+  }
+}
+
+export function prometheusText(health: HealthBody, counters: CountersSnapshot | undefined, jobs: Readonly<Record<string, JobTelemetry>> = {}): string {
   const lines: string[] = [];
   const p = health.pipeline;
   metric(lines, `${PREFIX}workers`, "gauge", "Pipeline processes that reported in the last 10 s.", [["", p.workers]]);
@@ -44,6 +70,8 @@ export function prometheusText(health: HealthBody, counters: CountersSnapshot | 
       ["_sum", h.sum],
       ["_count", h.count],
     ]);
+    pluginMetrics(lines, counters.plugins ?? {});
   }
+  jobMetrics(lines, jobs);
   return `${lines.join("\n")}\n`;
 }

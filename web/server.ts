@@ -15,6 +15,7 @@ import { startOtlpGrpc } from "./otlp/grpc-server.js";
 import { clientAddress } from "../core/network/client-address.js";
 import type { WebDeps } from "./deps.js";
 import { watchPipelineHealth } from "./health.js";
+import { watchJobReports } from "./job-reports.js";
 import { createThrottles } from "./middleware/throttles.js";
 import { ACCESS_CHANGED_CHANNEL, parseAccessChange } from "../stores/accounts/access-changes.js";
 
@@ -47,7 +48,8 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
     ? smallBodiesInline(threadDecoder({ ...config, threads: config.ingestThreads, logger }), config, { maxBytes: config.ingestInlineBytes, budgetMsPerSecond: INLINE_BUDGET_MS_PER_SECOND })
     : inThreadDecoder(config);
   const health = await watchPipelineHealth(ports.pubsub, ports.sql, logger);
-  const deps: WebDeps = { ports, events: createEventStore(ports.clickhouse), heavyReads: new HeavyReads(), logger, sessionSecret, batchDecoder, health, throttles: createThrottles(ports.limiter, config), triggers: await loadTriggers(config, opts.triggers) };
+  const jobs = await watchJobReports(ports.pubsub, logger);
+  const deps: WebDeps = { ports, events: createEventStore(ports.clickhouse), heavyReads: new HeavyReads(), logger, sessionSecret, batchDecoder, health, jobs, throttles: createThrottles(ports.limiter, config), triggers: await loadTriggers(config, opts.triggers) };
   const app = createWebApp(deps);
   // What changes a key's access is announced by whichever process made the change (stores/accounts/access-changes.ts).
   const unsubscribeAccess = await ports.pubsub.subscribePrefix(ACCESS_CHANGED_CHANNEL, (_channel, message) => {
@@ -91,7 +93,7 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
       new Promise<void>((resolve) => {
         // Stop accepting, let in-flight requests finish (their 202s mean durable), then drop idle sockets.
         server.close(() => {
-          void Promise.allSettled([grpc?.close()]).then(() => Promise.allSettled([batchDecoder.close(), health.close(), unsubscribeAccess()])).then(() => resolve());
+          void Promise.allSettled([grpc?.close()]).then(() => Promise.allSettled([batchDecoder.close(), health.close(), jobs.close(), unsubscribeAccess()])).then(() => resolve());
         });
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5_000).unref();

@@ -8,6 +8,7 @@
  * Delivery is at-least-once: a worker that dies between the peer's 2xx and markDelivered sends that job again
  * when its lease ends; webhooks carry X-Runwatch-Delivery (the job id) so receivers can drop the repeat.
  */
+import type { JobCounters } from "../../core/jobs.js";
 import { createLogger, type Logger } from "../../core/logger.js";
 import { startPollingWorker } from "../../core/polling-worker.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
@@ -22,6 +23,8 @@ export interface WorkerDeps {
   readonly pubsub: PubSub;
   readonly logger?: Logger;
   readonly settings?: NotificationSettings;
+  /** Counts its passes, attempts and failed attempts (its background job, deploy/jobs.ts). */
+  readonly counters?: JobCounters;
 }
 
 export interface NotificationWorker {
@@ -79,11 +82,13 @@ export async function startNotificationWorker(deps: WorkerDeps): Promise<Notific
         const jobs = await claimJobs(deps.sql, BATCH, leaseSeconds(settings));
         if (jobs.length === 0) break;
         total += jobs.length;
-        await Promise.all(jobs.map((j) => deliverClaimed(j, ctx)));
+        const outcomes = await Promise.all(jobs.map((j) => deliverClaimed(j, ctx)));
+        if (deps.counters) deps.counters.failures += outcomes.filter((o) => o.status !== "delivered").length;
       }
       return total;
     },
     onError: (err) => logger.error("notification worker: claim or record failed", { err }),
+    counters: deps.counters,
   });
 
   logger.info("notification worker started", { poll_ms: settings.pollMs, max_attempts: settings.maxAttempts, smtp: settings.smtp.host ? `${settings.smtp.host}:${settings.smtp.port}` : "not configured" });

@@ -15,6 +15,7 @@ import { resolveAgentSecret } from "../../core/agents/secret.js";
 import { insertScoreRows } from "../../stores/scores.js";
 import { createEventStore } from "../../stores/runs/event-store.js";
 import { startPollingWorker } from "../../core/polling-worker.js";
+import type { JobCounters } from "../../core/jobs.js";
 import type { Logger } from "../../core/logger.js";
 import type { Ports } from "../../core/runtime.js";
 import type { JudgeCall } from "../judging/evaluate.js";
@@ -63,6 +64,8 @@ export async function startEvaluationWorker(
     settings?: EvaluationWorkerSettings;
     /** Only these projects' jobs (a worker dedicated to some tenants); default every project's. */
     projects?: () => readonly number[];
+    /** Counts its passes, jobs run and jobs failed (its background job, deploy/jobs.ts). */
+    counters?: JobCounters;
   } = {},
 ): Promise<EvaluationWorker> {
   const settings = opts.settings ?? loadEvaluationWorkerSettings();
@@ -91,7 +94,10 @@ export async function startEvaluationWorker(
       const jobs = free > 0 ? await claimJobs(ports.sql, free, settings.leaseSeconds, opts.projects?.()) : [];
       total += jobs.length;
       for (const job of jobs) {
-        const run: Promise<void> = runJob(deps, job).then(() => {}, (err) => {
+        const run: Promise<void> = runJob(deps, job).then((status) => {
+          if (status === "failed" && opts.counters) opts.counters.failures++;
+        }, (err) => {
+          if (opts.counters) opts.counters.failures++;
           // The job stays claimed until its lease ends, then runs again: nothing is lost.
           log.error("evaluation job failed unexpectedly; it runs again when its lease ends", { job_id: job.id, err });
         }).finally(() => running.delete(run));
@@ -106,6 +112,7 @@ export async function startEvaluationWorker(
   const worker = await startPollingWorker({
     pubsub: ports.pubsub, channel: EVALUATION_JOBS_CHANNEL, pollMs: settings.pollMs, pass,
     onError: (err) => log.error("evaluation worker: claiming jobs failed", { err }),
+    counters: opts.counters,
   });
 
   log.info("evaluation worker started", { concurrency: settings.concurrency, poll_ms: settings.pollMs, agents_url: config.agentsUrl });

@@ -37,7 +37,13 @@ export interface TestAccount {
 let seq = 0;
 
 export async function startTestServer(
-  opts: { env?: Record<string, string>; pipeline?: boolean; pipelineOptions?: import("../../pipeline/runner.js").PipelineOptions } = {},
+  opts: {
+    env?: Record<string, string>;
+    pipeline?: boolean;
+    pipelineOptions?: import("../../pipeline/runner.js").PipelineOptions;
+    /** Also the background jobs a pipeline process runs (deploy/jobs.ts), as `opts.env` configures them. */
+    jobs?: boolean;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "runwatch-test-"));
   const config = loadConfig({ RUNWATCH_DATA_DIR: dataDir, NODE_ENV: "test", LOG_LEVEL: "error", RUNWATCH_HOST: "127.0.0.1", ...opts.env });
@@ -46,6 +52,12 @@ export async function startTestServer(
   if (opts.pipeline) {
     const { startPipeline } = await import("../../pipeline/runner.js");
     pipeline = (await startPipeline(ports, opts.pipelineOptions)) as typeof pipeline;
+  }
+  let jobs: { stop(): Promise<void> } | undefined;
+  if (opts.jobs) {
+    const { startBackgroundJobs } = await import("../../deploy/jobs.js");
+    const { createLogger } = await import("../../core/logger.js");
+    jobs = await startBackgroundJobs(ports, config, createLogger("error"), { ...opts.env });
   }
   const web = await startWeb(ports, { port: 0, host: "127.0.0.1", otlpGrpcPort: 0 });
   return {
@@ -62,6 +74,7 @@ export async function startTestServer(
     async close() {
       await web.close();
       await (pipeline?.stop ?? pipeline?.close)?.call(pipeline);
+      await jobs?.stop();
       await ports.close();
       await fs.rm(dataDir, { recursive: true, force: true });
     },

@@ -7,7 +7,8 @@
  * - events that fail in the pipeline anyway (a plugin that throws, a record written before these rules, a record
  *   that is not JSON) are dead-lettered alone; the rest of their batch and other tenants' events are stored;
  *   acknowledged = stored + dead-lettered; /healthz and the owner's dashboard show them, another tenant does not;
- * - a dead letter replayed after the fix is stored once, however often it is replayed.
+ * - a dead letter replayed after the fix is stored once, however often it is replayed;
+ * - /metrics counts what the pipeline, each plugin and each background job did.
  */
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -20,6 +21,7 @@ import { runAdmin } from "../../deploy/admin.js";
 import { countDeadLetters, listDeadLetters } from "../../stores/dead-letters.js";
 import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 import { appendEvents } from "../../core/log/events.js";
+import { createRule, publishRulesChanged } from "../../alerts/index.js";
 
 const FIXTURE = path.resolve(import.meta.dirname, "fixtures/poison-plugin.ts");
 let srv: TestServer;
@@ -33,6 +35,7 @@ beforeAll(async () => {
   process.env.RUNWATCH_TEST_POISON_FLAG = flag;
   srv = await startTestServer({
     pipeline: true,
+    jobs: true,
     pipelineOptions: { maxWaitMs: 5, singleRetryDelaysMs: [10] },
     env: { RUNWATCH_PLUGINS: FIXTURE, RUNWATCH_MAX_BODY_BYTES: String(4 * 1024 * 1024), RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" },
   });
@@ -261,7 +264,7 @@ describe("GET /metrics", () => {
         if (declared[1] === "TYPE") typed.add(declared[2]!);
         continue;
       }
-      const sample = /^(runwatch_[a-z_]+)(\{le="[^"]+"\})? (-?[0-9.]+(?:e[+-]?[0-9]+)?)$/.exec(line);
+      const sample = /^(runwatch_[a-z_]+)(\{(?:[a-z_]+="(?:[^"\\]|\\.)*",?)+\})? (-?[0-9.]+(?:e[+-]?[0-9]+)?)$/.exec(line);
       expect(sample, `not a sample line: ${line}`).not.toBeNull();
       const name = sample![1]!;
       expect(typed.has(name) || typed.has(name.replace(/_(bucket|sum|count)$/, "")), `no TYPE before ${line}`).toBe(true);
@@ -270,31 +273,58 @@ describe("GET /metrics", () => {
     return samples;
   };
 
-  it("counts what the pipeline took in, stored and skipped as duplicates, with its part latency, in the Prometheus text format", async () => {
+  it("counts what the pipeline took in, stored and skipped as duplicates, with its part latency, each plugin's and each job's figures, in the Prometheus text format", async () => {
     const read = async () => {
       const res = await fetch(`${srv.url}/metrics`);
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
       return parse(await res.text());
     };
-    const before = await eventually("a pipeline reported its counters", read, (m) => m.has("runwatch_pipeline_events_stored_total"));
+    const before = await eventually("the pipeline and the jobs reported their counters", read,
+      (m) => m.has("runwatch_pipeline_events_stored_total") && m.has('runwatch_job_passes_total{job="notifications"}'));
+    // A rule that fires on the run's error: the notifications job then has one to deliver.
+    await createRule(srv.ports.sql, bob.id, { name: "metrics", trigger_type: "run_error", channel: "dashboard", target: "", config: {}, enabled: true });
+    await publishRulesChanged(srv.ports.pubsub, bob.id);
     const events = Array.from({ length: 30 }, (_, i) => ({ event_type: i === 0 ? "run_start" : "step", sdk_run_id: "metrics-run", agent_name: "m", payload: { node_name: `n${i}`, phase: "end" } }));
+    events.push({ event_type: "error", sdk_run_id: "metrics-run", agent_name: "m", payload: { error_type: "MetricsError", message: "counted" } as never });
     const res = await post("/api/ingest/batch", bob.key, { events });
     const { results } = (await res.json()) as { results: { event_id: string }[] };
     // The same events again, as a client retry: counted as duplicates, not stored twice.
     await post("/api/ingest/batch", bob.key, { events: events.map((e, i) => ({ ...e, event_id: results[i]!.event_id })) });
-    const after = await eventually("the new events counted", read,
-      (m) => (m.get("runwatch_pipeline_events_stored_total") ?? 0) - before.get("runwatch_pipeline_events_stored_total")! >= 30 &&
-        (m.get("runwatch_pipeline_events_duplicate_total") ?? 0) - (before.get("runwatch_pipeline_events_duplicate_total") ?? 0) >= 30);
-    const grew = (name: string) => after.get(name)! - (before.get(name) ?? 0);
+    // And one the test plugin fails on (armed again: a test before may have "fixed" it), dead-lettered.
+    await fs.writeFile(flag, "");
+    expect((await post("/api/ingest", bob.key, { event_type: "run_start", sdk_run_id: "metrics-poison", agent_name: "m", payload: { poison: true } })).status).toBe(202);
+    const grewBy = (m: Map<string, number>, name: string) => (m.get(name) ?? 0) - (before.get(name) ?? 0);
+    const after = await eventually("the new events counted, and their notification delivered", read,
+      (m) => grewBy(m, "runwatch_pipeline_events_stored_total") >= 31 && grewBy(m, "runwatch_pipeline_events_duplicate_total") >= 31 &&
+        grewBy(m, 'runwatch_job_items_total{job="notifications"}') >= 1 && grewBy(m, 'runwatch_plugin_errors_total{plugin="test-poison",hook="on_event"}') >= 1);
+    const grew = (name: string) => grewBy(after, name);
     // At least: events of the tests before may still be finishing.
-    expect(grew("runwatch_pipeline_events_stored_total")).toBeGreaterThanOrEqual(30);
-    expect(grew("runwatch_pipeline_events_received_total")).toBeGreaterThanOrEqual(60);
+    expect(grew("runwatch_pipeline_events_stored_total")).toBeGreaterThanOrEqual(31);
+    expect(grew("runwatch_pipeline_events_received_total")).toBeGreaterThanOrEqual(62);
     expect(grew("runwatch_pipeline_parts_total")).toBeGreaterThanOrEqual(1);
     expect(after.get("runwatch_pipeline_part_seconds_count")).toBe(after.get("runwatch_pipeline_parts_total"));
     expect(after.get('runwatch_pipeline_part_seconds_bucket{le="+Inf"}')).toBe(after.get("runwatch_pipeline_part_seconds_count"));
     expect(after.get("runwatch_pipeline_workers")).toBe(1);
     expect(after.get("runwatch_pipeline_run_records")).toBeGreaterThanOrEqual(1);
+
+    // Each plugin's own figures, by hook: the events went through every onEvent, the stored parts to the later hooks.
+    expect(grew('runwatch_plugin_calls_total{plugin="status-machine",hook="on_event"}')).toBeGreaterThanOrEqual(62);
+    expect(grew('runwatch_plugin_events_total{plugin="test-poison",hook="on_event"}')).toBeGreaterThanOrEqual(62);
+    expect(grew('runwatch_plugin_seconds_total{plugin="status-machine",hook="on_event"}')).toBeGreaterThan(0);
+    expect(grew('runwatch_plugin_events_total{plugin="broadcast",hook="after_events_stored"}')).toBeGreaterThanOrEqual(62);
+    expect(grew('runwatch_plugin_runs_total{plugin="broadcast",hook="after_events_stored"}')).toBeGreaterThanOrEqual(1);
+    expect(grew('runwatch_plugin_calls_total{plugin="alert-evaluation",hook="after_commit"}')).toBeGreaterThanOrEqual(1);
+    expect(grew('runwatch_plugin_seconds_total{plugin="alert-evaluation",hook="after_commit"}')).toBeGreaterThan(0);
+    // The poison event failed in the test plugin, and in no other.
+    expect(grew('runwatch_plugin_errors_total{plugin="test-poison",hook="on_event"}')).toBeGreaterThanOrEqual(1);
+    expect(after.get('runwatch_plugin_errors_total{plugin="status-machine",hook="on_event"}')).toBe(0);
+    // Each background job's own: the notifications job delivered the alert (it polls: its passes move on their own).
+    expect(grew('runwatch_job_passes_total{job="notifications"}')).toBeGreaterThanOrEqual(1);
+    expect(after.get('runwatch_job_failures_total{job="notifications"}')).toBe(0);
+    expect(after.get('runwatch_job_seconds_total{job="notifications"}')).toBeGreaterThan(0);
+    expect(after.get('runwatch_job_passes_total{job="evaluation"}')).toBeGreaterThanOrEqual(1);
+    expect(after.has('runwatch_job_passes_total{job="retention"}')).toBe(true); // its first sweep is a minute after start
 
     const verbose = (await (await fetch(`${srv.url}/healthz?verbose=1`)).json()) as { pipeline: { counters: { counters: Record<string, number> } } };
     expect(verbose.pipeline.counters.counters.events_stored).toBeGreaterThanOrEqual(after.get("runwatch_pipeline_events_stored_total")!);
