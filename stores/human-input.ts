@@ -1,5 +1,5 @@
 /**
- * Human in the loop, shared by the API (web/api/human-input.ts) and the run page (web/pages/human-input.ts).
+ * Human in the loop, shared by the API (web/human-input/human-input-api.ts) and the run page (web/human-input/human-input-page.ts).
  *
  * - The question is the run's latest human_input_requested event (ClickHouse agent_events). It is *open* while
  *   no human_input_received follows it: once the agent reports the answer it used, the question is closed.
