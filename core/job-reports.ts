@@ -3,9 +3,9 @@
  * (the memory bus embedded, Redis in scale mode), so that GET /metrics in any web process shows the jobs of every
  * process (web/job-reports.ts). Counts only: no tenant data travels on this channel.
  */
-import { randomUUID } from "node:crypto";
 import type { Logger } from "./logger.js";
 import type { PubSub } from "./ports/pubsub.js";
+import { startPeriodicReport } from "./pubsub/periodic-report.js";
 
 export const JOB_REPORTS_CHANNEL = "runwatch.job-reports";
 
@@ -73,20 +73,6 @@ export function startJobReporter(
   jobs: readonly { readonly name: string; telemetry(): JobTelemetry }[],
   logger: Logger,
 ): { stop(): void } {
-  const member = randomUUID();
-  let stopped = false;
-  const report = async () => {
-    if (stopped || jobs.length === 0) return;
-    const msg: JobReport = { member, at: Date.now(), jobs: Object.fromEntries(jobs.map((j) => [j.name, j.telemetry()])) };
-    await pubsub.publish(JOB_REPORTS_CHANNEL, JSON.stringify(msg)).catch((err) => logger.debug("job report failed", { err }));
-  };
-  void report();
-  const timer = setInterval(() => void report(), JOB_REPORT_INTERVAL_MS);
-  timer.unref();
-  return {
-    stop() {
-      stopped = true;
-      clearInterval(timer);
-    },
-  };
+  return startPeriodicReport(pubsub, { channel: JOB_REPORTS_CHANNEL, intervalMs: JOB_REPORT_INTERVAL_MS, logger, what: "job" }, (member): JobReport | undefined =>
+    jobs.length === 0 ? undefined : { member, at: Date.now(), jobs: Object.fromEntries(jobs.map((j) => [j.name, j.telemetry()])) });
 }

@@ -3,7 +3,7 @@
  * batch in flight and when it last made progress; a reporter publishes that with the consumer's lag every
  * PIPELINE_HEALTH_INTERVAL_MS (core/pipeline-health.ts), where the web processes pick it up.
  */
-import { randomUUID } from "node:crypto";
+import { startPeriodicReport } from "../core/pubsub/periodic-report.js";
 import { PIPELINE_HEALTH_CHANNEL, PIPELINE_HEALTH_INTERVAL_MS, type PipelineHealthReport } from "../core/pipeline-health.js";
 import type { Logger } from "../core/logger.js";
 import type { LogConsumer } from "../core/ports/event-log.js";
@@ -60,25 +60,9 @@ export function startHealthReporter(
   logger: Logger,
   counters: () => CountersSnapshot | undefined | Promise<CountersSnapshot | undefined> = () => undefined,
 ): { stop(): void } {
-  const member = randomUUID();
-  let stopped = false;
-  const report = async () => {
-    try {
-      const lag = await consumer.lag();
-      const counts = await Promise.resolve(counters()).catch(() => undefined); // a thread starting or gone: the report goes without
-      const msg: PipelineHealthReport = { member, lag_events: lag, oldest_unprocessed_age_ms: tracker.oldestAgeMs(lag), at: Date.now(), counters: counts };
-      if (!stopped) await pubsub.publish(PIPELINE_HEALTH_CHANNEL, JSON.stringify(msg));
-    } catch (err) {
-      logger.debug("pipeline health report failed", { err });
-    }
-  };
-  void report();
-  const timer = setInterval(() => void report(), PIPELINE_HEALTH_INTERVAL_MS);
-  timer.unref();
-  return {
-    stop() {
-      stopped = true;
-      clearInterval(timer);
-    },
-  };
+  return startPeriodicReport(pubsub, { channel: PIPELINE_HEALTH_CHANNEL, intervalMs: PIPELINE_HEALTH_INTERVAL_MS, logger, what: "pipeline health" }, async (member): Promise<PipelineHealthReport> => {
+    const lag = await consumer.lag();
+    const counts = await Promise.resolve(counters()).catch(() => undefined); // a thread starting or gone: the report goes without
+    return { member, lag_events: lag, oldest_unprocessed_age_ms: tracker.oldestAgeMs(lag), at: Date.now(), counters: counts };
+  });
 }

@@ -20,6 +20,7 @@ import { createAdmission } from "./ingest/admission.js";
 import { otlpTracesHandler } from "./otlp/http-route.js";
 import { registerOpenApi, serveApiDocsAssets } from "./api/openapi/routes.js";
 import { API_OPERATIONS, WEB_FEATURES } from "./features.js";
+import { registerFeature } from "./feature.js";
 import { csrfProtection, sessionMiddleware } from "./auth/session.js";
 import { projectFromUrl } from "./projects/project-url.js";
 import { serveStatic } from "./static-files.js";
@@ -147,7 +148,7 @@ export function createWebApp(deps: WebDeps): WebApp {
     ctx.type = PROMETHEUS_CONTENT_TYPE;
     ctx.body = prometheusText(await deps.health.snapshot(), deps.health.counters(), deps.jobs.jobs());
   });
-  for (const feature of WEB_FEATURES) feature.register(router, deps, apiKeys);
+  for (const feature of WEB_FEATURES) registerFeature(feature, router, deps, apiKeys);
   registerOpenApi(router, deps, API_OPERATIONS);
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));

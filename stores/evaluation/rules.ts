@@ -11,9 +11,8 @@ import type { QueueAction, RuleFilter } from "./shapes.js";
 
 export type { QueueAction } from "./shapes.js";
 
-export interface EvaluationRule {
-  readonly id: string;
-  readonly project_id: number;
+/** What a new rule's row holds (checked by evaluation/rules.ts); within the project's rule cap (rule-cap.ts). */
+export interface NewRule {
   /** null: the rule only routes to its action's queue. */
   readonly evaluator_id: string | null;
   readonly name: string;
@@ -22,6 +21,11 @@ export interface EvaluationRule {
   readonly sampling: number;
   readonly delay_s: number;
   readonly queue_action: QueueAction | null;
+}
+
+export interface EvaluationRule extends NewRule {
+  readonly id: string;
+  readonly project_id: number;
   readonly enabled: boolean;
   readonly created_by: number | null;
   readonly created_at: string;
@@ -45,17 +49,6 @@ const toRule = (r: Record<string, unknown>): EvaluationRule => ({
 });
 
 const COLUMNS = "id, project_id, evaluator_id, name, target, filter, sampling, delay_s, queue_action, enabled, created_by, created_at";
-
-/** What a new rule's row holds (checked by evaluation/rules.ts); within the project's rule cap (rule-cap.ts). */
-export interface NewRule {
-  readonly evaluator_id: string | null;
-  readonly name: string;
-  readonly target: "run" | "span";
-  readonly filter: RuleFilter;
-  readonly sampling: number;
-  readonly delay_s: number;
-  readonly queue_action: QueueAction | null;
-}
 
 export async function insertRule(sql: Sql, projectId: number, userId: number | null, rule: NewRule): Promise<EvaluationRule> {
   try {

@@ -5,8 +5,6 @@ import { registerAdminRoutes } from "./routes.js";
 
 export const admin: WebFeature = {
   name: "admin",
-  register(router, deps, apiKeys) {
-    registerAdminRoutes(router, deps, apiKeys);
-    registerDeadLettersPage(router, deps);
-  },
+  apis: [registerAdminRoutes],
+  pages: [registerDeadLettersPage],
 };

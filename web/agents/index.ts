@@ -8,11 +8,7 @@ import { registerImprovePage } from "./improve-page.js";
 
 export const agents: WebFeature = {
   name: "agents",
-  register(router, deps, apiKeys) {
-    registerAgentConfigApi(router, deps, apiKeys);
-    registerAgentActivationApi(router, deps, apiKeys);
-    registerAgentsPage(router, deps);
-    registerImprovePage(router, deps);
-  },
+  apis: [registerAgentConfigApi, registerAgentActivationApi],
+  pages: [registerAgentsPage, registerImprovePage],
   openapi: AGENTS_OPERATIONS,
 };

@@ -4,7 +4,5 @@ import { registerAlertsPage } from "./alerts-page.js";
 
 export const alerts: WebFeature = {
   name: "alerts",
-  register(router, deps) {
-    registerAlertsPage(router, deps);
-  },
+  pages: [registerAlertsPage],
 };

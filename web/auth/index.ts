@@ -7,10 +7,12 @@ import { registerAuthRoutes } from "./routes.js";
 
 export const auth: WebFeature = {
   name: "auth",
-  register(router, deps) {
-    registerAuthRoutes(router, deps);
-    if (deps.ports.config.oidc) registerOidcRoutes(router, deps, deps.ports.config.oidc);
-    registerRealtimeTokenApi(router, deps);
-  },
+  pages: [
+    registerAuthRoutes,
+    (router, deps) => {
+      if (deps.ports.config.oidc) registerOidcRoutes(router, deps, deps.ports.config.oidc);
+    },
+    registerRealtimeTokenApi,
+  ],
   openapi: REALTIME_OPERATIONS,
 };

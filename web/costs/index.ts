@@ -4,7 +4,5 @@ import { registerCostsPage } from "./costs-page.js";
 
 export const costs: WebFeature = {
   name: "costs",
-  register(router, deps) {
-    registerCostsPage(router, deps);
-  },
+  pages: [registerCostsPage],
 };

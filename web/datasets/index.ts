@@ -9,11 +9,7 @@ import { registerExperimentsPage } from "./experiments-page.js";
 
 export const datasets: WebFeature = {
   name: "datasets",
-  register(router, deps, apiKeys) {
-    registerDatasetsApi(router, deps, apiKeys);
-    registerExperimentsApi(router, deps, apiKeys);
-    registerDatasetsPage(router, deps);
-    registerExperimentsPage(router, deps);
-  },
+  apis: [registerDatasetsApi, registerExperimentsApi],
+  pages: [registerDatasetsPage, registerExperimentsPage],
   openapi: { ...DATASET_OPERATIONS, ...EXPERIMENT_OPERATIONS },
 };

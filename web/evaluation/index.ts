@@ -10,13 +10,7 @@ import { registerEvaluationRulesApi } from "./rules-api.js";
 
 export const evaluation: WebFeature = {
   name: "evaluation",
-  register(router, deps, apiKeys) {
-    registerEvaluatorsApi(router, deps, apiKeys);
-    registerProviderKeysApi(router, deps, apiKeys);
-    registerEvaluationRulesApi(router, deps, apiKeys);
-    registerAnnotationQueuesApi(router, deps, apiKeys);
-    registerEvaluatorsPage(router, deps);
-    registerAnnotationQueuesPage(router, deps);
-  },
+  apis: [registerEvaluatorsApi, registerProviderKeysApi, registerEvaluationRulesApi, registerAnnotationQueuesApi],
+  pages: [registerEvaluatorsPage, registerAnnotationQueuesPage],
   openapi: EVALUATION_OPERATIONS,
 };

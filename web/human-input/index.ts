@@ -6,9 +6,7 @@ import { registerHumanInputPage } from "./human-input-page.js";
 
 export const humanInput: WebFeature = {
   name: "human-input",
-  register(router, deps, apiKeys) {
-    registerHumanInputApi(router, deps, apiKeys);
-    registerHumanInputPage(router, deps);
-  },
+  apis: [registerHumanInputApi],
+  pages: [registerHumanInputPage],
   openapi: HUMAN_INPUT_OPERATIONS,
 };

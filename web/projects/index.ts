@@ -4,7 +4,5 @@ import { registerProjectRoutes } from "./routes.js";
 
 export const projects: WebFeature = {
   name: "projects",
-  register(router, deps, apiKeys) {
-    registerProjectRoutes(router, deps, apiKeys);
-  },
+  apis: [registerProjectRoutes],
 };

@@ -5,15 +5,7 @@
 import type { StoredEvent } from "../../core/ports/event-store.js";
 
 export function eventJson(e: StoredEvent) {
-  return {
-    event_id: e.event_id,
-    event_type: e.event_type,
-    occurred_at: e.occurred_at,
-    received_at: e.received_at,
-    agent_name: e.agent_name,
-    config_version: e.config_version,
-    span_id: e.span_id || null,
-    parent_span_id: e.parent_span_id || null,
-    payload: e.payload,
-  };
+  const { event_id, event_type, occurred_at, received_at, agent_name, config_version, payload } = e;
+  // Field order is the document's: ids of the span last, before the payload.
+  return { event_id, event_type, occurred_at, received_at, agent_name, config_version, span_id: e.span_id || null, parent_span_id: e.parent_span_id || null, payload };
 }

@@ -11,14 +11,7 @@ import { registerSessionsPage } from "./sessions-page.js";
 
 export const runs: WebFeature = {
   name: "runs",
-  register(router, deps, apiKeys) {
-    registerRunsApi(router, deps, apiKeys);
-    registerScoresApi(router, deps, apiKeys);
-    registerSessionsApi(router, deps, apiKeys);
-    registerDashboardPage(router, deps);
-    registerRunPage(router, deps);
-    registerScoresPage(router, deps);
-    registerSessionsPage(router, deps);
-  },
+  apis: [registerRunsApi, registerScoresApi, registerSessionsApi],
+  pages: [registerDashboardPage, registerRunPage, registerScoresPage, registerSessionsPage],
   openapi: RUNS_OPERATIONS,
 };

@@ -5,8 +5,6 @@ import { registerSettingsPage } from "./settings-page.js";
 
 export const settings: WebFeature = {
   name: "settings",
-  register(router, deps, apiKeys) {
-    registerApiKeySettings(router, deps, apiKeys);
-    registerSettingsPage(router, deps);
-  },
+  apis: [registerApiKeySettings],
+  pages: [registerSettingsPage],
 };
