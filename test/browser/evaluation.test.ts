@@ -1,8 +1,8 @@
 /**
- * Turning on an LLM judge and working a review queue in Chromium (docs/EVALUATION.md), with agents-service in front of
+ * Turning on an LLM judge and working an annotation queue in Chromium (docs/EVALUATION.md), with agents-service in front of
  * a fake OpenAI server on loopback: a newcomer starts from the ready "helpfulness" judge, tries it on a run in the
  * playground (the rendered prompt, the raw answer, the score) and a change to it before saving it, turns on a rule
- * for the support agent, and watches the scores of new runs arrive on the evaluator's page without reloading; then creates a review queue, adds a run
+ * for the support agent, and watches the scores of new runs arrive on the evaluator's page without reloading; then creates an annotation queue, adds a run
  * from its page, takes it as the next item, scores it and completes it. A queue that fills itself: a rule made on
  * the queue's page adds the run given thumbs down on its page, and the dashboard's selected runs join it too.
  * The project's own provider key saved from the settings page, shown by its last four characters only.
@@ -17,7 +17,7 @@ import { SECRET, startHarness, type Harness } from "../../agents-service/test/ha
 import { findUserByEmail } from "../../stores/accounts/users.js";
 import { ARTIFACTS, haveBrowser, registerWithKey, useBrowserStack } from "./stack.js";
 
-describe.skipIf(!haveBrowser)("evaluators and review queues in the dashboard", () => {
+describe.skipIf(!haveBrowser)("evaluators and annotation queues in the dashboard", () => {
   let agents: Harness;
   let worker: EvaluationWorker;
   const projects: number[] = []; // the scale pass shares Postgres between test files: only these are this worker's
@@ -97,7 +97,7 @@ describe.skipIf(!haveBrowser)("evaluators and review queues in the dashboard", (
     expect(await page.locator("#jobs tbody tr", { hasText: live[1]! }).textContent()).toContain("Helpful enough.");
     await page.screenshot({ path: path.join(ARTIFACTS, "evaluator.png"), fullPage: true });
 
-    // A review queue: a run added from its page, taken as the next item, scored and completed.
+    // A annotation queue: a run added from its page, taken as the next item, scored and completed.
     await page.goto(`${base}/queues`);
     await page.click("#new-queue summary");
     await page.fill("#new-queue input[name=name]", "support review");

@@ -87,8 +87,8 @@ export function registerAnnotationQueuesPage(router: Router, deps: WebDeps): voi
     const list = await listQueues(sql, projectOfRequest(ctx).id);
     const progress = await queuesProgress(sql, list.map((q) => q.id));
     const queues = list.map((q) => ({ ...q, progress: progress.get(q.id) }));
-    renderPage(ctx, "queues.njk", {
-      title: "Review queues", queues, can_edit: can(projectOfRequest(ctx).role, "edit_evaluators"), flash: queryParam(ctx, "flash"), errors: {},
+    renderPage(ctx, "annotation-queues.njk", {
+      title: "Annotation queues", queues, can_edit: can(projectOfRequest(ctx).role, "edit_evaluators"), flash: queryParam(ctx, "flash"), errors: {},
       values: { score_configs: '[{"name": "correct", "type": "boolean", "description": "Is the answer right?"},\n {"name": "quality", "type": "numeric", "min": 1, "max": 5}]' },
       ...extra,
     }, status);
@@ -112,7 +112,7 @@ export function registerAnnotationQueuesPage(router: Router, deps: WebDeps): voi
     const [progress, pending, done, rules] = await Promise.all([
       queueProgress(sql, q.id), listItems(sql, q.id, "pending", 50), listItems(sql, q.id, "completed", 20), listRules(sql, project.id, { queueId: q.id }),
     ]);
-    renderPage(ctx, "queue.njk", {
+    renderPage(ctx, "annotation-queue.njk", {
       title: `Queue ${q.name}`, queue: q, progress, pending, done, rules, flash: queryParam(ctx, "flash"),
       can_review: can(project.role, "review") && mayReview(q, userOf(ctx)), can_edit: can(project.role, "edit_evaluators"),
       when_choices: ROUTING_WHEN, rule_errors: {}, rule_values: { when: "error", sampling_pct: "100" }, ...extra,
@@ -185,7 +185,7 @@ export function registerAnnotationQueuesPage(router: Router, deps: WebDeps): voi
       failed ? readRunError(deps.events, projectId, run.run_id) : undefined,
     ]);
     const held = item.locked_by === userOf(ctx) && item.locked_until !== null && Date.parse(item.locked_until) > Date.now();
-    renderPage(ctx, "queue-item.njk", {
+    renderPage(ctx, "annotation-queue-item.njk", {
       title: `Review · ${q.name}`, queue: q, item, run, input: io.input, output: io.output, error, scores: scores.scores, datasets, held,
       flash: queryParam(ctx, "flash"), errors: {}, values: {}, ...extra,
     }, status);
