@@ -2,7 +2,8 @@ import { createHash, hash, randomBytes, randomFillSync } from "node:crypto";
 
 /**
  * Random bytes for ids come from a CSPRNG pool refilled 4 KiB at a time: one getrandom call per 256 ids
- * instead of one per id (it was ~10% of batch-ingest CPU).
+ * instead of one per id, which was a visible share of batch ingest's CPU (docs/BENCHMARKS.md, "Ingest's work per
+ * body").
  */
 const POOL = Buffer.allocUnsafe(4096);
 let poolPos = POOL.length;

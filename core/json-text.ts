@@ -1,8 +1,8 @@
 /**
  * JSON text for the rows and frames the pipeline writes by hand, one value at a time. Each JSON.stringify call costs
- * ~0.1 µs before it looks at its value, more than the short ids, names and times it mostly quotes: these quote a
- * string that needs no escaping as it is, and hand anything else to JSON.stringify, so the text is always what
- * JSON.stringify would write.
+ * more before it looks at its value than the short ids, names and times it mostly quotes (docs/BENCHMARKS.md, "Pipeline
+ * thread, per span"): these quote a string that needs no escaping as it is, and hand anything else to JSON.stringify,
+ * so the text is always what JSON.stringify would write.
  */
 
 /** Strings whose JSON is the string in quotes: letters, digits, `_`, `-`, `:`, `.`, space (ids, UUIDs, ISO times, names). */

@@ -9,8 +9,9 @@
  * - queue action {queue_id, score_name, below? | equals?} alone: the queue gets the matching runs given such a
  *   score through the API, the SDKs, the run page or an event — e.g. thumbs down (`user_feedback` equals false).
  *
- * The pipeline reads a project's enabled rules through a short cache (evaluation/online/rule-cache.ts), which every
- * change here drops at once (PubSub "evaluation.rules"). The rows live in stores/evaluation/rules.ts.
+ * The pipeline reads a project's enabled rules through a short cache (core/project-cache.ts, in
+ * evaluation/online/online-rules.ts), which every change here drops at once (PubSub "evaluation.rules"). The rows
+ * live in stores/evaluation/rules.ts.
  */
 import { ValidationError } from "../core/errors.js";
 import type { PubSub } from "../core/ports/pubsub.js";

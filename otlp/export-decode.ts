@@ -4,10 +4,10 @@
  * refused (malformed ids or times: counted in partial_success), what the log receives and the response body.
  * The caller says where the export is mapped (`logWhole`): here (export-events.ts), with its events logged, or by
  * the pipeline, the export logged whole as one record (core/events/export-record.ts). Mapping here spreads the work
- * over the decode threads; logging whole acknowledges a burst three times faster. An export larger than
- * MAX_EXPORT_RECORD_BODY_BYTES is always mapped here. Either way the answer and what is stored are the same: the
- * mapping is total, so only malformed spans are refused. Pure and thread-agnostic: it runs on the ingest decode
- * threads (web/ingest/decode-thread.ts).
+ * over the decode threads; logging whole acknowledges a burst several times faster (docs/BENCHMARKS.md, "Ingest's work
+ * per body"). An export larger than MAX_EXPORT_RECORD_BODY_BYTES is always mapped here. Either way the answer and what
+ * is stored are the same: the mapping is total, so only malformed spans are refused. Pure and thread-agnostic: it runs
+ * on the ingest decode threads (web/ingest/decode-thread.ts).
  */
 import { gunzipSync } from "node:zlib";
 import { encodeEvents, type EncodedEvents } from "../core/events/wire.js";

@@ -98,7 +98,8 @@ export function createRecordHandler(
     // (one finishing its writes, one being stored, one being mapped).
     // Mapping gives the event loop a turn after each slice of work (an export record is a few ms), so the part being
     // stored goes on as soon as each of its storage calls answers, and the mapping fills the waits in between:
-    // mapped in one go, it held up the stored part's next step for the whole part's mapping (~50 ms a part).
+    // mapped in one go, it held up the stored part's next step for the whole part's mapping (docs/BENCHMARKS.md,
+    // "Pipeline thread, per span").
     const unmappable: NewDeadLetter[] = [];
     const pending: LoggedEvent[] = [];
     let next = 0;

@@ -3,8 +3,8 @@
  * 2007) over the bits of the ids themselves. A run id is a name-based UUID (core/ids.ts runIdFor: SHA-1 of the
  * user and the sdk_run_id), so its hex digits are already a uniform hash and nothing is hashed again here.
  *
- * Why not a library: bloom-filters 3.0.4's ScalableBloomFilter took 3.2 ms per add here (it hashes each key with
- * xxhashjs and copies its stages), against ~0.2 µs for this one.
+ * Why not a library: bloom-filters 3.0.4's ScalableBloomFilter hashes each key with xxhashjs and copies its stages on
+ * every add, thousands of times slower than this one (docs/BENCHMARKS.md, "ClickHouse calls").
  *
  * It grows by stages, each twice the capacity of the one before and with half its false-positive rate, so the rate
  * of the whole stays under `falsePositiveRate` however many ids are added. It never answers "not in it" for an id

@@ -24,7 +24,10 @@ import { countStoredEvents, sumStoredLlmCalls } from "./stored-events.js";
 /** A cost row is written again at least this often, so a row lost behind the cache's back (retention) comes back. */
 const COST_ROW_REFRESH_MS = 3_600_000;
 
-/** A run's cost facts (event-store.ts costFacts) as one string to compare: ~0.85 µs a run against ~1.2 for JSON. */
+/**
+ * A run's cost facts (event-store.ts costFacts) as one string to compare, sooner than JSON (docs/BENCHMARKS.md,
+ * "Pipeline thread, per span").
+ */
 const costFactsKey = (r: RunRecord): string => Object.values(costFacts(r)).join("\u0000");
 
 /**

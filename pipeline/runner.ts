@@ -50,9 +50,9 @@ export interface Pipeline {
 
 /**
  * A trickle of events waits up to 20 ms to fill a batch: each batch costs four ClickHouse calls and two new parts
- * (merged later on the same cores). While the pipeline shared the event loop with ingest, 50 ms measured best for
- * ingest p99; on its own thread, 20 ms keeps ingest p99 as low and cuts the dashboard's delay (freshness p50
- * 56 → 39 ms at 2,000 events/s). A backlog is not delayed (batches then fill to maxBatch at once).
+ * (merged later on the same cores). While the pipeline shared the event loop with ingest, a longer wait was best for
+ * ingest p99; on its own thread, 20 ms keeps ingest p99 as low and cuts the dashboard's delay (docs/BENCHMARKS.md,
+ * "Pipeline thread, per span"). A backlog is not delayed (batches then fill to maxBatch at once).
  */
 export const DEFAULT_MAX_WAIT_MS = 20;
 

@@ -17,8 +17,7 @@ const CHUNK = 2000;
  *   knows, run-state.ts);
  * - "by-run": one look-up per run first (findRunsWithEvents), and by id only the events of runs that have any
  *   stored event: a new run (every trace of an OTLP export, a run's first part) cannot hold a stored copy.
- * Same answer, a fraction of the work: for 5,000 events the per-id look-up costs ~39 ms of CPU, the per-run one ~4
- * (bench:pipeline-storage).
+ * Same answer, a fraction of the work (docs/BENCHMARKS.md, "Smaller benches": bench:pipeline-storage).
  */
 export type LookUp = "by-id" | "skip" | "by-run";
 
@@ -86,7 +85,7 @@ async function findStoredIds(ch: ClickHouse, events: readonly LoggedEvent[], key
       if (same) same.push(i);
       else asked.set(id, [i]);
     }
-    // No DISTINCT (measured 3x slower here); unmerged copies of a row just repeat an id.
+    // No DISTINCT (slower here: docs/BENCHMARKS.md, "ClickHouse calls"); unmerged copies of a row just repeat an id.
     const rows = await ch.query<{ uid: string | number; rid: string; id: string }>(
       `SELECT user_id AS uid, toString(run_id) AS rid, toString(event_id) AS id FROM agent_events
        WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)} AND event_id IN {ids:Array(UUID)}`,

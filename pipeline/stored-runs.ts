@@ -3,8 +3,8 @@
  *
  * Every part of new runs (each trace of an OTLP export is one) asked storage twice whether its runs existed: their
  * rows in agent_runs (EventStore.loadRuns) and their events in agent_events (stored-events.ts). For new runs both
- * answers are "no", and each question costs ~13 ms of chDB's CPU however few keys it holds, plus a round trip on
- * the serial path of the part (docs/PIPELINE.md). A run this filter has never seen is certainly new.
+ * answers are "no", and each question costs chDB's CPU however few keys it holds, plus a round trip on the serial
+ * path of the part (docs/BENCHMARKS.md, "ClickHouse calls"). A run this filter has never seen is certainly new.
  *
  * The filter holds the run ids of both tables, read at start, and every run id the pipeline takes on, added
  * before any of its rows are written. It is exact in the direction that matters: it never calls a stored run new.

@@ -6,8 +6,9 @@
  * where "run" is the read API's run (core/events/run-json.ts), so a live client and GET /api/runs/{id} agree.
  * Each run comes once per message with its state after the part's last event of it, and its events in log order.
  * A part of 5,000 OTLP events is ~500 runs in ~40 messages, where one message per event with a run snapshot each
- * cost the pipeline thread ~10 µs per span and the host, the gateway and every open tab 5,000 messages.
- * Delivery is best-effort: the dashboard reloads from the stores, so a lost message costs freshness only.
+ * cost the pipeline thread CPU per span (docs/BENCHMARKS.md, "Pipeline thread, per span") and the host, the gateway and
+ * every open tab 5,000 messages. Delivery is best-effort: the dashboard reloads from the stores, so a lost message
+ * costs freshness only.
  */
 import { jsonString } from "../core/json-text.js";
 import { runJson } from "../core/events/run-json.js";

@@ -1,10 +1,10 @@
 /**
  * The price of one model call, from the bundled price table of @pydantic/genai-prices.
  *
- * calcPrice matches the provider and the model and re-validates the table's price units on every call: about 14 µs,
- * more than the rest of an LLM span's way through the pipeline. So each model name (with its provider) is resolved
- * once, and where its price is the same at every time of day and date, the call's price is worked out from
- * coefficients the table itself gave:
+ * calcPrice matches the provider and the model and re-validates the table's price units on every call, which took more
+ * than the rest of an LLM span's way through the pipeline (docs/BENCHMARKS.md, "Pipeline thread, per span"). So each
+ * model name (with its provider) is resolved once, and where its price is the same at every time of day and date, the
+ * call's price is worked out from coefficients the table itself gave:
  *
  *   within one input tier, price = c + a·input + b·output + r·cache_read + w·cache_write
  *

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The structure rules of docs/ARCHITECTURE.md, run by `npm test`:
-//  1. the layers and the alerts entry point, without cycles (dependency-cruiser, rules in .dependency-cruiser.cjs);
+//  1. the layers and each feature's entry point, without cycles (dependency-cruiser, rules in
+//     .dependency-cruiser.cjs);
 //  2. no source file over 400 lines (tests, fixtures, migrations and generated files aside): past that a module
 //     has more than one reason to change.
 import { execFileSync, spawnSync } from "node:child_process";

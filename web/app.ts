@@ -1,6 +1,6 @@
 /**
- * The web application (Koa): ingest and read APIs (Bearer key), accounts and settings pages (session),
- * the dashboard pages (web/pages), static files.
+ * The web application (Koa): ingest and the OTLP receiver, then every web feature's API routes (Bearer key) and pages
+ * (session) as web/features.ts lists them, static files.
  *
  * Ingest is dispatched by the first middleware on an exact path match, ahead of sessions, routing and
  * page concerns, so the hot path does only: key lookup (cached), rate-limit token, body read, validation,

@@ -38,8 +38,8 @@ let model: Promise<ModelOps> | undefined;
 let state: DetectorState = "idle";
 
 /**
- * The model is loaded on the first detection, not at start: it costs ~40 MB of memory that a server whose /improve
- * is never called should not pay (the first detection takes ~150 ms longer than the rest).
+ * The model is loaded on the first detection, not at start: it costs memory that a server whose /improve is never
+ * called should not pay, and only the first detection waits for it (docs/BENCHMARKS.md, "Parts loaded on demand").
  */
 function getModel(): Promise<ModelOps> {
   model ??= (async () => {

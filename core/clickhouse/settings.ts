@@ -23,8 +23,7 @@ export const CLICKHOUSE_SETTINGS = {
   input_format_null_as_default: 1,
   /**
    * Parse an insert on the thread that runs it. The parallel parser splits the input among a pool of threads, which
-   * costs more CPU than it saves for the pipeline's inserts (a few MB each): measured on an agent_events insert of
-   * 5,120 OTLP events into a Null table, 23.4 ms of CPU with it against 19.5 ms without (docs/STORAGE.md, "Inserts").
+   * costs more CPU than it saves for the pipeline's inserts (a few MB each): docs/BENCHMARKS.md, "ClickHouse calls".
    */
   input_format_parallel_parsing: 0,
 } as const;
@@ -88,8 +87,8 @@ export function columnsOf(rows: readonly Record<string, unknown>[]): string[] {
 
 /**
  * One row's JSONCompactEachRow line: its values in the order of `columns` (a key it lacks is null), then a newline.
- * Written value by value (core/json-text.ts): the same text as JSON.stringify of the values' array, ~0.3–0.5 µs sooner
- * for a run's or an LLM call's row.
+ * Written value by value (core/json-text.ts): the same text as JSON.stringify of the values' array, sooner for a
+ * run's or an LLM call's row (docs/BENCHMARKS.md, "Pipeline thread, per span").
  */
 export function compactRowLine(row: Record<string, unknown>, columns: readonly string[]): string {
   let line = "[";

@@ -1,9 +1,10 @@
 /**
  * Canonical timestamps (`2026-11-26T12:00:00.123Z`, what Date#toISOString gives for the years 1970–9999), formatted
  * and read without a Date for each. The pipeline formats or reads a timestamp several times per OTLP span (the
- * mapping, enrichment, the status machine, llm_calls rows, frames); Date#toISOString costs ~0.7 µs and Date.parse
- * about half that, where a second's prefix looked up in a small cache and three digits cost ~0.1 µs. Results are
- * exactly those of Date: anything outside the fast path (other forms, offsets, other years, NaN) goes through it.
+ * mapping, enrichment, the status machine, llm_calls rows, frames); a second's prefix looked up in a small cache and
+ * three digits cost a fraction of Date#toISOString or Date.parse (docs/BENCHMARKS.md, "Pipeline thread, per span").
+ * Results are exactly those of Date: anything outside the fast path (other forms, offsets, other years, NaN) goes
+ * through it.
  */
 
 /**

@@ -298,6 +298,7 @@ export interface PipelineEvent extends LoggedEvent {
 
 /**
  * The event as plugins get it: the logged event with its duplicate flag, set again on each attempt. Not a copy: a
- * part's events are alive until its writes end, and a copy of each cost the pipeline ~3 % more CPU in collection.
+ * part's events are alive until its writes end, and a copy of each cost the pipeline CPU in collection
+ * (docs/BENCHMARKS.md, "Pipeline thread, per span").
  */
 export const pipelineEvent = (e: LoggedEvent, duplicate: boolean): PipelineEvent => Object.assign(e, { duplicate });

@@ -45,8 +45,9 @@ export function encodeBatch(records: readonly Uint8Array[], into?: (length: numb
 
 /**
  * One record of ASCII text, given in parts, as a batch, written once into a buffer of its own. An OTLP export record
- * is ~300 KB of base64; joining its parts, encoding the text and framing the record copied it three times (0.6 ms of
- * an export's ~2.5 ms acknowledgement). Every part must be ASCII (it is written one byte per character).
+ * is ~300 KB of base64; joining its parts, encoding the text and framing the record copied it three times, a good share
+ * of an export's acknowledgement (docs/BENCHMARKS.md, "Ingest's work per body"). Every part must be ASCII (it is
+ * written one byte per character).
  */
 export function encodeAsciiRecord(parts: readonly string[]): EncodedBatch {
   let length = 0;
@@ -69,8 +70,7 @@ const utf8 = new TextEncoder();
 
 /**
  * Encodes events (JSON.stringify of each), each record's UTF-8 written in place: one pass over the text instead of
- * a byte count per record, a joined copy and its encoding (2.3–2.5 → 1.5 ms for the events of a 512-span OTLP export,
- * whose whole decoding takes ~10 ms).
+ * a byte count per record, a joined copy and its encoding (docs/BENCHMARKS.md, "Ingest's work per body").
  */
 export function encodeEvents(events: readonly LoggedEvent[]): EncodedEvents {
   const jsons = events.map((e) => JSON.stringify(e));

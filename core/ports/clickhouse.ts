@@ -6,7 +6,8 @@
 /**
  * Rows serialised for an insert as JSONCompactEachRow: one JSON array of values per line, in the order of `columns`
  * (a null in a column that is not Nullable takes the column's default). Without a key per value, and parsed on the
- * inserting thread, the engine parses them in about 60 % of the CPU JSONEachRow cost it (docs/STORAGE.md, "Inserts").
+ * inserting thread, the engine parses them in less CPU than JSONEachRow cost it (docs/BENCHMARKS.md, "ClickHouse
+ * calls").
  */
 export interface EncodedRows {
   readonly columns: readonly string[];

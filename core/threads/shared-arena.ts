@@ -3,12 +3,12 @@
  * lending thread owns, given back when the receiver has answered.
  *
  * Why: V8 counts every ArrayBuffer an isolate allocates or receives (a transferred one included) as external
- * memory, and starts a full mark-compact of that isolate for about every 64 MB of it, whatever its heap holds (a
- * worker posting 500 × 6 MB to the main thread: 34 mark-compacts there when transferred, none as views of one
- * SharedArrayBuffer). The main thread receives the pipeline thread's rows (~1.2 KB per span) and hands it the log's
- * batches: at 20,000 spans/s it ran 45 mark-compacts of a ~45 MB heap in 15 s, 17–23 with the arenas. The CPU this
- * saves is within the machine's run-to-run spread end to end (docs/PIPELINE.md). A view of a
- * SharedArrayBuffer crosses by reference, and its memory is the arena's, counted once when the arena is made.
+ * memory, and starts a full mark-compact of that isolate for about every 64 MB of it, whatever its heap holds; views of
+ * one SharedArrayBuffer start none. The main thread receives the pipeline thread's rows (~1.2 KB per span) and hands it
+ * the log's batches, so at a high span rate it ran a mark-compact every few hundred milliseconds, and less than half as
+ * many with the arenas (docs/BENCHMARKS.md, "Pipeline thread, per span"). The CPU this saves is within the machine's
+ * run-to-run spread end to end. A view of a SharedArrayBuffer crosses by reference, and its memory is the arena's,
+ * counted once when the arena is made.
  *
  * Contract: the lender writes a view, posts it, and gives it back only after the receiver's answer, so no two
  * threads touch the same bytes at once; a receiver must not keep a view (or a view of it) past its answer. When no

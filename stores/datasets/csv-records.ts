@@ -20,7 +20,8 @@ export interface CsvHandlers {
 const SCAN_BYTES = 64 * 1024;
 /**
  * Bytes written to the parser at once. Small: csv-parse spends microseconds on each record it emits (it copies its
- * state for every one), so a 16 KiB chunk of one-character rows (8,192 records) held the event loop 40 to 190 ms.
+ * state for every one), so a 16 KiB chunk of one-character rows (8,192 records) held the event loop for tens of
+ * milliseconds or more (docs/BENCHMARKS.md, "Pages and uploads").
  */
 const CHUNK_BYTES = 1024;
 

@@ -6,9 +6,9 @@
  *   itself (see there). Lookups hit the primary key. listRuns scans
  *   the user's key range with FINAL (a streaming merge of sorted parts, parallel across ranges, skipped
  *   for parts that do not overlap) and cuts the page with a top-N sort; ClickHouse 25+ reads the wide
- *   columns only for the rows that make the page. At 1,000,000 runs for one user (chDB, 2 cores) a page
- *   takes ~50-90 ms; argMax (hash-aggregate every run, then sort) took 135-970 ms and LIMIT 1 BY (sort
- *   every version) ~790 ms. See docs/STORAGE.md and test/bench/clickhouse-insert.ts --list-runs.
+ *   columns only for the rows that make the page. At a million runs this beats argMax (hash-aggregate every run,
+ *   then sort) and LIMIT 1 BY (sort every version): docs/STORAGE.md, "How reads dedupe", and
+ *   test/bench/clickhouse-insert.ts --list-runs.
  * - events: `LIMIT 1 BY event_id` within one run (a run's key range is small, so this is cheap).
  *
  * Event order: ClickHouse compares UUIDs by their low 64 bits first, so `ORDER BY event_id` does NOT
@@ -77,10 +77,11 @@ const EVENT_COLUMNS = [
  * One agent_events row as a line of JSONCompactEachRow (EVENT_COLUMNS). The payload goes in as the JSON object it is:
  * ClickHouse reads an object into the String column as its text (input_format_json_read_objects_as_strings,
  * settings.ts), so the payload is serialised once instead of serialised and then escaped again as a string inside
- * the row (a fifth of the pipeline thread's JSON work for events with LLM messages). A payload that is not an object
- * (a foreign record) goes in as a string, as before. The other values are written one by one (core/json-text.ts):
- * nine JSON.stringify calls, or two over arrays of them, cost ~0.6 µs per row more. Times go in as canonical ISO
- * 8601, which ClickHouse reads with date_time_input_format=best_effort (settings.ts).
+ * the row (a large share of the pipeline thread's JSON work for events with LLM messages). A payload that is not an
+ * object (a foreign record) goes in as a string, as before. The other values are written one by one
+ * (core/json-text.ts), sooner than JSON.stringify calls per value or over arrays of them (docs/BENCHMARKS.md, "Pipeline
+ * thread, per span"). Times go in as canonical ISO 8601, which ClickHouse reads with date_time_input_format=best_effort
+ * (settings.ts).
  */
 export function eventRowLine(e: LoggedEvent, payloadJson?: string): string {
   const p = e.payload as unknown;
@@ -98,8 +99,9 @@ const chTimeValue = (iso: string | null): string => (iso === null ? "null" : `"$
 /**
  * One agent_runs row as a line of JSONCompactEachRow (RUN_COLUMNS, in their order), written value by value like
  * eventRowLine. A part of OTLP traces spread over exports touches ~2,000 runs: an object per run (its times
- * converted) and a look at every key of every row for the columns cost ~6 µs a run with its cost row, this ~4–5.
- * Every value goes through jsonValue, as the rows given as objects did (core/clickhouse/settings.ts compactRowLine).
+ * converted) and a look at every key of every row for the columns cost more (docs/BENCHMARKS.md, "Pipeline thread, per
+ * span"). Every value goes through jsonValue, as the rows given as objects did (core/clickhouse/settings.ts
+ * compactRowLine).
  */
 export function runRowLine(r: RunRecord): string {
   return `[${jsonValue(r.project_id)},${jsonValue(r.user_id)},${jsonValue(r.external_id)},${jsonValue(r.run_id)},${jsonValue(r.agent_name)},${jsonValue(r.status)}` +
@@ -219,9 +221,9 @@ export function createEventStore(ch: ClickHouse): EventStore {
 
     async upsertRuns(runs, costs = runs) {
       // Two inserts at once: each is mostly a part written to disk, and chDB runs them side by side.
-      // The rows are made at once, before the first wait (~4–5 µs a run with its cost row): once this call has returned
-      // its promise, the pipeline lets the next part change the same run records (pipeline/run-writer.ts write).
-      // Lines kept as strings until a later slice cost twice as much as the lines themselves.
+      // The rows are made at once, before the first wait: once this call has returned its promise, the pipeline lets
+      // the next part change the same run records (pipeline/run-writer.ts write). Lines kept as strings until a later
+      // slice cost more than the lines themselves (docs/BENCHMARKS.md, "Pipeline thread, per span").
       const runRows = runs.length > 0 ? encodeLines(runs, runRowLine) : undefined;
       const costRows = costs.length > 0 ? encodeLines(costs, costRowLine) : undefined;
       await Promise.all([
@@ -237,11 +239,10 @@ export function createEventStore(ch: ClickHouse): EventStore {
         const wanted = new Set(chunk.map((k) => runKeyOfRun(k)));
         // Every stored version of the keys, without FINAL: the key columns are read first (PREWHERE), and the rest
         // only where a key matched, so runs that are not stored yet (most of the pipeline's look-ups: new runs, new
-        // OTLP traces) cost a read of the keys alone. FINAL merged every column of every granule the keys fell in:
-        // 500 new runs in 250,000 took 25-30 ms, now 11-14 (docs/PIPELINE.md). The newest version is
-        // picked here, as FINAL would: the pipeline's version clock gives each write of a run a higher version.
-        // Two IN lists (the project_id minmax and external_id bloom filter indexes skip granules); the exact pairs
-        // are picked below.
+        // OTLP traces) cost a read of the keys alone. FINAL merged every column of every granule the keys fell in, at
+        // twice the time (docs/BENCHMARKS.md, "ClickHouse calls"). The newest version is picked here, as FINAL would:
+        // the pipeline's version clock gives each write of a run a higher version. Two IN lists (the project_id minmax
+        // and external_id bloom filter indexes skip granules); the exact pairs are picked below.
         const rows = await ch.query<Raw>(
           `SELECT ${RUN_SELECT} FROM agent_runs
            WHERE project_id IN {projects:Array(UInt64)} AND external_id IN {ids:Array(String)}`,

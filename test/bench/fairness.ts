@@ -1,9 +1,9 @@
 /**
- * Fair processing across tenants (docs/BENCHMARKS.md, "Fairness"): `runwatch start` as a child process, tenant A
- * sends BENCH_SPANS minimal spans (default 600,000) in exports of 20,000 over OTLP/HTTP; once they are acknowledged,
- * tenant B sends one event, and the bench prints how long B's event took to be visible, how long A's burst took to
- * drain, and the server's peak RSS — with the bulk lane (the default) and without it (RUNWATCH_BULK_LANE_BYTES=0),
- * in the same run. Honours KAFKA_BROKERS etc. for scale mode.
+ * Fair processing across tenants (docs/BENCHMARKS.md, "Fair processing across tenants"): `runwatch start` as a child
+ * process, tenant A sends BENCH_SPANS minimal spans (default 600,000) in exports of 20,000 over OTLP/HTTP; once they
+ * are acknowledged, tenant B sends one event, and the bench prints how long B's event took to be visible, how long A's
+ * burst took to drain, and the server's peak RSS — with the bulk lane (the default) and without it
+ * (RUNWATCH_BULK_LANE_BYTES=0), in the same run. Honours KAFKA_BROKERS etc. for scale mode.
  *
  *   npm run bench:fairness
  */

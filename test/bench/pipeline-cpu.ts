@@ -8,7 +8,7 @@
  * runs' rows. Storage calls are answered at once and their payloads
  * dropped. Prints µs per span per stage (the thread's wall time, its own GC pauses included) and the whole process's
  * CPU per span (V8's helper threads included), for `rounds` rounds after a warm-up. Used to find and check changes
- * to the serial path that bounds how fast spans become visible (docs/BENCHMARKS.md, OTLP).
+ * to the serial path that bounds how fast spans become visible (docs/BENCHMARKS.md, "`npm run bench:otlp`").
  */
 import { createEventStore } from "../../stores/runs/event-store.js";
 import { encodeRows } from "../../core/clickhouse/settings.js";

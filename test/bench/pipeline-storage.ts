@@ -3,7 +3,7 @@
  * a third of them LLM calls), the duplicate look-up (for runs the cache holds, and for new runs), the run loads,
  * the agent_events insert, the runs' write (with their cost rows) and the llm_calls insert, on an embedded chDB —
  * CPU of the whole process (chDB's threads included) and wall time per batch, then RSS. docs/BENCHMARKS.md
- * ("End to end") quotes it.
+ * ("Smaller benches") quotes it.
  *
  *   npm run bench:pipeline-storage
  */

@@ -1,9 +1,9 @@
 /**
- * Where POST /api/ingest/batch decodes its bodies (batch-decode.ts). A 500-event body costs ~3-5 ms of CPU to
- * parse, validate, enrich and serialise; on the thread that serves every request, each such body held all the
- * others up (and in the embedded default that thread also serves the pipeline's storage calls and the gateway).
- * threadDecoder runs it on ingest threads of their own; this thread keeps only HTTP, auth, rate limit, the
- * durable append and the response. inThreadDecoder is the fallback (RUNWATCH_INGEST_THREADS=0).
+ * Where POST /api/ingest/batch decodes its bodies (batch-decode.ts). A 500-event body costs milliseconds of CPU to
+ * parse, validate, enrich and serialise (docs/BENCHMARKS.md, "Ingest's work per body"); on the thread that serves every
+ * request, each such body held all the others up (and in the embedded default that thread also serves the pipeline's
+ * storage calls and the gateway). threadDecoder runs it on ingest threads of their own; this thread keeps only HTTP,
+ * auth, rate limit, the durable append and the response. inThreadDecoder is the fallback (RUNWATCH_INGEST_THREADS=0).
  *
  * A thread that dies fails the requests it was decoding with 503 (nothing was acknowledged) and is replaced on
  * the next request.
@@ -70,13 +70,16 @@ interface DecodeThread {
   idleTimer?: NodeJS.Timeout;
 }
 
-/** A decode thread with nothing to do for this long exits; the next body starts one again (~0.2 s). */
+/**
+ * A decode thread with nothing to do for this long exits; the next body starts one again, which takes a moment
+ * (docs/BENCHMARKS.md, "Parts loaded on demand").
+ */
 export const DECODE_THREAD_IDLE_MS = 30_000;
 
 /**
  * Decode threads start with the first body that needs one and exit after DECODE_THREAD_IDLE_MS without work: an
- * idle server holds none (each is ~35 MB: a V8 isolate with the schema and OTLP modules), and a second thread
- * starts only while the first is busy.
+ * idle server holds none (each is a V8 isolate with the schema and OTLP modules: docs/BENCHMARKS.md, "Parts loaded on
+ * demand"), and a second thread starts only while the first is busy.
  */
 export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Logger; idleMs?: number }): BatchDecoder & { running(): number } {
   const data: DecodeThreadData = { maxBatchEvents: opts.maxBatchEvents, otlpMaxBodyBytes: opts.otlpMaxBodyBytes, otlpMaxSpans: opts.otlpMaxSpans, otlpMapping: opts.otlpMapping };

@@ -1,12 +1,13 @@
 /**
  * Small bodies decode on the request's own thread; the decode threads (decode-thread.ts) take the rest.
  *
- * A 100-event body costs ~1 ms to decode: about what the trip to a decode thread and back costs, and too little to
- * hold other requests up. A server taking a steady stream of such batches (what SDK clients send every 0.2 s) then
- * runs no decode thread at all, and each one it does not run is a V8 isolate of 35–60 MB. Bodies over
- * `maxBytes` (a 500-event batch costs 3–5 ms), gzipped OTLP bodies (their compressed size does not bound the work),
- * and every body once this thread has spent `budgetMsPerSecond` decoding in the current second go to the threads,
- * so a flood of small batches still spreads over the cores.
+ * A 100-event body costs about what the trip to a decode thread and back costs, and too little to hold other requests
+ * up (docs/BENCHMARKS.md, "Ingest's work per body"). A server taking a steady stream of such batches (what SDK clients
+ * send every 0.2 s) then runs no decode thread at all, and each one it does not run is a V8 isolate of its own
+ * (docs/BENCHMARKS.md, "Memory and start"). Bodies over `maxBytes` (a 500-event batch costs several times as much),
+ * gzipped OTLP bodies (their compressed size does not bound the work), and every body once this thread has spent
+ * `budgetMsPerSecond` decoding in the current second go to the threads, so a flood of small batches still spreads
+ * over the cores.
  */
 import { decodeHere, type BatchDecoder, type DecodeLimits } from "./decode-thread.js";
 
