@@ -1,8 +1,11 @@
-/** Reads an application/x-www-form-urlencoded body (HTML forms) once per request; ≤ 64 KiB, no U+0000 (422). */
+/**
+ * HTML forms: reading an application/x-www-form-urlencoded body once per request (≤ 64 KiB, no U+0000: 422), and
+ * showing a refused form again with its message by the field (formAction).
+ */
 import type { Context } from "koa";
 import getRawBody from "raw-body";
-import { ValidationError } from "../core/errors.js";
-import { HttpProblem } from "./http-errors.js";
+import { ValidationError, type AppError, type LineProblem } from "../core/errors.js";
+import { appErrorTag, HttpProblem, toHttpError } from "./http-errors.js";
 
 const FORM_LIMIT = 64 * 1024;
 const FORM = Symbol("runwatch.form");
@@ -49,4 +52,41 @@ export function selectedRunIds(ctx: Context): string[] {
   const ids = [...new Set(formValues(ctx, "sdk_run_id").map((id) => id.trim()).filter(Boolean))];
   if (ids.length === 0) throw new ValidationError({ field: "sdk_run_id", message: "select at least one run to add" });
   return ids;
+}
+
+/** A refused form action, as its page shows it: what the error table (web/http-errors.ts) answers for the error. */
+export interface Refusal {
+  readonly kind: AppError["_tag"];
+  readonly status: number;
+  readonly code: string;
+  /** The field the error names, else the form's `field`. */
+  readonly field: string;
+  readonly message: string;
+  /** An uploaded file's bad lines (a dataset import); empty for any other refusal. */
+  readonly lines: readonly LineProblem[];
+}
+
+/**
+ * Runs a form's action. When it throws a core error of a kind in `refuses`, `refused` shows the page again (the
+ * input as typed, the message by its field, the table's status); any other error goes on to the error page
+ * (web/app.ts). Resolves true when the action ran to its end, false when it was refused.
+ */
+export async function formAction(action: {
+  readonly refuses: readonly AppError["_tag"][];
+  /** Where a refusal that names no field is shown; default "form". */
+  readonly field?: string;
+  readonly run: () => unknown;
+  readonly refused: (refusal: Refusal) => unknown;
+}): Promise<boolean> {
+  try {
+    await action.run();
+    return true;
+  } catch (err) {
+    const kind = appErrorTag(err);
+    if (kind === undefined || !action.refuses.includes(kind)) throw err;
+    const { status, body } = toHttpError(err);
+    const { code, message, field, lines } = body.error;
+    await action.refused({ kind, status, code, message, field: field ?? action.field ?? "form", lines: lines ?? [] });
+    return false;
+  }
 }

@@ -48,6 +48,9 @@ const isAppError = (e: unknown): e is AppError =>
   typeof e === "object" && e !== null && "_tag" in e &&
   ["ValidationError", "AuthError", "RateLimited", "Unavailable", "NotFound", "Conflict"].includes((e as { _tag: string })._tag);
 
+/** Which core error (core/errors.ts) a thrown value is, by its tag (a class may come from another thread); else undefined. */
+export const appErrorTag = (e: unknown): AppError["_tag"] | undefined => (isAppError(e) ? e._tag : undefined);
+
 /** Maps any thrown value to status, body and headers. Unknown errors become a 500 without internals. */
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpProblem) {
@@ -101,6 +104,9 @@ export function toHttpError(err: unknown): HttpError {
   }
   return { status: 500, body: errorBody("internal_error", "an unexpected error occurred; it has been logged"), headers: {} };
 }
+
+/** The status an error answers with: the table above, for pages that show an error their own way. */
+export const statusOf = (err: unknown): number => toHttpError(err).status;
 
 /** Writes an error response on a Koa context. */
 export function sendError(ctx: Context, err: unknown): HttpError {

@@ -10,6 +10,7 @@ import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { accessChanged } from "../middleware/access-changed.js";
+import { formAction } from "../forms.js";
 import { render } from "../views.js";
 
 export function registerAdminRoutes(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
@@ -38,14 +39,12 @@ export function registerAdminRoutes(router: Router, deps: WebDeps, auth: ApiKeyA
       const admin = ctx.state.user as SessionUser;
       const id = Number(ctx.params.id);
       if (!Number.isSafeInteger(id) || id <= 0) return page(ctx, { flash: "No such user." }, 404);
-      try {
-        await setUserDisabled(sql, id, disabled, admin.id);
-      } catch (err) {
-        const e = err as { _tag?: string; message: string };
-        if (e._tag === "NotFound") return page(ctx, { flash: "No such user." }, 404);
-        if (e._tag === "Conflict") return page(ctx, { flash: e.message }, 409);
-        throw err;
-      }
+      const done = await formAction({
+        refuses: ["NotFound", "Conflict"],
+        run: () => setUserDisabled(sql, id, disabled, admin.id),
+        refused: (r) => page(ctx, { flash: r.kind === "NotFound" ? "No such user." : r.message }, r.status),
+      });
+      if (!done) return;
       if (disabled) await accessChanged(deps, auth, { userId: id });
       deps.logger.info(`user ${verb}d by an instance admin`, { user_id: id, admin_id: admin.id });
       ctx.redirect("/admin");

@@ -13,7 +13,6 @@
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
-import { Conflict, ValidationError } from "../../core/errors.js";
 import { can } from "../../core/access/roles.js";
 import { activateThroughGate, checkGate, gateRules, parseGateRule, removeGateRule, setGateRule } from "../../stores/activation-gate.js";
 import type { Agent } from "../../stores/agent-registry.js";
@@ -22,7 +21,7 @@ import { experimentsOfAgent } from "../../stores/datasets/experiments.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { readForm } from "../forms.js";
+import { formAction, readForm } from "../forms.js";
 import { configVersionParam } from "../path-params.js";
 import { renderPage } from "../common/render.js";
 
@@ -51,14 +50,16 @@ export function registerAgentGatePage(router: Router, deps: WebDeps, showAgent: 
   router.post("/agents/:name/gate", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
     const form = await readForm(ctx);
     const name = String(ctx.params.name);
-    try {
-      const rule = parseGateRule(form);
-      await setGateRule(sql, projectOfRequest(ctx).id, name, rule, (ctx.state.user as SessionUser).id);
-      back(ctx, name, `Activations now refuse a drop of "${rule.score_name}" by more than ${rule.max_drop}.`);
-    } catch (err) {
-      if (!(err instanceof ValidationError) && !(err instanceof Conflict)) throw err;
-      await showAgent(ctx, { gate_values: form, gate_errors: { [err.field ?? "score_name"]: err.message } }, err instanceof Conflict ? 409 : 422);
-    }
+    await formAction({
+      refuses: ["ValidationError", "Conflict"],
+      field: "score_name",
+      run: async () => {
+        const rule = parseGateRule(form);
+        await setGateRule(sql, projectOfRequest(ctx).id, name, rule, (ctx.state.user as SessionUser).id);
+        back(ctx, name, `Activations now refuse a drop of "${rule.score_name}" by more than ${rule.max_drop}.`);
+      },
+      refused: (r) => showAgent(ctx, { gate_values: form, gate_errors: { [r.field]: r.message } }, r.status),
+    });
   });
 
   const gatePage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
@@ -76,14 +77,16 @@ export function registerAgentGatePage(router: Router, deps: WebDeps, showAgent: 
     const form = await readForm(ctx);
     const name = String(ctx.params.name);
     const version = configVersionParam(ctx);
-    try {
-      const outcome = await activateThroughGate(sql, deps.ports.clickhouse, projectOfRequest(ctx).id, name, version, (ctx.state.user as SessionUser).id, { reason: form.reason ?? "", allowed: true });
-      const forced = outcome.activated && outcome.forced;
-      back(ctx, name, `Version ${version} is now active${forced ? " (forced past the gate; the reason is in the audit log)" : ""}.`);
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      await gatePage(ctx, { values: form, errors: { [err.field ?? "reason"]: err.message } }, 422);
-    }
+    await formAction({
+      refuses: ["ValidationError"],
+      field: "reason",
+      run: async () => {
+        const outcome = await activateThroughGate(sql, deps.ports.clickhouse, projectOfRequest(ctx).id, name, version, (ctx.state.user as SessionUser).id, { reason: form.reason ?? "", allowed: true });
+        const forced = outcome.activated && outcome.forced;
+        back(ctx, name, `Version ${version} is now active${forced ? " (forced past the gate; the reason is in the audit log)" : ""}.`);
+      },
+      refused: (r) => gatePage(ctx, { values: form, errors: { [r.field]: r.message } }, r.status),
+    });
   });
 
   router.post("/agents/:name/gate/remove", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {

@@ -16,9 +16,8 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { queryParam, renderPage } from "../common/render.js";
-import { readForm } from "../forms.js";
+import { formAction, readForm } from "../forms.js";
 import { configVersionParam } from "../path-params.js";
-import { Conflict, ValidationError } from "../../core/errors.js";
 import {
   addVersion, createAgent, diffConfigs, getAgent, listAgentSummaries, listVersions, updateAgent,
   type AgentFields, type AgentSummary,
@@ -69,12 +68,8 @@ export async function listAgents(deps: WebDeps, userId: number): Promise<AgentRo
   return rows.sort((a, b) => (b.stats?.last_run_at ?? "").localeCompare(a.stats?.last_run_at ?? "") || a.name.localeCompare(b.name));
 }
 
-/** A form error shown next to its field (422 validation, 409 duplicate name), or undefined for other errors. */
-function formError(err: unknown): { status: number; field: string; message: string } | undefined {
-  if (err instanceof ValidationError) return { status: 422, field: err.field ?? "form", message: err.message };
-  if (err instanceof Conflict) return { status: 409, field: err.field ?? "form", message: err.message };
-  return undefined;
-}
+/** What the agent forms show next to their field: a refused value (422), a duplicate name (409). */
+const REFUSES = ["ValidationError", "Conflict"] as const;
 
 const agentPath = (name: string) => `/agents/${encodeURIComponent(name)}`;
 
@@ -92,15 +87,15 @@ export function registerAgentsPage(router: Router, deps: WebDeps): void {
   router.post("/agents", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
     const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
-    try {
-      const agent = await createAgent(sql, project.id, form as AgentFields);
-      ctx.status = 303;
-      ctx.redirect(`${agentPath(agent.name)}?created=1`);
-    } catch (err) {
-      const e = formError(err);
-      if (!e) throw err;
-      await listPage(ctx, { values: form, errors: { [e.field]: e.message }, open_form: true }, e.status);
-    }
+    await formAction({
+      refuses: REFUSES,
+      run: async () => {
+        const agent = await createAgent(sql, project.id, form as AgentFields);
+        ctx.status = 303;
+        ctx.redirect(`${agentPath(agent.name)}?created=1`);
+      },
+      refused: (r) => listPage(ctx, { values: form, errors: { [r.field]: r.message }, open_form: true }, r.status),
+    });
   });
 
   const detailPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
@@ -151,15 +146,15 @@ export function registerAgentsPage(router: Router, deps: WebDeps): void {
   router.post("/agents/:name", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
     const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
-    try {
-      await updateAgent(sql, project.id, String(ctx.params.name), form as AgentFields);
-      ctx.status = 303;
-      ctx.redirect(`${agentPath(String(ctx.params.name))}?flash=${encodeURIComponent("Saved.")}`);
-    } catch (err) {
-      const e = formError(err);
-      if (!e) throw err;
-      await detailPage(ctx, { agent_values: form, agent_errors: { [e.field]: e.message } }, e.status);
-    }
+    await formAction({
+      refuses: REFUSES,
+      run: async () => {
+        await updateAgent(sql, project.id, String(ctx.params.name), form as AgentFields);
+        ctx.status = 303;
+        ctx.redirect(`${agentPath(String(ctx.params.name))}?flash=${encodeURIComponent("Saved.")}`);
+      },
+      refused: (r) => detailPage(ctx, { agent_values: form, agent_errors: { [r.field]: r.message } }, r.status),
+    });
   });
 
   router.post("/agents/:name/configs", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
@@ -167,23 +162,23 @@ export function registerAgentsPage(router: Router, deps: WebDeps): void {
     const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
     const name = String(ctx.params.name);
-    try {
-      const activate = form.activate === "on" || form.activate === "1";
-      const version = await addVersion(sql, project.id, name, { config: form.config, changelog: form.changelog, createdBy: user.id });
-      deps.logger.info("agent config version added", { user_id: user.id, agent: name, version });
-      // Activated through the gate: a version whose experiment breaks a rule is saved, not activated.
-      const outcome = activate ? await activateThroughGate(sql, deps.ports.clickhouse, project.id, name, version, user.id) : undefined;
-      if (outcome && !outcome.activated) {
-        await detailPage(ctx, { gate_refusal: { message: outcome.refusal.message, check: outcome.check } }, 409);
-        return;
-      }
-      ctx.status = 303;
-      ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} saved${form.activate ? " and active" : ""}.`)}`);
-    } catch (err) {
-      const e = formError(err);
-      if (!e) throw err;
-      await detailPage(ctx, { values: { config: form.config ?? "", changelog: form.changelog ?? "", activate: form.activate }, errors: { [e.field]: e.message } }, e.status);
-    }
+    await formAction({
+      refuses: REFUSES,
+      run: async () => {
+        const activate = form.activate === "on" || form.activate === "1";
+        const version = await addVersion(sql, project.id, name, { config: form.config, changelog: form.changelog, createdBy: user.id });
+        deps.logger.info("agent config version added", { user_id: user.id, agent: name, version });
+        // Activated through the gate: a version whose experiment breaks a rule is saved, not activated.
+        const outcome = activate ? await activateThroughGate(sql, deps.ports.clickhouse, project.id, name, version, user.id) : undefined;
+        if (outcome && !outcome.activated) {
+          await detailPage(ctx, { gate_refusal: { message: outcome.refusal.message, check: outcome.check } }, 409);
+          return;
+        }
+        ctx.status = 303;
+        ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} saved${form.activate ? " and active" : ""}.`)}`);
+      },
+      refused: (r) => detailPage(ctx, { values: { config: form.config ?? "", changelog: form.changelog ?? "", activate: form.activate }, errors: { [r.field]: r.message } }, r.status),
+    });
   });
 
   router.post("/agents/:name/configs/:version/activate", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {

@@ -10,6 +10,7 @@ import * as oidc from "openid-client";
 import type { OidcConfig } from "../../core/config.js";
 import { signInWithIdentity, UNVERIFIED_ACCOUNT } from "../../stores/accounts/identities.js";
 import type { WebDeps } from "../deps.js";
+import { statusOf } from "../http-errors.js";
 import { render } from "../views.js";
 import { currentUser, logIn, requireUser } from "./session.js";
 import { safeNext } from "./routes.js";
@@ -120,10 +121,10 @@ export function registerOidcRoutes(router: Router, deps: WebDeps, settings: Oidc
         // Logging in with the password, then signing in here again, links the identity to that account.
         const link = `/auth/oidc/link?next=${encodeURIComponent(pending.next)}`;
         const action = deps.ports.config.passwordLogin ? { href: `/login?next=${encodeURIComponent(link)}`, label: "Log in with the password" } : undefined;
-        return render(ctx, "error.njk", { title: "Single sign-on failed", heading: "This address has an account already", message: e.message, action }, 409);
+        return render(ctx, "error.njk", { title: "Single sign-on failed", heading: "This address has an account already", message: e.message, action }, statusOf(err));
       }
       if (e._tag !== "AuthError") throw err;
-      return failed(ctx, e.message, 403);
+      return failed(ctx, e.message, statusOf(err));
     }
   });
 }

@@ -2,7 +2,7 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
-import { readForm } from "../forms.js";
+import { formAction, readForm } from "../forms.js";
 import { render } from "../views.js";
 import { checkCredentials, createUser, normalizeEmail } from "../../stores/accounts/users.js";
 import { invitationOf } from "../../stores/accounts/invitations.js";
@@ -71,20 +71,21 @@ export function registerAuthRoutes(router: Router, deps: WebDeps): void {
     if ((form.password ?? "") !== (form.password_confirm ?? form.password ?? "")) {
       return registerPage(ctx, values, { password_confirm: "The passwords do not match." }, 422);
     }
-    try {
-      const user = await createUser(sql, { email: values.email, name: values.name, password: form.password ?? "" });
-      await logIn(ctx, user);
-      deps.logger.info("user registered", { user_id: user.id });
-      // Back where the visitor came from (an invitation's link), else to making a first key.
-      ctx.redirect(values.next ? safeNext(values.next) : "/settings/api-keys");
-    } catch (err) {
-      const e = err as { _tag?: string; field?: string; message: string };
+    await formAction({
+      refuses: ["ValidationError", "Conflict"],
+      run: async () => {
+        const user = await createUser(sql, { email: values.email, name: values.name, password: form.password ?? "" });
+        await logIn(ctx, user);
+        deps.logger.info("user registered", { user_id: user.id });
+        // Back where the visitor came from (an invitation's link), else to making a first key.
+        ctx.redirect(values.next ? safeNext(values.next) : "/settings/api-keys");
+      },
       // A taken email gets the same 422 and wording as any unusable email, so that the form does not confirm
       // that an account exists (docs/SECURITY.md says what remains to a determined prober).
-      if (e._tag === "Conflict") return registerPage(ctx, values, { email: UNUSABLE_EMAIL }, 422);
-      if (e._tag === "ValidationError") return registerPage(ctx, values, { [e.field ?? "form"]: e.message }, 422);
-      throw err;
-    }
+      refused: (r) => r.kind === "Conflict"
+        ? registerPage(ctx, values, { email: UNUSABLE_EMAIL }, 422)
+        : registerPage(ctx, values, { [r.field]: r.message }, r.status),
+    });
   });
 
   const loginPage = (ctx: Context, values: Record<string, string> = {}, error = "", status = 200) =>

@@ -19,7 +19,7 @@ import { isItemId, ITEM_STATUSES, type ItemStatus } from "../../stores/datasets/
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { readForm } from "../forms.js";
+import { formAction, readForm } from "../forms.js";
 import { HttpProblem } from "../http-errors.js";
 import { readUpload } from "../upload-body.js";
 
@@ -48,17 +48,19 @@ export function registerDatasetEditsPage(router: Router, deps: WebDeps, showData
   router.post("/datasets/:name/settings", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
     const form = await readForm(ctx);
     const name = String(ctx.params.name);
-    try {
-      await updateDataset(sql, projectOfRequest(ctx).id, name, {
-        description: form.description ?? "",
-        input_schema: schemaText(form.input_schema, "input_schema"),
-        expected_output_schema: schemaText(form.expected_output_schema, "expected_output_schema"),
-      });
-      back(ctx, name, "Settings saved.");
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      await showDataset(ctx, { settings_values: form, settings_errors: { [err.field ?? "input_schema"]: err.message }, open_settings: true }, 422);
-    }
+    await formAction({
+      refuses: ["ValidationError"],
+      field: "input_schema",
+      run: async () => {
+        await updateDataset(sql, projectOfRequest(ctx).id, name, {
+          description: form.description ?? "",
+          input_schema: schemaText(form.input_schema, "input_schema"),
+          expected_output_schema: schemaText(form.expected_output_schema, "expected_output_schema"),
+        });
+        back(ctx, name, "Settings saved.");
+      },
+      refused: (r) => showDataset(ctx, { settings_values: form, settings_errors: { [r.field]: r.message }, open_settings: true }, r.status),
+    });
   });
 
   router.post("/datasets/:name/items/status", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {

@@ -14,14 +14,14 @@
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
-import { Conflict, NotFound, ValidationError } from "../../core/errors.js";
+import { NotFound, ValidationError } from "../../core/errors.js";
 import { createDataset, datasetNamed, datasetVersions, listDatasets, readItems, readItemsWithIds, writeItems } from "../../stores/datasets/datasets.js";
 import { readImport } from "../../stores/datasets/import.js";
 import { isItemId, parseItem, type ItemSource, type NewItem } from "../../stores/datasets/items.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { readForm, selectedRunIds } from "../forms.js";
+import { formAction, readForm, selectedRunIds } from "../forms.js";
 import { queryParam, renderPage } from "../common/render.js";
 import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
 import { registerDatasetEditsPage } from "./dataset-edits.js";
@@ -41,12 +41,6 @@ function jsonOrText(text: string | undefined): unknown {
   }
 }
 
-function formError(err: unknown): { status: number; field: string; message: string; lines?: readonly { line: number; message: string }[] } | undefined {
-  if (err instanceof ValidationError) return { status: 422, field: err.field ?? "form", message: err.message, lines: err.lines };
-  if (err instanceof Conflict) return { status: 409, field: err.field ?? "form", message: err.message };
-  return undefined;
-}
-
 export function registerDatasetsPage(router: Router, deps: WebDeps): void {
   const { sql } = deps.ports;
   const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
@@ -60,15 +54,15 @@ export function registerDatasetsPage(router: Router, deps: WebDeps): void {
 
   router.post("/datasets", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
     const form = await readForm(ctx);
-    try {
-      const dataset = await createDataset(sql, projectOfRequest(ctx).id, form, userOf(ctx));
-      ctx.status = 303;
-      ctx.redirect(datasetPath(dataset.name));
-    } catch (err) {
-      const e = formError(err);
-      if (!e) throw err;
-      await listPage(ctx, { values: form, errors: { [e.field]: e.message }, open_form: true }, e.status);
-    }
+    await formAction({
+      refuses: ["ValidationError", "Conflict"],
+      run: async () => {
+        const dataset = await createDataset(sql, projectOfRequest(ctx).id, form, userOf(ctx));
+        ctx.status = 303;
+        ctx.redirect(datasetPath(dataset.name));
+      },
+      refused: (r) => listPage(ctx, { values: form, errors: { [r.field]: r.message }, open_form: true }, r.status),
+    });
   });
 
   const detailPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
@@ -97,19 +91,17 @@ export function registerDatasetsPage(router: Router, deps: WebDeps): void {
   router.get("/datasets/:name", requireUser, inProject(deps, "read"), (ctx: Context) => detailPage(ctx));
 
   /** Writes items from a form and goes back to the dataset, or shows the form again with what is wrong. */
-  const write = async (ctx: Context, name: string, form: Record<string, string>, make: () => NewItem[] | Promise<NewItem[]>, change: string) => {
-    try {
+  const write = (ctx: Context, name: string, form: Record<string, string>, make: () => NewItem[] | Promise<NewItem[]>, change: string) => formAction({
+    refuses: ["ValidationError", "Conflict"],
+    run: async () => {
       const items = await make();
       const { version, changed } = await writeItems(sql, projectOfRequest(ctx).id, name, items, change, userOf(ctx));
       const flash = changed ? `Saved ${changed} item${changed === 1 ? "" : "s"} as version ${version}.` : "Nothing changed: no new version.";
       ctx.status = 303;
       ctx.redirect(`${datasetPath(name)}?flash=${encodeURIComponent(flash)}`);
-    } catch (err) {
-      const e = formError(err);
-      if (!e) throw err;
-      await detailPage(ctx, { values: form, errors: { [e.field]: e.message }, error_lines: e.lines ?? [] }, e.status);
-    }
-  };
+    },
+    refused: (r) => detailPage(ctx, { values: form, errors: { [r.field]: r.message }, error_lines: r.lines }, r.status),
+  });
 
   router.post("/datasets/:name/items", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
     const form = await readForm(ctx);

@@ -22,7 +22,7 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { can } from "../../core/access/roles.js";
-import { AuthError, Conflict, NotFound, ValidationError } from "../../core/errors.js";
+import { AuthError, NotFound, ValidationError } from "../../core/errors.js";
 import { runInputOutput } from "../../core/events/run-io.js";
 import { readRunError } from "../../core/events/run-error.js";
 import { findItem, listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/evaluation/annotation-queue-items.js";
@@ -32,7 +32,7 @@ import { listRunScores } from "../../stores/scores.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { readForm, selectedRunIds } from "../forms.js";
+import { formAction, readForm, selectedRunIds } from "../forms.js";
 import { listRules, ruleWithId } from "../../stores/evaluation/rules.js";
 import { ROUTING_WHEN, routingRuleBody } from "./evaluator-forms.js";
 import { queryParam, renderPage } from "../common/render.js";
@@ -97,13 +97,15 @@ export function registerAnnotationQueuesPage(router: Router, deps: WebDeps): voi
 
   router.post("/queues", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
     const form = await readForm(ctx);
-    try {
-      const q = await createQueue(sql, projectOfRequest(ctx).id, queueBody(form));
-      go(ctx, `/queues/${q.id}`, `Created ${q.name}. Add runs from their page, the API, or a rule's “add to queue”.`);
-    } catch (err) {
-      if (!(err instanceof ValidationError) && !(err instanceof Conflict)) throw err;
-      await listPage(ctx, { values: form, errors: { [err.field ?? "name"]: err.message }, open_form: true }, err instanceof Conflict ? 409 : 422);
-    }
+    await formAction({
+      refuses: ["ValidationError", "Conflict"],
+      field: "name",
+      run: async () => {
+        const q = await createQueue(sql, projectOfRequest(ctx).id, queueBody(form));
+        go(ctx, `/queues/${q.id}`, `Created ${q.name}. Add runs from their page, the API, or a rule's “add to queue”.`);
+      },
+      refused: (r) => listPage(ctx, { values: form, errors: { [r.field]: r.message }, open_form: true }, r.status),
+    });
   });
 
   const queuePage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
@@ -123,13 +125,15 @@ export function registerAnnotationQueuesPage(router: Router, deps: WebDeps): voi
   router.post("/queues/:id/rules", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
     const form = await readForm(ctx);
     const q = await queueOf(ctx);
-    try {
-      const rule = await createRule(deps.ports, projectOfRequest(ctx).id, userOf(ctx), routingRuleBody(q.id, form));
-      go(ctx, `/queues/${q.id}`, `Rule “${rule.name}” is on: matching runs are added as it happens.`);
-    } catch (err) {
-      if (!(err instanceof ValidationError) && !(err instanceof Conflict)) throw err;
-      await queuePage(ctx, { rule_errors: { [err.field ?? "when"]: err.message }, rule_values: form, open_rule: true }, err instanceof Conflict ? 409 : 422);
-    }
+    await formAction({
+      refuses: ["ValidationError", "Conflict"],
+      field: "when",
+      run: async () => {
+        const rule = await createRule(deps.ports, projectOfRequest(ctx).id, userOf(ctx), routingRuleBody(q.id, form));
+        go(ctx, `/queues/${q.id}`, `Rule “${rule.name}” is on: matching runs are added as it happens.`);
+      },
+      refused: (r) => queuePage(ctx, { rule_errors: { [r.field]: r.message }, rule_values: form, open_rule: true }, r.status),
+    });
   });
 
   /** One of the rules that fill this queue (a judging rule is changed on its evaluator's page). */
@@ -196,26 +200,27 @@ export function registerAnnotationQueuesPage(router: Router, deps: WebDeps): voi
     const form = await readForm(ctx);
     const q = await queueOf(ctx);
     reviewer(ctx, q);
-    try {
-      const { dataset_item: added } = await completeReview(deps, q, String(ctx.params.item), userOf(ctx), reviewBody(q, form));
-      await openNext(ctx, q, `Saved.${added ? ` Added to ${added.dataset} (version ${added.version}).` : ""}`);
-    } catch (err) {
-      if (!(err instanceof ValidationError) && !(err instanceof Conflict) && !(err instanceof NotFound)) throw err;
-      await itemPage(ctx, { values: form, errors: { [(err as ValidationError).field ?? "scores"]: err.message } }, err instanceof Conflict ? 409 : err instanceof NotFound ? 404 : 422);
-    }
+    await formAction({
+      refuses: ["ValidationError", "Conflict", "NotFound"],
+      field: "scores",
+      run: async () => {
+        const { dataset_item: added } = await completeReview(deps, q, String(ctx.params.item), userOf(ctx), reviewBody(q, form));
+        await openNext(ctx, q, `Saved.${added ? ` Added to ${added.dataset} (version ${added.version}).` : ""}`);
+      },
+      refused: (r) => itemPage(ctx, { values: form, errors: { [r.field]: r.message } }, r.status),
+    });
   });
 
   router.post("/queues/:id/items/:item/skip", requireUser, inProject(deps, "review"), async (ctx: Context) => {
     await readForm(ctx);
     const q = await queueOf(ctx);
     reviewer(ctx, q);
-    try {
-      await skipItem(sql, q, String(ctx.params.item), userOf(ctx));
-    } catch (err) {
-      if (!(err instanceof Conflict)) throw err;
-      return itemPage(ctx, { errors: { scores: err.message } }, 409);
-    }
-    await openNext(ctx, q, "Skipped.");
+    const skipped = await formAction({
+      refuses: ["Conflict"],
+      run: () => skipItem(sql, q, String(ctx.params.item), userOf(ctx)),
+      refused: (r) => itemPage(ctx, { errors: { scores: r.message } }, r.status),
+    });
+    if (skipped) await openNext(ctx, q, "Skipped.");
   });
 
   router.post("/queues/add-run", requireUser, inProject(deps, "review"), async (ctx: Context) => {

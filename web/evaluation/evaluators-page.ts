@@ -16,7 +16,7 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { can } from "../../core/access/roles.js";
-import { AuthError, Conflict, NotFound, RateLimited, ValidationError } from "../../core/errors.js";
+import { NotFound } from "../../core/errors.js";
 import { listQueues } from "../../stores/evaluation/annotation-queues.js";
 import { evaluatorVersions, findEvaluator, listEvaluators, type Evaluator } from "../../stores/evaluation/evaluators.js";
 import { evaluatorJobs, jobTotals } from "../../stores/evaluation/jobs.js";
@@ -26,8 +26,7 @@ import { scoresWithIds } from "../../stores/scores.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { readForm } from "../forms.js";
-import { toHttpError } from "../http-errors.js";
+import { formAction, readForm, type Refusal } from "../forms.js";
 import { evaluatorBody, ruleBody } from "./evaluator-forms.js";
 import { queryParam, renderFragment, renderPage } from "../common/render.js";
 import { backfill, changedDefinition, createEvaluator, createRule, deleteRule, describeOutput, JUDGE_TEMPLATES, parseRange, parseTryTarget, setRuleEnabled, tryEvaluator, tryJson, updateEvaluator } from "../../evaluation/index.js";
@@ -38,12 +37,12 @@ const utc = (v: string | undefined): string => {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : (v ?? "");
 };
 const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
-const refusal = (err: unknown): ValidationError | Conflict => {
-  if (err instanceof ValidationError || err instanceof Conflict) return err;
-  // A judge the playground may not call (the operator's keys, the project's judge calls per minute): said by the form.
-  if (err instanceof AuthError || err instanceof RateLimited) return new Conflict({ code: toHttpError(err).body.error.code, message: toHttpError(err).body.error.message });
-  throw err;
-};
+/**
+ * What the evaluator forms show by their fields: a refused value or a name taken, and a judge the playground may
+ * not call (the operator's keys, the project's judge calls per minute), which the form says as a conflict (409).
+ */
+const REFUSES = ["ValidationError", "Conflict", "AuthError", "RateLimited"] as const;
+const statusOn = (r: Refusal): number => (r.kind === "AuthError" || r.kind === "RateLimited" ? 409 : r.status);
 
 export function registerEvaluatorsPage(router: Router, deps: WebDeps): void {
   const { sql, clickhouse } = deps.ports;
@@ -78,13 +77,15 @@ export function registerEvaluatorsPage(router: Router, deps: WebDeps): void {
 
   router.post("/evaluators", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
     const form = await readForm(ctx);
-    try {
-      const e = await createEvaluator(sql, projectOfRequest(ctx).id, userOf(ctx), evaluatorBody(form));
-      back(ctx, `/evaluators/${e.id}`, `Created ${e.name}. Try it on a run, then add a rule to judge production runs.`);
-    } catch (err) {
-      const e = refusal(err);
-      await listPage(ctx, { values: form, errors: { [e.field ?? "name"]: e.message }, open_form: true }, e instanceof Conflict ? 409 : 422);
-    }
+    await formAction({
+      refuses: REFUSES,
+      field: "name",
+      run: async () => {
+        const e = await createEvaluator(sql, projectOfRequest(ctx).id, userOf(ctx), evaluatorBody(form));
+        back(ctx, `/evaluators/${e.id}`, `Created ${e.name}. Try it on a run, then add a rule to judge production runs.`);
+      },
+      refused: (r) => listPage(ctx, { values: form, errors: { [r.field]: r.message }, open_form: true }, statusOn(r)),
+    });
   });
 
   const detailPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
@@ -114,13 +115,15 @@ export function registerEvaluatorsPage(router: Router, deps: WebDeps): void {
   router.post("/evaluators/:id", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
     const e = await evaluatorOf(ctx);
     const form = await readForm(ctx);
-    try {
-      const changed = await updateEvaluator(sql, projectOfRequest(ctx).id, e.id, userOf(ctx), { ...evaluatorBody({ ...form, name: e.name, type: e.type }), name: undefined });
-      back(ctx, `/evaluators/${e.id}`, `Saved as version ${changed.version}. New jobs use it; scores name the version that gave them.`);
-    } catch (err) {
-      const r = refusal(err);
-      await detailPage(ctx, { edit_errors: { [r.field ?? "prompt"]: r.message }, edit_values: form, open_edit: true }, 422);
-    }
+    await formAction({
+      refuses: REFUSES,
+      field: "prompt",
+      run: async () => {
+        const changed = await updateEvaluator(sql, projectOfRequest(ctx).id, e.id, userOf(ctx), { ...evaluatorBody({ ...form, name: e.name, type: e.type }), name: undefined });
+        back(ctx, `/evaluators/${e.id}`, `Saved as version ${changed.version}. New jobs use it; scores name the version that gave them.`);
+      },
+      refused: (r) => detailPage(ctx, { edit_errors: { [r.field]: r.message }, edit_values: form, open_edit: true }, statusOn(r)),
+    });
   });
 
   // The change form's "Try on a run": the draft tried before it is saved as a new version.
@@ -128,41 +131,45 @@ export function registerEvaluatorsPage(router: Router, deps: WebDeps): void {
     const e = await evaluatorOf(ctx);
     const form = await readForm(ctx);
     const page = (extra: Record<string, unknown>, status = 200) => detailPage(ctx, { edit_values: form, open_edit: true, ...extra }, status);
-    try {
-      const { definition } = changedDefinition(e, { ...evaluatorBody({ ...form, name: e.name, type: e.type }), name: undefined });
-      const outcome = await tryEvaluator(deps, projectOfRequest(ctx).id, definition, parseTryTarget({ sdk_run_id: form.try_run }));
-      await page({ tried: tryJson(definition, outcome), tried_draft: true });
-    } catch (err) {
-      if (err instanceof NotFound) return page({ edit_errors: { try_run: err.message } }, 404);
-      const r = refusal(err);
-      await page({ edit_errors: { [r.field ?? "try_run"]: r.message } }, r instanceof Conflict ? 409 : 422);
-    }
+    await formAction({
+      refuses: [...REFUSES, "NotFound"],
+      field: "try_run",
+      run: async () => {
+        const { definition } = changedDefinition(e, { ...evaluatorBody({ ...form, name: e.name, type: e.type }), name: undefined });
+        const outcome = await tryEvaluator(deps, projectOfRequest(ctx).id, definition, parseTryTarget({ sdk_run_id: form.try_run }));
+        await page({ tried: tryJson(definition, outcome), tried_draft: true });
+      },
+      refused: (r) => page({ edit_errors: { [r.field]: r.message } }, statusOn(r)),
+    });
   });
 
   router.post("/evaluators/:id/try", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
     const e = await evaluatorOf(ctx);
     const form = await readForm(ctx);
-    try {
-      const target = parseTryTarget({ ...form, ...(form.output ? { output: form.output } : {}) });
-      const outcome = await tryEvaluator(deps, projectOfRequest(ctx).id, e.definition, target);
-      await detailPage(ctx, { tried: tryJson(e.definition, outcome), try_values: form });
-    } catch (err) {
-      if (err instanceof NotFound) return detailPage(ctx, { try_errors: { sdk_run_id: err.message }, try_values: form }, 404);
-      const r = refusal(err);
-      await detailPage(ctx, { try_errors: { [r.field ?? "sdk_run_id"]: r.message }, try_values: form }, r instanceof Conflict ? 409 : 422);
-    }
+    await formAction({
+      refuses: [...REFUSES, "NotFound"],
+      field: "sdk_run_id",
+      run: async () => {
+        const target = parseTryTarget({ ...form, ...(form.output ? { output: form.output } : {}) });
+        const outcome = await tryEvaluator(deps, projectOfRequest(ctx).id, e.definition, target);
+        await detailPage(ctx, { tried: tryJson(e.definition, outcome), try_values: form });
+      },
+      refused: (r) => detailPage(ctx, { try_errors: { [r.field]: r.message }, try_values: form }, statusOn(r)),
+    });
   });
 
   router.post("/evaluators/:id/rules", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
     const e = await evaluatorOf(ctx);
     const form = await readForm(ctx);
-    try {
-      const rule = await createRule(deps.ports, projectOfRequest(ctx).id, userOf(ctx), ruleBody(e.id, form));
-      back(ctx, `/evaluators/${e.id}`, `Rule “${rule.name}” is on: ${Math.round(rule.sampling * 1000) / 10}% of the matching runs will be judged as they end.`);
-    } catch (err) {
-      const r = refusal(err);
-      await detailPage(ctx, { rule_errors: { [r.field ?? "sampling"]: r.message }, rule_values: form, open_rule: true }, r instanceof Conflict ? 409 : 422);
-    }
+    await formAction({
+      refuses: REFUSES,
+      field: "sampling",
+      run: async () => {
+        const rule = await createRule(deps.ports, projectOfRequest(ctx).id, userOf(ctx), ruleBody(e.id, form));
+        back(ctx, `/evaluators/${e.id}`, `Rule “${rule.name}” is on: ${Math.round(rule.sampling * 1000) / 10}% of the matching runs will be judged as they end.`);
+      },
+      refused: (r) => detailPage(ctx, { rule_errors: { [r.field]: r.message }, rule_values: form, open_rule: true }, statusOn(r)),
+    });
   });
 
   router.post("/evaluators/:id/rules/:rule/toggle", requireUser, inProject(deps, "edit_evaluators"), async (ctx: Context) => {
@@ -186,13 +193,14 @@ export function registerEvaluatorsPage(router: Router, deps: WebDeps): void {
     const projectId = projectOfRequest(ctx).id;
     const rule = await ruleWithId(sql, projectId, String(ctx.params.rule));
     const form = await readForm(ctx);
-    try {
-      const { estimate, queued } = await backfill(deps, rule, parseRange({ from: utc(form.from), to: utc(form.to) }), form.confirm === "yes", userOf(ctx));
-      if (queued === undefined) return detailPage(ctx, { backfill: { rule, estimate, values: form } });
-      back(ctx, `/evaluators/${e.id}`, `Backfill of “${rule.name}” started: ${queued} ${rule.target === "span" ? "spans" : "runs"} queued for judging.`);
-    } catch (err) {
-      const r = refusal(err);
-      await detailPage(ctx, { backfill: { rule, values: form, error: r.message } }, 422);
-    }
+    await formAction({
+      refuses: REFUSES,
+      run: async () => {
+        const { estimate, queued } = await backfill(deps, rule, parseRange({ from: utc(form.from), to: utc(form.to) }), form.confirm === "yes", userOf(ctx));
+        if (queued === undefined) return detailPage(ctx, { backfill: { rule, estimate, values: form } });
+        back(ctx, `/evaluators/${e.id}`, `Backfill of “${rule.name}” started: ${queued} ${rule.target === "span" ? "spans" : "runs"} queued for judging.`);
+      },
+      refused: (r) => detailPage(ctx, { backfill: { rule, values: form, error: r.message } }, statusOn(r)),
+    });
   });
 }

@@ -20,7 +20,7 @@ import { projectPath, projectSlugOf, sectionOf } from "./project-url.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { accessChanged } from "../middleware/access-changed.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { readForm } from "../forms.js";
+import { formAction, readForm, type Refusal } from "../forms.js";
 import { render } from "../views.js";
 import { sendInvitation } from "./invitation-mail.js";
 
@@ -62,17 +62,17 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
   router.post("/projects", requireUser, async (ctx) => {
     const user = ctx.state.user as SessionUser;
     const form = await readForm(ctx);
-    try {
-      const project = await createProject(sql, user.id, form.name ?? "");
-      await switchProject(sql, user.id, project.slug);
-      deps.logger.info("project created", { project_id: project.id, by: user.id });
-      ctx.status = 303;
-      ctx.redirect(settingsOf(project.slug));
-    } catch (err) {
-      if ((err as { _tag?: string })._tag !== "ValidationError") throw err;
-      const message = (err as Error).message;
-      await page(ctx, undefined, { errors: { new_name: message }, values: { new_name: form.name ?? "" }, flash: message }, 422);
-    }
+    await formAction({
+      refuses: ["ValidationError"],
+      run: async () => {
+        const project = await createProject(sql, user.id, form.name ?? "");
+        await switchProject(sql, user.id, project.slug);
+        deps.logger.info("project created", { project_id: project.id, by: user.id });
+        ctx.status = 303;
+        ctx.redirect(settingsOf(project.slug));
+      },
+      refused: (r) => page(ctx, undefined, { errors: { new_name: r.message }, values: { new_name: form.name ?? "" }, flash: r.message }, r.status),
+    });
   });
 
   // The dashboard's project switcher: what every page shows from now on, remembered for the user.
@@ -125,13 +125,12 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
     await fn(ctx, current, ctx.state.user as SessionUser);
   }, action);
 
-  /** A store refusal (ValidationError, Conflict, NotFound) as the page with its message; anything else rethrown. */
-  const refused = async (ctx: Context, slug: string, err: unknown, values: Record<string, string> = {}) => {
-    const e = err as { _tag?: string; field?: string; message: string };
-    const status = { ValidationError: 422, Conflict: 409, NotFound: 404 }[e._tag ?? ""];
-    if (status === undefined) throw err;
-    await page(ctx, slug, { errors: { [e.field ?? "form"]: e.message }, values, flash: e.message }, status);
-  };
+  /** Runs a form of the page; a store refusal (ValidationError, Conflict, NotFound) shows the page with its message. */
+  const settingsAction = (ctx: Context, slug: string, values: Record<string, string>, run: () => Promise<void>) => formAction({
+    refuses: ["ValidationError", "Conflict", "NotFound"],
+    run,
+    refused: (r) => page(ctx, slug, { errors: { [r.field]: r.message }, values, flash: r.message }, r.status),
+  });
 
   // /p/{slug}/settings/project (or ?project={slug}, as earlier links had it).
   router.get("/settings/project", requireUser, namesAction((ctx: Context) =>
@@ -139,80 +138,68 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
 
   router.post("/settings/project/:slug/members", requireUser, guarded("manage_members", async (ctx, project, user) => {
     const form = await readForm(ctx);
-    try {
+    await settingsAction(ctx, project.slug, { email: form.email ?? "" }, async () => {
       const set = await setMemberNow(sql, deps.ports.pubsub, project.id, form.email ?? "", (form.role ?? "") as Role, user.id);
       // Their keys act with the new role from their next request here; other processes were told (setMemberNow).
       apiKeys.forget({ member: { userId: set.member.user_id, projectId: project.id } });
       if (set.announceError) deps.logger.warn("could not announce the role change to other web processes", { err: set.announceError });
       back(ctx, project.slug, roleNotice(set.member.email, set.member.role, set.keys, set.invitationsRevoked));
-    } catch (err) {
-      await refused(ctx, project.slug, err, { email: form.email ?? "" });
-    }
+    });
   }));
 
   router.post("/settings/project/:slug/members/remove", requireUser, guarded("manage_members", async (ctx, project, user) => {
     const form = await readForm(ctx);
-    try {
+    await settingsAction(ctx, project.slug, {}, async () => {
       const removed = await removeMemberNow(sql, deps.ports.pubsub, project.id, form.email ?? "", user.id);
       apiKeys.forget({ member: { userId: removed.userId, projectId: project.id } });
       deps.logger.info("project member removed", { project_id: project.id, by: user.id, keys_revoked: removed.keysRevoked.length });
       if (removed.announceError) deps.logger.warn("could not announce the removal to gateways", { err: removed.announceError });
       back(ctx, project.slug, removalNotice(addressOf(form.email ?? ""), removed.keysRevoked, removed.invitationsRevoked));
-    } catch (err) {
-      await refused(ctx, project.slug, err);
-    }
+    });
   }));
 
   router.post("/settings/project/:slug/invitations", requireUser, guarded("manage_members", async (ctx, project, user) => {
     const form = await readForm(ctx);
     const values = { email: form.email ?? "", role: form.role ?? "member" };
-    try {
+    await settingsAction(ctx, project.slug, values, async () => {
       const { token, invitation } = await createInvitation(sql, project.id, values.email, values.role, user.id);
       const link = `${deps.ports.config.publicWebUrl.replace(/\/+$/, "")}/invitations/${token}`;
       const mailed = await sendInvitation(deps, { to: invitation.email, project, role: invitation.role, link, invitedBy: user });
       await page(ctx, project.slug, mailed ? { mailed: invitation.email } : { link }, 201);
-    } catch (err) {
-      await refused(ctx, project.slug, err, values);
-    }
+    });
   }));
 
   router.post("/settings/project/:slug/invitations/:id/revoke", requireUser, guarded("manage_members", async (ctx, project, user) => {
     const id = Number(ctx.params.id);
-    try {
-      if (!Number.isSafeInteger(id) || id <= 0) throw Object.assign(new Error("no such invitation"), { _tag: "NotFound" });
+    await settingsAction(ctx, project.slug, {}, async () => {
+      if (!Number.isSafeInteger(id) || id <= 0) throw new NotFound({ resource: "invitation", message: "no such invitation" });
       await revokeInvitation(sql, project.id, id, user.id);
       ctx.redirect(settingsOf(project.slug));
-    } catch (err) {
-      await refused(ctx, project.slug, err);
-    }
+    });
   }));
 
   // The owner's: rename, transfer, delete (stores/accounts/project-ownership.ts).
   router.post("/settings/project/:slug/rename", requireUser, guarded("rename_project", async (ctx, project, user) => {
     const form = await readForm(ctx);
-    try {
+    await settingsAction(ctx, project.slug, { name: form.name ?? "" }, async () => {
       await renameProject(sql, project.id, form.name ?? "", user.id);
       ctx.redirect(settingsOf(project.slug));
-    } catch (err) {
-      await refused(ctx, project.slug, err, { name: form.name ?? "" });
-    }
+    });
   }));
 
   router.post("/settings/project/:slug/transfer", requireUser, guarded("transfer_ownership", async (ctx, project, user) => {
     const form = await readForm(ctx);
-    try {
+    await settingsAction(ctx, project.slug, { owner_email: form.email ?? "" }, async () => {
       await transferOwnership(sql, project.id, form.email ?? "", user.id);
       await accessChanged(deps, apiKeys, { projectId: project.id }); // two roles changed: the old owner is an admin now
       deps.logger.info("project ownership transferred", { project_id: project.id, by: user.id });
       ctx.redirect(settingsOf(project.slug));
-    } catch (err) {
-      await refused(ctx, project.slug, err, { owner_email: form.email ?? "" });
-    }
+    });
   }));
 
   router.post("/settings/project/:slug/delete", requireUser, guarded("delete_project", async (ctx, project, user) => {
     const form = await readForm(ctx);
-    try {
+    await settingsAction(ctx, project.slug, {}, async () => {
       if ((form.confirm ?? "").trim() !== project.slug) {
         throw new ValidationError({ message: `type the project's slug (${project.slug}) to delete it`, field: "confirm" });
       }
@@ -221,36 +208,40 @@ export function registerProjectRoutes(router: Router, deps: WebDeps, apiKeys: Ap
       deps.logger.info("project deleted", { project_id: project.id, slug: project.slug, by: user.id });
       ctx.status = 303;
       ctx.redirect("/settings/project");
-    } catch (err) {
-      await refused(ctx, project.slug, err);
-    }
+    });
   }));
+
+  /** A link that cannot be used (NotFound), or an invitation for another address (AuthError): a page that says so. */
+  const invitationRefused = (ctx: Context) => (r: Refusal) => {
+    const heading = r.kind === "AuthError" ? "Not your invitation" : "Invitation not valid";
+    render(ctx, "error.njk", { title: heading, heading, message: r.message }, r.status);
+  };
 
   // Accepting: anyone with the link sees what it is for; accepting needs the invited address's login.
   router.get("/invitations/:token", async (ctx) => {
     const token = ctx.params.token!;
-    try {
-      const { invitation, project } = await invitationOf(sql, token);
-      render(ctx, "invitation.njk", { title: `Join ${project.name}`, invitation, project, token, user: currentUser(ctx) ?? null, next: encodeURIComponent(ctx.path) });
-    } catch (err) {
-      if ((err as { _tag?: string })._tag !== "NotFound") throw err;
-      render(ctx, "error.njk", { title: "Invitation not valid", heading: "Invitation not valid", message: (err as Error).message }, 404);
-    }
+    await formAction({
+      refuses: ["NotFound"],
+      run: async () => {
+        const { invitation, project } = await invitationOf(sql, token);
+        render(ctx, "invitation.njk", { title: `Join ${project.name}`, invitation, project, token, user: currentUser(ctx) ?? null, next: encodeURIComponent(ctx.path) });
+      },
+      refused: invitationRefused(ctx),
+    });
   });
 
   router.post("/invitations/:token/accept", requireUser, async (ctx) => {
     const user = ctx.state.user as SessionUser;
-    try {
-      const project = await acceptInvitation(sql, ctx.params.token!, user);
-      await accessChanged(deps, apiKeys, { member: { userId: user.id, projectId: project.id } }); // a member's role may have changed
-      await switchProject(sql, user.id, project.slug);
-      deps.logger.info("invitation accepted", { project_id: project.id, user_id: user.id });
-      ctx.redirect(settingsOf(project.slug));
-    } catch (err) {
-      const e = err as { _tag?: string; message: string };
-      if (e._tag === "NotFound") return render(ctx, "error.njk", { title: "Invitation not valid", heading: "Invitation not valid", message: e.message }, 404);
-      if (e._tag === "AuthError") return render(ctx, "error.njk", { title: "Not your invitation", heading: "Not your invitation", message: e.message }, 403);
-      throw err;
-    }
+    await formAction({
+      refuses: ["NotFound", "AuthError"],
+      run: async () => {
+        const project = await acceptInvitation(sql, ctx.params.token!, user);
+        await accessChanged(deps, apiKeys, { member: { userId: user.id, projectId: project.id } }); // a member's role may have changed
+        await switchProject(sql, user.id, project.slug);
+        deps.logger.info("invitation accepted", { project_id: project.id, user_id: user.id });
+        ctx.redirect(settingsOf(project.slug));
+      },
+      refused: invitationRefused(ctx),
+    });
   });
 }

@@ -7,7 +7,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
 import type { SessionUser } from "../deps.js";
-import { readForm } from "../forms.js";
+import { formAction, readForm } from "../forms.js";
 import { render } from "../views.js";
 import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
@@ -49,16 +49,17 @@ export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiK
     const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
     const values = { name: form.name ?? "", expires: form.expires ?? "", expires_on: form.expires_on ?? "", scope: form.scope || "read+ingest" };
-    try {
-      const expiresAt = parseExpiry(values.expires_on || values.expires);
-      const created = await createApiKey(sql, user.id, values.name, expiresAt, { projectId: project.id, scope: values.scope as KeyScope });
-      deps.logger.info("api key created", { user_id: user.id, key_id: created.info.id });
-      await page(ctx, { created: { key: created.key, name: created.info.name, expires_at: created.info.expires_at } }, 201);
-    } catch (err) {
-      const e = err as { _tag?: string; field?: string; message: string };
-      if (e._tag !== "ValidationError") throw err;
-      await page(ctx, { values, errors: { [e.field === "expires" || e.field === "scope" ? e.field : "name"]: e.message } }, 422);
-    }
+    await formAction({
+      refuses: ["ValidationError"],
+      run: async () => {
+        const expiresAt = parseExpiry(values.expires_on || values.expires);
+        const created = await createApiKey(sql, user.id, values.name, expiresAt, { projectId: project.id, scope: values.scope as KeyScope });
+        deps.logger.info("api key created", { user_id: user.id, key_id: created.info.id });
+        await page(ctx, { created: { key: created.key, name: created.info.name, expires_at: created.info.expires_at } }, 201);
+      },
+      // The form has places for these three only; any other refusal shows by the name.
+      refused: (r) => page(ctx, { values, errors: { [r.field === "expires" || r.field === "scope" ? r.field : "name"]: r.message } }, r.status),
+    });
   });
 
   router.post("/settings/api-keys/:id/revoke", requireUser, inProject(deps, "manage_keys"), async (ctx) => {
@@ -66,12 +67,12 @@ export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiK
     const project = projectOfRequest(ctx);
     const id = Number(ctx.params.id);
     if (!Number.isSafeInteger(id) || id <= 0) return page(ctx, { flash: "No such API key." }, 404);
-    try {
-      await revokeApiKey(sql, project.id, id, user.id);
-    } catch (err) {
-      if ((err as { _tag?: string })._tag === "NotFound") return page(ctx, { flash: "No such API key." }, 404);
-      throw err;
-    }
+    const revoked = await formAction({
+      refuses: ["NotFound"],
+      run: () => revokeApiKey(sql, project.id, id, user.id),
+      refused: (r) => page(ctx, { flash: "No such API key." }, r.status),
+    });
+    if (!revoked) return;
     await accessChanged(deps, auth, { keyId: id });
     deps.logger.info("api key revoked", { user_id: user.id, key_id: id });
     ctx.redirect("/settings/api-keys");

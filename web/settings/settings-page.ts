@@ -12,11 +12,10 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { audit } from "../../stores/accounts/projects.js";
 import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
-import { readForm } from "../forms.js";
+import { formAction, readForm } from "../forms.js";
 import { renderPage, queryParam } from "../common/render.js";
 import { loadUserLlmSettings, saveUserLlmSettings, type UserLlmSettings } from "../../stores/user-settings.js";
 import { loadRetention, MAX_RETENTION_DAYS, parseRetentionDays, saveRetentionDays } from "../../stores/retention.js";
-import { ValidationError } from "../../core/errors.js";
 import { can } from "../../core/access/roles.js";
 import { PROVIDER_IDS } from "../../core/agents/contract.js";
 import { deleteProviderKey, listProviderKeys, parseProvider, providerKeyWrites, setProviderKey } from "../../stores/evaluation/provider-keys.js";
@@ -107,32 +106,36 @@ export function registerSettingsPage(router: Router, deps: WebDeps): void {
   router.post("/settings/retention", requireUser, inProject(deps, "manage_settings"), async (ctx: Context) => {
     const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
-    let days: number | null;
-    try {
-      days = parseRetentionDays(form.retention_days);
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      return page(ctx, { retention_value: form.retention_days ?? "", retention_error: err.message }, 422);
-    }
-    await saveRetentionDays(deps.ports.sql, project.id, days);
-    await audit(deps.ports.sql, project.id, (ctx.state.user as SessionUser).id, "settings.retention", "", { days });
-    ctx.status = 303;
-    ctx.redirect("/settings?retention=1");
+    await formAction({
+      refuses: ["ValidationError"],
+      run: async () => {
+        const days = parseRetentionDays(form.retention_days);
+        await saveRetentionDays(deps.ports.sql, project.id, days);
+        await audit(deps.ports.sql, project.id, (ctx.state.user as SessionUser).id, "settings.retention", "", { days });
+        ctx.status = 303;
+        ctx.redirect("/settings?retention=1");
+      },
+      refused: (r) => page(ctx, { retention_value: form.retention_days ?? "", retention_error: r.message }, r.status),
+    });
   });
 
   router.post("/settings/provider-keys", requireUser, inProject(deps, "manage_settings"), async (ctx: Context) => {
     const project = projectOfRequest(ctx);
     const form = await readForm(ctx);
-    try {
-      const provider = parseProvider(form.provider);
-      const saved = await setProviderKey(providerKeyWrites(deps.ports.sql, deps.sessionSecret), project.id, (ctx.state.user as SessionUser).id, provider, form);
-      ctx.status = 303;
-      ctx.redirect(`/settings?flash=${encodeURIComponent(`The project's ${provider} key (…${saved.key_hint}) is saved: its judges use it from the next call.`)}#provider-keys`);
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      const { api_key: _secret, ...kept } = form; // a refused key is not echoed back into the page
-      await page(ctx, { key_values: kept, key_errors: { [err.field ?? "api_key"]: err.message } }, 422);
-    }
+    await formAction({
+      refuses: ["ValidationError"],
+      field: "api_key",
+      run: async () => {
+        const provider = parseProvider(form.provider);
+        const saved = await setProviderKey(providerKeyWrites(deps.ports.sql, deps.sessionSecret), project.id, (ctx.state.user as SessionUser).id, provider, form);
+        ctx.status = 303;
+        ctx.redirect(`/settings?flash=${encodeURIComponent(`The project's ${provider} key (…${saved.key_hint}) is saved: its judges use it from the next call.`)}#provider-keys`);
+      },
+      refused: (r) => {
+        const { api_key: _secret, ...kept } = form; // a refused key is not echoed back into the page
+        return page(ctx, { key_values: kept, key_errors: { [r.field]: r.message } }, r.status);
+      },
+    });
   });
 
   router.post("/settings/provider-keys/:provider/delete", requireUser, inProject(deps, "manage_settings"), async (ctx: Context) => {
