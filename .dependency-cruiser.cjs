@@ -1,7 +1,7 @@
 /**
  * The layer rule of docs/ARCHITECTURE.md, checked by `npm test` (test/check-structure.mjs):
  *
- *   deploy → {web, pipeline, gateway, agents-service} → {plugins, otlp} → features {alerts, evaluation} → stores → core
+ *   deploy → {web, pipeline, gateway, agents-service} → {plugins, otlp} → features (FEATURES) → stores → core
  *
  * Imports point down only; a feature folder is entered through its index.ts only; features do not import each
  * other; no cycles. Tests (*.test.ts, test/,
@@ -9,7 +9,7 @@
  */
 const TESTS = "(\\.test\\.ts$|^test/|/testing/|^agents-service/test/|^clients/js/test/)";
 /** Feature folders: each one capability, entered through its index.ts (docs/ARCHITECTURE.md, Features). */
-const FEATURES = ["alerts", "evaluation"];
+const FEATURES = ["alerts", "evaluation", "human-input", "accounts", "dead-letters"];
 const SERVICES = "^(web|pipeline|gateway|agents-service)/";
 
 /** A rule forbidding imports from `from` (source files, not tests) to `to`. */

@@ -9,8 +9,7 @@ import type { PubSub } from "../core/ports/pubsub.js";
 import { AdminError } from "./admin-error.js";
 import type { Sql } from "../core/ports/sql.js";
 import { createApiKey, parseExpiry, type ApiKeyInfo } from "../stores/accounts/api-keys.js";
-import { removeMemberNow } from "../stores/accounts/member-removal.js";
-import { setMemberNow } from "../stores/accounts/member-role.js";
+import { removeMemberNow, setMemberNow } from "../accounts/index.js";
 import { createProject, findProjectBySlug, projectsOf, roleIn, allProjects, type Member, type Membership, type Project } from "../stores/accounts/projects.js";
 import { findUserByEmail, type User } from "../stores/accounts/users.js";
 

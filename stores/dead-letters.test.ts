@@ -13,7 +13,8 @@ import { createLogger } from "../core/logger.js";
 import { migratePostgres } from "../core/postgres/migrate.js";
 import { openPglite } from "../core/postgres/pglite.js";
 import type { Sql } from "../core/ports/sql.js";
-import { addDeadLetters, listDeadLetters, replayDeadLetters, type NewDeadLetter } from "./dead-letters.js";
+import { replayDeadLetters } from "../dead-letters/index.js";
+import { addDeadLetters, listDeadLetters, type NewDeadLetter } from "./dead-letters.js";
 
 let dir = "";
 let sql: Sql;

@@ -5,20 +5,12 @@
  * letter before it commits the batch, so a crash in between redelivers the batch and the same record is
  * dead-lettered again, which the dedup key folds into one row (attempts + 1).
  *
- * Replay puts a dead letter back into the event log, as the event it was, after the storable-value rules
- * (core/events/storable.ts) repaired what they can; the pipeline then stores it like any event (dedup by
- * event_id makes a second replay store nothing new). A dead-lettered OTLP export record (a pipeline of an older
- * version that did not know the record, during a rolling upgrade) goes back as the record it was.
+ * Replaying them (back into the event log) is dead-letters/, the feature; here are the rows it reads and marks.
  */
 import { createHash } from "node:crypto";
-import { exportRecordKey, isExportRecord } from "../core/events/export-record.js";
 import type { LoggedEvent } from "../core/events/schema.js";
-import { namesProject } from "../core/events/sender.js";
-import { encodeBatch } from "../core/events/wire.js";
-import { makeStorable, repairString } from "../core/events/storable.js";
-import type { EventLog } from "../core/ports/event-log.js";
+import { repairString } from "../core/events/storable.js";
 import type { Sql } from "../core/ports/sql.js";
-import { appendEvents } from "../core/log/events.js";
 
 /** Longest error text kept per dead letter. */
 const MAX_ERROR_CHARS = 2_000;
@@ -196,66 +188,25 @@ export async function purgeDeadLetters(sql: Sql, f: DeadLetterFilter = {}): Prom
   return rows.length;
 }
 
-export interface ReplayResult {
-  /** Appended to the event log again. */
-  readonly replayed: number;
-  /** Left as they are: records that are not an event, or that were not kept (nothing to replay). */
-  readonly skipped: { id: number; reason: string }[];
+export interface PendingRecord {
+  readonly id: number;
+  /** The record as the log held it; empty when it was not kept. */
+  readonly raw: Buffer;
+  /** The record was not kept (raw_dropped): there is nothing to replay. */
+  readonly dropped: boolean;
 }
 
-/**
- * Appends pending dead letters back to the event log (in the order they failed), then marks them replayed.
- * Identifiers are repaired too here, not refused: the operator chose to replay, and the event's other fields
- * would otherwise be lost. A replay that fails again comes back as a pending dead letter.
- */
-export async function replayDeadLetters(sql: Sql, log: Pick<EventLog, "append">, f: DeadLetterFilter = {}): Promise<ReplayResult> {
+/** The records of the pending dead letters `f` selects, in the order they were first dead-lettered. */
+export async function pendingRecords(sql: Sql, f: DeadLetterFilter = {}): Promise<PendingRecord[]> {
   const params: unknown[] = [];
   const rows = await sql.query<{ id: string | number; raw_hex: string; raw_dropped: boolean }>(
     `SELECT id, encode(raw, 'hex') AS raw_hex, raw_dropped FROM dead_letters ${where({ ...f, includeReplayed: false }, params)} ORDER BY id`,
     params,
   );
-  const skipped: { id: number; reason: string }[] = [];
-  // What goes back, in the order it failed: runs of events, and export records one by one.
-  const appends: (LoggedEvent[] | { readonly raw: Uint8Array; readonly key: string })[] = [];
-  const ids: number[] = [];
-  for (const r of rows) {
-    const id = Number(r.id);
-    if (r.raw_dropped) {
-      skipped.push({ id, reason: "its record was not kept (the tenant's dead letters were at RUNWATCH_DEAD_LETTER_MAX_BYTES)" });
-      continue;
-    }
-    try {
-      const raw = Buffer.from(r.raw_hex, "hex");
-      const record = JSON.parse(utf8.decode(raw)) as unknown;
-      if (isExportRecord(record)) {
-        appends.push({ raw, key: exportRecordKey(record.project_id) });
-      } else {
-        const event = record as LoggedEvent;
-        if (typeof event !== "object" || event === null || typeof event.event_id !== "string" || typeof event.user_id !== "number" ||
-          !namesProject(event as { project_id?: unknown; user_id?: unknown })) {
-          throw new Error("the record is not a Runwatch event");
-        }
-        let run = appends[appends.length - 1];
-        if (!Array.isArray(run) || run.length >= 500) appends.push((run = []));
-        run.push(makeStorable(event, { identifiers: new Set() }));
-      }
-      ids.push(id);
-    } catch (err) {
-      skipped.push({ id, reason: (err as Error).message });
-    }
-  }
-  if (ids.length === 0) return { replayed: 0, skipped };
-  // Marked first: the pipeline may fail the replayed event again before this call returns, and its new
-  // failure (which clears replayed_at) must win over this mark.
-  await sql.query(`UPDATE dead_letters SET replayed_at = now() WHERE id = ANY($1::bigint[])`, [ids]);
-  try {
-    for (const a of appends) {
-      if (Array.isArray(a)) await appendEvents(log, a);
-      else await log.append({ ...encodeBatch([a.raw]), keys: [a.key] });
-    }
-  } catch (err) {
-    await sql.query(`UPDATE dead_letters SET replayed_at = NULL WHERE id = ANY($1::bigint[])`, [ids]).catch(() => {});
-    throw err;
-  }
-  return { replayed: ids.length, skipped };
+  return rows.map((r) => ({ id: Number(r.id), raw: Buffer.from(r.raw_hex, "hex"), dropped: Boolean(r.raw_dropped) }));
+}
+
+/** Marks dead letters replayed (they leave the pending ones), or, with `replayed` false, pending again. */
+export async function markReplayed(sql: Sql, ids: readonly number[], replayed = true): Promise<void> {
+  await sql.query(`UPDATE dead_letters SET replayed_at = ${replayed ? "now()" : "NULL"} WHERE id = ANY($1::bigint[])`, [ids]);
 }

@@ -1,6 +1,6 @@
 import type { TriggerRegistry } from "../alerts/index.js";
 import type { User } from "../stores/accounts/users.js";
-import type { HumanInputDeps } from "../stores/human-input.js";
+import type { HumanInputDeps } from "../human-input/index.js";
 import type { Ports } from "../core/runtime.js";
 import type { EventStore } from "../core/ports/event-store.js";
 import type { Logger } from "../core/logger.js";
@@ -34,7 +34,7 @@ export interface WebDeps {
 /** The logged-in user, set on ctx.state.user by web/auth/session.ts requireUser. */
 export type SessionUser = User;
 
-/** The stores' view of these deps for answering human input (stores/human-input.ts). */
+/** What the human-input feature uses of these deps (human-input/deps.ts). */
 export const humanInputDeps = (d: WebDeps): HumanInputDeps => ({
   sql: d.ports.sql, clickhouse: d.ports.clickhouse, pubsub: d.ports.pubsub, events: d.events, logger: d.logger,
 });

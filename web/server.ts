@@ -17,7 +17,7 @@ import type { WebDeps } from "./deps.js";
 import { watchPipelineHealth } from "./health.js";
 import { watchJobReports } from "./job-reports.js";
 import { createThrottles } from "./middleware/throttles.js";
-import { ACCESS_CHANGED_CHANNEL, parseAccessChange } from "../stores/accounts/access-changes.js";
+import { ACCESS_CHANGED_CHANNEL, parseAccessChange } from "../accounts/index.js";
 
 export interface WebServer {
   readonly url: string;
@@ -51,7 +51,7 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
   const jobs = await watchJobReports(ports.pubsub, logger);
   const deps: WebDeps = { ports, events: createEventStore(ports.clickhouse), heavyReads: new HeavyReads(), logger, sessionSecret, batchDecoder, health, jobs, throttles: createThrottles(ports.limiter, config), triggers: await loadTriggers(config, opts.triggers) };
   const app = createWebApp(deps);
-  // What changes a key's access is announced by whichever process made the change (stores/accounts/access-changes.ts).
+  // What changes a key's access is announced by whichever process made the change (accounts/access-changes.ts).
   const unsubscribeAccess = await ports.pubsub.subscribePrefix(ACCESS_CHANGED_CHANNEL, (_channel, message) => {
     const change = parseAccessChange(message);
     if (change) app.apiKeys.forget(change);

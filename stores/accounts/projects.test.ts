@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey, newApiKey } from "../../core/ids.js";
 import { memberRevocation, REALTIME_REVOKE_CHANNEL } from "../../core/tokens.js";
-import { ACCESS_CHANGED_CHANNEL } from "./access-changes.js";
+import { ACCESS_CHANGED_CHANNEL, removeMemberNow, setMemberNow } from "../../accounts/index.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { migratePostgres } from "../../core/postgres/migrate.js";
 import { openPg } from "../../core/postgres/pg.js";
@@ -21,8 +21,6 @@ import { createApiKey, findActiveKeyByHash, listApiKeys, revokeApiKey } from "./
 import { auditLog, createProject, membersOf, projectsOf, removeMember, roleIn, setMember, slugStem } from "./projects.js";
 import { signInWithIdentity, UNVERIFIED_ACCOUNT } from "./identities.js";
 import { acceptInvitation, createInvitation, invitationOf } from "./invitations.js";
-import { removeMemberNow } from "./member-removal.js";
-import { setMemberNow } from "./member-role.js";
 import { allUsers, isInstanceAdmin, setUserDisabled } from "./instance-admin.js";
 import { checkCredentials, createUser } from "./users.js";
 

@@ -7,9 +7,7 @@
  *   POST /api/runs/{sdk_run_id}/input {response, responded_by?, request_event_id?} → 201 the answer
  *        (answers from outside the dashboard: a chat bot, a script); 409 when already answered.
  *
- * A long-poll registers its listener before reading, then sleeps until notified (in-process, or through
- * PubSub from another web process), re-checking at most every FALLBACK_CHECK_MS in case a notification
- * was lost: no tight polling of the stores.
+ * The waiting (a long poll woken by the answer, on this process or another) is human-input/wait.ts.
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
@@ -20,11 +18,10 @@ import { readAuthorizer } from "../api/read-api.js";
 import { readJsonBody } from "../json-body.js";
 import { findUserById } from "../../stores/accounts/users.js";
 import { registerHumanInputPage } from "./human-input-page.js";
-import { answerQuestion, inputNotifier, pendingAnswer, type AnswerInput, type HumanAnswer } from "../../stores/human-input.js";
+import { answerQuestion, waitForAnswer, type AnswerInput } from "../../human-input/index.js";
+import type { HumanAnswer } from "../../stores/human-input.js";
 
 export const MAX_WAIT_SECONDS = 30;
-/** A waiting poll re-reads the stores at least this often, even without a notification. */
-export const FALLBACK_CHECK_MS = 5_000;
 const BODY_LIMIT = 64 * 1024;
 
 export const answerJson = (a: HumanAnswer) => ({
@@ -58,26 +55,14 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
     if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(sdkRunId)} not found` });
     ctx.set("Cache-Control", "no-store");
 
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    ctx.req.once("close", onClose);
     let answer: HumanAnswer | undefined;
-    if (wait === 0) {
-      answer = await pendingAnswer(deps.ports, run);
-    } else {
-      const deadline = Date.now() + wait * 1000;
-      const gone = new AbortController();
-      const onClose = () => gone.abort();
-      ctx.req.once("close", onClose);
-      const listener = await inputNotifier(deps.ports.pubsub, deps.logger).listen(p.projectId, sdkRunId);
-      try {
-        for (;;) {
-          answer = await pendingAnswer(deps.ports, run);
-          const left = deadline - Date.now();
-          if (answer || left <= 0 || gone.signal.aborted) break;
-          await listener.wait(Math.min(left, FALLBACK_CHECK_MS), gone.signal);
-        }
-      } finally {
-        listener.dispose();
-        ctx.req.off("close", onClose);
-      }
+    try {
+      answer = await waitForAnswer(humanInputDeps(deps), run, wait * 1000, gone.signal);
+    } finally {
+      ctx.req.off("close", onClose);
     }
     if (!answer) {
       ctx.status = 204;

@@ -16,7 +16,8 @@ import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
 import { NotFound } from "../../core/errors.js";
-import { answerQuestion, findAnswer, latestRequest, type HumanAnswer, type HumanRequest } from "../../stores/human-input.js";
+import { answerQuestion } from "../../human-input/index.js";
+import { findAnswer, latestRequest, type HumanAnswer, type HumanRequest } from "../../stores/human-input.js";
 import { renderFragment } from "../common/render.js";
 
 export interface HumanInputView {

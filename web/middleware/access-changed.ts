@@ -1,9 +1,8 @@
 /**
- * After a change to what API keys may do (stores/accounts/access-changes.ts), made by a route of this process: the
+ * After a change to what API keys may do (accounts/access-changes.ts), made by a route of this process: the
  * keys it covers are forgotten here at once, and the other web processes are told.
  */
-import type { AccessChange } from "../../stores/accounts/access-changes.js";
-import { announceAccessChange } from "../../stores/accounts/access-changes.js";
+import { announceAccessChange, type AccessChange } from "../../accounts/index.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "./api-key-auth.js";
 

@@ -7,13 +7,13 @@
  * request against the cached expires_at. A principal carries its creator's role in the key's project, so a route
  * checks the role without a query: whatever changes what a key may do (a revocation, a member's new role or removal,
  * a deleted project, a disabled user) is forgotten at once in the process that made it, and in the others when its
- * announcement arrives (stores/accounts/access-changes.ts; at the latest when the TTL ends).
+ * announcement arrives (accounts/access-changes.ts; at the latest when the TTL ends).
  */
 import { AuthError, Unavailable } from "../../core/errors.js";
 import { hashApiKey, isApiKeyShape } from "../../core/ids.js";
 import type { Logger } from "../../core/logger.js";
 import type { Sql } from "../../core/ports/sql.js";
-import type { AccessChange } from "../../stores/accounts/access-changes.js";
+import type { AccessChange } from "../../accounts/index.js";
 import { findActiveKeyByHash, touchKey, type KeyPrincipal } from "../../stores/accounts/api-keys.js";
 
 export type { KeyPrincipal };

@@ -1,8 +1,8 @@
 /** The long-poll notifier: wakes local listeners, and listeners of another process through PubSub. */
 import { describe, expect, it } from "vitest";
-import { memoryPubSub } from "../../core/pubsub/memory.js";
-import { createLogger } from "../../core/logger.js";
-import { createInputNotifier } from "../../stores/human-input.js";
+import { memoryPubSub } from "../core/pubsub/memory.js";
+import { createLogger } from "../core/logger.js";
+import { createInputNotifier } from "./notifier.js";
 
 const logger = createLogger("error");
 

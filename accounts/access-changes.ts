@@ -5,7 +5,7 @@
  * ACCESS_CHANGED_CHANNEL so that every web process forgets the keys it covers at once, not when its cache expires.
  * The process that made the change forgets them itself too: over Redis its own message comes back later.
  */
-import type { PubSub } from "../../core/ports/pubsub.js";
+import type { PubSub } from "../core/ports/pubsub.js";
 
 export const ACCESS_CHANGED_CHANNEL = "access.changed";
 
