@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { loadConfig, type Config } from "../core/config.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { openPorts, type Ports } from "../core/runtime.js";
+import { appliedMigrations } from "../core/postgres/migrate.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { admin, reachServer, withLocalPorts } from "./admin-client.js";
 import { resolveSessionSecret } from "../core/secrets.js";
@@ -308,8 +309,7 @@ export async function main(argv: string[]): Promise<number> {
       await start(config, values.role, logger);
       return -1; // keep running until a signal
     case "migrate": {
-      const applied = await withLocalPorts(config, ["sql", "clickhouse"], (ports) =>
-        ports.sql.query<{ version: number; name: string }>("SELECT version, name FROM schema_migrations ORDER BY version"));
+      const applied = await withLocalPorts(config, ["sql", "clickhouse"], (ports) => appliedMigrations(ports.sql));
       out(`Schemas are up to date (Postgres migrations: ${applied.map((m) => m.version).join(", ") || "none"}; ClickHouse migrated).`);
       return 0;
     }

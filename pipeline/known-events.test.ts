@@ -19,10 +19,10 @@ describe("the part processor with known events (chDB)", () => {
     await h?.close();
   });
 
-  /** Sql that counts the agents' run-start transactions (plugins/cost-aggregation.ts). */
+  /** Sql that counts the agents' run-start transactions (stores/agent-run-starts.ts). */
   const countingRuns = (sql: Sql) => {
     const counts = { agentRunStarts: 0 };
-    return { counts, sql: { ...sql, run: ((procedure, args) => (counts.agentRunStarts += procedure.name === "plugins.count-agent-runs" ? 1 : 0, sql.run(procedure, args))) as Sql["run"] } };
+    return { counts, sql: { ...sql, run: ((procedure, args) => (counts.agentRunStarts += procedure.name === "stores.count-agent-runs" ? 1 : 0, sql.run(procedure, args))) as Sql["run"] } };
   };
 
   it("finds the resent events of a run spread over parts without asking storage, and counts the run and its agent once", async () => {

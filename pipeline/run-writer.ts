@@ -19,7 +19,7 @@ import type { RunRecord } from "../core/events/run.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { PipelineCounters } from "./counters.js";
 import type { RunEntry } from "./run-state.js";
-import { countStoredEvents, sumStoredLlmCalls } from "./stored-events.js";
+import { countStoredEvents, sumStoredLlmCalls } from "../stores/runs/stored-events.js";
 
 /** A cost row is written again at least this often, so a row lost behind the cache's back (retention) comes back. */
 const COST_ROW_REFRESH_MS = 3_600_000;

@@ -18,7 +18,8 @@ import { runIdFor, uuidv7 } from "../core/ids.js";
 import { PipelineCounters } from "./counters.js";
 import { DuplicateIndex } from "./duplicate-index.js";
 import { RunState } from "./run-state.js";
-import { findRunsWithEvents, findStoredEvents, senderRun } from "./stored-events.js";
+import { findRunsWithEvents, senderRun } from "../stores/runs/stored-events.js";
+import { findStoredEvents } from "./stored-events.js";
 
 let dir = "";
 let ch: ClickHouse;

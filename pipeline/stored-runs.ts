@@ -16,6 +16,7 @@
  */
 import type { Logger } from "../core/logger.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
+import { countRunRows, storedRunIdSlice } from "../stores/runs/stored-run-ids.js";
 import { RunIdFilter } from "./run-id-filter.js";
 
 /** Distinct run ids asked for per query: bounds the rows a query answers with (~40 bytes each, as JSON). */
@@ -101,19 +102,11 @@ export class StoredRuns {
   private async readOnce(generation: number): Promise<void> {
     const filter = this.filter;
     const started = performance.now();
-    const [{ runs }] = await this.ch.query<{ runs: string | number }>("SELECT count() AS runs FROM agent_runs");
-    const slices = Math.max(1, Math.ceil(Number(runs) / this.runsPerSlice));
+    const slices = Math.max(1, Math.ceil((await countRunRows(this.ch)) / this.runsPerSlice));
     for (let slice = 0; slice < slices; slice++) {
       if (generation !== this.generation) return;
       const t = performance.now();
-      // Both tables: a crash between storing a part's events and its runs' rows leaves events without a run row.
-      const rows = await this.ch.query<{ r: string }>(
-        `SELECT DISTINCT toString(run_id) AS r FROM (
-           SELECT run_id FROM agent_runs WHERE cityHash64(run_id) % {slices:UInt32} = {slice:UInt32}
-           UNION ALL
-           SELECT run_id FROM agent_events WHERE cityHash64(run_id) % {slices:UInt32} = {slice:UInt32})`,
-        { slices, slice },
-      );
+      const rows = await storedRunIdSlice(this.ch, slices, slice);
       if (generation !== this.generation) return;
       // Ids it holds already are not added twice: a re-read after a rebalance must not grow the filter.
       for (const row of rows) this.hold(row.r);

@@ -10,6 +10,7 @@
  */
 import type { RunRecord } from "../core/events/run.js";
 import { toChTime } from "../stores/runs/event-store.js";
+import { insertLlmCallRows } from "../stores/llm-calls.js";
 import { isoOfMs, msOfIso } from "../core/events/iso-time.js";
 import { runKeyOfEvent } from "../core/events/run-key.js";
 import { errorOf, isLlmCallEnd } from "../core/events/spans.js";
@@ -125,7 +126,7 @@ export const llmCalls = (): Plugin => {
         const draft = part.runs.get(runKeyOfEvent(e));
         if (draft) rows.push(llmCallRow(e, draft.run));
       }
-      if (rows.length > 0 && ctx) await ctx.clickhouse.insert("llm_calls", rows);
+      if (rows.length > 0 && ctx) await insertLlmCallRows(ctx.clickhouse, rows);
     },
   };
 };

@@ -13,8 +13,8 @@
  *
  * Delivery is at-least-once: after a crash or a failed hook the same part is processed again (storage dedups on
  * event_id). So afterEventsStored and afterCommit side effects must be idempotent or tolerate a repeat (a repeated
- * broadcast is harmless; a counter needs a dedup key, see cost-aggregation.ts). A hook that throws fails the part,
- * which is retried; it is never skipped. Keep onEvent synchronous and cheap: no I/O per event.
+ * broadcast is harmless; a counter needs a dedup key, see stores/agent-run-starts.ts). A hook that throws fails the
+ * part, which is retried; it is never skipped. Keep onEvent synchronous and cheap: no I/O per event.
  *
  * See plugins/README.md for a walk-through and plugins/examples/ for a complete plugin with its test.
  */

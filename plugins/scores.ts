@@ -8,7 +8,7 @@
  */
 import { Either } from "effect";
 import { eventIdFor } from "../core/ids.js";
-import { MAX_SCORES_PER_EVENT, parseScore, scoreRow } from "../stores/scores.js";
+import { insertScoreRows, MAX_SCORES_PER_EVENT, parseScore, scoreRow } from "../stores/scores.js";
 import type { Plugin, PluginContext } from "./plugin.js";
 
 export const scores = (): Plugin => {
@@ -36,7 +36,7 @@ export const scores = (): Plugin => {
           rows.push(scoreRow(run, parsed.right, eventIdFor(`score:${e.event_id}:${i}`, Date.parse(e.occurred_at)), e.occurred_at));
         });
       }
-      if (rows.length > 0) await ctx.clickhouse.insert("scores", rows);
+      if (rows.length > 0) await insertScoreRows(ctx.clickhouse, rows);
     },
   };
 };

@@ -30,3 +30,7 @@ export async function migratePostgres(sql: Sql, dir: string = MIGRATIONS_DIR): P
     return applied;
   });
 }
+
+/** The migrations recorded as applied, in version order. */
+export const appliedMigrations = (sql: Sql): Promise<{ version: number; name: string }[]> =>
+  sql.query<{ version: number; name: string }>("SELECT version, name FROM schema_migrations ORDER BY version");

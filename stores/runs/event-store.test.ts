@@ -155,7 +155,7 @@ for (const target of [chdbTarget(), serverTarget()]) {
       await store.insertEvents([e]);
       const loaded = await store.loadRuns([{ project_id: u, external_id: "stored-run" }, ...Array.from({ length: 499 }, (_, i) => ({ project_id: u, external_id: `absent-${i}` }))]);
       expect(loaded.map((r) => r.external_id)).toEqual(["stored-run"]);
-      // The look-up pipeline/stored-events.ts findRunsWithEvents makes.
+      // The look-up stores/runs/stored-events.ts findRunsWithEvents makes.
       const withEvents = await ch.query<{ rid: string }>(
         "SELECT DISTINCT toString(run_id) AS rid FROM agent_events WHERE user_id IN {users:Array(UInt64)} AND run_id IN {runs:Array(UUID)}",
         { users: [u], runs: [e.run_id, runIdFor(u, "absent")] },

@@ -23,7 +23,7 @@ import {
   type AgentFields, type AgentSummary,
 } from "../../stores/agent-registry.js";
 import { agentMonthSpend } from "../../stores/runs/costs.js";
-import { agentRunStats, type AgentRunStats } from "../runs/run-stats.js";
+import { agentRunStats, type AgentRunStats } from "../../stores/runs/run-stats.js";
 import { averageScores, type ScoreAverage } from "../../stores/scores.js";
 import { activateThroughGate } from "../../stores/activation-gate.js";
 import { can } from "../../core/access/roles.js";

@@ -16,7 +16,7 @@ import { inProject, projectOfRequest } from "../auth/project.js";
 import { queryParam, renderFragment, renderPage } from "../common/render.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
 import { listQueues } from "../../stores/evaluation/annotation-queues.js";
-import { agentNames, statusCounts } from "./run-stats.js";
+import { agentNames, statusCounts } from "../../stores/runs/run-stats.js";
 import { deadLetterCount } from "../admin/dead-letters-page.js";
 import { scoreNames } from "../../stores/scores.js";
 

@@ -13,7 +13,7 @@ import { inProject, projectOfRequest } from "../auth/project.js";
 import { ValidationError } from "../../core/errors.js";
 import { getSession, listSessions, turnContents } from "../../stores/runs/agent-sessions.js";
 import { queryParam, renderFragment, renderPage } from "../common/render.js";
-import { agentNames } from "./run-stats.js";
+import { agentNames } from "../../stores/runs/run-stats.js";
 
 export function registerSessionsPage(router: Router, deps: WebDeps): void {
   router.get("/sessions", requireUser, inProject(deps, "read"), async (ctx: Context) => {

@@ -2,8 +2,7 @@
  * Aggregates over agent_runs for the dashboard and agents pages (ClickHouse SQL, shared by chDB and a
  * server). Each query reads one project's rows (the project_id minmax index skips the others'), and FINAL folds run
  * versions so each run counts once. They count the project's production runs: the LLM judge's own runs are left out
- * (core/events/judge-runs.ts; /costs shows their spend as evaluation spend). Candidates for core/clickhouse/ once
- * another component needs them.
+ * (core/events/judge-runs.ts; /costs shows their spend as evaluation spend).
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { RunStatus } from "../../core/events/schema.js";
