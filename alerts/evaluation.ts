@@ -27,13 +27,11 @@ import { loadNotificationSettings } from "./settings.js";
 import { decodeTriggerConfig, type TriggerDefinition } from "./triggers/define.js";
 import { leaseHolder, takeLease } from "../core/postgres/lease.js";
 import { ProjectCache, projectIdOf } from "../core/project-cache.js";
+import { pruneFirings } from "../stores/alerts/notifications.js";
+import { enabledRulesOf, enabledRulesOfTypes, type EnabledRuleRow } from "../stores/alerts/rules.js";
 
 const RULES_TTL_MS = 5_000;
 const PRUNE_EVERY_MS = 3_600_000;
-
-type RawRule = Omit<AlertRule, "id" | "project_id" | "config"> & { id: string | number; project_id: string | number; config: unknown };
-
-const RULE_COLUMNS = "id, project_id, name, trigger_type, channel, target, config";
 
 export interface AlertEvaluationOptions {
   readonly triggers: TriggerRegistry;
@@ -65,32 +63,25 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
   const holder = leaseHolder();
   const warned = new Set<number>();
 
-  /** Raw rows → rules with decoded configs; rules whose config no longer decodes are skipped (logged once). */
-  function decodeRules(rows: RawRule[]): AlertRule[] {
+  /** Rows → rules with decoded configs; rules whose config no longer decodes are skipped (logged once). */
+  function decodeRules(rows: EnabledRuleRow[]): AlertRule[] {
     const out: AlertRule[] = [];
     for (const r of rows) {
-      const id = Number(r.id);
       const trigger = registry.get(r.trigger_type);
-      const raw = typeof r.config === "string" ? JSON.parse(r.config) : r.config;
-      const config = trigger ? Either.getOrUndefined(decodeTriggerConfig(trigger, raw)) : undefined;
+      const config = trigger ? Either.getOrUndefined(decodeTriggerConfig(trigger, r.config)) : undefined;
       if (!config) {
-        if (!warned.has(id)) ctx?.logger.warn("alert rule skipped: its config is invalid", { rule_id: id, trigger_type: r.trigger_type });
-        warned.add(id);
+        if (!warned.has(r.id)) ctx?.logger.warn("alert rule skipped: its config is invalid", { rule_id: r.id, trigger_type: r.trigger_type });
+        warned.add(r.id);
         continue;
       }
-      out.push({ id, project_id: Number(r.project_id), name: r.name, trigger_type: r.trigger_type, channel: r.channel, target: r.target, config });
+      out.push({ id: r.id, project_id: r.project_id, name: r.name, trigger_type: r.trigger_type, channel: r.channel, target: r.target, config });
     }
     return out;
   }
 
   function rulesOf(projectIds: number[], types: string[]): Promise<Map<number, AlertRule[]>> {
     return cache.getMany(projectIds, async (missing) => {
-      const rows = await ctx!.sql.query<RawRule>(
-        `SELECT ${RULE_COLUMNS} FROM alert_rules
-         WHERE enabled AND project_id = ANY($1::bigint[]) AND trigger_type = ANY($2::text[])
-         ORDER BY id`,
-        [missing, types],
-      );
+      const rows = await enabledRulesOf(ctx!.sql, missing, types);
       const out = new Map<number, AlertRule[]>(missing.map((u) => [u, []]));
       for (const rule of decodeRules(rows)) out.get(rule.project_id)!.push(rule);
       return out;
@@ -103,11 +94,7 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
     const types = registry.sweepTypes();
     if (types.length === 0) return;
     if (!(await takeLease(c.sql, "alert_sweep_lease", holder, (intervalMs * 0.8) / 1000))) return;
-    const rows = await c.sql.query<RawRule>(
-      `SELECT ${RULE_COLUMNS} FROM alert_rules WHERE enabled AND trigger_type = ANY($1::text[]) ORDER BY id`,
-      [types],
-    );
-    const rules = decodeRules(rows);
+    const rules = decodeRules(await enabledRulesOfTypes(c.sql, types));
     const now = new Date();
     const firings: AlertFiring[] = [];
     for (const type of types) {
@@ -120,7 +107,7 @@ export function createAlertEvaluation(opts: AlertEvaluationOptions): AlertEvalua
     if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
       lastPrune = Date.now();
       // Firing keys older than any trigger's look-back can go; the jobs (history) stay.
-      await c.sql.query(`DELETE FROM alert_firings WHERE fired_at < now() - interval '30 days'`);
+      await pruneFirings(c.sql);
     }
   }
 

@@ -3,11 +3,12 @@
  *
  *   triggers/     what can fire: defineTrigger + the built-ins; a registry per process (registry.ts)
  *   evaluation    rules checked on each stored batch and on a timer (driven by plugins/alert-evaluation.ts)
- *   rules         the alert_rules store and its form validation
+ *   rules         the /alerts form's validation and the rule writes
  *   queue         firings → durable notification jobs (dedupe, cooldown), the same in both modes
  *   delivery/     the worker and its channels (email, Slack, webhook, dashboard)
  *
- * Layering: alerts imports core only; plugins, web and deploy import alerts through this file.
+ * Layering: alerts imports core and its data access, stores/alerts/ (every query it makes); plugins, web and deploy
+ * import alerts through this file.
  */
 export type { AlertCheck, AlertContext, AlertDispatcher, AlertEvaluator, AlertFiring, AlertRule } from "./model.js";
 export { defineTrigger, decodeTriggerConfig, agentMatches, runLabel, usd, type ConfigField, type TriggerDefinition } from "./triggers/define.js";

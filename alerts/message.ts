@@ -1,5 +1,5 @@
 /** How a notification reads, shared by the channels: subject line, plain text, HTML (escaped), webhook body. */
-import type { NotificationJob } from "./jobs.js";
+import type { NotificationJob } from "../stores/alerts/jobs.js";
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 

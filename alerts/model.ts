@@ -58,12 +58,5 @@ export interface AlertEvaluator {
 /** Where firings go: the durable queue (alerts/dispatch.ts enqueueNotifications) or a live-only publish. */
 export type AlertDispatcher = (firings: readonly AlertFiring[], ctx: AlertContext) => Promise<void>;
 
-/** A rule as the /alerts form gives it (alert_rules columns a user sets). */
-export interface RuleInput {
-  name: string;
-  trigger_type: string;
-  channel: string;
-  target: string;
-  config: Record<string, unknown>;
-  enabled: boolean;
-}
+/** A rule as the /alerts form gives it: its row lives in stores/alerts/rules.ts. */
+export type { RuleInput } from "../stores/alerts/rules.js";

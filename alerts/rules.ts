@@ -1,12 +1,12 @@
 /**
- * Alert rules (Postgres alert_rules): validation of the /alerts form and the queries behind it. Every
- * change is announced with publishRulesChanged so pipelines reload the user's rules at once.
+ * Alert rules: validation of the /alerts form, and the writes behind it (the rows live in stores/alerts/rules.ts).
+ * Every change is announced with publishRulesChanged so pipelines reload the user's rules at once.
  */
 import { Either } from "effect";
 import type { PubSub } from "../core/ports/pubsub.js";
 import type { Sql } from "../core/ports/sql.js";
+import { insertRule, setRuleSecret, updateRuleRow, type RuleInput } from "../stores/alerts/rules.js";
 import { channelByName, CHANNELS } from "./delivery/channels/index.js";
-import type { RuleInput } from "./model.js";
 import type { TriggerRegistry } from "./registry.js";
 import type { NotificationSettings } from "./settings.js";
 import { newRuleSecret } from "./signature.js";
@@ -19,21 +19,7 @@ export const RULES_CHANGED_CHANNEL = "alerts.rules";
 export const publishRulesChanged = (pubsub: PubSub, projectId: number): Promise<void> =>
   pubsub.publish(RULES_CHANGED_CHANNEL, String(projectId));
 
-export type { RuleInput };
-
-export const MAX_RULES = 500;
-
-
-export interface StoredRule extends RuleInput {
-  id: number;
-  project_id: number;
-  secret: string;
-  created_at: string;
-  updated_at: string;
-  last_sent_at: string | null;
-  suppressed: number;
-  suppressed_total: number;
-}
+export { MAX_RULES, deleteRule, getRule, listRules, setRuleEnabled, type RuleInput, type StoredRule } from "../stores/alerts/rules.js";
 
 export type FieldErrors = Record<string, string>;
 
@@ -88,68 +74,14 @@ export async function parseRuleForm(
   return { ok: true, value: { name, trigger_type: trigger!.type, channel: channel!.name, target, config, enabled: form.enabled === "on" || form.enabled === "true" } };
 }
 
-const decode = (r: Record<string, unknown>): StoredRule => ({
-  id: Number(r.id),
-  project_id: Number(r.project_id),
-  name: String(r.name),
-  trigger_type: String(r.trigger_type),
-  channel: String(r.channel),
-  target: String(r.target),
-  config: (typeof r.config === "string" ? JSON.parse(r.config) : r.config) as Record<string, unknown>,
-  enabled: Boolean(r.enabled),
-  secret: String(r.secret ?? ""),
-  created_at: new Date(r.created_at as string).toISOString(),
-  updated_at: new Date(r.updated_at as string).toISOString(),
-  last_sent_at: r.last_sent_at ? new Date(r.last_sent_at as string).toISOString() : null,
-  suppressed: Number(r.suppressed ?? 0),
-  suppressed_total: Number(r.suppressed_total ?? 0),
-});
+/** A new rule, with a fresh signing secret; "limit" when the project already has MAX_RULES. */
+export const createRule = (sql: Sql, projectId: number, input: RuleInput): Promise<number | "limit"> =>
+  insertRule(sql, projectId, input, newRuleSecret());
 
-const SELECT = `SELECT r.*, s.last_sent_at, s.suppressed, s.suppressed_total
-  FROM alert_rules r LEFT JOIN alert_rule_state s ON s.rule_id = r.id`;
+/** Rewrites a rule; one made before rules had secrets is given one. */
+export const updateRule = (sql: Sql, projectId: number, id: number, input: RuleInput): Promise<boolean> =>
+  updateRuleRow(sql, projectId, id, input, newRuleSecret());
 
-export async function listRules(sql: Sql, projectId: number): Promise<StoredRule[]> {
-  const rows = await sql.query<Record<string, unknown>>(`${SELECT} WHERE r.project_id = $1 ORDER BY r.name, r.id LIMIT $2`, [projectId, MAX_RULES]);
-  return rows.map(decode);
-}
-
-export async function getRule(sql: Sql, projectId: number, id: number): Promise<StoredRule | undefined> {
-  const [row] = await sql.query<Record<string, unknown>>(`${SELECT} WHERE r.project_id = $1 AND r.id = $2`, [projectId, id]);
-  return row ? decode(row) : undefined;
-}
-
-export async function createRule(sql: Sql, projectId: number, input: RuleInput): Promise<number | "limit"> {
-  const [count] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM alert_rules WHERE project_id = $1`, [projectId]);
-  if (Number(count?.n ?? 0) >= MAX_RULES) return "limit";
-  const [row] = await sql.query<{ id: number }>(
-    `INSERT INTO alert_rules (project_id, name, trigger_type, channel, target, config, enabled, secret)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-    [projectId, input.name, input.trigger_type, input.channel, input.target, JSON.stringify(input.config), input.enabled, newRuleSecret()],
-  );
-  return Number(row!.id);
-}
-
-export async function updateRule(sql: Sql, projectId: number, id: number, input: RuleInput): Promise<boolean> {
-  const rows = await sql.query(
-    `UPDATE alert_rules SET name = $3, trigger_type = $4, channel = $5, target = $6, config = $7, enabled = $8, updated_at = now(),
-            secret = CASE WHEN secret = '' THEN $9 ELSE secret END
-     WHERE project_id = $1 AND id = $2 RETURNING id`,
-    [projectId, id, input.name, input.trigger_type, input.channel, input.target, JSON.stringify(input.config), input.enabled, newRuleSecret()],
-  );
-  return rows.length > 0;
-}
-
-export async function setRuleEnabled(sql: Sql, projectId: number, id: number, enabled: boolean): Promise<boolean> {
-  const rows = await sql.query(`UPDATE alert_rules SET enabled = $3, updated_at = now() WHERE project_id = $1 AND id = $2 RETURNING id`, [projectId, id, enabled]);
-  return rows.length > 0;
-}
-
-export async function rotateRuleSecret(sql: Sql, projectId: number, id: number): Promise<boolean> {
-  const rows = await sql.query(`UPDATE alert_rules SET secret = $3, updated_at = now() WHERE project_id = $1 AND id = $2 RETURNING id`, [projectId, id, newRuleSecret()]);
-  return rows.length > 0;
-}
-
-export async function deleteRule(sql: Sql, projectId: number, id: number): Promise<boolean> {
-  const rows = await sql.query(`DELETE FROM alert_rules WHERE project_id = $1 AND id = $2 RETURNING id`, [projectId, id]);
-  return rows.length > 0;
-}
+/** A new signing secret: webhooks signed with the old one stop verifying. */
+export const rotateRuleSecret = (sql: Sql, projectId: number, id: number): Promise<boolean> =>
+  setRuleSecret(sql, projectId, id, newRuleSecret());

@@ -1,7 +1,7 @@
 /**
- * The delivery worker: claims due notification jobs (queue.ts, FOR UPDATE SKIP LOCKED + a lease, so any number
- * of workers in any number of processes share the queue), sends each through its channel, and records the
- * outcome: delivered; retrying after an exponential backoff (settings.ts); or dead when attempts run out or the
+ * The delivery worker: claims due notification jobs (stores/alerts/notifications.ts, FOR UPDATE SKIP LOCKED + a
+ * lease, so any number of workers in any number of processes share the queue), sends each through its channel, and
+ * records the outcome: delivered; retrying after an exponential backoff (settings.ts); or dead when attempts run out or the
  * failure is permanent (a refused target). Idle workers poll every RUNWATCH_NOTIFY_POLL_MS and wake at once
  * when a dispatcher announces new jobs on PubSub "notify.jobs".
  *
@@ -14,8 +14,9 @@ import { startPollingWorker } from "../../core/polling-worker.js";
 import type { PubSub } from "../../core/ports/pubsub.js";
 import type { Sql } from "../../core/ports/sql.js";
 import { channelByName, PermanentFailure, type ChannelContext } from "./channels/index.js";
-import type { ClaimedJob, JobStatus } from "../jobs.js";
-import { JOBS_CHANNEL, claimJobs, markDelivered, markFailed } from "../queue.js";
+import type { ClaimedJob, JobStatus } from "../../stores/alerts/jobs.js";
+import { claimJobs, markDelivered } from "../../stores/alerts/notifications.js";
+import { JOBS_CHANNEL, markFailed } from "../queue.js";
 import { backoffDelay, loadNotificationSettings, type NotificationSettings } from "../settings.js";
 
 export interface WorkerDeps {

@@ -8,7 +8,7 @@
  */
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
-import { toChTime } from "../../stores/runs/event-store.js";
+import { agentBudgets, agentSpendSince, budgetedAgents } from "../../stores/alerts/trigger-reads.js";
 import { isLlmCallEnd } from "../../core/events/spans.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, usd, defineTrigger } from "./define.js";
 
@@ -34,13 +34,9 @@ async function budgetsOf(ctx: AlertContext, pairs: { project_id: number; agent: 
     return true;
   });
   if (missing.length > 0) {
-    const rows = await ctx.sql.query<{ project_id: number; name: string; budget_usd: string | number | null }>(
-      `SELECT a.project_id, a.name, a.budget_usd FROM agents a
-       JOIN unnest($1::bigint[], $2::text[]) AS p(project_id, name) ON a.project_id = p.project_id AND a.name = p.name`,
-      [missing.map((p) => p.project_id), missing.map((p) => p.agent)],
-    );
+    const rows = await agentBudgets(ctx.sql, missing);
     for (const p of missing) out.set(`${p.project_id}:${p.agent}`, null);
-    for (const r of rows) out.set(`${Number(r.project_id)}:${r.name}`, r.budget_usd === null ? null : Number(r.budget_usd));
+    for (const r of rows) out.set(`${r.project_id}:${r.name}`, r.budget_usd);
     for (const p of missing) budgets.set(`${p.project_id}:${p.agent}`, { at: now, budget: out.get(`${p.project_id}:${p.agent}`)! });
   }
   return out;
@@ -67,14 +63,8 @@ async function judge(ctx: AlertContext, pairs: { rule: AlertRule; agent: string 
   const spend = new Map<string, number>();
   for (const [k, g] of groups) {
     lastSpendQuery.set(k, now.getTime());
-    const rows = await ctx.clickhouse.query<{ agent_name: string; spend: number | string }>(
-      `SELECT agent_name, sum(cost_usd) AS spend FROM agent_runs FINAL
-       WHERE project_id = {pid:UInt64} AND agent_name IN {agents:Array(String)} AND cost_usd > 0
-         AND ifNull(ended_at, last_event_at) >= {since:DateTime64(3, 'UTC')}
-       GROUP BY agent_name`,
-      { pid: g.project_id, agents: [...g.agents], since: toChTime(periodStart(g.period, now).toISOString()) },
-    );
-    for (const r of rows) spend.set(`${k}:${r.agent_name}`, Number(r.spend));
+    const rows = await agentSpendSince(ctx.clickhouse, { projectId: g.project_id, agents: [...g.agents], since: periodStart(g.period, now) });
+    for (const r of rows) spend.set(`${k}:${r.agent_name}`, r.spend);
   }
   const out: AlertFiring[] = [];
   for (const w of judged) {
@@ -127,14 +117,11 @@ export const agentBudgetExceeded = defineTrigger({
   async sweep(rules, ctx, now) {
     // Every agent with a budget of the rules' projects (or the rule's one agent).
     const projects = [...new Set(rules.map((r) => r.project_id))];
-    const rows = await ctx.sql.query<{ project_id: number; name: string }>(
-      `SELECT project_id, name FROM agents WHERE budget_usd IS NOT NULL AND project_id = ANY($1::bigint[])`,
-      [projects],
-    );
+    const rows = await budgetedAgents(ctx.sql, projects);
     const pairs: { rule: AlertRule; agent: string }[] = [];
     for (const rule of rules) {
       const only = typeof rule.config.agent_name === "string" ? rule.config.agent_name : "";
-      for (const a of rows) if (Number(a.project_id) === rule.project_id && (!only || only === a.name)) pairs.push({ rule, agent: a.name });
+      for (const a of rows) if (a.project_id === rule.project_id && (!only || only === a.name)) pairs.push({ rule, agent: a.name });
     }
     return judge(ctx, pairs, now);
   },

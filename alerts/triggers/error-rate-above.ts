@@ -7,24 +7,15 @@
  */
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
-import { toChTime } from "../../stores/runs/event-store.js";
+import { endedRunCounts } from "../../stores/alerts/trigger-reads.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger } from "./define.js";
-import { NOT_JUDGE, NOT_JUDGE_PARAMS } from "../../core/events/judge-runs.js";
 
 const MIN_EVAL_INTERVAL_MS = 5_000;
 
-export async function errorRate(ctx: AlertContext, rule: AlertRule, now: Date): Promise<{ errors: number; runs: number }> {
-  const since = new Date(now.getTime() - (rule.config.window_minutes as number) * 60_000).toISOString();
+export function errorRate(ctx: AlertContext, rule: AlertRule, now: Date): Promise<{ errors: number; runs: number }> {
+  const since = new Date(now.getTime() - (rule.config.window_minutes as number) * 60_000);
   const agent = typeof rule.config.agent_name === "string" ? rule.config.agent_name : "";
-  const [row] = await ctx.clickhouse.query<{ errors: string | number; runs: string | number }>(
-    `SELECT countIf(status = 'error') AS errors, count() AS runs
-     FROM agent_runs FINAL
-     WHERE project_id = {pid:UInt64} AND status IN ('success', 'error')
-       AND ifNull(ended_at, status_at) >= {since:DateTime64(3, 'UTC')}
-       ${agent ? "AND agent_name = {agent:String}" : `AND ${NOT_JUDGE}`}`,
-    { pid: rule.project_id, since: toChTime(since), ...(agent ? { agent } : NOT_JUDGE_PARAMS) },
-  );
-  return { errors: Number(row?.errors ?? 0), runs: Number(row?.runs ?? 0) };
+  return endedRunCounts(ctx.clickhouse, { projectId: rule.project_id, since, agent });
 }
 
 function check(rule: AlertRule, counts: { errors: number; runs: number }, now: Date): AlertFiring | undefined {

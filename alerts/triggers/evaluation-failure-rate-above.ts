@@ -6,6 +6,7 @@
  * high it fires once per window (the key is the window's slot).
  */
 import { Schema } from "effect";
+import { finishedEvaluationJobs } from "../../stores/alerts/trigger-reads.js";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
 import { COOLDOWN_FIELD, cooldownField, defineTrigger } from "./define.js";
 
@@ -16,15 +17,10 @@ interface Config {
   evaluator_name?: string;
 }
 
-export async function evaluationFailures(ctx: AlertContext, rule: AlertRule, now: Date): Promise<{ failed: number; finished: number }> {
+export function evaluationFailures(ctx: AlertContext, rule: AlertRule, now: Date): Promise<{ failed: number; finished: number }> {
   const c = rule.config as unknown as Config;
-  const [row] = await ctx.sql.query<{ failed: string | number; finished: string | number }>(
-    `SELECT count(*) FILTER (WHERE j.status = 'failed') AS failed, count(*) AS finished
-       FROM evaluation_jobs j ${c.evaluator_name ? "JOIN evaluators e ON e.id = j.evaluator_id AND e.name = $3" : ""}
-      WHERE j.project_id = $1 AND j.status IN ('done', 'failed') AND j.finished_at >= $2`,
-    [rule.project_id, new Date(now.getTime() - c.window_minutes * 60_000).toISOString(), ...(c.evaluator_name ? [c.evaluator_name] : [])],
-  );
-  return { failed: Number(row?.failed ?? 0), finished: Number(row?.finished ?? 0) };
+  const since = new Date(now.getTime() - c.window_minutes * 60_000);
+  return finishedEvaluationJobs(ctx.sql, { projectId: rule.project_id, since, evaluatorName: c.evaluator_name });
 }
 
 export function checkFailures(rule: AlertRule, n: { failed: number; finished: number }, now: Date): AlertFiring | undefined {

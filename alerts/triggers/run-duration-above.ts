@@ -6,7 +6,7 @@
  */
 import { Schema } from "effect";
 import type { AlertFiring, AlertRule } from "../model.js";
-import { toChTime } from "../../stores/runs/event-store.js";
+import { runningRunsStartedBetween } from "../../stores/alerts/trigger-reads.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, agentMatches, runLabel, defineTrigger } from "./define.js";
 
 export const LOOKBACK_MS = 7 * 86_400_000;
@@ -41,21 +41,14 @@ export const runDurationAbove = defineTrigger({
   async sweep(rules, ctx, now) {
     const shortest = Math.min(...rules.map((r) => r.config.seconds as number));
     const projects = [...new Set(rules.map((r) => r.project_id))];
-    const rows = await ctx.clickhouse.query<{ project_id: string | number; external_id: string; started: string }>(
-      `SELECT project_id, external_id, toString(ifNull(started_at, status_at)) AS started
-       FROM agent_runs FINAL
-       WHERE project_id IN {projects:Array(UInt64)} AND status = 'running'
-         AND ifNull(started_at, status_at) <= {cutoff:DateTime64(3, 'UTC')}
-         AND ifNull(started_at, status_at) >= {floor:DateTime64(3, 'UTC')}
-       ORDER BY started LIMIT ${MAX_RUNS_PER_SWEEP}`,
-      {
-        projects,
-        cutoff: toChTime(new Date(now.getTime() - shortest * 1000).toISOString()),
-        floor: toChTime(new Date(now.getTime() - LOOKBACK_MS).toISOString()),
-      },
-    );
+    const rows = await runningRunsStartedBetween(ctx.clickhouse, {
+      projectIds: projects,
+      startedBefore: new Date(now.getTime() - shortest * 1000),
+      startedAfter: new Date(now.getTime() - LOOKBACK_MS),
+      limit: MAX_RUNS_PER_SWEEP,
+    });
     if (rows.length === 0) return [];
-    const runs = await ctx.store.loadRuns(rows.map((r) => ({ project_id: Number(r.project_id), external_id: r.external_id })));
+    const runs = await ctx.store.loadRuns(rows);
     const byUser = new Map<number, AlertRule[]>();
     for (const r of rules) byUser.set(r.project_id, [...(byUser.get(r.project_id) ?? []), r]);
     const out: AlertFiring[] = [];

@@ -7,7 +7,7 @@
  */
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
-import { toChTime } from "../../stores/runs/event-store.js";
+import { scoreAverageSince } from "../../stores/alerts/trigger-reads.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger } from "./define.js";
 
 interface ScoreBelowConfig {
@@ -18,23 +18,10 @@ interface ScoreBelowConfig {
   agent_name?: string;
 }
 
-export async function scoreAverage(ctx: AlertContext, rule: AlertRule, now: Date): Promise<{ average: number; count: number }> {
+export function scoreAverage(ctx: AlertContext, rule: AlertRule, now: Date): Promise<{ average: number; count: number }> {
   const c = rule.config as unknown as ScoreBelowConfig;
-  const since = new Date(now.getTime() - c.window_minutes * 60_000).toISOString();
-  const agent = c.agent_name ?? "";
-  // The run's agent from its latest row; only when the rule names one.
-  const byAgent = agent
-    ? `AND run_id IN (SELECT run_id FROM agent_runs FINAL WHERE project_id = {pid:UInt64} AND agent_name = {agent:String})`
-    : "";
-  const [row] = await ctx.clickhouse.query<{ average: number | string | null; n: number | string }>(
-    `SELECT avg(value_number) AS average, count() AS n
-     FROM scores FINAL
-     WHERE project_id = {pid:UInt64} AND name = {name:String} AND value_type IN ('number', 'boolean')
-       AND created_at >= {since:DateTime64(3, 'UTC')} ${byAgent}`,
-    { pid: rule.project_id, name: c.score_name, since: toChTime(since), ...(agent ? { agent } : {}) },
-  );
-  const count = Number(row?.n ?? 0);
-  return { average: count > 0 ? Number(row!.average) : NaN, count };
+  const since = new Date(now.getTime() - c.window_minutes * 60_000);
+  return scoreAverageSince(ctx.clickhouse, { projectId: rule.project_id, scoreName: c.score_name, since, agent: c.agent_name ?? "" });
 }
 
 export function checkScoreAverage(rule: AlertRule, s: { average: number; count: number }, now: Date): AlertFiring | undefined {

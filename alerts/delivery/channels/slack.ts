@@ -1,6 +1,6 @@
 /** slack: an incoming-webhook POST with Block Kit blocks (text is the fallback for notifications). */
 import { factsOf, subjectOf } from "../../message.js";
-import type { ClaimedJob } from "../../jobs.js";
+import type { ClaimedJob } from "../../../stores/alerts/jobs.js";
 import { postJson, validateUrlTarget } from "./http.js";
 import type { NotificationChannel } from "./types.js";
 

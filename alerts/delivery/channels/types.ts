@@ -1,6 +1,6 @@
 import type { Logger } from "../../../core/logger.js";
 import type { PubSub } from "../../../core/ports/pubsub.js";
-import type { ClaimedJob } from "../../jobs.js";
+import type { ClaimedJob } from "../../../stores/alerts/jobs.js";
 import type { NotificationSettings } from "../../settings.js";
 
 export interface ChannelContext {

@@ -1,4 +1,7 @@
-/** A notification job as the queue stores it (notification_jobs) and the delivery worker claims it. Types only. */
+/**
+ * A notification job as the queue stores it (notification_jobs) and the delivery worker claims it. Types only: the
+ * queries are in notifications.ts.
+ */
 export type JobStatus = "pending" | "retrying" | "delivered" | "dead";
 export type Channel = "email" | "slack" | "webhook" | "dashboard";
 
