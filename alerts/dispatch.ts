@@ -14,7 +14,7 @@ export const publishNotifications: AlertDispatcher = async (firings, ctx) => {
         project_id: f.rule.project_id,
         key: f.key,
         rule: { id: f.rule.id, name: f.rule.name, trigger_type: f.rule.trigger_type, channel: f.rule.channel },
-        run: f.run ? { external_id: f.run.external_id, run_id: f.run.run_id, agent_name: f.run.agent_name, status: f.run.status } : null,
+        run: f.run ? { sdk_run_id: f.run.external_id, run_id: f.run.run_id, agent_name: f.run.agent_name, status: f.run.status } : null,
         message: f.message,
       }),
     );

@@ -1,5 +1,5 @@
 /** How a notification reads, shared by the channels: subject line, plain text, HTML (escaped), webhook body. */
-import type { NotificationJob } from "../stores/alerts/jobs.js";
+import { runIdOf, type NotificationJob } from "../stores/alerts/jobs.js";
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
@@ -24,7 +24,7 @@ export function factsOf(job: Pick<NotificationJob, "rule_name" | "trigger_type" 
   const facts: [string, string][] = [["Rule", `${job.rule_name} (${TRIGGER_LABELS[job.trigger_type] ?? job.trigger_type})`]];
   if (p.run) {
     if (p.run.agent_name) facts.push(["Agent", p.run.agent_name]);
-    facts.push(["Run", p.run.external_id], ["Status", p.run.status]);
+    facts.push(["Run", runIdOf(p.run)], ["Status", p.run.status]);
     if (p.run.cost_usd > 0) facts.push(["Cost", `$${p.run.cost_usd.toFixed(4)}`]);
   }
   facts.push(["Fired at", p.fired_at]);

@@ -47,7 +47,7 @@ export function payloadOf(f: AlertFiring, publicWebUrl: string, suppressed: numb
     rule: { id: f.rule.id, name: f.rule.name, trigger_type: f.rule.trigger_type },
     run: r
       ? {
-          external_id: r.external_id, run_id: r.run_id, agent_name: r.agent_name, status: r.status, started_at: r.started_at,
+          sdk_run_id: r.external_id, run_id: r.run_id, agent_name: r.agent_name, status: r.status, started_at: r.started_at,
           ended_at: r.ended_at, cost_usd: r.cost_usd, error_count: r.error_count, last_error: r.last_error.slice(0, 2000),
         }
       : null,

@@ -131,7 +131,7 @@ describe("channels, against real peers", () => {
     expect(verifySignature(r.secret, req.body, sig, { now: Number(sig.timestamp) + 3600 })).toEqual({ ok: false, reason: "timestamp outside the tolerance (replay?)" });
     expect(req.headers["x-runwatch-delivery"]).toBe(String(jobs[0]));
     const body = JSON.parse(req.body);
-    expect(body).toMatchObject({ id: String(jobs[0]), type: "alert.fired", rule: { id: r.id, trigger_type: "run_error" }, run: { external_id: "r-1", agent_name: "planner" }, details: { error_type: "TimeoutError" } });
+    expect(body).toMatchObject({ id: String(jobs[0]), type: "alert.fired", rule: { id: r.id, trigger_type: "run_error" }, run: { sdk_run_id: "r-1", agent_name: "planner" }, details: { error_type: "TimeoutError" } });
   });
 
   it("dashboard: a notification message on the project's PubSub channel", async () => {

@@ -12,7 +12,9 @@ export interface NotificationPayload {
   url: string;
   rule: { id: number | null; name: string; trigger_type: string };
   run: {
-    external_id: string;
+    /** The run's id as its client named it, as in the read API (core/events/run-json.ts); jobs stored by older
+     *  versions name it external_id (runIdOf reads either). */
+    sdk_run_id: string;
     run_id: string;
     agent_name: string;
     status: string;
@@ -28,6 +30,9 @@ export interface NotificationPayload {
   suppressed_since_last: number;
   test: boolean;
 }
+
+/** The run id of a payload's run, whichever version stored the job. */
+export const runIdOf = (run: NonNullable<NotificationPayload["run"]>): string => run.sdk_run_id ?? (run as { external_id?: string }).external_id ?? "";
 
 export interface NotificationJob {
   id: number;

@@ -194,11 +194,11 @@ describe("evaluation on ingest", () => {
     expect((await ingest({ event_type: "run_start", sdk_run_id: "stuck-1", agent_name: "slowpoke", payload: { framework: "langgraph" } })).status).toBe(202);
     await expect.poll(() => c.frames.find((f) => f.type === "notification" && f.rule?.id === id), { timeout: 15_000, interval: 100 }).toBeTruthy();
     const n = c.frames.find((f) => f.type === "notification" && f.rule?.id === id);
-    expect(n).toMatchObject({ project_id: user.id, run: { external_id: "stuck-1", agent_name: "slowpoke", status: "running" }, url: "http://runwatch.test/dashboard/stuck-1" });
+    expect(n).toMatchObject({ project_id: user.id, run: { sdk_run_id: "stuck-1", agent_name: "slowpoke", status: "running" }, url: "http://runwatch.test/dashboard/stuck-1" });
     expect(n.message).toMatch(/slowpoke run stuck-1 has been running for \d+ s, longer than 1 s/);
     await new Promise((r) => setTimeout(r, 1000)); // more sweeps: still one notification for this run
     const jobs = await jobsOf(id);
-    expect(jobs.map((j) => j.payload.run.external_id)).toEqual(["stuck-1"]);
+    expect(jobs.map((j) => j.payload.run.sdk_run_id)).toEqual(["stuck-1"]);
     c.ws.close();
   });
 
@@ -238,7 +238,7 @@ describe("evaluation on ingest", () => {
       return n;
     }, { timeout: 20_000, interval: 200 }).toEqual([1, 1, 1, 1, 1]);
     expect((await jobsOf(ids.ask))[0]!.payload.message).toContain("“Approve the refund?”");
-    expect((await jobsOf(ids.cost))[0]!.payload).toMatchObject({ run: { external_id: "b-1" }, details: { cost_usd: 0.7, threshold_usd: 0.5 } });
+    expect((await jobsOf(ids.cost))[0]!.payload).toMatchObject({ run: { sdk_run_id: "b-1" }, details: { cost_usd: 0.7, threshold_usd: 0.5 } });
     expect((await jobsOf(ids.tool))[0]!.payload.message).toBe("Tool search failed in buyer run b-0: TimeoutError: search backend timed out");
     expect((await jobsOf(ids.budget))[0]!.payload).toMatchObject({ details: { agent_name: "buyer", budget_usd: 1, period: "day" } });
     expect((await jobsOf(ids.budget))[0]!.payload.details.spend_usd).toBeCloseTo(1.1);
@@ -280,7 +280,7 @@ describe("evaluation on ingest", () => {
       expect((await ingest({ event_type: "run_end", sdk_run_id: run, payload: { total_tokens: tokens } })).status).toBe(202);
     }
     await expect.poll(async () => (await jobsOf(id)).length, { timeout: 10_000 }).toBe(1);
-    expect((await jobsOf(id))[0]!.payload).toMatchObject({ run: { external_id: "t-big" }, details: { total_tokens: 1500, max_tokens: 1000 } });
+    expect((await jobsOf(id))[0]!.payload).toMatchObject({ run: { sdk_run_id: "t-big" }, details: { total_tokens: 1500, max_tokens: 1000 } });
     expect((await jobsOf(id))[0]!.payload.message).toBe("writer run t-big used 1500 tokens (more than 1000)");
   });
 });

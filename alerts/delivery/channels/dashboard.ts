@@ -5,6 +5,7 @@
  */
 import { projectChannel } from "../../../core/ports/pubsub.js";
 import type { NotificationChannel } from "./types.js";
+import { runIdOf } from "../../../stores/alerts/jobs.js";
 
 export const dashboardChannel: NotificationChannel = {
   name: "dashboard",
@@ -26,7 +27,7 @@ export const dashboardChannel: NotificationChannel = {
         rule: { id: job.rule_id, name: job.rule_name, trigger_type: job.trigger_type },
         message: p.message,
         url: p.url,
-        run: p.run ? { external_id: p.run.external_id, agent_name: p.run.agent_name, status: p.run.status } : null,
+        run: p.run ? { sdk_run_id: runIdOf(p.run), agent_name: p.run.agent_name, status: p.run.status } : null,
         fired_at: p.fired_at,
         suppressed_since_last: p.suppressed_since_last,
       }),
