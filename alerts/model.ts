@@ -6,14 +6,9 @@
 import type { RunRecord } from "../core/events/run.js";
 import type { PipelineEvent } from "../core/events/schema.js";
 import type { PipelineContext } from "../core/pipeline-context.js";
+import type { RuleHeader } from "../stores/alerts/rules.js";
 
-export interface AlertRule {
-  readonly id: number;
-  readonly project_id: number;
-  readonly name: string;
-  readonly trigger_type: string;
-  readonly channel: string;
-  readonly target: string;
+export interface AlertRule extends RuleHeader {
   /** The rule's config, decoded by its trigger's schema (defaults applied). */
   readonly config: Record<string, unknown>;
 }

@@ -9,8 +9,6 @@ import { startPeriodicReport } from "./pubsub/periodic-report.js";
 
 export const JOB_REPORTS_CHANNEL = "runwatch.job-reports";
 
-/** How often a process reports; a report older than 5 intervals counts as a process gone. */
-export const JOB_REPORT_INTERVAL_MS = 2_000;
 
 /** What a job counts about itself since it started: counts only, never tenant data. */
 export interface JobTelemetry {
@@ -73,6 +71,6 @@ export function startJobReporter(
   jobs: readonly { readonly name: string; telemetry(): JobTelemetry }[],
   logger: Logger,
 ): { stop(): void } {
-  return startPeriodicReport(pubsub, { channel: JOB_REPORTS_CHANNEL, intervalMs: JOB_REPORT_INTERVAL_MS, logger, what: "job" }, (member): JobReport | undefined =>
+  return startPeriodicReport(pubsub, { channel: JOB_REPORTS_CHANNEL, logger, what: "job" }, (member): JobReport | undefined =>
     jobs.length === 0 ? undefined : { member, at: Date.now(), jobs: Object.fromEntries(jobs.map((j) => [j.name, j.telemetry()])) });
 }

@@ -7,8 +7,8 @@ import type { CountersSnapshot } from "./pipeline-counters.js";
 
 export const PIPELINE_HEALTH_CHANNEL = "runwatch.pipeline-health";
 
-/** How often a pipeline reports; a report older than 5 intervals counts as a silent pipeline. */
-export const PIPELINE_HEALTH_INTERVAL_MS = 2_000;
+/** How often a pipeline reports (core/pubsub/periodic-report.ts: every process's self-reports share the pace). */
+export { REPORT_INTERVAL_MS as PIPELINE_HEALTH_INTERVAL_MS } from "./pubsub/periodic-report.js";
 
 export interface PipelineHealthReport {
   /** One pipeline process (a random id per start). */

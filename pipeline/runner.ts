@@ -9,6 +9,7 @@
 import { createEventStore } from "../stores/runs/event-store.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import type { Ports } from "../core/runtime.js";
+import type { LogConsumer } from "../core/ports/event-log.js";
 import type { TriggerDefinition } from "../alerts/index.js";
 import { buildChain } from "../plugins/index.js";
 import type { Plugin, PluginContext } from "../plugins/plugin.js";
@@ -126,13 +127,21 @@ export async function startPipeline(ports: Ports, options: PipelineOptions = {})
   const reporter = startHealthReporter(ports.pubsub, consumer, tracker, logger, () => core.processor.counters.snapshot());
   logger.info("pipeline started", { plugins: core.plugins.map((p) => p.name) });
 
+  return runningPipeline(consumer, reporter, () => core.close());
+}
+
+/**
+ * A started pipeline (on this thread or its own): stop() — once, however often called — stops reporting, then
+ * consuming, then `close`s what processes the records.
+ */
+export function runningPipeline(consumer: Pick<LogConsumer, "stop" | "lag">, reporter: { stop(): void }, close: () => Promise<void>): Pipeline {
   let stopped: Promise<void> | undefined;
   return {
     stop: () =>
       (stopped ??= (async () => {
         reporter.stop();
         await consumer.stop();
-        await core.close();
+        await close();
       })()),
     lag: () => consumer.lag(),
   };

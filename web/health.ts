@@ -16,9 +16,9 @@ import { isCountersSnapshot, PLUGIN_HOOK_HELP, PLUGIN_HOOKS, type CountersSnapsh
 import { countDeadLetters } from "../stores/dead-letters.js";
 import { evaluationBacklog } from "../stores/evaluation/jobs.js";
 import { settleWithin } from "../core/settle-within.js";
+import { SILENT_AFTER_MS } from "../core/pubsub/periodic-report.js";
 
 export const DEGRADED_AGE_MS = 30_000;
-const SILENT_AFTER_MS = PIPELINE_HEALTH_INTERVAL_MS * 5;
 const DEAD_LETTER_CACHE_MS = 2_000;
 
 export interface HealthBody {

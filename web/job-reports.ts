@@ -3,11 +3,11 @@
  * (core/job-reports.ts); this view keeps the latest report of each and adds up those of the last 10 s by job name.
  * Counts only, never tenant data.
  */
-import { addJobTelemetry, isJobReport, JOB_REPORT_INTERVAL_MS, JOB_REPORTS_CHANNEL, type JobReport, type JobTelemetry } from "../core/job-reports.js";
+import { addJobTelemetry, isJobReport, JOB_REPORTS_CHANNEL, type JobReport, type JobTelemetry } from "../core/job-reports.js";
 import type { Logger } from "../core/logger.js";
 import type { PubSub } from "../core/ports/pubsub.js";
+import { SILENT_AFTER_MS } from "../core/pubsub/periodic-report.js";
 
-const SILENT_AFTER_MS = JOB_REPORT_INTERVAL_MS * 5;
 
 export interface JobReportsView {
   /** Each job's counters over the processes that reported in the last 10 s; empty when none did. */

@@ -7,9 +7,14 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "../logger.js";
 import type { PubSub } from "../ports/pubsub.js";
 
+/** How often a process reports itself. */
+export const REPORT_INTERVAL_MS = 2_000;
+/** A process whose last report is older than this (5 intervals) counts as gone. */
+export const SILENT_AFTER_MS = 5 * REPORT_INTERVAL_MS;
+
 export function startPeriodicReport(
   pubsub: Pick<PubSub, "publish">,
-  opts: { readonly channel: string; readonly intervalMs: number; readonly logger: Logger; readonly what: string },
+  opts: { readonly channel: string; readonly intervalMs?: number; readonly logger: Logger; readonly what: string },
   /** The message of `member`, or undefined for no report this time. */
   make: (member: string) => unknown | Promise<unknown>,
 ): { stop(): void } {
@@ -24,7 +29,7 @@ export function startPeriodicReport(
     }
   };
   void report();
-  const timer = setInterval(() => void report(), opts.intervalMs);
+  const timer = setInterval(() => void report(), opts.intervalMs ?? REPORT_INTERVAL_MS);
   timer.unref();
   return {
     stop() {

@@ -19,7 +19,7 @@
 import type { Worker } from "node:worker_threads";
 import { createLogger } from "../../core/logger.js";
 import type { Ports } from "../../core/runtime.js";
-import { consumeOptionsFor, type Pipeline, type PipelineOptions } from "../runner.js";
+import { consumeOptionsFor, runningPipeline, type Pipeline, type PipelineOptions } from "../runner.js";
 import { encodeBatch } from "../../core/events/wire.js";
 import { servePorts } from "./port-server.js";
 import { hostProcedures } from "./procedures.js";
@@ -104,19 +104,12 @@ export async function startPipelineThread(ports: Ports, options: ThreadPipelineO
   const counters = async () => (current ? (await current).rpc.call("counters", []) : undefined);
   const reporter = startHealthReporter(ports.pubsub, consumer, tracker, logger, counters);
 
-  let stopped: Promise<void> | undefined;
-  return {
-    stop: () =>
-      (stopped ??= (async () => {
-        reporter.stop();
-        await consumer.stop();
-        stopping = true;
-        const t = await current?.catch(() => undefined);
-        if (t) {
-          await t.rpc.call("close", []).catch((err: unknown) => logger.warn("pipeline plugins did not close cleanly", { err }));
-          await t.worker.terminate();
-        }
-      })()),
-    lag: () => consumer.lag(),
-  };
+  return runningPipeline(consumer, reporter, async () => {
+    stopping = true;
+    const t = await current?.catch(() => undefined);
+    if (t) {
+      await t.rpc.call("close", []).catch((err: unknown) => logger.warn("pipeline plugins did not close cleanly", { err }));
+      await t.worker.terminate();
+    }
+  });
 }

@@ -6,6 +6,7 @@
  */
 import type { Sql } from "../../core/ports/sql.js";
 import type { Channel, ClaimedJob, JobStatus, NotificationJob, NotificationPayload } from "./jobs.js";
+import type { RuleHeader } from "./rules.js";
 
 /** Records firing keys of existing rules; returns the ones not seen before (a replayed key is left out). */
 export async function recordFiringKeys(
@@ -25,13 +26,8 @@ export async function recordFiringKeys(
 }
 
 /** A rule (as it is now) joined with its cooldown state, read under a row lock. */
-export interface LockedRuleState {
+export interface LockedRuleState extends Omit<RuleHeader, "id"> {
   readonly rule_id: number;
-  readonly project_id: number;
-  readonly name: string;
-  readonly trigger_type: string;
-  readonly channel: string;
-  readonly target: string;
   readonly config: Record<string, unknown>;
   readonly enabled: boolean;
   /** The cooldown window has ended: a firing may be sent. */

@@ -30,14 +30,18 @@ export interface StoredRule extends RuleInput {
   suppressed_total: number;
 }
 
-/** An enabled rule as the alert engine loads it: its config still raw JSON, decoded by its trigger's schema. */
-export interface EnabledRuleRow {
+/** What names a rule and where its notifications go. */
+export interface RuleHeader {
   readonly id: number;
   readonly project_id: number;
   readonly name: string;
   readonly trigger_type: string;
   readonly channel: string;
   readonly target: string;
+}
+
+/** An enabled rule as the alert engine loads it: its config still raw JSON, decoded by its trigger's schema. */
+export interface EnabledRuleRow extends RuleHeader {
   readonly config: unknown;
 }
 
