@@ -20,12 +20,12 @@ import { formAction, readForm } from "../forms.js";
 import { configVersionParam } from "../path-params.js";
 import {
   addVersion, createAgent, diffConfigs, getAgent, listAgentSummaries, listVersions, updateAgent,
-  type AgentFields, type AgentSummary,
+  type AgentFields, type AgentSummary, type ConfigVersion,
 } from "../../stores/agent-registry.js";
 import { agentMonthSpend } from "../../stores/runs/costs.js";
 import { agentRunStats, type AgentRunStats } from "../../stores/runs/run-stats.js";
 import { averageScores, type ScoreAverage } from "../../stores/scores.js";
-import { activateThroughGate } from "../../stores/activation-gate.js";
+import { activateThroughGate, type GateOutcome } from "../../stores/activation-gate.js";
 import { can } from "../../core/access/roles.js";
 import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 import { gateView, registerAgentGatePage } from "./agent-gate-page.js";
@@ -74,127 +74,140 @@ const REFUSES = ["ValidationError", "Conflict"] as const;
 const agentPath = (name: string) => `/agents/${encodeURIComponent(name)}`;
 
 export function registerAgentsPage(router: Router, deps: WebDeps): void {
-  const { sql } = deps.ports;
+  router.get("/agents", requireUser, inProject(deps, "read"), (ctx: Context) => listPage(ctx, deps));
+  router.post("/agents", requireUser, inProject(deps, "edit_agents"), (ctx: Context) => newAgent(ctx, deps));
+  router.get("/agents/:name", requireUser, inProject(deps, "read"), (ctx: Context) => detailPage(ctx, deps));
+  router.post("/agents/:name", requireUser, inProject(deps, "edit_agents"), (ctx: Context) => editAgent(ctx, deps));
+  router.post("/agents/:name/configs", requireUser, inProject(deps, "edit_agents"), (ctx: Context) => addConfigVersion(ctx, deps));
+  router.post("/agents/:name/configs/:version/activate", requireUser, inProject(deps, "edit_agents"), (ctx: Context) => activateVersion(ctx, deps));
+  registerAgentGatePage(router, deps, (ctx, extra, status) => detailPage(ctx, deps, extra, status));
+}
 
-  const listPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const project = projectOfRequest(ctx);
-    const agents = await listAgents(deps, project.id);
-    renderPage(ctx, "agents.njk", { title: "Agents", agents, limit: MAX_AGENTS, values: {}, errors: {}, ...extra }, status);
-  };
+/** GET /agents, and the new-agent form's page when it is refused. */
+async function listPage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const agents = await listAgents(deps, project.id);
+  renderPage(ctx, "agents.njk", { title: "Agents", agents, limit: MAX_AGENTS, values: {}, errors: {}, ...extra }, status);
+}
 
-  router.get("/agents", requireUser, inProject(deps, "read"), (ctx: Context) => listPage(ctx));
-
-  router.post("/agents", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    const form = await readForm(ctx);
-    await formAction({
-      refuses: REFUSES,
-      run: async () => {
-        const agent = await createAgent(sql, project.id, form as AgentFields);
-        ctx.status = 303;
-        ctx.redirect(`${agentPath(agent.name)}?created=1`);
-      },
-      refused: (r) => listPage(ctx, { values: form, errors: { [r.field]: r.message }, open_form: true }, r.status),
-    });
+/** POST /agents: an agent made by hand, then its page. */
+async function newAgent(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const form = await readForm(ctx);
+  await formAction({
+    refuses: REFUSES,
+    run: async () => {
+      const agent = await createAgent(deps.ports.sql, project.id, form as AgentFields);
+      ctx.status = 303;
+      ctx.redirect(`${agentPath(agent.name)}?created=1`);
+    },
+    refused: (r) => listPage(ctx, deps, { values: form, errors: { [r.field]: r.message }, open_form: true }, r.status),
   });
+}
 
-  const detailPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const project = projectOfRequest(ctx);
-    const agent = await getAgent(sql, project.id, String(ctx.params.name));
-    const [versions, spend, averages, gate] = await Promise.all([
-      listVersions(sql, agent.id),
-      agentMonthSpend(deps.ports.clickhouse, project.id, [agent.name]),
-      averageScores(deps.ports.clickhouse, project.id, { agentName: agent.name, byVersion: true }),
-      gateView(deps, project.id, agent),
-    ]);
-    const byVersion = new Map(versions.map((v) => [v.version, v]));
-    const active = versions.find((v) => v.is_active) ?? null;
-    const latest = versions[0] ?? null;
-    // Diff: ?from=&to= (defaults: the version before the latest → the latest).
-    const to = byVersion.get(Number(queryParam(ctx, "to"))) ?? latest;
-    const from = byVersion.get(Number(queryParam(ctx, "from"))) ?? (to ? versions.find((v) => v.version < to.version) : undefined) ?? null;
-    const diff = from && to && from.version !== to.version ? diffConfigs(from.config, to.config) : null;
-    const prefill = byVersion.get(Number(queryParam(ctx, "edit"))) ?? active ?? latest;
-    const month = spend.get(agent.name) ?? 0;
-    renderPage(ctx, "agents-detail.njk", {
-      title: `Agent ${agent.name}`,
-      agent,
-      versions,
-      // Average scores per config version (key "none": runs sent without one).
-      version_scores: Object.fromEntries(groupBy(averages, (a) => (a.config_version === null ? "none" : `v${a.config_version}`))),
-      active,
-      diff,
-      diff_from: from,
-      diff_to: to,
-      month_spend: month,
-      budget_pct: agent.budget_usd ? (month / agent.budget_usd) * 100 : null,
-      values: { config: prefill ? JSON.stringify(prefill.config, null, 2) : "{\n  \n}", changelog: "" },
-      agent_values: { ...agent, tags: agent.tags.join(", "), budget_usd: agent.budget_usd ?? "" },
-      errors: {},
-      flash: queryParam(ctx, "created") ? "Agent created. Add its first config version below." : queryParam(ctx, "flash"),
-      api_url: `${deps.ports.config.publicWebUrl}/api/agents/${encodeURIComponent(agent.name)}/config`,
-      ...gate,
-      can_force: can(project.role, "force_activation"),
-      gate_values: {},
-      gate_errors: {},
-      ...extra,
-    }, status);
-  };
+/**
+ * The versions an agent's page shows: the two it compares (?from=&to=; by default the one before the latest, and the
+ * latest) and the one its new-version form starts from (?edit=; by default the active one, else the latest).
+ */
+function chosenVersions(ctx: Context, versions: readonly ConfigVersion[]) {
+  const byVersion = new Map(versions.map((v) => [v.version, v]));
+  const active = versions.find((v) => v.is_active) ?? null;
+  const latest = versions[0] ?? null;
+  const to = byVersion.get(Number(queryParam(ctx, "to"))) ?? latest;
+  const from = byVersion.get(Number(queryParam(ctx, "from"))) ?? (to ? versions.find((v) => v.version < to.version) : undefined) ?? null;
+  const diff = from && to && from.version !== to.version ? diffConfigs(from.config, to.config) : null;
+  const prefill = byVersion.get(Number(queryParam(ctx, "edit"))) ?? active ?? latest;
+  return { active, from, to, diff, prefill };
+}
 
-  router.get("/agents/:name", requireUser, inProject(deps, "read"), (ctx: Context) => detailPage(ctx));
+/** GET /agents/:name, and the page of each of its forms when it is refused (`extra`: what the form shows back). */
+async function detailPage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const agent = await getAgent(deps.ports.sql, project.id, String(ctx.params.name));
+  const [versions, spend, averages, gate] = await Promise.all([
+    listVersions(deps.ports.sql, agent.id),
+    agentMonthSpend(deps.ports.clickhouse, project.id, [agent.name]),
+    averageScores(deps.ports.clickhouse, project.id, { agentName: agent.name, byVersion: true }),
+    gateView(deps, project.id, agent),
+  ]);
+  const { active, from, to, diff, prefill } = chosenVersions(ctx, versions);
+  const month = spend.get(agent.name) ?? 0;
+  renderPage(ctx, "agents-detail.njk", {
+    title: `Agent ${agent.name}`,
+    agent,
+    versions,
+    // Average scores per config version (key "none": runs sent without one).
+    version_scores: Object.fromEntries(groupBy(averages, (a) => (a.config_version === null ? "none" : `v${a.config_version}`))),
+    active,
+    diff,
+    diff_from: from,
+    diff_to: to,
+    month_spend: month,
+    budget_pct: agent.budget_usd ? (month / agent.budget_usd) * 100 : null,
+    values: { config: prefill ? JSON.stringify(prefill.config, null, 2) : "{\n  \n}", changelog: "" },
+    agent_values: { ...agent, tags: agent.tags.join(", "), budget_usd: agent.budget_usd ?? "" },
+    errors: {},
+    flash: queryParam(ctx, "created") ? "Agent created. Add its first config version below." : queryParam(ctx, "flash"),
+    api_url: `${deps.ports.config.publicWebUrl}/api/agents/${encodeURIComponent(agent.name)}/config`,
+    ...gate,
+    can_force: can(project.role, "force_activation"),
+    gate_values: {},
+    gate_errors: {},
+    ...extra,
+  }, status);
+}
 
-  router.post("/agents/:name", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    const form = await readForm(ctx);
-    await formAction({
-      refuses: REFUSES,
-      run: async () => {
-        await updateAgent(sql, project.id, String(ctx.params.name), form as AgentFields);
-        ctx.status = 303;
-        ctx.redirect(`${agentPath(String(ctx.params.name))}?flash=${encodeURIComponent("Saved.")}`);
-      },
-      refused: (r) => detailPage(ctx, { agent_values: form, agent_errors: { [r.field]: r.message } }, r.status),
-    });
+/** POST /agents/:name: its framework, tags, budget and description. */
+async function editAgent(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const form = await readForm(ctx);
+  await formAction({
+    refuses: REFUSES,
+    run: async () => {
+      await updateAgent(deps.ports.sql, project.id, String(ctx.params.name), form as AgentFields);
+      ctx.status = 303;
+      ctx.redirect(`${agentPath(String(ctx.params.name))}?flash=${encodeURIComponent("Saved.")}`);
+    },
+    refused: (r) => detailPage(ctx, deps, { agent_values: form, agent_errors: { [r.field]: r.message } }, r.status),
   });
+}
 
-  router.post("/agents/:name/configs", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
-    const project = projectOfRequest(ctx);
-    const form = await readForm(ctx);
-    const name = String(ctx.params.name);
-    await formAction({
-      refuses: REFUSES,
-      run: async () => {
-        const activate = form.activate === "on" || form.activate === "1";
-        const version = await addVersion(sql, project.id, name, { config: form.config, changelog: form.changelog, createdBy: user.id });
-        deps.logger.info("agent config version added", { user_id: user.id, agent: name, version });
-        // Activated through the gate: a version whose experiment breaks a rule is saved, not activated.
-        const outcome = activate ? await activateThroughGate(sql, deps.ports.clickhouse, project.id, name, version, user.id) : undefined;
-        if (outcome && !outcome.activated) {
-          await detailPage(ctx, { gate_refusal: { message: outcome.refusal.message, check: outcome.check } }, 409);
-          return;
-        }
-        ctx.status = 303;
-        ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} saved${form.activate ? " and active" : ""}.`)}`);
-      },
-      refused: (r) => detailPage(ctx, { values: { config: form.config ?? "", changelog: form.changelog ?? "", activate: form.activate }, errors: { [r.field]: r.message } }, r.status),
-    });
+/** The agent's page with the gate's refusal of an activation (409). */
+const gateRefused = (ctx: Context, deps: WebDeps, outcome: Extract<GateOutcome, { activated: false }>) =>
+  detailPage(ctx, deps, { gate_refusal: { message: outcome.refusal.message, check: outcome.check } }, 409);
+
+/** POST /agents/:name/configs: a new config version, activated through the gate when asked. */
+async function addConfigVersion(ctx: Context, deps: WebDeps): Promise<void> {
+  const { sql, clickhouse } = deps.ports;
+  const user = ctx.state.user as SessionUser;
+  const project = projectOfRequest(ctx);
+  const form = await readForm(ctx);
+  const name = String(ctx.params.name);
+  await formAction({
+    refuses: REFUSES,
+    run: async () => {
+      const activate = form.activate === "on" || form.activate === "1";
+      const version = await addVersion(sql, project.id, name, { config: form.config, changelog: form.changelog, createdBy: user.id });
+      deps.logger.info("agent config version added", { user_id: user.id, agent: name, version });
+      // Activated through the gate: a version whose experiment breaks a rule is saved, not activated.
+      const outcome = activate ? await activateThroughGate(sql, clickhouse, project.id, name, version, user.id) : undefined;
+      if (outcome && !outcome.activated) return gateRefused(ctx, deps, outcome);
+      ctx.status = 303;
+      ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} saved${form.activate ? " and active" : ""}.`)}`);
+    },
+    refused: (r) => detailPage(ctx, deps, { values: { config: form.config ?? "", changelog: form.changelog ?? "", activate: form.activate }, errors: { [r.field]: r.message } }, r.status),
   });
+}
 
-  router.post("/agents/:name/configs/:version/activate", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
-    const project = projectOfRequest(ctx);
-    const name = String(ctx.params.name);
-    const version = configVersionParam(ctx);
-    const outcome = await activateThroughGate(sql, deps.ports.clickhouse, project.id, name, version, user.id);
-    if (!outcome.activated) {
-      await detailPage(ctx, { gate_refusal: { message: outcome.refusal.message, check: outcome.check } }, 409);
-      return;
-    }
-    deps.logger.info("agent config version activated", { user_id: user.id, agent: name, version });
-    ctx.status = 303;
-    ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} is now active.`)}`);
-  });
-
-  registerAgentGatePage(router, deps, detailPage);
+/** POST /agents/:name/configs/:version/activate: version v becomes the active one (also the roll back), through the gate. */
+async function activateVersion(ctx: Context, deps: WebDeps): Promise<void> {
+  const user = ctx.state.user as SessionUser;
+  const project = projectOfRequest(ctx);
+  const name = String(ctx.params.name);
+  const version = configVersionParam(ctx);
+  const outcome = await activateThroughGate(deps.ports.sql, deps.ports.clickhouse, project.id, name, version, user.id);
+  if (!outcome.activated) return gateRefused(ctx, deps, outcome);
+  deps.logger.info("agent config version activated", { user_id: user.id, agent: name, version });
+  ctx.status = 303;
+  ctx.redirect(`${agentPath(name)}?flash=${encodeURIComponent(`Version ${version} is now active.`)}`);
 }

@@ -63,87 +63,96 @@ export function parseSettings(form: Record<string, string>, providers: Provider[
 }
 
 export function registerSettingsPage(router: Router, deps: WebDeps): void {
-  const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const project = projectOfRequest(ctx);
-    const [saved, list, retention, keys] = await Promise.all([
-      loadUserLlmSettings(deps.ports.sql, project.id), fetchProviders(deps), loadRetention(deps.ports.sql, project.id), listProviderKeys(deps.ports.sql, project.id),
-    ]);
-    const flash = queryParam(ctx, "saved") ? "Settings saved." : queryParam(ctx, "retention") ? "Retention saved." : queryParam(ctx, "flash") ?? null;
-    renderPage(ctx, "settings.njk", {
-      title: "Settings",
-      values: { provider: saved.provider ?? "", model: saved.model ?? "", temperature: saved.temperature ?? "" },
-      providers: list.providers,
-      providers_error: list.error,
-      errors: {},
-      retention,
-      retention_value: retention.days ?? "",
-      retention_error: null,
-      max_retention_days: MAX_RETENTION_DAYS,
-      provider_keys: keys,
-      provider_ids: PROVIDER_IDS,
-      can_manage: can(project.role, "manage_settings"),
-      key_values: { provider: PROVIDER_IDS.find((id) => !keys.some((k) => k.provider === id)) ?? "openai" },
-      key_errors: {},
-      flash,
-      ...extra,
-    }, status);
-  };
+  router.get("/settings", requireUser, inProject(deps, "read"), (ctx: Context) => settingsPage(ctx, deps));
+  router.post("/settings", requireUser, inProject(deps, "manage_settings"), (ctx: Context) => saveLlmSettings(ctx, deps));
+  router.post("/settings/retention", requireUser, inProject(deps, "manage_settings"), (ctx: Context) => saveRetention(ctx, deps));
+  router.post("/settings/provider-keys", requireUser, inProject(deps, "manage_settings"), (ctx: Context) => saveProviderKey(ctx, deps));
+  router.post("/settings/provider-keys/:provider/delete", requireUser, inProject(deps, "manage_settings"), (ctx: Context) => removeProviderKey(ctx, deps));
+}
 
-  router.get("/settings", requireUser, inProject(deps, "read"), (ctx: Context) => page(ctx));
+/** GET /settings, and each form's page when it is refused (`extra`: what the form shows back). */
+async function settingsPage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const [saved, list, retention, keys] = await Promise.all([
+    loadUserLlmSettings(deps.ports.sql, project.id), fetchProviders(deps), loadRetention(deps.ports.sql, project.id), listProviderKeys(deps.ports.sql, project.id),
+  ]);
+  const flash = queryParam(ctx, "saved") ? "Settings saved." : queryParam(ctx, "retention") ? "Retention saved." : queryParam(ctx, "flash") ?? null;
+  renderPage(ctx, "settings.njk", {
+    title: "Settings",
+    values: { provider: saved.provider ?? "", model: saved.model ?? "", temperature: saved.temperature ?? "" },
+    providers: list.providers,
+    providers_error: list.error,
+    errors: {},
+    retention,
+    retention_value: retention.days ?? "",
+    retention_error: null,
+    max_retention_days: MAX_RETENTION_DAYS,
+    provider_keys: keys,
+    provider_ids: PROVIDER_IDS,
+    can_manage: can(project.role, "manage_settings"),
+    key_values: { provider: PROVIDER_IDS.find((id) => !keys.some((k) => k.provider === id)) ?? "openai" },
+    key_errors: {},
+    flash,
+    ...extra,
+  }, status);
+}
 
-  router.post("/settings", requireUser, inProject(deps, "manage_settings"), async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    const form = await readForm(ctx);
-    const { providers } = await fetchProviders(deps);
-    const { settings, errors } = parseSettings(form, providers);
-    if (Object.keys(errors).length) return page(ctx, { values: form, errors }, 422);
-    await saveUserLlmSettings(deps.ports.sql, project.id, settings);
-    await audit(deps.ports.sql, project.id, (ctx.state.user as SessionUser).id, "settings.providers", "", { ...settings });
-    ctx.status = 303;
-    ctx.redirect("/settings?saved=1");
+/** POST /settings: the LLM preferences, checked against the agents service's provider list when it answers. */
+async function saveLlmSettings(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const form = await readForm(ctx);
+  const { providers } = await fetchProviders(deps);
+  const { settings, errors } = parseSettings(form, providers);
+  if (Object.keys(errors).length) return settingsPage(ctx, deps, { values: form, errors }, 422);
+  await saveUserLlmSettings(deps.ports.sql, project.id, settings);
+  await audit(deps.ports.sql, project.id, (ctx.state.user as SessionUser).id, "settings.providers", "", { ...settings });
+  ctx.status = 303;
+  ctx.redirect("/settings?saved=1");
+}
+
+/** POST /settings/retention: how many days of runs to keep. */
+async function saveRetention(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const form = await readForm(ctx);
+  await formAction({
+    refuses: ["ValidationError"],
+    run: async () => {
+      const days = parseRetentionDays(form.retention_days);
+      await saveRetentionDays(deps.ports.sql, project.id, days);
+      await audit(deps.ports.sql, project.id, (ctx.state.user as SessionUser).id, "settings.retention", "", { days });
+      ctx.status = 303;
+      ctx.redirect("/settings?retention=1");
+    },
+    refused: (r) => settingsPage(ctx, deps, { retention_value: form.retention_days ?? "", retention_error: r.message }, r.status),
   });
+}
 
-  router.post("/settings/retention", requireUser, inProject(deps, "manage_settings"), async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    const form = await readForm(ctx);
-    await formAction({
-      refuses: ["ValidationError"],
-      run: async () => {
-        const days = parseRetentionDays(form.retention_days);
-        await saveRetentionDays(deps.ports.sql, project.id, days);
-        await audit(deps.ports.sql, project.id, (ctx.state.user as SessionUser).id, "settings.retention", "", { days });
-        ctx.status = 303;
-        ctx.redirect("/settings?retention=1");
-      },
-      refused: (r) => page(ctx, { retention_value: form.retention_days ?? "", retention_error: r.message }, r.status),
-    });
+/** POST /settings/provider-keys: the project's own key for a provider (kept sealed, shown by its last four characters). */
+async function saveProviderKey(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const form = await readForm(ctx);
+  await formAction({
+    refuses: ["ValidationError"],
+    field: "api_key",
+    run: async () => {
+      const provider = parseProvider(form.provider);
+      const saved = await setProviderKey(providerKeyWrites(deps.ports.sql, deps.sessionSecret), project.id, (ctx.state.user as SessionUser).id, provider, form);
+      ctx.status = 303;
+      ctx.redirect(`/settings?flash=${encodeURIComponent(`The project's ${provider} key (…${saved.key_hint}) is saved: its judges use it from the next call.`)}#provider-keys`);
+    },
+    refused: (r) => {
+      const { api_key: _secret, ...kept } = form; // a refused key is not echoed back into the page
+      return settingsPage(ctx, deps, { key_values: kept, key_errors: { [r.field]: r.message } }, r.status);
+    },
   });
+}
 
-  router.post("/settings/provider-keys", requireUser, inProject(deps, "manage_settings"), async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    const form = await readForm(ctx);
-    await formAction({
-      refuses: ["ValidationError"],
-      field: "api_key",
-      run: async () => {
-        const provider = parseProvider(form.provider);
-        const saved = await setProviderKey(providerKeyWrites(deps.ports.sql, deps.sessionSecret), project.id, (ctx.state.user as SessionUser).id, provider, form);
-        ctx.status = 303;
-        ctx.redirect(`/settings?flash=${encodeURIComponent(`The project's ${provider} key (…${saved.key_hint}) is saved: its judges use it from the next call.`)}#provider-keys`);
-      },
-      refused: (r) => {
-        const { api_key: _secret, ...kept } = form; // a refused key is not echoed back into the page
-        return page(ctx, { key_values: kept, key_errors: { [r.field]: r.message } }, r.status);
-      },
-    });
-  });
-
-  router.post("/settings/provider-keys/:provider/delete", requireUser, inProject(deps, "manage_settings"), async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    await readForm(ctx);
-    const provider = parseProvider(ctx.params.provider);
-    const removed = await deleteProviderKey(deps.ports.sql, project.id, (ctx.state.user as SessionUser).id, provider);
-    ctx.status = 303;
-    ctx.redirect(`/settings?flash=${encodeURIComponent(removed ? `The project's ${provider} key is removed: its judges use the service's.` : `The project has no ${provider} key.`)}#provider-keys`);
-  });
+/** POST /settings/provider-keys/:provider/delete: the project's judges use the service's key again. */
+async function removeProviderKey(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  await readForm(ctx);
+  const provider = parseProvider(ctx.params.provider);
+  const removed = await deleteProviderKey(deps.ports.sql, project.id, (ctx.state.user as SessionUser).id, provider);
+  ctx.status = 303;
+  ctx.redirect(`/settings?flash=${encodeURIComponent(removed ? `The project's ${provider} key is removed: its judges use the service's.` : `The project has no ${provider} key.`)}#provider-keys`);
 }
