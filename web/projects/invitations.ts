@@ -11,7 +11,7 @@ import { accessChanged } from "../middleware/access-changed.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { formAction, type Refusal } from "../forms.js";
 import { render } from "../views.js";
-import { settingsOf } from "./settings-page.js";
+import { settingsOf } from "./project-settings-page.js";
 
 /** A link that cannot be used (NotFound), or an invitation for another address (AuthError): a page that says so. */
 const invitationRefused = (ctx: Context) => (r: Refusal) => {

@@ -11,7 +11,7 @@ import { removeMemberNow, setMemberNow } from "../../accounts/index.js";
 import { addressOf } from "../../stores/accounts/email.js";
 import { readForm } from "../forms.js";
 import { sendInvitation } from "./invitation-mail.js";
-import { back, settingsAction, settingsOf, settingsPage, type SettingsForm } from "./settings-page.js";
+import { back, settingsAction, settingsOf, settingsPage, type SettingsForm } from "./project-settings-page.js";
 
 /** "2 API keys (prod, ci)", "1 open invitation (x@example.com)": at most five names. */
 const listed = (names: readonly string[], what: string) =>

@@ -18,7 +18,7 @@ import { accessChanged } from "../middleware/access-changed.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { formAction, readForm } from "../forms.js";
 import { projectPath, projectSlugOf, sectionOf } from "./project-url.js";
-import { guarded, settingsAction, settingsOf, settingsPage, type SettingsForm } from "./settings-page.js";
+import { guarded, settingsAction, settingsOf, settingsPage, type SettingsForm } from "./project-settings-page.js";
 import { inviteMember, removeMember, revokeInvite, setMemberRole } from "./members.js";
 import { acceptInvite, showInvitation } from "./invitations.js";
 
