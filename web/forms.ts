@@ -90,3 +90,12 @@ export async function formAction(action: {
     return false;
   }
 }
+
+/**
+ * A form post's answer when it is done: 303 See Other to the page to show (so reloading it does not post again),
+ * with the one-line `flash` that page shows, when there is one.
+ */
+export function redirectAfterPost(ctx: Context, path: string, flash?: string): void {
+  ctx.status = 303;
+  ctx.redirect(flash === undefined ? path : `${path}?flash=${encodeURIComponent(flash)}`);
+}

@@ -31,11 +31,7 @@ export interface KeyAuthorizer {
  * (the principal's role: web/middleware/api-key-auth.ts forgets a key whose creator's role changed).
  */
 export function readAuthorizer(deps: WebDeps, auth: ApiKeyAuth, use: "read" | "ingest" = "read"): KeyAuthorizer {
-  const principalOf = async (ctx: Context): Promise<KeyPrincipal> => {
-    const p = ctx.state.keyPrincipal as KeyPrincipal | undefined;
-    if (!p) throw new Error(`${ctx.method} ${ctx.path} names no action: register it with authorize.may(action)`);
-    return p;
-  };
+  const principalOf = async (ctx: Context): Promise<KeyPrincipal> => keyPrincipalOf(ctx);
   const may = (action: Action): Middleware => namesAction(async (ctx: Context, next: Next) => {
     const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
     if (!keyMay(p.scope, use)) {
@@ -47,6 +43,16 @@ export function readAuthorizer(deps: WebDeps, auth: ApiKeyAuth, use: "read" | "i
     await next();
   }, action, "key");
   return Object.assign(principalOf, { may });
+}
+
+/**
+ * The principal the route's guard (`authorize.may`) let through, for a handler of its own (`(ctx) => handler(ctx,
+ * deps)`); a route without a guard is a bug, answered 500.
+ */
+export function keyPrincipalOf(ctx: Context): KeyPrincipal {
+  const p = ctx.state.keyPrincipal as KeyPrincipal | undefined;
+  if (!p) throw new Error(`${ctx.method} ${ctx.path} names no action: register it with authorize.may(action)`);
+  return p;
 }
 
 /** A query parameter given at most once; undefined when absent or empty. */

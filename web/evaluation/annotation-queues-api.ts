@@ -15,86 +15,94 @@
  * A queue with members takes reviews from its members only (403 forbidden for others).
  */
 import type Router from "@koa/router";
+import type { Context } from "koa";
 import { AuthError, ValidationError } from "../../core/errors.js";
 import { listItems, nextItem, queueProgress, queuesProgress, skipItem } from "../../stores/evaluation/annotation-queue-items.js";
 import { listQueues, queueJson, queueWithId, type AnnotationQueue } from "../../stores/evaluation/annotation-queues.js";
 import type { WebDeps } from "../deps.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { readAuthorizer, stringParam } from "../api/read-api.js";
-import { addRunsToQueue, completeReview, createQueue, deleteQueue, mayReview } from "../../evaluation/index.js";
+import { keyPrincipalOf, readAuthorizer, stringParam } from "../api/read-api.js";
+import * as evaluation from "../../evaluation/index.js";
 
 const STATUSES = new Set(["pending", "completed", "skipped"]);
 
 export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
+  router.post("/api/annotation-queues", authorize.may("edit_evaluators"), (ctx) => createQueue(ctx, deps));
+  router.get("/api/annotation-queues", authorize.may("read"), (ctx) => getQueues(ctx, deps));
+  router.delete("/api/annotation-queues/:id", authorize.may("edit_evaluators"), (ctx) => deleteQueue(ctx, deps));
+  router.get("/api/annotation-queues/:id", authorize.may("read"), (ctx) => getQueue(ctx, deps));
+  router.post("/api/annotation-queues/:id/items", authorize.may("review"), (ctx) => addItems(ctx, deps));
+  router.post("/api/annotation-queues/:id/next", authorize.may("review"), (ctx) => takeNextItem(ctx, deps));
+  router.post("/api/annotation-queues/:id/items/:item_id/complete", authorize.may("review"), (ctx) => completeQueueItem(ctx, deps));
+  router.post("/api/annotation-queues/:id/items/:item_id/skip", authorize.may("review"), (ctx) => skipQueueItem(ctx, deps));
+}
+
+async function createQueue(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const q = await evaluation.createQueue(deps.ports.sql, p.projectId, await readJsonBody(ctx, 64 * 1024));
+  ctx.status = 201;
+  ctx.body = { queue: queueJson(q) };
+}
+
+async function getQueues(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const queues = await listQueues(deps.ports.sql, p.projectId);
+  const progress = await queuesProgress(deps.ports.sql, queues.map((q) => q.id));
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = { queues: queues.map((q) => ({ ...queueJson(q), progress: progress.get(q.id) })) };
+}
+
+async function deleteQueue(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  await evaluation.deleteQueue(deps.ports, p.projectId, ctx.params.id!, p.userId);
+  ctx.status = 204;
+}
+
+async function getQueue(ctx: Context, deps: WebDeps): Promise<void> {
   const { sql } = deps.ports;
-  const reviewer = (q: AnnotationQueue, userId: number) => {
-    if (!mayReview(q, userId)) throw new AuthError({ code: "forbidden", message: "this queue takes reviews from its members only" });
-  };
+  const p = keyPrincipalOf(ctx);
+  const q = await queueWithId(sql, p.projectId, ctx.params.id!);
+  const status = stringParam(ctx, "status");
+  if (status !== undefined && !STATUSES.has(status)) throw new ValidationError({ field: "status", message: "status must be pending, completed or skipped" });
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = { queue: queueJson(q), progress: await queueProgress(sql, q.id), items: await listItems(sql, q.id, status as "pending" | undefined) };
+}
 
-  router.post("/api/annotation-queues", authorize.may("edit_evaluators"), async (ctx) => {
-    const p = await authorize(ctx);
-    const q = await createQueue(sql, p.projectId, await readJsonBody(ctx, 64 * 1024));
-    ctx.status = 201;
-    ctx.body = { queue: queueJson(q) };
-  });
+async function addItems(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const q = await queueWithId(deps.ports.sql, p.projectId, ctx.params.id!);
+  const added = await evaluation.addRunsToQueue({ sql: deps.ports.sql, events: deps.events }, q, await readJsonBody(ctx, 512 * 1024), "api");
+  ctx.status = 201;
+  ctx.body = added;
+}
 
-  router.get("/api/annotation-queues", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    const queues = await listQueues(sql, p.projectId);
-    const progress = await queuesProgress(sql, queues.map((q) => q.id));
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = { queues: queues.map((q) => ({ ...queueJson(q), progress: progress.get(q.id) })) };
-  });
-
-  router.delete("/api/annotation-queues/:id", authorize.may("edit_evaluators"), async (ctx) => {
-    const p = await authorize(ctx);
-    await deleteQueue(deps.ports, p.projectId, ctx.params.id!, p.userId);
+async function takeNextItem(ctx: Context, deps: WebDeps): Promise<void> {
+  const { q, userId } = await reviewedQueue(ctx, deps);
+  const item = await nextItem(deps.ports.sql, q, userId);
+  ctx.set("Cache-Control", "no-store");
+  if (!item) {
     ctx.status = 204;
-  });
+    return;
+  }
+  ctx.body = { item };
+}
 
-  router.get("/api/annotation-queues/:id", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
-    const status = stringParam(ctx, "status");
-    if (status !== undefined && !STATUSES.has(status)) throw new ValidationError({ field: "status", message: "status must be pending, completed or skipped" });
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = { queue: queueJson(q), progress: await queueProgress(sql, q.id), items: await listItems(sql, q.id, status as "pending" | undefined) };
-  });
+async function completeQueueItem(ctx: Context, deps: WebDeps): Promise<void> {
+  const { q, userId } = await reviewedQueue(ctx, deps);
+  ctx.body = await evaluation.completeReview(deps, q, ctx.params.item_id!, userId, await readJsonBody(ctx, 1024 * 1024));
+}
 
-  router.post("/api/annotation-queues/:id/items", authorize.may("review"), async (ctx) => {
-    const p = await authorize(ctx);
-    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
-    const added = await addRunsToQueue({ sql, events: deps.events }, q, await readJsonBody(ctx, 512 * 1024), "api");
-    ctx.status = 201;
-    ctx.body = added;
-  });
+async function skipQueueItem(ctx: Context, deps: WebDeps): Promise<void> {
+  const { q, userId } = await reviewedQueue(ctx, deps);
+  ctx.body = { item: await skipItem(deps.ports.sql, q, ctx.params.item_id!, userId) };
+}
 
-  router.post("/api/annotation-queues/:id/next", authorize.may("review"), async (ctx) => {
-    const p = await authorize(ctx);
-    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
-    reviewer(q, p.userId);
-    const item = await nextItem(sql, q, p.userId);
-    ctx.set("Cache-Control", "no-store");
-    if (!item) {
-      ctx.status = 204;
-      return;
-    }
-    ctx.body = { item };
-  });
-
-  router.post("/api/annotation-queues/:id/items/:item_id/complete", authorize.may("review"), async (ctx) => {
-    const p = await authorize(ctx);
-    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
-    reviewer(q, p.userId);
-    ctx.body = await completeReview(deps, q, ctx.params.item_id!, p.userId, await readJsonBody(ctx, 1024 * 1024));
-  });
-
-  router.post("/api/annotation-queues/:id/items/:item_id/skip", authorize.may("review"), async (ctx) => {
-    const p = await authorize(ctx);
-    const q = await queueWithId(sql, p.projectId, ctx.params.id!);
-    reviewer(q, p.userId);
-    ctx.body = { item: await skipItem(sql, q, ctx.params.item_id!, p.userId) };
-  });
+/** The queue the URL names, when the key's owner may review it (403 otherwise), and that reviewer. */
+async function reviewedQueue(ctx: Context, deps: WebDeps): Promise<{ q: AnnotationQueue; userId: number }> {
+  const p = keyPrincipalOf(ctx);
+  const q = await queueWithId(deps.ports.sql, p.projectId, ctx.params.id!);
+  if (!evaluation.mayReview(q, p.userId)) throw new AuthError({ code: "forbidden", message: "this queue takes reviews from its members only" });
+  return { q, userId: p.userId };
 }

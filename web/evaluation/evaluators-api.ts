@@ -15,6 +15,7 @@
  * Rules and backfill: web/evaluation/rules-api.ts. Another project's id is a 404 like one that does not exist.
  */
 import type Router from "@koa/router";
+import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { MAX_POSTGRES_INTEGER } from "../../core/ports/sql.js";
 import { evaluatorJson, evaluatorVersions, findEvaluator, listEvaluators } from "../../stores/evaluation/evaluators.js";
@@ -24,14 +25,14 @@ import { evaluationLimits, setEvaluationLimits } from "../../stores/evaluation/s
 import type { WebDeps } from "../deps.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { intParam, readAuthorizer } from "../api/read-api.js";
-import { changedDefinition, createEvaluator, JUDGE_TEMPLATES, parseTryTarget, tryEvaluator, tryJson, updateEvaluator } from "../../evaluation/index.js";
+import { intParam, keyPrincipalOf, readAuthorizer } from "../api/read-api.js";
+import * as evaluation from "../../evaluation/index.js";
 
 const BODY_LIMIT = 256 * 1024;
 
-const draftOf = (e: Parameters<typeof changedDefinition>[0], draft: unknown) => {
+const draftOf = (e: Parameters<typeof evaluation.changedDefinition>[0], draft: unknown) => {
   try {
-    return changedDefinition(e, draft).definition;
+    return evaluation.changedDefinition(e, draft).definition;
   } catch (err) {
     if (!(err instanceof ValidationError)) throw err;
     throw new ValidationError({ field: `draft${err.field ? `.${err.field}` : ""}`, message: `draft: ${err.message}` });
@@ -45,65 +46,74 @@ const objectBody = (b: unknown): Record<string, unknown> => {
 
 export function registerEvaluatorsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
+  router.get("/api/evaluator-templates", authorize.may("read"), (ctx) => getTemplates(ctx));
+  router.post("/api/evaluators", authorize.may("edit_evaluators"), (ctx) => createEvaluator(ctx, deps));
+  router.get("/api/evaluators", authorize.may("read"), (ctx) => getEvaluators(ctx, deps));
+  router.get("/api/evaluators/:id", authorize.may("read"), (ctx) => getEvaluator(ctx, deps));
+  router.patch("/api/evaluators/:id", authorize.may("edit_evaluators"), (ctx) => updateEvaluator(ctx, deps));
+  router.post("/api/evaluators/:id/try", authorize.may("edit_evaluators"), (ctx) => tryEvaluator(ctx, deps));
+  router.get("/api/evaluation-settings", authorize.may("read"), (ctx) => getSettings(ctx, deps));
+  router.put("/api/evaluation-settings", authorize.may("manage_settings"), (ctx) => putSettings(ctx, deps));
+}
+
+function getTemplates(ctx: Context): void {
+  ctx.body = { templates: evaluation.JUDGE_TEMPLATES };
+}
+
+async function createEvaluator(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const e = await evaluation.createEvaluator(deps.ports.sql, p.projectId, p.userId, await readJsonBody(ctx, BODY_LIMIT));
+  ctx.status = 201;
+  ctx.body = { evaluator: evaluatorJson(e) };
+}
+
+async function getEvaluators(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = { evaluators: (await listEvaluators(deps.ports.sql, p.projectId)).map(evaluatorJson) };
+}
+
+async function getEvaluator(ctx: Context, deps: WebDeps): Promise<void> {
   const { sql } = deps.ports;
-  const evaluatorOf = async (projectId: number, id: string, version?: number) => {
-    const e = await findEvaluator(sql, projectId, id, version);
-    if (!e) throw new NotFound({ resource: "evaluator", message: `no evaluator ${JSON.stringify(id)}${version ? ` at version ${version}` : ""} in this project` });
-    return e;
-  };
+  const p = keyPrincipalOf(ctx);
+  const e = await evaluatorOf(deps, p.projectId, ctx.params.id!, intParam(ctx, "version", 1, MAX_POSTGRES_INTEGER));
+  const [versions, rules, totals] = await Promise.all([evaluatorVersions(sql, e.id), listRules(sql, p.projectId, { evaluatorId: e.id }), jobTotals(sql, p.projectId, [e.id])]);
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = { evaluator: evaluatorJson(e), versions, rules: rules.map(ruleJson), totals: totals.get(e.id) };
+}
 
-  router.get("/api/evaluator-templates", authorize.may("read"), async (ctx) => {
-    await authorize(ctx);
-    ctx.body = { templates: JUDGE_TEMPLATES };
-  });
+async function updateEvaluator(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const e = await evaluation.updateEvaluator(deps.ports.sql, p.projectId, ctx.params.id!, p.userId, await readJsonBody(ctx, BODY_LIMIT));
+  ctx.body = { evaluator: evaluatorJson(e) };
+}
 
-  router.post("/api/evaluators", authorize.may("edit_evaluators"), async (ctx) => {
-    const p = await authorize(ctx);
-    const e = await createEvaluator(sql, p.projectId, p.userId, await readJsonBody(ctx, BODY_LIMIT));
-    ctx.status = 201;
-    ctx.body = { evaluator: evaluatorJson(e) };
-  });
+async function tryEvaluator(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const body = objectBody(await readJsonBody(ctx, BODY_LIMIT));
+  const e = await evaluatorOf(deps, p.projectId, ctx.params.id!, typeof body.version === "number" ? body.version : undefined);
+  // A draft: the change a PATCH would save, tried first (refused with the same field names as the PATCH).
+  const def = body.draft === undefined ? e.definition : draftOf(e, body.draft);
+  const outcome = await evaluation.tryEvaluator(deps, p.projectId, def, evaluation.parseTryTarget(body));
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = evaluation.tryJson(def, outcome);
+}
 
-  router.get("/api/evaluators", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = { evaluators: (await listEvaluators(sql, p.projectId)).map(evaluatorJson) };
-  });
+async function getSettings(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = await evaluationLimits(deps.ports.sql, p.projectId, deps.ports.config.evaluationCaps);
+}
 
-  router.get("/api/evaluators/:id", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    const e = await evaluatorOf(p.projectId, ctx.params.id!, intParam(ctx, "version", 1, MAX_POSTGRES_INTEGER));
-    const [versions, rules, totals] = await Promise.all([evaluatorVersions(sql, e.id), listRules(sql, p.projectId, { evaluatorId: e.id }), jobTotals(sql, p.projectId, [e.id])]);
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = { evaluator: evaluatorJson(e), versions, rules: rules.map(ruleJson), totals: totals.get(e.id) };
-  });
+async function putSettings(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  await setEvaluationLimits(deps.ports.sql, p.projectId, p.userId, await readJsonBody(ctx, 4 * 1024), deps.ports.config.evaluationCaps);
+  ctx.body = await evaluationLimits(deps.ports.sql, p.projectId, deps.ports.config.evaluationCaps);
+}
 
-  router.patch("/api/evaluators/:id", authorize.may("edit_evaluators"), async (ctx) => {
-    const p = await authorize(ctx);
-    const e = await updateEvaluator(sql, p.projectId, ctx.params.id!, p.userId, await readJsonBody(ctx, BODY_LIMIT));
-    ctx.body = { evaluator: evaluatorJson(e) };
-  });
-
-  router.post("/api/evaluators/:id/try", authorize.may("edit_evaluators"), async (ctx) => {
-    const p = await authorize(ctx);
-    const body = objectBody(await readJsonBody(ctx, BODY_LIMIT));
-    const e = await evaluatorOf(p.projectId, ctx.params.id!, typeof body.version === "number" ? body.version : undefined);
-    // A draft: the change a PATCH would save, tried first (refused with the same field names as the PATCH).
-    const def = body.draft === undefined ? e.definition : draftOf(e, body.draft);
-    const outcome = await tryEvaluator(deps, p.projectId, def, parseTryTarget(body));
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = tryJson(def, outcome);
-  });
-
-  router.get("/api/evaluation-settings", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = await evaluationLimits(sql, p.projectId, deps.ports.config.evaluationCaps);
-  });
-
-  router.put("/api/evaluation-settings", authorize.may("manage_settings"), async (ctx) => {
-    const p = await authorize(ctx);
-    await setEvaluationLimits(sql, p.projectId, p.userId, await readJsonBody(ctx, 4 * 1024), deps.ports.config.evaluationCaps);
-    ctx.body = await evaluationLimits(sql, p.projectId, deps.ports.config.evaluationCaps);
-  });
+/** The evaluator with this id in the project, at a version when one is asked for (404 otherwise). */
+async function evaluatorOf(deps: WebDeps, projectId: number, id: string, version?: number) {
+  const e = await findEvaluator(deps.ports.sql, projectId, id, version);
+  if (!e) throw new NotFound({ resource: "evaluator", message: `no evaluator ${JSON.stringify(id)}${version ? ` at version ${version}` : ""} in this project` });
+  return e;
 }

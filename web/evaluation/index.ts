@@ -2,6 +2,7 @@
 import type { WebFeature } from "../feature.js";
 import { registerAnnotationQueuesApi } from "./annotation-queues-api.js";
 import { registerAnnotationQueuesPage } from "./annotation-queues-page.js";
+import { registerAnnotationReviewPage } from "./annotation-review-page.js";
 import { EVALUATION_OPERATIONS } from "./evaluation-openapi.js";
 import { registerEvaluatorsApi } from "./evaluators-api.js";
 import { registerEvaluatorsPage } from "./evaluators-page.js";
@@ -11,6 +12,6 @@ import { registerEvaluationRulesApi } from "./rules-api.js";
 export const evaluation: WebFeature = {
   name: "evaluation",
   apis: [registerEvaluatorsApi, registerProviderKeysApi, registerEvaluationRulesApi, registerAnnotationQueuesApi],
-  pages: [registerEvaluatorsPage, registerAnnotationQueuesPage],
+  pages: [registerEvaluatorsPage, registerAnnotationQueuesPage, registerAnnotationReviewPage],
   openapi: EVALUATION_OPERATIONS,
 };
