@@ -20,13 +20,9 @@ import { requireUser } from "../auth/session.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
 import { renderPage } from "../common/render.js";
-import {
-  CHANNELS, JOBS_CHANNEL, MAX_RULES, cooldownSecondsOf, createRule, deleteRule, deliverNow, enqueueTest, getJob, getRule, listJobs,
-  listRules, loadNotificationSettings, parseRuleForm, publishRulesChanged, requeueJob, rotateRuleSecret, setRuleEnabled,
-  updateRule, type FieldErrors, type StoredRule, type TriggerRegistry,
-} from "../../alerts/index.js";
+import * as alerts from "../../alerts/index.js";
+import type { FieldErrors, StoredRule, TriggerRegistry } from "../../alerts/index.js";
 
-export { MAX_RULES };
 const HISTORY_LIMIT = 100;
 
 const NOTICES: Record<string, string> = {
@@ -39,10 +35,164 @@ const NOTICES: Record<string, string> = {
   requeued: "Notification queued again.",
 };
 
-const ruleId = (ctx: Context): number | undefined => {
+export function registerAlertsPage(router: Router, deps: WebDeps): void {
+  router.get("/alerts", requireUser, inProject(deps, "read"), (ctx: Context) => alertsPage(ctx, deps));
+  router.get("/alerts/new", requireUser, inProject(deps, "read"), (ctx: Context) => ruleFormPage(ctx, deps, { values: formValues() }));
+  router.post("/alerts", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => createRule(ctx, deps));
+  router.get("/alerts/:id/edit", requireUser, inProject(deps, "read"), (ctx: Context) => editRulePage(ctx, deps));
+  router.post("/alerts/:id", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => updateRule(ctx, deps));
+  router.post("/alerts/:id/toggle", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => toggleRule(ctx, deps));
+  router.post("/alerts/:id/delete", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => deleteRule(ctx, deps));
+  router.post("/alerts/:id/rotate-secret", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => rotateSecret(ctx, deps));
+  router.post("/alerts/:id/test", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => sendTest(ctx, deps));
+  router.post("/alerts/jobs/:id/retry", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => retryJob(ctx, deps));
+}
+
+async function alertsPage(ctx: Context, deps: WebDeps): Promise<void> {
+  const { sql } = deps.ports;
+  const project = projectOfRequest(ctx);
+  const [rules, jobs] = await Promise.all([alerts.listRules(sql, project.id), alerts.listJobs(sql, project.id, { limit: HISTORY_LIMIT })]);
+  const notice = NOTICES[String(ctx.query.notice ?? "")];
+  let testResult: unknown;
+  const testId = Number(ctx.query.test);
+  if (Number.isSafeInteger(testId) && testId > 0) {
+    const job = await alerts.getJob(sql, testId);
+    if (job && job.project_id === project.id) testResult = job;
+  }
+  renderPage(ctx, "alerts.njk", {
+    title: "Alerts",
+    rules: rules.map((r) => ruleView(r, deps.triggers)),
+    jobs,
+    limit: alerts.MAX_RULES,
+    notice,
+    testResult,
+    smtpConfigured: Boolean(settings().smtp.host),
+  });
+}
+
+function ruleFormPage(ctx: Context, deps: WebDeps, vars: { rule?: StoredRule; values: Record<string, string>; errors?: FieldErrors; notice?: string }, status = 200): void {
+  renderPage(ctx, "alerts-form.njk", {
+    notice: vars.notice,
+    title: vars.rule ? `Edit ${vars.rule.name}` : "New alert rule",
+    rule: vars.rule ?? null,
+    values: vars.values,
+    errors: vars.errors ?? {},
+    triggers: deps.triggers.all().map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, defaultCooldown: t.defaultCooldownSeconds })),
+    channels: alerts.CHANNELS.map((c) => ({ name: c.name, label: c.label, help: c.targetHelp, placeholder: c.targetPlaceholder })),
+    smtpConfigured: Boolean(settings().smtp.host),
+  }, status);
+}
+
+async function createRule(ctx: Context, deps: WebDeps): Promise<void> {
+  const user = ctx.state.user as SessionUser;
+  const project = projectOfRequest(ctx);
+  const form = await readForm(ctx);
+  const parsed = await alerts.parseRuleForm(form, settings(), deps.triggers);
+  if (!parsed.ok) return ruleFormPage(ctx, deps, { values: form, errors: parsed.errors }, 422);
+  const id = await alerts.createRule(deps.ports.sql, project.id, parsed.value);
+  if (id === "limit") return ruleFormPage(ctx, deps, { values: form, errors: { name: `You have ${alerts.MAX_RULES} rules, the most an account can have.` } }, 422);
+  deps.logger.info("alert rule created", { user_id: user.id, rule_id: id, trigger_type: parsed.value.trigger_type, channel: parsed.value.channel });
+  await announceRulesChanged(deps, project.id);
+  ctx.redirect(parsed.value.channel === "webhook" ? `/alerts/${id}/edit?notice=created` : "/alerts?notice=created");
+}
+
+async function editRulePage(ctx: Context, deps: WebDeps): Promise<void> {
+  const rule = await ownedRule(ctx, deps);
+  if (!rule) return;
+  ruleFormPage(ctx, deps, { rule, values: formValues(rule), notice: NOTICES[String(ctx.query.notice ?? "")] });
+}
+
+async function updateRule(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const rule = await ownedRule(ctx, deps);
+  if (!rule) return;
+  const form = await readForm(ctx);
+  const parsed = await alerts.parseRuleForm(form, settings(), deps.triggers);
+  if (!parsed.ok) return ruleFormPage(ctx, deps, { rule, values: form, errors: parsed.errors }, 422);
+  await alerts.updateRule(deps.ports.sql, project.id, rule.id, parsed.value);
+  await announceRulesChanged(deps, project.id);
+  ctx.redirect("/alerts?notice=updated");
+}
+
+async function toggleRule(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const rule = await ownedRule(ctx, deps);
+  if (!rule) return;
+  await alerts.setRuleEnabled(deps.ports.sql, project.id, rule.id, !rule.enabled);
+  await announceRulesChanged(deps, project.id);
+  ctx.redirect(`/alerts?notice=${rule.enabled ? "disabled" : "enabled"}`);
+}
+
+async function deleteRule(ctx: Context, deps: WebDeps): Promise<void> {
+  const user = ctx.state.user as SessionUser;
+  const project = projectOfRequest(ctx);
+  const rule = await ownedRule(ctx, deps);
+  if (!rule) return;
+  await alerts.deleteRule(deps.ports.sql, project.id, rule.id);
+  await announceRulesChanged(deps, project.id);
+  deps.logger.info("alert rule deleted", { user_id: user.id, rule_id: rule.id });
+  ctx.redirect("/alerts?notice=deleted");
+}
+
+async function rotateSecret(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const rule = await ownedRule(ctx, deps);
+  if (!rule) return;
+  await alerts.rotateRuleSecret(deps.ports.sql, project.id, rule.id);
+  ctx.redirect(`/alerts/${rule.id}/edit?notice=rotated`);
+}
+
+async function sendTest(ctx: Context, deps: WebDeps): Promise<void> {
+  const rule = await ownedRule(ctx, deps);
+  if (!rule) return;
+  const user = ctx.state.user as SessionUser;
+  // Each test reaches an outside address (a mailbox, a webhook): a per-user budget, so the server cannot be
+  // used to spam or probe. The attempt runs after the answer; the history on /alerts shows how it went.
+  const quota = await check(() => deps.throttles.testSendsPerUser.consume(String(user.id)), deps.logger);
+  if (!quota.allowed) {
+    const wait = waitText(refuse(ctx, quota));
+    return renderPage(ctx, "error.njk", { title: "Slow down", heading: "Too many test notifications", message: `You can send ${deps.ports.config.testSendsPerHour} test notifications an hour. Try again in ${wait}.` }, 429);
+  }
+  const s = settings();
+  const { sql, pubsub } = deps.ports;
+  const jobId = await alerts.enqueueTest(sql, rule, { publicWebUrl: deps.ports.config.publicWebUrl, maxAttempts: s.maxAttempts });
+  void alerts.deliverNow({ sql, pubsub, settings: s, logger: deps.logger }, jobId).catch((err: unknown) =>
+    deps.logger.warn("test notification attempt failed; the workers retry it", { job_id: jobId, err }),
+  );
+  ctx.redirect(`/alerts?test=${jobId}#history`);
+}
+
+async function retryJob(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const id = idParam(ctx);
+  const ok = id !== undefined && (await alerts.requeueJob(deps.ports.sql, project.id, id));
+  if (!ok) {
+    return renderPage(ctx, "error.njk", { title: "Not found", heading: "Notification not found", message: "There is no dead notification with this id in your account." }, 404);
+  }
+  await deps.ports.pubsub.publish(alerts.JOBS_CHANNEL, "1");
+  ctx.redirect("/alerts?notice=requeued#history");
+}
+
+const settings = () => alerts.loadNotificationSettings();
+
+/** Tells the pipelines to reload the project's rules; a change not announced is logged, not refused. */
+const announceRulesChanged = (deps: WebDeps, projectId: number) =>
+  alerts.publishRulesChanged(deps.ports.pubsub, projectId).catch((err) => deps.logger.warn("rules change not announced", { err }));
+
+const idParam = (ctx: Context): number | undefined => {
   const id = Number(ctx.params.id);
   return Number.isSafeInteger(id) && id > 0 ? id : undefined;
 };
+
+/** The project's rule the URL names; when there is none, a 404 page is the answer and this is undefined. */
+async function ownedRule(ctx: Context, deps: WebDeps): Promise<StoredRule | undefined> {
+  const id = idParam(ctx);
+  const rule = id === undefined ? undefined : await alerts.getRule(deps.ports.sql, projectOfRequest(ctx).id, id);
+  if (!rule) {
+    renderPage(ctx, "error.njk", { title: "Rule not found", heading: "Rule not found", message: "There is no such alert rule in your account." }, 404);
+  }
+  return rule;
+}
 
 /** What the list shows for a rule: its config as "key=value" pairs and its effective cooldown. */
 function ruleView(r: StoredRule, triggers: TriggerRegistry) {
@@ -50,7 +200,7 @@ function ruleView(r: StoredRule, triggers: TriggerRegistry) {
   const conditions = (trigger?.fields ?? [])
     .filter((f) => f.name !== "cooldown_seconds" && r.config[f.name] !== undefined && r.config[f.name] !== "")
     .map((f) => `${f.label.replace(/ \(.*\)$/, "").toLowerCase()}: ${r.config[f.name]}`);
-  return { ...r, trigger_label: trigger?.label ?? r.trigger_type, conditions, cooldown: cooldownSecondsOf(trigger, r.config) };
+  return { ...r, trigger_label: trigger?.label ?? r.trigger_type, conditions, cooldown: alerts.cooldownSecondsOf(trigger, r.config) };
 }
 
 /** The form's field values for a stored rule (or the defaults of a new one). */
@@ -59,146 +209,4 @@ function formValues(r?: StoredRule): Record<string, string> {
   const v: Record<string, string> = { name: r.name, trigger_type: r.trigger_type, channel: r.channel, target: r.target, enabled: r.enabled ? "on" : "" };
   for (const [k, val] of Object.entries(r.config)) v[`config.${k}`] = String(val);
   return v;
-}
-
-export function registerAlertsPage(router: Router, deps: WebDeps): void {
-  const { sql, pubsub } = deps.ports;
-  const settings = () => loadNotificationSettings();
-  const changed = (userId: number) => publishRulesChanged(pubsub, userId).catch((err) => deps.logger.warn("rules change not announced", { err }));
-
-  const listPage = async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    const [rules, jobs] = await Promise.all([listRules(sql, project.id), listJobs(sql, project.id, { limit: HISTORY_LIMIT })]);
-    const notice = NOTICES[String(ctx.query.notice ?? "")];
-    let testResult: unknown;
-    const testId = Number(ctx.query.test);
-    if (Number.isSafeInteger(testId) && testId > 0) {
-      const job = await getJob(sql, testId);
-      if (job && job.project_id === project.id) testResult = job;
-    }
-    renderPage(ctx, "alerts.njk", {
-      title: "Alerts",
-      rules: rules.map((r) => ruleView(r, deps.triggers)),
-      jobs,
-      limit: MAX_RULES,
-      notice,
-      testResult,
-      smtpConfigured: Boolean(settings().smtp.host),
-    });
-  };
-
-  const formPage = (ctx: Context, vars: { rule?: StoredRule; values: Record<string, string>; errors?: FieldErrors; notice?: string }, status = 200) => {
-    renderPage(ctx, "alerts-form.njk", {
-      notice: vars.notice,
-      title: vars.rule ? `Edit ${vars.rule.name}` : "New alert rule",
-      rule: vars.rule ?? null,
-      values: vars.values,
-      errors: vars.errors ?? {},
-      triggers: deps.triggers.all().map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, defaultCooldown: t.defaultCooldownSeconds })),
-      channels: CHANNELS.map((c) => ({ name: c.name, label: c.label, help: c.targetHelp, placeholder: c.targetPlaceholder })),
-      smtpConfigured: Boolean(settings().smtp.host),
-    }, status);
-  };
-
-  const owned = async (ctx: Context): Promise<StoredRule | undefined> => {
-    const id = ruleId(ctx);
-    const rule = id === undefined ? undefined : await getRule(sql, projectOfRequest(ctx).id, id);
-    if (!rule) {
-      renderPage(ctx, "error.njk", { title: "Rule not found", heading: "Rule not found", message: "There is no such alert rule in your account." }, 404);
-    }
-    return rule;
-  };
-
-  router.get("/alerts", requireUser, inProject(deps, "read"), listPage);
-
-  router.get("/alerts/new", requireUser, inProject(deps, "read"), (ctx) => formPage(ctx, { values: formValues() }));
-
-  router.post("/alerts", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
-    const user = ctx.state.user as SessionUser;
-    const project = projectOfRequest(ctx);
-    const form = await readForm(ctx);
-    const parsed = await parseRuleForm(form, settings(), deps.triggers);
-    if (!parsed.ok) return formPage(ctx, { values: form, errors: parsed.errors }, 422);
-    const id = await createRule(sql, project.id, parsed.value);
-    if (id === "limit") return formPage(ctx, { values: form, errors: { name: `You have ${MAX_RULES} rules, the most an account can have.` } }, 422);
-    deps.logger.info("alert rule created", { user_id: user.id, rule_id: id, trigger_type: parsed.value.trigger_type, channel: parsed.value.channel });
-    await changed(project.id);
-    ctx.redirect(parsed.value.channel === "webhook" ? `/alerts/${id}/edit?notice=created` : "/alerts?notice=created");
-  });
-
-  router.get("/alerts/:id/edit", requireUser, inProject(deps, "read"), async (ctx) => {
-    const rule = await owned(ctx);
-    if (!rule) return;
-    formPage(ctx, { rule, values: formValues(rule), notice: NOTICES[String(ctx.query.notice ?? "")] });
-  });
-
-  router.post("/alerts/:id", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
-    const project = projectOfRequest(ctx);
-    const rule = await owned(ctx);
-    if (!rule) return;
-    const form = await readForm(ctx);
-    const parsed = await parseRuleForm(form, settings(), deps.triggers);
-    if (!parsed.ok) return formPage(ctx, { rule, values: form, errors: parsed.errors }, 422);
-    await updateRule(sql, project.id, rule.id, parsed.value);
-    await changed(project.id);
-    ctx.redirect("/alerts?notice=updated");
-  });
-
-  router.post("/alerts/:id/toggle", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
-    const project = projectOfRequest(ctx);
-    const rule = await owned(ctx);
-    if (!rule) return;
-    await setRuleEnabled(sql, project.id, rule.id, !rule.enabled);
-    await changed(project.id);
-    ctx.redirect(`/alerts?notice=${rule.enabled ? "disabled" : "enabled"}`);
-  });
-
-  router.post("/alerts/:id/delete", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
-    const user = ctx.state.user as SessionUser;
-    const project = projectOfRequest(ctx);
-    const rule = await owned(ctx);
-    if (!rule) return;
-    await deleteRule(sql, project.id, rule.id);
-    await changed(project.id);
-    deps.logger.info("alert rule deleted", { user_id: user.id, rule_id: rule.id });
-    ctx.redirect("/alerts?notice=deleted");
-  });
-
-  router.post("/alerts/:id/rotate-secret", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
-    const project = projectOfRequest(ctx);
-    const rule = await owned(ctx);
-    if (!rule) return;
-    await rotateRuleSecret(sql, project.id, rule.id);
-    ctx.redirect(`/alerts/${rule.id}/edit?notice=rotated`);
-  });
-
-  router.post("/alerts/:id/test", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
-    const rule = await owned(ctx);
-    if (!rule) return;
-    const user = ctx.state.user as SessionUser;
-    // Each test reaches an outside address (a mailbox, a webhook): a per-user budget, so the server cannot be
-    // used to spam or probe. The attempt runs after the answer; the history on /alerts shows how it went.
-    const quota = await check(() => deps.throttles.testSendsPerUser.consume(String(user.id)), deps.logger);
-    if (!quota.allowed) {
-      const wait = waitText(refuse(ctx, quota));
-      return renderPage(ctx, "error.njk", { title: "Slow down", heading: "Too many test notifications", message: `You can send ${deps.ports.config.testSendsPerHour} test notifications an hour. Try again in ${wait}.` }, 429);
-    }
-    const s = settings();
-    const jobId = await enqueueTest(sql, rule, { publicWebUrl: deps.ports.config.publicWebUrl, maxAttempts: s.maxAttempts });
-    void deliverNow({ sql, pubsub, settings: s, logger: deps.logger }, jobId).catch((err: unknown) =>
-      deps.logger.warn("test notification attempt failed; the workers retry it", { job_id: jobId, err }),
-    );
-    ctx.redirect(`/alerts?test=${jobId}#history`);
-  });
-
-  router.post("/alerts/jobs/:id/retry", requireUser, inProject(deps, "edit_alert_rules"), async (ctx) => {
-    const project = projectOfRequest(ctx);
-    const id = ruleId(ctx);
-    const ok = id !== undefined && (await requeueJob(sql, project.id, id));
-    if (!ok) {
-      return renderPage(ctx, "error.njk", { title: "Not found", heading: "Notification not found", message: "There is no dead notification with this id in your account." }, 404);
-    }
-    await pubsub.publish(JOBS_CHANNEL, "1");
-    ctx.redirect("/alerts?notice=requeued#history");
-  });
 }

@@ -19,13 +19,17 @@ import { isItemId, ITEM_STATUSES, type ItemStatus } from "../../stores/datasets/
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { formAction, readForm } from "../forms.js";
+import { formAction, readForm, redirectAfterPost } from "../forms.js";
 import { HttpProblem } from "../http-errors.js";
 import { readUpload } from "../upload-body.js";
 
 /** The largest file the page uploads (the import API's limit). */
 const UPLOAD_LIMIT = 32 * 1024 * 1024;
 const datasetPath = (name: string) => `/datasets/${encodeURIComponent(name)}`;
+const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
+
+/** The dataset's page, showing a refused form again (web/datasets/datasets-page.ts). */
+type ShowDataset = (ctx: Context, extra: Record<string, unknown>, status: number) => Promise<void>;
 
 /** A schema typed into a textarea: empty means none; otherwise it must be JSON. */
 function schemaText(text: string | undefined, field: string): unknown {
@@ -37,58 +41,57 @@ function schemaText(text: string | undefined, field: string): unknown {
   }
 }
 
-export function registerDatasetEditsPage(router: Router, deps: WebDeps, showDataset: (ctx: Context, extra: Record<string, unknown>, status: number) => Promise<void>): void {
+export function registerDatasetEditsPage(router: Router, deps: WebDeps, showDataset: ShowDataset): void {
+  router.post("/datasets/:name/settings", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => saveSettings(ctx, deps, showDataset));
+  router.post("/datasets/:name/items/status", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => setItemStatus(ctx, deps));
+  router.post("/datasets/:name/upload", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => uploadItems(ctx, deps));
+}
+
+async function saveSettings(ctx: Context, deps: WebDeps, showDataset: ShowDataset): Promise<void> {
+  const form = await readForm(ctx);
+  const name = String(ctx.params.name);
+  await formAction({
+    refuses: ["ValidationError"],
+    field: "input_schema",
+    run: async () => {
+      await updateDataset(deps.ports.sql, projectOfRequest(ctx).id, name, {
+        description: form.description ?? "",
+        input_schema: schemaText(form.input_schema, "input_schema"),
+        expected_output_schema: schemaText(form.expected_output_schema, "expected_output_schema"),
+      });
+      redirectAfterPost(ctx, datasetPath(name), "Settings saved.");
+    },
+    refused: (r) => showDataset(ctx, { settings_values: form, settings_errors: { [r.field]: r.message }, open_settings: true }, r.status),
+  });
+}
+
+/** Archives or restores one item: a new version. */
+async function setItemStatus(ctx: Context, deps: WebDeps): Promise<void> {
   const { sql } = deps.ports;
-  const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
-  const back = (ctx: Context, name: string, flash: string) => {
-    ctx.status = 303;
-    ctx.redirect(`${datasetPath(name)}?flash=${encodeURIComponent(flash)}`);
-  };
+  const form = await readForm(ctx);
+  const project = projectOfRequest(ctx);
+  const name = String(ctx.params.name);
+  const dataset = await datasetNamed(sql, project.id, name);
+  const status = form.status as ItemStatus;
+  if (!(ITEM_STATUSES as readonly string[]).includes(status)) throw new ValidationError({ field: "status", message: "status must be active or archived" });
+  const id = form.id ?? "";
+  const [item] = isItemId(id) ? await readItemsWithIds(sql, dataset, dataset.version, [id]) : [];
+  if (!item) throw new NotFound({ resource: "item", message: `dataset ${JSON.stringify(name)} has no item ${JSON.stringify(id)}` });
+  const { version, changed } = await writeItems(sql, project.id, name, [{ ...item, status }], status === "archived" ? "archive" : "restore", userOf(ctx));
+  redirectAfterPost(ctx, datasetPath(name), changed ? `Item ${id} ${status === "archived" ? "archived" : "restored"} in version ${version}.` : "Nothing changed: no new version.");
+}
 
-  router.post("/datasets/:name/settings", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
-    const form = await readForm(ctx);
-    const name = String(ctx.params.name);
-    await formAction({
-      refuses: ["ValidationError"],
-      field: "input_schema",
-      run: async () => {
-        await updateDataset(sql, projectOfRequest(ctx).id, name, {
-          description: form.description ?? "",
-          input_schema: schemaText(form.input_schema, "input_schema"),
-          expected_output_schema: schemaText(form.expected_output_schema, "expected_output_schema"),
-        });
-        back(ctx, name, "Settings saved.");
-      },
-      refused: (r) => showDataset(ctx, { settings_values: form, settings_errors: { [r.field]: r.message }, open_settings: true }, r.status),
-    });
-  });
-
-  router.post("/datasets/:name/items/status", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
-    const form = await readForm(ctx);
-    const project = projectOfRequest(ctx);
-    const name = String(ctx.params.name);
-    const dataset = await datasetNamed(sql, project.id, name);
-    const status = form.status as ItemStatus;
-    if (!(ITEM_STATUSES as readonly string[]).includes(status)) throw new ValidationError({ field: "status", message: "status must be active or archived" });
-    const id = form.id ?? "";
-    const [item] = isItemId(id) ? await readItemsWithIds(sql, dataset, dataset.version, [id]) : [];
-    if (!item) throw new NotFound({ resource: "item", message: `dataset ${JSON.stringify(name)} has no item ${JSON.stringify(id)}` });
-    const { version, changed } = await writeItems(sql, project.id, name, [{ ...item, status }], status === "archived" ? "archive" : "restore", userOf(ctx));
-    back(ctx, name, changed ? `Item ${id} ${status === "archived" ? "archived" : "restored"} in version ${version}.` : "Nothing changed: no new version.");
-  });
-
-  router.post("/datasets/:name/upload", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    const name = String(ctx.params.name);
-    await datasetNamed(sql, project.id, name);
-    const format = importFormatOf(ctx.req.headers["content-type"]);
-    if (!format) throw new HttpProblem(415, "unsupported_media_type", "send the file as text/csv or application/x-ndjson (JSON Lines)");
-    const columns = (v: unknown) => (typeof v === "string" && v.trim() ? v.split(",").map((c) => c.trim()).filter(Boolean) : undefined);
-    const mapping = { input: columns(ctx.query.input), expected_output: columns(ctx.query.expected_output) };
-    const items = await readUpload(ctx, UPLOAD_LIMIT, `the file exceeds the limit of ${UPLOAD_LIMIT} bytes`, (file) => readImport(format, file, mapping));
-    // The page's script sends Accept: application/json, so a refusal comes back as the API's JSON (web/app.ts).
-    const written = await writeItems(sql, project.id, name, items, "import", userOf(ctx));
-    ctx.status = 201;
-    ctx.body = { version: written.version, imported: items.length, changed: written.changed };
-  });
+async function uploadItems(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const name = String(ctx.params.name);
+  await datasetNamed(deps.ports.sql, project.id, name);
+  const format = importFormatOf(ctx.req.headers["content-type"]);
+  if (!format) throw new HttpProblem(415, "unsupported_media_type", "send the file as text/csv or application/x-ndjson (JSON Lines)");
+  const columns = (v: unknown) => (typeof v === "string" && v.trim() ? v.split(",").map((c) => c.trim()).filter(Boolean) : undefined);
+  const mapping = { input: columns(ctx.query.input), expected_output: columns(ctx.query.expected_output) };
+  const items = await readUpload(ctx, UPLOAD_LIMIT, `the file exceeds the limit of ${UPLOAD_LIMIT} bytes`, (file) => readImport(format, file, mapping));
+  // The page's script sends Accept: application/json, so a refusal comes back as the API's JSON (web/app.ts).
+  const written = await writeItems(deps.ports.sql, project.id, name, items, "import", userOf(ctx));
+  ctx.status = 201;
+  ctx.body = { version: written.version, imported: items.length, changed: written.changed };
 }

@@ -16,9 +16,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { ValidationError } from "../../core/errors.js";
 import { MAX_POSTGRES_INTEGER } from "../../core/ports/sql.js";
-import {
-  createDataset, datasetNamed, datasetVersions, listDatasets, readItems, updateDataset, writeItems, type DatasetFields,
-} from "../../stores/datasets/datasets.js";
+import * as store from "../../stores/datasets/datasets.js";
 import { importFormatOf, readImport, type ColumnMapping } from "../../stores/datasets/import.js";
 import { isItemId, ITEM_STATUSES, parseItemsBody, type ItemStatus } from "../../stores/datasets/items.js";
 import type { WebDeps } from "../deps.js";
@@ -26,7 +24,7 @@ import { HttpProblem } from "../http-errors.js";
 import { readJsonBody } from "../json-body.js";
 import { readUpload } from "../upload-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { intParam, readAuthorizer, stringParam } from "../api/read-api.js";
+import { intParam, keyPrincipalOf, readAuthorizer, stringParam } from "../api/read-api.js";
 
 /** A name, a description and two JSON Schemas of up to 64 KiB each. */
 const DATASET_BODY_LIMIT = 256 * 1024;
@@ -51,81 +49,88 @@ function afterParam(ctx: Context): string | undefined {
 
 export function registerDatasetsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  const { sql } = deps.ports;
+  router.post("/api/datasets", authorize.may("edit_datasets"), (ctx) => createDataset(ctx, deps));
+  router.get("/api/datasets", authorize.may("read"), (ctx) => getDatasets(ctx, deps));
+  router.get("/api/datasets/:name", authorize.may("read"), (ctx) => getDataset(ctx, deps));
+  router.patch("/api/datasets/:name", authorize.may("edit_datasets"), (ctx) => updateDataset(ctx, deps));
+  router.post("/api/datasets/:name/items", authorize.may("edit_datasets"), (ctx) => addItems(ctx, deps));
+  router.get("/api/datasets/:name/items", authorize.may("read"), (ctx) => getItems(ctx, deps));
+  router.post("/api/datasets/:name/import", authorize.may("edit_datasets"), (ctx) => importItems(ctx, deps));
+}
 
-  router.post("/api/datasets", authorize.may("edit_datasets"), async (ctx) => {
-    const p = await authorize(ctx);
-    const body = (await readJsonBody(ctx, DATASET_BODY_LIMIT)) as DatasetFields | null;
-    if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      throw new ValidationError({ message: 'the body must be a JSON object like {"name": "support questions"}' });
-    }
-    const dataset = await createDataset(sql, p.projectId, body, p.userId);
-    ctx.status = 201;
-    ctx.body = { dataset };
-  });
+async function createDataset(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const body = (await readJsonBody(ctx, DATASET_BODY_LIMIT)) as store.DatasetFields | null;
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ValidationError({ message: 'the body must be a JSON object like {"name": "support questions"}' });
+  }
+  const dataset = await store.createDataset(deps.ports.sql, p.projectId, body, p.userId);
+  ctx.status = 201;
+  ctx.body = { dataset };
+}
 
-  router.get("/api/datasets", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = { datasets: await listDatasets(sql, p.projectId) };
-  });
+async function getDatasets(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = { datasets: await store.listDatasets(deps.ports.sql, p.projectId) };
+}
 
-  router.get("/api/datasets/:name", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    const dataset = await datasetNamed(sql, p.projectId, ctx.params.name!);
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = { dataset, versions: await datasetVersions(sql, dataset.id) };
-  });
+async function getDataset(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const dataset = await store.datasetNamed(deps.ports.sql, p.projectId, ctx.params.name!);
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = { dataset, versions: await store.datasetVersions(deps.ports.sql, dataset.id) };
+}
 
-  router.patch("/api/datasets/:name", authorize.may("edit_datasets"), async (ctx) => {
-    const p = await authorize(ctx);
-    const body = (await readJsonBody(ctx, DATASET_BODY_LIMIT)) as DatasetFields | null;
-    if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      throw new ValidationError({ message: 'the body must be a JSON object like {"input_schema": {"type": "object"}}' });
-    }
-    ctx.body = { dataset: await updateDataset(sql, p.projectId, ctx.params.name!, body) };
-  });
+async function updateDataset(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const body = (await readJsonBody(ctx, DATASET_BODY_LIMIT)) as store.DatasetFields | null;
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ValidationError({ message: 'the body must be a JSON object like {"input_schema": {"type": "object"}}' });
+  }
+  ctx.body = { dataset: await store.updateDataset(deps.ports.sql, p.projectId, ctx.params.name!, body) };
+}
 
-  router.post("/api/datasets/:name/items", authorize.may("edit_datasets"), async (ctx) => {
-    const p = await authorize(ctx);
-    await datasetNamed(sql, p.projectId, ctx.params.name!);
-    const items = parseItemsBody(await readJsonBody(ctx, ITEMS_BODY_LIMIT, { unstorable: "repair" }));
-    const written = await writeItems(sql, p.projectId, ctx.params.name!, items, "items", p.userId);
-    ctx.status = 201;
-    ctx.body = written;
-  });
+async function addItems(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  await store.datasetNamed(deps.ports.sql, p.projectId, ctx.params.name!);
+  const items = parseItemsBody(await readJsonBody(ctx, ITEMS_BODY_LIMIT, { unstorable: "repair" }));
+  const written = await store.writeItems(deps.ports.sql, p.projectId, ctx.params.name!, items, "items", p.userId);
+  ctx.status = 201;
+  ctx.body = written;
+}
 
-  router.get("/api/datasets/:name/items", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    const dataset = await datasetNamed(sql, p.projectId, ctx.params.name!);
-    const status = stringParam(ctx, "status");
-    if (status !== undefined && !(ITEM_STATUSES as readonly string[]).includes(status)) {
-      throw new ValidationError({ field: "status", message: "status must be active or archived" });
-    }
-    const page = await readItems(sql, dataset, {
-      version: intParam(ctx, "version", 0, MAX_POSTGRES_INTEGER),
-      limit: intParam(ctx, "limit", 1, MAX_ITEMS_PAGE) ?? DEFAULT_ITEMS_PAGE,
-      after: afterParam(ctx),
-      status: status as ItemStatus | undefined,
-    });
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = page;
+async function getItems(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const dataset = await store.datasetNamed(deps.ports.sql, p.projectId, ctx.params.name!);
+  const status = stringParam(ctx, "status");
+  if (status !== undefined && !(ITEM_STATUSES as readonly string[]).includes(status)) {
+    throw new ValidationError({ field: "status", message: "status must be active or archived" });
+  }
+  const page = await store.readItems(deps.ports.sql, dataset, {
+    version: intParam(ctx, "version", 0, MAX_POSTGRES_INTEGER),
+    limit: intParam(ctx, "limit", 1, MAX_ITEMS_PAGE) ?? DEFAULT_ITEMS_PAGE,
+    after: afterParam(ctx),
+    status: status as ItemStatus | undefined,
   });
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = page;
+}
 
-  router.post("/api/datasets/:name/import", authorize.may("edit_datasets"), async (ctx) => {
-    const p = await authorize(ctx);
-    await datasetNamed(sql, p.projectId, ctx.params.name!);
-    const format = importFormatOf(ctx.req.headers["content-type"]);
-    if (!format) throw new HttpProblem(415, "unsupported_media_type", "send the file as text/csv or application/x-ndjson (JSON Lines)");
-    const mapping: ColumnMapping = {
-      id: stringParam(ctx, "id"),
-      input: columnsParam(ctx, "input"),
-      expected_output: columnsParam(ctx, "expected_output"),
-      metadata: columnsParam(ctx, "metadata"),
-    };
-    const items = await readUpload(ctx, ITEMS_BODY_LIMIT, `the file exceeds the limit of ${ITEMS_BODY_LIMIT} bytes`, (file) => readImport(format, file, mapping));
-    const written = await writeItems(sql, p.projectId, ctx.params.name!, items, "import", p.userId);
-    ctx.status = 201;
-    ctx.body = { version: written.version, imported: items.length, changed: written.changed };
-  });
+/** A CSV or JSON Lines file as the body, its columns mapped by the query string. */
+async function importItems(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  await store.datasetNamed(deps.ports.sql, p.projectId, ctx.params.name!);
+  const format = importFormatOf(ctx.req.headers["content-type"]);
+  if (!format) throw new HttpProblem(415, "unsupported_media_type", "send the file as text/csv or application/x-ndjson (JSON Lines)");
+  const mapping: ColumnMapping = {
+    id: stringParam(ctx, "id"),
+    input: columnsParam(ctx, "input"),
+    expected_output: columnsParam(ctx, "expected_output"),
+    metadata: columnsParam(ctx, "metadata"),
+  };
+  const items = await readUpload(ctx, ITEMS_BODY_LIMIT, `the file exceeds the limit of ${ITEMS_BODY_LIMIT} bytes`, (file) => readImport(format, file, mapping));
+  const written = await store.writeItems(deps.ports.sql, p.projectId, ctx.params.name!, items, "import", p.userId);
+  ctx.status = 201;
+  ctx.body = { version: written.version, imported: items.length, changed: written.changed };
 }

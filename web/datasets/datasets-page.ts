@@ -15,13 +15,13 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
-import { createDataset, datasetNamed, datasetVersions, listDatasets, readItems, readItemsWithIds, writeItems } from "../../stores/datasets/datasets.js";
+import * as store from "../../stores/datasets/datasets.js";
 import { readImport } from "../../stores/datasets/import.js";
 import { isItemId, parseItem, type ItemSource, type NewItem } from "../../stores/datasets/items.js";
 import { inProject, projectOfRequest } from "../auth/project.js";
 import { requireUser } from "../auth/session.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { formAction, readForm, selectedRunIds } from "../forms.js";
+import { formAction, readForm, redirectAfterPost, selectedRunIds } from "../forms.js";
 import { queryParam, renderPage } from "../common/render.js";
 import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
 import { registerDatasetEditsPage } from "./dataset-edits.js";
@@ -30,6 +30,142 @@ const ITEMS_PER_PAGE = 100;
 /** Most runs one "Add to dataset" of the dashboard's selection takes. */
 const MAX_RUNS_PER_ADD = 500;
 const datasetPath = (name: string) => `/datasets/${encodeURIComponent(name)}`;
+const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
+
+export function registerDatasetsPage(router: Router, deps: WebDeps): void {
+  router.get("/datasets", requireUser, inProject(deps, "read"), (ctx: Context) => datasetsPage(ctx, deps));
+  router.post("/datasets", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => createDataset(ctx, deps));
+  registerDatasetEditsPage(router, deps, (ctx, extra, status) => datasetPage(ctx, deps, extra, status));
+  router.get("/datasets/:name", requireUser, inProject(deps, "read"), (ctx: Context) => datasetPage(ctx, deps));
+  router.post("/datasets/:name/items", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => addItem(ctx, deps));
+  router.post("/datasets/:name/import", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => importItems(ctx, deps));
+  router.post("/datasets/add-runs", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => addSelectedRuns(ctx, deps));
+  router.post("/datasets/add-run", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => addRun(ctx, deps));
+}
+
+async function datasetsPage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
+  const datasets = await store.listDatasets(deps.ports.sql, projectOfRequest(ctx).id);
+  renderPage(ctx, "datasets.njk", { title: "Datasets", datasets, values: {}, errors: {}, ...extra }, status);
+}
+
+async function createDataset(ctx: Context, deps: WebDeps): Promise<void> {
+  const form = await readForm(ctx);
+  await formAction({
+    refuses: ["ValidationError", "Conflict"],
+    run: async () => {
+      const dataset = await store.createDataset(deps.ports.sql, projectOfRequest(ctx).id, form, userOf(ctx));
+      redirectAfterPost(ctx, datasetPath(dataset.name));
+    },
+    refused: (r) => datasetsPage(ctx, deps, { values: form, errors: { [r.field]: r.message }, open_form: true }, r.status),
+  });
+}
+
+async function datasetPage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
+  const { sql } = deps.ports;
+  const dataset = await store.datasetNamed(sql, projectOfRequest(ctx).id, String(ctx.params.name));
+  const asked = Number(queryParam(ctx, "version"));
+  const version = Number.isInteger(asked) && asked >= 1 && asked <= dataset.version ? asked : dataset.version;
+  const after = queryParam(ctx, "after");
+  const [page, versions] = await Promise.all([
+    store.readItems(sql, dataset, { version, limit: ITEMS_PER_PAGE, after: after && isItemId(after) ? after : undefined }),
+    store.datasetVersions(sql, dataset.id),
+  ]);
+  // ?edit=<id>: the add form prefilled with that item, to change it as a new version.
+  const editId = queryParam(ctx, "edit");
+  const [editing] = editId && isItemId(editId) ? await store.readItemsWithIds(sql, dataset, dataset.version, [editId]) : [];
+  const pretty = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v, null, 2));
+  const values = editing ? { id: editing.id, input: pretty(editing.input), expected_output: editing.expected_output === null ? "" : pretty(editing.expected_output) } : {};
+  const schemaOf = (v: unknown) => (v === null ? "" : JSON.stringify(v, null, 2));
+  renderPage(ctx, "dataset.njk", {
+    title: `Dataset ${dataset.name}`, dataset, page, versions, version, errors: {}, values, editing: Boolean(editing),
+    settings_values: { description: dataset.description, input_schema: schemaOf(dataset.input_schema), expected_output_schema: schemaOf(dataset.expected_output_schema) },
+    settings_errors: {}, flash: queryParam(ctx, "flash"), ...extra,
+  }, status);
+}
+
+/** One item typed in: its input and expected output, each JSON or text. */
+async function addItem(ctx: Context, deps: WebDeps): Promise<void> {
+  const form = await readForm(ctx);
+  const name = String(ctx.params.name);
+  await store.datasetNamed(deps.ports.sql, projectOfRequest(ctx).id, name);
+  await writeFromForm(ctx, deps, name, form, () => [parseItem({
+    ...(form.id?.trim() ? { id: form.id.trim() } : {}),
+    input: jsonOrText(form.input),
+    ...(form.expected_output?.trim() ? { expected_output: jsonOrText(form.expected_output) } : {}),
+  }, "item", "manual")], "edit");
+}
+
+/** Pasted JSON Lines or CSV, with the same checks as the API's import. */
+async function importItems(ctx: Context, deps: WebDeps): Promise<void> {
+  const form = await readForm(ctx);
+  const name = String(ctx.params.name);
+  await store.datasetNamed(deps.ports.sql, projectOfRequest(ctx).id, name);
+  const columns = (v: string | undefined) => (v?.trim() ? v.split(",").map((c) => c.trim()).filter(Boolean) : undefined);
+  await writeFromForm(ctx, deps, name, form, () => readImport(form.format === "csv" ? "csv" : "jsonl", form.file ?? "", { input: columns(form.input_columns), expected_output: columns(form.expected_columns) }), "import");
+}
+
+/** The dashboard's selected runs: each run's input, its output as the expected output. */
+async function addSelectedRuns(ctx: Context, deps: WebDeps): Promise<void> {
+  const form = await readForm(ctx);
+  const project = projectOfRequest(ctx);
+  const ids = selectedRunIds(ctx);
+  if (ids.length > MAX_RUNS_PER_ADD) throw new ValidationError({ field: "sdk_run_id", message: `add at most ${MAX_RUNS_PER_ADD} runs at once` });
+  const name = form.dataset ?? "";
+  await store.datasetNamed(deps.ports.sql, project.id, name);
+  const raws: Record<string, unknown>[] = [];
+  for (const id of ids) {
+    const run = await deps.events.getRun(project.id, id);
+    if (!run) throw new NotFound({ resource: "run", message: `There is no run ${JSON.stringify(id)} in ${project.name}.` });
+    const { input, output } = runInputOutput(await deps.events.listEvents(project.id, run.run_id, { limit: 1_000 }));
+    raws.push({
+      input: input ?? null,
+      ...(output !== undefined ? { expected_output: output } : {}),
+      metadata: { agent_name: run.agent_name, ...(run.config_version ? { config_version: run.config_version } : {}) },
+      source_sdk_run_id: id,
+    });
+  }
+  ctx.params.name = name;
+  await writeFromForm(ctx, deps, name, form, () => raws.map((raw, i) => parseItem(raw, `runs[${i}]`, "run")), "runs");
+}
+
+/** A run page's "Add to dataset": the run's (or one span's: span_id) input, the expected output edited. */
+async function addRun(ctx: Context, deps: WebDeps): Promise<void> {
+  const form = await readForm(ctx);
+  const project = projectOfRequest(ctx);
+  const sdkRunId = form.sdk_run_id ?? "";
+  const run = sdkRunId ? await deps.events.getRun(project.id, sdkRunId) : undefined;
+  if (!run) throw new NotFound({ resource: "run", message: `There is no run ${JSON.stringify(sdkRunId)} in ${project.name}.` });
+  const name = form.dataset ?? "";
+  await store.datasetNamed(deps.ports.sql, project.id, name);
+  // A refusal shows the dataset's page with the form as it was sent.
+  ctx.params.name = name;
+  // A span's input when the form names one of the run's spans, else the run's.
+  const spanId = form.span_id?.trim() ? form.span_id.trim().slice(0, 64) : undefined;
+  const spanEvents = spanId ? await deps.events.eventsOfSpan(project.id, run.run_id, spanId) : [];
+  if (spanId && spanEvents.length === 0) throw new NotFound({ resource: "span", message: `Run ${JSON.stringify(sdkRunId)} has no span ${JSON.stringify(spanId)}.` });
+  const { input } = spanId ? spanInputOutput(spanEvents) : runInputOutput(await deps.events.listEvents(project.id, run.run_id, { limit: 1_000 }));
+  const source: ItemSource = spanId ? "span" : "run";
+  await writeFromForm(ctx, deps, name, form, () => [parseItem({
+    input: input ?? null,
+    ...(form.expected_output?.trim() ? { expected_output: jsonOrText(form.expected_output) } : {}),
+    metadata: { agent_name: run.agent_name, ...(run.config_version ? { config_version: run.config_version } : {}) },
+    source_sdk_run_id: sdkRunId,
+    ...(spanId ? { source_span_id: spanId } : {}),
+  }, "item", source)], spanId ? "span" : "run");
+}
+
+/** Writes items from a form and goes back to the dataset, or shows the form again with what is wrong. */
+function writeFromForm(ctx: Context, deps: WebDeps, name: string, form: Record<string, string>, make: () => NewItem[] | Promise<NewItem[]>, change: string) {
+  return formAction({
+    refuses: ["ValidationError", "Conflict"],
+    run: async () => {
+      const items = await make();
+      const { version, changed } = await store.writeItems(deps.ports.sql, projectOfRequest(ctx).id, name, items, change, userOf(ctx));
+      redirectAfterPost(ctx, datasetPath(name), changed ? `Saved ${changed} item${changed === 1 ? "" : "s"} as version ${version}.` : "Nothing changed: no new version.");
+    },
+    refused: (r) => datasetPage(ctx, deps, { values: form, errors: { [r.field]: r.message }, error_lines: r.lines }, r.status),
+  });
+}
 
 /** A form's JSON field: parsed when it is JSON, else the text itself; undefined when empty. */
 function jsonOrText(text: string | undefined): unknown {
@@ -39,134 +175,4 @@ function jsonOrText(text: string | undefined): unknown {
   } catch {
     return text;
   }
-}
-
-export function registerDatasetsPage(router: Router, deps: WebDeps): void {
-  const { sql } = deps.ports;
-  const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
-
-  const listPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const datasets = await listDatasets(sql, projectOfRequest(ctx).id);
-    renderPage(ctx, "datasets.njk", { title: "Datasets", datasets, values: {}, errors: {}, ...extra }, status);
-  };
-
-  router.get("/datasets", requireUser, inProject(deps, "read"), (ctx: Context) => listPage(ctx));
-
-  router.post("/datasets", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
-    const form = await readForm(ctx);
-    await formAction({
-      refuses: ["ValidationError", "Conflict"],
-      run: async () => {
-        const dataset = await createDataset(sql, projectOfRequest(ctx).id, form, userOf(ctx));
-        ctx.status = 303;
-        ctx.redirect(datasetPath(dataset.name));
-      },
-      refused: (r) => listPage(ctx, { values: form, errors: { [r.field]: r.message }, open_form: true }, r.status),
-    });
-  });
-
-  const detailPage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const dataset = await datasetNamed(sql, projectOfRequest(ctx).id, String(ctx.params.name));
-    const asked = Number(queryParam(ctx, "version"));
-    const version = Number.isInteger(asked) && asked >= 1 && asked <= dataset.version ? asked : dataset.version;
-    const after = queryParam(ctx, "after");
-    const [page, versions] = await Promise.all([
-      readItems(sql, dataset, { version, limit: ITEMS_PER_PAGE, after: after && isItemId(after) ? after : undefined }),
-      datasetVersions(sql, dataset.id),
-    ]);
-    // ?edit=<id>: the add form prefilled with that item, to change it as a new version.
-    const editId = queryParam(ctx, "edit");
-    const [editing] = editId && isItemId(editId) ? await readItemsWithIds(sql, dataset, dataset.version, [editId]) : [];
-    const pretty = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v, null, 2));
-    const values = editing ? { id: editing.id, input: pretty(editing.input), expected_output: editing.expected_output === null ? "" : pretty(editing.expected_output) } : {};
-    const schemaOf = (v: unknown) => (v === null ? "" : JSON.stringify(v, null, 2));
-    renderPage(ctx, "dataset.njk", {
-      title: `Dataset ${dataset.name}`, dataset, page, versions, version, errors: {}, values, editing: Boolean(editing),
-      settings_values: { description: dataset.description, input_schema: schemaOf(dataset.input_schema), expected_output_schema: schemaOf(dataset.expected_output_schema) },
-      settings_errors: {}, flash: queryParam(ctx, "flash"), ...extra,
-    }, status);
-  };
-  registerDatasetEditsPage(router, deps, detailPage);
-
-  router.get("/datasets/:name", requireUser, inProject(deps, "read"), (ctx: Context) => detailPage(ctx));
-
-  /** Writes items from a form and goes back to the dataset, or shows the form again with what is wrong. */
-  const write = (ctx: Context, name: string, form: Record<string, string>, make: () => NewItem[] | Promise<NewItem[]>, change: string) => formAction({
-    refuses: ["ValidationError", "Conflict"],
-    run: async () => {
-      const items = await make();
-      const { version, changed } = await writeItems(sql, projectOfRequest(ctx).id, name, items, change, userOf(ctx));
-      const flash = changed ? `Saved ${changed} item${changed === 1 ? "" : "s"} as version ${version}.` : "Nothing changed: no new version.";
-      ctx.status = 303;
-      ctx.redirect(`${datasetPath(name)}?flash=${encodeURIComponent(flash)}`);
-    },
-    refused: (r) => detailPage(ctx, { values: form, errors: { [r.field]: r.message }, error_lines: r.lines }, r.status),
-  });
-
-  router.post("/datasets/:name/items", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
-    const form = await readForm(ctx);
-    const name = String(ctx.params.name);
-    await datasetNamed(sql, projectOfRequest(ctx).id, name);
-    await write(ctx, name, form, () => [parseItem({
-      ...(form.id?.trim() ? { id: form.id.trim() } : {}),
-      input: jsonOrText(form.input),
-      ...(form.expected_output?.trim() ? { expected_output: jsonOrText(form.expected_output) } : {}),
-    }, "item", "manual")], "edit");
-  });
-
-  router.post("/datasets/:name/import", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
-    const form = await readForm(ctx);
-    const name = String(ctx.params.name);
-    await datasetNamed(sql, projectOfRequest(ctx).id, name);
-    const columns = (v: string | undefined) => (v?.trim() ? v.split(",").map((c) => c.trim()).filter(Boolean) : undefined);
-    await write(ctx, name, form, () => readImport(form.format === "csv" ? "csv" : "jsonl", form.file ?? "", { input: columns(form.input_columns), expected_output: columns(form.expected_columns) }), "import");
-  });
-
-  router.post("/datasets/add-runs", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
-    const form = await readForm(ctx);
-    const project = projectOfRequest(ctx);
-    const ids = selectedRunIds(ctx);
-    if (ids.length > MAX_RUNS_PER_ADD) throw new ValidationError({ field: "sdk_run_id", message: `add at most ${MAX_RUNS_PER_ADD} runs at once` });
-    const name = form.dataset ?? "";
-    await datasetNamed(sql, project.id, name);
-    const raws: Record<string, unknown>[] = [];
-    for (const id of ids) {
-      const run = await deps.events.getRun(project.id, id);
-      if (!run) throw new NotFound({ resource: "run", message: `There is no run ${JSON.stringify(id)} in ${project.name}.` });
-      const { input, output } = runInputOutput(await deps.events.listEvents(project.id, run.run_id, { limit: 1_000 }));
-      raws.push({
-        input: input ?? null,
-        ...(output !== undefined ? { expected_output: output } : {}),
-        metadata: { agent_name: run.agent_name, ...(run.config_version ? { config_version: run.config_version } : {}) },
-        source_sdk_run_id: id,
-      });
-    }
-    ctx.params.name = name;
-    await write(ctx, name, form, () => raws.map((raw, i) => parseItem(raw, `runs[${i}]`, "run")), "runs");
-  });
-
-  router.post("/datasets/add-run", requireUser, inProject(deps, "edit_datasets"), async (ctx: Context) => {
-    const form = await readForm(ctx);
-    const project = projectOfRequest(ctx);
-    const sdkRunId = form.sdk_run_id ?? "";
-    const run = sdkRunId ? await deps.events.getRun(project.id, sdkRunId) : undefined;
-    if (!run) throw new NotFound({ resource: "run", message: `There is no run ${JSON.stringify(sdkRunId)} in ${project.name}.` });
-    const name = form.dataset ?? "";
-    await datasetNamed(sql, project.id, name);
-    // A refusal shows the dataset's page with the form as it was sent.
-    ctx.params.name = name;
-    // A span's input when the form names one of the run's spans, else the run's.
-    const spanId = form.span_id?.trim() ? form.span_id.trim().slice(0, 64) : undefined;
-    const spanEvents = spanId ? await deps.events.eventsOfSpan(project.id, run.run_id, spanId) : [];
-    if (spanId && spanEvents.length === 0) throw new NotFound({ resource: "span", message: `Run ${JSON.stringify(sdkRunId)} has no span ${JSON.stringify(spanId)}.` });
-    const { input } = spanId ? spanInputOutput(spanEvents) : runInputOutput(await deps.events.listEvents(project.id, run.run_id, { limit: 1_000 }));
-    const source: ItemSource = spanId ? "span" : "run";
-    await write(ctx, name, form, () => [parseItem({
-      input: input ?? null,
-      ...(form.expected_output?.trim() ? { expected_output: jsonOrText(form.expected_output) } : {}),
-      metadata: { agent_name: run.agent_name, ...(run.config_version ? { config_version: run.config_version } : {}) },
-      source_sdk_run_id: sdkRunId,
-      ...(spanId ? { source_span_id: spanId } : {}),
-    }, "item", source)], spanId ? "span" : "run");
-  });
 }
