@@ -4,6 +4,7 @@
  * banner with the count while there are any. Operators replay or purge them with `runwatch dead-letters`.
  */
 import type Router from "@koa/router";
+import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
 import { countDeadLetters, listDeadLetters } from "../../stores/dead-letters.js";
 import { requireUser } from "../auth/session.js";
@@ -18,12 +19,14 @@ export const deadLetterCount = (deps: WebDeps, projectId: number): Promise<numbe
   countDeadLetters(deps.ports.sql, { projectId }).catch(() => 0);
 
 export function registerDeadLettersPage(router: Router, deps: WebDeps): void {
-  router.get("/dead-letters", requireUser, inProject(deps, "read"), async (ctx) => {
-    const project = projectOfRequest(ctx);
-    const [total, letters] = await Promise.all([
-      countDeadLetters(deps.ports.sql, { projectId: project.id }),
-      listDeadLetters(deps.ports.sql, { projectId: project.id, limit: SHOWN, maxRawChars: RAW_CHARS }),
-    ]);
-    renderPage(ctx, "dead-letters.njk", { title: "Events not stored", total, letters, shown: SHOWN });
-  });
+  router.get("/dead-letters", requireUser, inProject(deps, "read"), (ctx: Context) => deadLettersPage(ctx, deps));
+}
+
+async function deadLettersPage(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const [total, letters] = await Promise.all([
+    countDeadLetters(deps.ports.sql, { projectId: project.id }),
+    listDeadLetters(deps.ports.sql, { projectId: project.id, limit: SHOWN, maxRawChars: RAW_CHARS }),
+  ]);
+  renderPage(ctx, "dead-letters.njk", { title: "Events not stored", total, letters, shown: SHOWN });
 }

@@ -14,40 +14,43 @@ import { formAction } from "../forms.js";
 import { render } from "../views.js";
 
 export function registerAdminRoutes(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
-  const { sql } = deps.ports;
+  const onlyAdmins = (ctx: Context, next: Next) => requireAdmin(ctx, next, deps);
+  router.get("/admin", requireUser, onlyAdmins, (ctx: Context) => adminPage(ctx, deps));
+  router.post("/admin/users/:id/disable", requireUser, onlyAdmins, (ctx: Context) => setDisabled(ctx, deps, auth, true));
+  router.post("/admin/users/:id/enable", requireUser, onlyAdmins, (ctx: Context) => setDisabled(ctx, deps, auth, false));
+}
 
-  const requireAdmin = async (ctx: Context, next: Next) => {
-    const user = ctx.state.user as SessionUser;
-    if (!(await isInstanceAdmin(sql, user, deps.ports.config.adminEmails))) {
-      render(ctx, "error.njk", { title: "Not allowed", heading: "Not allowed", message: "Only the instance's admins see this page." }, 403);
-      return;
-    }
-    ctx.state.instanceAdmin = true;
-    await next();
-  };
-
-  const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const [users, projects] = await Promise.all([allUsers(sql), allProjects(sql)]);
-    ctx.set("Cache-Control", "no-store");
-    render(ctx, "admin.njk", { title: "Instance admin", users, projects, ...extra }, status);
-  };
-
-  router.get("/admin", requireUser, requireAdmin, (ctx) => page(ctx));
-
-  for (const [verb, disabled] of [["disable", true], ["enable", false]] as const) {
-    router.post(`/admin/users/:id/${verb}`, requireUser, requireAdmin, async (ctx) => {
-      const admin = ctx.state.user as SessionUser;
-      const id = Number(ctx.params.id);
-      if (!Number.isSafeInteger(id) || id <= 0) return page(ctx, { flash: "No such user." }, 404);
-      const done = await formAction({
-        refuses: ["NotFound", "Conflict"],
-        run: () => setUserDisabled(sql, id, disabled, admin.id),
-        refused: (r) => page(ctx, { flash: r.kind === "NotFound" ? "No such user." : r.message }, r.status),
-      });
-      if (!done) return;
-      if (disabled) await accessChanged(deps, auth, { userId: id });
-      deps.logger.info(`user ${verb}d by an instance admin`, { user_id: id, admin_id: admin.id });
-      ctx.redirect("/admin");
-    });
+/** After requireUser: lets an instance admin through, shows anyone else a 403 page. */
+async function requireAdmin(ctx: Context, next: Next, deps: WebDeps): Promise<void> {
+  const user = ctx.state.user as SessionUser;
+  if (!(await isInstanceAdmin(deps.ports.sql, user, deps.ports.config.adminEmails))) {
+    render(ctx, "error.njk", { title: "Not allowed", heading: "Not allowed", message: "Only the instance's admins see this page." }, 403);
+    return;
   }
+  ctx.state.instanceAdmin = true;
+  await next();
+}
+
+/** GET /admin, and the page a refused or mistaken form shows (`extra`: its flash) at `status`. */
+async function adminPage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
+  const { sql } = deps.ports;
+  const [users, projects] = await Promise.all([allUsers(sql), allProjects(sql)]);
+  ctx.set("Cache-Control", "no-store");
+  render(ctx, "admin.njk", { title: "Instance admin", users, projects, ...extra }, status);
+}
+
+/** POST /admin/users/:id/disable and …/enable; a disabled user's API keys are refused at once. */
+async function setDisabled(ctx: Context, deps: WebDeps, auth: ApiKeyAuth, disabled: boolean): Promise<void> {
+  const admin = ctx.state.user as SessionUser;
+  const id = Number(ctx.params.id);
+  if (!Number.isSafeInteger(id) || id <= 0) return adminPage(ctx, deps, { flash: "No such user." }, 404);
+  const done = await formAction({
+    refuses: ["NotFound", "Conflict"],
+    run: () => setUserDisabled(deps.ports.sql, id, disabled, admin.id),
+    refused: (r) => adminPage(ctx, deps, { flash: r.kind === "NotFound" ? "No such user." : r.message }, r.status),
+  });
+  if (!done) return;
+  if (disabled) await accessChanged(deps, auth, { userId: id });
+  deps.logger.info(`user ${disabled ? "disabled" : "enabled"} by an instance admin`, { user_id: id, admin_id: admin.id });
+  ctx.redirect("/admin");
 }

@@ -15,7 +15,7 @@ import type { WebDeps } from "../deps.js";
 import { readJsonBody } from "../json-body.js";
 import { configVersionParam } from "../path-params.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { readAuthorizer } from "../api/read-api.js";
+import { keyPrincipalOf, readAuthorizer } from "../api/read-api.js";
 
 /** The gate's check as the API shows it: what it compared, both experiments' summaries, the rules and what broke them. */
 const gateJson = (c: GateCheck) => ({
@@ -29,22 +29,24 @@ const gateJson = (c: GateCheck) => ({
 
 export function registerAgentActivationApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.post("/api/agents/:name/configs/:version/activate", authorize.may("edit_agents"), async (ctx: Context) => {
-    const p = await authorize(ctx);
-    const version = configVersionParam(ctx);
-    const body = (await readJsonBody(ctx, 16 * 1024)) as { force?: unknown; reason?: unknown } | null;
-    if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ValidationError({ message: 'the body must be a JSON object like {"force": true, "reason": "…"}' });
-    if (body.force !== undefined && typeof body.force !== "boolean") throw new ValidationError({ field: "force", message: "force must be true or false" });
-    if (body.reason !== undefined && typeof body.reason !== "string") throw new ValidationError({ field: "reason", message: "reason must be a string" });
-    // The key's principal carries its creator's role as it is now (web/middleware/api-key-auth.ts).
-    const force = body.force ? { reason: (body.reason as string | undefined) ?? "", allowed: can(p.role, "force_activation") } : undefined;
-    const name = String(ctx.params.name);
-    const outcome = await activateThroughGate(deps.ports.sql, deps.ports.clickhouse, p.projectId, name, version, p.userId, force);
-    if (!outcome.activated) {
-      ctx.status = 409;
-      ctx.body = { error: { code: "gate_refused", message: outcome.refusal.message, field: "force", violations: outcome.check.violations }, gate: gateJson(outcome.check) };
-      return;
-    }
-    ctx.body = { agent: outcome.check.agent, version, forced: outcome.forced, gate: gateJson(outcome.check) };
-  });
+  router.post("/api/agents/:name/configs/:version/activate", authorize.may("edit_agents"), (ctx: Context) => activateVersion(ctx, deps));
+}
+
+async function activateVersion(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const version = configVersionParam(ctx);
+  const body = (await readJsonBody(ctx, 16 * 1024)) as { force?: unknown; reason?: unknown } | null;
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ValidationError({ message: 'the body must be a JSON object like {"force": true, "reason": "…"}' });
+  if (body.force !== undefined && typeof body.force !== "boolean") throw new ValidationError({ field: "force", message: "force must be true or false" });
+  if (body.reason !== undefined && typeof body.reason !== "string") throw new ValidationError({ field: "reason", message: "reason must be a string" });
+  // The key's principal carries its creator's role as it is now (web/middleware/api-key-auth.ts).
+  const force = body.force ? { reason: (body.reason as string | undefined) ?? "", allowed: can(p.role, "force_activation") } : undefined;
+  const name = String(ctx.params.name);
+  const outcome = await activateThroughGate(deps.ports.sql, deps.ports.clickhouse, p.projectId, name, version, p.userId, force);
+  if (!outcome.activated) {
+    ctx.status = 409;
+    ctx.body = { error: { code: "gate_refused", message: outcome.refusal.message, field: "force", violations: outcome.check.violations }, gate: gateJson(outcome.check) };
+    return;
+  }
+  ctx.body = { agent: outcome.check.agent, version, forced: outcome.forced, gate: gateJson(outcome.check) };
 }

@@ -10,7 +10,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { readAuthorizer } from "../api/read-api.js";
+import { keyPrincipalOf, readAuthorizer } from "../api/read-api.js";
 import { activeConfig } from "../../stores/agent-registry.js";
 import { experimentsOfAgent } from "../../stores/datasets/experiments.js";
 
@@ -26,23 +26,25 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 
 export function registerAgentConfigApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.get("/api/agents/:name/config", authorize.may("read"), async (ctx: Context) => {
-    const p = await authorize(ctx);
-    const cfg = await activeConfig(deps.ports.sql, p.projectId, String(ctx.params.name));
-    // The active version's latest experiment, as the activation gate compares it (docs/EVALUATION.md).
-    const experiment = (await experimentsOfAgent(deps.ports.sql, p.projectId, cfg.agent)).find((e) => e.config_version === cfg.version);
-    const body = JSON.stringify({
-      ...cfg,
-      experiment: experiment ? { id: experiment.id, name: experiment.name, dataset: experiment.dataset, dataset_version: experiment.dataset_version, status: experiment.status } : null,
-    });
-    const etag = etagOf(body);
-    ctx.set("ETag", etag);
-    ctx.set("Cache-Control", "private, no-cache");
-    if (matchesIfNoneMatch(ctx.get("If-None-Match"), etag)) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.type = "application/json";
-    ctx.body = body;
+  router.get("/api/agents/:name/config", authorize.may("read"), (ctx: Context) => getActiveConfig(ctx, deps));
+}
+
+async function getActiveConfig(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const cfg = await activeConfig(deps.ports.sql, p.projectId, String(ctx.params.name));
+  // The active version's latest experiment, as the activation gate compares it (docs/EVALUATION.md).
+  const experiment = (await experimentsOfAgent(deps.ports.sql, p.projectId, cfg.agent)).find((e) => e.config_version === cfg.version);
+  const body = JSON.stringify({
+    ...cfg,
+    experiment: experiment ? { id: experiment.id, name: experiment.name, dataset: experiment.dataset, dataset_version: experiment.dataset_version, status: experiment.status } : null,
   });
+  const etag = etagOf(body);
+  ctx.set("ETag", etag);
+  ctx.set("Cache-Control", "private, no-cache");
+  if (matchesIfNoneMatch(ctx.get("If-None-Match"), etag)) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.type = "application/json";
+  ctx.body = body;
 }

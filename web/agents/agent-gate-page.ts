@@ -40,59 +40,69 @@ export async function gateView(deps: WebDeps, projectId: number, agent: Agent) {
   return { gate_rules: rules, version_experiments: summaries };
 }
 
-export function registerAgentGatePage(router: Router, deps: WebDeps, showAgent: (ctx: Context, extra: Record<string, unknown>, status: number) => Promise<void>): void {
-  const { sql } = deps.ports;
-  const back = (ctx: Context, name: string, flash: string) => {
-    ctx.status = 303;
-    ctx.redirect(`/agents/${encodeURIComponent(name)}?flash=${encodeURIComponent(flash)}#gate`);
-  };
+/** The agent's page with what a refused gate form shows back (`extra`), at `status` (web/agents/agents-page.ts). */
+export type ShowAgent = (ctx: Context, extra: Record<string, unknown>, status: number) => Promise<void>;
 
-  router.post("/agents/:name/gate", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
-    const form = await readForm(ctx);
-    const name = String(ctx.params.name);
-    await formAction({
-      refuses: ["ValidationError", "Conflict"],
-      field: "score_name",
-      run: async () => {
-        const rule = parseGateRule(form);
-        await setGateRule(sql, projectOfRequest(ctx).id, name, rule, (ctx.state.user as SessionUser).id);
-        back(ctx, name, `Activations now refuse a drop of "${rule.score_name}" by more than ${rule.max_drop}.`);
-      },
-      refused: (r) => showAgent(ctx, { gate_values: form, gate_errors: { [r.field]: r.message } }, r.status),
-    });
+export function registerAgentGatePage(router: Router, deps: WebDeps, showAgent: ShowAgent): void {
+  router.post("/agents/:name/gate", requireUser, inProject(deps, "edit_agents"), (ctx: Context) => setRule(ctx, deps, showAgent));
+  router.get("/agents/:name/configs/:version/gate", requireUser, inProject(deps, "read"), (ctx: Context) => gatePage(ctx, deps));
+  router.post("/agents/:name/configs/:version/force", requireUser, inProject(deps, "force_activation"), (ctx: Context) => forceActivation(ctx, deps));
+  router.post("/agents/:name/gate/remove", requireUser, inProject(deps, "edit_agents"), (ctx: Context) => removeRule(ctx, deps));
+}
+
+/** Back to the agent's gate, with what changed. */
+function back(ctx: Context, name: string, flash: string): void {
+  ctx.status = 303;
+  ctx.redirect(`/agents/${encodeURIComponent(name)}?flash=${encodeURIComponent(flash)}#gate`);
+}
+
+/** POST /agents/:name/gate: a rule added or changed; refused, the agent's page shows the form back. */
+async function setRule(ctx: Context, deps: WebDeps, showAgent: ShowAgent): Promise<void> {
+  const form = await readForm(ctx);
+  const name = String(ctx.params.name);
+  await formAction({
+    refuses: ["ValidationError", "Conflict"],
+    field: "score_name",
+    run: async () => {
+      const rule = parseGateRule(form);
+      await setGateRule(deps.ports.sql, projectOfRequest(ctx).id, name, rule, (ctx.state.user as SessionUser).id);
+      back(ctx, name, `Activations now refuse a drop of "${rule.score_name}" by more than ${rule.max_drop}.`);
+    },
+    refused: (r) => showAgent(ctx, { gate_values: form, gate_errors: { [r.field]: r.message } }, r.status),
   });
+}
 
-  const gatePage = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const project = projectOfRequest(ctx);
-    const check = await checkGate(sql, deps.ports.clickhouse, project.id, String(ctx.params.name), configVersionParam(ctx));
-    renderPage(ctx, "agent-gate.njk", {
-      title: `Activate ${check.agent} v${check.version}?`, check, can_force: can(project.role, "force_activation"),
-      can_activate: can(project.role, "edit_agents"), errors: {}, values: {}, ...extra,
-    }, status);
-  };
+/** GET /agents/:name/configs/:version/gate, and the force form's page when it is refused. */
+async function gatePage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const check = await checkGate(deps.ports.sql, deps.ports.clickhouse, project.id, String(ctx.params.name), configVersionParam(ctx));
+  renderPage(ctx, "agent-gate.njk", {
+    title: `Activate ${check.agent} v${check.version}?`, check, can_force: can(project.role, "force_activation"),
+    can_activate: can(project.role, "edit_agents"), errors: {}, values: {}, ...extra,
+  }, status);
+}
 
-  router.get("/agents/:name/configs/:version/gate", requireUser, inProject(deps, "read"), (ctx: Context) => gatePage(ctx));
-
-  router.post("/agents/:name/configs/:version/force", requireUser, inProject(deps, "force_activation"), async (ctx: Context) => {
-    const form = await readForm(ctx);
-    const name = String(ctx.params.name);
-    const version = configVersionParam(ctx);
-    await formAction({
-      refuses: ["ValidationError"],
-      field: "reason",
-      run: async () => {
-        const outcome = await activateThroughGate(sql, deps.ports.clickhouse, projectOfRequest(ctx).id, name, version, (ctx.state.user as SessionUser).id, { reason: form.reason ?? "", allowed: true });
-        const forced = outcome.activated && outcome.forced;
-        back(ctx, name, `Version ${version} is now active${forced ? " (forced past the gate; the reason is in the audit log)" : ""}.`);
-      },
-      refused: (r) => gatePage(ctx, { values: form, errors: { [r.field]: r.message } }, r.status),
-    });
+/** POST /agents/:name/configs/:version/force: activated past the gate, with a reason. */
+async function forceActivation(ctx: Context, deps: WebDeps): Promise<void> {
+  const form = await readForm(ctx);
+  const name = String(ctx.params.name);
+  const version = configVersionParam(ctx);
+  await formAction({
+    refuses: ["ValidationError"],
+    field: "reason",
+    run: async () => {
+      const outcome = await activateThroughGate(deps.ports.sql, deps.ports.clickhouse, projectOfRequest(ctx).id, name, version, (ctx.state.user as SessionUser).id, { reason: form.reason ?? "", allowed: true });
+      const forced = outcome.activated && outcome.forced;
+      back(ctx, name, `Version ${version} is now active${forced ? " (forced past the gate; the reason is in the audit log)" : ""}.`);
+    },
+    refused: (r) => gatePage(ctx, deps, { values: form, errors: { [r.field]: r.message } }, r.status),
   });
+}
 
-  router.post("/agents/:name/gate/remove", requireUser, inProject(deps, "edit_agents"), async (ctx: Context) => {
-    const form = await readForm(ctx);
-    const name = String(ctx.params.name);
-    await removeGateRule(sql, projectOfRequest(ctx).id, name, form.score_name ?? "");
-    back(ctx, name, "Gate rule removed.");
-  });
+/** POST /agents/:name/gate/remove: the rule of score_name removed. */
+async function removeRule(ctx: Context, deps: WebDeps): Promise<void> {
+  const form = await readForm(ctx);
+  const name = String(ctx.params.name);
+  await removeGateRule(deps.ports.sql, projectOfRequest(ctx).id, name, form.score_name ?? "");
+  back(ctx, name, "Gate rule removed.");
 }

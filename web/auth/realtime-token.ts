@@ -1,5 +1,6 @@
 /** GET /api/realtime/token: what a logged-in page needs to open the live WebSocket (docs/REALTIME.md). */
 import type Router from "@koa/router";
+import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
 import type { SessionUser } from "../deps.js";
 import { realtimeSessionId, requireUser } from "./session.js";
@@ -9,19 +10,21 @@ import { gatewayBaseUrl } from "../realtime-url.js";
 import { REALTIME_SUBPROTOCOL, signRealtimeToken, TOKEN_PROTOCOL_PREFIX } from "../../core/tokens.js";
 
 export function registerRealtimeTokenApi(router: Router, deps: WebDeps): void {
-  router.get("/api/realtime/token", requireUser, inProject(deps, "read"), (ctx) => {
-    const user = ctx.state.user as SessionUser;
-    const project = projectOfRequest(ctx);
-    // The dashboard's live view is its current project's channel (docs/TEAMS.md).
-    const { token, exp } = signRealtimeToken(deps.sessionSecret, user.id, realtimeSessionId(ctx), undefined, undefined, project.id);
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = {
-      url: `${gatewayBaseUrl(ctx, deps)}/ws`,
-      token,
-      // Offer these as WebSocket subprotocols: new WebSocket(url, protocols). The token is never put in the URL.
-      protocols: [REALTIME_SUBPROTOCOL, `${TOKEN_PROTOCOL_PREFIX}${token}`],
-      channel: projectChannel(project.id),
-      expires_at: new Date(exp * 1000).toISOString(),
-    };
-  });
+  router.get("/api/realtime/token", requireUser, inProject(deps, "read"), (ctx: Context) => realtimeToken(ctx, deps));
+}
+
+function realtimeToken(ctx: Context, deps: WebDeps): void {
+  const user = ctx.state.user as SessionUser;
+  const project = projectOfRequest(ctx);
+  // The dashboard's live view is its current project's channel (docs/TEAMS.md).
+  const { token, exp } = signRealtimeToken(deps.sessionSecret, user.id, realtimeSessionId(ctx), undefined, undefined, project.id);
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = {
+    url: `${gatewayBaseUrl(ctx, deps)}/ws`,
+    token,
+    // Offer these as WebSocket subprotocols: new WebSocket(url, protocols). The token is never put in the URL.
+    protocols: [REALTIME_SUBPROTOCOL, `${TOKEN_PROTOCOL_PREFIX}${token}`],
+    channel: projectChannel(project.id),
+    expires_at: new Date(exp * 1000).toISOString(),
+  };
 }

@@ -52,55 +52,60 @@ const csvCell = (v: string | number): string => {
 };
 
 export function registerCostsPage(router: Router, deps: WebDeps): void {
-  router.get("/costs", requireUser, inProject(deps, "read"), async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    const range = rangeOf(ctx);
-    const [all, counts, budgetRows] = await Promise.all([
-      costGroups(deps.ports.clickhouse, project.id, range), costRunCounts(deps.ports.clickhouse, project.id, range), budgets(deps, project.id),
-    ]);
-    const { production: groups, evaluation } = splitEvaluation(all);
-    const daily = withRunCounts(perDay(groups, range).map((d) => ({ ...d, key: d.day })), counts, "day");
-    const totals = withRunCounts([{ ...totalOf(groups), key: "" }], counts, "total")[0]!;
-    const quick = RANGES.map((d) => ({ days: d, ...parseRange(undefined, undefined, d) }));
-    renderPage(ctx, "costs.njk", {
-      title: "Costs",
-      range,
-      range_days: daily.length,
-      quick,
-      error: range.error,
-      daily,
-      chart: barChart(daily.map((d) => ({ label: d.day, value: d.cost_usd, detail: `${d.runs} runs` }))),
-      by_agent: withRunCounts(rollUp(groups, (g) => g.agent_name), counts, "agent"),
-      by_model: withRunCounts(rollUp(groups, (g) => g.model), counts, "model"),
-      by_agent_model: withRunCounts(rollUp(groups, (g) => agentModelKey(g.agent_name, g.model)), counts, "agent_model").map((r) => {
-        const [agent_name, model] = r.key.split("\u0000");
-        return { ...r, agent_name, model };
-      }).slice(0, 500),
-      totals,
-      avg_per_run: totals.runs ? totals.cost_usd / totals.runs : 0,
-      budgets: budgetRows,
-      evaluation: {
-        agent: JUDGE_AGENT,
-        totals: withRunCounts([{ ...totalOf(evaluation), key: "" }], counts, "evaluation")[0]!,
-        by_model: withRunCounts(rollUp(evaluation, (g) => g.model), counts, "evaluation_model"),
-      },
-      month: new Date().toISOString().slice(0, 7),
-      csv_url: `/costs.csv?from=${range.from}&to=${range.to}`,
-    });
-  });
+  router.get("/costs", requireUser, inProject(deps, "read"), (ctx: Context) => costsPage(ctx, deps));
+  router.get("/costs.csv", requireUser, inProject(deps, "read"), (ctx: Context) => costsCsv(ctx, deps));
+}
 
-  router.get("/costs.csv", requireUser, inProject(deps, "read"), async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    const range = rangeOf(ctx);
-    const groups = await costGroups(deps.ports.clickhouse, project.id, range);
-    const header = ["day", "agent_name", "model", "runs", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "computed_cost_usd", "computed_runs", "client_cost_runs"];
-    const lines = [header.join(",")];
-    for (const g of groups) {
-      lines.push([g.day, g.agent_name, g.model, g.runs, g.prompt_tokens, g.completion_tokens, g.total_tokens, g.cost_usd.toFixed(6), g.computed_cost_usd.toFixed(6), g.computed_runs, g.client_runs].map(csvCell).join(","));
-    }
-    ctx.set("Cache-Control", "no-store");
-    ctx.set("Content-Disposition", `attachment; filename="runwatch-costs-${range.from}-to-${range.to}.csv"`);
-    ctx.type = "text/csv; charset=utf-8";
-    ctx.body = `${lines.join("\r\n")}\r\n`;
+/** GET /costs: the range's spend by day, agent and model, the judge's apart, and the month's budgets. */
+async function costsPage(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const range = rangeOf(ctx);
+  const [all, counts, budgetRows] = await Promise.all([
+    costGroups(deps.ports.clickhouse, project.id, range), costRunCounts(deps.ports.clickhouse, project.id, range), budgets(deps, project.id),
+  ]);
+  const { production: groups, evaluation } = splitEvaluation(all);
+  const daily = withRunCounts(perDay(groups, range).map((d) => ({ ...d, key: d.day })), counts, "day");
+  const totals = withRunCounts([{ ...totalOf(groups), key: "" }], counts, "total")[0]!;
+  const quick = RANGES.map((d) => ({ days: d, ...parseRange(undefined, undefined, d) }));
+  renderPage(ctx, "costs.njk", {
+    title: "Costs",
+    range,
+    range_days: daily.length,
+    quick,
+    error: range.error,
+    daily,
+    chart: barChart(daily.map((d) => ({ label: d.day, value: d.cost_usd, detail: `${d.runs} runs` }))),
+    by_agent: withRunCounts(rollUp(groups, (g) => g.agent_name), counts, "agent"),
+    by_model: withRunCounts(rollUp(groups, (g) => g.model), counts, "model"),
+    by_agent_model: withRunCounts(rollUp(groups, (g) => agentModelKey(g.agent_name, g.model)), counts, "agent_model").map((r) => {
+      const [agent_name, model] = r.key.split("\u0000");
+      return { ...r, agent_name, model };
+    }).slice(0, 500),
+    totals,
+    avg_per_run: totals.runs ? totals.cost_usd / totals.runs : 0,
+    budgets: budgetRows,
+    evaluation: {
+      agent: JUDGE_AGENT,
+      totals: withRunCounts([{ ...totalOf(evaluation), key: "" }], counts, "evaluation")[0]!,
+      by_model: withRunCounts(rollUp(evaluation, (g) => g.model), counts, "evaluation_model"),
+    },
+    month: new Date().toISOString().slice(0, 7),
+    csv_url: `/costs.csv?from=${range.from}&to=${range.to}`,
   });
+}
+
+/** GET /costs.csv: one row per (day, agent, model). */
+async function costsCsv(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const range = rangeOf(ctx);
+  const groups = await costGroups(deps.ports.clickhouse, project.id, range);
+  const header = ["day", "agent_name", "model", "runs", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "computed_cost_usd", "computed_runs", "client_cost_runs"];
+  const lines = [header.join(",")];
+  for (const g of groups) {
+    lines.push([g.day, g.agent_name, g.model, g.runs, g.prompt_tokens, g.completion_tokens, g.total_tokens, g.cost_usd.toFixed(6), g.computed_cost_usd.toFixed(6), g.computed_runs, g.client_runs].map(csvCell).join(","));
+  }
+  ctx.set("Cache-Control", "no-store");
+  ctx.set("Content-Disposition", `attachment; filename="runwatch-costs-${range.from}-to-${range.to}.csv"`);
+  ctx.type = "text/csv; charset=utf-8";
+  ctx.body = `${lines.join("\r\n")}\r\n`;
 }

@@ -9,33 +9,36 @@
  * The key itself is never answered, only its last four characters.
  */
 import type Router from "@koa/router";
+import type { Context } from "koa";
 import { NotFound } from "../../core/errors.js";
 import { deleteProviderKey, listProviderKeys, parseProvider, providerKeyWrites, setProviderKey } from "../../stores/evaluation/provider-keys.js";
 import type { WebDeps } from "../deps.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { readAuthorizer } from "../api/read-api.js";
+import { keyPrincipalOf, readAuthorizer } from "../api/read-api.js";
 
 export function registerProviderKeysApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  const { sql } = deps.ports;
+  router.get("/api/provider-keys", authorize.may("read"), (ctx: Context) => getProviderKeys(ctx, deps));
+  router.put("/api/provider-keys/:provider", authorize.may("manage_settings"), (ctx: Context) => putProviderKey(ctx, deps));
+  router.delete("/api/provider-keys/:provider", authorize.may("manage_settings"), (ctx: Context) => removeProviderKey(ctx, deps));
+}
 
-  router.get("/api/provider-keys", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = { provider_keys: await listProviderKeys(sql, p.projectId) };
-  });
+async function getProviderKeys(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = { provider_keys: await listProviderKeys(deps.ports.sql, p.projectId) };
+}
 
-  router.put("/api/provider-keys/:provider", authorize.may("manage_settings"), async (ctx) => {
-    const p = await authorize(ctx);
-    const provider = parseProvider(ctx.params.provider);
-    ctx.body = { provider_key: await setProviderKey(providerKeyWrites(sql, deps.sessionSecret), p.projectId, p.userId, provider, await readJsonBody(ctx, 8 * 1024)) };
-  });
+async function putProviderKey(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const provider = parseProvider(ctx.params.provider);
+  ctx.body = { provider_key: await setProviderKey(providerKeyWrites(deps.ports.sql, deps.sessionSecret), p.projectId, p.userId, provider, await readJsonBody(ctx, 8 * 1024)) };
+}
 
-  router.delete("/api/provider-keys/:provider", authorize.may("manage_settings"), async (ctx) => {
-    const p = await authorize(ctx);
-    const provider = parseProvider(ctx.params.provider);
-    if (!(await deleteProviderKey(sql, p.projectId, p.userId, provider))) throw new NotFound({ resource: "provider key", message: `this project has no ${provider} key` });
-    ctx.status = 204;
-  });
+async function removeProviderKey(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const provider = parseProvider(ctx.params.provider);
+  if (!(await deleteProviderKey(deps.ports.sql, p.projectId, p.userId, provider))) throw new NotFound({ resource: "provider key", message: `this project has no ${provider} key` });
+  ctx.status = 204;
 }

@@ -14,7 +14,7 @@ import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { humanInputDeps, type WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { readAuthorizer } from "../api/read-api.js";
+import { keyPrincipalOf, readAuthorizer } from "../api/read-api.js";
 import { readJsonBody } from "../json-body.js";
 import { findUserById } from "../../stores/accounts/users.js";
 import { registerHumanInputPage } from "./human-input-page.js";
@@ -47,43 +47,48 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
   const authorize = readAuthorizer(deps, auth);
   const authorizeAgent = readAuthorizer(deps, auth, "ingest"); // an agent waits for the answer to its own question
 
-  router.get("/api/runs/:sdk_run_id/input", authorizeAgent.may("read"), async (ctx) => {
-    const p = await authorizeAgent(ctx);
-    const wait = waitSeconds(ctx);
-    const sdkRunId = ctx.params.sdk_run_id!;
-    const run = await deps.events.getRun(p.projectId, sdkRunId);
-    if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(sdkRunId)} not found` });
-    ctx.set("Cache-Control", "no-store");
-
-    const gone = new AbortController();
-    const onClose = () => gone.abort();
-    ctx.req.once("close", onClose);
-    let answer: HumanAnswer | undefined;
-    try {
-      answer = await waitForAnswer(humanInputDeps(deps), run, wait * 1000, gone.signal);
-    } finally {
-      ctx.req.off("close", onClose);
-    }
-    if (!answer) {
-      ctx.status = 204;
-      return;
-    }
-    ctx.body = answerJson(answer);
-  });
-
-  router.post("/api/runs/:sdk_run_id/input", authorize.may("answer_input"), async (ctx) => {
-    const p = await authorize(ctx);
-    const body = await readJsonBody(ctx, BODY_LIMIT, { unstorable: "repair" });
-    if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      throw new ValidationError({ message: "the body must be a JSON object like {\"response\": \"yes\"}" });
-    }
-    const owner = await findUserById(deps.ports.sql, p.userId);
-    if (!owner) throw new NotFound({ resource: "user", message: "the key's user no longer exists" });
-    const answer = await answerQuestion(humanInputDeps(deps), p.projectId, ctx.params.sdk_run_id!, body as AnswerInput, owner);
-    deps.logger.info("human input answered", { user_id: p.userId, sdk_run_id: ctx.params.sdk_run_id, via: "api" });
-    ctx.status = 201;
-    ctx.body = answerJson(answer);
-  });
+  router.get("/api/runs/:sdk_run_id/input", authorizeAgent.may("read"), (ctx: Context) => getInput(ctx, deps));
+  router.post("/api/runs/:sdk_run_id/input", authorize.may("answer_input"), (ctx: Context) => postInput(ctx, deps));
 
   registerHumanInputPage(router, deps);
+}
+
+/** GET /api/runs/:sdk_run_id/input: the answer, or 204 when none came within `wait` seconds (given up when the client leaves). */
+async function getInput(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const wait = waitSeconds(ctx);
+  const sdkRunId = ctx.params.sdk_run_id!;
+  const run = await deps.events.getRun(p.projectId, sdkRunId);
+  if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(sdkRunId)} not found` });
+  ctx.set("Cache-Control", "no-store");
+
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  ctx.req.once("close", onClose);
+  let answer: HumanAnswer | undefined;
+  try {
+    answer = await waitForAnswer(humanInputDeps(deps), run, wait * 1000, gone.signal);
+  } finally {
+    ctx.req.off("close", onClose);
+  }
+  if (!answer) {
+    ctx.status = 204;
+    return;
+  }
+  ctx.body = answerJson(answer);
+}
+
+/** POST /api/runs/:sdk_run_id/input: an answer given with the key of its owner. */
+async function postInput(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const body = await readJsonBody(ctx, BODY_LIMIT, { unstorable: "repair" });
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ValidationError({ message: "the body must be a JSON object like {\"response\": \"yes\"}" });
+  }
+  const owner = await findUserById(deps.ports.sql, p.userId);
+  if (!owner) throw new NotFound({ resource: "user", message: "the key's user no longer exists" });
+  const answer = await answerQuestion(humanInputDeps(deps), p.projectId, ctx.params.sdk_run_id!, body as AnswerInput, owner);
+  deps.logger.info("human input answered", { user_id: p.userId, sdk_run_id: ctx.params.sdk_run_id, via: "api" });
+  ctx.status = 201;
+  ctx.body = answerJson(answer);
 }

@@ -37,32 +37,37 @@ export async function humanInputView(deps: WebDeps, run: RunRecord): Promise<Hum
 const wantsJson = (ctx: Context) => ctx.get("Accept").includes("application/json") && !ctx.get("Accept").includes("text/html");
 
 export function registerHumanInputPage(router: Router, deps: WebDeps): void {
-  const loadRun = async (ctx: Context): Promise<RunRecord> => {
-    const project = projectOfRequest(ctx);
-    const sdkRunId = String(ctx.params.run ?? "");
-    const run = await deps.events.getRun(project.id, sdkRunId);
-    if (!run) throw new NotFound({ resource: "run", message: `There is no run “${sdkRunId}” in your account.` });
-    return run;
-  };
+  router.get("/dashboard/:run/input", requireUser, inProject(deps, "read"), (ctx: Context) => inputFragment(ctx, deps));
+  router.post("/dashboard/:run/input", requireUser, inProject(deps, "answer_input"), (ctx: Context) => answerFromPage(ctx, deps));
+}
 
-  router.get("/dashboard/:run/input", requireUser, inProject(deps, "read"), async (ctx: Context) => {
-    const run = await loadRun(ctx);
-    renderFragment(ctx, "_human_input.njk", { run, human_input: await humanInputView(deps, run) });
-  });
+/** GET /dashboard/:run/input: the partial alone. */
+async function inputFragment(ctx: Context, deps: WebDeps): Promise<void> {
+  const run = await loadRun(ctx, deps);
+  renderFragment(ctx, "_human_input.njk", { run, human_input: await humanInputView(deps, run) });
+}
 
-  router.post("/dashboard/:run/input", requireUser, inProject(deps, "answer_input"), async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
-    const project = projectOfRequest(ctx);
-    const sdkRunId = String(ctx.params.run ?? "");
-    const form = await readForm(ctx);
-    const answer = await answerQuestion(humanInputDeps(deps), project.id, sdkRunId, { response: form.response, request_event_id: form.request_event_id }, user);
-    deps.logger.info("human input answered", { user_id: user.id, sdk_run_id: sdkRunId, via: "dashboard" });
-    if (wantsJson(ctx)) {
-      ctx.status = 201;
-      ctx.body = { answer };
-      return;
-    }
-    ctx.status = 303;
-    ctx.redirect(`/dashboard/${encodeURIComponent(sdkRunId)}#human-input`);
-  });
+/** POST /dashboard/:run/input: 201 with the answer to a script (Accept: JSON), else back to the run (303). */
+async function answerFromPage(ctx: Context, deps: WebDeps): Promise<void> {
+  const user = ctx.state.user as SessionUser;
+  const project = projectOfRequest(ctx);
+  const sdkRunId = String(ctx.params.run ?? "");
+  const form = await readForm(ctx);
+  const answer = await answerQuestion(humanInputDeps(deps), project.id, sdkRunId, { response: form.response, request_event_id: form.request_event_id }, user);
+  deps.logger.info("human input answered", { user_id: user.id, sdk_run_id: sdkRunId, via: "dashboard" });
+  if (wantsJson(ctx)) {
+    ctx.status = 201;
+    ctx.body = { answer };
+    return;
+  }
+  ctx.status = 303;
+  ctx.redirect(`/dashboard/${encodeURIComponent(sdkRunId)}#human-input`);
+}
+
+async function loadRun(ctx: Context, deps: WebDeps): Promise<RunRecord> {
+  const project = projectOfRequest(ctx);
+  const sdkRunId = String(ctx.params.run ?? "");
+  const run = await deps.events.getRun(project.id, sdkRunId);
+  if (!run) throw new NotFound({ resource: "run", message: `There is no run “${sdkRunId}” in your account.` });
+  return run;
 }

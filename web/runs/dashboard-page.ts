@@ -69,56 +69,58 @@ async function summary(deps: WebDeps, userId: number) {
 }
 
 export function registerDashboardPage(router: Router, deps: WebDeps): void {
-  const list = (view: "dashboard" | "errors") => async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    if (view === "dashboard" && ctx.query.fragment === "summary") {
-      return renderFragment(ctx, "_dashboard_summary.njk", await summary(deps, project.id));
-    }
-    const f = readFilters(ctx);
-    if (view === "errors") f.status = "error";
-    const filter: RunFilter = {
-      status: f.status, agent_name: f.agent, config_version: f.config_version, cursor: f.cursor, limit: f.limit,
-      ...(f.score_name ? { score_name: f.score_name, score_min: f.score_min, score_max: f.score_max } : {}),
-    };
-    const scoreKeep = { score: f.score_name, score_min: f.score_name ? f.score_min : undefined, score_max: f.score_name ? f.score_max : undefined };
-    let page;
-    try {
-      page = await deps.events.listRuns(project.id, filter);
-    } catch (err) {
-      // A stale or hand-edited cursor: start again from the first page rather than fail.
-      if (err instanceof ValidationError && f.cursor) return ctx.redirect(ctx.path + qs({ status: f.status, agent: f.agent, config_version: f.config_version, ...scoreKeep }));
-      throw err;
-    }
-    const keep = { status: view === "errors" ? undefined : f.status, agent: f.agent, config_version: f.config_version, ...scoreKeep, limit: f.limit === PAGE_SIZE ? undefined : f.limit };
-    const [sum, agents, scores, deadLetters, datasets, queues] = await Promise.all([
-      view === "dashboard" ? summary(deps, project.id) : Promise.resolve(undefined),
-      agentNames(deps.ports.clickhouse, project.id),
-      scoreNames(deps.ports.clickhouse, project.id),
-      deadLetterCount(deps, project.id),
-      listDatasets(deps.ports.sql, project.id),
-      listQueues(deps.ports.sql, project.id),
-    ]);
-    renderPage(ctx, "dashboard.njk", {
-      title: view === "errors" ? "Errors" : "Dashboard",
-      view,
-      ...sum,
-      runs: page.runs,
-      next_cursor: page.next_cursor,
-      filters: f,
-      newest_url: ctx.path + qs(keep),
-      next_url: page.next_cursor ? ctx.path + qs({ ...keep, cursor: page.next_cursor }) : null,
-      statuses: RUN_STATUSES,
-      agent_names: agents,
-      score_names: scores,
-      dead_letters: deadLetters,
-      datasets,
-      queues,
-      error_total: view === "errors" ? (await statusCounts(deps.ports.clickhouse, project.id)).error : undefined,
-      evaluation_agent: JUDGE_AGENT,
-    });
+  router.get("/dashboard", requireUser, inProject(deps, "read"), (ctx: Context) => runsPage(ctx, deps, "dashboard"));
+  router.get("/errors", requireUser, inProject(deps, "read"), (ctx: Context) => runsPage(ctx, deps, "errors"));
+}
+
+/** GET /dashboard and GET /errors (the same list, narrowed to failed runs). */
+async function runsPage(ctx: Context, deps: WebDeps, view: "dashboard" | "errors"): Promise<void> {
+  const project = projectOfRequest(ctx);
+  if (view === "dashboard" && ctx.query.fragment === "summary") {
+    return renderFragment(ctx, "_dashboard_summary.njk", await summary(deps, project.id));
+  }
+  const f = readFilters(ctx);
+  if (view === "errors") f.status = "error";
+  const filter: RunFilter = {
+    status: f.status, agent_name: f.agent, config_version: f.config_version, cursor: f.cursor, limit: f.limit,
+    ...(f.score_name ? { score_name: f.score_name, score_min: f.score_min, score_max: f.score_max } : {}),
   };
-  router.get("/dashboard", requireUser, inProject(deps, "read"), list("dashboard"));
-  router.get("/errors", requireUser, inProject(deps, "read"), list("errors"));
+  const scoreKeep = { score: f.score_name, score_min: f.score_name ? f.score_min : undefined, score_max: f.score_name ? f.score_max : undefined };
+  let page;
+  try {
+    page = await deps.events.listRuns(project.id, filter);
+  } catch (err) {
+    // A stale or hand-edited cursor: start again from the first page rather than fail.
+    if (err instanceof ValidationError && f.cursor) return ctx.redirect(ctx.path + qs({ status: f.status, agent: f.agent, config_version: f.config_version, ...scoreKeep }));
+    throw err;
+  }
+  const keep = { status: view === "errors" ? undefined : f.status, agent: f.agent, config_version: f.config_version, ...scoreKeep, limit: f.limit === PAGE_SIZE ? undefined : f.limit };
+  const [sum, agents, scores, deadLetters, datasets, queues] = await Promise.all([
+    view === "dashboard" ? summary(deps, project.id) : Promise.resolve(undefined),
+    agentNames(deps.ports.clickhouse, project.id),
+    scoreNames(deps.ports.clickhouse, project.id),
+    deadLetterCount(deps, project.id),
+    listDatasets(deps.ports.sql, project.id),
+    listQueues(deps.ports.sql, project.id),
+  ]);
+  renderPage(ctx, "dashboard.njk", {
+    title: view === "errors" ? "Errors" : "Dashboard",
+    view,
+    ...sum,
+    runs: page.runs,
+    next_cursor: page.next_cursor,
+    filters: f,
+    newest_url: ctx.path + qs(keep),
+    next_url: page.next_cursor ? ctx.path + qs({ ...keep, cursor: page.next_cursor }) : null,
+    statuses: RUN_STATUSES,
+    agent_names: agents,
+    score_names: scores,
+    dead_letters: deadLetters,
+    datasets,
+    queues,
+    error_total: view === "errors" ? (await statusCounts(deps.ports.clickhouse, project.id)).error : undefined,
+    evaluation_agent: JUDGE_AGENT,
+  });
 }
 
 function qs(params: Record<string, unknown>): string {

@@ -28,13 +28,16 @@ export const EVENTS_PER_PAGE = 1000;
 export const TRACE_EVENTS = 20_000;
 
 export function registerRunPage(router: Router, deps: WebDeps): void {
-  router.get("/dashboard/:run", requireUser, inProject(deps, "read"), async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    await deps.heavyReads.run(project.id, () => runPage(ctx, deps, project));
-  });
+  router.get("/dashboard/:run", requireUser, inProject(deps, "read"), (ctx: Context) => runPage(ctx, deps));
 }
 
-async function runPage(ctx: Context, deps: WebDeps, project: Membership): Promise<void> {
+/** GET /dashboard/:run: a heavy read, one at a time per project in this process (web/heavy-reads.ts). */
+async function runPage(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  await deps.heavyReads.run(project.id, () => renderRun(ctx, deps, project));
+}
+
+async function renderRun(ctx: Context, deps: WebDeps, project: Membership): Promise<void> {
   const sdkRunId = String(ctx.params.run ?? "");
   const run = await deps.events.getRun(project.id, sdkRunId);
   if (!run) {

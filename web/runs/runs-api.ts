@@ -18,11 +18,13 @@ import { buildSpans } from "../../core/events/spans.js";
 import { MAX_SCORE_NAME } from "../../stores/scores.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { intParam, numberParam, readAuthorizer, sinceParam, stringParam } from "../api/read-api.js";
+import { intParam, keyPrincipalOf, numberParam, readAuthorizer, sinceParam, stringParam } from "../api/read-api.js";
 import { eventJson } from "./event-json.js";
 
 const DEFAULT_EVENTS = 1000;
 const MAX_EVENTS = 5000;
+const DEFAULT_SPANS_PAGE = 1_000;
+const MAX_SPANS_PAGE = 5_000;
 
 export function parseRunFilter(ctx: Context): RunFilter {
   const status = stringParam(ctx, "status");
@@ -53,54 +55,54 @@ export function parseRunFilter(ctx: Context): RunFilter {
 
 export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-
-  router.get("/api/runs", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    const page = await deps.events.listRuns(p.projectId, parseRunFilter(ctx));
-    ctx.body = { runs: page.runs.map(runJson), next_cursor: page.next_cursor };
-  });
-
-  router.get("/api/runs/:sdk_run_id", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    const id = ctx.params.sdk_run_id!;
-    const limit = intParam(ctx, "limit", 1, MAX_EVENTS) ?? DEFAULT_EVENTS;
-    const after = stringParam(ctx, "after");
-    const run = await deps.events.getRun(p.projectId, id);
-    if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(id)} not found` });
-    const events = await deps.events.listEvents(p.projectId, run.run_id, { limit, after });
-    const json = events.map(eventJson);
-    const fit = countWithinBytes(json, MAX_EVENTS_PAGE_BYTES, jsonSize);
-    ctx.body = {
-      run: runJson(run),
-      events: json.slice(0, fit),
-      next_after: fit < events.length || events.length === limit ? events[fit - 1]!.event_id : null,
-    };
-  });
-
-  router.get("/api/runs/:sdk_run_id/spans", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    const id = ctx.params.sdk_run_id!;
-    const limit = intParam(ctx, "limit", 1, MAX_SPANS_PAGE) ?? DEFAULT_SPANS_PAGE;
-    const after = stringParam(ctx, "after");
-    await deps.heavyReads.run(p.projectId, async () => {
-      const run = await deps.events.getRun(p.projectId, id);
-      if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(id)} not found` });
-      // Spans pair events from anywhere in the run, so the run's span events are read (at most MAX_EVENTS_LIMIT), each
-      // long value cut by the store to what a span shows.
-      const spans = buildSpans(await deps.events.listSpanEvents(p.projectId, run.run_id, { limit: MAX_EVENTS_LIMIT }));
-      let from = 0;
-      if (after !== undefined) {
-        const i = spans.findIndex((s) => s.span_id === after);
-        if (i < 0) throw new ValidationError({ message: "after must be a span_id of this run (next_after of the previous page)", field: "after" });
-        from = i + 1;
-      }
-      const page = spans.slice(from, from + limit);
-      const fit = countWithinBytes(page, MAX_EVENTS_PAGE_BYTES, jsonSize);
-      const more = from + fit < spans.length;
-      ctx.body = { run: runJson(run), spans: page.slice(0, fit), next_after: more && fit > 0 ? page[fit - 1]!.span_id : null };
-    });
-  });
+  router.get("/api/runs", authorize.may("read"), (ctx: Context) => getRuns(ctx, deps));
+  router.get("/api/runs/:sdk_run_id", authorize.may("read"), (ctx: Context) => getRun(ctx, deps));
+  router.get("/api/runs/:sdk_run_id/spans", authorize.may("read"), (ctx: Context) => getSpans(ctx, deps));
 }
 
-const DEFAULT_SPANS_PAGE = 1_000;
-const MAX_SPANS_PAGE = 5_000;
+async function getRuns(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const page = await deps.events.listRuns(p.projectId, parseRunFilter(ctx));
+  ctx.body = { runs: page.runs.map(runJson), next_cursor: page.next_cursor };
+}
+
+async function getRun(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const id = ctx.params.sdk_run_id!;
+  const limit = intParam(ctx, "limit", 1, MAX_EVENTS) ?? DEFAULT_EVENTS;
+  const after = stringParam(ctx, "after");
+  const run = await deps.events.getRun(p.projectId, id);
+  if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(id)} not found` });
+  const events = await deps.events.listEvents(p.projectId, run.run_id, { limit, after });
+  const json = events.map(eventJson);
+  const fit = countWithinBytes(json, MAX_EVENTS_PAGE_BYTES, jsonSize);
+  ctx.body = {
+    run: runJson(run),
+    events: json.slice(0, fit),
+    next_after: fit < events.length || events.length === limit ? events[fit - 1]!.event_id : null,
+  };
+}
+
+async function getSpans(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const id = ctx.params.sdk_run_id!;
+  const limit = intParam(ctx, "limit", 1, MAX_SPANS_PAGE) ?? DEFAULT_SPANS_PAGE;
+  const after = stringParam(ctx, "after");
+  await deps.heavyReads.run(p.projectId, async () => {
+    const run = await deps.events.getRun(p.projectId, id);
+    if (!run) throw new NotFound({ resource: "run", message: `run ${JSON.stringify(id)} not found` });
+    // Spans pair events from anywhere in the run, so the run's span events are read (at most MAX_EVENTS_LIMIT), each
+    // long value cut by the store to what a span shows.
+    const spans = buildSpans(await deps.events.listSpanEvents(p.projectId, run.run_id, { limit: MAX_EVENTS_LIMIT }));
+    let from = 0;
+    if (after !== undefined) {
+      const i = spans.findIndex((s) => s.span_id === after);
+      if (i < 0) throw new ValidationError({ message: "after must be a span_id of this run (next_after of the previous page)", field: "after" });
+      from = i + 1;
+    }
+    const page = spans.slice(from, from + limit);
+    const fit = countWithinBytes(page, MAX_EVENTS_PAGE_BYTES, jsonSize);
+    const more = from + fit < spans.length;
+    ctx.body = { run: runJson(run), spans: page.slice(0, fit), next_after: more && fit > 0 ? page[fit - 1]!.span_id : null };
+  });
+}

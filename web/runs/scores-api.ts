@@ -12,6 +12,7 @@
  *        next_cursor}: oldest first, a page of at most `limit` (default 1,000, at most 5,000) and 8 MiB
  */
 import type Router from "@koa/router";
+import type { Context } from "koa";
 import { Either } from "effect";
 import { can } from "../../core/access/roles.js";
 import { NotFound, ValidationError } from "../../core/errors.js";
@@ -20,7 +21,7 @@ import { insertScore, insertScoreRows, listRunScores, parseScore, scoreCursor, s
 import { announceExperimentScores } from "../../core/pubsub/experiment-scores.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
-import { intParam, readAuthorizer, stringParam } from "../api/read-api.js";
+import { intParam, keyPrincipalOf, readAuthorizer, stringParam } from "../api/read-api.js";
 import { countWithinBytes, jsonSize, MAX_EVENTS_PAGE_BYTES } from "./byte-pages.js";
 import type { Sender } from "../../core/events/sender.js";
 import { readJsonBody } from "../json-body.js";
@@ -62,53 +63,57 @@ export async function giveScore(deps: WebDeps, sender: Sender, body: unknown, gi
 export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
   const authorizeSending = readAuthorizer(deps, auth, "ingest");
+  router.post("/api/scores", authorizeSending.may("send"), (ctx: Context) => postScore(ctx, deps));
+  router.post("/api/scores/batch", authorizeSending.may("send"), (ctx: Context) => postScoreBatch(ctx, deps));
+  router.get("/api/runs/:sdk_run_id/scores", authorize.may("read"), (ctx: Context) => getRunScores(ctx, deps));
+}
 
-  router.post("/api/scores", authorizeSending.may("send"), async (ctx) => {
-    const p = await authorizeSending(ctx);
-    const scoreId = await giveScore(deps, p, await readJsonBody(ctx, BODY_LIMIT, { unstorable: "repair" }), keyGiver(p));
-    ctx.status = 201;
-    ctx.body = { score_id: scoreId };
-  });
+async function postScore(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const scoreId = await giveScore(deps, p, await readJsonBody(ctx, BODY_LIMIT, { unstorable: "repair" }), keyGiver(p));
+  ctx.status = 201;
+  ctx.body = { score_id: scoreId };
+}
 
-  router.post("/api/scores/batch", authorizeSending.may("send"), async (ctx) => {
-    const p = await authorizeSending(ctx);
-    const body = (await readJsonBody(ctx, BATCH_BODY_LIMIT, { unstorable: "repair" })) as { scores?: unknown } | null;
-    const list = typeof body === "object" && body !== null && !Array.isArray(body) ? body.scores : undefined;
-    if (!Array.isArray(list) || list.length === 0 || list.length > MAX_SCORES_PER_BATCH) {
-      throw new ValidationError({ field: "scores", message: `scores must be an array of 1 to ${MAX_SCORES_PER_BATCH} scores like {"sdk_run_id", "name", "value"}` });
-    }
-    const parsed = list.map((raw) => parseScore(raw));
-    const wanted = [...new Set(parsed.flatMap((r) => (Either.isRight(r) ? [r.right.sdk_run_id] : [])))];
-    const runs = new Map((await deps.events.loadRuns(wanted.map((external_id) => ({ project_id: p.projectId, external_id })))).map((r) => [r.external_id, r]));
-    const now = new Date().toISOString();
-    const givenBy = keyGiver(p);
-    const rows: Record<string, unknown>[] = [];
-    const given: GivenScore[] = [];
-    const results = parsed.map((r, index) => {
-      if (Either.isLeft(r)) return { index, status: 422, error: { code: "invalid", message: r.left.message, field: r.left.field } };
-      const run = runs.get(r.right.sdk_run_id);
-      if (!run) return { index, status: 404, error: { code: "not_found", message: `run ${JSON.stringify(r.right.sdk_run_id)} not found` } };
-      const scoreId = uuidv7();
-      rows.push(scoreRow({ ...run, user_id: p.userId }, r.right, scoreId, now, givenBy));
-      given.push({ run, name: r.right.name, value: r.right.value });
-      return { index, status: 201, score_id: scoreId };
-    });
-    if (rows.length) await insertScoreRows(deps.ports.clickhouse, rows);
-    await routeGivenScores(deps.ports.sql, p.projectId, given);
-    await announceExperimentScores(deps.ports.pubsub, p.projectId, given.map((g) => g.run));
-    ctx.status = 207;
-    ctx.body = { results };
+/** Each score stored or refused on its own: 207 with one result per score. */
+async function postScoreBatch(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const body = (await readJsonBody(ctx, BATCH_BODY_LIMIT, { unstorable: "repair" })) as { scores?: unknown } | null;
+  const list = typeof body === "object" && body !== null && !Array.isArray(body) ? body.scores : undefined;
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_SCORES_PER_BATCH) {
+    throw new ValidationError({ field: "scores", message: `scores must be an array of 1 to ${MAX_SCORES_PER_BATCH} scores like {"sdk_run_id", "name", "value"}` });
+  }
+  const parsed = list.map((raw) => parseScore(raw));
+  const wanted = [...new Set(parsed.flatMap((r) => (Either.isRight(r) ? [r.right.sdk_run_id] : [])))];
+  const runs = new Map((await deps.events.loadRuns(wanted.map((external_id) => ({ project_id: p.projectId, external_id })))).map((r) => [r.external_id, r]));
+  const now = new Date().toISOString();
+  const givenBy = keyGiver(p);
+  const rows: Record<string, unknown>[] = [];
+  const given: GivenScore[] = [];
+  const results = parsed.map((r, index) => {
+    if (Either.isLeft(r)) return { index, status: 422, error: { code: "invalid", message: r.left.message, field: r.left.field } };
+    const run = runs.get(r.right.sdk_run_id);
+    if (!run) return { index, status: 404, error: { code: "not_found", message: `run ${JSON.stringify(r.right.sdk_run_id)} not found` } };
+    const scoreId = uuidv7();
+    rows.push(scoreRow({ ...run, user_id: p.userId }, r.right, scoreId, now, givenBy));
+    given.push({ run, name: r.right.name, value: r.right.value });
+    return { index, status: 201, score_id: scoreId };
   });
+  if (rows.length) await insertScoreRows(deps.ports.clickhouse, rows);
+  await routeGivenScores(deps.ports.sql, p.projectId, given);
+  await announceExperimentScores(deps.ports.pubsub, p.projectId, given.map((g) => g.run));
+  ctx.status = 207;
+  ctx.body = { results };
+}
 
-  router.get("/api/runs/:sdk_run_id/scores", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    const run = await ownRun(deps, p.projectId, ctx.params.sdk_run_id!);
-    ctx.set("Cache-Control", "no-store");
-    const limit = intParam(ctx, "limit", 1, MAX_SCORES_PAGE) ?? DEFAULT_SCORES_PAGE;
-    const page = await listRunScores(deps.ports.clickhouse, p.projectId, run.run_id, { limit, cursor: stringParam(ctx, "cursor") });
-    // A page ends by bytes too (long comments and string values): the cursor then continues after the last one sent.
-    const fit = countWithinBytes(page.scores, MAX_EVENTS_PAGE_BYTES, jsonSize);
-    const cut = fit < page.scores.length;
-    ctx.body = { scores: page.scores.slice(0, fit), next_cursor: cut ? scoreCursor(page.scores[fit - 1]!) : page.next_cursor };
-  });
+async function getRunScores(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const run = await ownRun(deps, p.projectId, ctx.params.sdk_run_id!);
+  ctx.set("Cache-Control", "no-store");
+  const limit = intParam(ctx, "limit", 1, MAX_SCORES_PAGE) ?? DEFAULT_SCORES_PAGE;
+  const page = await listRunScores(deps.ports.clickhouse, p.projectId, run.run_id, { limit, cursor: stringParam(ctx, "cursor") });
+  // A page ends by bytes too (long comments and string values): the cursor then continues after the last one sent.
+  const fit = countWithinBytes(page.scores, MAX_EVENTS_PAGE_BYTES, jsonSize);
+  const cut = fit < page.scores.length;
+  ctx.body = { scores: page.scores.slice(0, fit), next_cursor: cut ? scoreCursor(page.scores[fit - 1]!) : page.next_cursor };
 }

@@ -32,18 +32,21 @@ export async function scoresView(deps: WebDeps, run: RunRecord): Promise<{ score
 }
 
 export function registerScoresPage(router: Router, deps: WebDeps): void {
-  router.post("/dashboard/:run/scores", requireUser, inProject(deps, "give_feedback"), async (ctx: Context) => {
-    const user = ctx.state.user as SessionUser;
-    const project = projectOfRequest(ctx);
-    const sdkRunId = String(ctx.params.run ?? "");
-    const form = await readForm(ctx);
-    if (form.value !== "up" && form.value !== "down") throw new ValidationError({ field: "value", message: "value must be up or down" });
-    await giveScore(deps, { projectId: project.id, userId: user.id }, {
-      sdk_run_id: sdkRunId, name: FEEDBACK_SCORE, value: form.value === "up", source: "human",
-      ...(form.comment?.trim() ? { comment: form.comment.trim() } : {}),
-    }, "reviewer");
-    deps.logger.info("run scored", { user_id: user.id, sdk_run_id: sdkRunId, via: "dashboard" });
-    ctx.status = 303;
-    ctx.redirect(`/dashboard/${encodeURIComponent(sdkRunId)}#scores`);
-  });
+  router.post("/dashboard/:run/scores", requireUser, inProject(deps, "give_feedback"), (ctx: Context) => giveFeedback(ctx, deps));
+}
+
+/** POST /dashboard/:run/scores: the thumbs, then back to the run's scores (303). */
+async function giveFeedback(ctx: Context, deps: WebDeps): Promise<void> {
+  const user = ctx.state.user as SessionUser;
+  const project = projectOfRequest(ctx);
+  const sdkRunId = String(ctx.params.run ?? "");
+  const form = await readForm(ctx);
+  if (form.value !== "up" && form.value !== "down") throw new ValidationError({ field: "value", message: "value must be up or down" });
+  await giveScore(deps, { projectId: project.id, userId: user.id }, {
+    sdk_run_id: sdkRunId, name: FEEDBACK_SCORE, value: form.value === "up", source: "human",
+    ...(form.comment?.trim() ? { comment: form.comment.trim() } : {}),
+  }, "reviewer");
+  deps.logger.info("run scored", { user_id: user.id, sdk_run_id: sdkRunId, via: "dashboard" });
+  ctx.status = 303;
+  ctx.redirect(`/dashboard/${encodeURIComponent(sdkRunId)}#scores`);
 }

@@ -11,7 +11,7 @@ import { runJson } from "../../core/events/run-json.js";
 import { getSession, listSessions, type SessionFilter } from "../../stores/runs/agent-sessions.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { intParam, readAuthorizer, sinceParam, stringParam } from "../api/read-api.js";
+import { intParam, keyPrincipalOf, readAuthorizer, sinceParam, stringParam } from "../api/read-api.js";
 
 function parseSessionFilter(ctx: Context): SessionFilter {
   const filter = { agent_name: stringParam(ctx, "agent_name"), since: sinceParam(ctx), cursor: stringParam(ctx, "cursor"), limit: intParam(ctx, "limit", 1, 500) };
@@ -20,19 +20,21 @@ function parseSessionFilter(ctx: Context): SessionFilter {
 
 export function registerSessionsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
+  router.get("/api/sessions", authorize.may("read"), (ctx: Context) => getSessions(ctx, deps));
+  router.get("/api/sessions/:session_id", authorize.may("read"), (ctx: Context) => getOneSession(ctx, deps));
+}
 
-  router.get("/api/sessions", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = await listSessions(deps.ports.clickhouse, p.projectId, parseSessionFilter(ctx));
-  });
+async function getSessions(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = await listSessions(deps.ports.clickhouse, p.projectId, parseSessionFilter(ctx));
+}
 
-  router.get("/api/sessions/:session_id", authorize.may("read"), async (ctx) => {
-    const p = await authorize(ctx);
-    const id = ctx.params.session_id!;
-    const found = await getSession(deps.ports.clickhouse, p.projectId, id);
-    if (!found) throw new NotFound({ resource: "session", message: `session ${JSON.stringify(id)} not found` });
-    ctx.set("Cache-Control", "no-store");
-    ctx.body = { session: found.session, runs: found.runs.map(runJson) };
-  });
+async function getOneSession(ctx: Context, deps: WebDeps): Promise<void> {
+  const p = keyPrincipalOf(ctx);
+  const id = ctx.params.session_id!;
+  const found = await getSession(deps.ports.clickhouse, p.projectId, id);
+  if (!found) throw new NotFound({ resource: "session", message: `session ${JSON.stringify(id)} not found` });
+  ctx.set("Cache-Control", "no-store");
+  ctx.body = { session: found.session, runs: found.runs.map(runJson) };
 }

@@ -16,34 +16,39 @@ import { queryParam, renderFragment, renderPage } from "../common/render.js";
 import { agentNames } from "../../stores/runs/run-stats.js";
 
 export function registerSessionsPage(router: Router, deps: WebDeps): void {
-  router.get("/sessions", requireUser, inProject(deps, "read"), async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    const agent = queryParam(ctx, "agent")?.slice(0, 200) || undefined;
-    const cursor = queryParam(ctx, "cursor");
-    let page;
-    try {
-      page = await listSessions(deps.ports.clickhouse, project.id, { ...(agent ? { agent_name: agent } : {}), ...(cursor ? { cursor } : {}) });
-    } catch (err) {
-      if (err instanceof ValidationError && cursor) return ctx.redirect(agent ? `/sessions?agent=${encodeURIComponent(agent)}` : "/sessions");
-      throw err;
-    }
-    const next = page.next_cursor ? `/sessions?${new URLSearchParams({ ...(agent ? { agent } : {}), cursor: page.next_cursor })}` : null;
-    renderPage(ctx, "sessions.njk", {
-      title: "Sessions", sessions: page.sessions, agent, agent_names: await agentNames(deps.ports.clickhouse, project.id), next_url: next, older: Boolean(cursor),
-    });
-  });
+  router.get("/sessions", requireUser, inProject(deps, "read"), (ctx: Context) => sessionsPage(ctx, deps));
+  router.get("/sessions/:id", requireUser, inProject(deps, "read"), (ctx: Context) => sessionPage(ctx, deps));
+}
 
-  router.get("/sessions/:id", requireUser, inProject(deps, "read"), async (ctx: Context) => {
-    const project = projectOfRequest(ctx);
-    const id = String(ctx.params.id ?? "");
-    const found = await getSession(deps.ports.clickhouse, project.id, id);
-    if (!found) {
-      return renderPage(ctx, "error.njk", { title: "Session not found", heading: "Session not found", message: `There is no session “${id}” in your account.` }, 404);
-    }
-    const contents = await turnContents(deps.ports.clickhouse, project.id, found.runs.map((r) => r.run_id));
-    const turns = found.runs.map((run) => ({ run, ...(contents.get(run.run_id.toLowerCase()) ?? { input: undefined, output: undefined }) }));
-    const vars = { title: `Session ${id}`, session: found.session, turns };
-    if (ctx.query.fragment === "live") return renderFragment(ctx, "_session_turns.njk", vars);
-    renderPage(ctx, "session.njk", vars);
+/** GET /sessions: a stale or hand-edited cursor starts again from the first page. */
+async function sessionsPage(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const agent = queryParam(ctx, "agent")?.slice(0, 200) || undefined;
+  const cursor = queryParam(ctx, "cursor");
+  let page;
+  try {
+    page = await listSessions(deps.ports.clickhouse, project.id, { ...(agent ? { agent_name: agent } : {}), ...(cursor ? { cursor } : {}) });
+  } catch (err) {
+    if (err instanceof ValidationError && cursor) return ctx.redirect(agent ? `/sessions?agent=${encodeURIComponent(agent)}` : "/sessions");
+    throw err;
+  }
+  const next = page.next_cursor ? `/sessions?${new URLSearchParams({ ...(agent ? { agent } : {}), cursor: page.next_cursor })}` : null;
+  renderPage(ctx, "sessions.njk", {
+    title: "Sessions", sessions: page.sessions, agent, agent_names: await agentNames(deps.ports.clickhouse, project.id), next_url: next, older: Boolean(cursor),
   });
+}
+
+/** GET /sessions/:id, or its turns alone (`?fragment=live`). */
+async function sessionPage(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const id = String(ctx.params.id ?? "");
+  const found = await getSession(deps.ports.clickhouse, project.id, id);
+  if (!found) {
+    return renderPage(ctx, "error.njk", { title: "Session not found", heading: "Session not found", message: `There is no session “${id}” in your account.` }, 404);
+  }
+  const contents = await turnContents(deps.ports.clickhouse, project.id, found.runs.map((r) => r.run_id));
+  const turns = found.runs.map((run) => ({ run, ...(contents.get(run.run_id.toLowerCase()) ?? { input: undefined, output: undefined }) }));
+  const vars = { title: `Session ${id}`, session: found.session, turns };
+  if (ctx.query.fragment === "live") return renderFragment(ctx, "_session_turns.njk", vars);
+  renderPage(ctx, "session.njk", vars);
 }

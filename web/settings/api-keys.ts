@@ -25,56 +25,59 @@ export const EXPIRY_CHOICES = [
 ];
 
 export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
-  const { sql } = deps.ports;
+  router.get("/settings/api-keys", requireUser, inProject(deps, "manage_keys"), (ctx: Context) => keysPage(ctx, deps));
+  router.post("/settings/api-keys", requireUser, inProject(deps, "manage_keys"), (ctx: Context) => createKey(ctx, deps));
+  router.post("/settings/api-keys/:id/revoke", requireUser, inProject(deps, "manage_keys"), (ctx: Context) => revokeKey(ctx, deps, auth));
+}
 
-  const page = async (ctx: Context, extra: Record<string, unknown> = {}, status = 200) => {
-    const project = projectOfRequest(ctx);
-    const keys = await listApiKeys(sql, project.id);
-    ctx.set("Cache-Control", "no-store");
-    render(ctx, "settings/api-keys.njk", {
-      title: "API keys",
-      keys,
-      expiryChoices: EXPIRY_CHOICES,
-      ingestUrl: `${deps.ports.config.publicWebUrl}/api/ingest`,
-      values: {},
-      errors: {},
-      ...extra,
-    }, status);
-  };
+/** GET /settings/api-keys, and the page each form shows (`extra`: a new key, a refusal) at `status`. */
+async function keysPage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
+  const project = projectOfRequest(ctx);
+  const keys = await listApiKeys(deps.ports.sql, project.id);
+  ctx.set("Cache-Control", "no-store");
+  render(ctx, "settings/api-keys.njk", {
+    title: "API keys",
+    keys,
+    expiryChoices: EXPIRY_CHOICES,
+    ingestUrl: `${deps.ports.config.publicWebUrl}/api/ingest`,
+    values: {},
+    errors: {},
+    ...extra,
+  }, status);
+}
 
-  router.get("/settings/api-keys", requireUser, inProject(deps, "manage_keys"), (ctx) => page(ctx));
-
-  router.post("/settings/api-keys", requireUser, inProject(deps, "manage_keys"), async (ctx) => {
-    const user = ctx.state.user as SessionUser;
-    const project = projectOfRequest(ctx);
-    const form = await readForm(ctx);
-    const values = { name: form.name ?? "", expires: form.expires ?? "", expires_on: form.expires_on ?? "", scope: form.scope || "read+ingest" };
-    await formAction({
-      refuses: ["ValidationError"],
-      run: async () => {
-        const expiresAt = parseExpiry(values.expires_on || values.expires);
-        const created = await createApiKey(sql, user.id, values.name, expiresAt, { projectId: project.id, scope: values.scope as KeyScope });
-        deps.logger.info("api key created", { user_id: user.id, key_id: created.info.id });
-        await page(ctx, { created: { key: created.key, name: created.info.name, expires_at: created.info.expires_at } }, 201);
-      },
-      // The form has places for these three only; any other refusal shows by the name.
-      refused: (r) => page(ctx, { values, errors: { [r.field === "expires" || r.field === "scope" ? r.field : "name"]: r.message } }, r.status),
-    });
+/** POST /settings/api-keys: the new key, shown this once (201). */
+async function createKey(ctx: Context, deps: WebDeps): Promise<void> {
+  const user = ctx.state.user as SessionUser;
+  const project = projectOfRequest(ctx);
+  const form = await readForm(ctx);
+  const values = { name: form.name ?? "", expires: form.expires ?? "", expires_on: form.expires_on ?? "", scope: form.scope || "read+ingest" };
+  await formAction({
+    refuses: ["ValidationError"],
+    run: async () => {
+      const expiresAt = parseExpiry(values.expires_on || values.expires);
+      const created = await createApiKey(deps.ports.sql, user.id, values.name, expiresAt, { projectId: project.id, scope: values.scope as KeyScope });
+      deps.logger.info("api key created", { user_id: user.id, key_id: created.info.id });
+      await keysPage(ctx, deps, { created: { key: created.key, name: created.info.name, expires_at: created.info.expires_at } }, 201);
+    },
+    // The form has places for these three only; any other refusal shows by the name.
+    refused: (r) => keysPage(ctx, deps, { values, errors: { [r.field === "expires" || r.field === "scope" ? r.field : "name"]: r.message } }, r.status),
   });
+}
 
-  router.post("/settings/api-keys/:id/revoke", requireUser, inProject(deps, "manage_keys"), async (ctx) => {
-    const user = ctx.state.user as SessionUser;
-    const project = projectOfRequest(ctx);
-    const id = Number(ctx.params.id);
-    if (!Number.isSafeInteger(id) || id <= 0) return page(ctx, { flash: "No such API key." }, 404);
-    const revoked = await formAction({
-      refuses: ["NotFound"],
-      run: () => revokeApiKey(sql, project.id, id, user.id),
-      refused: (r) => page(ctx, { flash: "No such API key." }, r.status),
-    });
-    if (!revoked) return;
-    await accessChanged(deps, auth, { keyId: id });
-    deps.logger.info("api key revoked", { user_id: user.id, key_id: id });
-    ctx.redirect("/settings/api-keys");
+/** POST /settings/api-keys/:id/revoke: the key forgotten at once here, and the other web processes told. */
+async function revokeKey(ctx: Context, deps: WebDeps, auth: ApiKeyAuth): Promise<void> {
+  const user = ctx.state.user as SessionUser;
+  const project = projectOfRequest(ctx);
+  const id = Number(ctx.params.id);
+  if (!Number.isSafeInteger(id) || id <= 0) return keysPage(ctx, deps, { flash: "No such API key." }, 404);
+  const revoked = await formAction({
+    refuses: ["NotFound"],
+    run: () => revokeApiKey(deps.ports.sql, project.id, id, user.id),
+    refused: (r) => keysPage(ctx, deps, { flash: "No such API key." }, r.status),
   });
+  if (!revoked) return;
+  await accessChanged(deps, auth, { keyId: id });
+  deps.logger.info("api key revoked", { user_id: user.id, key_id: id });
+  ctx.redirect("/settings/api-keys");
 }
