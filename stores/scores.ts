@@ -141,13 +141,13 @@ export function scoreRow(run: ScoredRun, s: ScoreInput, scoreId: string, created
   };
 }
 
-/** Stores a score of the run `run`, given by `givenBy`; returns its id. */
 /** Stores score rows made by scoreRow. */
-export const insertScoreRows = (ch: ClickHouse, rows: readonly Record<string, unknown>[]): Promise<void> => ch.insert("scores", rows as Record<string, unknown>[]);
+export const insertScoreRows = (ch: ClickHouse, rows: Record<string, unknown>[]): Promise<void> => ch.insert("scores", rows);
 
+/** Stores a score of the run `run`, given by `givenBy`; returns its id. */
 export async function insertScore(ch: ClickHouse, run: ScoredRun, s: ScoreInput, givenBy: Exclude<ScoreGiver, "evaluator">): Promise<string> {
   const scoreId = uuidv7();
-  await ch.insert("scores", [scoreRow(run, s, scoreId, new Date().toISOString(), givenBy)]);
+  await insertScoreRows(ch, [scoreRow(run, s, scoreId, new Date().toISOString(), givenBy)]);
   return scoreId;
 }
 

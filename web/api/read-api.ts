@@ -13,10 +13,8 @@ import type { ApiKeyAuth, KeyPrincipal } from "../middleware/api-key-auth.js";
 import { refuseUnlessRoleMay } from "../middleware/key-role.js";
 import { enforceRateLimit } from "../middleware/rate-limit.js";
 
-/** An API route's guard, and then the principal it let through. */
+/** An API route's guard; its handler reads the principal it let through with keyPrincipalOf. */
 export interface KeyAuthorizer {
-  /** The principal the route's guard (`may`) let through; a route without one is a bug, answered 500. */
-  (ctx: Context): Promise<KeyPrincipal>;
   /**
    * The route's guard, naming its action in the app's route table (web/app.ts): resolves the key (401), refuses a
    * key that may only send where the route reads (403 `insufficient_scope`) and a key whose creator's current role in
@@ -31,7 +29,6 @@ export interface KeyAuthorizer {
  * (the principal's role: web/middleware/api-key-auth.ts forgets a key whose creator's role changed).
  */
 export function readAuthorizer(deps: WebDeps, auth: ApiKeyAuth, use: "read" | "ingest" = "read"): KeyAuthorizer {
-  const principalOf = async (ctx: Context): Promise<KeyPrincipal> => keyPrincipalOf(ctx);
   const may = (action: Action): Middleware => namesAction(async (ctx: Context, next: Next) => {
     const p = await auth.authenticate(ctx.req.headers.authorization, ctx.ip);
     if (!keyMay(p.scope, use)) {
@@ -42,7 +39,7 @@ export function readAuthorizer(deps: WebDeps, auth: ApiKeyAuth, use: "read" | "i
     ctx.state.keyPrincipal = p;
     await next();
   }, action, "key");
-  return Object.assign(principalOf, { may });
+  return { may };
 }
 
 /**
