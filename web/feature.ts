@@ -2,7 +2,7 @@
  * What a web feature folder (web/runs, web/evaluation, …) offers the app: its API routes and pages, and its OpenAPI
  * paths beside them. Each folder's index.ts exports one; web/features.ts lists them.
  * Inside a folder, a module that mounts routes exports `register<Thing>Api` or `register<Thing>Page`: a table of its
- * routes (method, path, guards, then a handler), each route's body a named function of its own below it.
+ * routes by the action they need (web/route-table.ts), each route's body a named function of its own below it.
  */
 import type Router from "@koa/router";
 import type { Operations } from "./api/openapi/document.js";

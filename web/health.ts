@@ -16,7 +16,7 @@ import { isCountersSnapshot, PLUGIN_HOOK_HELP, PLUGIN_HOOKS, type CountersSnapsh
 import { countDeadLetters } from "../stores/dead-letters.js";
 import { evaluationBacklog } from "../stores/evaluation/jobs.js";
 import { settleWithin } from "../core/settle-within.js";
-import { SILENT_AFTER_MS } from "../core/pubsub/periodic-report.js";
+import { SILENT_AFTER_MS, watchPeriodicReports } from "../core/pubsub/periodic-report.js";
 
 export const DEGRADED_AGE_MS = 30_000;
 const DEAD_LETTER_CACHE_MS = 2_000;
@@ -48,20 +48,11 @@ const isReport = (v: unknown): v is PipelineHealthReport => {
 
 export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logger, clock: () => number = Date.now): Promise<HealthView> {
   const startedAt = clock();
-  const latest = new Map<string, { report: PipelineHealthReport; receivedAt: number }>();
   /** (time, group lag) samples of the last minute, for "the lag has grown for 30 s". */
   const samples: { at: number; lag: number }[] = [];
-  const unsubscribe = await pubsub.subscribePrefix(PIPELINE_HEALTH_CHANNEL, (_channel, message) => {
-    try {
-      const report = JSON.parse(message) as unknown;
-      if (!isReport(report)) return;
-      const now = clock();
-      latest.set(report.member, { report, receivedAt: now });
-      samples.push({ at: now, lag: report.lag_events });
-      while (samples.length && samples[0]!.at < now - 60_000) samples.shift();
-    } catch (err) {
-      logger.debug("ignoring a malformed pipeline health report", { err });
-    }
+  const reports = await watchPeriodicReports(pubsub, { channel: PIPELINE_HEALTH_CHANNEL, logger, what: "pipeline health", clock }, isReport, (report, now) => {
+    samples.push({ at: now, lag: report.lag_events });
+    while (samples.length && samples[0]!.at < now - 60_000) samples.shift();
   });
 
   let deadLetters: { value: number | null; at: number } | undefined;
@@ -87,29 +78,24 @@ export async function watchPipelineHealth(pubsub: PubSub, sql: Sql, logger: Logg
     return true;
   };
 
-  const liveReports = (now: number): PipelineHealthReport[] => {
-    for (const [member, r] of latest) if (now - r.receivedAt > SILENT_AFTER_MS) latest.delete(member);
-    return [...latest.values()].map((r) => r.report);
-  };
-
   return {
-    counters: () => addCounters(liveReports(clock()).map((r) => r.counters).filter(isCountersSnapshot)),
+    counters: () => addCounters(reports.live().map((r) => r.counters).filter(isCountersSnapshot)),
     async snapshot() {
       const now = clock();
-      const reports = liveReports(now);
+      const live = reports.live();
       const [dead, evaluation] = await Promise.all([deadLetterCount(), evaluationWaiting()]);
       // Every Kafka member reports the whole group's lag, so the largest report is the group's.
-      const lag = reports.length ? Math.max(...reports.map((r) => r.lag_events)) : null;
-      const age = reports.length ? Math.max(...reports.map((r) => r.oldest_unprocessed_age_ms)) : null;
-      const silent = reports.length === 0 && now - startedAt > SILENT_AFTER_MS;
+      const lag = live.length ? Math.max(...live.map((r) => r.lag_events)) : null;
+      const age = live.length ? Math.max(...live.map((r) => r.oldest_unprocessed_age_ms)) : null;
+      const silent = live.length === 0 && now - startedAt > SILENT_AFTER_MS;
       const degraded = silent || dead === null || (age ?? 0) > DEGRADED_AGE_MS || lagGrowing(now);
       return {
         status: degraded ? "degraded" : "ok",
-        pipeline: { lag_events: lag, oldest_unprocessed_age_ms: age, dead_letters: dead, workers: reports.length },
+        pipeline: { lag_events: lag, oldest_unprocessed_age_ms: age, dead_letters: dead, workers: live.length },
         evaluation,
       };
     },
-    close: () => unsubscribe(),
+    close: () => reports.close(),
   };
 }
 

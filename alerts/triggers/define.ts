@@ -6,7 +6,7 @@
  * trigger is a module exporting one of these, listed in RUNWATCH_ALERT_TRIGGERS (see alerts/registry.ts).
  */
 import { Either, ParseResult, Schema } from "effect";
-import type { AlertEvaluator, AlertRule } from "../model.js";
+import type { AlertContext, AlertEvaluator, AlertFiring, AlertRule } from "../model.js";
 import type { RunRecord } from "../../core/events/run.js";
 import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 
@@ -56,6 +56,32 @@ export const cooldownField = Schema.optional(
 export const agentNameField = Schema.optional(
   Schema.String.pipe(Schema.trimmed({ message: () => "must not start or end with spaces" }), Schema.maxLength(200)),
 );
+
+/** A sliding window in whole minutes, `dflt` when the rule sets none. */
+export const windowMinutesField = (dflt: number, max: number, maxInWords = `${max} minutes`) => Schema.optionalWith(
+  Schema.Number.pipe(Schema.int({ message: () => "must be whole minutes" }), Schema.between(1, max, { message: () => `must be between 1 and ${maxInWords}` })),
+  { default: () => dflt },
+);
+/** A share in percent, e.g. an error rate to fire at. */
+export const percentThresholdField = Schema.Number.pipe(Schema.between(0.01, 100, { message: () => "must be a percentage between 0.01 and 100" }));
+/** The form field of windowMinutesField. */
+export const windowFormField = (dflt: number): ConfigField => ({ name: "window_minutes", label: "Window (minutes)", kind: "number", step: "1", placeholder: String(dflt) });
+/** The fewest runs, jobs or scores a window needs before its rate or mean is judged. */
+export const minimumCountField = (dflt: number) => Schema.optionalWith(
+  Schema.Number.pipe(Schema.int({ message: () => "must be a whole number" }), Schema.between(1, 1_000_000, { message: () => "must be at least 1" })),
+  { default: () => dflt },
+);
+
+/** A sweep that checks each rule on its own: `check` reads the rule's window and says whether it fires. */
+export const sweepEachRule = (check: (rule: AlertRule, ctx: AlertContext, now: Date) => Promise<AlertFiring | undefined>): NonNullable<AlertEvaluator["sweep"]> =>
+  async (rules, ctx, now) => {
+    const out: AlertFiring[] = [];
+    for (const rule of rules) {
+      const f = await check(rule, ctx, now);
+      if (f) out.push(f);
+    }
+    return out;
+  };
 
 export const COOLDOWN_FIELD: ConfigField = {
   name: "cooldown_seconds",

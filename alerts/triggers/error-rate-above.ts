@@ -8,7 +8,7 @@
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
 import { endedRunCounts } from "../../stores/alerts/trigger-reads.js";
-import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger } from "./define.js";
+import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger, windowMinutesField, minimumCountField, percentThresholdField, windowFormField } from "./define.js";
 
 const MIN_EVAL_INTERVAL_MS = 5_000;
 
@@ -40,15 +40,15 @@ export const errorRateAbove = defineTrigger({
   label: "Error rate above",
   description: "The share of runs ending in error over a sliding window reaches a threshold.",
   schema: Schema.Struct({
-    threshold_pct: Schema.Number.pipe(Schema.between(0.01, 100, { message: () => "must be a percentage between 0.01 and 100" })),
-    window_minutes: Schema.optionalWith(Schema.Number.pipe(Schema.int({ message: () => "must be whole minutes" }), Schema.between(1, 1440, { message: () => "must be between 1 and 1440 minutes" })), { default: () => 15 }),
-    min_runs: Schema.optionalWith(Schema.Number.pipe(Schema.int({ message: () => "must be a whole number" }), Schema.between(1, 1_000_000, { message: () => "must be at least 1" })), { default: () => 10 }),
+    threshold_pct: percentThresholdField,
+    window_minutes: windowMinutesField(15, 1440),
+    min_runs: minimumCountField(10),
     agent_name: agentNameField,
     cooldown_seconds: cooldownField,
   }),
   fields: [
     { name: "threshold_pct", label: "Error rate (%)", kind: "number", step: "any", required: true, placeholder: "20" },
-    { name: "window_minutes", label: "Window (minutes)", kind: "number", step: "1", placeholder: "15" },
+    windowFormField(15),
     { name: "min_runs", label: "Minimum runs in window", kind: "number", step: "1", placeholder: "10", help: "Below this many ended runs the rate is not judged." },
     AGENT_FIELD,
     COOLDOWN_FIELD,

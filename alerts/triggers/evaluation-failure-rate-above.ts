@@ -8,7 +8,7 @@
 import { Schema } from "effect";
 import { finishedEvaluationJobs } from "../../stores/alerts/trigger-reads.js";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
-import { COOLDOWN_FIELD, cooldownField, defineTrigger } from "./define.js";
+import { COOLDOWN_FIELD, cooldownField, defineTrigger, windowMinutesField, minimumCountField, percentThresholdField, windowFormField, sweepEachRule } from "./define.js";
 
 interface Config {
   threshold_pct: number;
@@ -42,26 +42,19 @@ export const evaluationFailureRateAbove = defineTrigger({
   label: "Evaluation failure rate above",
   description: "The share of evaluation jobs that end in an evaluation error (a malformed judge answer, a refusal, retries used up) over a sliding window reaches a threshold.",
   schema: Schema.Struct({
-    threshold_pct: Schema.Number.pipe(Schema.between(0.01, 100, { message: () => "must be a percentage between 0.01 and 100" })),
-    window_minutes: Schema.optionalWith(Schema.Number.pipe(Schema.int({ message: () => "must be whole minutes" }), Schema.between(1, 1440, { message: () => "must be between 1 and 1440 minutes" })), { default: () => 60 }),
-    min_jobs: Schema.optionalWith(Schema.Number.pipe(Schema.int({ message: () => "must be a whole number" }), Schema.between(1, 1_000_000, { message: () => "must be at least 1" })), { default: () => 10 }),
+    threshold_pct: percentThresholdField,
+    window_minutes: windowMinutesField(60, 1440),
+    min_jobs: minimumCountField(10),
     evaluator_name: Schema.optional(Schema.String.pipe(Schema.trimmed({ message: () => "must not start or end with spaces" }), Schema.maxLength(100))),
     cooldown_seconds: cooldownField,
   }),
   fields: [
     { name: "threshold_pct", label: "Failure rate (%)", kind: "number", step: "any", required: true, placeholder: "20" },
-    { name: "window_minutes", label: "Window (minutes)", kind: "number", step: "1", placeholder: "60" },
+    windowFormField(60),
     { name: "min_jobs", label: "Minimum jobs in window", kind: "number", step: "1", placeholder: "10", help: "Below this many finished jobs the rate is not judged." },
     { name: "evaluator_name", label: "Evaluator (optional)", kind: "text", placeholder: "helpfulness", help: "Only this evaluator's jobs; empty: all of the project's." },
     COOLDOWN_FIELD,
   ],
   defaultCooldownSeconds: 3600,
-  async sweep(rules, ctx, now) {
-    const out: AlertFiring[] = [];
-    for (const rule of rules) {
-      const f = checkFailures(rule, await evaluationFailures(ctx, rule, now), now);
-      if (f) out.push(f);
-    }
-    return out;
-  },
+  sweep: sweepEachRule(async (rule, ctx, now) => checkFailures(rule, await evaluationFailures(ctx, rule, now), now)),
 });

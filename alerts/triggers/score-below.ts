@@ -8,7 +8,7 @@
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
 import { scoreAverageSince } from "../../stores/alerts/trigger-reads.js";
-import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger } from "./define.js";
+import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger, windowMinutesField, minimumCountField, windowFormField, sweepEachRule } from "./define.js";
 
 interface ScoreBelowConfig {
   score_name: string;
@@ -45,26 +45,19 @@ export const scoreBelow = defineTrigger({
   schema: Schema.Struct({
     score_name: Schema.String.pipe(Schema.trimmed({ message: () => "must not start or end with spaces" }), Schema.minLength(1, { message: () => "is required" }), Schema.maxLength(100)),
     threshold: Schema.Number.pipe(Schema.finite({ message: () => "must be a number" })),
-    window_minutes: Schema.optionalWith(Schema.Number.pipe(Schema.int({ message: () => "must be whole minutes" }), Schema.between(1, 10_080, { message: () => "must be between 1 and 10080 minutes (7 days)" })), { default: () => 60 }),
-    min_scores: Schema.optionalWith(Schema.Number.pipe(Schema.int({ message: () => "must be a whole number" }), Schema.between(1, 1_000_000, { message: () => "must be at least 1" })), { default: () => 5 }),
+    window_minutes: windowMinutesField(60, 10_080, "10080 minutes (7 days)"),
+    min_scores: minimumCountField(5),
     agent_name: agentNameField,
     cooldown_seconds: cooldownField,
   }),
   fields: [
     { name: "score_name", label: "Score name", kind: "text", required: true, placeholder: "user_feedback", help: "Numbers as given; true/false count as 1/0 (thumbs up/down)." },
     { name: "threshold", label: "Average below", kind: "number", step: "any", required: true, placeholder: "0.7" },
-    { name: "window_minutes", label: "Window (minutes)", kind: "number", step: "1", placeholder: "60" },
+    windowFormField(60),
     { name: "min_scores", label: "Minimum scores in window", kind: "number", step: "1", placeholder: "5", help: "Below this many scores the average is not judged." },
     AGENT_FIELD,
     COOLDOWN_FIELD,
   ],
   defaultCooldownSeconds: 3600,
-  async sweep(rules, ctx, now) {
-    const out: AlertFiring[] = [];
-    for (const rule of rules) {
-      const f = checkScoreAverage(rule, await scoreAverage(ctx, rule, now), now);
-      if (f) out.push(f);
-    }
-    return out;
-  },
+  sweep: sweepEachRule(async (rule, ctx, now) => checkScoreAverage(rule, await scoreAverage(ctx, rule, now), now)),
 });

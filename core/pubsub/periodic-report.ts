@@ -38,3 +38,36 @@ export function startPeriodicReport(
     },
   };
 }
+
+/**
+ * The reading side: the latest report of each member on `channel` that `isReport` accepts, forgetting a member silent
+ * for SILENT_AFTER_MS. `onReport` sees each accepted report as it arrives (for samples over time).
+ */
+export async function watchPeriodicReports<R extends { readonly member: string }>(
+  pubsub: Pick<PubSub, "subscribePrefix">,
+  opts: { readonly channel: string; readonly logger: Logger; readonly what: string; readonly clock?: () => number },
+  isReport: (v: unknown) => v is R,
+  onReport?: (report: R, receivedAt: number) => void,
+): Promise<{ live(): R[]; close(): Promise<void> }> {
+  const clock = opts.clock ?? Date.now;
+  const latest = new Map<string, { report: R; receivedAt: number }>();
+  const unsubscribe = await pubsub.subscribePrefix(opts.channel, (_channel, message) => {
+    try {
+      const report = JSON.parse(message) as unknown;
+      if (!isReport(report)) return;
+      const now = clock();
+      latest.set(report.member, { report, receivedAt: now });
+      onReport?.(report, now);
+    } catch (err) {
+      opts.logger.debug(`ignoring a malformed ${opts.what} report`, { err });
+    }
+  });
+  return {
+    live() {
+      const now = clock();
+      for (const [member, r] of latest) if (now - r.receivedAt > SILENT_AFTER_MS) latest.delete(member);
+      return [...latest.values()].map((r) => r.report);
+    },
+    close: () => unsubscribe(),
+  };
+}

@@ -7,9 +7,9 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
 import { countDeadLetters, listDeadLetters } from "../../stores/dead-letters.js";
-import { requireUser } from "../auth/session.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
+import { projectOfRequest } from "../auth/project.js";
 import { renderPage } from "../common/render.js";
+import { mountPages } from "../route-table.js";
 
 const SHOWN = 100;
 const RAW_CHARS = 20_000;
@@ -19,7 +19,9 @@ export const deadLetterCount = (deps: WebDeps, projectId: number): Promise<numbe
   countDeadLetters(deps.ports.sql, { projectId }).catch(() => 0);
 
 export function registerDeadLettersPage(router: Router, deps: WebDeps): void {
-  router.get("/dead-letters", requireUser, inProject(deps, "read"), (ctx: Context) => deadLettersPage(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /dead-letters": deadLettersPage },
+  });
 }
 
 async function deadLettersPage(ctx: Context, deps: WebDeps): Promise<void> {

@@ -16,6 +16,7 @@ import { readJsonBody } from "../json-body.js";
 import { configVersionParam } from "../path-params.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { keyPrincipalOf, readAuthorizer } from "../api/read-api.js";
+import { mountApi } from "../route-table.js";
 
 /** The gate's check as the API shows it: what it compared, both experiments' summaries, the rules and what broke them. */
 const gateJson = (c: GateCheck) => ({
@@ -29,7 +30,9 @@ const gateJson = (c: GateCheck) => ({
 
 export function registerAgentActivationApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.post("/api/agents/:name/configs/:version/activate", authorize.may("edit_agents"), (ctx: Context) => activateVersion(ctx, deps));
+  mountApi(router, deps, authorize, {
+    edit_agents: { "POST /api/agents/:name/configs/:version/activate": activateVersion },
+  });
 }
 
 async function activateVersion(ctx: Context, deps: WebDeps): Promise<void> {

@@ -13,6 +13,7 @@ import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { keyPrincipalOf, readAuthorizer } from "../api/read-api.js";
 import { activeConfig } from "../../stores/agent-registry.js";
 import { experimentsOfAgent } from "../../stores/datasets/experiments.js";
+import { mountApi } from "../route-table.js";
 
 export const etagOf = (body: string): string => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
 
@@ -26,7 +27,9 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 
 export function registerAgentConfigApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.get("/api/agents/:name/config", authorize.may("read"), (ctx: Context) => getActiveConfig(ctx, deps));
+  mountApi(router, deps, authorize, {
+    read: { "GET /api/agents/:name/config": getActiveConfig },
+  });
 }
 
 async function getActiveConfig(ctx: Context, deps: WebDeps): Promise<void> {

@@ -18,12 +18,12 @@ import { activateThroughGate, checkGate, gateRules, parseGateRule, removeGateRul
 import type { Agent } from "../../stores/agent-registry.js";
 import { summarizeExperiment, type ExperimentSummary } from "../../stores/datasets/experiment-results.js";
 import { experimentsOfAgent } from "../../stores/datasets/experiments.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
-import { requireUser } from "../auth/session.js";
+import { projectOfRequest } from "../auth/project.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { formAction, readForm } from "../forms.js";
 import { configVersionParam } from "../path-params.js";
 import { renderPage } from "../common/render.js";
+import { mountPages } from "../route-table.js";
 
 /** Versions whose latest experiment the page summarises (newest first). */
 const VERSIONS_WITH_EXPERIMENTS = 10;
@@ -44,10 +44,14 @@ export async function gateView(deps: WebDeps, projectId: number, agent: Agent) {
 export type ShowAgent = (ctx: Context, extra: Record<string, unknown>, status: number) => Promise<void>;
 
 export function registerAgentGatePage(router: Router, deps: WebDeps, showAgent: ShowAgent): void {
-  router.post("/agents/:name/gate", requireUser, inProject(deps, "edit_agents"), (ctx: Context) => setRule(ctx, deps, showAgent));
-  router.get("/agents/:name/configs/:version/gate", requireUser, inProject(deps, "read"), (ctx: Context) => gatePage(ctx, deps));
-  router.post("/agents/:name/configs/:version/force", requireUser, inProject(deps, "force_activation"), (ctx: Context) => forceActivation(ctx, deps));
-  router.post("/agents/:name/gate/remove", requireUser, inProject(deps, "edit_agents"), (ctx: Context) => removeRule(ctx, deps));
+  mountPages(router, deps, {
+    edit_agents: {
+      "POST /agents/:name/gate": (ctx: Context) => setRule(ctx, deps, showAgent),
+      "POST /agents/:name/gate/remove": removeRule,
+    },
+    read: { "GET /agents/:name/configs/:version/gate": gatePage },
+    force_activation: { "POST /agents/:name/configs/:version/force": forceActivation },
+  });
 }
 
 /** Back to the agent's gate, with what changed. */

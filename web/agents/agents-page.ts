@@ -13,8 +13,7 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { requireUser } from "../auth/session.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
+import { projectOfRequest } from "../auth/project.js";
 import { queryParam, renderPage } from "../common/render.js";
 import { formAction, readForm } from "../forms.js";
 import { configVersionParam } from "../path-params.js";
@@ -29,6 +28,7 @@ import { activateThroughGate, type GateOutcome } from "../../stores/activation-g
 import { can } from "../../core/access/roles.js";
 import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 import { gateView, registerAgentGatePage } from "./agent-gate-page.js";
+import { mountPages } from "../route-table.js";
 
 export const MAX_AGENTS = 500;
 
@@ -74,12 +74,15 @@ const REFUSES = ["ValidationError", "Conflict"] as const;
 const agentPath = (name: string) => `/agents/${encodeURIComponent(name)}`;
 
 export function registerAgentsPage(router: Router, deps: WebDeps): void {
-  router.get("/agents", requireUser, inProject(deps, "read"), (ctx: Context) => listPage(ctx, deps));
-  router.post("/agents", requireUser, inProject(deps, "edit_agents"), (ctx: Context) => newAgent(ctx, deps));
-  router.get("/agents/:name", requireUser, inProject(deps, "read"), (ctx: Context) => detailPage(ctx, deps));
-  router.post("/agents/:name", requireUser, inProject(deps, "edit_agents"), (ctx: Context) => editAgent(ctx, deps));
-  router.post("/agents/:name/configs", requireUser, inProject(deps, "edit_agents"), (ctx: Context) => addConfigVersion(ctx, deps));
-  router.post("/agents/:name/configs/:version/activate", requireUser, inProject(deps, "edit_agents"), (ctx: Context) => activateVersion(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /agents": listPage, "GET /agents/:name": detailPage },
+    edit_agents: {
+      "POST /agents": newAgent,
+      "POST /agents/:name": editAgent,
+      "POST /agents/:name/configs": addConfigVersion,
+      "POST /agents/:name/configs/:version/activate": activateVersion,
+    },
+  });
   registerAgentGatePage(router, deps, (ctx, extra, status) => detailPage(ctx, deps, extra, status));
 }
 

@@ -10,14 +10,14 @@ import { addSpend, spentToday } from "../../stores/improve-spend.js";
 import { check, refuse, waitText } from "../middleware/throttles.js";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { requireUser } from "../auth/session.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
+import { projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
 import { renderPage } from "../common/render.js";
 import { resolveAgentSecret } from "../../core/agents/secret.js";
 import { LANGUAGES, languageName } from "../../core/agents/languages.js";
 import type { ImproveResponse } from "../../core/agents/contract.js";
 import { callAgents, isAgentsFailure } from "../../core/agents/client.js";
+import { mountPages } from "../route-table.js";
 
 /** Longer than the service's own provider timeout (120 s by default), so its 504 arrives first. */
 const IMPROVE_TIMEOUT_MS = 150_000;
@@ -58,8 +58,10 @@ interface FormValues {
 }
 
 export function registerImprovePage(router: Router, deps: WebDeps): void {
-  router.get("/improve", requireUser, inProject(deps, "read"), (ctx) => improvePage(ctx, deps, undefined));
-  router.post("/improve", requireUser, inProject(deps, "edit_agents"), (ctx) => improve(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /improve": (ctx) => improvePage(ctx, deps, undefined) },
+    edit_agents: { "POST /improve": improve },
+  });
 }
 
 /** The page: the form (as typed, else with the saved defaults) and `extra`, a result or a failure. */

@@ -16,12 +16,12 @@ import type Router from "@koa/router";
 import { check, refuse, waitText } from "../middleware/throttles.js";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { requireUser } from "../auth/session.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
+import { projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
 import { renderPage } from "../common/render.js";
 import * as alerts from "../../alerts/index.js";
 import type { FieldErrors, StoredRule, TriggerRegistry } from "../../alerts/index.js";
+import { mountPages } from "../route-table.js";
 
 const HISTORY_LIMIT = 100;
 
@@ -36,16 +36,22 @@ const NOTICES: Record<string, string> = {
 };
 
 export function registerAlertsPage(router: Router, deps: WebDeps): void {
-  router.get("/alerts", requireUser, inProject(deps, "read"), (ctx: Context) => alertsPage(ctx, deps));
-  router.get("/alerts/new", requireUser, inProject(deps, "read"), (ctx: Context) => ruleFormPage(ctx, deps, { values: formValues() }));
-  router.post("/alerts", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => createRule(ctx, deps));
-  router.get("/alerts/:id/edit", requireUser, inProject(deps, "read"), (ctx: Context) => editRulePage(ctx, deps));
-  router.post("/alerts/:id", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => updateRule(ctx, deps));
-  router.post("/alerts/:id/toggle", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => toggleRule(ctx, deps));
-  router.post("/alerts/:id/delete", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => deleteRule(ctx, deps));
-  router.post("/alerts/:id/rotate-secret", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => rotateSecret(ctx, deps));
-  router.post("/alerts/:id/test", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => sendTest(ctx, deps));
-  router.post("/alerts/jobs/:id/retry", requireUser, inProject(deps, "edit_alert_rules"), (ctx: Context) => retryJob(ctx, deps));
+  mountPages(router, deps, {
+    read: {
+      "GET /alerts": alertsPage,
+      "GET /alerts/new": (ctx: Context) => ruleFormPage(ctx, deps, { values: formValues() }),
+      "GET /alerts/:id/edit": editRulePage,
+    },
+    edit_alert_rules: {
+      "POST /alerts": createRule,
+      "POST /alerts/:id": updateRule,
+      "POST /alerts/:id/toggle": toggleRule,
+      "POST /alerts/:id/delete": deleteRule,
+      "POST /alerts/:id/rotate-secret": rotateSecret,
+      "POST /alerts/:id/test": sendTest,
+      "POST /alerts/jobs/:id/retry": retryJob,
+    },
+  });
 }
 
 async function alertsPage(ctx: Context, deps: WebDeps): Promise<void> {

@@ -3,14 +3,17 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
 import type { SessionUser } from "../deps.js";
-import { realtimeSessionId, requireUser } from "./session.js";
-import { inProject, projectOfRequest } from "./project.js";
+import { realtimeSessionId } from "./session.js";
+import { projectOfRequest } from "./project.js";
 import { projectChannel } from "../../core/ports/pubsub.js";
 import { gatewayBaseUrl } from "../realtime-url.js";
 import { REALTIME_SUBPROTOCOL, signRealtimeToken, TOKEN_PROTOCOL_PREFIX } from "../../core/tokens.js";
+import { mountPages } from "../route-table.js";
 
 export function registerRealtimeTokenApi(router: Router, deps: WebDeps): void {
-  router.get("/api/realtime/token", requireUser, inProject(deps, "read"), (ctx: Context) => realtimeToken(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /api/realtime/token": realtimeToken },
+  });
 }
 
 function realtimeToken(ctx: Context, deps: WebDeps): void {

@@ -10,14 +10,14 @@ import { budgetedAgents } from "../../stores/agent-registry.js";
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
-import { requireUser } from "../auth/session.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
+import { projectOfRequest } from "../auth/project.js";
 import { queryParam, renderPage } from "../common/render.js";
 import { barChart } from "../common/bar-chart.js";
 import {
   agentModelKey, agentMonthSpend, costGroups, costRunCounts, parseRange, perDay, rollUp, splitEvaluation, totalOf, withRunCounts, type CostRange,
 } from "../../stores/runs/costs.js";
 import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
+import { mountPages } from "../route-table.js";
 
 export const RANGES = [7, 30, 90] as const;
 
@@ -52,8 +52,9 @@ const csvCell = (v: string | number): string => {
 };
 
 export function registerCostsPage(router: Router, deps: WebDeps): void {
-  router.get("/costs", requireUser, inProject(deps, "read"), (ctx: Context) => costsPage(ctx, deps));
-  router.get("/costs.csv", requireUser, inProject(deps, "read"), (ctx: Context) => costsCsv(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /costs": costsPage, "GET /costs.csv": costsCsv },
+  });
 }
 
 /** GET /costs: the range's spend by day, agent and model, the judge's apart, and the month's budgets. */

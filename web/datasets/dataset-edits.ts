@@ -16,12 +16,12 @@ import { NotFound, ValidationError } from "../../core/errors.js";
 import { datasetNamed, readItemsWithIds, updateDataset, writeItems } from "../../stores/datasets/datasets.js";
 import { importFormatOf, readImport } from "../../stores/datasets/import.js";
 import { isItemId, ITEM_STATUSES, type ItemStatus } from "../../stores/datasets/items.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
-import { requireUser } from "../auth/session.js";
+import { projectOfRequest } from "../auth/project.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { formAction, readForm, redirectAfterPost } from "../forms.js";
 import { HttpProblem } from "../http-errors.js";
 import { readUpload } from "../upload-body.js";
+import { mountPages } from "../route-table.js";
 
 /** The largest file the page uploads (the import API's limit). */
 const UPLOAD_LIMIT = 32 * 1024 * 1024;
@@ -42,9 +42,13 @@ function schemaText(text: string | undefined, field: string): unknown {
 }
 
 export function registerDatasetEditsPage(router: Router, deps: WebDeps, showDataset: ShowDataset): void {
-  router.post("/datasets/:name/settings", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => saveSettings(ctx, deps, showDataset));
-  router.post("/datasets/:name/items/status", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => setItemStatus(ctx, deps));
-  router.post("/datasets/:name/upload", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => uploadItems(ctx, deps));
+  mountPages(router, deps, {
+    edit_datasets: {
+      "POST /datasets/:name/settings": (ctx: Context) => saveSettings(ctx, deps, showDataset),
+      "POST /datasets/:name/items/status": setItemStatus,
+      "POST /datasets/:name/upload": uploadItems,
+    },
+  });
 }
 
 async function saveSettings(ctx: Context, deps: WebDeps, showDataset: ShowDataset): Promise<void> {

@@ -25,6 +25,7 @@ import { readJsonBody } from "../json-body.js";
 import { readUpload } from "../upload-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, keyPrincipalOf, readAuthorizer, stringParam } from "../api/read-api.js";
+import { mountApi } from "../route-table.js";
 
 /** A name, a description and two JSON Schemas of up to 64 KiB each. */
 const DATASET_BODY_LIMIT = 256 * 1024;
@@ -49,13 +50,19 @@ function afterParam(ctx: Context): string | undefined {
 
 export function registerDatasetsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.post("/api/datasets", authorize.may("edit_datasets"), (ctx) => createDataset(ctx, deps));
-  router.get("/api/datasets", authorize.may("read"), (ctx) => getDatasets(ctx, deps));
-  router.get("/api/datasets/:name", authorize.may("read"), (ctx) => getDataset(ctx, deps));
-  router.patch("/api/datasets/:name", authorize.may("edit_datasets"), (ctx) => updateDataset(ctx, deps));
-  router.post("/api/datasets/:name/items", authorize.may("edit_datasets"), (ctx) => addItems(ctx, deps));
-  router.get("/api/datasets/:name/items", authorize.may("read"), (ctx) => getItems(ctx, deps));
-  router.post("/api/datasets/:name/import", authorize.may("edit_datasets"), (ctx) => importItems(ctx, deps));
+  mountApi(router, deps, authorize, {
+    edit_datasets: {
+      "POST /api/datasets": createDataset,
+      "PATCH /api/datasets/:name": updateDataset,
+      "POST /api/datasets/:name/items": addItems,
+      "POST /api/datasets/:name/import": importItems,
+    },
+    read: {
+      "GET /api/datasets": getDatasets,
+      "GET /api/datasets/:name": getDataset,
+      "GET /api/datasets/:name/items": getItems,
+    },
+  });
 }
 
 async function createDataset(ctx: Context, deps: WebDeps): Promise<void> {

@@ -18,13 +18,13 @@ import { NotFound, ValidationError } from "../../core/errors.js";
 import * as store from "../../stores/datasets/datasets.js";
 import { readImport } from "../../stores/datasets/import.js";
 import { isItemId, parseItem, type ItemSource, type NewItem } from "../../stores/datasets/items.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
-import { requireUser } from "../auth/session.js";
+import { projectOfRequest } from "../auth/project.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { formAction, readForm, redirectAfterPost, selectedRunIds } from "../forms.js";
 import { queryParam, renderPage } from "../common/render.js";
 import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
 import { registerDatasetEditsPage } from "./dataset-edits.js";
+import { mountPages } from "../route-table.js";
 
 const ITEMS_PER_PAGE = 100;
 /** Most runs one "Add to dataset" of the dashboard's selection takes. */
@@ -33,14 +33,20 @@ const datasetPath = (name: string) => `/datasets/${encodeURIComponent(name)}`;
 const userOf = (ctx: Context) => (ctx.state.user as SessionUser).id;
 
 export function registerDatasetsPage(router: Router, deps: WebDeps): void {
-  router.get("/datasets", requireUser, inProject(deps, "read"), (ctx: Context) => datasetsPage(ctx, deps));
-  router.post("/datasets", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => createDataset(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /datasets": datasetsPage },
+    edit_datasets: { "POST /datasets": createDataset },
+  });
   registerDatasetEditsPage(router, deps, (ctx, extra, status) => datasetPage(ctx, deps, extra, status));
-  router.get("/datasets/:name", requireUser, inProject(deps, "read"), (ctx: Context) => datasetPage(ctx, deps));
-  router.post("/datasets/:name/items", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => addItem(ctx, deps));
-  router.post("/datasets/:name/import", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => importItems(ctx, deps));
-  router.post("/datasets/add-runs", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => addSelectedRuns(ctx, deps));
-  router.post("/datasets/add-run", requireUser, inProject(deps, "edit_datasets"), (ctx: Context) => addRun(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /datasets/:name": datasetPage },
+    edit_datasets: {
+      "POST /datasets/:name/items": addItem,
+      "POST /datasets/:name/import": importItems,
+      "POST /datasets/add-runs": addSelectedRuns,
+      "POST /datasets/add-run": addRun,
+    },
+  });
 }
 
 async function datasetsPage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {

@@ -22,6 +22,7 @@ import type { WebDeps } from "../deps.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { keyPrincipalOf, readAuthorizer, stringParam } from "../api/read-api.js";
+import { mountApi } from "../route-table.js";
 
 const EXPERIMENT_BODY_LIMIT = 256 * 1024;
 
@@ -32,10 +33,10 @@ export async function experimentWithResults(ch: ClickHouse, projectId: number, e
 
 export function registerExperimentsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.post("/api/experiments", authorize.may("send"), (ctx: Context) => postExperiment(ctx, deps));
-  router.get("/api/experiments", authorize.may("read"), (ctx: Context) => getExperiments(ctx, deps));
-  router.get("/api/experiments/:id", authorize.may("read"), (ctx: Context) => getExperiment(ctx, deps));
-  router.post("/api/experiments/:id/complete", authorize.may("send"), (ctx: Context) => postComplete(ctx, deps));
+  mountApi(router, deps, authorize, {
+    send: { "POST /api/experiments": postExperiment, "POST /api/experiments/:id/complete": postComplete },
+    read: { "GET /api/experiments": getExperiments, "GET /api/experiments/:id": getExperiment },
+  });
 }
 
 async function postExperiment(ctx: Context, deps: WebDeps): Promise<void> {

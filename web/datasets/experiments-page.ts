@@ -20,11 +20,11 @@ import { findExperiment, listExperiments, type Experiment } from "../../stores/d
 import { activeVersions } from "../../stores/agent-registry.js";
 import { isItemId } from "../../stores/datasets/items.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
-import { requireUser } from "../auth/session.js";
+import { projectOfRequest } from "../auth/project.js";
 import type { WebDeps } from "../deps.js";
 import { compareItems, inBaselineOrder, resultsByItem, scoreNames } from "./experiment-comparison.js";
 import { queryParam, renderFragment, renderPage } from "../common/render.js";
+import { mountPages } from "../route-table.js";
 
 /** Items per page of the comparison. */
 export const COMPARE_PAGE_ITEMS = 100;
@@ -41,8 +41,9 @@ function experimentIds(ctx: Context): string[] {
 }
 
 export function registerExperimentsPage(router: Router, deps: WebDeps): void {
-  router.get("/datasets/:name/experiments", requireUser, inProject(deps, "read"), (ctx: Context) => experimentsPage(ctx, deps));
-  router.get("/datasets/:name/compare", requireUser, inProject(deps, "read"), (ctx: Context) => comparePage(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /datasets/:name/experiments": experimentsPage, "GET /datasets/:name/compare": comparePage },
+  });
 }
 
 /** GET /datasets/:name/experiments: one row per experiment. */

@@ -24,19 +24,22 @@ import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { keyPrincipalOf, readAuthorizer, stringParam } from "../api/read-api.js";
 import * as evaluation from "../../evaluation/index.js";
+import { mountApi } from "../route-table.js";
 
 const STATUSES = new Set(["pending", "completed", "skipped"]);
 
 export function registerAnnotationQueuesApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.post("/api/annotation-queues", authorize.may("edit_evaluators"), (ctx) => createQueue(ctx, deps));
-  router.get("/api/annotation-queues", authorize.may("read"), (ctx) => getQueues(ctx, deps));
-  router.delete("/api/annotation-queues/:id", authorize.may("edit_evaluators"), (ctx) => deleteQueue(ctx, deps));
-  router.get("/api/annotation-queues/:id", authorize.may("read"), (ctx) => getQueue(ctx, deps));
-  router.post("/api/annotation-queues/:id/items", authorize.may("review"), (ctx) => addItems(ctx, deps));
-  router.post("/api/annotation-queues/:id/next", authorize.may("review"), (ctx) => takeNextItem(ctx, deps));
-  router.post("/api/annotation-queues/:id/items/:item_id/complete", authorize.may("review"), (ctx) => completeQueueItem(ctx, deps));
-  router.post("/api/annotation-queues/:id/items/:item_id/skip", authorize.may("review"), (ctx) => skipQueueItem(ctx, deps));
+  mountApi(router, deps, authorize, {
+    edit_evaluators: { "POST /api/annotation-queues": createQueue, "DELETE /api/annotation-queues/:id": deleteQueue },
+    read: { "GET /api/annotation-queues": getQueues, "GET /api/annotation-queues/:id": getQueue },
+    review: {
+      "POST /api/annotation-queues/:id/items": addItems,
+      "POST /api/annotation-queues/:id/next": takeNextItem,
+      "POST /api/annotation-queues/:id/items/:item_id/complete": completeQueueItem,
+      "POST /api/annotation-queues/:id/items/:item_id/skip": skipQueueItem,
+    },
+  });
 }
 
 async function createQueue(ctx: Context, deps: WebDeps): Promise<void> {

@@ -18,22 +18,25 @@ import { NotFound, ValidationError } from "../../core/errors.js";
 import { listItems, queueProgress, queuesProgress } from "../../stores/evaluation/annotation-queue-items.js";
 import { listQueues, queueWithId, type AnnotationQueue } from "../../stores/evaluation/annotation-queues.js";
 import { listRules, ruleWithId } from "../../stores/evaluation/rules.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
-import { requireUser } from "../auth/session.js";
+import { projectOfRequest } from "../auth/project.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { formAction, readForm, redirectAfterPost } from "../forms.js";
 import { ROUTING_WHEN, routingRuleBody } from "./evaluator-forms.js";
 import { queryParam, renderPage } from "../common/render.js";
 import * as evaluation from "../../evaluation/index.js";
+import { mountPages } from "../route-table.js";
 
 export function registerAnnotationQueuesPage(router: Router, deps: WebDeps): void {
-  router.get("/queues", requireUser, inProject(deps, "read"), (ctx: Context) => queuesPage(ctx, deps));
-  router.post("/queues", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => createQueue(ctx, deps));
-  router.get("/queues/:id", requireUser, inProject(deps, "read"), (ctx: Context) => queuePage(ctx, deps));
-  router.post("/queues/:id/rules", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => createRoutingRule(ctx, deps));
-  router.post("/queues/:id/rules/:rule/toggle", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => toggleRoutingRule(ctx, deps));
-  router.post("/queues/:id/rules/:rule/delete", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => deleteRoutingRule(ctx, deps));
-  router.post("/queues/:id/delete", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => deleteQueue(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /queues": queuesPage, "GET /queues/:id": queuePage },
+    edit_evaluators: {
+      "POST /queues": createQueue,
+      "POST /queues/:id/rules": createRoutingRule,
+      "POST /queues/:id/rules/:rule/toggle": toggleRoutingRule,
+      "POST /queues/:id/rules/:rule/delete": deleteRoutingRule,
+      "POST /queues/:id/delete": deleteQueue,
+    },
+  });
 }
 
 export const userOf = (ctx: Context): number => (ctx.state.user as SessionUser).id;

@@ -23,21 +23,25 @@ import { findItem, nextItem, skipItem } from "../../stores/evaluation/annotation
 import { queueWithId, type AnnotationQueue, type ScoreConfig } from "../../stores/evaluation/annotation-queues.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
 import { listRunScores } from "../../stores/scores.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
-import { requireUser } from "../auth/session.js";
+import { projectOfRequest } from "../auth/project.js";
 import type { WebDeps } from "../deps.js";
 import { formAction, readForm, redirectAfterPost, selectedRunIds } from "../forms.js";
 import { queryParam, renderPage } from "../common/render.js";
 import { queueOf, userOf } from "./annotation-queues-page.js";
 import * as evaluation from "../../evaluation/index.js";
+import { mountPages } from "../route-table.js";
 
 export function registerAnnotationReviewPage(router: Router, deps: WebDeps): void {
-  router.post("/queues/:id/next", requireUser, inProject(deps, "review"), (ctx: Context) => reviewNext(ctx, deps));
-  router.get("/queues/:id/items/:item", requireUser, inProject(deps, "review"), (ctx: Context) => itemPage(ctx, deps));
-  router.post("/queues/:id/items/:item/complete", requireUser, inProject(deps, "review"), (ctx: Context) => completeReview(ctx, deps));
-  router.post("/queues/:id/items/:item/skip", requireUser, inProject(deps, "review"), (ctx: Context) => skipReview(ctx, deps));
-  router.post("/queues/add-run", requireUser, inProject(deps, "review"), (ctx: Context) => addRun(ctx, deps));
-  router.post("/queues/add-runs", requireUser, inProject(deps, "review"), (ctx: Context) => addSelectedRuns(ctx, deps));
+  mountPages(router, deps, {
+    review: {
+      "POST /queues/:id/next": reviewNext,
+      "GET /queues/:id/items/:item": itemPage,
+      "POST /queues/:id/items/:item/complete": completeReview,
+      "POST /queues/:id/items/:item/skip": skipReview,
+      "POST /queues/add-run": addRun,
+      "POST /queues/add-runs": addSelectedRuns,
+    },
+  });
 }
 
 async function reviewNext(ctx: Context, deps: WebDeps): Promise<void> {

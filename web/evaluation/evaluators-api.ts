@@ -27,6 +27,7 @@ import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, keyPrincipalOf, readAuthorizer } from "../api/read-api.js";
 import * as evaluation from "../../evaluation/index.js";
+import { mountApi } from "../route-table.js";
 
 const BODY_LIMIT = 256 * 1024;
 
@@ -46,14 +47,20 @@ const objectBody = (b: unknown): Record<string, unknown> => {
 
 export function registerEvaluatorsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.get("/api/evaluator-templates", authorize.may("read"), (ctx) => getTemplates(ctx));
-  router.post("/api/evaluators", authorize.may("edit_evaluators"), (ctx) => createEvaluator(ctx, deps));
-  router.get("/api/evaluators", authorize.may("read"), (ctx) => getEvaluators(ctx, deps));
-  router.get("/api/evaluators/:id", authorize.may("read"), (ctx) => getEvaluator(ctx, deps));
-  router.patch("/api/evaluators/:id", authorize.may("edit_evaluators"), (ctx) => updateEvaluator(ctx, deps));
-  router.post("/api/evaluators/:id/try", authorize.may("edit_evaluators"), (ctx) => tryEvaluator(ctx, deps));
-  router.get("/api/evaluation-settings", authorize.may("read"), (ctx) => getSettings(ctx, deps));
-  router.put("/api/evaluation-settings", authorize.may("manage_settings"), (ctx) => putSettings(ctx, deps));
+  mountApi(router, deps, authorize, {
+    read: {
+      "GET /api/evaluator-templates": (ctx) => getTemplates(ctx),
+      "GET /api/evaluators": getEvaluators,
+      "GET /api/evaluators/:id": getEvaluator,
+      "GET /api/evaluation-settings": getSettings,
+    },
+    edit_evaluators: {
+      "POST /api/evaluators": createEvaluator,
+      "PATCH /api/evaluators/:id": updateEvaluator,
+      "POST /api/evaluators/:id/try": tryEvaluator,
+    },
+    manage_settings: { "PUT /api/evaluation-settings": putSettings },
+  });
 }
 
 function getTemplates(ctx: Context): void {

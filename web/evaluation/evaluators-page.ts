@@ -23,13 +23,13 @@ import { evaluatorJobs, jobTotals } from "../../stores/evaluation/jobs.js";
 import { listRules, ruleWithId, type EvaluationRule } from "../../stores/evaluation/rules.js";
 import { evaluationLimits } from "../../stores/evaluation/spend.js";
 import { scoresWithIds } from "../../stores/scores.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
-import { requireUser } from "../auth/session.js";
+import { projectOfRequest } from "../auth/project.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { formAction, readForm, redirectAfterPost, type Refusal } from "../forms.js";
 import { evaluatorBody, ruleBody } from "./evaluator-forms.js";
 import { queryParam, renderFragment, renderPage } from "../common/render.js";
 import * as evaluation from "../../evaluation/index.js";
+import { mountPages } from "../route-table.js";
 
 /** A datetime-local field ("2026-10-01T10:00") read as UTC; what does not parse is left for parseRange to refuse. */
 const utc = (v: string | undefined): string => {
@@ -45,16 +45,19 @@ const REFUSES = ["ValidationError", "Conflict", "AuthError", "RateLimited"] as c
 const statusOn = (r: Refusal): number => (r.kind === "AuthError" || r.kind === "RateLimited" ? 409 : r.status);
 
 export function registerEvaluatorsPage(router: Router, deps: WebDeps): void {
-  router.get("/evaluators", requireUser, inProject(deps, "read"), (ctx: Context) => evaluatorsPage(ctx, deps));
-  router.post("/evaluators", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => createEvaluator(ctx, deps));
-  router.get("/evaluators/:id", requireUser, inProject(deps, "read"), (ctx: Context) => evaluatorPage(ctx, deps));
-  router.post("/evaluators/:id", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => updateEvaluator(ctx, deps));
-  router.post("/evaluators/:id/try-draft", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => tryDraft(ctx, deps));
-  router.post("/evaluators/:id/try", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => tryEvaluator(ctx, deps));
-  router.post("/evaluators/:id/rules", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => createRule(ctx, deps));
-  router.post("/evaluators/:id/rules/:rule/toggle", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => toggleRule(ctx, deps));
-  router.post("/evaluators/:id/rules/:rule/delete", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => deleteRule(ctx, deps));
-  router.post("/evaluators/:id/rules/:rule/backfill", requireUser, inProject(deps, "edit_evaluators"), (ctx: Context) => backfillRule(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /evaluators": evaluatorsPage, "GET /evaluators/:id": evaluatorPage },
+    edit_evaluators: {
+      "POST /evaluators": createEvaluator,
+      "POST /evaluators/:id": updateEvaluator,
+      "POST /evaluators/:id/try-draft": tryDraft,
+      "POST /evaluators/:id/try": tryEvaluator,
+      "POST /evaluators/:id/rules": createRule,
+      "POST /evaluators/:id/rules/:rule/toggle": toggleRule,
+      "POST /evaluators/:id/rules/:rule/delete": deleteRule,
+      "POST /evaluators/:id/rules/:rule/backfill": backfillRule,
+    },
+  });
 }
 
 async function evaluatorsPage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {

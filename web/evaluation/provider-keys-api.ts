@@ -16,12 +16,17 @@ import type { WebDeps } from "../deps.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { keyPrincipalOf, readAuthorizer } from "../api/read-api.js";
+import { mountApi } from "../route-table.js";
 
 export function registerProviderKeysApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.get("/api/provider-keys", authorize.may("read"), (ctx: Context) => getProviderKeys(ctx, deps));
-  router.put("/api/provider-keys/:provider", authorize.may("manage_settings"), (ctx: Context) => putProviderKey(ctx, deps));
-  router.delete("/api/provider-keys/:provider", authorize.may("manage_settings"), (ctx: Context) => removeProviderKey(ctx, deps));
+  mountApi(router, deps, authorize, {
+    read: { "GET /api/provider-keys": getProviderKeys },
+    manage_settings: {
+      "PUT /api/provider-keys/:provider": putProviderKey,
+      "DELETE /api/provider-keys/:provider": removeProviderKey,
+    },
+  });
 }
 
 async function getProviderKeys(ctx: Context, deps: WebDeps): Promise<void> {

@@ -20,15 +20,19 @@ import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { keyPrincipalOf, readAuthorizer, stringParam } from "../api/read-api.js";
 import { backfill, createRule, deleteRule, parseRange, setRuleEnabled } from "../../evaluation/index.js";
+import { mountApi } from "../route-table.js";
 
 export function registerEvaluationRulesApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.post("/api/evaluation-rules", authorize.may("edit_evaluators"), (ctx: Context) => postRule(ctx, deps));
-  router.get("/api/evaluation-rules", authorize.may("read"), (ctx: Context) => getRules(ctx, deps));
-  router.get("/api/evaluation-rules/:id", authorize.may("read"), (ctx: Context) => getRule(ctx, deps));
-  router.patch("/api/evaluation-rules/:id", authorize.may("edit_evaluators"), (ctx: Context) => patchRule(ctx, deps));
-  router.delete("/api/evaluation-rules/:id", authorize.may("edit_evaluators"), (ctx: Context) => removeRule(ctx, deps));
-  router.post("/api/evaluation-rules/:id/backfill", authorize.may("edit_evaluators"), (ctx: Context) => postBackfill(ctx, deps));
+  mountApi(router, deps, authorize, {
+    edit_evaluators: {
+      "POST /api/evaluation-rules": postRule,
+      "PATCH /api/evaluation-rules/:id": patchRule,
+      "DELETE /api/evaluation-rules/:id": removeRule,
+      "POST /api/evaluation-rules/:id/backfill": postBackfill,
+    },
+    read: { "GET /api/evaluation-rules": getRules, "GET /api/evaluation-rules/:id": getRule },
+  });
 }
 
 async function postRule(ctx: Context, deps: WebDeps): Promise<void> {

@@ -20,6 +20,7 @@ import { findUserById } from "../../stores/accounts/users.js";
 import { registerHumanInputPage } from "./human-input-page.js";
 import { answerQuestion, waitForAnswer, type AnswerInput } from "../../human-input/index.js";
 import type { HumanAnswer } from "../../stores/human-input.js";
+import { mountApi } from "../route-table.js";
 
 export const MAX_WAIT_SECONDS = 30;
 const BODY_LIMIT = 64 * 1024;
@@ -47,8 +48,12 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
   const authorize = readAuthorizer(deps, auth);
   const authorizeAgent = readAuthorizer(deps, auth, "ingest"); // an agent waits for the answer to its own question
 
-  router.get("/api/runs/:sdk_run_id/input", authorizeAgent.may("read"), (ctx: Context) => getInput(ctx, deps));
-  router.post("/api/runs/:sdk_run_id/input", authorize.may("answer_input"), (ctx: Context) => postInput(ctx, deps));
+  mountApi(router, deps, authorizeAgent, {
+    read: { "GET /api/runs/:sdk_run_id/input": getInput },
+  });
+  mountApi(router, deps, authorize, {
+    answer_input: { "POST /api/runs/:sdk_run_id/input": postInput },
+  });
 
   registerHumanInputPage(router, deps);
 }

@@ -12,13 +12,13 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { RunRecord } from "../../core/events/run.js";
 import { humanInputDeps, type SessionUser, type WebDeps } from "../deps.js";
-import { requireUser } from "../auth/session.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
+import { projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
 import { NotFound } from "../../core/errors.js";
 import { answerQuestion } from "../../human-input/index.js";
 import { findAnswer, latestRequest, type HumanAnswer, type HumanRequest } from "../../stores/human-input.js";
 import { renderFragment } from "../common/render.js";
+import { mountPages } from "../route-table.js";
 
 export interface HumanInputView {
   request: HumanRequest;
@@ -37,8 +37,10 @@ export async function humanInputView(deps: WebDeps, run: RunRecord): Promise<Hum
 const wantsJson = (ctx: Context) => ctx.get("Accept").includes("application/json") && !ctx.get("Accept").includes("text/html");
 
 export function registerHumanInputPage(router: Router, deps: WebDeps): void {
-  router.get("/dashboard/:run/input", requireUser, inProject(deps, "read"), (ctx: Context) => inputFragment(ctx, deps));
-  router.post("/dashboard/:run/input", requireUser, inProject(deps, "answer_input"), (ctx: Context) => answerFromPage(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /dashboard/:run/input": inputFragment },
+    answer_input: { "POST /dashboard/:run/input": answerFromPage },
+  });
 }
 
 /** GET /dashboard/:run/input: the partial alone. */

@@ -11,14 +11,14 @@ import type { RunFilter } from "../../core/ports/event-store.js";
 import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
 import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 import { ValidationError } from "../../core/errors.js";
-import { requireUser } from "../auth/session.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
+import { projectOfRequest } from "../auth/project.js";
 import { queryParam, renderFragment, renderPage } from "../common/render.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
 import { listQueues } from "../../stores/evaluation/annotation-queues.js";
 import { agentNames, statusCounts } from "../../stores/runs/run-stats.js";
 import { deadLetterCount } from "../admin/dead-letters-page.js";
 import { scoreNames } from "../../stores/scores.js";
+import { mountPages } from "../route-table.js";
 
 export const PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
@@ -69,8 +69,12 @@ async function summary(deps: WebDeps, userId: number) {
 }
 
 export function registerDashboardPage(router: Router, deps: WebDeps): void {
-  router.get("/dashboard", requireUser, inProject(deps, "read"), (ctx: Context) => runsPage(ctx, deps, "dashboard"));
-  router.get("/errors", requireUser, inProject(deps, "read"), (ctx: Context) => runsPage(ctx, deps, "errors"));
+  mountPages(router, deps, {
+    read: {
+      "GET /dashboard": (ctx: Context) => runsPage(ctx, deps, "dashboard"),
+      "GET /errors": (ctx: Context) => runsPage(ctx, deps, "errors"),
+    },
+  });
 }
 
 /** GET /dashboard and GET /errors (the same list, narrowed to failed runs). */

@@ -9,8 +9,7 @@ import { countWithinBytes, jsonSize, MAX_RUN_PAGE_BYTES } from "./byte-pages.js"
 import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
 import type { Membership } from "../../stores/accounts/projects.js";
-import { requireUser } from "../auth/session.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
+import { projectOfRequest } from "../auth/project.js";
 import { queryParam, renderFragment, renderPage } from "../common/render.js";
 import { buildTimeline } from "./timeline.js";
 import { buildSpans } from "../../core/events/spans.js";
@@ -21,6 +20,7 @@ import { cursorOf, liveDelta, parseSince } from "./run-delta.js";
 import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
 import { listQueues } from "../../stores/evaluation/annotation-queues.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
+import { mountPages } from "../route-table.js";
 
 /** Events shown per page of a run; a longer run links to the next page (by event id). */
 export const EVENTS_PER_PAGE = 1000;
@@ -28,7 +28,9 @@ export const EVENTS_PER_PAGE = 1000;
 export const TRACE_EVENTS = 20_000;
 
 export function registerRunPage(router: Router, deps: WebDeps): void {
-  router.get("/dashboard/:run", requireUser, inProject(deps, "read"), (ctx: Context) => runPage(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /dashboard/:run": runPage },
+  });
 }
 
 /** GET /dashboard/:run: a heavy read, one at a time per project in this process (web/heavy-reads.ts). */

@@ -20,6 +20,7 @@ import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, keyPrincipalOf, numberParam, readAuthorizer, sinceParam, stringParam } from "../api/read-api.js";
 import { eventJson } from "./event-json.js";
+import { mountApi } from "../route-table.js";
 
 const DEFAULT_EVENTS = 1000;
 const MAX_EVENTS = 5000;
@@ -55,9 +56,13 @@ export function parseRunFilter(ctx: Context): RunFilter {
 
 export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.get("/api/runs", authorize.may("read"), (ctx: Context) => getRuns(ctx, deps));
-  router.get("/api/runs/:sdk_run_id", authorize.may("read"), (ctx: Context) => getRun(ctx, deps));
-  router.get("/api/runs/:sdk_run_id/spans", authorize.may("read"), (ctx: Context) => getSpans(ctx, deps));
+  mountApi(router, deps, authorize, {
+    read: {
+      "GET /api/runs": getRuns,
+      "GET /api/runs/:sdk_run_id": getRun,
+      "GET /api/runs/:sdk_run_id/spans": getSpans,
+    },
+  });
 }
 
 async function getRuns(ctx: Context, deps: WebDeps): Promise<void> {

@@ -26,6 +26,7 @@ import { countWithinBytes, jsonSize, MAX_EVENTS_PAGE_BYTES } from "./byte-pages.
 import type { Sender } from "../../core/events/sender.js";
 import { readJsonBody } from "../json-body.js";
 import { type GivenScore, routeGivenScores } from "../../evaluation/index.js";
+import { mountApi } from "../route-table.js";
 
 const DEFAULT_SCORES_PAGE = 1_000;
 const MAX_SCORES_PAGE = 5_000;
@@ -63,9 +64,12 @@ export async function giveScore(deps: WebDeps, sender: Sender, body: unknown, gi
 export function registerScoresApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
   const authorizeSending = readAuthorizer(deps, auth, "ingest");
-  router.post("/api/scores", authorizeSending.may("send"), (ctx: Context) => postScore(ctx, deps));
-  router.post("/api/scores/batch", authorizeSending.may("send"), (ctx: Context) => postScoreBatch(ctx, deps));
-  router.get("/api/runs/:sdk_run_id/scores", authorize.may("read"), (ctx: Context) => getRunScores(ctx, deps));
+  mountApi(router, deps, authorizeSending, {
+    send: { "POST /api/scores": postScore, "POST /api/scores/batch": postScoreBatch },
+  });
+  mountApi(router, deps, authorize, {
+    read: { "GET /api/runs/:sdk_run_id/scores": getRunScores },
+  });
 }
 
 async function postScore(ctx: Context, deps: WebDeps): Promise<void> {

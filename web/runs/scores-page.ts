@@ -12,9 +12,9 @@ import { listRunScores, tallyBooleanScore, type Score } from "../../stores/score
 import { giveScore } from "./scores-api.js";
 import type { RunRecord } from "../../core/events/run.js";
 import type { SessionUser, WebDeps } from "../deps.js";
-import { requireUser } from "../auth/session.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
+import { projectOfRequest } from "../auth/project.js";
 import { readForm } from "../forms.js";
+import { mountPages } from "../route-table.js";
 
 /** The score the page's thumbs give. */
 export const FEEDBACK_SCORE = "user_feedback";
@@ -32,7 +32,9 @@ export async function scoresView(deps: WebDeps, run: RunRecord): Promise<{ score
 }
 
 export function registerScoresPage(router: Router, deps: WebDeps): void {
-  router.post("/dashboard/:run/scores", requireUser, inProject(deps, "give_feedback"), (ctx: Context) => giveFeedback(ctx, deps));
+  mountPages(router, deps, {
+    give_feedback: { "POST /dashboard/:run/scores": giveFeedback },
+  });
 }
 
 /** POST /dashboard/:run/scores: the thumbs, then back to the run's scores (303). */

@@ -12,6 +12,7 @@ import { getSession, listSessions, type SessionFilter } from "../../stores/runs/
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { intParam, keyPrincipalOf, readAuthorizer, sinceParam, stringParam } from "../api/read-api.js";
+import { mountApi } from "../route-table.js";
 
 function parseSessionFilter(ctx: Context): SessionFilter {
   const filter = { agent_name: stringParam(ctx, "agent_name"), since: sinceParam(ctx), cursor: stringParam(ctx, "cursor"), limit: intParam(ctx, "limit", 1, 500) };
@@ -20,8 +21,9 @@ function parseSessionFilter(ctx: Context): SessionFilter {
 
 export function registerSessionsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
-  router.get("/api/sessions", authorize.may("read"), (ctx: Context) => getSessions(ctx, deps));
-  router.get("/api/sessions/:session_id", authorize.may("read"), (ctx: Context) => getOneSession(ctx, deps));
+  mountApi(router, deps, authorize, {
+    read: { "GET /api/sessions": getSessions, "GET /api/sessions/:session_id": getOneSession },
+  });
 }
 
 async function getSessions(ctx: Context, deps: WebDeps): Promise<void> {

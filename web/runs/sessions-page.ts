@@ -8,16 +8,17 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
-import { requireUser } from "../auth/session.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
+import { projectOfRequest } from "../auth/project.js";
 import { ValidationError } from "../../core/errors.js";
 import { getSession, listSessions, turnContents } from "../../stores/runs/agent-sessions.js";
 import { queryParam, renderFragment, renderPage } from "../common/render.js";
 import { agentNames } from "../../stores/runs/run-stats.js";
+import { mountPages } from "../route-table.js";
 
 export function registerSessionsPage(router: Router, deps: WebDeps): void {
-  router.get("/sessions", requireUser, inProject(deps, "read"), (ctx: Context) => sessionsPage(ctx, deps));
-  router.get("/sessions/:id", requireUser, inProject(deps, "read"), (ctx: Context) => sessionPage(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /sessions": sessionsPage, "GET /sessions/:id": sessionPage },
+  });
 }
 
 /** GET /sessions: a stale or hand-edited cursor starts again from the first page. */

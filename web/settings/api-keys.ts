@@ -9,12 +9,12 @@ import type { WebDeps } from "../deps.js";
 import type { SessionUser } from "../deps.js";
 import { formAction, readForm } from "../forms.js";
 import { render } from "../views.js";
-import { requireUser } from "../auth/session.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
+import { projectOfRequest } from "../auth/project.js";
 import type { KeyScope } from "../../core/access/roles.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { accessChanged } from "../middleware/access-changed.js";
 import { createApiKey, listApiKeys, parseExpiry, revokeApiKey } from "../../stores/accounts/api-keys.js";
+import { mountPages } from "../route-table.js";
 
 export const EXPIRY_CHOICES = [
   { value: "", label: "Never" },
@@ -25,9 +25,13 @@ export const EXPIRY_CHOICES = [
 ];
 
 export function registerApiKeySettings(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
-  router.get("/settings/api-keys", requireUser, inProject(deps, "manage_keys"), (ctx: Context) => keysPage(ctx, deps));
-  router.post("/settings/api-keys", requireUser, inProject(deps, "manage_keys"), (ctx: Context) => createKey(ctx, deps));
-  router.post("/settings/api-keys/:id/revoke", requireUser, inProject(deps, "manage_keys"), (ctx: Context) => revokeKey(ctx, deps, auth));
+  mountPages(router, deps, {
+    manage_keys: {
+      "GET /settings/api-keys": keysPage,
+      "POST /settings/api-keys": createKey,
+      "POST /settings/api-keys/:id/revoke": (ctx: Context) => revokeKey(ctx, deps, auth),
+    },
+  });
 }
 
 /** GET /settings/api-keys, and the page each form shows (`extra`: a new key, a refusal) at `status`. */

@@ -10,8 +10,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { audit } from "../../stores/accounts/projects.js";
-import { requireUser } from "../auth/session.js";
-import { inProject, projectOfRequest } from "../auth/project.js";
+import { projectOfRequest } from "../auth/project.js";
 import { formAction, readForm } from "../forms.js";
 import { renderPage, queryParam } from "../common/render.js";
 import { loadUserLlmSettings, saveUserLlmSettings, type UserLlmSettings } from "../../stores/user-settings.js";
@@ -19,6 +18,7 @@ import { loadRetention, MAX_RETENTION_DAYS, parseRetentionDays, saveRetentionDay
 import { can } from "../../core/access/roles.js";
 import { PROVIDER_IDS } from "../../core/agents/contract.js";
 import { deleteProviderKey, listProviderKeys, parseProvider, providerKeyWrites, setProviderKey } from "../../stores/evaluation/provider-keys.js";
+import { mountPages } from "../route-table.js";
 
 const PROVIDERS_TIMEOUT_MS = 3_000;
 
@@ -63,11 +63,15 @@ export function parseSettings(form: Record<string, string>, providers: Provider[
 }
 
 export function registerSettingsPage(router: Router, deps: WebDeps): void {
-  router.get("/settings", requireUser, inProject(deps, "read"), (ctx: Context) => settingsPage(ctx, deps));
-  router.post("/settings", requireUser, inProject(deps, "manage_settings"), (ctx: Context) => saveLlmSettings(ctx, deps));
-  router.post("/settings/retention", requireUser, inProject(deps, "manage_settings"), (ctx: Context) => saveRetention(ctx, deps));
-  router.post("/settings/provider-keys", requireUser, inProject(deps, "manage_settings"), (ctx: Context) => saveProviderKey(ctx, deps));
-  router.post("/settings/provider-keys/:provider/delete", requireUser, inProject(deps, "manage_settings"), (ctx: Context) => removeProviderKey(ctx, deps));
+  mountPages(router, deps, {
+    read: { "GET /settings": settingsPage },
+    manage_settings: {
+      "POST /settings": saveLlmSettings,
+      "POST /settings/retention": saveRetention,
+      "POST /settings/provider-keys": saveProviderKey,
+      "POST /settings/provider-keys/:provider/delete": removeProviderKey,
+    },
+  });
 }
 
 /** GET /settings, and each form's page when it is refused (`extra`: what the form shows back). */
