@@ -39,7 +39,7 @@ export function eventSearchText(e: Pick<PipelineEvent, "event_type" | "payload">
   }
 }
 
-/** Whether the span name is new for the run (and remembers it). */
+/** Whether the span name (as sent) is new for the run, and remembers it. */
 function newName(run: RunSnapshot | undefined, name: string): boolean {
   if (!run) return true;
   let names = run.pluginState.get(NAME) as Set<string> | undefined;
@@ -49,21 +49,26 @@ function newName(run: RunSnapshot | undefined, name: string): boolean {
   return true;
 }
 
+/** A span's name as sent: a step's node_name, a tool call's tool_name. */
+const spanName = (e: PipelineEvent): string => str(e.event_type === "step" ? e.payload.node_name : e.payload.tool_name);
+
 /** The part's rows, made before the first wait (the next part may then change the runs' state). */
 export function runTextRows(part: Pick<StoredPart, "events" | "runs">): RunTextRow[] {
   const rows: RunTextRow[] = [];
   let key: RunKey | undefined;
   let last: PipelineEvent | undefined;
   for (const e of part.events) {
-    const text = eventSearchText(e);
-    if (text === "") continue;
     if (e.event_type === "step" || e.event_type === "tool_call") {
-      // A run's events mostly follow each other: its key is made once for them.
+      // Most events are spans whose name the run had already: the name as sent is looked up before any text is made,
+      // and a run's key is made once for the events of it that follow each other.
+      const name = spanName(e);
+      if (name === "") continue;
       if (!last || last.sdk_run_id !== e.sdk_run_id || last.project_id !== e.project_id) key = runKeyOfEvent(e);
       last = e;
-      if (!newName(part.runs.get(key!), text)) continue;
+      if (!newName(part.runs.get(key!), name)) continue;
     }
-    rows.push({ project_id: e.project_id, run_id: e.run_id, sdk_run_id: e.sdk_run_id, event_id: e.event_id, at: e.occurred_at, text });
+    const text = eventSearchText(e);
+    if (text !== "") rows.push({ project_id: e.project_id, run_id: e.run_id, sdk_run_id: e.sdk_run_id, event_id: e.event_id, at: e.occurred_at, text });
   }
   return rows;
 }
