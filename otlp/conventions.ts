@@ -159,7 +159,7 @@ export const AGENT_SPAN_NAMES: Readonly<Record<string, RegExp>> = {
 export const ENTITY_NAME = ["traceloop.entity.name"] as const;
 export const SERVICE_NAME = "service.name";
 /** The session (conversation, thread) a trace belongs to → the run's session_id (docs/API.md, Sessions). */
-export const SESSION_ID = ["gen_ai.conversation.id", "session.id"] as const;
+export const SESSION_ID = ["gen_ai.conversation.id", "session.id", "langfuse.session.id"] as const;
 /** An evaluator's judgement of the span it is recorded on (GenAI conventions) → a score of the run (docs/OTEL.md). */
 export const EVALUATION_EVENT = "gen_ai.evaluation.result";
 export const EVALUATION_ATTRIBUTES = {
@@ -175,3 +175,22 @@ export const EXCEPTION_ATTRIBUTES = {
   message: ["exception.message"],
   stacktrace: ["exception.stacktrace"],
 } as const;
+
+/**
+ * What a run is labelled with (core/events/attributes.ts): each span's attributes (and its resource's) give the
+ * envelope fields of the span's events, which the run folds (tags: union; metadata: latest per key; the rest: latest).
+ */
+export const RUN_ATTRIBUTES = {
+  /** A list of strings, or JSON text of one (OpenInference, Langfuse). */
+  tags: ["tag.tags", "langfuse.trace.tags"],
+  /** A JSON object (as text, or a kvlist) of metadata (OpenInference; Langfuse's whole-object form). */
+  metadata: ["metadata", "langfuse.trace.metadata"],
+  /** One attribute per metadata key: `<prefix><key>` (the Vercel AI SDK, Langfuse). */
+  metadataPrefixes: ["ai.telemetry.metadata.", "langfuse.trace.metadata."],
+  endUser: ["langfuse.user.id", "user.id"],
+  environment: ["langfuse.environment"],
+  release: ["langfuse.release"],
+} as const;
+/** The resource's attributes that say where the service runs and which build it is (OTel semantic conventions). */
+export const RESOURCE_ENVIRONMENT = ["deployment.environment.name", "deployment.environment"] as const;
+export const RESOURCE_RELEASE = ["service.version"] as const;

@@ -20,12 +20,13 @@ import { previewOf } from "../core/events/spans.js";
 import { eventIdFor } from "../core/ids.js";
 import { isoOfMs } from "../core/events/iso-time.js";
 import { MAX_SCORE_COMMENT, MAX_SCORE_NAME, MAX_SCORE_STRING } from "../stores/scores.js";
-import { MAX_STRING_CHARS, needsRepair } from "../core/events/storable.js";
+import { MAX_STRING_CHARS } from "../core/events/storable.js";
 import {
   AGENT_NAME, AGENT_NODE_ID, AGENT_SPAN_NAMES, CHOICE_EVENT, CONTENT_ATTRIBUTES, EVENT_CONTENT, MESSAGE_EVENTS, ENTITY_NAME, EVALUATION_ATTRIBUTES, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
   LLM_ATTRIBUTES, MS_TO_FIRST_CHUNK, SERVICE_NAME, SESSION_ID, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
 } from "./conventions.js";
-import { attrText, STATUS_ERROR, type Attributes, type AttrValue, type OtlpSpan } from "./trace-model.js";
+import { attrText, first, identifier, STATUS_ERROR, type Attributes, type AttrValue, type OtlpSpan } from "./trace-model.js";
+import { addRunAttributes } from "./run-attributes.js";
 
 export type RawEvent = Record<string, unknown>;
 export interface MappedSpan {
@@ -50,14 +51,6 @@ const MAX_SCORES_PER_SPAN = 100;
 /** The run's end sorts after the root span's end of the same millisecond (core/ids.ts eventIdFor). */
 const RUN_END_RANK = 1;
 
-/** The first of `keys` present (not null) in attrs. */
-export function first(attrs: Attributes, keys: readonly string[]): AttrValue | undefined {
-  for (const k of keys) {
-    const v = attrs.get(k);
-    if (v !== undefined && v !== null && v !== "") return v;
-  }
-  return undefined;
-}
 const firstText = (attrs: Attributes, keys: readonly string[]): string | undefined => {
   const v = first(attrs, keys);
   return v === undefined ? undefined : attrText(v);
@@ -66,17 +59,6 @@ const firstText = (attrs: Attributes, keys: readonly string[]): string | undefin
 const textOr = (text: string | undefined, fallback: string): string => (text === undefined ? fallback : storable(text));
 /** Text cut to the longest string an event may hold (the preview plugin cuts previews much shorter later). */
 const storable = (s: string): string => (s.length > MAX_STRING_CHARS ? s.slice(0, MAX_STRING_CHARS) : s);
-/**
- * A name used as an identifier (an agent, a session), cut to `max` without splitting a character; undefined when
- * empty or when it holds what an identifier may not (U+0000, a lone surrogate): a repaired name would name another.
- */
-export function identifier(s: string | undefined, max: number): string | undefined {
-  if (!s) return undefined;
-  let id = s.length > max ? s.slice(0, max) : s;
-  const last = id.charCodeAt(id.length - 1);
-  if (s.length > max && last >= 0xd800 && last <= 0xdbff) id = id.slice(0, -1);
-  return id && !needsRepair(id) ? id : undefined;
-}
 /** Content as text for a preview: strings as sent (often JSON already), anything else as JSON. */
 const asText = (v: AttrValue | undefined): string | undefined =>
   v === undefined ? undefined : storable(typeof v === "string" ? v : JSON.stringify(v));
@@ -251,6 +233,7 @@ function spanEnd({ span, kind, agent }: KindedSpan, traceId: string, failure: Re
   event.span_id = span.spanId;
   if (span.parentSpanId) event.parent_span_id = span.parentSpanId;
   event.payload = payload;
+  addRunAttributes(event, span);
   return event;
 }
 

@@ -3,6 +3,7 @@
  * otlp-json.ts both produce this. Ids are lowercase hex ("" when absent or malformed: the mapping refuses such a
  * span), times are Unix milliseconds, attribute values are plain JS values.
  */
+import { needsRepair } from "../core/events/storable.js";
 
 /** An attribute value: AnyValue as JS (int64 as a number; bytes as base64 text; kvlist as an object). */
 export type AttrValue = string | number | boolean | null | readonly AttrValue[] | { readonly [key: string]: AttrValue };
@@ -17,6 +18,27 @@ export function attrText(v: AttrValue): string {
 }
 /** Attributes by key. A Map: keys such as "__proto__" are data, never an object's prototype. */
 export type Attributes = ReadonlyMap<string, AttrValue>;
+
+/** The first of `keys` present (not null) in attrs. */
+export function first(attrs: Attributes, keys: readonly string[]): AttrValue | undefined {
+  for (const k of keys) {
+    const v = attrs.get(k);
+    if (v !== undefined && v !== null && v !== "") return v;
+  }
+  return undefined;
+}
+
+/**
+ * A name used as an identifier (an agent, a session), cut to `max` without splitting a character; undefined when
+ * empty or when it holds what an identifier may not (U+0000, a lone surrogate): a repaired name would name another.
+ */
+export function identifier(s: string | undefined, max: number): string | undefined {
+  if (!s) return undefined;
+  let id = s.length > max ? s.slice(0, max) : s;
+  const last = id.charCodeAt(id.length - 1);
+  if (s.length > max && last >= 0xd800 && last <= 0xdbff) id = id.slice(0, -1);
+  return id && !needsRepair(id) ? id : undefined;
+}
 
 export interface OtlpSpanEvent {
   readonly name: string;

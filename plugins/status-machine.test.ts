@@ -107,3 +107,35 @@ describe("status-machine plugin", () => {
     expect(run()).toMatchObject({ event_count: 1, status: "running" });
   });
 });
+
+describe("status-machine: the run's attributes and previews", () => {
+  it("tags are the union, metadata the latest per key, end_user/environment/release the latest non-empty, across events and parts", async () => {
+    const runs = new Map();
+    await applyEvents([statusMachine()], [
+      testEvent({ event_type: "run_start", occurred_at: t(0), tags: ["vip"], metadata: { customer: "acme", tier: 1 }, end_user: "u1", environment: "staging", release: "v1", payload: { input: [{ role: "system", content: "Be brief." }, { role: "user", content: "Refund order 42?" }] } }),
+      testEvent({ event_type: "step", occurred_at: t(1), tags: ["beta", "vip"], metadata: { tier: 2, trial: true }, payload: { node_name: "a", phase: "start" } }),
+    ], runs);
+    const { run } = await applyEvents([statusMachine()], [
+      testEvent({ event_type: "step", occurred_at: t(2), end_user: "u2", environment: "production", payload: { node_name: "a", phase: "end" } }),
+      // A replayed event still folds: a run loaded after a failed attempt lacks what its stored events said.
+      testEvent({ event_type: "tool_call", occurred_at: t(3), tags: ["alpha"], duplicate: true, payload: { tool_name: "x", phase: "end" } }),
+      testEvent({ event_type: "run_end", occurred_at: t(4), payload: { output: { answer: "Refunded." } } }),
+    ], runs);
+    expect(run()).toMatchObject({
+      tags: ["alpha", "beta", "vip"], metadata: { customer: '"acme"', tier: "2", trial: "true" }, end_user: "u2", environment: "production", release: "v1",
+      input_preview: "Refund order 42?", output_preview: '{"answer":"Refunded."}',
+    });
+  });
+
+  it("the input preview is the first run_start's with an input; the output preview the latest run_end's with an output", async () => {
+    const { run } = await applyEvents([statusMachine()], [
+      testEvent({ event_type: "run_start", occurred_at: t(0), payload: {} }),
+      testEvent({ event_type: "run_start", occurred_at: t(1), payload: { input: "first" }, duplicate: true }),
+      testEvent({ event_type: "run_start", occurred_at: t(2), payload: { input: "second" } }),
+      testEvent({ event_type: "run_end", occurred_at: t(3), payload: { output: "one" } }),
+      testEvent({ event_type: "run_end", occurred_at: t(4), payload: {} }),
+      testEvent({ event_type: "run_end", occurred_at: t(5), payload: { output: "two" } }),
+    ]);
+    expect(run()).toMatchObject({ input_preview: "first", output_preview: "two" });
+  });
+});

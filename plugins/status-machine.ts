@@ -1,13 +1,18 @@
 /**
  * status-machine: applies the run status rule (docs/API.md; core/events/status-machine.ts) and keeps the run's bookkeeping fields:
  * started_at, ended_at, last_event_at, event_count, error_count, last_error, pending_question, framework,
- * agent_name, config_version, session_id (set once, by the first event that names one).
+ * agent_name, config_version, session_id (set once, by the first event that names one); the run's tags, metadata,
+ * end_user, environment and release (core/events/run-attributes.ts: duplicates too, since a run loaded after a failed
+ * attempt lacks what its stored events said); input_preview (its first run_start with an input) and output_preview
+ * (its latest run_end with an output).
  *
  * Ordering rule: events arrive in log order; a status-moving event only moves the status if its occurred_at
  * is not earlier than that of the event that set the current status (ties go to log order). Fields tied to
  * the status (ended_at, pending_question) move with it; counters and last_event_at take every event.
  */
 import { summaryText } from "../core/events/run.js";
+import { foldRunAttributes } from "../core/events/run-attributes.js";
+import { previewText } from "../core/events/run-text.js";
 import { msOfIso } from "../core/events/iso-time.js";
 import { isTerminal, transition } from "../core/events/status-machine.js";
 import type { Plugin } from "./plugin.js";
@@ -51,6 +56,7 @@ export const statusMachine = (): Plugin => ({
         run.started_at = event.occurred_at;
       }
       run.framework = str(event.payload.framework) ?? run.framework;
+      if (run.input_preview === "" && event.payload.input != null) run.input_preview = previewText(event.payload.input, "input");
       if (run.experiment_id === "" && typeof event.payload.experiment_id === "string") {
         run.experiment_id = event.payload.experiment_id.toLowerCase();
         run.dataset_item_id = str(event.payload.dataset_item_id) ?? "";
@@ -63,6 +69,8 @@ export const statusMachine = (): Plugin => ({
     if (event.agent_name && (!resentStart || run.agent_name === "")) run.agent_name = event.agent_name;
     if (event.config_version !== null) run.config_version = event.config_version;
     if (run.session_id === "" && event.session_id) run.session_id = event.session_id;
+    if (event.event_type === "run_end" && event.payload.output != null) run.output_preview = previewText(event.payload.output, "output");
+    foldRunAttributes(run, event);
   },
 });
 

@@ -6,10 +6,12 @@
 import { newRunRecord, type RunRecord } from "../core/events/run.js";
 import { runKey, runKeyOfEvent, type RunKey } from "../core/events/run-key.js";
 import type { EventType } from "../core/events/schema.js";
+import type { RunAttributes } from "../core/events/attributes.js";
 import { runIdFor, uuidv7 } from "../core/ids.js";
 import type { Part, PipelineEvent, Plugin, RunDraft, StoredPart } from "./plugin.js";
 
-export interface TestEventInput {
+/** An event's fields, with its run's tags, metadata, end user, environment and release when given. */
+export interface TestEventInput extends RunAttributes {
   event_type: EventType;
   payload?: Record<string, unknown>;
   sdk_run_id?: string;
@@ -20,6 +22,7 @@ export interface TestEventInput {
   occurred_at?: string;
   config_version?: number | null;
   duplicate?: boolean;
+  span_id?: string;
 }
 
 export function testEvent(input: TestEventInput): PipelineEvent {
@@ -40,7 +43,19 @@ export function testEvent(input: TestEventInput): PipelineEvent {
     received_at: at,
     config_version: input.config_version ?? null,
     duplicate: input.duplicate ?? false,
+    ...(input.span_id !== undefined ? { span_id: input.span_id } : {}),
+    ...attributesOf(input),
   };
+}
+
+function attributesOf(input: RunAttributes): RunAttributes {
+  const out: { -readonly [K in keyof RunAttributes]: RunAttributes[K] } = {};
+  if (input.tags !== undefined) out.tags = input.tags;
+  if (input.metadata !== undefined) out.metadata = input.metadata;
+  if (input.end_user !== undefined) out.end_user = input.end_user;
+  if (input.environment !== undefined) out.environment = input.environment;
+  if (input.release !== undefined) out.release = input.release;
+  return out;
 }
 
 /** Runs the onEvent hooks of `plugins` over `events`; `runs` carries drafts across calls (like the cache). */

@@ -40,5 +40,10 @@ export function enrichEvent(e: IngestEvent, sender: Sender, receivedAt: Date, ru
   if (e.span_id !== undefined) out.span_id = e.span_id;
   if (e.parent_span_id !== undefined) out.parent_span_id = e.parent_span_id;
   if (e.session_id !== undefined) out.session_id = e.session_id;
+  if (e.tags !== undefined) out.tags = e.tags;
+  if (e.metadata !== undefined) out.metadata = e.metadata;
+  if (e.end_user !== undefined) out.end_user = e.end_user;
+  if (e.environment !== undefined) out.environment = e.environment;
+  if (e.release !== undefined) out.release = e.release;
   return out;
 }

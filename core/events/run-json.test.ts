@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newRunRecord, type RunRecord } from "./run.js";
 import { runJson } from "./run-json.js";
+import { mergeMetadata } from "./run-attributes.js";
 
 const run = (fields: Partial<RunRecord> = {}): RunRecord => ({ ...newRunRecord({ project_id: 3, user_id: 4 }, "ext-1", "run-uuid", "2026-11-23T10:00:00.000Z"), ...fields });
 
@@ -25,5 +26,15 @@ describe("runJson", () => {
     expect(ms(null, "2026-11-23T10:00:00.000Z")).toBeNull();
     expect(ms("", "2026-11-23T10:00:00.000Z")).toBeNull();
     expect(ms("not a time", "2026-11-23T10:00:00.000Z")).toBeNull();
+  });
+
+  it("carries the run's tags, metadata of the type each value was sent as, end user, environment, release and previews", () => {
+    const metadata = mergeMetadata({}, { customer: "acme", tier: 2, ratio: 0.5, trial: false, code: "42", flag: "true" });
+    const json = runJson(run({ tags: ["beta", "vip"], metadata, end_user: "cust-42", environment: "production", release: "v1.2", input_preview: "in", output_preview: "out" }));
+    expect(json).toMatchObject({ tags: ["beta", "vip"], end_user: "cust-42", environment: "production", release: "v1.2", input_preview: "in", output_preview: "out" });
+    const back = JSON.parse(JSON.stringify(json)) as { metadata: unknown };
+    expect(back.metadata).toEqual({ customer: "acme", tier: 2, ratio: 0.5, trial: false, code: "42", flag: "true" });
+    // None: empty lists and objects, null names, empty previews.
+    expect(runJson(run())).toMatchObject({ tags: [], metadata: {}, end_user: null, environment: null, release: null, input_preview: "", output_preview: "" });
   });
 });

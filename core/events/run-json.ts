@@ -8,6 +8,8 @@
  */
 import { msOfIso } from "./iso-time.js";
 import type { RunRecord } from "./run.js";
+import type { MetadataValue } from "./attributes.js";
+import { decodeMetadata } from "./run-attributes.js";
 import type { RunStatus } from "./schema.js";
 
 export interface RunJson {
@@ -38,6 +40,24 @@ export interface RunJson {
   readonly last_error: string;
   readonly pending_question: string;
   readonly llm_calls: number;
+  /** The run's tags, sorted (docs/API.md, "Tags, metadata, end user, environment, release"). */
+  readonly tags: readonly string[];
+  /** The latest value of each metadata key, of the JSON type it was sent as. */
+  readonly metadata: Readonly<Record<string, MetadataValue>>;
+  readonly end_user: string | null;
+  readonly environment: string | null;
+  readonly release: string | null;
+  /** The start of the run's input and output as text ("" for none). */
+  readonly input_preview: string;
+  readonly output_preview: string;
+}
+
+const NO_METADATA: Readonly<Record<string, MetadataValue>> = Object.freeze({});
+
+/** The metadata decoded; most runs have none, and those share one empty object. */
+function metadataOf(m: Readonly<Record<string, string>>): Readonly<Record<string, MetadataValue>> {
+  for (const _ in m) return decodeMetadata(m);
+  return NO_METADATA;
 }
 
 /** ms between two stored timestamps, null when either is missing or unreadable. */
@@ -74,5 +94,12 @@ export function runJson(r: RunRecord): RunJson {
     last_error: r.last_error,
     pending_question: r.pending_question,
     llm_calls: r.llm_calls,
+    tags: r.tags,
+    metadata: metadataOf(r.metadata),
+    end_user: r.end_user || null,
+    environment: r.environment || null,
+    release: r.release || null,
+    input_preview: r.input_preview,
+    output_preview: r.output_preview,
   };
 }

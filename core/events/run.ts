@@ -45,9 +45,27 @@ export interface RunRecord {
   repetition: number;
   /** LLM-call spans of the run (steps of kind "llm" that ended): with any, tokens and cost are their sum. */
   llm_calls: number;
+  /**
+   * What the client says about the run (docs/API.md, "Tags, metadata, end user, environment, release"), folded from
+   * every event by core/events/run-attributes.ts. Tags: the union, sorted, at most MAX_RUN_TAGS. Metadata: the latest
+   * value of each key as JSON text ("acme", 42, true), at most MAX_RUN_METADATA_KEYS keys. Both are replaced, never
+   * changed in place: a run's frozen copies share them.
+   */
+  tags: readonly string[];
+  metadata: Readonly<Record<string, string>>;
+  /** The latest non-empty value each event named; "" for none. */
+  end_user: string;
+  environment: string;
+  release: string;
+  /** The start of the run's input (its run_start's) and output (its run_end's) as text, for the runs table. */
+  input_preview: string;
+  output_preview: string;
   /** Monotonic per run: the pipeline's ms clock * 1000 + sequence. */
   version: number;
 }
+
+const NO_TAGS: readonly string[] = Object.freeze([]);
+const NO_METADATA: Readonly<Record<string, string>> = Object.freeze({});
 
 /** A new run of the project `owner.project_id`, first sent by `owner.user_id`. */
 export function newRunRecord(owner: { readonly project_id: number; readonly user_id: number }, externalId: string, runId: string, at: string): RunRecord {
@@ -79,6 +97,13 @@ export function newRunRecord(owner: { readonly project_id: number; readonly user
     last_error: "",
     pending_question: "",
     llm_calls: 0,
+    tags: NO_TAGS,
+    metadata: NO_METADATA,
+    end_user: "",
+    environment: "",
+    release: "",
+    input_preview: "",
+    output_preview: "",
     version: 0,
   };
 }

@@ -62,6 +62,42 @@ describe("parseIngestEvent", () => {
   });
 });
 
+describe("the run's tags, metadata, end user, environment and release", () => {
+  const step = { event_type: "step", sdk_run_id: "r", payload: { node_name: "n", phase: "end" } };
+
+  it("are taken on any event, as sent", () => {
+    const e = ok({ ...step, tags: ["vip", "beta"], metadata: { customer: "acme", tier: 2, trial: false }, end_user: "cust-42", environment: "production", release: "v1.2.0" });
+    expect(e).toMatchObject({ tags: ["vip", "beta"], metadata: { customer: "acme", tier: 2, trial: false }, end_user: "cust-42", environment: "production", release: "v1.2.0" });
+    expect(ok({ ...step, tags: [], metadata: {} })).toMatchObject({ tags: [], metadata: {} });
+    const at = (n: number, c = "x") => c.repeat(n);
+    ok({ ...step, tags: Array.from({ length: 50 }, (_, i) => `${i}${at(197)}`), end_user: at(200), environment: at(100), release: at(200) });
+    ok({ ...step, metadata: Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`${i}${at(197)}`, at(1024)])) });
+  });
+
+  it("over a bound, or of another type, are refused naming the field", () => {
+    const refused = (fields: Record<string, unknown>) => fieldOf({ ...step, ...fields });
+    expect(refused({ tags: Array.from({ length: 51 }, (_, i) => `t${i}`) })).toEqual({ field: "tags", message: "tags: must hold at most 50 tags" });
+    expect(refused({ tags: "vip" })).toEqual({ field: "tags", message: "tags: must be an array of strings" });
+    expect(refused({ tags: ["ok", ""] }).field).toBe("tags.1");
+    expect(refused({ tags: ["ok", "x".repeat(201)] })).toEqual({ field: "tags.1", message: "tags.1: must be at most 200 characters" });
+    expect(refused({ tags: [3] })).toEqual({ field: "tags.0", message: "tags.0: must be a string" });
+    for (const nested of [{ a: 1 }, [1], null, "x".repeat(1025), Number.NaN]) {
+      expect(refused({ metadata: { ok: 1, customer: nested } }).field, JSON.stringify(nested)).toBe("metadata.customer");
+    }
+    expect(refused({ metadata: { customer: { a: 1 } } }).message).toMatch(/^metadata\.customer: must be a string of at most 1024 characters, a finite number or a boolean/);
+    expect(refused({ metadata: { ["k".repeat(201)]: 1 } }).field).toBe(`metadata.${"k".repeat(201)}`);
+    expect(refused({ metadata: { "": 1 } })).toEqual({ field: "metadata", message: "metadata: a metadata key must not be empty" });
+    expect(refused({ metadata: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i])) })).toEqual({ field: "metadata", message: "metadata: must hold at most 64 keys" });
+    expect(refused({ metadata: ["a"] })).toEqual({ field: "metadata", message: "metadata: must be a JSON object" });
+    expect(refused({ end_user: "" })).toEqual({ field: "end_user", message: "end_user: must not be empty" });
+    expect(refused({ end_user: "u".repeat(201) }).field).toBe("end_user");
+    expect(refused({ environment: "e".repeat(101) })).toEqual({ field: "environment", message: "environment: must be at most 100 characters" });
+    expect(refused({ release: 3 })).toEqual({ field: "release", message: "release: must be a string" });
+    // Identifiers: a repaired end user would name another.
+    expect(refused({ end_user: "cust\u0000" }).field).toBe("end_user");
+  });
+});
+
 describe("parseIngestEvent's guard path", () => {
   /** A small deterministic PRNG, so a failure names a reproducible case. */
   const random = (() => {
@@ -73,9 +109,13 @@ describe("parseIngestEvent's guard path", () => {
     undefined, null, true, 0, 1, -1, 1.5, 2 ** 53, 2 ** 53 - 1, 1e308, 1_000_001, 0.01, "", "x", "end", "start", "middle", "llm", "gpt-4o",
     "a".repeat(300), "2026-11-23T10:00:00Z", "2026-11-23T10:00:00+02:00", "2026-13-45T99:00:00Z", "1969-12-31T23:59:59Z", "2201-01-01T00:00:00Z",
     "0190a6b2-7c1e-7d2f-8a3b-123456789abc", "not-a-uuid", [], [1], {}, { a: 1 }, "run_start", "step", "nope",
+    ["vip", "beta"], [""], { customer: "acme", n: 2, ok: true }, { customer: { nested: 1 } }, { "": 1 },
   ];
   const fields: Record<string, readonly string[]> = {
-    envelope: ["event_type", "sdk_run_id", "payload", "occurred_at", "agent_name", "event_id", "span_id", "parent_span_id", "session_id", "config_version", "extra"],
+    envelope: [
+      "event_type", "sdk_run_id", "payload", "occurred_at", "agent_name", "event_id", "span_id", "parent_span_id", "session_id", "config_version", "extra",
+      "tags", "metadata", "end_user", "environment", "release",
+    ],
     payload: [
       "node_name", "phase", "kind", "output", "input", "model", "provider", "duration_ms", "prompt_tokens", "completion_tokens", "total_tokens",
       "cached_tokens", "cost_usd", "finish_reason", "tool_name", "input_preview", "output_preview", "question", "context", "channel", "response",

@@ -8,6 +8,7 @@
 import { Either, ParseResult, Schema } from "effect";
 import { ValidationError } from "../errors.js";
 import { makeStorable } from "./storable.js";
+import { RUN_ATTRIBUTE_FIELDS, type RunAttributes } from "./attributes.js";
 
 export const EVENT_TYPES = [
   "run_start",
@@ -157,10 +158,12 @@ export const Envelope = Schema.Struct({
   config_version: opt(
     Schema.Int.pipe(Schema.between(1, 4_294_967_295, { message: () => "must be a whole number from 1 to 4294967295" })),
   ),
+  /** Optional tags, metadata, end user, environment and release of the run (core/events/attributes.ts). */
+  ...RUN_ATTRIBUTE_FIELDS,
 });
 
 /** A validated ingest event, as the client sent it (before server-side enrichment). */
-export interface IngestEvent {
+export interface IngestEvent extends RunAttributes {
   readonly event_type: EventType;
   readonly sdk_run_id: string;
   readonly payload: Record<string, unknown>;
@@ -264,7 +267,7 @@ export function checkBuiltEvent(input: IngestEvent): Either.Either<IngestEvent, 
  * An event after ingest accepted it: owner, ids and timestamps fixed. This is what travels through
  * the EventLog, is processed by the pipeline and stored in ClickHouse.
  */
-export interface LoggedEvent {
+export interface LoggedEvent extends RunAttributes {
   readonly event_id: string;
   /** The project the event belongs to: the sending key's (docs/TEAMS.md). Every read is scoped by it. */
   readonly project_id: number;

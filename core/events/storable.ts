@@ -34,6 +34,9 @@ export const IDENTIFIER_FIELDS: ReadonlySet<string> = new Set([
   "span_id",
   "parent_span_id",
   "session_id",
+  "end_user",
+  "environment",
+  "release",
 ]);
 
 const NUL = /\u0000/g;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LoggedEvent } from "./schema.js";
 import { decodeBatch, encodeBatch, encodeEvents, recordAt } from "./wire.js";
+import { enrichEvent } from "./enrich.js";
 import { encodeRecords, frameRecords } from "../log/framing.js";
 import { isShared, SharedArena } from "../threads/shared-arena.js";
 
@@ -25,6 +26,17 @@ describe("encoded batches", () => {
     expect(encoded.keys).toEqual(events.map((e) => `${e.user_id}:${e.sdk_run_id}`));
     expect(decodeBatch(encoded, () => {})).toEqual(events);
     expect(JSON.parse(Buffer.from(recordAt(encoded, 7)).toString("utf8"))).toEqual(events[7]);
+  });
+
+  it("carries an event's tags, metadata, end user, environment and release from ingest through the log", () => {
+    const attributes = { tags: ["vip", "é✓"], metadata: { customer: "acme", tier: 2, trial: true }, end_user: "cust-42", environment: "production", release: "v1.2" };
+    const logged = enrichEvent({ event_type: "step", sdk_run_id: "r", payload: { node_name: "n", phase: "end" }, ...attributes }, { projectId: 5, userId: 7 }, new Date());
+    expect(logged).toMatchObject(attributes);
+    const [back] = decodeBatch(encodeEvents([logged]), () => {});
+    expect(back).toEqual(logged);
+    // An event without them carries none of the keys.
+    const plain = enrichEvent({ event_type: "step", sdk_run_id: "r", payload: { node_name: "n", phase: "end" } }, { projectId: 5, userId: 7 }, new Date());
+    for (const k of Object.keys(attributes)) expect(plain).not.toHaveProperty(k);
   });
 
   it("grows its buffer for text of several bytes per character, and encodes an empty batch", () => {

@@ -9,7 +9,7 @@ import { addressOf, normalizeEmail } from "./email.js";
 import { audit, checkName, findProjectById, type Project } from "./projects.js";
 
 /** The ClickHouse tables whose rows a project's deletion removes (every one has project_id: migration 140). */
-const PROJECT_TABLES = ["agent_events", "agent_runs", "run_costs", "llm_calls", "scores"] as const;
+const PROJECT_TABLES = ["agent_events", "agent_runs", "run_costs", "llm_calls", "scores", "run_text"] as const;
 
 async function existing(sql: Sql, projectId: number): Promise<Project> {
   const project = await findProjectById(sql, projectId);
@@ -49,7 +49,7 @@ export async function transferOwnership(sql: Sql, projectId: number, email: stri
 
 /**
  * Deletes a project and everything it holds: its rows in Postgres go with it (foreign keys), its runs, events, LLM
- * calls, scores and cost rows in ClickHouse are deleted here. Members who had it as their current project fall back
+ * calls, scores, cost rows and search text in ClickHouse are deleted here. Members who had it as their current project fall back
  * to their personal one.
  */
 export async function deleteProject(ports: { sql: Sql; ch: ClickHouse }, projectId: number): Promise<void> {

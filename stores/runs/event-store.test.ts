@@ -144,9 +144,14 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect(indexes).toEqual([
         { table: "agent_events", name: "project_id_minmax", type_full: "minmax", expr: "project_id" },
         { table: "agent_events", name: "run_id_bloom", type_full: "bloom_filter(0.0001)", expr: "run_id" },
+        { table: "agent_runs", name: "end_user_bloom", type_full: "bloom_filter(0.001)", expr: "end_user" },
         { table: "agent_runs", name: "experiment_id_bloom", type_full: "bloom_filter(0.001)", expr: "experiment_id" },
         { table: "agent_runs", name: "external_id_bloom", type_full: "bloom_filter(0.0001)", expr: "external_id" },
+        { table: "agent_runs", name: "metadata_keys_bloom", type_full: "bloom_filter(0.01)", expr: "mapKeys(metadata)" },
+        { table: "agent_runs", name: "metadata_values_bloom", type_full: "bloom_filter(0.01)", expr: "mapValues(metadata)" },
         { table: "agent_runs", name: "project_id_minmax", type_full: "minmax", expr: "project_id" },
+        { table: "agent_runs", name: "session_id_bloom", type_full: "bloom_filter(0.001)", expr: "session_id" },
+        { table: "agent_runs", name: "tags_bloom", type_full: "bloom_filter(0.01)", expr: "tags" },
       ]);
       // The look-ups still find what is stored beside keys that are not.
       const u = nextUser();
@@ -327,6 +332,9 @@ for (const target of [chdbTarget(), serverTarget()]) {
         total_tokens: 2 ** 40 + 7, cost_usd: 0.000123, cost_source: "computed", framework: `fw ${hostile}`, config_version: 3,
         event_count: 11, error_count: 2, last_error: `error ${hostile}`, pending_question: `question ${hostile}`,
         llm_calls: 4, session_id: `session ${hostile}`, version: 1_764_000_000_000_123,
+        tags: [`tag ${hostile}`, "vip"], metadata: Object.assign(Object.create(null), { [`key ${hostile}`]: JSON.stringify(hostile), n: "42", ok: "true", ["__proto__"]: '"p"' }),
+        end_user: `user ${hostile}`, environment: `env ${hostile}`, release: `release ${hostile}`, input_preview: `in ${hostile}`,
+        output_preview: `out ${hostile}`,
       });
       const bare = run(u, "bare", { started_at: null, config_version: null });
       // The cost row is the version and the cost facts the pipeline compares (pipeline/run-writer.ts costRowsDue), nothing else.
@@ -343,6 +351,25 @@ for (const target of [chdbTarget(), serverTarget()]) {
         { external_id: "bare", day: bare.last_event_at.slice(0, 10), agent_name: bare.agent_name, model: bare.model, status: bare.status, prompt_tokens: String(bare.prompt_tokens), completion_tokens: String(bare.completion_tokens), total_tokens: String(bare.total_tokens), cost_usd: bare.cost_usd, cost_source: bare.cost_source, version: String(bare.version) },
         { external_id: full.external_id, day: full.started_at!.slice(0, 10), agent_name: full.agent_name, model: full.model, status: "waiting_for_input", prompt_tokens: String(2 ** 40), completion_tokens: "7", total_tokens: String(2 ** 40 + 7), cost_usd: 0.000123, cost_source: "computed", version: String(full.version) },
       ]);
+    });
+
+    it("reads a run row written without the attribute columns (before migration 180) as a run without them", async () => {
+      const u = nextUser();
+      await ch.exec(
+        `INSERT INTO agent_runs (project_id, user_id, external_id, run_id, agent_name, status, status_at, last_event_at, version)
+         VALUES ({u:UInt64}, {u:UInt64}, 'old-row', {rid:UUID}, 'agent-a', 'success', now64(3), now64(3), 1)`,
+        { u, rid: runIdFor(u, "old-row") },
+      );
+      const got = await store.getRun(u, "old-row");
+      expect(got).toMatchObject({ tags: [], metadata: {}, end_user: "", environment: "", release: "", input_preview: "", output_preview: "" });
+      // Filters on the new columns read them (the skip indexes do not change the answer).
+      await store.upsertRuns([run(u, "tagged", { tags: ["beta", "vip"], metadata: { customer: '"acme"', tier: "2" }, end_user: "cust-42" })]);
+      const hits = await ch.query<{ external_id: string }>(
+        `SELECT external_id FROM agent_runs FINAL WHERE project_id = {u:UInt64} AND has(tags, 'vip') AND metadata['customer'] = '"acme"'
+           AND mapContains(metadata, 'tier') AND end_user = 'cust-42'`,
+        { u },
+      );
+      expect(hits).toEqual([{ external_id: "tagged" }]);
     });
 
     it("loadRuns returns the latest version of exactly the requested keys", async () => {

@@ -44,7 +44,8 @@ export const RUN_COLUMNS = [
   "project_id", "user_id", "external_id", "run_id", "agent_name", "status", "status_at", "started_at", "ended_at",
   "last_event_at", "model", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "cost_source",
   "framework", "config_version", "event_count", "error_count", "last_error", "pending_question", "llm_calls", "session_id",
-  "experiment_id", "dataset_item_id", "repetition", "version",
+  "experiment_id", "dataset_item_id", "repetition", "tags", "metadata", "end_user", "environment", "release", "input_preview",
+  "output_preview", "version",
 ] as const satisfies readonly (keyof RunRecord)[];
 export const RUN_SELECT = RUN_COLUMNS.join(", ");
 
@@ -110,7 +111,24 @@ export function runRowLine(r: RunRecord): string {
     `,${jsonValue(r.cost_usd)},${jsonValue(r.cost_source)},${jsonValue(r.framework)},${jsonValue(r.config_version)}` +
     `,${jsonValue(r.event_count)},${jsonValue(r.error_count)},${jsonValue(r.last_error)},${jsonValue(r.pending_question)}` +
     `,${jsonValue(r.llm_calls)},${jsonValue(r.session_id)},${jsonValue(r.experiment_id)},${jsonValue(r.dataset_item_id)},${jsonValue(r.repetition)}` +
+    `,${r.tags.length === 0 ? "[]" : JSON.stringify(r.tags)},${metadataJson(r.metadata)},${jsonValue(r.end_user)},${jsonValue(r.environment)}` +
+    `,${jsonValue(r.release)},${jsonValue(r.input_preview)},${jsonValue(r.output_preview)}` +
     `,${jsonValue(r.version)}]\n`;
+}
+
+/** The metadata map as a JSON object (a Map(String, String) value); most runs have none. */
+function metadataJson(m: Readonly<Record<string, string>>): string {
+  for (const _ in m) return JSON.stringify(m);
+  return "{}";
+}
+
+const stringList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : []);
+
+/** A Map(String, String) as JSONEachRow gives it: an object (null-prototype, so any key is a plain key). */
+function stringMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  if (typeof v === "object" && v !== null && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) out[k] = String(x);
+  return out;
 }
 
 /**
@@ -177,6 +195,13 @@ export function decodeRun(r: Raw): RunRecord {
     experiment_id: String(r.experiment_id ?? ""),
     dataset_item_id: String(r.dataset_item_id ?? ""),
     repetition: num(r.repetition ?? 0),
+    tags: stringList(r.tags),
+    metadata: stringMap(r.metadata),
+    end_user: String(r.end_user ?? ""),
+    environment: String(r.environment ?? ""),
+    release: String(r.release ?? ""),
+    input_preview: String(r.input_preview ?? ""),
+    output_preview: String(r.output_preview ?? ""),
     version: num(r.version),
   };
 }

@@ -17,7 +17,7 @@ export interface ExpiredRun {
 }
 
 /** Tables keyed by run_id, children first; run_costs and agent_runs (keyed by external_id) go last. */
-const BY_RUN_ID = ["agent_events", "llm_calls", "scores"] as const;
+const BY_RUN_ID = ["agent_events", "llm_calls", "scores", "run_text"] as const;
 
 /** Up to `limit` of the user's runs whose last event is before `cutoff` (the latest version of each run decides). */
 export async function findExpiredRuns(ch: ClickHouse, projectId: number, cutoff: Date, limit: number): Promise<ExpiredRun[]> {
@@ -34,7 +34,7 @@ export async function findExpiredRuns(ch: ClickHouse, projectId: number, cutoff:
 }
 
 /**
- * Deletes every row of these runs (events and so spans, LLM calls, scores, cost rows, the run's versions). The run
+ * Deletes every row of these runs (events and so spans, LLM calls, scores, search text, cost rows, the run's versions). The run
  * itself goes last, so a sweep cut short finds the same runs again next time.
  */
 export async function deleteRuns(ch: ClickHouse, projectId: number, runs: readonly ExpiredRun[]): Promise<void> {

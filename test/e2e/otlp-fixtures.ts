@@ -47,27 +47,30 @@ function jsonSpan(s: SpanSpec, now: number): Record<string, unknown> {
   };
 }
 
-function request(specs: readonly SpanSpec[], service: string, span: (s: SpanSpec) => Record<string, unknown>) {
+/** Resource attributes besides service.name (deployment.environment.name, service.version, …). */
+export type ResourceAttributes = Readonly<Record<string, AttrInput>>;
+
+function request(specs: readonly SpanSpec[], service: string, span: (s: SpanSpec) => Record<string, unknown>, resource: ResourceAttributes = {}) {
   return {
     resourceSpans: [{
-      resource: { attributes: keyValues({ "service.name": service }) },
+      resource: { attributes: keyValues({ "service.name": service, ...resource }) },
       scopeSpans: [{ scope: { name: "runwatch-fixtures", version: "1" }, spans: specs.map(span) }],
     }],
   };
 }
 
-export function exportJson(specs: readonly SpanSpec[], service = "otlp-test"): string {
+export function exportJson(specs: readonly SpanSpec[], service = "otlp-test", resource?: ResourceAttributes): string {
   const now = Date.now();
-  return JSON.stringify(request(specs, service, (s) => jsonSpan(s, now)));
+  return JSON.stringify(request(specs, service, (s) => jsonSpan(s, now), resource));
 }
 
-export function exportProtobuf(specs: readonly SpanSpec[], service = "otlp-test"): Uint8Array {
+export function exportProtobuf(specs: readonly SpanSpec[], service = "otlp-test", resource?: ResourceAttributes): Uint8Array {
   const now = Date.now();
   const hex = (h: string | undefined) => (h ? Buffer.from(h, "hex") : undefined);
   return encodeProtobufExport(request(specs, service, (s) => {
     const j = jsonSpan(s, now);
     return { ...j, traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId) };
-  }));
+  }, resource));
 }
 
 /** A gRPC client of TraceService/Export that sends export bytes (as built above) with an optional Bearer key. */

@@ -5,6 +5,8 @@
  */
 import { Schema } from "effect";
 import type { RunJson } from "../../../core/events/run-json.js";
+import { MAX_RUN_METADATA_KEYS, MAX_RUN_TAGS } from "../../../core/events/attributes.js";
+import { RUN_PREVIEW_CHARS } from "../../../core/events/run-text.js";
 import { EVENT_TYPES, RUN_STATUSES, SPAN_KINDS } from "../../../core/events/schema.js";
 import { SCORE_SOURCES, SCORE_GIVERS } from "../../../stores/scores.js";
 
@@ -53,6 +55,15 @@ export const Run = Schema.Struct({
   last_error: Schema.String,
   pending_question: Schema.String,
   llm_calls: Count,
+  tags: Schema.Array(Schema.String).annotations({ description: `The union of every event's tags, sorted; at most ${MAX_RUN_TAGS}.` }),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) }).annotations({
+    description: `The latest value of each metadata key any event sent, of the type it was sent as; at most ${MAX_RUN_METADATA_KEYS} keys.`,
+  }),
+  end_user: Schema.NullOr(Schema.String).annotations({ description: "The agent's own user the run served (the latest an event named)." }),
+  environment: Schema.NullOr(Schema.String),
+  release: Schema.NullOr(Schema.String),
+  input_preview: Schema.String.annotations({ description: `The start of the run's input as text (at most ${RUN_PREVIEW_CHARS} characters; "" for none).` }),
+  output_preview: Schema.String.annotations({ description: `The start of the run's output as text (at most ${RUN_PREVIEW_CHARS} characters; "" for none).` }),
 }).annotations({
   identifier: "Run",
   description: "A run at its latest version: the one JSON shape of a run, also carried by the WebSocket gateway's live `events` message (docs/REALTIME.md).",
