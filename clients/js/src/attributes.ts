@@ -51,7 +51,9 @@ type Report = (message: string) => void;
 function cut(text: string, max: number, what: string, report: Report): string {
   if (text.length <= max) return text;
   report(`${what} is ${text.length} characters long; cut to ${max}`);
-  return text.slice(0, max);
+  const out = text.slice(0, max);
+  // Never half a surrogate pair: the server refuses a lone surrogate in end_user (an identifier).
+  return /[\uD800-\uDBFF]$/.test(out) ? out.slice(0, -1) : out;
 }
 
 /** endUser, environment or release: a string (a number as its digits) cut to `max`; undefined when empty or not one. */

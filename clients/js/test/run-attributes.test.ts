@@ -1,15 +1,17 @@
 /**
  * A run's tags, metadata, end user, environment and release: what the client sends (over a loopback ingest server)
  * from client.run options, run.addTags / setMetadata and the LangChain.js handler (a real LangGraph.js graph whose
- * model calls the fake LLM on loopback), and how values beyond the server's bounds are cut and reported.
+ * model calls the fake LLM on loopback), and how values beyond the server's bounds are cut and reported; then what a
+ * real Runwatch server keeps of them (GET /api/runs/{id}).
  */
 import { Annotation, Command, END, MemorySaver, START, StateGraph, interrupt } from "@langchain/langgraph";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Runwatch, RunwatchError } from "../src/index.js";
 import { CallbackHandler } from "../src/langchain.js";
 import { HttpChatModel, startFakeLlm, type FakeLlm } from "./fake-llm.js";
 import { LoopbackServer } from "./loopback.js";
+import { startRealServer, waitForRun, type RealServer } from "./real-server.js";
 
 const KEYS = ["tags", "metadata", "end_user", "environment", "release"] as const;
 const attributes = (e: Record<string, unknown>) => Object.fromEntries(KEYS.filter((k) => k in e).map((k) => [k, e[k]]));
@@ -222,5 +224,65 @@ describe("runwatch/langchain: the config's own tags and metadata are the run's",
     expect(attributes(outer[0])).toEqual({});
     expect(attributes(outer.at(-1))).toEqual({ tags: ["inside"] }); // run_end: the run's next event
     expectNoInternalAttributes(server.accepted);
+  });
+});
+
+describe("against a real Runwatch server: GET /api/runs/{id} reads back what the client sent", () => {
+  let real: RealServer;
+  beforeAll(async () => {
+    real = await startRealServer();
+  }, 120_000);
+  afterAll(async () => {
+    await real?.stop();
+  });
+  const realClient = (extra: ConstructorParameters<typeof Runwatch>[0] = {}) => makeClient({ baseUrl: real.url, apiKey: real.key, ...extra });
+
+  it("run options, setMetadata during the run and values past the bounds: kept, nothing refused", async () => {
+    const client = realClient({ release: "v1.2.3" });
+    const sdkRunId = `js-attrs-${Date.now()}`;
+    const many = Array.from({ length: 60 }, (_, i) => `t${String(i).padStart(2, "0")}`);
+    await client.run(
+      {
+        agentName: "js-attrs-agent",
+        sdkRunId,
+        input: { q: "refund?" },
+        tags: ["vip", "beta", ...many], // past the server's bounds on purpose: the client cuts them
+        metadata: { customer: "acme", tier: 2, score: 0.5, trial: false, plan: { seats: 3 } },
+        endUser: "cust-" + "😀".repeat(150),
+        environment: "production",
+      },
+      async (run) => {
+        await run.step("plan", () => run.setMetadata({ tier: 3, region: "eu" }));
+        return "ok";
+      },
+    );
+    expect(await client.flush(10_000)).toBe(true);
+    const { run } = await waitForRun(real, sdkRunId, (v) => v.run.status === "success");
+    expect(client.stats.rejected).toBe(0);
+    expect(run.tags).toEqual(["vip", "beta", ...many.slice(0, 48)].sort());
+    expect(run.metadata).toEqual({ customer: "acme", tier: 3, score: 0.5, trial: false, plan: '{"seats":3}', region: "eu" });
+    expect(run.end_user).toBe("cust-" + "😀".repeat(97)); // 200 UTF-16 code units, no half surrogate pair
+    expect([run.environment, run.release]).toEqual(["production", "v1.2.3"]);
+  });
+
+  it("a LangGraph.js graph's config tags and metadata, and its resume's, are the run's", async () => {
+    const client = realClient({ environment: "staging" });
+    const handler = new CallbackHandler({ client });
+    const threadId = `js-attrs-thread-${Date.now()}`;
+    const config = { configurable: { thread_id: threadId }, callbacks: [handler], tags: ["vip", "beta"], metadata: { customer: "acme", tier: 2, beta: true, limits: { max: 3 } } };
+    const graph = ticketGraph(llm.url);
+    await graph.invoke({ question: "Can I get a refund?" }, config);
+    const sdkRunId = handler.sdkRunIdFor(threadId)!;
+    expect(await client.flush(10_000)).toBe(true);
+    await waitForRun(real, sdkRunId, (v) => v.run.status === "waiting_for_input");
+    await graph.invoke(new Command({ resume: "yes" }), { ...config, tags: ["resumed"], metadata: { reviewer: "lead" } });
+    expect(await client.flush(10_000)).toBe(true);
+    const { run } = await waitForRun(real, sdkRunId, (v) => v.run.status === "success");
+    expect(run.session_id).toBe(threadId);
+    expect(run.tags).toEqual(["beta", "resumed", "vip"]);
+    expect(run.metadata).toEqual({ customer: "acme", tier: 2, beta: true, limits: '{"max":3}', reviewer: "lead" });
+    expect([run.end_user, run.environment, run.release]).toEqual([null, "staging", null]);
+    expect(run.llm_calls).toBe(1); // the model call reached the fake LLM and was reported
+    expect(client.stats.rejected).toBe(0);
   });
 });

@@ -296,3 +296,85 @@ def test_langchain_runnable_and_model_roots_take_config_attributes(capture: Capt
     assert _attributes(outer[0]) == {}
     assert _attributes(outer[-1]) == {"tags": ["inside"]}  # run_end: the next event after the chain started
     assert_no_internal_attributes(capture.events())
+
+
+# ---- against a real server: GET /api/runs/{id} reads back what the client sent --------------------------------
+
+
+@pytest.mark.integration
+def test_the_real_server_keeps_what_the_client_sent(real_server: Any) -> None:
+    client = Runwatch(api_key=real_server.api_key, base_url=real_server.base_url, flush_interval=0.05, release="v1.2.3")
+    try:
+        rid = f"py-attrs-{uuid.uuid4()}"
+        with client.run(
+            "py-attrs-agent",
+            input={"q": "refund?"},
+            sdk_run_id=rid,
+            # Past the server's bounds on purpose: the client cuts them, so nothing is refused.
+            tags=["vip", "beta", *(f"t{i:02d}" for i in range(60))],
+            metadata={"customer": "acme", "tier": 2, "score": 0.5, "trial": False, "plan": {"seats": 3}},
+            end_user="cust-" + "😀" * 150,
+            environment="production",
+        ) as run:
+            with run.step("plan"):
+                run.set_metadata(tier=3, region="eu")
+            run.set_output("ok")
+        assert client.flush(10)
+        body = real_server.wait_run(rid, lambda b: b["run"]["status"] == "success")
+        assert client.stats.dropped_rejected == 0
+        got = body["run"]
+        assert got["tags"] == sorted(["vip", "beta", *(f"t{i:02d}" for i in range(48))])
+        assert got["metadata"] == {
+            "customer": "acme",
+            "tier": 3,
+            "score": 0.5,
+            "trial": False,
+            "plan": '{"seats": 3}',
+            "region": "eu",
+        }
+        assert got["end_user"] == "cust-" + "😀" * 97  # 200 UTF-16 code units, as the server counts
+        assert (got["environment"], got["release"]) == ("production", "v1.2.3")
+    finally:
+        client.shutdown(timeout=5)
+
+
+@pytest.mark.integration
+def test_the_real_server_keeps_a_langgraph_runs_config_tags_and_metadata(real_server: Any) -> None:
+    pytest.importorskip("langgraph")
+    from langgraph.types import Command
+
+    from runwatch.langchain import CallbackHandler
+
+    from .fake_llm import fake_llm
+
+    client = Runwatch(
+        api_key=real_server.api_key, base_url=real_server.base_url, flush_interval=0.05, environment="staging"
+    )
+    try:
+        thread = f"py-attrs-graph-{uuid.uuid4()}"
+        handler = CallbackHandler(client)
+        with fake_llm() as llm_url:
+            graph = ticket_graph(llm_url, name="py-attrs-graph")
+            config: dict[str, Any] = {
+                "configurable": {"thread_id": thread},
+                "callbacks": [handler],
+                "tags": ["vip", "beta"],
+                "metadata": CONFIG_METADATA,
+            }
+            graph.invoke({"question": "Can I get a refund?"}, config)
+            rid = handler.sdk_run_id_for_thread(thread)
+            assert rid is not None
+            real_server.wait_run(rid, lambda b: b["run"]["status"] == "waiting_for_input")
+            resume = {**config, "tags": ["resumed"], "metadata": {"reviewer": "lead"}}
+            graph.invoke(Command(resume="yes"), resume)
+        assert client.flush(10)
+        body = real_server.wait_run(rid, lambda b: b["run"]["status"] == "success")
+        got = body["run"]
+        assert got["session_id"] == thread
+        assert got["tags"] == ["beta", "resumed", "vip"]
+        assert got["metadata"] == {**CONFIG_METADATA, "limits": '{"max": 3}', "reviewer": "lead"}
+        assert (got["end_user"], got["environment"], got["release"]) == (None, "staging", None)
+        assert got["llm_calls"] == 1  # the model call reached the fake LLM and was reported
+        assert client.stats.dropped_rejected == 0
+    finally:
+        client.shutdown(timeout=5)

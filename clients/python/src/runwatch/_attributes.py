@@ -2,7 +2,8 @@
 fit the server's bounds before they are sent, so that a run is never refused because of them:
 
 - a string over its bound is cut (a tag, a metadata key or end_user and release at 200 characters, environment at
-  100, a metadata value at 1024); an empty one is left out;
+  100, a metadata value at 1024; characters as the server counts them, in UTF-16 code units); an empty one is left
+  out;
 - past 50 tags or 64 metadata keys on a run, further ones are left out (the server keeps no more per run either);
 - a metadata value that is not a string, a finite number or a boolean is sent JSON-encoded as a string; None is
   left out.
@@ -35,11 +36,25 @@ MAX_RELEASE_CHARS = 200
 MetadataValue = str | int | float | bool
 
 
+def _utf16_length(text: str) -> int:
+    """The length the server measures (JavaScript's String.length): a character beyond U+FFFF counts twice."""
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+
+
 def _cut(text: str, limit: int, what: str) -> str:
-    if len(text) <= limit:
+    length = _utf16_length(text)
+    if length <= limit:
         return text
-    logger.warning("runwatch: %s is %d characters long; cut to %d", what, len(text), limit)
-    return text[:limit]
+    logger.warning("runwatch: %s is %d characters long; cut to %d", what, length, limit)
+    out, used = [], 0
+    for c in text:
+        used += 2 if ord(c) > 0xFFFF else 1
+        if used > limit:
+            break
+        out.append(c)
+    return "".join(out)
 
 
 def tag_list(tags: str | Iterable[str] | None) -> list[str]:
