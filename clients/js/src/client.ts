@@ -1,3 +1,4 @@
+import { label, MAX_ENVIRONMENT_CHARS, MAX_RELEASE_CHARS, RunAttributes, type RunAttributeOptions, type WireAttributes } from "./attributes.js";
 import { uuidv7, randomUuid } from "./ids.js";
 import { safeStringify, toJsonObject, truncate } from "./json.js";
 import { readEnv } from "./platform.js";
@@ -24,9 +25,14 @@ export interface RunwatchOptions extends Partial<Omit<TransportOptions, "baseUrl
   debug?: boolean;
   /** Events larger than this (serialized) get their biggest fields cut down. Default 256 KiB. */
   maxEventBytes?: number;
+  /** The environment of every run that names none (production, staging…). Default: RUNWATCH_ENVIRONMENT. */
+  environment?: string;
+  /** The release of every run that names none. Default: RUNWATCH_RELEASE. */
+  release?: string;
 }
 
-export interface RunOptions {
+/** A run's options; tags, metadata, endUser, environment and release (RunAttributeOptions) describe it. */
+export interface RunOptions extends RunAttributeOptions {
   agentName: string;
   /** The run's input, shown on the dashboard (objects as they are, other values wrapped as {value}). */
   input?: unknown;
@@ -38,8 +44,8 @@ export interface RunOptions {
   configVersion?: number;
   /** The session (a conversation, a thread) the run belongs to: the dashboard's /sessions groups runs by it. */
   sessionId?: string;
-  /** Extra fields stored in the run_start payload. */
-  metadata?: Record<string, unknown>;
+  /** Extra fields of the run_start payload (low level; an experiment's run names its experiment and item there). */
+  startFields?: Record<string, unknown>;
 }
 
 export interface EndRunOptions {
@@ -61,6 +67,8 @@ export class Runwatch implements RunHost {
   readonly fetchImpl: typeof fetch;
   private readonly onErrorHook: (err: RunwatchError) => void;
   private readonly maxEventBytes: number;
+  readonly environment: string | undefined;
+  readonly release: string | undefined;
 
   constructor(options: RunwatchOptions = {}) {
     const apiKey = options.apiKey ?? readEnv("RUNWATCH_API_KEY") ?? "";
@@ -78,6 +86,8 @@ export class Runwatch implements RunHost {
         /* never let a logger break the agent */
       }
     };
+    this.environment = label(options.environment ?? readEnv("RUNWATCH_ENVIRONMENT"), MAX_ENVIRONMENT_CHARS, "environment", this.reportInvalid);
+    this.release = label(options.release ?? readEnv("RUNWATCH_RELEASE"), MAX_RELEASE_CHARS, "release", this.reportInvalid);
     this.enabled = (options.enabled ?? true) && apiKey !== "" && typeof globalThis.fetch === "function";
     if (!this.enabled) {
       if ((options.enabled ?? true) && apiKey === "") {
@@ -119,9 +129,14 @@ export class Runwatch implements RunHost {
   startRun(options: RunOptions): Run {
     const sdkRunId = options.sdkRunId ?? randomUuid();
     const agentName = truncate(options.agentName || "agent", 200);
-    const run = new Run(this, sdkRunId, agentName, options.configVersion, options.sessionId ? truncate(options.sessionId, 200) : undefined);
+    const attributes = new RunAttributes(sdkRunId, this.reportInvalid, {
+      ...options,
+      environment: options.environment ?? this.environment,
+      release: options.release ?? this.release,
+    });
+    const run = new Run(this, sdkRunId, agentName, options.configVersion, options.sessionId ? truncate(options.sessionId, 200) : undefined, attributes);
     run.emit("run_start", {
-      ...options.metadata,
+      ...options.startFields,
       framework: options.framework ?? "custom",
       input: options.input === undefined ? undefined : toJsonObject(options.input),
     });
@@ -134,8 +149,18 @@ export class Runwatch implements RunHost {
     else run.end(options.output);
   }
 
-  /** Low level: queue one event. Used by Run; available for custom integrations. Never throws. */
-  emit(sdkRunId: string, agentName: string | undefined, type: EventType, payload: Record<string, unknown>, configVersion?: number, ids?: SpanIds, sessionId?: string): void {
+  /** Hands a problem that does not stop the run to onError (RunHost). */
+  report(err: RunwatchError): void {
+    this.onErrorHook(err);
+  }
+
+  private readonly reportInvalid = (message: string): void => this.onErrorHook(new RunwatchError("invalid", message));
+
+  /**
+   * Low level: queue one event. Used by Run; available for custom integrations. `attributes` are envelope fields sent
+   * as they are (tags, metadata, end_user, environment, release). Never throws.
+   */
+  emit(sdkRunId: string, agentName: string | undefined, type: EventType, payload: Record<string, unknown>, configVersion?: number, ids?: SpanIds, sessionId?: string, attributes?: WireAttributes): void {
     if (!this.transport) return;
     try {
       const event = {
@@ -150,6 +175,7 @@ export class Runwatch implements RunHost {
         session_id: sessionId || undefined,
         payload,
       };
+      if (attributes) Object.assign(event, attributes); // most events carry none: no spread on the hot path
       this.transport.enqueue(() => this.serialize(event));
     } catch (err) {
       this.onErrorHook(new RunwatchError("dropped", `could not build a ${type} event: ${(err as Error)?.message}`, { count: 1, cause: err }));

@@ -9,6 +9,7 @@ export type RunwatchErrorCode =
   | "rejected" // the server rejected individual events (not retried)
   | "dropped" // events given up on (queue full, max attempts, client closed)
   | "config" // misconfiguration (e.g. no API key)
+  | "invalid" // a value given to the client was cut to the server's bounds or left out (tags, metadata…)
   | "human_input"; // waiting for a human answer failed
 
 /** What onError receives. Never thrown into agent code by the transport. */

@@ -117,7 +117,7 @@ interface ServerExperiment {
 /** What an experiment needs from the client. */
 export interface ExperimentHost extends DatasetHost, RunHost {
   run<T>(
-    options: { agentName: string; input?: unknown; sdkRunId?: string; configVersion?: number; framework?: string; metadata?: Record<string, unknown> },
+    options: { agentName: string; input?: unknown; sdkRunId?: string; configVersion?: number; framework?: string; startFields?: Record<string, unknown> },
     fn: (run: Run) => T | Promise<T>,
   ): Promise<T>;
 }
@@ -179,7 +179,7 @@ export async function runExperiment(host: ExperimentHost, o: ExperimentOptions):
       output = await host.run(
         {
           agentName: o.agentName ?? "experiment", input: item.input, sdkRunId, configVersion: o.configVersion, framework: "experiment",
-          metadata: { experiment_id: experiment.id, dataset_item_id: item.id, repetition },
+          startFields: { experiment_id: experiment.id, dataset_item_id: item.id, repetition },
         },
         (run) => o.task(item.input, { item, repetition, experimentId: experiment.id, run }),
       );

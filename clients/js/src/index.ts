@@ -17,6 +17,7 @@ export {
   type LlmCallHandle,
 } from "./run.js";
 export { currentRun } from "./current-run.js";
+export type { MetadataValue, RunAttributeOptions } from "./attributes.js";
 export { RunwatchError, type RunwatchErrorCode, type TransportOptions, type TransportStats } from "./transport.js";
 export { uuidv7 } from "./ids.js";
 export type { ScoreOptions, ScoreSource, ScoreValue } from "./scores.js";

@@ -1,6 +1,7 @@
 /**
  * What the LangChain.js handler (langchain.ts) reads from LangChain's objects: LangGraph interrupts and resumes,
- * plain values for previews, the model and the token usage of a model call. No @langchain/core import.
+ * plain values for previews, a root run's own tags and metadata, the model and the token usage of a model call.
+ * No @langchain/core import.
  */
 import { preview } from "./json.js";
 
@@ -15,6 +16,22 @@ export const INTERRUPT_ERRORS = new Set(["GraphInterrupt", "NodeInterrupt"]);
 export const CONTROL_FLOW_ERRORS = new Set(["GraphBubbleUp", "ParentCommand", ...INTERRUPT_ERRORS]);
 export const errName = (err: unknown): string => (isObj(err) ? String((err as { name?: unknown }).name ?? (err as object).constructor?.name ?? "") : "");
 export const isInterrupt = (err: unknown): boolean => INTERRUPT_ERRORS.has(errName(err)) || (isObj(err) && Array.isArray(err.interrupts));
+
+// What LangChain and LangGraph add to a run's tags and metadata themselves (a node's step, LangSmith's flags, the
+// thread and checkpoint, the integration and model names), and the handler's own keys: not the user's.
+const INTERNAL_TAG = /^(?:seq|graph):step:\d+$|^langsmith:/;
+const INTERNAL_KEYS = new Set(["thread_id", "checkpoint_ns", "checkpoint_id"]);
+const INTERNAL_KEY = /^(?:langgraph_|ls_|lc_|runwatch_|__)/;
+
+/** The tags a root run's config gave (`{ tags: [...] }`), without LangChain's own. */
+export const runTags = (tags: readonly string[] | undefined): string[] => (tags ?? []).filter((t) => typeof t === "string" && !INTERNAL_TAG.test(t));
+
+/** The metadata a root run's config gave (`{ metadata: {...} }`), without LangChain's and LangGraph's own keys (thread_id is the session already). */
+export function runMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(metadata ?? {})) if (!INTERNAL_KEYS.has(k) && !INTERNAL_KEY.test(k)) out[k] = v;
+  return out;
+}
 
 /** new Command({ resume }) as it reaches handleChainStart. */
 export function resumeValue(inputs: unknown): { resume: unknown } | undefined {

@@ -11,6 +11,7 @@
  *   tool                               → tool_call start/end with input/output previews and duration
  *   GraphInterrupt from interrupt()    → human_input_requested (run waits; not an error, no run_end)
  *   invoke(new Command({resume}))      → human_input_received on the run the interrupt paused
+ * The root's own `tags` and `metadata` (invoke's config) are the run's, LangChain's and LangGraph's internal ones left out.
  * Sessions: `configurable.thread_id` is the run's session_id, and each invocation is its own run (id: LangChain's root
  * run id). A resume continues the paused run: the one this handler saw, else the session's run that the server says
  * waits for input (so another process, another handler, can resume it). `runIdFromThread: true` keeps the older
@@ -18,68 +19,14 @@
  * Concurrent invocations are told apart by their root run id.
  */
 import { getDefaultClient, type Runwatch } from "./client.js";
+import type { CallbackHandlerOptions, RunwatchCallbackHandler } from "./langchain-types.js";
 import { safeStringify } from "./json.js";
 import { ThreadRuns } from "./langchain-threads.js";
 import { currentRun } from "./current-run.js";
 import { Run } from "./run.js";
-import { CONTROL_FLOW_ERRORS, describeInterrupt, errName, isInterrupt, isObj, messagesOf, modelFromStart, nodePath, now, resumeValue, simplify, str, usageOf, firstGenerationText } from "./langchain-support.js";
+import { CONTROL_FLOW_ERRORS, describeInterrupt, errName, isInterrupt, isObj, messagesOf, modelFromStart, nodePath, now, resumeValue, runMetadata, runTags, simplify, str, usageOf, firstGenerationText } from "./langchain-support.js";
 
-export interface CallbackHandlerOptions {
-  /** Default: a process-wide client from RUNWATCH_API_KEY / RUNWATCH_BASE_URL. */
-  client?: Runwatch;
-  /** Default: the root runnable's name (e.g. the graph's name, "LangGraph"). */
-  agentName?: string;
-  /** Default "langgraph" for LangGraph graphs, else "langchain". */
-  framework?: string;
-  /**
-   * The run id reported to Runwatch. Default: LangChain's root run id (one run per invocation; the thread is the
-   * session), or with `runIdFromThread` the invocation's `configurable.thread_id`.
-   */
-  sdkRunId?: string | ((ctx: { threadId?: string; rootRunId: string }) => string);
-  /**
-   * true: the thread id is the run id, so every invocation of a thread (each chat turn) adds to one run — the
-   * behaviour before sessions. Default false: one run per invocation, grouped by the thread as a session.
-   */
-  runIdFromThread?: boolean;
-  /** The agent config version (agent registry) the runs use. */
-  configVersion?: number;
-  /** responded_by for resumes whose answer did not come through waitForAnswer(). */
-  respondedBy?: string;
-  /** Include node outputs in step end events. Default true. */
-  captureStepOutputs?: boolean;
-}
-
-/** The handler: pass it in `callbacks: [handler]`. Extra helpers are ordinary properties. */
-export interface RunwatchCallbackHandler {
-  awaitHandlers: boolean;
-  /**
-   * Argument order as @langchain/core's CallbackManager really calls it (parentRunId 4th, runType 7th); its
-   * published .d.ts lists runType 4th and parentRunId 8th.
-   */
-  handleChainStart(chain: unknown, inputs: unknown, runId: string, parentRunId?: string, tags?: string[], metadata?: Record<string, unknown>, runType?: string, runName?: string): void | Promise<void>;
-  handleChainEnd(outputs: unknown, runId: string, parentRunId?: string): void;
-  handleChainError(err: unknown, runId: string, parentRunId?: string): void;
-  handleToolStart(tool: unknown, input: string, runId: string, parentRunId?: string, tags?: string[], metadata?: Record<string, unknown>, runName?: string, toolCallId?: string): void;
-  handleToolEnd(output: unknown, runId: string, parentRunId?: string): void;
-  handleToolError(err: unknown, runId: string, parentRunId?: string): void;
-  handleChatModelStart(llm: unknown, messages: unknown, runId: string, parentRunId?: string, extraParams?: Record<string, unknown>, tags?: string[], metadata?: Record<string, unknown>, runName?: string): void;
-  handleLLMStart(llm: unknown, prompts: string[], runId: string, parentRunId?: string, extraParams?: Record<string, unknown>, tags?: string[], metadata?: Record<string, unknown>, runName?: string): void;
-  handleLLMEnd(output: unknown, runId: string, parentRunId?: string): void;
-  handleLLMError(err: unknown, runId: string, parentRunId?: string): void;
-  /**
-   * Waits for the answer to a LangGraph interrupt given on the Runwatch dashboard (long-polling the input
-   * endpoint). Resume the graph with it: `graph.invoke(new Command({ resume: answer.response }), config)`;
-   * the resume then reports who answered.
-   */
-  waitForAnswer(threadId: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<{ response: string; respondedBy?: string; answeredAt?: string }>;
-  /**
-   * The Runwatch run a thread's paused invocation reports to, as far as this handler knows without asking the server
-   * (the thread id itself with `runIdFromThread`); undefined when it does not know.
-   */
-  sdkRunIdFor(threadId: string): string | undefined;
-  /** The run a resume of this thread would continue: this handler's paused run, else the one the server says waits for input. */
-  findWaitingRun(threadId: string): Promise<string | undefined>;
-}
+export type { CallbackHandlerOptions, RunwatchCallbackHandler } from "./langchain-types.js";
 
 interface RootState {
   readonly run: Run;
@@ -181,7 +128,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
     };
 
   const agentNameOf = (runName: string | undefined, fallback: string): string => options.agentName ?? runName ?? fallback;
-  const startFresh = (inputs: unknown, sdkRunId: string, threadId: string | undefined, metadata: Record<string, unknown> | undefined, runName: string | undefined): Run =>
+  const startFresh = (inputs: unknown, sdkRunId: string, threadId: string | undefined, metadata: Record<string, unknown> | undefined, runName: string | undefined, tags: string[] | undefined): Run =>
     client().startRun({
       agentName: agentNameOf(runName, "langchain"),
       input: simplify(inputs),
@@ -189,7 +136,17 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
       sessionId: threadId,
       framework: options.framework ?? (metadata?.ls_integration === "langgraph" ? "langgraph" : "langchain"),
       configVersion: options.configVersion,
+      tags: runTags(tags),
+      metadata: runMetadata(metadata),
     });
+  /** A run the root reports into without starting it (an outer run, a resumed one): the config's additions go with its next event. */
+  const describe = (run: Run, tags: string[] | undefined, metadata: Record<string, unknown> | undefined): Run => {
+    const own = runTags(tags);
+    if (own.length > 0) run.addTags(...own);
+    const md = runMetadata(metadata);
+    if (Object.keys(md).length > 0) run.setMetadata(md);
+    return run;
+  };
 
   const openRoot = (runId: string, run: Run, threadId: string | undefined, owned = true): void => {
     roots.set(runId, { run, threadId, children: new Set(), reportedInterrupts: new Set(), waiting: false, owned });
@@ -197,19 +154,19 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
   };
 
   /** Returns a promise only when it must ask the server which run a resume continues (LangChain awaits it). */
-  const onStartRoot = (inputs: unknown, runId: string, metadata: Record<string, unknown> | undefined, runName: string | undefined): void | Promise<void> => {
+  const onStartRoot = (inputs: unknown, runId: string, metadata: Record<string, unknown> | undefined, runName: string | undefined, tags: string[] | undefined): void | Promise<void> => {
     const threadId = str(metadata?.thread_id) ?? (typeof metadata?.thread_id === "number" ? String(metadata.thread_id) : undefined);
     const resume = resumeValue(inputs);
     const outer = currentRun();
     // Inside `client.run(…, fn)` (an experiment's task, say): the graph reports into that run instead of opening one.
-    if (outer && outer.reportsTo(client()) && !resume) return openRoot(runId, outer, threadId, false);
+    if (outer && outer.reportsTo(client()) && !resume) return openRoot(runId, describe(outer, tags, metadata), threadId, false);
     const paused = threads.take(threadId);
-    if (!resume) return openRoot(runId, startFresh(inputs, threads.idFor(threadId, runId), threadId, metadata, runName), threadId);
+    if (!resume) return openRoot(runId, startFresh(inputs, threads.idFor(threadId, runId), threadId, metadata, runName, tags), threadId);
     const continueRun = (id: string | undefined): void => {
       let run: Run;
-      if (paused && paused.sdkRunId === id) run = paused;
-      else if (id !== undefined) run = new Run(client(), id, agentNameOf(runName, "langgraph"), options.configVersion, threadId);
-      else return openRoot(runId, startFresh(inputs, runId, threadId, metadata, runName), threadId); // nothing paused is known
+      if (paused && paused.sdkRunId === id) run = describe(paused, tags, metadata);
+      else if (id !== undefined) run = describe(new Run(client(), id, agentNameOf(runName, "langgraph"), options.configVersion, threadId), tags, metadata);
+      else return openRoot(runId, startFresh(inputs, runId, threadId, metadata, runName, tags), threadId); // nothing paused is known
       const by = threadId !== undefined && answeredBy.has(threadId) ? answeredBy.get(threadId) : options.respondedBy;
       if (threadId !== undefined) answeredBy.delete(threadId);
       run.humanInputReceived(resume.resume, by);
@@ -243,7 +200,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
 
     handleChainStart: guard((_chain, inputs, runId, parentRunId, tags, metadata, _runType, runName) => {
       if (!parentRunId || !rootOf.has(parentRunId)) {
-        return onStartRoot(inputs, runId, metadata, runName);
+        return onStartRoot(inputs, runId, metadata, runName, tags);
       }
       const state = attach(runId, parentRunId);
       if (!state) return;

@@ -1,100 +1,16 @@
+/** One agent run: its lifecycle events, spans (steps, tool calls, LLM calls), usage, human input, tags and metadata. */
+import { metadataRecord, RunAttributes, tagList, type MetadataValue } from "./attributes.js";
+import { RunwatchError } from "./errors.js";
 import { randomUuid } from "./ids.js";
 import { errorPayload, preview, toJsonObject } from "./json.js";
 import { asyncContext } from "./platform.js";
 import type { ScoreOptions, ScoreValue } from "./scores.js";
+import type { EventType, HumanInputOptions, LlmCallHandle, LlmUsage, RunHost, RunState, SpanIds, StepEndOptions, ToolEndOptions, Usage } from "./run-types.js";
 
-export type EventType =
-  | "run_start"
-  | "run_end"
-  | "error"
-  | "step"
-  | "tool_call"
-  | "human_input_requested"
-  | "human_input_received";
-
-export type RunState = "running" | "waiting_for_input" | "success" | "error";
-
-/** Token usage and cost of a run, reported in run_end. */
-export interface Usage {
-  promptTokens?: number;
-  completionTokens?: number;
-  /** Defaults to promptTokens + completionTokens. */
-  totalTokens?: number;
-  model?: string;
-  /** Leave out to let the server price the tokens from its price table. */
-  costUsd?: number;
-}
-
-export interface HumanInputOptions {
-  /** Extra information shown next to the question on the dashboard. */
-  context?: Record<string, unknown>;
-  /** Where the question should be surfaced, e.g. "dashboard", "slack", "email". Default "dashboard". */
-  channel?: string;
-  /** Give up (rejecting with a RunwatchError code "human_input") after this long. Default: wait indefinitely. */
-  timeoutMs?: number;
-  /** Abort the wait. */
-  signal?: AbortSignal;
-}
-
-export interface HumanInputAnswer {
-  response: string;
-  respondedBy?: string;
-  answeredAt?: string;
-}
-
-/** The span an event belongs to and the span it nests in (docs/API.md, Spans). */
-export interface SpanIds {
-  spanId?: string;
-  parentSpanId?: string;
-}
-
-/** What an LLM call reports (tokens as the provider counts them: cached is part of prompt, reasoning of completion). */
-export interface LlmUsage {
-  model?: string;
-  provider?: string;
-  promptTokens?: number;
-  completionTokens?: number;
-  totalTokens?: number;
-  cachedTokens?: number;
-  cacheWriteTokens?: number;
-  reasoningTokens?: number;
-  /** Leave out to let the server price the call from its model and provider. */
-  costUsd?: number;
-}
-
-/** What a Run needs from its client (kept as an interface so the two modules do not import each other). */
-export interface RunHost {
-  emit(sdkRunId: string, agentName: string, type: EventType, payload: Record<string, unknown>, configVersion?: number, ids?: SpanIds, sessionId?: string): void;
-  flush(timeoutMs?: number): Promise<boolean>;
-  waitForHumanInput(sdkRunId: string, options?: Pick<HumanInputOptions, "timeoutMs" | "signal">): Promise<HumanInputAnswer>;
-  score(sdkRunId: string, name: string, value: ScoreValue, options?: ScoreOptions): Promise<string>;
-}
-
-export interface StepEndOptions extends SpanIds {
-  durationMs?: number;
-  output?: unknown;
-  error?: unknown;
-  /** Extra payload fields (kept by the server). */
-  extra?: Record<string, unknown>;
-}
-
-export interface ToolEndOptions extends SpanIds {
-  durationMs?: number;
-  output?: unknown;
-  error?: unknown;
-  input?: unknown;
-  extra?: Record<string, unknown>;
-}
+export type { EventType, HumanInputAnswer, HumanInputOptions, LlmCallHandle, LlmUsage, RunHost, RunState, SpanIds, StepEndOptions, ToolEndOptions, Usage } from "./run-types.js";
 
 /** The span entered around the current async call (steps, tool calls and LLM calls nest in it). */
 const currentSpan = asyncContext<{ run: Run; spanId: string }>();
-
-/** A handle inside run.llmCall(): report the call's usage and output. */
-export interface LlmCallHandle {
-  readonly spanId: string;
-  setUsage(u: LlmUsage): void;
-  setOutput(output: unknown): void;
-}
 
 const now = (): number => (typeof performance !== "undefined" && typeof performance.now === "function" ? performance.now() : Date.now());
 const count = (n: number | undefined): number | undefined =>
@@ -122,6 +38,8 @@ export class Run {
     readonly configVersion?: number,
     /** The session (conversation, thread) the run belongs to; every event of the run names it. */
     readonly sessionId?: string,
+    /** Tags, metadata, end user, environment, release: all sent on run_start, later additions on the next event. */
+    private attributes?: RunAttributes,
   ) {}
 
   /** Whether this run reports through `host` (a client). */
@@ -151,7 +69,42 @@ export class Run {
 
   /** Sends any event of this run (low level; the helpers below cover the event types of docs/API.md). */
   emit(type: EventType, payload: Record<string, unknown>, ids?: SpanIds): void {
-    this.host.emit(this.sdkRunId, this.agentName, type, payload, this.configVersion, ids, this.sessionId);
+    const attributes = this.attributes?.pending ? this.attributes.takePending() : undefined;
+    this.host.emit(this.sdkRunId, this.agentName, type, payload, this.configVersion, ids, this.sessionId, attributes);
+  }
+
+  // ---- tags and metadata --------------------------------------------------------------------------------
+
+  /** The run's tags (what it sent and will send). */
+  get tags(): string[] {
+    return [...(this.attributes?.tags ?? [])];
+  }
+
+  /** The run's metadata, as sent (values that are not strings, numbers or booleans JSON-encoded). */
+  get metadata(): Record<string, MetadataValue> {
+    return { ...this.attributes?.metadata };
+  }
+
+  /** Adds tags to the run; they go with its next event (a run keeps at most 50). */
+  addTags(...tags: string[]): void {
+    const attributes = this.attributesToChange();
+    attributes?.addTags(tagList(tags, this.reportInvalid));
+  }
+
+  /** Sets metadata keys of the run; they go with its next event (at most 64 keys; a later value of a key replaces the earlier). */
+  setMetadata(metadata: Record<string, unknown>): void {
+    const attributes = this.attributesToChange();
+    attributes?.setMetadata(metadataRecord(metadata, this.reportInvalid));
+  }
+
+  private readonly reportInvalid = (message: string): void => this.host.report(new RunwatchError("invalid", message));
+
+  private attributesToChange(): RunAttributes | undefined {
+    if (this.ended) {
+      this.reportInvalid(`run ${this.sdkRunId} has ended; tags and metadata added now are not sent`);
+      return undefined;
+    }
+    return (this.attributes ??= new RunAttributes(this.sdkRunId, this.reportInvalid));
   }
 
   /** New span ids: the parent is the span entered around this call (same run), unless given. */

@@ -153,7 +153,7 @@ def run_experiment(client: Runwatch, spec: ExperimentSpec) -> ExperimentSummary:
                 item["input"],
                 config_version=spec.config_version,
                 framework="experiment",
-                metadata=fields,
+                start_fields=fields,
             ) as run:
                 with lock:
                     started.append(run.sdk_run_id)

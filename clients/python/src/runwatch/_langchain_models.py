@@ -33,11 +33,12 @@ class _ModelCallbacks:
         inputs: Any,
         metadata: dict[str, Any] | None,
         kwargs: dict[str, Any],
+        tags: list[str] | None = None,
     ) -> None:
         state = self._adopt(run_id, parent_run_id)
         name = kwargs.get("name") or (serialized or {}).get("name") or "llm"
         if state is None:
-            state = self._open_root(run_id, str(name), inputs, metadata, "llm")
+            state = self._open_root(run_id, str(name), inputs, metadata, "llm", tags)
         params = kwargs.get("invocation_params") or {}
         md = metadata or {}
         model = md.get("ls_model_name") or params.get("model") or params.get("model_name")
@@ -66,7 +67,7 @@ class _ModelCallbacks:
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        self._llm_start(run_id, parent_run_id, serialized, messages, metadata, kwargs)
+        self._llm_start(run_id, parent_run_id, serialized, messages, metadata, kwargs, tags)
 
     @_logs_failures
     def on_llm_start(
@@ -80,7 +81,7 @@ class _ModelCallbacks:
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        self._llm_start(run_id, parent_run_id, serialized, prompts, metadata, kwargs)
+        self._llm_start(run_id, parent_run_id, serialized, prompts, metadata, kwargs, tags)
 
     @_logs_failures
     def on_llm_end(self, response: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:

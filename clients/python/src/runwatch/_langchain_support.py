@@ -1,10 +1,12 @@
 """What the LangChain callback handler (langchain.py) builds on: metadata keys, LangGraph interrupts, the state
-of a root run, token usage and names read from LangChain's objects. Needs no LangChain import itself."""
+of a root run, the run's tags and metadata, token usage and names read from LangChain's objects. Needs no LangChain
+import itself."""
 
 from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,6 +25,11 @@ METADATA_AGENT_NAME = "runwatch_agent_name"
 METADATA_RESPONDED_BY = "runwatch_responded_by"
 METADATA_INPUT_REPORTED = "runwatch_input_reported"
 MAX_WAITING_RUNS = 10_000
+# What LangChain and LangGraph add to a run's tags and metadata themselves (a node's step, LangSmith's flags, the
+# thread and checkpoint, the integration and model names, versions), and the handler's own keys: not the user's.
+_INTERNAL_TAG = re.compile(r"^(?:seq|graph):step:\d+$|^langsmith:")
+_INTERNAL_KEYS = frozenset(("thread_id", "checkpoint_ns", "checkpoint_id"))
+_INTERNAL_KEY_PREFIXES = ("langgraph_", "ls_", "lc_", "runwatch_", "__")
 _M = TypeVar("_M", bound=Callable[..., Any])
 
 
@@ -59,6 +66,49 @@ def _interrupts_of(exc: BaseException) -> list[Any]:
     if isinstance(arg, Sequence) and not isinstance(arg, (str, bytes)):
         return list(arg)
     return [arg] if arg is not None else []
+
+
+def record_interrupts(state: _RootState, exc: BaseException, node: str | None) -> None:
+    """human_input_requested for each interrupt of a GraphInterrupt not reported yet: its question and context."""
+    from ._json import to_object
+
+    for intr in _interrupts_of(exc):
+        value = getattr(intr, "value", intr)
+        intr_id = getattr(intr, "id", None) or getattr(intr, "interrupt_id", None)
+        key = str(intr_id) if intr_id is not None else repr(value)
+        if key in state.interrupt_ids:
+            continue
+        state.interrupt_ids.add(key)
+        state.interrupted = True
+        if isinstance(value, dict):
+            q = value.get("question") or value.get("prompt") or value.get("message") or value.get("query")
+            question = q if isinstance(q, str) else _short(value)
+            context: dict[str, Any] = dict(value)
+        else:
+            question = value if isinstance(value, str) else _short(value)
+            context = {"value": value}
+        if intr_id is not None:
+            context["interrupt_id"] = str(intr_id)
+        if node:
+            context["node"] = node
+        state.run.emit(
+            "human_input_requested", {"question": question, "context": to_object(context), "channel": "langgraph"}
+        )
+
+
+def run_tags(tags: list[str] | None) -> list[str]:
+    """The tags a root run's config gave (`config={"tags": [...]}`), without LangChain's own."""
+    return [t for t in tags or () if isinstance(t, str) and not _INTERNAL_TAG.match(t)]
+
+
+def run_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """The metadata a root run's config gave (`config={"metadata": {...}}`), without LangChain's and LangGraph's own
+    keys (thread_id is the run's session already)."""
+    return {
+        k: v
+        for k, v in (metadata or {}).items()
+        if isinstance(k, str) and k not in _INTERNAL_KEYS and not k.startswith(_INTERNAL_KEY_PREFIXES)
+    }
 
 
 def _resume_value(inputs: Any) -> tuple[bool, Any]:

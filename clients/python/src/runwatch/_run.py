@@ -1,15 +1,17 @@
-"""A run: run_start on entry, run_end or error on exit, usage and cost, its steps and tool calls, human input."""
+"""A run: run_start on entry, run_end or error on exit, usage and cost, its steps and tool calls, human input, its
+tags and metadata (_attributes.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import Token
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from . import _pricing
+from ._attributes import MetadataValue, RunAttributes, logger, metadata_dict, tag_list
 from ._context import UNSET, F, _current_run, error_payload
 from ._decorators import _bound_arguments, _wrap
 from ._json import OMIT, Deferred, deferred_jsonable, preview, to_object
@@ -39,14 +41,23 @@ class Run:
         framework: str | None = None,
         config_version: int | None = None,
         session_id: str | None = None,
+        tags: str | Iterable[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        end_user: str | None = None,
+        environment: str | None = None,
+        release: str | None = None,
+        start_fields: Mapping[str, Any] | None = None,
     ) -> None:
         self.client = client
         # Extra fields of the run_start payload (an experiment's run names its experiment and item here).
-        self.start_fields = dict(metadata or {})
+        self.start_fields = dict(start_fields or {})
         self.session_id = session_id[:200] if session_id else None
         self.agent_name = agent_name
         self.sdk_run_id = sdk_run_id or str(uuid.uuid4())
+        # Tags, metadata, end user, environment and release: all on run_start, later additions on the next event.
+        self._attributes = RunAttributes(
+            self.sdk_run_id, tags, metadata, end_user=end_user, environment=environment, release=release
+        )
         self.framework = framework
         self.config_version = config_version
         self._input = input
@@ -71,6 +82,10 @@ class Run:
     def emit(
         self, event_type: str, payload: dict[str, Any], *, span_id: str | None = None, parent_span_id: str | None = None
     ) -> None:
+        attributes = None
+        if self._attributes.pending is not None:  # read without the lock: the common case costs one comparison
+            with self._lock:
+                attributes = self._attributes.take_pending()
         self.client.emit(
             event_type,
             self.sdk_run_id,
@@ -80,7 +95,39 @@ class Run:
             span_id=span_id,
             parent_span_id=parent_span_id,
             session_id=self.session_id,
+            attributes=attributes,
         )
+
+    # ---- tags and metadata ------------------------------------------------------------------------------
+
+    @property
+    def tags(self) -> list[str]:
+        """The run's tags (what it sent and will send)."""
+        return list(self._attributes.tags)
+
+    @property
+    def metadata(self) -> dict[str, MetadataValue]:
+        """The run's metadata, as sent (values that are not strings, numbers or booleans JSON-encoded)."""
+        return dict(self._attributes.metadata)
+
+    def add_tags(self, *tags: str) -> None:
+        """Adds tags to the run; they go with its next event (a run keeps at most 50)."""
+        self._add_attributes(tag_list(tags), {})
+
+    def set_metadata(self, metadata: Mapping[str, Any] | None = None, /, **values: Any) -> None:
+        """Sets metadata keys of the run (`run.set_metadata({"customer": "acme"})` or `run.set_metadata(tier=2)`);
+        they go with its next event (a run keeps at most 64 keys; a later value of a key replaces the earlier)."""
+        self._add_attributes([], {**metadata_dict(metadata), **metadata_dict(values)})
+
+    def _add_attributes(self, tags: list[str], metadata: dict[str, MetadataValue]) -> None:
+        if not tags and not metadata:
+            return
+        if self.ended:
+            logger.warning("runwatch: run %s has ended; tags and metadata added now are not sent", self.sdk_run_id)
+            return
+        with self._lock:
+            self._attributes.add_tags(tags)
+            self._attributes.set_metadata(metadata)
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 

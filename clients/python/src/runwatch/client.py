@@ -1,5 +1,5 @@
 """The client: queues a run's events and sends them in the background (_transport.py), opens runs (_run.py), and
-offers the decorators (trace_run, tool, step) and the human-input calls (_human_input.py)."""
+offers the decorators (trace_run, tool, step: _decorators.py) and the human-input calls (_human_input.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, overload
+from typing import Any
 
-from ._context import UNSET, F, _current_run, current_run
+from ._attributes import MAX_ENVIRONMENT_CHARS, MAX_RELEASE_CHARS, label
+from ._context import UNSET, current_run
 from ._datasets import add_dataset_items, create_dataset, dataset_items, get_dataset
-from ._decorators import _bound_arguments, _wrap
+from ._decorators import Decorators
 from ._evaluators import ServerEvaluators
 from ._experiments import ExperimentSpec, ExperimentSummary, run_experiment
 from ._gate import activate_config_version
@@ -31,11 +32,12 @@ logger = logging.getLogger("runwatch")
 DEFAULT_BASE_URL = "http://localhost:8080"
 
 
-class Runwatch(ServerEvaluators):
+class Runwatch(Decorators, ServerEvaluators):
     """Sends agent run events to a Runwatch server in the background.
 
     Events are queued in memory and sent in batches by a daemon thread; recording an event never blocks
-    the agent and never raises. Queued events are flushed at interpreter exit.
+    the agent and never raises. Queued events are flushed at interpreter exit. `environment` and `release`
+    (default: RUNWATCH_ENVIRONMENT / RUNWATCH_RELEASE) are those of every run that names none of its own.
     """
 
     def __init__(
@@ -52,7 +54,13 @@ class Runwatch(ServerEvaluators):
         request_timeout: float = 10.0,
         shutdown_timeout: float = 5.0,
         max_retries: int = 8,
+        environment: str | None = None,
+        release: str | None = None,
     ) -> None:
+        self.environment = label(
+            environment or os.environ.get("RUNWATCH_ENVIRONMENT"), MAX_ENVIRONMENT_CHARS, "environment"
+        )
+        self.release = label(release or os.environ.get("RUNWATCH_RELEASE"), MAX_RELEASE_CHARS, "release")
         self.api_key = api_key or os.environ.get("RUNWATCH_API_KEY") or None
         self.base_url = (base_url or os.environ.get("RUNWATCH_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.debug = debug
@@ -93,8 +101,10 @@ class Runwatch(ServerEvaluators):
         span_id: str | None = None,
         parent_span_id: str | None = None,
         session_id: str | None = None,
+        attributes: Mapping[str, Any] | None = None,
     ) -> None:
-        """Queues one raw event (see the ingest contract). `payload` must already be JSON-safe."""
+        """Queues one raw event (see the ingest contract). `payload` must already be JSON-safe; `attributes` are
+        envelope fields sent as they are (tags, metadata, end_user, environment, release)."""
         if not self.enabled:
             return
         try:
@@ -114,6 +124,8 @@ class Runwatch(ServerEvaluators):
                 ev["parent_span_id"] = parent_span_id
             if session_id:
                 ev["session_id"] = session_id
+            if attributes:
+                ev.update(attributes)
             self._transport.enqueue(ev)
         except Exception:  # pragma: no cover - defensive: instrumentation must never break the agent
             logger.debug("runwatch: failed to queue an event", exc_info=True)
@@ -154,11 +166,19 @@ class Runwatch(ServerEvaluators):
         framework: str | None = None,
         config_version: int | None = None,
         session_id: str | None = None,
+        tags: str | Iterable[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        end_user: str | None = None,
+        environment: str | None = None,
+        release: str | None = None,
+        start_fields: Mapping[str, Any] | None = None,
     ) -> Run:
         """A run, to use as `with client.run(...) as run:` (or `async with`), or with run.start()/end().
-        `session_id` groups it with the other turns of a conversation or thread (the dashboard's /sessions);
-        `metadata` are extra fields of its run_start payload."""
+        `session_id` groups it with the other turns of a conversation or thread (the dashboard's /sessions).
+        `tags` (strings), `metadata` (flat: string, number or boolean values), `end_user` (your agent's user),
+        `environment` and `release` (default: the client's) describe the run; the runs list filters by them.
+        They are cut to the server's bounds (see _attributes.py); run.add_tags() / run.set_metadata() add more.
+        `start_fields` are extra fields of its run_start payload (low level)."""
         return Run(
             self,
             agent_name,
@@ -167,67 +187,13 @@ class Runwatch(ServerEvaluators):
             framework=framework,
             config_version=config_version,
             session_id=session_id,
+            tags=tags,
             metadata=metadata,
+            end_user=end_user,
+            environment=environment if environment is not None else self.environment,
+            release=release if release is not None else self.release,
+            start_fields=start_fields,
         )
-
-    def trace_run(
-        self,
-        agent_name: str | None = None,
-        *,
-        framework: str | None = None,
-        capture_input: bool = True,
-        capture_output: bool = True,
-    ) -> Callable[[F], F]:
-        """Decorator: each call of the function is a run (inside another run: a step of that run)."""
-
-        def decorate(fn: F) -> F:
-            name = agent_name or fn.__name__
-
-            def open_span(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Run | Step:
-                inp = _bound_arguments(fn, args, kwargs) if capture_input else UNSET
-                parent = _current_run.get()
-                if parent is not None and parent.client is self:
-                    return parent.step(name, input=inp)
-                return self.run(name, inp, framework=framework)
-
-            return _wrap(fn, open_span, capture_output)
-
-        return decorate
-
-    @overload
-    def tool(self, fn: F, /) -> F: ...
-    @overload
-    def tool(self, fn: None = None, /, *, name: str | None = None) -> Callable[[F], F]: ...
-
-    def tool(self, fn: Any = None, /, *, name: str | None = None) -> Any:
-        """Decorator: calls of the function are tool calls of the current run (plain calls outside a run)."""
-
-        def decorate(f: F) -> F:
-            tool_name = name or f.__name__
-
-            def open_span(args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolCall | None:
-                run = _current_run.get()
-                if run is None:
-                    return None
-                return run.tool_call(tool_name, input=_bound_arguments(f, args, kwargs))
-
-            return _wrap(f, open_span, True)
-
-        return decorate(fn) if fn is not None else decorate
-
-    def step(self, name: str | None = None) -> Callable[[F], F]:
-        """Decorator: calls of the function are steps of the current run (plain calls outside a run)."""
-
-        def decorate(f: F) -> F:
-            node = name or f.__name__
-
-            def open_span(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Step | None:
-                run = _current_run.get()
-                return None if run is None else run.step(node)
-
-            return _wrap(f, open_span, True)
-
-        return decorate
 
     # ---- scores (_scores.py) ------------------------------------------------------------------------------
 

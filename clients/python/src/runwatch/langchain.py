@@ -36,14 +36,15 @@ from ._langchain_support import (
     METADATA_INPUT_REPORTED,
     METADATA_RESPONDED_BY,
     METADATA_SDK_RUN_ID,
-    _interrupts_of,
     _is_control_flow,
     _logs_failures,
     _node_path,
     _resume_value,
     _RootState,
-    _short,
     is_interrupt,
+    record_interrupts,
+    run_metadata,
+    run_tags,
     usage_from_llm_result,
 )
 from .client import Run, Runwatch, current_run, get_client
@@ -139,14 +140,19 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
         inputs: Any,
         metadata: dict[str, Any] | None,
         kind: str,
+        tags: list[str] | None = None,
     ) -> _RootState:
         metadata = metadata or {}
         thread_id = metadata.get("thread_id")
         thread_id = str(thread_id) if thread_id is not None else None
+        # The config's own tags and metadata (invoke(..., config={"tags": [...], "metadata": {...}})) are the run's.
+        user_tags, user_metadata = run_tags(tags), run_metadata(metadata)
         outer = current_run()
         if outer is not None and outer.client is self.client and not outer.ended:
             # Inside `with client.run(...)`: report into that run instead of opening one.
             state = _RootState(run=outer, thread_id=thread_id, owns_run=False, root_kind=kind)
+            outer.add_tags(*user_tags)
+            outer.set_metadata(user_metadata)
         else:
             resumed, resume_value = _resume_value(inputs)
             sdk_run_id = metadata.get(METADATA_SDK_RUN_ID) or self.sdk_run_id
@@ -172,7 +178,12 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
                     sdk_run_id=sdk_run_id or str(uuid.uuid4()),
                     framework=framework,
                     session_id=thread_id,
+                    tags=user_tags,
+                    metadata=user_metadata,
                 )
+            else:  # a run this handler paused, resumed: what the resume's config adds goes with its next event
+                run.add_tags(*user_tags)
+                run.set_metadata(user_metadata)
             state = _RootState(run=run, thread_id=thread_id, owns_run=True, root_kind=kind)
             if continues:
                 run.started = True  # the run exists already: it continues, it does not start again
@@ -214,7 +225,7 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
             run.cost_usd = None
             run.estimate_cost = False
         if error is not None and is_interrupt(error):
-            self._record_interrupts(state, error, None)
+            record_interrupts(state, error, None)
         if not state.owns_run:
             return
         if state.interrupted or (error is not None and _is_control_flow(error)):
@@ -227,33 +238,6 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
             run.fail(error)
         else:
             run.end(output)
-
-    def _record_interrupts(self, state: _RootState, exc: BaseException, node: str | None) -> None:
-        for intr in _interrupts_of(exc):
-            value = getattr(intr, "value", intr)
-            intr_id = getattr(intr, "id", None) or getattr(intr, "interrupt_id", None)
-            key = str(intr_id) if intr_id is not None else repr(value)
-            if key in state.interrupt_ids:
-                continue
-            state.interrupt_ids.add(key)
-            state.interrupted = True
-            if isinstance(value, dict):
-                q = value.get("question") or value.get("prompt") or value.get("message") or value.get("query")
-                question = q if isinstance(q, str) else _short(value)
-                context: dict[str, Any] = dict(value)
-            else:
-                question = value if isinstance(value, str) else _short(value)
-                context = {"value": value}
-            if intr_id is not None:
-                context["interrupt_id"] = str(intr_id)
-            if node:
-                context["node"] = node
-            from ._json import to_object
-
-            state.run.emit(
-                "human_input_requested",
-                {"question": question, "context": to_object(context), "channel": "langgraph"},
-            )
 
     # ---- chains (graphs, nodes) -----------------------------------------------------------------------
 
@@ -272,7 +256,7 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
         name = kwargs.get("name") or (serialized or {}).get("name")
         state = self._adopt(run_id, parent_run_id)
         if state is None:
-            self._open_root(run_id, name, inputs, metadata, "chain")
+            self._open_root(run_id, name, inputs, metadata, "chain", tags)
             return
         node = (metadata or {}).get("langgraph_node")
         if not node or node != name or str(node).startswith("__"):
@@ -311,16 +295,24 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
             if step is not None:
                 step.set_output({"interrupted": True})
                 step.end()
-            self._record_interrupts(state, error, step.node_name if step else None)
+            record_interrupts(state, error, step.node_name if step else None)
         elif step is not None:
             step.end(error=None if _is_control_flow(error) else error)
 
     # ---- tools and retrievers -------------------------------------------------------------------------
 
-    def _tool_start(self, run_id: UUID, parent_run_id: UUID | None, name: str, input_value: Any) -> None:
+    def _tool_start(
+        self,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        name: str,
+        input_value: Any,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
         state = self._adopt(run_id, parent_run_id)
         if state is None:
-            state = self._open_root(run_id, name, input_value, None, "tool")
+            state = self._open_root(run_id, name, input_value, metadata, "tool", tags)
         state.tools[run_id] = state.run.tool_call(
             name, input=input_value, span_id=str(run_id), parent_span_id=state.span_parent(parent_run_id) or UNSET
         ).start()
@@ -352,7 +344,7 @@ class CallbackHandler(_ModelCallbacks, BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         name = kwargs.get("name") or (serialized or {}).get("name") or "tool"
-        self._tool_start(run_id, parent_run_id, str(name), inputs if inputs is not None else input_str)
+        self._tool_start(run_id, parent_run_id, str(name), inputs if inputs is not None else input_str, tags, metadata)
 
     @_logs_failures
     def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
