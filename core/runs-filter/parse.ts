@@ -168,7 +168,7 @@ const READERS: Readonly<Record<string, Reader>> = {
     if (n === undefined || !Number.isInteger(n) || n < 1 || n > 2 ** 31 - 1) throw filterError(`version needs a whole number from 1: ${shown(t.raw)}`);
     f.config_version = n;
   },
-  cost: rangeField("cost", readNumber, "a number (USD)"),
+  cost: rangeField("cost", readNumber, "a number"),
   tokens: rangeField("tokens", readNumber, "a number"),
   duration: rangeField("duration_ms", readDuration, "a duration like 500ms, 10s, 2m or 1h"),
   has: (t, f) => {

@@ -22,8 +22,9 @@ export const isFilterValue = (s: string): boolean =>
   s.length >= 1 && s.length <= MAX_VALUE_CHARS && !CONTROL_CHAR.test(s) && s.isWellFormed();
 
 const Value = Schema.String.pipe(
-  Schema.pattern(/^(?:[^\u0000-\u001f\u007f\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff]){1,200}$/),
-  Schema.filter((s) => isFilterValue(s) || `must be 1 to ${MAX_VALUE_CHARS} characters without control characters`),
+  Schema.filter((s) => isFilterValue(s) || `must be 1 to ${MAX_VALUE_CHARS} characters without control characters`, {
+    jsonSchema: { minLength: 1, maxLength: MAX_VALUE_CHARS, pattern: "^[^\\u0000-\\u001f\\u007f]*$" },
+  }),
 ).annotations({
   // Generated values (tests) are short and rich in what the string form must quote: spaces, quotes, backslashes,
   // commas, operators, a leading - or *, and characters outside the BMP.
@@ -45,6 +46,7 @@ export const FilterTime = Schema.String.pipe(
   }),
 ).annotations({
   description: "UTC, as Date#toISOString writes it.",
+  jsonSchema: { format: "date-time" },
   arbitrary: () => (fc) => fc.integer({ min: MIN_TIMESTAMP_MS, max: MAX_TIMESTAMP_MS }).map((ms) => new Date(ms).toISOString()),
 });
 
@@ -85,52 +87,46 @@ export const MetadataCondition = Schema.Union(
 
 const Status = Schema.Literal(...RUN_STATUSES);
 
+/** An optional field, described by its token in the string form (the OpenAPI document shows it). */
+const field = <A, I>(s: Schema.Schema<A, I>, description: string) => opt(s.annotations({ description }));
+
 export const RunsFilter = Schema.Struct({
-  /** Runs active in the window: their last event at or after `from` (or now − `since`), their start at or before `to`. */
-  from: opt(FilterTime),
-  to: opt(FilterTime),
-  since: opt(Since),
-  status: opt(List(Status)),
-  status_not: opt(List(Status)),
-  agent: opt(Values),
-  agent_not: opt(Values),
-  config_version: opt(Schema.Int.pipe(Schema.between(1, 2 ** 31 - 1))),
-  /** Runs with an LLM call of one of these models, or whose model is one of them. */
-  model: opt(Values),
-  model_not: opt(Values),
-  /** `tag:a,b`: any of them (a one-tag list is tags_all). */
-  tags_any: opt(Schema.Array(Value).pipe(Schema.minItems(2), Schema.maxItems(MAX_LIST_VALUES))),
-  /** `tag:a tag:b`: every one of them. */
-  tags_all: opt(Values),
-  /** `-tag:a`: none of them. */
-  tags_none: opt(Values),
-  metadata: opt(List(MetadataCondition)),
-  end_user: opt(Value),
-  session: opt(Value),
-  environment: opt(Values),
-  environment_not: opt(Values),
-  release: opt(Values),
-  release_not: opt(Values),
-  /** USD. */
-  cost: opt(Range),
-  /** From start to end, ms; a run that has not ended matches no duration range. */
-  duration_ms: opt(Range),
-  /** Total tokens. */
-  tokens: opt(Range),
-  score: opt(List(ScoreCondition).pipe(Schema.filter((s) => new Set(s.map((c) => c.name)).size === s.length || "one condition per score name"))),
-  /** true: runs with an error (an error event or status error); false: runs without. */
-  has_error: opt(Schema.Boolean),
-  /** Free text, each term in the run's input, output, error text or span names (case-insensitive). */
-  text: opt(Values),
-  text_not: opt(Values),
-  /** A prefix of the run's id (sdk_run_id), its run_id or its session id. */
-  id_prefix: opt(Value),
-  /** Runs of experiments and the LLM judge's own runs are left out unless asked for (`is:experiment`, `is:judge`). */
-  include_experiments: opt(Schema.Literal(true)),
-  include_judge: opt(Schema.Literal(true)),
+  from: field(FilterTime, "`from:2026-01-01`: runs active at or after it (their last event)."),
+  to: field(FilterTime, "`to:2026-01-02T10:00Z`: runs started at or before it."),
+  since: field(Since, "`since:24h`: runs active in the last 15m, 24h, 7d, 2w… (counted from the request)."),
+  status: field(List(Status), "`status:error,running`: any of these statuses."),
+  status_not: field(List(Status), "`-status:success`: none of these statuses."),
+  agent: field(Values, "`agent:refund`: any of these agents."),
+  agent_not: field(Values, "`-agent:refund`"),
+  config_version: field(Schema.Int.pipe(Schema.between(1, 2 ** 31 - 1)), "`version:7`: the agent's config version."),
+  model: field(Values, "`model:gpt-4o`: an LLM call of one of these models, or the run's model."),
+  model_not: field(Values, "`-model:gpt-4o`"),
+  tags_any: field(Schema.Array(Value).pipe(Schema.minItems(2), Schema.maxItems(MAX_LIST_VALUES)), "`tag:vip,beta`: any of these tags (one tag goes in tags_all)."),
+  tags_all: field(Values, "`tag:vip tag:beta`: every one of these tags."),
+  tags_none: field(Values, "`-tag:vip`: none of these tags."),
+  metadata: field(List(MetadataCondition), "`meta.customer:acme`, `meta.customer!=acme`, `meta.customer:*`, `-meta.customer:*`, `meta.tier>2`: all of them."),
+  end_user: field(Value, "`user:cust-42`: the agent's own user."),
+  session: field(Value, "`session:abc`"),
+  environment: field(Values, "`env:production`"),
+  environment_not: field(Values, "`-env:staging`"),
+  release: field(Values, "`release:v1.2`"),
+  release_not: field(Values, "`-release:v1.1`"),
+  cost: field(Range, "`cost>0.05 cost<1`: USD."),
+  duration_ms: field(Range, "`duration>10s` (ms, s, m, h): from start to end; a run that has not ended has no duration."),
+  tokens: field(Range, "`tokens>=1000`: total tokens."),
+  score: field(
+    List(ScoreCondition).pipe(Schema.filter((s) => new Set(s.map((c) => c.name)).size === s.length || "one condition per score name")),
+    "`score.correctness<0.5`, `score.helpful:*`: a score of this name (any value, or a number or boolean 1/0 within the bounds).",
+  ),
+  has_error: field(Schema.Boolean, "`has:error` (true) / `-has:error` (false): an error event or status error."),
+  text: field(Values, "Bare words and \"quoted phrases\": each in the run's input, output, error text or span names, case-insensitive."),
+  text_not: field(Values, "`-word`, `-\"a phrase\"`: in none of them."),
+  id_prefix: field(Value, "`id:0a1b`: a prefix of the run's id (sdk_run_id), its run_id or its session id."),
+  include_experiments: field(Schema.Literal(true), "`is:experiment`: include runs of experiments (left out otherwise)."),
+  include_judge: field(Schema.Literal(true), "`is:judge`: include the LLM judge's own runs (left out otherwise, unless its agent is named)."),
 }).annotations({
   identifier: "RunsFilter",
-  description: "The runs filter (docs/EXPLORER.md): every field narrows the list; its string form is the `q` parameter.",
+  description: "The runs filter (docs/EXPLORER.md): every field narrows the list. Its string form is the `q` parameter.",
 });
 export type RunsFilter = typeof RunsFilter.Type;
 export type MetadataCondition = typeof MetadataCondition.Type;
