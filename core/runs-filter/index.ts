@@ -9,7 +9,7 @@
  *   format.ts  RunsFilter → string (parse(format(f)) deep-equals f)
  *   sort.ts    RunsSort: start_time, duration, cost, tokens, score.<name>; asc or desc
  */
-export { FilterTime, MAX_FILTER_CHARS, MAX_FILTER_TOKENS, MAX_LIST_VALUES, MAX_VALUE_CHARS, MetadataCondition, Range, RunsFilter, SINCE_UNIT_MS, ScoreCondition } from "./schema.js";
+export { checkRunsFilter, FilterTime, MAX_FILTER_CHARS, MAX_FILTER_TOKENS, MAX_LIST_VALUES, MAX_VALUE_CHARS, MetadataCondition, Range, RunsFilter, SINCE_UNIT_MS, ScoreCondition } from "./schema.js";
 export { FILTER_FIELDS, parseRunsFilter } from "./parse.js";
 export { formatRunsFilter } from "./format.js";
 export { DEFAULT_RUNS_SORT, parseRunsSort, RunsSort, scoreOfSort, SORT_FIELDS, SORT_ORDERS } from "./sort.js";

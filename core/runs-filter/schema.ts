@@ -4,8 +4,9 @@
  * listed when it matches all of them. The Schema admits exactly the filters the string form can spell, so
  * parse(format(f)) gives f back for every f it accepts (a list is never empty, a flag is present only when true).
  */
-import { Schema } from "effect";
-import { isStorableTime, MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, RUN_STATUSES } from "../events/schema.js";
+import { Either, Schema } from "effect";
+import { ValidationError } from "../errors.js";
+import { isStorableTime, MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, RUN_STATUSES, toValidationError } from "../events/schema.js";
 
 /** Bounds of the string form and of the values in it. */
 export const MAX_FILTER_CHARS = 2_000;
@@ -132,3 +133,16 @@ export type RunsFilter = typeof RunsFilter.Type;
 export type MetadataCondition = typeof MetadataCondition.Type;
 export type ScoreCondition = typeof ScoreCondition.Type;
 export type Range = typeof Range.Type;
+
+const decodeFilter = Schema.decodeUnknownEither(RunsFilter, { errors: "first", onExcessProperty: "error" });
+
+/**
+ * A RunsFilter given as data (JSON of a saved view, a body) checked against the Schema: the filter, or a
+ * ValidationError whose field is `filter.<path>`.
+ */
+export function checkRunsFilter(value: unknown): RunsFilter {
+  const r = decodeFilter(value);
+  if (Either.isRight(r)) return r.right;
+  const err = toValidationError(r.left, "filter");
+  throw new ValidationError({ message: err.message, field: err.field ?? "filter" });
+}

@@ -28,7 +28,7 @@ import { jsonString, jsonValue } from "../../core/json-text.js";
 import { checkLimit, legacyRunsFilter, toChTime } from "./run-query.js";
 import { runsFilterSql, SqlParams } from "./runs-filter-sql.js";
 import { runsSortSql } from "./runs-sort-sql.js";
-import { DEFAULT_RUNS_SORT, type RunsFilter } from "../../core/runs-filter/index.js";
+import { checkRunsFilter, parseRunsSort, type RunsFilter } from "../../core/runs-filter/index.js";
 import { encodeLines, encodeLinesInSlices } from "../../core/clickhouse/settings.js";
 import type { EventStore, RunFilter, StoredEvent } from "../../core/ports/event-store.js";
 
@@ -299,9 +299,10 @@ export function createEventStore(ch: ClickHouse): EventStore {
     async listRuns(projectId, query: RunFilter) {
       const limit = checkLimit(query.limit, DEFAULT_RUNS_LIMIT, MAX_RUNS_LIMIT);
       const p = new SqlParams();
-      const filters = [query.filter, legacyRunsFilter(query)].filter((f): f is RunsFilter => f !== undefined);
+      // A filter handed over as data is checked here: its SQL relies on the Schema's bounds.
+      const filters = [query.filter && checkRunsFilter(query.filter), legacyRunsFilter(query)].filter((f): f is RunsFilter => f !== undefined);
       const { where, project } = runsFilterSql(projectId, filters, p);
-      const order = runsSortSql(query.sort ?? DEFAULT_RUNS_SORT, query.cursor, p, project);
+      const order = runsSortSql(parseRunsSort(query.sort?.field, query.sort?.order), query.cursor, p, project);
       if (order.after) where.push(order.after);
       // FINAL folds versions before WHERE sees them, so a filter on status matches only the latest version.
       const rows = await ch.query<Raw>(

@@ -172,6 +172,19 @@ describe("RunsFilter on chDB", () => {
     expect((await store.listRuns(A, { cursor: old, limit: 500 })).runs.map((r) => r.external_id)).toEqual(expected({}));
   });
 
+  it("refuses a filter or sort given as data that the Schema does not accept, naming it", async () => {
+    for (const [query, field] of [
+      [{ filter: { since: "1 OR 1=1" } as unknown as RunsFilter }, "filter.since"],
+      [{ filter: { agent: ["x"], drop: true } as unknown as RunsFilter }, "filter.drop"],
+      [{ sort: { field: "cost; DROP", order: "desc" } as unknown as RunsSort }, "sort"],
+      [{ sort: { field: "cost", order: "sideways" } as unknown as RunsSort }, "order"],
+    ] as const) {
+      const err = await store.listRuns(A, query).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).field).toBe(field);
+    }
+  });
+
   it("covers every status and both sides of every fact in its fixture", () => {
     expect(new Set(fx.runs.map((r) => r.status))).toEqual(new Set(RUN_STATUSES));
     expect(fx.runs.some((r) => r.ended_at === null) && fx.runs.some((r) => r.experiment_id !== "")).toBe(true);
