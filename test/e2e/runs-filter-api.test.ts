@@ -32,11 +32,21 @@ const sent: Sent[] = Array.from({ length: 14 }, (_, i) => ({
   experiment: i === 13,
 }));
 
+/** What the run's first event says about it (the envelope's attributes). */
+const n = (s: Sent) => Number(s.id.slice(4));
+const attributes = (s: Sent) => ({
+  tags: n(s) % 2 === 0 ? ["vip", "beta"] : ["beta"],
+  metadata: { customer: n(s) % 3 === 0 ? "acme" : "X", tier: n(s) % 4 },
+  environment: n(s) % 5 === 0 ? "staging" : "production",
+  end_user: `cust-${n(s) % 3}`,
+  release: n(s) < 7 ? "v1" : "v2",
+});
+
 function events(s: Sent, agent = s.agent): Record<string, unknown>[] {
   const at = (ms: number) => new Date(ms).toISOString();
   const out: Record<string, unknown>[] = [
-    { event_type: "run_start", sdk_run_id: s.id, agent_name: agent, occurred_at: at(s.started),
-      payload: s.experiment ? { experiment_id: "0190c000-0000-7000-8000-000000000013", dataset_item_id: "item-1", repetition: 1 } : {} },
+    { event_type: "run_start", sdk_run_id: s.id, agent_name: agent, occurred_at: at(s.started), ...attributes(s),
+      payload: { input: `Please refund order ${s.id}`, ...(s.experiment ? { experiment_id: "0190c000-0000-7000-8000-000000000013", dataset_item_id: "item-1", repetition: 1 } : {}) } },
     { event_type: "run_end", sdk_run_id: s.id, occurred_at: at(s.started + s.duration), payload: { cost_usd: s.cost, total_tokens: s.tokens } },
   ];
   if (s.status === "error") out.push({ event_type: "error", sdk_run_id: s.id, occurred_at: at(s.started + s.duration + 1), payload: { error_message: "timeout" } });
@@ -88,6 +98,25 @@ describe("GET /api/runs?q", () => {
     const { body } = await get(`/api/runs?q=${encodeURIComponent("status:error since:24h")}&sort=cost&order=asc&agent_name=x`);
     expect(body.filter).toEqual({ status: ["error"], since: "24h" });
     expect(body.sort).toEqual({ field: "cost", order: "asc" });
+  });
+
+  it.each<[string, (s: Sent) => boolean]>([
+    ["tag:vip", (s) => n(s) % 2 === 0],
+    ["tag:vip,beta -tag:vip", (s) => n(s) % 2 === 1],
+    ["meta.customer:acme", (s) => n(s) % 3 === 0],
+    ["meta.tier>=2", (s) => n(s) % 4 >= 2],
+    ["-meta.tier:*", () => false],
+    ["env:production -release:v1", (s) => n(s) % 5 !== 0 && n(s) >= 7],
+    ["user:cust-1", (s) => n(s) % 3 === 1],
+    ["TIMEOUT", (s) => s.status === "error"],
+    ['"refund order api-0"', (s) => n(s) < 10],
+    ["-timeout refund", (s) => s.status !== "error"],
+    ["id:api-1", (s) => s.id.startsWith("api-1")],
+    ["status:error agent:refund env:production meta.customer:acme since:9999w", (s) => s.status === "error" && s.agent === "refund" && n(s) % 5 !== 0 && n(s) % 3 === 0],
+  ])("finds runs by what their events said: %s", async (q, keep) => {
+    const want = ids(sent.filter((s) => !s.experiment && keep(s)).sort(byStart));
+    if (q !== "-meta.tier:*") expect(want.length).toBeGreaterThan(0);
+    expect(await listed(`q=${encodeURIComponent(q)}`)).toEqual(want);
   });
 
   it("keeps the older parameters, each narrowing the list beside q", async () => {
