@@ -1,5 +1,6 @@
 import type { EventType, LoggedEvent } from "../events/schema.js";
 import type { RunRecord } from "../events/run.js";
+import type { RunsFilter, RunsSort } from "../runs-filter/index.js";
 
 /** An event as read back from agent_events. */
 export interface StoredEvent {
@@ -17,7 +18,15 @@ export interface StoredEvent {
   parent_span_id: string;
 }
 
+/**
+ * A page of the runs list: `filter` (core/runs-filter) in `sort` order. The older fields below still narrow it
+ * (each one as its RunsFilter field: status, agent, session, from, config_version, score), for callers that name
+ * them; a run is listed when it matches all of them.
+ */
 export interface RunFilter {
+  filter?: RunsFilter;
+  /** Default: start time, newest first. */
+  sort?: RunsSort;
   status?: RunRecord["status"];
   agent_name?: string;
   /** Runs of this session (a run's session_id is set by its first event that names one). */
@@ -29,7 +38,7 @@ export interface RunFilter {
   score_name?: string;
   score_min?: number;
   score_max?: number;
-  /** Opaque cursor returned as next_cursor by the previous page. */
+  /** Opaque cursor returned as next_cursor by the previous page of the same sort. */
   cursor?: string;
   /** 1..500, default 50. */
   limit?: number;
@@ -56,7 +65,11 @@ export interface EventStore {
   loadRuns(keys: readonly { project_id: number; external_id: string }[]): Promise<RunRecord[]>;
   /** Every read below is scoped by the project: another project's run or event is never found. */
   getRun(projectId: number, externalId: string): Promise<RunRecord | undefined>;
-  /** Newest first (by started_at, then external_id), cursor-paginated. */
+  /**
+   * The project's runs matching the filter, in its sort (default newest first: by started_at, then external_id),
+   * cursor-paginated; the LLM judge's and experiments' runs only when the filter asks for them
+   * (stores/runs/runs-filter-sql.ts).
+   */
   listRuns(projectId: number, filter: RunFilter): Promise<{ runs: RunRecord[]; next_cursor: string | null }>;
   /** A run's events in processing order (event_id is a UUIDv7 minted at ingest). */
   listEvents(projectId: number, runId: string, opts?: { limit?: number; after?: string }): Promise<StoredEvent[]>;

@@ -25,7 +25,10 @@ import { runKeyOfRun } from "../../core/events/run-key.js";
 import { ValidationError } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import { jsonString, jsonValue } from "../../core/json-text.js";
-import { RUN_SORT_AT, checkLimit, cursorPage, runsWhere, toChTime } from "./run-query.js";
+import { checkLimit, legacyRunsFilter, toChTime } from "./run-query.js";
+import { runsFilterSql, SqlParams } from "./runs-filter-sql.js";
+import { runsSortSql } from "./runs-sort-sql.js";
+import { checkRunsFilter, parseRunsSort, type RunsFilter } from "../../core/runs-filter/index.js";
 import { encodeLines, encodeLinesInSlices } from "../../core/clickhouse/settings.js";
 import type { EventStore, RunFilter, StoredEvent } from "../../core/ports/event-store.js";
 
@@ -293,20 +296,24 @@ export function createEventStore(ch: ClickHouse): EventStore {
       return rows[0] ? decodeRun(rows[0]) : undefined;
     },
 
-    async listRuns(projectId, filter: RunFilter) {
-      const limit = checkLimit(filter.limit, DEFAULT_RUNS_LIMIT, MAX_RUNS_LIMIT);
-      const { where, params } = runsWhere(projectId, filter);
-      params.take = limit + 1;
+    async listRuns(projectId, query: RunFilter) {
+      const limit = checkLimit(query.limit, DEFAULT_RUNS_LIMIT, MAX_RUNS_LIMIT);
+      const p = new SqlParams();
+      // A filter handed over as data is checked here: its SQL relies on the Schema's bounds.
+      const filters = [query.filter && checkRunsFilter(query.filter), legacyRunsFilter(query)].filter((f): f is RunsFilter => f !== undefined);
+      const { where, project } = runsFilterSql(projectId, filters, p);
+      const order = runsSortSql(parseRunsSort(query.sort?.field, query.sort?.order), query.cursor, p, project);
+      if (order.after) where.push(order.after);
       // FINAL folds versions before WHERE sees them, so a filter on status matches only the latest version.
       const rows = await ch.query<Raw>(
-        `SELECT ${RUN_SELECT} FROM agent_runs FINAL
+        `SELECT ${RUN_SELECT}, ${order.select} FROM agent_runs FINAL ${order.join}
          WHERE ${where.join(" AND ")}
-         ORDER BY ${RUN_SORT_AT} DESC, external_id DESC
-         LIMIT {take:UInt32}`,
-        params,
+         ORDER BY ${order.orderBy}
+         LIMIT ${p.bind("UInt32", limit + 1)}`,
+        p.values,
       );
-      const { page, next_cursor } = cursorPage(rows.map(decodeRun), limit, (last) => ({ at: last.started_at ?? last.last_event_at, id: last.external_id }));
-      return { runs: page, next_cursor };
+      const page = rows.slice(0, limit);
+      return { runs: page.map(decodeRun), next_cursor: rows.length > limit ? order.cursorOf(page[page.length - 1]!) : null };
     },
 
     async listEvents(projectId, runId, opts = {}) {

@@ -1,15 +1,13 @@
 /**
  * What the queries over a project's runs share (the runs list, EventStore.listRuns in event-store.ts, and the
  * sessions list, agent-sessions.ts): times as DateTime64 parameters, the opaque cursor and the limit of a page, and the
- * runs list's WHERE. Without an agent named, that WHERE leaves the LLM judge's own runs out
- * (core/events/judge-runs.ts): the list is the project's production runs; `agent_name: "runwatch-judge"` lists
- * them.
+ * runs list's older filter fields as a RunsFilter (its SQL: runs-filter-sql.ts).
  */
 import { canonicalIso } from "../../core/events/iso-time.js";
 import { isStorableTime } from "../../core/events/schema.js";
 import { ValidationError } from "../../core/errors.js";
-import { NOT_JUDGE, NOT_JUDGE_PARAMS } from "../../core/events/judge-runs.js";
 import type { RunFilter } from "../../core/ports/event-store.js";
+import type { RunsFilter } from "../../core/runs-filter/index.js";
 
 /** ISO 8601 → `YYYY-MM-DD hh:mm:ss.sss` (UTC), the form every ClickHouse version parses for DateTime64. */
 export function toChTime(iso: string): string {
@@ -54,47 +52,27 @@ export function checkLimit(limit: number | undefined, dflt: number, max: number)
   return limit;
 }
 
-/** The WHERE of a page of runs (agent_runs FINAL) for `filter`, and its parameters. */
-export function runsWhere(projectId: number, filter: RunFilter): { where: string[]; params: Record<string, unknown> } {
-  const params: Record<string, unknown> = { project_id: projectId };
-  const where = ["project_id = {project_id:UInt64}"];
-  if (filter.status !== undefined) {
-    where.push("status = {status:String}");
-    params.status = filter.status;
-  }
-  if (filter.agent_name !== undefined) {
-    where.push("agent_name = {agent_name:String}");
-    params.agent_name = filter.agent_name;
-  } else {
-    where.push(NOT_JUDGE);
-    Object.assign(params, NOT_JUDGE_PARAMS);
-  }
-  if (filter.session_id !== undefined) {
-    where.push("session_id = {session_id:String}");
-    params.session_id = filter.session_id;
-  }
+/**
+ * The runs list's older fields (RunFilter's status, agent_name, session_id, since, config_version, score_*) as a
+ * RunsFilter, or undefined when none is given; a 422 naming `since` when it is not a date.
+ */
+export function legacyRunsFilter(filter: RunFilter): RunsFilter | undefined {
+  const f: { -readonly [K in keyof RunsFilter]: RunsFilter[K] } = {};
+  if (filter.status !== undefined) f.status = [filter.status];
+  if (filter.agent_name !== undefined) f.agent = [filter.agent_name];
+  if (filter.session_id !== undefined) f.session = filter.session_id;
   if (filter.since !== undefined) {
-    where.push("last_event_at >= {since:DateTime64(3, 'UTC')}");
-    params.since = sinceTime(filter.since);
+    const ms = Date.parse(filter.since);
+    if (!isStorableTime(ms)) throw new ValidationError({ message: "since must be an ISO 8601 timestamp", field: "since" });
+    f.from = new Date(ms).toISOString();
   }
-  if (filter.config_version !== undefined) {
-    where.push("config_version = {config_version:UInt32}");
-    params.config_version = filter.config_version;
-  }
+  if (filter.config_version !== undefined) f.config_version = filter.config_version;
   if (filter.score_name !== undefined) {
-    let range = "";
-    // Bounds go as text: chDB refuses to bind a number past 2^53 that happens to be integral (1e300).
-    if (filter.score_min !== undefined || filter.score_max !== undefined) range += " AND value_type IN ('number', 'boolean')";
-    if (filter.score_min !== undefined) (range += " AND value_number >= {score_min:Float64}"), (params.score_min = String(filter.score_min));
-    if (filter.score_max !== undefined) (range += " AND value_number <= {score_max:Float64}"), (params.score_max = String(filter.score_max));
-    where.push(`run_id IN (SELECT run_id FROM scores FINAL WHERE project_id = {project_id:UInt64} AND name = {score_name:String}${range})`);
-    params.score_name = filter.score_name;
+    f.score = [{
+      name: filter.score_name,
+      ...(filter.score_min !== undefined ? { min: filter.score_min } : {}),
+      ...(filter.score_max !== undefined ? { max: filter.score_max } : {}),
+    }];
   }
-  if (filter.cursor) {
-    const c = decodeCursor(filter.cursor);
-    where.push(`(${RUN_SORT_AT}, external_id) < ({cursor_at:DateTime64(3, 'UTC')}, {cursor_id:String})`);
-    params.cursor_at = toChTime(c.at);
-    params.cursor_id = c.id;
-  }
-  return { where, params };
+  return Object.keys(f).length > 0 ? f : undefined;
 }

@@ -97,6 +97,10 @@ describe("OpenAPI document", () => {
 
     await conforms("/api/runs", "get", await get("/api/runs?limit=5"));
     await conforms("/api/runs", "get", await get("/api/runs?status=bogus"));
+    // The filter as read (a RunsFilter) and its sort are part of the answer.
+    const filtered = await conforms("/api/runs", "get", await get(`/api/runs?sort=cost&order=asc&q=${encodeURIComponent('model:gpt-4o meta.tier>2 -tag:x cost<1 since:7d score.ok:* "ship it" is:judge')}`));
+    expect(filtered.filter).toMatchObject({ model: ["gpt-4o"], since: "7d", text: ["ship it"], include_judge: true });
+    await conforms("/api/runs", "get", await get(`/api/runs?q=${encodeURIComponent("colour:red")}`));
     await conforms("/api/runs", "get", await get("/api/runs", "0".repeat(64)));
     await conforms("/api/runs/{sdk_run_id}", "get", await get("/api/runs/oa-1"));
     await conforms("/api/runs/{sdk_run_id}", "get", await get("/api/runs/missing"));

@@ -1,6 +1,7 @@
 /**
  * Read API with the same Bearer key as ingest:
- *   GET /api/runs?status&agent_name&session_id&since&config_version&score_name&score_min&score_max&cursor&limit → { runs, next_cursor }
+ *   GET /api/runs?q&sort&order&status&agent_name&session_id&since&config_version&score_name&score_min&score_max&cursor&limit
+ *     → { runs, next_cursor, filter (q as read), sort } (the parameters: runs-list-params.ts)
  *   GET /api/runs/{sdk_run_id}?limit&after                            → { run, events, next_after }
  *   GET /api/runs/{sdk_run_id}/spans?limit&after                      → { run, spans, next_after } (core/events/spans.ts)
  *     (a page also ends before MAX_EVENTS_PAGE_BYTES of JSON; next_after then continues from its last event)
@@ -10,15 +11,13 @@ import type Router from "@koa/router";
 import { countWithinBytes, jsonSize, MAX_EVENTS_PAGE_BYTES } from "./byte-pages.js";
 import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
-import { RUN_STATUSES, type RunStatus } from "../../core/events/schema.js";
-import type { RunFilter } from "../../core/ports/event-store.js";
 import { MAX_EVENTS_LIMIT } from "../../stores/runs/event-store.js";
 import { runJson } from "../../core/events/run-json.js";
 import { buildSpans } from "../../core/events/spans.js";
-import { MAX_SCORE_NAME } from "../../stores/scores.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
-import { intParam, keyPrincipalOf, numberParam, readAuthorizer, sinceParam, stringParam } from "../api/read-api.js";
+import { intParam, keyPrincipalOf, readAuthorizer, stringParam } from "../api/read-api.js";
+import { runsListQuery } from "./runs-list-params.js";
 import { eventJson } from "./event-json.js";
 import { mountApi } from "../route-table.js";
 
@@ -26,33 +25,6 @@ const DEFAULT_EVENTS = 1000;
 const MAX_EVENTS = 5000;
 const DEFAULT_SPANS_PAGE = 1_000;
 const MAX_SPANS_PAGE = 5_000;
-
-export function parseRunFilter(ctx: Context): RunFilter {
-  const status = stringParam(ctx, "status");
-  if (status !== undefined && !RUN_STATUSES.includes(status as RunStatus)) {
-    throw new ValidationError({ message: `status must be one of ${RUN_STATUSES.join(", ")}`, field: "status" });
-  }
-  const since = sinceParam(ctx);
-  const scoreName = stringParam(ctx, "score_name");
-  if (scoreName !== undefined && scoreName.length > MAX_SCORE_NAME) throw new ValidationError({ message: `score_name is at most ${MAX_SCORE_NAME} characters`, field: "score_name" });
-  const [scoreMin, scoreMax] = [numberParam(ctx, "score_min"), numberParam(ctx, "score_max")];
-  if ((scoreMin !== undefined || scoreMax !== undefined) && scoreName === undefined) {
-    throw new ValidationError({ message: "score_min and score_max need score_name", field: "score_name" });
-  }
-  const filter: RunFilter = {
-    status: status as RunStatus | undefined,
-    score_name: scoreName,
-    score_min: scoreMin,
-    score_max: scoreMax,
-    agent_name: stringParam(ctx, "agent_name"),
-    session_id: stringParam(ctx, "session_id"),
-    since,
-    config_version: intParam(ctx, "config_version", 1, 2 ** 31 - 1),
-    cursor: stringParam(ctx, "cursor"),
-    limit: intParam(ctx, "limit", 1, 500),
-  };
-  return Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) as RunFilter;
-}
 
 export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   const authorize = readAuthorizer(deps, auth);
@@ -67,8 +39,10 @@ export function registerRunsApi(router: Router, deps: WebDeps, auth: ApiKeyAuth)
 
 async function getRuns(ctx: Context, deps: WebDeps): Promise<void> {
   const p = keyPrincipalOf(ctx);
-  const page = await deps.events.listRuns(p.projectId, parseRunFilter(ctx));
-  ctx.body = { runs: page.runs.map(runJson), next_cursor: page.next_cursor };
+  const query = runsListQuery(ctx);
+  const page = await deps.events.listRuns(p.projectId, query);
+  // The filter and sort as read, so a client sees how its q was understood.
+  ctx.body = { runs: page.runs.map(runJson), next_cursor: page.next_cursor, filter: query.filter, sort: query.sort };
 }
 
 async function getRun(ctx: Context, deps: WebDeps): Promise<void> {

@@ -1,6 +1,7 @@
 /** The runs, sessions and scores APIs' part of the OpenAPI document (runs-api.ts, sessions-api.ts, scores-api.ts). */
 import { Schema } from "effect";
 import { MAX_SESSION_ID_CHARS, RUN_STATUSES } from "../../core/events/schema.js";
+import { MAX_FILTER_CHARS, MAX_FILTER_TOKENS, MAX_VALUE_CHARS, RunsSort } from "../../core/runs-filter/index.js";
 import { MAX_SCORE_NAME, ScoreInput } from "../../stores/scores.js";
 import type { Operations } from "../api/openapi/document.js";
 import { After, Cursor, Limit, q, SdkRunId, Since } from "../api/openapi/operation.js";
@@ -9,8 +10,16 @@ import * as R from "../api/openapi/schemas.js";
 export const RUNS_OPERATIONS: Operations = {
   "/api/runs": {
     get: {
-      tag: "Runs", summary: "List runs, newest first",
+      tag: "Runs", summary: "List runs: filtered, sorted, a page at a time",
+      description: "`q` is the filter in its string form (docs/EXPLORER.md), e.g. `status:error agent:refund env:production meta.customer:acme "
+        + "cost>0.05 duration>10s since:24h \"timeout\"`; the answer's `filter` is the RunsFilter it was read as. The other filter parameters "
+        + "narrow the list further (each is a RunsFilter field: status, agent, session, from, version, score). Runs of experiments and the LLM "
+        + "judge's own runs are left out unless asked for (`is:experiment`, `is:judge`, or the judge's agent by name). A malformed `q` is a 422 "
+        + "naming `q`, its message the token.",
       params: [
+        q("q", Schema.String.pipe(Schema.maxLength(MAX_FILTER_CHARS)), `The filter's string form: at most ${MAX_FILTER_TOKENS} terms, values up to ${MAX_VALUE_CHARS} characters.`),
+        q("sort", RunsSort.fields.field, "Default start_time. `score.<name>` orders by the run's latest value of that score; runs without a value come last."),
+        q("order", RunsSort.fields.order, "Default desc. Ties are broken by the run's id; a cursor belongs to its sort and order."),
         q("status", Schema.Literal(...RUN_STATUSES)), q("agent_name", Schema.String), q("session_id", Schema.String), Since,
         q("config_version", Schema.Int.pipe(Schema.between(1, 2 ** 31 - 1))), q("score_name", Schema.String.pipe(Schema.maxLength(MAX_SCORE_NAME)), "Runs with a score of this name."),
         q("score_min", Schema.Number, "With score_name: numeric or boolean (1/0) scores at least this."), q("score_max", Schema.Number, "With score_name: at most this."),

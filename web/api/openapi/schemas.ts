@@ -8,6 +8,7 @@ import type { RunJson } from "../../../core/events/run-json.js";
 import { MAX_RUN_METADATA_KEYS, MAX_RUN_TAGS } from "../../../core/events/attributes.js";
 import { RUN_PREVIEW_CHARS } from "../../../core/events/run-text.js";
 import { EVENT_TYPES, RUN_STATUSES, SPAN_KINDS } from "../../../core/events/schema.js";
+import { RunsFilter, RunsSort } from "../../../core/runs-filter/index.js";
 import { SCORE_SOURCES, SCORE_GIVERS } from "../../../stores/scores.js";
 
 const Iso = Schema.String.annotations({ format: "date-time" });
@@ -137,7 +138,12 @@ export const Session = Schema.Struct({
 const Cursor = Schema.NullOr(Schema.String).annotations({ description: "Pass as `cursor` for the next page; null on the last." });
 const After = Schema.NullOr(Schema.String).annotations({ description: "Pass as `after` for the next page; null on the last." });
 
-export const RunList = Schema.Struct({ runs: Schema.Array(Run), next_cursor: Cursor }).annotations({ identifier: "RunList" });
+export const RunList = Schema.Struct({
+  runs: Schema.Array(Run),
+  next_cursor: Cursor,
+  filter: RunsFilter,
+  sort: RunsSort,
+}).annotations({ identifier: "RunList" });
 export const RunWithEvents = Schema.Struct({ run: Run, events: Schema.Array(StoredEvent), next_after: After }).annotations({ identifier: "RunWithEvents" });
 export const RunWithSpans = Schema.Struct({ run: Run, spans: Schema.Array(Span), next_after: After }).annotations({ identifier: "RunWithSpans" });
 export const ScoreList = Schema.Struct({ scores: Schema.Array(Score), next_cursor: Cursor }).annotations({ identifier: "ScoreList" });
