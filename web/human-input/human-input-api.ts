@@ -17,7 +17,6 @@ import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { keyPrincipalOf, readAuthorizer } from "../api/read-api.js";
 import { readJsonBody } from "../json-body.js";
 import { findUserById } from "../../stores/accounts/users.js";
-import { registerHumanInputPage } from "./human-input-page.js";
 import { answerQuestion, waitForAnswer, type AnswerInput } from "../../human-input/index.js";
 import type { HumanAnswer } from "../../stores/human-input.js";
 import { mountApi } from "../route-table.js";
@@ -54,8 +53,6 @@ export function registerHumanInputApi(router: Router, deps: WebDeps, auth: ApiKe
   mountApi(router, deps, authorize, {
     answer_input: { "POST /api/runs/:sdk_run_id/input": postInput },
   });
-
-  registerHumanInputPage(router, deps);
 }
 
 /** GET /api/runs/:sdk_run_id/input: the answer, or 204 when none came within `wait` seconds (given up when the client leaves). */
