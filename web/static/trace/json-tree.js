@@ -91,15 +91,16 @@ function node(key, value, depth, openDepth) {
   const list = el("ul", "rw-j-children");
   details.append(summary, list);
   let filled = false;
-  const fill = () => {
+  // A node the reader opens shows its children open too (one level more than the tree opened by itself).
+  const fill = (below) => {
     if (filled) return;
     filled = true;
-    fillChildren(list, value, depth, openDepth);
+    fillChildren(list, value, depth, below);
   };
-  details.addEventListener("toggle", () => details.open && fill());
+  details.addEventListener("toggle", () => details.open && fill(Math.max(openDepth, depth + 2)));
   if (depth < openDepth) {
     details.open = true;
-    fill();
+    fill(openDepth);
   }
   item.append(details);
   return item;

@@ -25,8 +25,16 @@ const roleLabel = (role) => ROLE_LABELS[role] ?? (role ? role[0].toUpperCase() +
 
 const bytes = (n) => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`);
 
-/** A structured value inline: a short tree (tool arguments are usually small, so all of it is open). */
-const valueView = (v, openDepth = 3) => (v !== null && typeof v === "object" ? jsonTree(v, { openDepth }) : typeof v === "string" ? foldedText(v, "rw-text") : el("code", "rw-scalar", rawText(v)));
+/** Structured values up to this much JSON text show as that text; larger ones as a tree. */
+const INLINE_JSON_CHARS = 600;
+
+/** A structured value inline: small ones as indented JSON (tool arguments mostly), larger ones as a tree. */
+function valueView(v, openDepth = 3) {
+  if (typeof v === "string") return foldedText(v, "rw-text");
+  if (v === null || typeof v !== "object") return el("code", "rw-scalar", rawText(v));
+  const text = rawText(v);
+  return text.length <= INLINE_JSON_CHARS ? el("pre", "rw-args", text) : jsonTree(v, { openDepth });
+}
 
 function toolCallView(p) {
   const box = el("div", "rw-part rw-tool-call");
@@ -67,10 +75,7 @@ function mediaView(p) {
 
 function partView(p) {
   switch (p.type) {
-    case "text": {
-      const t = foldedText(p.text, `rw-part rw-text${p.refusal ? " is-refusal" : ""}`);
-      return t;
-    }
+    case "text": return foldedText(p.text, `rw-part rw-text${p.refusal ? " is-refusal" : ""}`);
     case "tool_call": return toolCallView(p);
     case "tool_result": return toolResultView(p);
     case "reasoning": return reasoningView(p);
@@ -95,7 +100,15 @@ export function renderMessages(container, messages) {
     if (m.name) head.append(el("span", "rw-msg-name", m.name));
     item.append(head);
     if (m.parts.length === 0) item.append(el("p", "rw-empty", "(no content)"));
-    for (const p of m.parts) item.append(partView(p));
+    const [only] = m.parts;
+    if (m.role === "tool" && m.parts.length === 1 && only.type === "tool_result") {
+      // A tool's message is its result: the tool's name and call id go in the message's head, no box inside.
+      if (only.name) head.append(el("span", "rw-tool-name", only.name));
+      if (only.id) head.append(el("code", "rw-tool-id", only.id));
+      if (only.is_error) head.append(el("span", "rw-tool-tag rw-error-tag", "error"));
+      if (only.content.length === 0) item.append(el("p", "rw-empty", "(empty)"));
+      for (const part of only.content) item.append(partView(part));
+    } else for (const p of m.parts) item.append(partView(p));
     list.append(item);
   }
   container.append(list);
