@@ -46,23 +46,27 @@ describe.skipIf(!haveBrowser)("span payloads in a real browser", () => {
 
     // An LLM span exported over OTLP with the GenAI content attributes, read back as the trace reads it.
     const traceId = hexId(16);
-    const [root, chat] = [hexId(8), hexId(8)];
+    const [root, chat, longChat] = [hexId(8), hexId(8), hexId(8)];
     const t0 = Date.now() - 2000;
     const input = [{ role: "user", parts: [{ type: "text", content: "Weather in Paris?" }] }, { role: "assistant", parts: [{ type: "tool_call", id: "c1", name: "get_weather", arguments: { city: "Paris" } }] }, { role: "tool", parts: [{ type: "tool_call_response", id: "c1", response: "18°C" }] }];
     const output = [{ role: "assistant", parts: [{ type: "text", content: "It is 18°C." }], finish_reason: "stop" }];
     const body = exportJson([
       { traceId, spanId: chat, parentSpanId: root, name: "chat gpt-4o", startMs: t0 + 10, endMs: t0 + 500, attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.system_instructions": JSON.stringify([{ type: "text", content: "Be brief." }]), "gen_ai.input.messages": JSON.stringify(input), "gen_ai.output.messages": JSON.stringify(output) } },
+      // Content past the stored preview's 500 characters: kept cut short.
+      { traceId, spanId: longChat, parentSpanId: root, name: "chat gpt-4o", startMs: t0 + 510, endMs: t0 + 590, attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.input.messages": JSON.stringify([{ role: "system", parts: [{ type: "text", content: "Be brief." }] }, { role: "user", parts: [{ type: "text", content: `Summarise: ${"lorem ipsum ".repeat(80)}` }] }]) } },
       { traceId, spanId: root, name: "invoke_agent weather", startMs: t0, endMs: t0 + 600, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather" } },
     ]);
     expect((await fetch(`${stack.url}/v1/traces`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body })).status).toBe(200);
     await waitForRun(stack.url, key, traceId, (b) => b.run.status === "success");
     const spans = ((await (await fetch(`${stack.url}/api/runs/${traceId}/spans`, bearer(key))).json()) as { spans: { span_id: string; input_preview: string; output_preview: string }[] }).spans;
     const llm = spans.find((s) => s.span_id === chat)!;
+    const long = spans.find((s) => s.span_id === longChat)!;
+    expect(long.input_preview.endsWith("…")).toBe(true);
 
     const longText = `${"A long answer line.\n".repeat(600)}THE END`;
     const cases: [string, unknown, string][] = [
       ...Object.entries(FIXTURES).map(([name, value]) => [name, value, OUTPUTS.has(name) ? "output" : "input"] as [string, unknown, string]),
-      ["otlpStoredInput", llm.input_preview, "input"], ["otlpStoredOutput", llm.output_preview, "output"],
+      ["otlpStoredInput", llm.input_preview, "input"], ["otlpStoredOutput", llm.output_preview, "output"], ["otlpStoredCut", long.input_preview, "input"],
       ["plainJson", { order: { id: 42, items: [{ sku: "A-1", qty: 2 }], note: '<script>window.__pwned=2</script>' } }, "output"],
       ["longText", [{ role: "user", content: longText }], "input"],
       ["plainText", "just a sentence <b>not bold</b>", "output"],
@@ -104,6 +108,10 @@ describe.skipIf(!haveBrowser)("span payloads in a real browser", () => {
     // The stored OTLP span reads as a conversation too.
     expect(await page.$$eval(`${at("otlpStoredInput")} .rw-msg`, (els) => els.map((e) => (e as HTMLElement).dataset.role))).toEqual(["system", "user", "assistant", "tool"]);
     expect(await page.textContent(`${at("otlpStoredOutput")} .rw-msg[data-role='assistant']`)).toContain("It is 18°C.");
+    // Content the server kept cut short: the messages it holds, said to be cut.
+    expect(await page.$$eval(`${at("otlpStoredCut")} .rw-msg`, (els) => els.map((e) => (e as HTMLElement).dataset.role))).toEqual(["system", "user"]);
+    expect(await page.textContent(`${at("otlpStoredCut")} .rw-cut-note`)).toContain("Cut short");
+    expect(await page.textContent(`${at("otlpStoredCut")} .rw-msg[data-role='user']`)).toContain("Summarise: lorem ipsum");
 
     // Hostile strings are text: nothing ran, no element was made from them.
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();

@@ -123,6 +123,24 @@ describe("normalizeMessages", () => {
     expect(normalizeMessages(FIXTURES.openInferenceOutput)).toEqual([{ role: "assistant", parts: [call("call_1")] }]);
   });
 
+  it("a value the server cut short (a preview ending in …) reads as the messages its complete part holds", () => {
+    const cut = (text: string, n: number) => `${text.slice(0, n)}…`;
+    // OTLP content as the preview plugin leaves it: JSON text inside JSON text, cut inside the inner one.
+    const otel = FIXTURES.otelInput as string;
+    const inner = otel.indexOf("Weather in Paris?");
+    const split = splitMessages(cut(otel, inner + 7));
+    expect(split?.cut).toBe(true);
+    expect(split?.messages).toEqual([sys, { role: "user", parts: [txt("Weather")] }]);
+    // A chat list cut in a string, in a key, after a colon: the complete messages, the open text closed.
+    const chat = JSON.stringify([{ role: "user", content: "Weather in Paris?" }, { role: "assistant", content: "It is 18°C and sunny today." }]);
+    expect(normalizeMessages(cut(chat, chat.indexOf("sunny")))).toEqual([{ role: "user", parts: [txt("Weather in Paris?")] }, { role: "assistant", parts: [txt("It is 18°C and ")] }]);
+    expect(normalizeMessages(cut(chat, chat.indexOf("content", 40) + 3))).toEqual([{ role: "user", parts: [txt("Weather in Paris?")] }]);
+    expect(normalizeMessages(cut(chat, chat.indexOf(":", 40) + 1))).toEqual([{ role: "user", parts: [txt("Weather in Paris?")] }]);
+    // Whole JSON is not marked; text that only looks like JSON stays text.
+    expect(splitMessages(chat)?.cut).toBeUndefined();
+    for (const v of ["[INFO] started…", "{not json at all…", '[{"role": "us…']) expect(normalizeMessages(v), v).toBeNull();
+  });
+
   it("every fixture reads as a conversation with a tool call or its result", () => {
     for (const [name, value] of Object.entries(FIXTURES)) {
       const shape = outline(normalizeMessages(value));

@@ -11,5 +11,5 @@ export interface Message {
   parts: Part[];
 }
 export function isMessageItem(value: unknown): boolean;
-export function splitMessages(value: unknown, options?: { defaultRole?: string }): { messages: Message[]; rest?: Record<string, unknown> } | null;
+export function splitMessages(value: unknown, options?: { defaultRole?: string }): { messages: Message[]; rest?: Record<string, unknown>; cut?: true } | null;
 export function normalizeMessages(value: unknown, options?: { defaultRole?: string }): Message[] | null;

@@ -7,7 +7,7 @@
 // and output items), Anthropic (content blocks), Gemini (contents[].parts, candidates) and the OpenTelemetry GenAI
 // messages as Runwatch stores them (gen_ai.input.messages / output.messages as JSON text, with
 // gen_ai.system_instructions: {system_instructions, messages}). Pure functions of JSON values; no DOM.
-import { isContentBlock, isObj, joinedText, parseJsonText, partsOf, reasoning, str, text, toolCall, toolCallParts, toolResult } from "./message-parts.js";
+import { isContentBlock, isObj, joinedText, parseJsonPrefix, parseJsonText, partsOf, reasoning, str, text, toolCall, toolCallParts, toolResult } from "./message-parts.js";
 
 const ROLES = {
   human: "user", user: "user", ai: "assistant", assistant: "assistant", model: "assistant", bot: "assistant", system: "system",
@@ -146,27 +146,40 @@ function merged(list) {
   return out.map(({ merge, ...m }) => m);
 }
 
-/** A list of messages, or null when any item is not one. Lists of lists (LangChain's batches, generations) are flattened once. */
-function listMessages(list, defaultRole) {
-  const flat = list.length > 0 && list.every(Array.isArray) ? list.flat() : list;
+/**
+ * A list of messages, or null when any item is not one. Lists of lists (LangChain's batches, generations) are flattened
+ * once. In a value cut short, the last item may be a message's beginning without its content: it is left out.
+ */
+function listMessages(list, defaultRole, cut = false) {
+  let flat = list.length > 0 && list.every(Array.isArray) ? list.flat() : list;
+  if (cut && flat.length > 1 && !isMessageItem(flat[flat.length - 1]) && !isContentBlock(flat[flat.length - 1])) flat = flat.slice(0, -1);
   if (flat.length === 0) return null;
   if (flat.every(isMessageItem)) return merged(flat.flatMap(itemMessages));
   if (flat.every(isContentBlock)) return [{ role: defaultRole, parts: partsOf(flat) }];
   return null;
 }
 
-/** A value that is messages, or JSON text of them (how OTLP attributes are stored). */
-function messagesIn(v, defaultRole) {
-  const value = typeof v === "string" ? parseJsonText(v) ?? v : v;
-  if (Array.isArray(value)) return listMessages(value, defaultRole);
+/** JSON text → its value; text cut short → what its complete part holds, noted in `state.cut`. */
+function jsonOf(text, state) {
+  const whole = parseJsonText(text);
+  if (whole !== undefined) return whole;
+  const part = parseJsonPrefix(text);
+  if (part !== undefined) state.cut = true;
+  return part;
+}
+
+/** A value that is messages, or JSON text of them (how OTLP attributes are stored, cut to a preview's length). */
+function messagesIn(v, defaultRole, state) {
+  const value = typeof v === "string" ? jsonOf(v, state) ?? v : v;
+  if (Array.isArray(value)) return listMessages(value, defaultRole, state.cut);
   if (isObj(value) && isMessageItem(value)) return merged(itemMessages(value));
   return null;
 }
 
 /** System instructions in any shape: text, blocks, Gemini content ({parts}), OTel parts (as JSON text or not). */
-function systemMessage(v) {
+function systemMessage(v, state) {
   if (v === undefined || v === null || v === "") return [];
-  const value = typeof v === "string" ? parseJsonText(v) ?? v : v;
+  const value = typeof v === "string" ? jsonOf(v, state) ?? v : v;
   const parts = isObj(value) && Array.isArray(value.parts) ? partsOf(value.parts) : partsOf(value);
   return parts.length ? [{ role: "system", parts }] : [];
 }
@@ -181,7 +194,7 @@ const without = (obj, keys) => {
 };
 
 /** An object that holds messages under a provider's key: request and response bodies, LangGraph state, OTLP content. */
-function wrapped(o, defaultRole) {
+function wrapped(o, defaultRole, state) {
   if (Array.isArray(o.choices) && o.choices.length > 0 && o.choices.every((c) => isObj(c) && (isObj(c.message) || isObj(c.delta) || typeof c.text === "string"))) {
     const messages = o.choices.flatMap((c) => (isObj(c.message) || isObj(c.delta) ? itemMessages({ role: "assistant", ...(c.message ?? c.delta) }) : [{ role: "assistant", parts: partsOf(c.text) }]));
     return { messages, rest: without(o, ["choices"]) };
@@ -197,18 +210,18 @@ function wrapped(o, defaultRole) {
   if (o.contents !== undefined && (Array.isArray(o.contents) || typeof o.contents === "string")) {
     const contents = typeof o.contents === "string" ? [{ role: "user", parts: [{ text: o.contents }] }] : o.contents;
     const messages = listMessages(contents.map((c) => (isObj(c) && Array.isArray(c.parts) && !c.role ? { role: "user", ...c } : c)), "user");
-    if (messages) return { messages: [...systemMessage(gemSystem), ...messages], rest: without(o, ["contents", "systemInstruction", "system_instruction"]) };
+    if (messages) return { messages: [...systemMessage(gemSystem, state), ...messages], rest: without(o, ["contents", "systemInstruction", "system_instruction"]) };
   }
   if (Array.isArray(o.output) && o.output.length > 0 && o.output.every((i) => isObj(i) && RESPONSE_ITEMS.has(i.type))) {
     return { messages: merged(o.output.flatMap(itemMessages)), rest: without(o, ["output"]) };
   }
   if (o.input !== undefined && (typeof o.instructions === "string" || typeof o.model === "string" || Array.isArray(o.input))) {
-    const input = typeof o.input === "string" ? [{ role: "user", parts: [text(o.input)] }] : messagesIn(o.input, "user");
-    if (input) return { messages: [...systemMessage(o.instructions), ...input], rest: without(o, ["input", "instructions"]) };
+    const input = typeof o.input === "string" ? [{ role: "user", parts: [text(o.input)] }] : messagesIn(o.input, "user", state);
+    if (input) return { messages: [...systemMessage(o.instructions, state), ...input], rest: without(o, ["input", "instructions"]) };
   }
   if ("system_instructions" in o || "messages" in o) {
-    const messages = o.messages === null || o.messages === undefined ? [] : messagesIn(o.messages, defaultRole);
-    const system = systemMessage(o.system_instructions ?? o.system);
+    const messages = o.messages === null || o.messages === undefined ? [] : messagesIn(o.messages, defaultRole, state);
+    const system = systemMessage(o.system_instructions ?? o.system, state);
     if (messages && (messages.length > 0 || system.length > 0)) return { messages: [...system, ...messages], rest: without(o, ["messages", "system", "system_instructions"]) };
   }
   return null;
@@ -217,12 +230,20 @@ function wrapped(o, defaultRole) {
 /**
  * The messages a value holds and what else it holds (`rest`: the other fields of a request or response body), or
  * null when it holds none. `defaultRole` is the role of a role-less list of content blocks (an output: "assistant").
+ * JSON text is read as the value it encodes; text the server cut short (a preview) as what its complete part holds,
+ * with `cut: true`.
  */
 export function splitMessages(value, { defaultRole = "assistant" } = {}) {
-  const v = typeof value === "string" ? parseJsonText(value) : value;
+  const state = { cut: false };
+  const v = typeof value === "string" ? jsonOf(value, state) : value;
+  const found = split(v, defaultRole, state);
+  return found && state.cut ? { ...found, cut: true } : found;
+}
+
+function split(v, defaultRole, state) {
   if (v === undefined || v === null) return null;
   if (Array.isArray(v)) {
-    const messages = listMessages(v, defaultRole);
+    const messages = listMessages(v, defaultRole, state.cut);
     return messages ? { messages } : null;
   }
   if (!isObj(v)) return null;
@@ -232,7 +253,7 @@ export function splitMessages(value, { defaultRole = "assistant" } = {}) {
     const plain = typeof v.role === "string" || LC_TYPES.has(v.type);
     return { messages, rest: plain ? without(v, MESSAGE_KEYS) : undefined };
   }
-  return wrapped(v, defaultRole);
+  return wrapped(v, defaultRole, state);
 }
 
 /** The messages a value holds, in the one model; null when it is not messages. */

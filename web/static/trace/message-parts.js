@@ -19,6 +19,50 @@ export function parseJsonText(v) {
   }
 }
 
+/**
+ * JSON text cut short (a preview the server cut, "…" at its end; OTLP content is stored that way) → the value its
+ * complete part encodes: an open string closed, the last unfinished member dropped, open arrays and objects closed.
+ * undefined when nothing of it parses.
+ */
+export function parseJsonPrefix(v) {
+  if (typeof v !== "string") return undefined;
+  const s = v.trimEnd().replace(/…$/, "");
+  if (!/^\s*[[{]/.test(s)) return undefined;
+  const stack = [];
+  const cuts = []; // [end, closers]: places where what came before is complete
+  let inString = false;
+  let escaped = false;
+  const closers = () => stack.map((c) => (c === "{" ? "}" : "]")).reverse().join("");
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === "\\") escaped = true;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === "{" || c === "[") {
+      stack.push(c);
+      cuts.push([i + 1, closers()]);
+    } else if (c === "}" || c === "]") {
+      stack.pop();
+      cuts.push([i + 1, closers()]);
+    } else if (c === ",") cuts.push([i, closers()]);
+  }
+  const tries = [];
+  if (inString) tries.push(`${s.replace(/\\(u[0-9a-fA-F]{0,3})?$/, "")}"${closers()}`); // the open string, closed
+  for (let k = cuts.length - 1; k >= 0 && tries.length < 6; k--) tries.push(s.slice(0, cuts[k][0]) + cuts[k][1]);
+  for (const t of tries) {
+    try {
+      return JSON.parse(t);
+    } catch {
+      // the next shorter complete part
+    }
+  }
+  return undefined;
+}
+
 /** Tool arguments are often sent as JSON text (OpenAI's `arguments`): shown as the value they encode. */
 export const argumentsOf = (v) => parseJsonText(v) ?? v;
 

@@ -172,6 +172,7 @@ export function renderPayload(container, value, { kind = "output" } = {}) {
     root.dataset.view = view;
     body.replaceChildren();
     if (view === "messages") {
+      if (split.cut) body.append(el("p", "rw-cut-note", `Cut short where it was stored (${raw().length.toLocaleString("en-US")} characters kept): the messages are those it holds, the last one perhaps in part. Raw shows it as stored.`));
       renderMessages(body, split.messages);
       if (split.rest) {
         const more = el("details", "rw-rest");
