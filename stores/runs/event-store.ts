@@ -62,7 +62,7 @@ const EVENT_SELECT =
 export const SPAN_VALUE_CHARS = ERROR_PREVIEW_CHARS + 1; // written into migrations/130_span_payload.sql
 
 /** The payload with every top-level value longer than SPAN_VALUE_CHARS cut: the column span_payload (migration 130) when it is set. */
-export const SPAN_PAYLOAD = "if(span_payload = '', payload, span_payload)";
+const SPAN_PAYLOAD = "if(span_payload = '', payload, span_payload)";
 const SPAN_EVENT_SELECT = EVENT_SELECT.replace("payload", `${SPAN_PAYLOAD} AS payload`);
 
 

@@ -9,7 +9,9 @@ import type { StoredEvent } from "../../core/ports/event-store.js";
 import type { EventType } from "../../core/events/schema.js";
 import { buildSpans, type Span } from "../../core/events/spans.js";
 import { mapInSlices } from "../../core/time-slice.js";
-import { SPAN_PAYLOAD } from "./event-store.js";
+
+/** The payload with its long values cut (migration 130), as event-store.ts reads span events. */
+const SPAN_PAYLOAD = "if(span_payload = '', payload, span_payload)";
 
 /** Span events read for one run's skeletons: a run of 100,000 spans. */
 export const SKELETON_EVENTS = 200_000;

@@ -4,8 +4,9 @@
 // has a copy button and a raw toggle. Data reaches the page only as text nodes (never as HTML): a hostile string in a
 // message renders as the string it is.
 //
-//   renderPayload(container, value, { kind })   kind: "input" | "output" (a role-less list of blocks is the user's
-//                                               in an input, the assistant's in an output); returns the root element
+//   renderPayload(container, value, { kind })   kind: "input" | "output" | "metadata" | "event" (a role-less list
+//                                               of blocks is the user's in an input, the assistant's otherwise);
+//                                               returns the root element
 //   renderMessages(container, messages)         messages already in the model (normalizeMessages)
 import { splitMessages } from "./message-formats.js";
 import { copyText, el, foldedText, jsonTree, rawText } from "./json-tree.js";
@@ -19,6 +20,8 @@ export function ensureStyles(href = new URL("./messages.css", import.meta.url).h
   link.href = href;
   document.head.append(link);
 }
+
+const isPlainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
 const ROLE_LABELS = { system: "System", user: "User", assistant: "Assistant", tool: "Tool" };
 const roleLabel = (role) => ROLE_LABELS[role] ?? (role ? role[0].toUpperCase() + role.slice(1) : "Message");
@@ -155,8 +158,8 @@ export function renderPayload(container, value, { kind = "output" } = {}) {
   const root = el("div", "rw-payload");
   root.dataset.kind = kind;
   container.append(root);
-  if (value === undefined || value === null || value === "") {
-    root.append(el("p", "rw-empty", value === null ? "null" : "—"));
+  if (value === undefined || value === null || value === "" || (isPlainObject(value) && Object.keys(value).length === 0)) {
+    root.append(el("p", "rw-empty", kind === "input" ? "No input recorded." : kind === "output" ? "No output recorded." : "None."));
     return root;
   }
   const parsed = typeof value === "string" ? parseJsonText(value) ?? value : value;
