@@ -62,7 +62,7 @@ describe("OpenAPI document", () => {
     expect(result.valid).toBe(true);
     expect(doc.openapi).toBe("3.1.0");
     for (const p of [
-      "/api/ingest", "/api/ingest/batch", "/api/runs", "/api/runs/{sdk_run_id}", "/api/runs/{sdk_run_id}/spans", "/api/runs/{sdk_run_id}/scores",
+      "/api/ingest", "/api/ingest/batch", "/api/runs", "/api/runs/{sdk_run_id}", "/api/runs/{sdk_run_id}/spans", "/api/runs/{sdk_run_id}/graph", "/api/runs/{sdk_run_id}/scores",
       "/api/runs/{sdk_run_id}/input", "/api/sessions", "/api/sessions/{session_id}", "/api/scores", "/api/agents/{name}/config", "/api/realtime/token", "/v1/traces",
     ]) expect(doc.paths, p).toHaveProperty([p]);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
@@ -105,6 +105,8 @@ describe("OpenAPI document", () => {
     await conforms("/api/runs/{sdk_run_id}", "get", await get("/api/runs/oa-1"));
     await conforms("/api/runs/{sdk_run_id}", "get", await get("/api/runs/missing"));
     await conforms("/api/runs/{sdk_run_id}/spans", "get", await get("/api/runs/oa-1/spans"));
+    await conforms("/api/runs/{sdk_run_id}/graph", "get", await get("/api/runs/oa-1/graph"));
+    await conforms("/api/runs/{sdk_run_id}/graph", "get", await get("/api/runs/missing/graph"));
     await conforms("/api/runs/{sdk_run_id}/input", "get", await get("/api/runs/oa-1/input"));
     await conforms("/api/runs/{sdk_run_id}/input", "post", await post("/api/runs/oa-1/input", { response: "yes", responded_by: "dana" }));
     await conforms("/api/runs/{sdk_run_id}/input", "get", await get("/api/runs/oa-1/input"));

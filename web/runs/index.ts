@@ -1,6 +1,8 @@
 /** Runs, their traces, sessions and scores: the read API and the dashboard's run pages. */
 import type { WebFeature } from "../feature.js";
 import { registerDashboardPage } from "./dashboard-page.js";
+import { registerGraphApi } from "./graph-api.js";
+import { registerGraphPage } from "./graph-page.js";
 import { registerRunPage } from "./run-page.js";
 import { registerRunsApi } from "./runs-api.js";
 import { RUNS_OPERATIONS } from "./runs-openapi.js";
@@ -11,7 +13,7 @@ import { registerSessionsPage } from "./sessions-page.js";
 
 export const runs: WebFeature = {
   name: "runs",
-  apis: [registerRunsApi, registerScoresApi, registerSessionsApi],
-  pages: [registerDashboardPage, registerRunPage, registerScoresPage, registerSessionsPage],
+  apis: [registerRunsApi, registerGraphApi, registerScoresApi, registerSessionsApi],
+  pages: [registerDashboardPage, registerRunPage, registerGraphPage, registerScoresPage, registerSessionsPage],
   openapi: RUNS_OPERATIONS,
 };

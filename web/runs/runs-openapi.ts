@@ -34,6 +34,12 @@ export const RUNS_OPERATIONS: Operations = {
   "/api/runs/{sdk_run_id}/spans": {
     get: { tag: "Runs", summary: "A run's spans (tree via parent_span_id)", params: [SdkRunId, q("limit", Limit(5000, 1000)), After], ok: { 200: R.RunWithSpans }, errors: [401, 403, 404, 422, 429] },
   },
+  "/api/runs/{sdk_run_id}/graph": {
+    get: {
+      tag: "Runs", summary: "A run's agent graph: its nodes, agents, tools and models, and the calls and handoffs between them, with counts and durations",
+      params: [SdkRunId], ok: { 200: R.RunWithGraph }, errors: [401, 403, 404, 429],
+    },
+  },
   "/api/runs/{sdk_run_id}/scores": {
     get: { tag: "Scores", summary: "A run's scores, oldest first, a page at a time", params: [SdkRunId, Cursor, q("limit", Limit(5000, 1000))], ok: { 200: R.ScoreList }, errors: [401, 403, 404, 422, 429] },
   },

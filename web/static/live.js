@@ -48,9 +48,10 @@ export function refetchUntil(fetchOnce, current, { tries = 8, intervalMs = 250, 
 /**
  * For a page that swaps in a server-rendered fragment of itself (`?fragment=<name>`) when pushed messages say it
  * changed: returns refresh(), which fetches the fragment into `root` at most once per minIntervalMs after the last
- * fetch began (calls while one waits share it) and resolves when it is swapped in.
+ * fetch began (calls while one waits share it) and resolves when it is swapped in — by `apply(html)` when given
+ * (a page that merges the fragment into what it shows), else as root's whole content.
  */
-export function fragmentRefresher(root, fragment, minIntervalMs) {
+export function fragmentRefresher(root, fragment, minIntervalMs, apply = (html) => { root.innerHTML = html; }) {
   let last = 0;
   let pending = null;
   const refresh = async () => {
@@ -60,7 +61,7 @@ export function fragmentRefresher(root, fragment, minIntervalMs) {
       url.searchParams.set("fragment", fragment);
       const res = await fetch(url, { credentials: "same-origin" });
       if (res.ok) {
-        root.innerHTML = await res.text();
+        apply(await res.text());
         tick(root);
       }
     } catch (err) {

@@ -146,6 +146,20 @@ export const RunList = Schema.Struct({
 }).annotations({ identifier: "RunList" });
 export const RunWithEvents = Schema.Struct({ run: Run, events: Schema.Array(StoredEvent), next_after: After }).annotations({ identifier: "RunWithEvents" });
 export const RunWithSpans = Schema.Struct({ run: Run, spans: Schema.Array(Span), next_after: After }).annotations({ identifier: "RunWithSpans" });
+/** A run's agent graph (web/runs/agent-graph.ts). */
+export const GraphNode = Schema.Struct({
+  id: Schema.String, name: Schema.String, kind: Schema.String, count: Count, errors: Count, total_ms: Schema.Number, max_ms: Schema.Number,
+  span_ids: Schema.Array(Schema.String).annotations({ description: "The node's first spans (at most 100), in start order." }),
+}).annotations({ identifier: "GraphNode" });
+export const GraphEdge = Schema.Struct({
+  from: Schema.String, to: Schema.String,
+  type: Schema.Literal("call", "handoff").annotations({ description: "call: a span's parent to the span; handoff: a graph node or agent to the next one under the same parent." }),
+  count: Count, total_ms: Schema.Number,
+}).annotations({ identifier: "GraphEdge" });
+export const RunWithGraph = Schema.Struct({
+  run: Run,
+  graph: Schema.Struct({ nodes: Schema.Array(GraphNode), edges: Schema.Array(GraphEdge), span_count: Count, omitted_nodes: Count }),
+}).annotations({ identifier: "RunWithGraph" });
 export const ScoreList = Schema.Struct({ scores: Schema.Array(Score), next_cursor: Cursor }).annotations({ identifier: "ScoreList" });
 export const ScoreCreated = Schema.Struct({ score_id: Uuid }).annotations({ identifier: "ScoreCreated" });
 export const SessionList = Schema.Struct({ sessions: Schema.Array(Session), next_cursor: Cursor }).annotations({ identifier: "SessionList" });
