@@ -146,15 +146,31 @@ export function messagesOf(input: unknown): unknown {
   return (input as unknown[][]).flat().map((m) => {
     const o = isObj(m) ? m : {};
     const role = typeof o._getType === "function" ? String((o._getType as () => string).call(m)) : str(o.type) ?? str(o.role) ?? "message";
-    return { role, content: o.content ?? String(m) };
+    return { role, content: o.content ?? String(m), ...toolFieldsOf(o) };
   });
 }
 
-/** The text of a model call's first generation (what the span shows as its output). */
+/** A message's tool calls (an AI message) or the call it answers (a tool message), when it has them. */
+function toolFieldsOf(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (Array.isArray(o.tool_calls) && o.tool_calls.length > 0) {
+    out.tool_calls = o.tool_calls.map((c) => (isObj(c) ? { id: c.id, name: c.name, args: c.args } : c));
+  }
+  if (typeof o.tool_call_id === "string") out.tool_call_id = o.tool_call_id;
+  if (typeof o.name === "string" && o.name) out.name = o.name;
+  return out;
+}
+
+/**
+ * What a model call's first generation says (the span's output): its text, or — when the model called tools — the
+ * message with its tool calls, so the trace shows which tools it asked for.
+ */
 export function firstGenerationText(output: unknown): unknown {
   const gens = isObj(output) && Array.isArray(output.generations) ? output.generations : [];
   const first = Array.isArray(gens[0]) ? gens[0][0] : gens[0];
   if (!isObj(first)) return undefined;
   const msg = isObj(first.message) ? first.message : undefined;
+  const tools = msg ? toolFieldsOf(msg) : {};
+  if (msg && tools.tool_calls) return { role: "ai", content: msg.content ?? "", tool_calls: tools.tool_calls };
   return msg?.content ?? first.text;
 }

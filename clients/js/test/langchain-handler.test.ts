@@ -1,7 +1,7 @@
 /** runwatch/langchain mapping details, with real LangChain/LangGraph runnables and a loopback ingest server. */
 import { Annotation, Command, END, MemorySaver, START, StateGraph, interrupt } from "@langchain/langgraph";
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -19,6 +19,17 @@ class LegacyUsageModel extends BaseChatModel {
       generations: [{ text: "ok", message: new AIMessage("ok") }],
       llmOutput: { tokenUsage: { promptTokens: 7, completionTokens: 3, totalTokens: 10 }, model_name: "legacy-1" },
     };
+  }
+}
+
+/** A model that asks for a tool, as a provider's tool-calling answer does. */
+class ToolCallingModel extends BaseChatModel {
+  _llmType() {
+    return "tool-calling";
+  }
+  async _generate(): Promise<ChatResult> {
+    const message = new AIMessage({ content: "", tool_calls: [{ id: "call_1", name: "lookup_order", args: { order_id: "A-17" } }] });
+    return { generations: [{ text: "", message }] };
   }
 }
 
@@ -68,6 +79,30 @@ describe("runwatch/langchain", () => {
     expect(end.payload).toMatchObject({ kind: "llm", prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, model: "legacy-1", output: "ok" });
     expect(server.accepted[3].payload).toMatchObject({ prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, model: "legacy-1" });
     expect(server.accepted[3].payload.output).toMatchObject({ type: "ai", content: "ok" });
+  });
+
+  it("a model's tool calls reach its span: the calls it asked for in its output, and the calls and answers in a later input", async () => {
+    // A model is traced inside a run: a chain (here the identity) is the run's root.
+    const within = (model: BaseChatModel) => RunnableLambda.from((messages: unknown[]) => messages).pipe(model);
+    await within(new ToolCallingModel({})).invoke([new HumanMessage("where is order A-17?")], { callbacks: [createCallbackHandler({ client })] });
+    await within(new LegacyUsageModel({})).invoke(
+      [
+        new HumanMessage("where is order A-17?"),
+        new AIMessage({ content: "", tool_calls: [{ id: "call_1", name: "lookup_order", args: { order_id: "A-17" } }] }),
+        new ToolMessage({ content: "shipped", tool_call_id: "call_1", name: "lookup_order" }),
+      ],
+      { callbacks: [createCallbackHandler({ client })] },
+    );
+    await client.flush();
+    const llmEnds = server.accepted.filter((e) => e.payload.kind === "llm" && e.payload.phase === "end");
+    expect(llmEnds[0].payload.output).toEqual({ role: "ai", content: "", tool_calls: [{ id: "call_1", name: "lookup_order", args: { order_id: "A-17" } }] });
+    expect(llmEnds[1].payload.output).toBe("ok");
+    const secondStart = server.accepted.filter((e) => e.payload.kind === "llm" && e.payload.phase === "start")[1];
+    expect(secondStart.payload.input).toEqual([
+      { role: "human", content: "where is order A-17?" },
+      { role: "ai", content: "", tool_calls: [{ id: "call_1", name: "lookup_order", args: { order_id: "A-17" } }] },
+      { role: "tool", content: "shipped", tool_call_id: "call_1", name: "lookup_order" },
+    ]);
   });
 
   it("subgraph nodes are steps too, each reported once, named parent/child and nested in the subgraph's node", async () => {
