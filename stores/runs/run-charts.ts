@@ -60,8 +60,10 @@ export interface RunsChart {
 export function chartRange(f: RunsFilter, now = Date.now()): ChartRange {
   const sinceMs = f.since ? Number(f.since.slice(0, -1)) * SINCE_UNIT_MS[f.since.slice(-1) as keyof typeof SINCE_UNIT_MS] : undefined;
   const to = f.to !== undefined ? Date.parse(f.to) : now;
-  let from = f.from !== undefined ? Date.parse(f.from) : to - DEFAULT_CHART_RANGE_MS;
-  if (sinceMs !== undefined) from = Math.max(from, now - sinceMs, 0);
+  let from = f.from !== undefined ? Date.parse(f.from) : undefined;
+  // Both from and since: the later of the two, as the list reads them (both must hold).
+  if (sinceMs !== undefined) from = Math.max(from ?? 0, now - sinceMs);
+  from ??= to - DEFAULT_CHART_RANGE_MS;
   if (!(from < to)) from = to - 60_000;
   const span = (to - from) / 1000;
   const bucket = BUCKET_SECONDS.find((b) => Math.ceil(span / b) <= MAX_BUCKETS) ?? BUCKET_SECONDS[BUCKET_SECONDS.length - 1];
