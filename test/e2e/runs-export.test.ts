@@ -108,8 +108,10 @@ describe("GET /api/runs/export", () => {
         .toEqual([run.status, run.started_at, run.duration_ms, run.total_tokens, run.cost_usd, run.agent_name]);
     }
     // A cell a spreadsheet would run as a formula is written with a leading apostrophe; quotes and breaks survive.
-    const inputs = rows.map((r) => r[col("input_preview")]);
-    if (inputs.some((v) => v)) expect(inputs.filter((v) => v?.startsWith("=")).length).toBe(0);
+    const input = (id: string) => rows.find((r) => r[col("sdk_run_id")] === id)![col("input_preview")];
+    expect(input("x-01")).toBe("'=SUM(A1)");
+    expect(input("x-04")).toBe('a "quoted", comma\nline');
+    expect(rows.find((r) => r[col("sdk_run_id")] === "x-04")![col("output_preview")]).toBe("answer 4");
   });
 
   it("adds each run's spans with spans=1, as the spans API has them", async () => {

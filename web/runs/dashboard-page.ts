@@ -15,7 +15,7 @@ import type { RunRecord } from "../../core/events/run.js";
 import { DEFAULT_RUNS_SORT, FILTER_FIELDS, formatRunsFilter, type RunsFilter } from "../../core/runs-filter/index.js";
 import { projectOfRequest } from "../auth/project.js";
 import { renderFragment, renderPage } from "../common/render.js";
-import { runsQuery } from "../common/runs-url.js";
+import { runsQuery, savedViewPath } from "../common/runs-url.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
 import { listQueues } from "../../stores/evaluation/annotation-queues.js";
 import { statusCounts } from "../../stores/runs/run-stats.js";
@@ -94,6 +94,9 @@ export async function renderRunsPage(ctx: Context, deps: WebDeps, kind: RunsPage
     listSavedViews(deps.ports.sql, project.id),
   ]);
   const here = path + runsQuery(state.view);
+  // The page as a saved view would link to it: the filter in its canonical form, so any spelling of a view's filter
+  // finds the view (the sidebar marks it; the page takes its name).
+  const canonical = path + runsQuery({ ...state.view, q: state.filter ? formatRunsFilter(state.filter) : state.view.q });
   const keep = (extraParams: Record<string, string | undefined>) => path + runsQuery(state.view, extraParams);
   const withTime = (since: string) => path + runsQuery({ ...state.view, q: state.filter ? formatRunsFilter({ ...withoutTime(state.filter), since }) : state.view.q });
   const exportQuery = (format: string, spans: boolean) => `/runs/export${runsQuery({ q: filter ? formatRunsFilter(filter) : "", sort: state.view.sort, order: state.view.order }, { format, spans: spans ? "1" : undefined })}`;
@@ -112,8 +115,8 @@ export async function renderRunsPage(ctx: Context, deps: WebDeps, kind: RunsPage
     sorted_by_score: state.view.sort.startsWith("score.") ? { name: state.view.sort.slice(6), order: state.view.order } : undefined,
     choices: columnChoices(state.view),
     default_sort: state.view.sort === DEFAULT_RUNS_SORT.field && state.view.order === DEFAULT_RUNS_SORT.order,
-    runs_path: kind === "dashboard" ? here : undefined,
-    saved_view: kind === "dashboard" ? views.find((v) => here === `/dashboard${runsQuery({ q: v.filter, sort: v.sort, order: v.order, cols: v.columns })}`) : undefined,
+    runs_path: kind === "dashboard" ? canonical : undefined,
+    saved_view: kind === "dashboard" ? views.find((v) => canonical === savedViewPath(v)) : undefined,
     newest_url: here,
     next_url: next ? keep({ cursor: next, limit: state.limit === 50 ? undefined : String(state.limit) }) : null,
     chart_src: filter ? `/runs/chart${runsQuery({ q: formatRunsFilter(filter), sort: DEFAULT_RUNS_SORT.field, order: DEFAULT_RUNS_SORT.order })}` : undefined,

@@ -48,7 +48,10 @@ const toggled = (view: RunsView, field: RunsSort["field"]): RunsSort["order"] =>
 
 /** The header of the table `path` (the page's path) shows for `view`. */
 export function columnHeads(view: RunsView, path: string): ColumnHead[] {
-  return view.cols.map((key) => {
+  // Input and output together share one cell, the input over the output (_runs_table.njk).
+  const both = view.cols.includes("input") && view.cols.includes("output");
+  return view.cols.filter((key) => !(both && key === "output")).map((key) => {
+    if (both && key === "input") return { key, label: "Input → output", num: false };
     const m = COLUMN_META[key];
     if (!m.sort) return { key, label: m.label, num: m.num === true };
     return {

@@ -40,6 +40,9 @@ function markers(activations) {
   };
 }
 
+/** A y axis as wide as its longest label ("1 m 40 s", "$0.0042"). */
+const axisSize = (u, values) => (values?.length ? Math.max(...values.map((v) => String(v).length)) * 6.5 + 16 : 40);
+
 /** One chart's options: `series` beside the time axis, `fmt` for the y axis and the legend. */
 function options(el, series, fmt, activations, extraScales = {}, extraAxes = []) {
   return {
@@ -51,7 +54,7 @@ function options(el, series, fmt, activations, extraScales = {}, extraAxes = [])
     series: [{ value: timeLabel }, ...series.map((s) => ({ ...s, value: (u, v) => (v === null || v === undefined ? "—" : (s.fmt ?? fmt)(v)) }))],
     axes: [
       { stroke: "#667085", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e4e7ec" }, font: "11px sans-serif" },
-      { stroke: "#667085", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e4e7ec" }, font: "11px sans-serif", size: 52, values: (u, vals) => vals.map((v) => fmt(v)) },
+      { stroke: "#667085", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e4e7ec" }, font: "11px sans-serif", size: axisSize, values: (u, vals) => vals.map((v) => fmt(v)) },
       ...extraAxes,
     ],
     hooks: { draw: [markers(activations)] },
@@ -78,21 +81,23 @@ function render(chart) {
   for (const c of charts.splice(0)) c.destroy();
   const t = chart.buckets.map((b) => Date.parse(b.at) / 1000);
   const col = (k) => chart.buckets.map((b) => b[k]);
+  // A bar of 0 is drawn as nothing (not a flat stroke along the axis).
+  const bar = (k) => chart.buckets.map((b) => (b[k] ? b[k] : null));
   const acts = chart.activations;
   const fig = (metric) => root.querySelector(`[data-metric="${metric}"]`);
   draw(fig("runs"), options(fig("runs"), [
     { label: "Runs", stroke: COLORS.runs, fill: "rgba(79,70,229,.25)", paths: bars, points: { show: false } },
     { label: "Errors", stroke: COLORS.errors, fill: "rgba(220,38,38,.45)", paths: bars, points: { show: false } },
-    { label: "Error rate", stroke: COLORS.rate, scale: "pct", width: 1.5, spanGaps: true, fmt: (v) => `${(v * 100).toFixed(1)}%` },
-  ], plainNumber, acts, { pct: { range: [0, 1] } }, [{ scale: "pct", side: 1, size: 40, grid: { show: false }, stroke: "#667085", font: "11px sans-serif", values: (u, vals) => vals.map((v) => `${Math.round(v * 100)}%`) }]),
-  [t, col("runs"), col("errors"), col("error_rate")]);
+    { label: "Error rate", stroke: COLORS.rate, scale: "pct", width: 1.5, fmt: (v) => `${(v * 100).toFixed(1)}%` },
+  ], plainNumber, acts, { pct: { range: [0, 1] } }, [{ scale: "pct", side: 1, size: 46, grid: { show: false }, stroke: "#667085", font: "11px sans-serif", values: (u, vals) => vals.map((v) => `${Math.round(v * 100)}%`) }]),
+  [t, bar("runs"), bar("errors"), col("error_rate")]);
   draw(fig("latency"), options(fig("latency"), [
     { label: "p50", stroke: COLORS.p50, width: 1.5, spanGaps: true },
     { label: "p95", stroke: COLORS.p95, width: 1.5, spanGaps: true },
     { label: "p99", stroke: COLORS.p99, width: 1.5, spanGaps: true },
   ], duration, acts), [t, col("p50_ms"), col("p95_ms"), col("p99_ms")]);
-  draw(fig("tokens"), options(fig("tokens"), [{ label: "Tokens", stroke: COLORS.tokens, fill: "rgba(8,145,178,.3)", paths: bars, points: { show: false } }], plainNumber, acts), [t, col("tokens")]);
-  draw(fig("cost"), options(fig("cost"), [{ label: "Cost", stroke: COLORS.cost, fill: "rgba(124,58,237,.3)", paths: bars, points: { show: false } }], usd, acts), [t, col("cost_usd")]);
+  draw(fig("tokens"), options(fig("tokens"), [{ label: "Tokens", stroke: COLORS.tokens, fill: "rgba(8,145,178,.3)", paths: bars, points: { show: false } }], plainNumber, acts), [t, bar("tokens")]);
+  draw(fig("cost"), options(fig("cost"), [{ label: "Cost", stroke: COLORS.cost, fill: "rgba(124,58,237,.3)", paths: bars, points: { show: false } }], usd, acts), [t, bar("cost_usd")]);
   const scores = fig("scores");
   scores.hidden = chart.scores.length === 0;
   if (chart.scores.length) {
