@@ -106,9 +106,9 @@ describe.skipIf(!haveBrowser)("the runs explorer in a real browser", () => {
     await again.reload();
     await again.waitForSelector('#runs-chart[data-state="ready"]');
     await again.screenshot({ path: path.join(ARTIFACTS, "explorer-view-390.png"), fullPage: true });
-    const wide = await again.evaluate(() => [...document.querySelectorAll("body *")]
+    const wide = await again.evaluate(() => Array.from(document.querySelectorAll("body *"))
       .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 0.5 && !el.closest(".table-wrap, .sidebar nav, .visually-hidden"))
-      .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${[...el.classList].join(".")}`).slice(0, 8));
+      .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${Array.from(el.classList).join(".")}`).slice(0, 8));
     expect(wide).toEqual([]);
     expect(await again.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
     await ctx.close();

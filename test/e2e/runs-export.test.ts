@@ -137,7 +137,7 @@ describe("GET /api/runs/export", () => {
   it("refuses bad parameters with a 422 naming them, and a key that may only send", async () => {
     const cases: [Record<string, string>, string][] = [
       [{ format: "xml" }, "format"], [{ spans: "2" }, "spans"], [{ format: "csv", spans: "1" }, "spans"],
-      [{ q: "colour:red" }, "filter"], [{ sort: "colour" }, "sort"], [{ order: "up" }, "order"], [{ limit: "0" }, "limit"], [{ limit: "100001" }, "limit"],
+      [{ q: "colour:red" }, "q"], [{ sort: "colour" }, "sort"], [{ order: "up" }, "order"], [{ limit: "0" }, "limit"], [{ limit: "100001" }, "limit"],
       [{ format: "jsonl", spans: "1", limit: "10001" }, "limit"],
     ];
     for (const [params, field] of cases) {

@@ -1,10 +1,12 @@
 /**
- * The runs filter and order as query parameters (docs/EXPLORER.md): `q`, the filter's string form, and `sort` and
- * `order`. A malformed one is a 422 naming the field (`filter` and the token for `q`: core/runs-filter).
+ * The runs filter and order as query parameters of the explorer's routes (chart, export), read as GET /api/runs
+ * reads them (runs-list-params.ts): `q`, the filter's string form (a bad token is a 422 naming `q`), and `sort` and
+ * `order`.
  */
 import type { Context } from "koa";
-import { parseRunsFilter, parseRunsSort, type RunsFilter, type RunsSort } from "../../core/runs-filter/index.js";
+import { parseRunsSort, type RunsFilter, type RunsSort } from "../../core/runs-filter/index.js";
 import { stringParam } from "../api/read-api.js";
+import { filterOfQ } from "./runs-list-params.js";
 
-export const filterParam = (ctx: Context): RunsFilter => parseRunsFilter(stringParam(ctx, "q") ?? "");
+export const filterParam = (ctx: Context): RunsFilter => filterOfQ(ctx);
 export const sortParam = (ctx: Context): RunsSort => parseRunsSort(stringParam(ctx, "sort"), stringParam(ctx, "order"));
