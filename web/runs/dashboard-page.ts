@@ -26,7 +26,6 @@ import { mountPages } from "../route-table.js";
 import { columnChoices, columnHeads, scoreSorts } from "./run-columns.js";
 import { legacyFilterQuery, runsPageStateOf, type RunsPageState } from "./runs-page-state.js";
 
-export { PAGE_SIZE } from "./runs-page-state.js";
 const PANEL_SIZE = 6;
 /** The chart's range presets: each replaces the filter's own time. */
 const RANGES = ["1h", "24h", "7d", "30d"] as const;

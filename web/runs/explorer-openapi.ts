@@ -40,15 +40,15 @@ const RunsChart = Schema.Struct({
 
 export const EXPLORER_OPERATIONS: Operations = {
   "/api/views": {
-    get: { tag: "Views", summary: "The project's saved views of the runs list, by name", ok: { 200: Schema.Struct({ views: Schema.Array(SavedView) }).annotations({ identifier: "SavedViewList" }) }, errors: [401, 403, 429] },
+    get: { tag: "Views", summary: "The project's saved views of the runs list, by name", ok: { 200: Schema.Struct({ views: Schema.Array(SavedView) }).annotations({ identifier: "SavedViewList" }) }, errors: [401, 403, 405, 429] },
     post: {
       tag: "Views", summary: "Save a view (a name, a filter, columns and an order)", body: SavedViewInput,
       description: "At most 200 views a project; a name is unique in its project (409 view_exists). The filter is kept in its canonical form.",
-      ok: { 201: Schema.Struct({ view: SavedView }).annotations({ identifier: "SavedViewCreated" }) }, errors: [400, 401, 403, 409, 413, 415, 422, 429],
+      ok: { 201: Schema.Struct({ view: SavedView }).annotations({ identifier: "SavedViewCreated" }) }, errors: [400, 401, 403, 405, 409, 413, 415, 422, 429],
     },
   },
   "/api/views/{id}": {
-    delete: { tag: "Views", summary: "Delete a saved view", params: [{ name: "id", in: "path", required: true, schema: Schema.String }], ok: { 204: null }, errors: [401, 403, 404, 429] },
+    delete: { tag: "Views", summary: "Delete a saved view", params: [{ name: "id", in: "path", required: true, schema: Schema.String }], ok: { 204: null }, errors: [401, 403, 404, 405, 429] },
   },
   "/api/runs/chart": {
     get: {
