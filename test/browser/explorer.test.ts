@@ -1,8 +1,8 @@
 /**
  * The runs explorer in Chromium against web + pipeline + gateway: a filter typed into the filter bar with its
  * completion, a malformed one shown by the box, the table sorted by clicking a header, the page saved as a view and
- * reproduced from its URL and from the sidebar, and the chart's values read back against the chart API. Screenshots
- * at 1400 and 390 px: test/artifacts/explorer-*.png.
+ * reproduced from its URL and from the sidebar, the chart's values read back against the chart API and a new run
+ * reaching the chart live. Screenshots at 1400 and 390 px: test/artifacts/explorer-*.png.
  */
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -100,6 +100,16 @@ describe.skipIf(!haveBrowser)("the runs explorer in a real browser", () => {
     expect(Number(await again.getAttribute("#runs-chart", "data-total-runs"))).toBe(shown.length);
     expect(await again.locator("#runs-chart canvas").count()).toBeGreaterThanOrEqual(4);
     await again.screenshot({ path: path.join(ARTIFACTS, "explorer-view-1400.png"), fullPage: true });
+
+    // Live: a new matching run reaches the chart without a reload.
+    await again.evaluate(() => { (window as unknown as { __noReload: boolean }).__noReload = true; });
+    const live = await fetch(`${stack.url}/api/ingest/batch`, json(key, { events: [
+      { event_type: "run_start", sdk_run_id: "e-live", agent_name: "refund-bot", payload: { input: "Refund order 2000?" } },
+      { event_type: "run_end", sdk_run_id: "e-live", payload: { output: "Done", total_tokens: 5, cost_usd: 0.001 } },
+    ] }));
+    expect([live.status, (await live.json()).rejected]).toEqual([207, 0]);
+    await again.waitForFunction((n) => Number(document.getElementById("runs-chart")!.dataset.totalRuns) === n, shown.length + 1, { timeout: 20_000 });
+    expect(await again.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
 
     // Narrow: 390 px wide, nothing wider than the screen but the table's own scroller.
     await again.setViewportSize({ width: 390, height: 900 });
