@@ -6,7 +6,8 @@
  * after the other instead of racing), clears the active flag, then sets it on the chosen version; the partial
  * unique index agent_configs_one_active_idx makes "two active versions" impossible even for a writer that
  * skips this code. Roll back = activate an earlier version (history is never rewritten; the version's
- * activated_at moves, so the SDK endpoint's ETag changes).
+ * activated_at moves, so the SDK endpoint's ETag changes; every activation is kept in agent_config_activations,
+ * which the runs charts mark: stores/config-activations.ts).
  */
 import { diffLines } from "diff";
 import { displayTextProblem } from "../core/display-text.js";
@@ -217,6 +218,7 @@ async function activateLocked(tx: Sql, agentId: number, version: number): Promis
     `UPDATE agent_configs SET is_active = true, activated_at = now() WHERE agent_id = $1 AND version = $2`,
     [agentId, version],
   );
+  await tx.query(`INSERT INTO agent_config_activations (agent_id, version) VALUES ($1, $2)`, [agentId, version]);
 }
 
 /** Makes `version` the one active config of the agent (also how a roll back is done). */

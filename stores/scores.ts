@@ -274,3 +274,28 @@ export async function scoresWithIds(ch: ClickHouse, projectId: number, ids: read
     comment: r.comment,
   }]));
 }
+
+/** A run's latest value of one score, as the runs table's chip shows it. */
+export interface ScoreChip { readonly name: string; readonly value: number | boolean | string }
+
+/**
+ * The score chips of the runs `runIds` (a page of the runs list): each run's latest value of each score name given
+ * to it or its spans, by name, at most `perRun` names a run.
+ */
+export async function scoreChips(ch: ClickHouse, projectId: number, runIds: readonly string[], perRun = 6): Promise<Map<string, ScoreChip[]>> {
+  if (runIds.length === 0) return new Map();
+  const rows = await ch.query<{ run_id: string; name: string; t: string; n: number | string; s: string }>(
+    `SELECT toString(run_id) AS run_id, name, argMax(value_type, created_at) AS t, argMax(value_number, created_at) AS n, argMax(value_string, created_at) AS s
+       FROM scores FINAL WHERE project_id = {pid:UInt64} AND run_id IN {ids:Array(UUID)}
+      GROUP BY run_id, name ORDER BY run_id, name LIMIT {perRun:UInt32} BY run_id`,
+    { pid: projectId, ids: [...runIds], perRun },
+  );
+  const out = new Map<string, ScoreChip[]>();
+  for (const r of rows) {
+    const value = r.t === "string" ? r.s : r.t === "boolean" ? Number(r.n) === 1 : Number(r.n);
+    const list = out.get(r.run_id) ?? [];
+    list.push({ name: r.name, value });
+    out.set(r.run_id, list);
+  }
+  return out;
+}

@@ -24,6 +24,7 @@ import { registerFeature } from "./feature.js";
 import { csrfProtection, sessionMiddleware } from "./auth/session.js";
 import { projectFromUrl } from "./projects/project-url.js";
 import { serveStatic } from "./static-files.js";
+import { serveChartAssets } from "./chart-assets.js";
 import { securityHeaders } from "./middleware/security-headers.js";
 import { gatewayBaseUrl } from "./realtime-url.js";
 import { throttleKeyFailures } from "./middleware/api-key-throttle.js";
@@ -128,6 +129,7 @@ export function createWebApp(deps: WebDeps): WebApp {
 
   app.use(serveStatic());
   app.use(serveApiDocsAssets());
+  app.use(serveChartAssets());
   app.use(sessionMiddleware(app, deps));
   const router = new Router();
   // Only a request that reaches a route can change anything: an unknown path (a typo in an API client's URL) is

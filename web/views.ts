@@ -43,6 +43,7 @@ function layoutContext(ctx: Context): Record<string, unknown> {
     may: (action: Action) => project !== undefined && can(project.role, action),
     my_projects: ctx.state.projects ?? [],
     instance_admin: ctx.state.instanceAdmin === true,
+    saved_views: ctx.state.savedViews ?? [],
     csrf: csrfToken(ctx),
     path: ctx.path,
   };

@@ -26,6 +26,8 @@ export const ACTION_ROLE = {
   force_activation: "admin",
   edit_alert_rules: "member",
   edit_datasets: "member",
+  /** Save and delete the project's saved views of the runs list (every member sees them). */
+  edit_views: "member",
   /** Evaluators, online evaluation rules and their backfills, annotation queues (docs/EVALUATION.md). */
   edit_evaluators: "member",
   /** Work an annotation queue: take its next item, score, complete or skip it. */

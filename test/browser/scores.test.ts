@@ -97,13 +97,12 @@ describe.skipIf(!haveBrowser)("scoring a run from its page", () => {
     expect(byVersion).toEqual([["2", "helpful 0.9 (2) · user_feedback 1 (1)"], ["1", "helpful 0.2 (1)"]]);
     await page.screenshot({ path: path.join(ARTIFACTS, "agent-scores.png"), fullPage: true });
 
-    // The dashboard's score filter, through its form.
+    // The dashboard's score filter, through its filter bar.
     await page.goto(`${stack.url}/dashboard`);
-    await page.fill("input[name=score]", "helpful");
-    await page.fill("input[name=score_min]", "0.5");
-    await Promise.all([page.waitForURL(/score=helpful/), page.click(".filters button")]);
+    await page.fill("#q", "score.helpful>=0.5");
+    await Promise.all([page.waitForURL(/q=score\.helpful/), page.press("#q", "Enter")]);
     expect((await page.$$eval("#runs tbody tr[data-run]", (trs) => trs.map((tr) => (tr as HTMLElement).dataset.run))).sort()).toEqual(["t-2", "t-3"]);
-    expect(await page.inputValue("input[name=score_min]")).toBe("0.5");
+    expect(await page.inputValue("#q")).toBe("score.helpful>=0.5");
     await page.screenshot({ path: path.join(ARTIFACTS, "dashboard-score-filter.png") });
     await ctx.close();
   }, 30_000);

@@ -28,6 +28,7 @@ import { createRule as createEvaluationRule } from "../../evaluation/rules.js";
 import { createEvaluator } from "../../evaluation/evaluators.js";
 import { createQueue } from "../../evaluation/annotation-queues.js";
 import { addRunsToQueue } from "../../evaluation/annotation-queue-items.js";
+import { insertSavedView } from "../../stores/saved-views.js";
 
 let srv: TestServer;
 
@@ -49,6 +50,7 @@ interface Seeded {
   queueId: string;
   queueItemId: string;
   routingRuleId: string;
+  viewId: string;
 }
 
 let mine: Seeded;
@@ -97,10 +99,12 @@ async function seed(ownerEmail: string, name: string, agent: string): Promise<Se
   const routingRule = await createEvaluationRule(srv.ports, project.id, owner.id, { filter: { has_error: true }, sampling: 1, queue_action: { queue_id: queue.id } });
   await addRunsToQueue({ sql, events: createEventStore(srv.ports.clickhouse) }, queue, { items: [{ sdk_run_id: RUN }, { sdk_run_id: `${agent}-run` }] }, "api");
   const queueItemId = (await nextItem(sql, queue, owner.id))!.id;
+  // A saved view: its page (the runs page of its filter) has the form that deletes it.
+  const view = await insertSavedView(sql, project.id, owner.id, { name: `${name} view`, filter: "agent:bot", columns: ["agent", "input", "output", "tags", "started", "duration", "tokens", "cost", "scores"], sort: "start_time", order: "desc" });
   await switchProject(sql, owner.id, project.slug);
   return {
     slug: project.slug, id: project.id, key, keyId, ruleId, jobId, invitationId: invitation.id, memberEmail: member.email, agent, dataset, experimentId,
-    evaluatorId: evaluator.id, evaluationRuleId: evaluationRule.id, queueId: queue.id, queueItemId, routingRuleId: routingRule.id,
+    evaluatorId: evaluator.id, evaluationRuleId: evaluationRule.id, queueId: queue.id, queueItemId, routingRuleId: routingRule.id, viewId: view.id,
   };
 }
 
@@ -130,6 +134,7 @@ async function snapshot(projectId: number): Promise<string> {
     queues: await q("SELECT id, name, score_configs FROM annotation_queues WHERE project_id = $1 ORDER BY id"),
     provider_keys: await q("SELECT provider, api_key, key_hint, base_url, default_model FROM project_provider_keys WHERE project_id = $1 ORDER BY provider"),
     queue_items: await q("SELECT i.id, i.status, i.locked_by, i.comment FROM annotation_queue_items i JOIN annotation_queues q ON q.id = i.queue_id WHERE q.project_id = $1 ORDER BY 1"),
+    views: await q("SELECT id, name, filter, columns, sort, sort_order FROM saved_views WHERE project_id = $1 ORDER BY id"),
   });
 }
 
@@ -195,7 +200,8 @@ function theirsFor(path: string): string {
     .replaceAll(mine.experimentId, theirs.experimentId)
     .replaceAll(mine.evaluatorId, theirs.evaluatorId).replaceAll(mine.evaluationRuleId, theirs.evaluationRuleId)
     .replaceAll(mine.queueId, theirs.queueId).replaceAll(mine.queueItemId, theirs.queueItemId)
-    .replaceAll(mine.routingRuleId, theirs.routingRuleId);
+    .replaceAll(mine.routingRuleId, theirs.routingRuleId)
+    .replaceAll(mine.viewId, theirs.viewId);
 }
 
 const hostileValues = () => [
@@ -234,7 +240,8 @@ describe("hostile form posts and paths", () => {
       `/settings/project?project=${mine.slug}`, "/datasets", `/datasets/${encodeURIComponent(mine.dataset)}`,
       `/datasets/${encodeURIComponent(mine.dataset)}/experiments`, `/datasets/${encodeURIComponent(mine.dataset)}/compare?experiments=${mine.experimentId}`,
       `/agents/${mine.agent}/configs/2/gate`, "/sessions", "/errors", "/costs", "/dead-letters", "/improve",
-      "/evaluators", `/evaluators/${mine.evaluatorId}`, "/queues", `/queues/${mine.queueId}`, `/queues/${mine.queueId}/items/${mine.queueItemId}`];
+      "/evaluators", `/evaluators/${mine.evaluatorId}`, "/queues", `/queues/${mine.queueId}`, `/queues/${mine.queueId}/items/${mine.queueItemId}`,
+      "/dashboard?q=agent%3Abot"];
     const forms = new Map<string, Form>();
     const failures: string[] = [];
     const check = async (what: string, res: Response) => {

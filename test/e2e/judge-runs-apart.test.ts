@@ -2,7 +2,7 @@
  * The LLM judge's own runs are evaluation, not production (docs/DASHBOARD.md, docs/EVALUATORS.md): an online judge
  * (agents-service against a fake OpenAI server on loopback) scores a project's three runs, one of its calls failing.
  * Its runs (agent runwatch-judge) stay out of the runs API, the dashboard's list, counts, panels and agent filter,
- * /errors and /agents; `agent_name=runwatch-judge` (`?agent=` on the page) still lists them, a score still links to
+ * /errors and /agents; `agent_name=runwatch-judge` (`?q=agent:runwatch-judge` on the page) still lists them, a score still links to
  * its judge's run, and /costs shows their spend as evaluation spend, in none of the agents' figures.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -93,8 +93,11 @@ describe("the judge's own runs", () => {
     expect(agentsPage).toContain("support-bot");
     expect(agentsPage).not.toContain("runwatch-judge");
     // Asked for by name, they are listed.
-    const judgeRuns = await page("/dashboard?agent=runwatch-judge");
+    const judgeRuns = await page("/dashboard?q=agent%3Arunwatch-judge");
     expect([...judgeRuns.matchAll(/<tr data-run="([^"]+)"/g)]).toHaveLength(3);
+    // The filter's older parameter leads to the same filter.
+    const old = await jar.fetch(`${srv.url}/dashboard?agent=runwatch-judge`);
+    expect(old.headers.get("location")).toMatch(/\/dashboard\?q=agent%3Arunwatch-judge$/);
   });
 
   it("stay one click from the score they gave", async () => {

@@ -29,6 +29,7 @@ import { can } from "../../core/access/roles.js";
 import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 import { gateView, registerAgentGatePage } from "./agent-gate-page.js";
 import { mountPages } from "../route-table.js";
+import { agentChart } from "../common/runs-url.js";
 
 export const MAX_AGENTS = 500;
 
@@ -156,6 +157,7 @@ async function detailPage(ctx: Context, deps: WebDeps, extra: Record<string, unk
     can_force: can(project.role, "force_activation"),
     gate_values: {},
     gate_errors: {},
+    ...agentChart(agent.name, queryParam(ctx, "range"), `/agents/${encodeURIComponent(agent.name)}`),
     ...extra,
   }, status);
 }

@@ -9,6 +9,8 @@ import { AuthError, NotFound } from "../../core/errors.js";
 import { currentProject, rememberProject } from "../../stores/accounts/current-project.js";
 import { isInstanceAdmin } from "../../stores/accounts/instance-admin.js";
 import type { Membership } from "../../stores/accounts/projects.js";
+import { listSavedViews } from "../../stores/saved-views.js";
+import { savedViewPath } from "../common/runs-url.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { projectPath, projectSlugOf } from "../projects/project-url.js";
 import { readForm } from "../forms.js";
@@ -59,7 +61,11 @@ export function inProject(deps: WebDeps, action: Action): Middleware {
     ctx.state.project = project;
     // For the layout's project switcher, and its Admin link (a page's only: not the dashboard's JSON reads).
     ctx.state.projects = found.all;
-    if (wantsPage(ctx)) ctx.state.instanceAdmin = await isInstanceAdmin(deps.ports.sql, user, deps.ports.config.adminEmails);
+    if (wantsPage(ctx)) {
+      ctx.state.instanceAdmin = await isInstanceAdmin(deps.ports.sql, user, deps.ports.config.adminEmails);
+      // The project's saved views of the runs list, for the layout's sidebar.
+      ctx.state.savedViews = (await listSavedViews(deps.ports.sql, project.id)).map((v) => ({ id: v.id, name: v.name, path: savedViewPath(v) }));
+    }
     await next();
   }, action);
 }

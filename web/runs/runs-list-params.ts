@@ -13,7 +13,7 @@ import { MAX_SCORE_NAME } from "../../stores/scores.js";
 import { intParam, numberParam, sinceParam, stringParam } from "../api/read-api.js";
 
 /** `q` as a RunsFilter; its ValidationError names `q`. */
-function filterOfQ(ctx: Context): RunsFilter {
+export function filterOfQ(ctx: Context): RunsFilter {
   const q = stringParam(ctx, "q");
   if (q === undefined) return {};
   try {

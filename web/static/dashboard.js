@@ -9,14 +9,18 @@ const template = document.getElementById("run-row-template");
 const summary = document.querySelector("[data-live-summary]");
 const f = table.dataset;
 const limit = Number(f.limit) || 50;
-const firstPage = f.firstPage === "true";
+// New runs are added live only where the browser can tell that they match: a first page in the default order, of a
+// filter that names statuses and agents at most (data-live-insert); other rows are patched in place.
+const liveInsert = f.liveInsert === "true";
+const statuses = f.filterStatus ? f.filterStatus.split(",") : [];
+const agents = f.filterAgent ? f.filterAgent.split(",") : [];
 
 // Without an agent filter the list is the production runs: the LLM judge's own runs (data-evaluation-agent) only
-// show when their agent is asked for by name, as on the server (stores/runs/run-query.ts).
+// show when their agent is asked for by name, as on the server (stores/runs/runs-filter-sql.ts).
 const matches = (run) =>
-  (!f.filterStatus || run.status === f.filterStatus) &&
-  (f.filterAgent ? run.agent_name === f.filterAgent : run.agent_name !== f.evaluationAgent) &&
-  (!f.filterConfigVersion || String(run.config_version ?? "") === f.filterConfigVersion);
+  (statuses.length === 0 || statuses.includes(run.status)) &&
+  (agents.length ? agents.includes(run.agent_name) : run.agent_name !== f.evaluationAgent) &&
+  !run.experiment_id;
 
 function fill(tr, run) {
   tr.dataset.run = run.sdk_run_id;
@@ -27,7 +31,7 @@ function fill(tr, run) {
   const set = (name, text, title) => {
     const el = cell(name);
     if (!el) return;
-    el.textContent = text;
+    (el.querySelector(".clamp") ?? el).textContent = text;
     if (title !== undefined) el.title = title;
   };
   const badge = cell("status");
@@ -51,6 +55,17 @@ function fill(tr, run) {
   set("model", run.model || "—");
   set("events", count(run.event_count));
   set("error", run.last_error || "—", run.last_error || "");
+  if (run.input_preview !== undefined) set("input", run.input_preview || "—", run.input_preview ?? "");
+  if (run.output_preview !== undefined) set("output", run.output_preview || "—", run.output_preview ?? "");
+  if (run.environment !== undefined) set("environment", run.environment || "—");
+  if (run.release !== undefined) set("release", run.release || "—");
+  if (run.end_user !== undefined) set("user", run.end_user || "—");
+  set("version", run.config_version ?? "—");
+  const tags = cell("tags");
+  if (tags && Array.isArray(run.tags)) {
+    const chip = (text, title) => Object.assign(document.createElement("span"), { className: "chip", textContent: text, ...(title ? { title } : {}) });
+    tags.replaceChildren(...run.tags.slice(0, 4).map((t) => chip(t)), ...(run.tags.length > 4 ? [chip(`+${run.tags.length - 4}`, run.tags.join(", "))] : []));
+  }
 }
 
 function flash(tr) {
@@ -91,10 +106,9 @@ onRunEvents((run) => {
   const existing = tbody.querySelector(`tr[data-run="${CSS.escape(run.sdk_run_id)}"]`);
   const statusChanged = !existing || existing.dataset.status !== run.status;
   if (existing) {
-    if (matches(run)) { fill(existing, run); if (statusChanged) flash(existing); }
+    if (!liveInsert || matches(run)) { fill(existing, run); if (statusChanged) flash(existing); }
     else { existing.remove(); updateCount(); }
-  } else if (firstPage && !f.filterScore && matches(run)) {
-    // A view filtered by score gains no live rows: frames carry no scores, and a new run has none yet.
+  } else if (liveInsert && matches(run)) {
     const tr = template.content.firstElementChild.cloneNode(true);
     fill(tr, run);
     tbody.querySelector(".empty-row")?.remove();

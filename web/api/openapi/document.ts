@@ -39,7 +39,9 @@ export function buildOpenApi(opts: { serverUrl?: string; version: string; operat
     for (const [method, op] of Object.entries(methods)) {
       const responses: Json = {};
       for (const [status, body] of Object.entries(op.ok)) {
-        responses[status] = body ? { description: body.ast.annotations[Symbol.for("effect/annotation/Description")] ?? "OK", content: json(body) } : { description: status === "304" ? "Not modified" : "No content" };
+        responses[status] = body ? { description: body.ast.annotations[Symbol.for("effect/annotation/Description")] ?? "OK", content: json(body) }
+          : op.okTypes && status.startsWith("2") && status !== "204" ? { description: "OK", content: Object.fromEntries(op.okTypes.map((t) => [t, { schema: { type: "string" } }])) }
+          : { description: status === "304" ? "Not modified" : "No content" };
       }
       for (const status of op.errors) {
         responses[String(status)] = { description: ERROR_TEXT[status] ?? "Error", content: json(op.errorBody ?? R.ErrorBody) };

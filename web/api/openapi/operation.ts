@@ -20,8 +20,10 @@ export interface Operation {
   readonly body?: Body;
   /** Extra request content types (OTLP takes protobuf too). */
   readonly bodyTypes?: readonly string[];
-  /** status → a Schema (JSON body), or null (no body) */
+  /** status → a Schema (JSON body), or null (no body, or a body of `okTypes`) */
   readonly ok: Readonly<Record<number, Body | null>>;
+  /** The content types of an ok answer that is not JSON (an export's file), for its statuses whose Schema is null. */
+  readonly okTypes?: readonly string[];
   /** Error statuses, answered with `errorBody` (default: the Error body). */
   readonly errors: readonly number[];
   readonly errorBody?: Body;
