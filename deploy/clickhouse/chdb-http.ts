@@ -23,6 +23,7 @@ import path from "node:path";
 import { gunzip as gunzipCb, gzip as gzipCb } from "node:zlib";
 import { parseArgs, promisify } from "node:util";
 import { Session } from "chdb";
+import { quoteString } from "../../core/clickhouse/inline-params.js";
 import { SessionPool } from "../../core/clickhouse/session-pool.js";
 
 /** URL parameters that are part of the protocol, not settings. */
@@ -63,6 +64,24 @@ class HttpError extends Error {
   constructor(readonly status: number, readonly code: number, message: string, readonly name_ = "BAD_ARGUMENTS") {
     super(message);
   }
+}
+
+/**
+ * A compound parameter (Array, Tuple) arrives as its type's own literal text, quotes and backslashes included,
+ * which ClickHouse parses as it is; chDB's binder escapes every value as a scalar's, which breaks such text at its
+ * first quote. So each `{name:Array(…)}` placeholder is written into the query as `CAST('<text>' AS Array(…))`: the
+ * text sits whole inside one escaped string literal (it cannot end it), and the engine parses it by the type, as it
+ * parses a bound parameter (CAST cannot make a Map from text: Map parameters stay bound). Scalars stay bound.
+ */
+export function inlineCompoundParams(query: string, params: ReadonlyMap<string, string>): { query: string; inlined: Set<string> } {
+  const inlined = new Set<string>();
+  const out = query.replace(/\{\s*(\w+)\s*:\s*((?:Array|Tuple)\s*\([^{}]*\))\s*\}/g, (whole, name: string, type: string) => {
+    const value = params.get(`param_${name}`);
+    if (value === undefined) return whole;
+    inlined.add(name);
+    return `CAST(${quoteString(value)} AS ${type})`;
+  });
+  return { query: out, inlined };
 }
 
 /** Reverses ClickHouse's TSV escaping of an HTTP parameter value (chDB escapes it again when binding). */
@@ -176,8 +195,12 @@ export function startChdbHttp(options: ChdbHttpOptions): Promise<{ server: http.
     const queryId = params.get("query_id") ?? crypto.randomUUID();
     const bind: Record<string, string> = {};
     const settings: [string, string][] = [];
+    const compound = inlineCompoundParams(queryText, params);
+    queryText = compound.query;
     for (const [k, v] of params) {
-      if (k.startsWith("param_")) bind[k.slice(6)] = tsvUnescape(v);
+      if (k.startsWith("param_")) {
+        if (!compound.inlined.has(k.slice(6))) bind[k.slice(6)] = tsvUnescape(v);
+      }
       else if (!PROTOCOL_PARAMS.has(k) && !HTTP_ONLY_SETTINGS.has(k)) settings.push([k, v]);
     }
     const insert = data !== undefined ? INSERT_RE.exec(queryText) : null;

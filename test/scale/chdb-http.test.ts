@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { ClickHouseError, createClient, type ClickHouseClient } from "@clickhouse/client";
+import { ClickHouseError, createClient, TupleParam, type ClickHouseClient } from "@clickhouse/client";
 import { startChdbHttp, tsvUnescape } from "../../deploy/clickhouse/chdb-http.js";
 
 let dir: string;
@@ -49,6 +49,17 @@ describe("chdb-http", () => {
       format: "JSONEachRow",
     })).json<{ id: string; s: string; at: string }>();
     expect(rows).toEqual([{ id: "1", s: tricky, at: "2026-11-23T10:00:00.123Z" }]);
+  });
+
+  it("binds Array and Tuple parameters whose strings hold quotes, backslashes, tabs and braces", async () => {
+    const c = client();
+    const tricky = ["it's", "back\\slash", "tab\there", "x' OR 1=1 --", "{s:String}", "new\nline"];
+    const [row] = await (await c.query({
+      query: "SELECT {a:Array(String)} AS a, {t:Tuple(String, UInt8)}.1 AS t, {s:String} AS s",
+      query_params: { a: tricky, t: new TupleParam(["q'uote", 1]), s: "plain's" },
+      format: "JSONEachRow",
+    })).json<{ a: string[]; t: string; s: string }>();
+    expect(row).toEqual({ a: tricky, t: "q'uote", s: "plain's" });
   });
 
   it("inserts JSONCompactEachRow into a column list, the other columns taking their defaults", async () => {
