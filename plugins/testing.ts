@@ -6,7 +6,7 @@
 import { newRunRecord, type RunRecord } from "../core/events/run.js";
 import { runKey, runKeyOfEvent, type RunKey } from "../core/events/run-key.js";
 import type { EventType } from "../core/events/schema.js";
-import type { RunAttributes } from "../core/events/attributes.js";
+import { copyRunAttributes, type RunAttributes } from "../core/events/attributes.js";
 import { runIdFor, uuidv7 } from "../core/ids.js";
 import type { Part, PipelineEvent, Plugin, RunDraft, StoredPart } from "./plugin.js";
 
@@ -50,11 +50,7 @@ export function testEvent(input: TestEventInput): PipelineEvent {
 
 function attributesOf(input: RunAttributes): RunAttributes {
   const out: { -readonly [K in keyof RunAttributes]: RunAttributes[K] } = {};
-  if (input.tags !== undefined) out.tags = input.tags;
-  if (input.metadata !== undefined) out.metadata = input.metadata;
-  if (input.end_user !== undefined) out.end_user = input.end_user;
-  if (input.environment !== undefined) out.environment = input.environment;
-  if (input.release !== undefined) out.release = input.release;
+  copyRunAttributes(input, out);
   return out;
 }
 

@@ -84,3 +84,12 @@ export const RUN_ATTRIBUTE_FIELDS = {
   environment: Schema.optional(text(MAX_ENVIRONMENT_CHARS)),
   release: Schema.optional(text(MAX_RELEASE_CHARS)),
 };
+
+/** Copies the run attributes `from` carries onto `to` (assigned, not spread: no throw-away object per event). */
+export function copyRunAttributes(from: RunAttributes, to: { -readonly [K in keyof RunAttributes]: RunAttributes[K] }): void {
+  if (from.tags !== undefined) to.tags = from.tags;
+  if (from.metadata !== undefined) to.metadata = from.metadata;
+  if (from.end_user !== undefined) to.end_user = from.end_user;
+  if (from.environment !== undefined) to.environment = from.environment;
+  if (from.release !== undefined) to.release = from.release;
+}

@@ -2,6 +2,7 @@ import type { IngestEvent, LoggedEvent } from "./schema.js";
 import type { Sender } from "./sender.js";
 import { runIdFor, uuidv7 } from "../ids.js";
 import { canonicalIso } from "./iso-time.js";
+import { copyRunAttributes } from "./attributes.js";
 
 /** The events of one batch share their receive time: format it once. */
 let lastReceived = { ms: NaN, iso: "" };
@@ -40,10 +41,6 @@ export function enrichEvent(e: IngestEvent, sender: Sender, receivedAt: Date, ru
   if (e.span_id !== undefined) out.span_id = e.span_id;
   if (e.parent_span_id !== undefined) out.parent_span_id = e.parent_span_id;
   if (e.session_id !== undefined) out.session_id = e.session_id;
-  if (e.tags !== undefined) out.tags = e.tags;
-  if (e.metadata !== undefined) out.metadata = e.metadata;
-  if (e.end_user !== undefined) out.end_user = e.end_user;
-  if (e.environment !== undefined) out.environment = e.environment;
-  if (e.release !== undefined) out.release = e.release;
+  copyRunAttributes(e, out);
   return out;
 }
