@@ -155,6 +155,12 @@ describe.skipIf(!haveBrowser)("the run trace in a real browser", () => {
     await page.keyboard.press("Escape");
     expect(await page.inputValue("#trace-search")).toBe("");
     expect(await page.evaluate(() => document.activeElement?.id)).toBe("tv-scroll");
+
+    // A node of the agent graph chosen: the trace opens its first span and marks the others.
+    await page.click("#agent-graph > summary");
+    await page.click("#agent-graph .rw-gnode[data-node='llm:ChatOpenAI']");
+    expect(await panelShows(page, "llm-1")).toContain("Find flights to Lisbon");
+    expect(await page.locator(rowOf("llm-3")).getAttribute("class")).toContain("tv-match");
     await ctx.close();
   }, 60_000);
 

@@ -2,7 +2,7 @@
 // own input, output and events (/dashboard/:run/overview) when no span is. A span's actions (feedback, add to dataset,
 // add to queue) are the page's <template id="span-actions"> forms with the span filled in.
 import { duration, timestamp, usd } from "../format.js";
-import { renderPayload } from "./payload-fallback.js";
+import { renderPayload } from "./messages.js";
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);

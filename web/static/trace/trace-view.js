@@ -1,6 +1,7 @@
 // The run page's trace view: the span tree (view.js over model.js) beside the selected span's panel (panel.js), with
-// search (search.js), the keyboard (keys.js), the toolbar (fold all, a kind filter, tree or waterfall) and
-// `#span=<id>` links. The tree is read a page at a time (loader.js); run.js feeds it live changes.
+// search (search.js), the keyboard (keys.js), the toolbar (fold all, a kind filter, tree or waterfall),
+// `#span=<id>` links, and the agent graph's nodes (graph-view.js announces a node's spans). The tree is read a page at
+// a time (loader.js); run.js feeds it live changes.
 import { duration } from "../format.js";
 import { bindKeys } from "./keys.js";
 import { TreeLoader } from "./loader.js";
@@ -153,6 +154,13 @@ export function startTraceView(section) {
   let shown = false;
   loader.load().catch((err) => {
     $("trace-count").textContent = `The trace could not be read: ${err.message}`;
+  });
+  // A node of the agent graph (graph-view.js) chosen: its spans are the matches, the first is opened.
+  document.addEventListener("runwatch:select-spans", (e) => {
+    const positions = (e.detail?.span_ids ?? []).map((id) => model.positionOf(id)).filter((p) => p !== undefined);
+    view.matches = new Set(positions);
+    if (positions.length) goTo(model.inTreeOrder(positions)[0]);
+    else view.invalidate();
   });
   window.addEventListener("hashchange", () => {
     const id = hashSpan();
