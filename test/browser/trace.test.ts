@@ -36,7 +36,7 @@ describe.skipIf(!haveBrowser)("the run trace in a real browser", () => {
     const page = reg.page;
     key = reg.key;
     await send([
-      ev("run_start", { framework: "langgraph", input: { question: "Book me a trip to Lisbon" } }, { agent_name: "researcher", occurred_at: at(0) }),
+      ev("run_start", { framework: "langgraph", input: { question: "Book me a trip to Lisbon" } }, { agent_name: "researcher", occurred_at: at(0), tags: ["travel", "beta"] }),
       ev("step", { node_name: "agent", phase: "start" }, { span_id: "agent-1", occurred_at: at(10) }),
       ev("step", { kind: "llm", node_name: "ChatOpenAI", phase: "start", input: [{ role: "user", content: "Find flights to Lisbon" }], temperature: 0.2 }, { span_id: "llm-1", parent_span_id: "agent-1", occurred_at: at(20) }),
       ev("step", { kind: "llm", node_name: "ChatOpenAI", phase: "end", model: "gpt-4o", provider: "openai", prompt_tokens: 1200, completion_tokens: 180, cached_tokens: 1000, output: "calling search_flights", duration_ms: 600 }, { span_id: "llm-1", parent_span_id: "agent-1", occurred_at: at(620) }),
@@ -49,6 +49,9 @@ describe.skipIf(!haveBrowser)("the run trace in a real browser", () => {
     ]);
     await waitForRun(stack.url, key, id, (b) => b.run.event_count === 10);
     await open(page);
+    // The header keeps the run's totals, status and tags.
+    expect(await page.$$eval(".run-head .run-tags li", (els) => els.map((e) => e.textContent))).toEqual(["beta", "travel"]);
+    expect(await page.textContent(".run-head [data-f=status]")).toBe("running");
     // Nesting: the run's own row, then each span after its parent, one level deeper.
     expect((await traceRows(page)).map((r) => [r.id, r.level])).toEqual([
       ["", 1], ["agent-1", 2], ["llm-1", 3], ["tool-1", 3], ["llm-2", 3], ["sub-1", 2], ["sub-1-a", 3],
