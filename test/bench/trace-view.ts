@@ -8,8 +8,8 @@
  *
  * The servers run as `runwatch start` child processes, each on a data dir of its own, with a user and key made by
  * the CLI. BENCH_OLD=<commit>: the same run of 20,000 spans (BENCH_OLD_SPANS) is also opened on that commit's page,
- * served from a git worktree of it (made under the system's temp dir, node_modules linked), pairs alternating old and
- * new. BENCH_DATA_DIR keeps the new server's data (and its runs) between invocations.
+ * served from a git worktree of it (made under the system's temp dir, node_modules linked, removed at the end), pairs
+ * alternating old and new. BENCH_DATA_DIR keeps the new server's data (and its runs) between invocations.
  *
  * Run: npm run bench:trace-view   (env: BENCH_SPANS=1000,20000,100000, BENCH_SAMPLES=3, BENCH_OLD=5067247)
  * Chromium: /usr/bin/chromium, --headless --no-sandbox --disable-gpu --disable-background-networking.
@@ -151,7 +151,7 @@ function report(label: string, samples: Sample[]): void {
     + ` JS heap ${median(samples.map((s) => s.heapMb)).toFixed(1)} MB; scrolling frames p50 ${pct(frames, 0.5).toFixed(1)} ms, p95 ${pct(frames, 0.95).toFixed(1)} ms, max ${Math.max(...frames).toFixed(1)} ms`);
 }
 
-/** A worktree of `commit` beside this checkout's temp files, node_modules linked (made once). */
+/** A worktree of `commit` under the system's temp dir, node_modules linked; removed when the bench ends. */
 function worktreeOf(commit: string): string {
   const dir = path.join(os.tmpdir(), `runwatch-bench-${commit}`);
   if (!existsSync(path.join(dir, "package.json"))) {
@@ -197,5 +197,6 @@ try {
   await new Promise((r) => setTimeout(r, 2000));
   if (!keep) await fs.rm(dataDir, { recursive: true, force: true });
   if (OLD && !keep) await fs.rm(`${dataDir}-old-${OLD}`, { recursive: true, force: true });
+  if (OLD) execFileSync("git", ["worktree", "remove", "--force", path.join(os.tmpdir(), `runwatch-bench-${OLD}`)], { cwd: ROOT, stdio: "inherit" });
 }
 process.exit(0);
