@@ -170,7 +170,7 @@ function decodeScoreCursor(c: string): [string, string] {
  * first with `newestFirst`; `cursor` is the previous page's next_cursor. A run may hold any number of scores.
  */
 export async function listRunScores(
-  ch: ClickHouse, projectId: number, runId: string, opts: { limit: number; cursor?: string; newestFirst?: boolean },
+  ch: ClickHouse, projectId: number, runId: string, opts: { limit: number; cursor?: string; newestFirst?: boolean; spanId?: string },
 ): Promise<ScorePage> {
   const [at, id] = opts.cursor ? decodeScoreCursor(opts.cursor) : [undefined, undefined];
   const order = opts.newestFirst ? "DESC" : "ASC";
@@ -179,16 +179,16 @@ export async function listRunScores(
     `SELECT toString(score_id) AS score_id, span_id, name, value_type, value_number, value_string, comment, source, created_at,
             evaluator_id, evaluator_version, judge_run, given_by
      FROM scores FINAL
-     WHERE project_id = {project:UInt64} AND run_id = {run:UUID}
+     WHERE project_id = {project:UInt64} AND run_id = {run:UUID} ${opts.spanId !== undefined ? "AND span_id = {span:String}" : ""}
        ${at ? `AND (created_at, score_id) ${opts.newestFirst ? "<" : ">"} ({at:DateTime64(3, 'UTC')}, {id:String})` : ""}
      ORDER BY created_at ${order}, score_id ${order}
      LIMIT {limit:UInt32}`,
-    { project: projectId, run: runId, limit: opts.limit + 1, ...(at ? { at, id } : {}) },
+    { project: projectId, run: runId, limit: opts.limit + 1, ...(at ? { at, id } : {}), ...(opts.spanId !== undefined ? { span: opts.spanId } : {}) },
   );
   const scores = rows.slice(0, opts.limit).map((r): Score => ({
     score_id: r.score_id,
     name: r.name,
-    value: r.value_type === "string" ? r.value_string : r.value_type === "boolean" ? Number(r.value_number) === 1 : Number(r.value_number),
+    value: scoreValue(r.value_type, r.value_number, r.value_string),
     comment: r.comment,
     source: r.source as ScoreSource,
     span_id: r.span_id || null,
@@ -198,6 +198,30 @@ export async function listRunScores(
     given_by: (SCORE_GIVERS as readonly string[]).includes(r.given_by) ? (r.given_by as ScoreGiver) : null,
   }));
   return { scores, next_cursor: rows.length > opts.limit ? scoreCursor(scores[scores.length - 1]!) : null };
+}
+
+const scoreValue = (type: string, n: number | string, str: string): number | boolean | string =>
+  type === "string" ? str : type === "boolean" ? Number(n) === 1 : Number(n);
+
+/**
+ * The latest value of each score name given to each span of a run (a trace's rows show them), at most `limit` pairs:
+ * span id → its scores by name.
+ */
+export async function spanScoreValues(ch: ClickHouse, projectId: number, runId: string, limit = 20_000): Promise<Map<string, { name: string; value: number | boolean | string }[]>> {
+  const rows = await ch.query<{ s: string; name: string; t: string; n: number | string; v: string }>(
+    `SELECT span_id AS s, name, argMax(value_type, created_at) AS t, argMax(value_number, created_at) AS n, argMax(value_string, created_at) AS v
+     FROM scores FINAL
+     WHERE project_id = {project:UInt64} AND run_id = {run:UUID} AND span_id != ''
+     GROUP BY span_id, name ORDER BY span_id, name LIMIT {limit:UInt32}`,
+    { project: projectId, run: runId, limit },
+  );
+  const out = new Map<string, { name: string; value: number | boolean | string }[]>();
+  for (const r of rows) {
+    const list = out.get(r.s) ?? [];
+    list.push({ name: r.name, value: scoreValue(r.t, r.n, r.v) });
+    out.set(r.s, list);
+  }
+  return out;
 }
 
 /** How many of a run's boolean scores named `name` are true and false. */
@@ -270,7 +294,7 @@ export async function scoresWithIds(ch: ClickHouse, projectId: number, ids: read
     { pid: projectId, ids: [...ids] },
   );
   return new Map(rows.map((r) => [r.score_id, {
-    value: r.value_type === "string" ? r.value_string : r.value_type === "boolean" ? Number(r.value_number) === 1 : Number(r.value_number),
+    value: scoreValue(r.value_type, r.value_number, r.value_string),
     comment: r.comment,
   }]));
 }

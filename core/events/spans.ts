@@ -112,8 +112,19 @@ function closeSpan(s: Span, e: StoredEvent): void {
   }
 }
 
+export interface BuildSpansOptions {
+  /**
+   * Keep each span's parent id as sent even when the events given have no such span (a part of a run's events: its
+   * parent may be among the others); by default such a parent is null.
+   */
+  keepParents?: boolean;
+  /** Called with each event that opens or closes a span (the first start and the first end of each), in pairing order. */
+  onEvent?: (span: Span, e: StoredEvent) => void;
+}
+
 /** The spans of one run's events (in processing order), in start order; parents the run does not have → null. */
-export function buildSpans(events: readonly StoredEvent[]): Span[] {
+export function buildSpans(events: readonly StoredEvent[], opts: BuildSpansOptions = {}): Span[] {
+  const onEvent = opts.onEvent ?? (() => {});
   const spans: Span[] = [];
   const byId = new Map<string, Span>();
   // Events with span ids: start and end found by id, whatever order they were processed in.
@@ -137,7 +148,10 @@ export function buildSpans(events: readonly StoredEvent[]): Span[] {
       const s = openSpan(e, `e:${e.event_id}`);
       spans.push(s);
       byId.set(s.span_id, s);
-      open.set(name, [...(open.get(name) ?? []), s]);
+      onEvent(s, e);
+      const list = open.get(name);
+      if (list) list.push(s);
+      else open.set(name, [s]);
       continue;
     }
     const list = open.get(name) ?? [];
@@ -147,16 +161,21 @@ export function buildSpans(events: readonly StoredEvent[]): Span[] {
       spans.push(s);
       byId.set(s.span_id, s);
     }
+    onEvent(s, e);
     closeSpan(s, e);
   }
   for (const [id, { start, end }] of paired) {
     const s = openSpan((start ?? end)!, id);
     if (start && end && !s.parent_span_id && end.parent_span_id) s.parent_span_id = end.parent_span_id;
-    if (end) closeSpan(s, end);
+    if (start) onEvent(s, start);
+    if (end) {
+      onEvent(s, end);
+      closeSpan(s, end);
+    }
     spans.push(s);
     byId.set(id, s);
   }
-  for (const s of spans) if (s.parent_span_id !== null && !byId.has(s.parent_span_id)) s.parent_span_id = null;
+  if (!opts.keepParents) for (const s of spans) if (s.parent_span_id !== null && !byId.has(s.parent_span_id)) s.parent_span_id = null;
   // Start order; at the same instant a parent before its children.
   const depth = new Map<Span, number>();
   const depthOf = (s: Span): number => {

@@ -52,7 +52,7 @@ export const RUN_COLUMNS = [
 ] as const satisfies readonly (keyof RunRecord)[];
 export const RUN_SELECT = RUN_COLUMNS.join(", ");
 
-const EVENT_SELECT =
+export const EVENT_SELECT =
   "event_id, run_id, sdk_run_id, event_type, agent_name, payload, occurred_at, received_at, config_version, span_id, parent_span_id";
 
 /**
@@ -63,7 +63,7 @@ export const SPAN_VALUE_CHARS = ERROR_PREVIEW_CHARS + 1; // written into migrati
 
 /** The payload with every top-level value longer than SPAN_VALUE_CHARS cut: the column span_payload (migration 130) when it is set. */
 const SPAN_PAYLOAD = "if(span_payload = '', payload, span_payload)";
-const SPAN_EVENT_SELECT = EVENT_SELECT.replace("payload", `${SPAN_PAYLOAD} AS payload`);
+export const SPAN_EVENT_SELECT = EVENT_SELECT.replace("payload", `${SPAN_PAYLOAD} AS payload`);
 
 
 type Raw = Record<string, unknown>;
@@ -209,7 +209,7 @@ export function decodeRun(r: Raw): RunRecord {
   };
 }
 
-function decodeEvent(r: Raw): StoredEvent {
+export function decodeEvent(r: Raw): StoredEvent {
   let payload: Record<string, unknown>;
   try {
     payload = JSON.parse(String(r.payload)) as Record<string, unknown>;

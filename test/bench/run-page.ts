@@ -1,10 +1,11 @@
 /**
  * What a big run costs its page: a run of SPANS spans (nodes holding LLM calls and tool calls, 2 events each) is
- * ingested through the batch API of an embedded server, then GET /dashboard/{run} (the trace and the first page
- * of the timeline) and GET /api/runs/{run}/spans are timed, warm, median of 5; then a live page's update after one
- * more LLM call, whole and as only what changed.
+ * ingested through the batch API of an embedded server, then GET /dashboard/{run} and GET /api/runs/{run}/spans are
+ * timed, warm, median of 5, and the trace view's first page of the tree
+ * (GET /dashboard/{run}/tree); then a live page's update after one more LLM call: the tree read whole, and only what
+ * changed since its cursor.
  *
- * Then another tenant's GET /api/runs is timed (BENCH_SAMPLES times, 100) alone and while 4 readers of the big run's page and spans run
+ * Then another tenant's GET /api/runs is timed (BENCH_SAMPLES times, 100) alone and while 4 readers of the big run's spans and text search run
  * (p50 / p99): what one tenant's heavy reads cost everyone else.
  *
  * Run: npm run bench:run-page   (env: BENCH_SPANS=5000, BENCH_ERROR_BYTES=0: an error of that many bytes on
@@ -77,20 +78,20 @@ async function time(label: string, get: () => Promise<Response>): Promise<void> 
 }
 
 console.log(`run of ${SPANS} spans (${events.length} events) ingested and stored in ${(ingestMs / 1000).toFixed(1)} s`);
-await time("GET /dashboard/{run} (trace + first timeline page)", () => jar.fetch(`${srv.url}/dashboard/${id}`));
+await time("GET /dashboard/{run} (the page; it starts the tree's read)", () => jar.fetch(`${srv.url}/dashboard/${id}`));
+await time("GET /dashboard/{run}/tree (its first 300 spans)", () => jar.fetch(`${srv.url}/dashboard/${id}/tree?limit=300`));
 await time("GET /api/runs/{run}/spans (first 1,000)", () => fetch(`${srv.url}/api/runs/${id}/spans`, { headers: { authorization: `Bearer ${acct.key}` } }));
 
-// A live page's update after one more LLM call: the whole fragment (what the page fetched on every pushed event
-// before it sent its cursor) and only what changed since the page's cursor (web/runs/run-delta.ts).
-const shown = await (await jar.fetch(`${srv.url}/dashboard/${id}?fragment=live`)).text();
-const [, cursor, n] = /class="live-state"[^>]*data-cursor="([^"]+)" data-n="(\d+)"/.exec(shown) ?? [];
+// A live page's update after one more LLM call: the tree read again whole (every page of it) and only the spans that
+// changed since the page's cursor (web/runs/trace-reads.ts).
+const first = (await (await jar.fetch(`${srv.url}/dashboard/${id}/tree?limit=1`)).json()) as { cursor: string; n: number };
 const last = `node-${Math.floor((SPANS - 1) / 10)}`;
 const call = (phase: string, ms: number, extra: Record<string, unknown> = {}) =>
   ({ sdk_run_id: id, event_type: "step", span_id: "live-call", parent_span_id: last, occurred_at: at(ms), payload: { node_name: "ChatOpenAI", kind: "llm", phase, ...extra } });
 await fetch(`${srv.url}/api/ingest/batch`, json(acct.key, { events: [call("start", 1), call("end", 2, { model: "gpt-4o-mini", prompt_tokens: 10, completion_tokens: 1 })] }));
 await waitForRun(srv.url, acct.key, id, (b) => b.run.event_count === events.length + 2);
-await time("live update after one LLM call, the whole fragment", () => jar.fetch(`${srv.url}/dashboard/${id}?fragment=live`));
-await time("live update after one LLM call, only what changed", () => jar.fetch(`${srv.url}/dashboard/${id}?fragment=live&since=${cursor}&n=${n}&st=running`));
+await time("live update after one LLM call, the tree whole", () => jar.fetch(`${srv.url}/dashboard/${id}/tree?limit=20000`));
+await time("live update after one LLM call, only what changed", () => jar.fetch(`${srv.url}/dashboard/${id}/tree?since=${first.cursor}&n=${first.n}`));
 
 // Another tenant's list of runs, alone and beside 4 readers of the big run.
 const other = await srv.account();
@@ -112,7 +113,7 @@ const alone = await othersReads(SAMPLES);
 let heavy = true;
 const readers = Array.from({ length: 4 }, async (_, i) => {
   while (heavy) {
-    const r = i % 2 ? await jar.fetch(`${srv.url}/dashboard/${id}`) : await fetch(`${srv.url}/api/runs/${id}/spans?limit=1`, { headers: { authorization: `Bearer ${acct.key}` } });
+    const r = i % 2 ? await jar.fetch(`${srv.url}/dashboard/${id}/search?q=result`) : await fetch(`${srv.url}/api/runs/${id}/spans?limit=1`, { headers: { authorization: `Bearer ${acct.key}` } });
     await r.arrayBuffer();
   }
 });

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import path from "node:path";
 import type { Page } from "playwright-core";
 import { ARTIFACTS, haveBrowser, register, useBrowserStack } from "./stack.js";
+import { panelShows, rowOf, traceRows } from "./trace-rows.js";
 
 /** Watches every WebSocket frame a page receives (to prove what a session did and did not get). */
 function recordFrames(page: Page): string[] {
@@ -21,7 +22,7 @@ const live = (page: Page) => page.waitForSelector('#live-indicator[data-state="l
 describe.skipIf(!haveBrowser)("live dashboard in a real browser", () => {
   const env = useBrowserStack();
 
-  it("shows a run appear and finish live, its timeline in order, and nothing to another user", async () => {
+  it("shows a run appear and finish live, its spans in order, and nothing to another user", async () => {
     const stack = env.stack();
     const browser = env.browser();
     const base = stack.url;
@@ -132,23 +133,28 @@ describe.skipIf(!haveBrowser)("live dashboard in a real browser", () => {
     expect(forged.code).toBe(4403);
     expect(forged.frames.some((f) => f.includes("forbidden_channel"))).toBe(true);
 
-    // The run page: header and events in order, spans paired with durations.
+    // The run page: the header, the spans paired (sent without span ids) with their durations, a span's output and
+    // the run's own input and output in the panel.
     await a.goto(`${base}/dashboard/${encodeURIComponent(sdkRunId)}`);
     expect(await a.textContent(".run-head [data-f=status]")).toBe("success");
-    const types = await a.$$eval("#timeline li[data-event-type]", (els) => els.map((e) => (e as HTMLElement).dataset.eventType));
-    expect(types).toEqual(["run_start", "step", "tool_call", "run_end"]);
-    const durations = await a.$$eval("#timeline li .tl-dur", (els) => els.map((e) => e.textContent!.trim()));
-    expect(durations.slice(1, 3)).toEqual(["480 ms", "420 ms"]);
-    expect(await a.textContent("#timeline")).toContain('{"status": "shipped", "carrier": "DHL"}');
+    await a.waitForSelector('.tv-row[data-span-id^="e:"]');
+    const rows = await traceRows(a);
+    expect(rows.map((r) => [r.kind, r.dur])).toEqual([["run", "1.90 s"], ["step", "480 ms"], ["tool", "420 ms"]]);
+    expect(await panelShows(a, "")).toContain("Your order shipped with DHL.");
+    await a.click(rowOf(rows[2]!.id));
+    // The tool's output preview is JSON text: it reads as a tree of its fields.
+    expect(await panelShows(a, rows[2]!.id)).toMatch(/Output[\s\S]*"status": "shipped"[\s\S]*"carrier": "DHL"/);
     await a.screenshot({ path: path.join(ARTIFACTS, "run.png"), fullPage: true });
 
-    // The run page of a live run gets new events without reload.
+    // The run page of a live run gets new events without reload: the run's panel shows the answer.
     await a.goto(`${base}/dashboard/${encodeURIComponent(waitRun)}`);
     await live(a);
+    await panelShows(a, "");
     await a.evaluate(() => { (window as any).__noReload = true; });
     const res = await fetch(`${base}/api/ingest`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ sdk_run_id: waitRun, event_type: "human_input_received", payload: { response: "Yes, refund it.", responded_by: "ada" } }) });
     expect(res.status).toBe(202);
-    await a.waitForSelector('#timeline li[data-event-type="human_input_received"]', { timeout: 10_000 });
+    await a.waitForSelector("#trace-panel .tp-event-human_input_received", { timeout: 10_000 });
+    expect(await a.textContent("#trace-panel .tp-event-human_input_received")).toContain("Yes, refund it.");
     expect(await a.textContent(".run-head [data-f=status]")).toBe("running");
     expect(await a.evaluate(() => (window as any).__noReload)).toBe(true);
     await a.screenshot({ path: path.join(ARTIFACTS, "run-human-input.png"), fullPage: true });

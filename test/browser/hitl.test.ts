@@ -104,8 +104,8 @@ describe.skipIf(!haveBrowser)("answering a waiting run from the dashboard", () =
     // The agent reports the answer it used: the question is closed and the box goes away live.
     await send({ event_type: "human_input_received", sdk_run_id: id, payload: { response: answer.response, responded_by: answer.responded_by } });
     await page.waitForSelector("#human-input", { state: "hidden", timeout: 10_000 });
-    // The timeline refreshes on its own (throttled to one fetch per 250 ms), independently of the box.
-    await page.waitForFunction((text) => document.getElementById("timeline")?.textContent?.includes(text), "Yes — ship it after 18:00 UTC", { timeout: 10_000 });
+    // The run's panel refreshes on its own (throttled to one fetch per 250 ms), independently of the box.
+    await page.waitForFunction((text) => document.querySelector("#trace-panel .tp-event-human_input_received")?.textContent?.includes(text), "Yes — ship it after 18:00 UTC", { timeout: 10_000 });
     await ctx.close();
   });
 });

@@ -1,13 +1,14 @@
 /**
  * An OpenTelemetry trace on the run page, in Chromium: spans exported over OTLP/HTTP JSON (GenAI conventions and
  * OpenInference kinds) render as the run's tree with kinds, the LLM call's model and tokens, and a failed tool
- * span marked as failed while the run succeeded. Screenshot: test/artifacts/otlp-run-trace.png.
+ * span marked as failed while the run succeeded, its error in its panel. Screenshot: test/artifacts/otlp-run-trace.png.
  */
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { waitForRun } from "../e2e/harness.js";
 import { exportJson, hexId, type SpanSpec } from "../e2e/otlp-fixtures.js";
 import { ARTIFACTS, haveBrowser, registerWithKey, useBrowserStack } from "./stack.js";
+import { panelShows, rowOf, traceRows } from "./trace-rows.js";
 
 describe.skipIf(!haveBrowser)("an OTLP trace in a real browser", () => {
   const env = useBrowserStack();
@@ -36,12 +37,15 @@ describe.skipIf(!haveBrowser)("an OTLP trace in a real browser", () => {
     expect(res.status).toBe(200);
     await waitForRun(stack.url, key, traceId, (b) => b.run.status === "success");
     await page.goto(`${stack.url}/dashboard/${traceId}`);
-    await page.waitForSelector(`#span-tree li[data-span-id="${tool}"]`, { timeout: 10_000 });
-    expect(await page.$$eval("#span-tree > li", (els) => els.map((e) => (e as HTMLElement).dataset.spanId))).toEqual([root]);
-    const kinds = await page.$$eval(`li[data-span-id="${agent}"] > details > ul > li`, (els) => els.map((e) => (e as HTMLElement).dataset.kind));
-    expect(kinds).toEqual(["llm", "retrieval", "reranker", "tool"]);
-    expect(await page.locator(`li[data-span-id="${tool}"]`).getAttribute("data-status")).toBe("error");
-    expect(await page.locator(`li[data-span-id="${llm}"]`).textContent()).toContain("gpt-4o");
+    await page.waitForSelector(rowOf(tool), { timeout: 10_000 });
+    const rows = await traceRows(page);
+    // The run, then its one root span, the agent under it, and the agent's four spans under the agent.
+    expect(rows.map((r) => [r.id, r.level])).toEqual([["", 1], [root, 2], [agent, 3], [llm, 4], [retr, 4], [rerank, 4], [tool, 4]]);
+    expect(rows.slice(3).map((r) => r.kind)).toEqual(["llm", "retrieval", "reranker", "tool"]);
+    expect(await page.locator(rowOf(tool)).getAttribute("class")).toContain("tv-error");
+    expect(rows.find((r) => r.id === llm)!.text).toContain("gpt-4o");
+    await page.click(rowOf(tool));
+    expect(await panelShows(page, tool)).toMatch(/sold out|no rooms left/);
     expect(await page.textContent("body")).toContain("travel-agent");
     await page.screenshot({ path: path.join(ARTIFACTS, "otlp-run-trace.png"), fullPage: true });
     await ctx.close();

@@ -2,13 +2,15 @@
  * The run page's header and the session page's turns follow the pushed runs, in Chromium, even when the fragment
  * fetched after a message is older than the message: the message goes out once the run's events are stored,
  * beside the write of the run's new version the page is rendered from (docs/DASHBOARD.md). The tests make that race
- * certain: the first fragment fetched after the message is served as it was before. A live run page is sent only
- * what changed (web/runs/run-delta.ts), and what it then shows is what a fresh load shows.
+ * certain: the first fragment fetched after the message is served as it was before. A live run page's trace reads
+ * only what changed since its cursor (web/runs/trace-reads.ts), keeps the reader's selection and folds, and then
+ * shows what a fresh load shows.
  */
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { json, waitForRun } from "../e2e/harness.js";
 import { haveBrowser, registerWithKey, useBrowserStack } from "./stack.js";
+import { panelShows, rowOf, traceRows } from "./trace-rows.js";
 
 /**
  * Serves the page's next `?fragment=live` fetch as the fragment is now (stale once a message has come), lets later
@@ -26,25 +28,26 @@ async function serveNextFragmentStale(page: Page): Promise<() => number> {
   return () => fetched;
 }
 
-/** The run page's trace and timeline as text and structure: what a reader sees, without the highlight of new items. */
-const pageView = (page: Page) => page.evaluate(() => {
-  const row = (li: Element) => Array.from(li.querySelectorAll(":scope > .sp-row, :scope > details > summary > .sp-row, :scope > .tl-row, :scope > .tl-detail, :scope > details > .tl-detail"))
-    .map((el) => el.textContent!.replace(/\s+/g, " ").trim()).join(" | ");
-  const bar = (li: Element) => (li.querySelector(".tl-bar-fill, .tl-bar-point") as HTMLElement | null)?.getAttribute("style") ?? "";
-  const spans = Array.from(document.querySelectorAll("#span-tree li[data-span-id]")).map((li) =>
-    [(li as HTMLElement).dataset.spanId, li.parentElement!.closest("li")?.getAttribute("data-span-id") ?? null, li.className.replace(" tl-new", ""), row(li), bar(li)]);
-  const items = Array.from(document.querySelectorAll("#timeline li")).map((li) => [(li as HTMLElement).dataset.eventId, li.className.replace(" tl-new", ""), row(li), bar(li)]);
-  // The cards' counts (their time ranges grow with the clock while the run is live).
-  const heads = Array.from(document.querySelectorAll("#run-live .card-head")).map((h) => h.textContent!.match(/\d[\d,]* (spans?|items?|events?|LLM calls?)\b/g));
-  return { spans, items, heads };
-});
+/** The run page's trace as a reader sees it: every row (the list is scrolled through), without the highlight of new ones. */
+async function pageView(page: Page) {
+  const rows: Awaited<ReturnType<typeof traceRows>> = [];
+  const height = await page.$eval("#tv-scroll", (el) => el.scrollHeight);
+  for (let y = 0; ; y += 300) {
+    await page.$eval("#tv-scroll", (el, top) => { el.scrollTop = top; }, y);
+    await page.waitForTimeout(30);
+    for (const r of await traceRows(page)) if (!rows.some((x) => x.id === r.id)) rows.push(r);
+    if (y > height) break;
+  }
+  // Durations of running spans and of the run grow with the clock.
+  return rows.map(({ id, level, expanded, text }) => [id, level, expanded, text.replace(/running….*$|[\d.]+ (ms|s|m \d+ s)$/, "")]);
+}
 
 const HOSTILE = `q"]' <img src=x onerror=alert(1)> \\ ☃ 𝄞`;
 
 describe.skipIf(!haveBrowser)("the run page, live", () => {
   const env = useBrowserStack();
 
-  it("is sent only what changed as a run grows, keeps what the reader collapsed, and ends up as a fresh load shows it", async () => {
+  it("grows as a run goes on, reading only what changed, keeping the selection and what the reader folded, and ends as a fresh load shows it", async () => {
     const stack = env.stack();
     const ctx = await env.browser().newContext({ viewport: { width: 1280, height: 900 } });
     const { page, key } = await registerWithKey(ctx, stack, "Delta", `run-delta-${Date.now()}@example.com`);
@@ -61,7 +64,7 @@ describe.skipIf(!haveBrowser)("the run page, live", () => {
       expect((await fetch(`${stack.url}/api/ingest/batch`, json(key, { events }))).status).toBe(207);
       sent += events.length;
     };
-    // A run with 40 spans shown when the page opens.
+    // A run with 40 spans when the page opens.
     await send([
       ev("run_start", { input: { question: "plan a trip" } }, { agent_name: "delta-bot", occurred_at: at(0) }),
       ev("step", { node_name: "agent", phase: "start" }, { span_id: "agent", occurred_at: at(1) }),
@@ -70,22 +73,26 @@ describe.skipIf(!haveBrowser)("the run page, live", () => {
       ...Array.from({ length: 19 }, (_, i) => llm(`r-${i}`, "research", 2_200 + i * 100)).flat(),
     ]);
     await waitForRun(stack.url, key, id, (b) => b.run.event_count === sent);
-    const fragments: { kind: string | null; bytes: number }[] = [];
+    const answers: { kind: string; bytes: number }[] = [];
     page.on("response", async (res) => {
-      if (new URL(res.url()).searchParams.get("fragment") !== "live") return;
-      fragments.push({ kind: res.headers()["x-runwatch-fragment"] ?? null, bytes: (await res.body()).length });
+      const url = new URL(res.url());
+      if (!url.pathname.endsWith(`/${id}/tree`)) return;
+      answers.push({ kind: url.searchParams.has("since") ? "changes" : "page", bytes: (await res.body()).length });
     });
     await page.goto(`${stack.url}/dashboard/${id}`);
     await page.waitForSelector(`#run-live .run-head[data-events="${sent}"]`);
-    // The reader collapses the research subtree; new calls under it must not open it again.
-    await page.click('li[data-span-id="research"] > details > summary');
+    await page.waitForSelector(rowOf("research"));
+    // The reader folds the research subtree (new calls under it must not unfold it) and opens warm-3.
+    await page.click(`${rowOf("research")} .tv-caret`);
+    await page.click(rowOf("warm-3"));
+    await panelShows(page, "warm-3");
+    await page.evaluate(() => { (window as any).__noReload = true; });
 
-    // It grows: an LLM call under each agent, a leaf that gains a child, a new root span, a tool call that ends.
+    // It grows: an LLM call under each agent, a tool call that starts, a leaf that gains a child, a new root span.
     const batches = [
       llm("live-0", "agent", 5_000),
       [ev("tool_call", { tool_name: "search", phase: "start", input_preview: '{"q": "Lisbon"}' }, { span_id: "tool-1", parent_span_id: "agent", occurred_at: at(5_100) })],
       llm("live-1", "research", 5_200),
-      [ev("tool_call", { tool_name: "search", phase: "end", output_preview: "3 results", duration_ms: 80 }, { span_id: "tool-1", parent_span_id: "agent", occurred_at: at(5_180) })],
       llm("nested-0", "warm-3", 5_300), // warm-3 was a leaf
       [ev("step", { node_name: "review", phase: "start" }, { span_id: "review", occurred_at: at(5_400) })],
       llm("review-llm", "review", 5_500),
@@ -97,27 +104,43 @@ describe.skipIf(!haveBrowser)("the run page, live", () => {
       await send(batch);
       await page.waitForSelector(`#run-live .run-head[data-events="${sent}"]`, { timeout: 10_000 });
     }
-    await page.waitForSelector('li[data-span-id="review-llm"]', { timeout: 10_000 });
-    expect(await page.$$eval("#span-tree li[data-span-id]", (els) => {
-      const hostile = els.find((e) => (e as HTMLElement).dataset.spanId!.startsWith("q\""));
-      return hostile && Array.from(hostile.querySelectorAll(":scope > details > ul > li")).map((e) => (e as HTMLElement).dataset.spanId);
-    })).toEqual(["under-hostile"]);
-    expect(await page.$$("#run-live img, #run-live script")).toHaveLength(0);
+    await page.waitForSelector(rowOf("under-hostile"), { timeout: 10_000 });
+    const rows = await pageView(page);
+    const row = (rid: string) => rows.find((r) => r[0] === rid)!;
+    expect(row(HOSTILE)[1]).toBe(3);
+    expect(row("under-hostile")[1]).toBe(4);
+    expect(rows.findIndex((r) => r[0] === "under-hostile")).toBe(rows.findIndex((r) => r[0] === HOSTILE) + 1);
+    expect(String(row(HOSTILE)[3])).toContain("<script>alert(1)</script>");
+    expect(await page.$$("#trace img, #trace script")).toHaveLength(0);
+    // What the reader folded stays folded; what they opened stays open, and gained its child.
+    expect(row("research")[2]).toBe("false");
+    expect(rows.some((r) => String(r[0]).startsWith("r-") || r[0] === "live-1")).toBe(false);
+    expect(await page.locator(rowOf("warm-3")).getAttribute("aria-selected")).toBe("true");
+    expect(await page.$eval("#trace-panel", (p) => (p as HTMLElement).dataset.spanId)).toBe("warm-3");
+    expect(rows[rows.findIndex((r) => r[0] === "warm-3") + 1]!.slice(0, 2)).toEqual(["nested-0", 4]);
 
-    const deltas = fragments.filter((f) => f.kind === "delta");
-    expect(deltas.length).toBeGreaterThanOrEqual(batches.length);
-    const whole = await page.evaluate(async () => (await fetch(`${location.pathname}?fragment=live`)).text());
-    // Each update is a small part of the page it changes.
-    expect(Math.max(...deltas.map((d) => d.bytes))).toBeLessThan(whole.length / 4);
-    expect(await page.$eval('li[data-span-id="research"] > details', (d) => (d as HTMLDetailsElement).open)).toBe(false);
-    expect(await page.$$eval('li[data-span-id="warm-3"] > details > ul > li', (els) => els.map((e) => (e as HTMLElement).dataset.spanId))).toEqual(["nested-0"]);
+    // The selected span updates while the run goes on: a tool call opened while running shows its end.
+    await page.click(rowOf("tool-1"));
+    expect(await panelShows(page, "tool-1")).toMatch(/Duration\s*running/);
+    await send([ev("tool_call", { tool_name: "search", phase: "end", output_preview: "3 results", duration_ms: 80 }, { span_id: "tool-1", parent_span_id: "agent", occurred_at: at(5_180) })]);
+    await page.waitForFunction(() => document.getElementById("trace-panel")?.textContent?.includes("3 results"), undefined, { timeout: 10_000 });
+    expect(await page.textContent("#trace-panel")).toMatch(/Duration\s*80 ms/);
+    expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
 
+    // Each update read only what changed: a small part of what the whole tree is.
+    const changes = answers.filter((a) => a.kind === "changes");
+    expect(changes.length).toBeGreaterThanOrEqual(batches.length);
+    const whole = await page.evaluate(async (path) => (await fetch(`${path}/tree?limit=20000`)).text(), new URL(page.url()).pathname);
+    expect(Math.max(...changes.map((d) => d.bytes))).toBeLessThan(whole.length / 4);
+
+    // The page now shows what a fresh load shows, with the same fold.
     const fresh = await ctx.newPage();
     await fresh.goto(`${stack.url}/dashboard/${id}`);
-    await fresh.click('li[data-span-id="research"] > details > summary');
-    expect(await pageView(page)).toEqual(await pageView(fresh));
+    await fresh.waitForSelector(rowOf("under-hostile"));
+    await fresh.click(`${rowOf("research")} .tv-caret`);
+    expect(await pageView(fresh)).toEqual(await pageView(page));
     await ctx.close();
-  }, 60_000);
+  }, 90_000);
 
   it("shows the run's end although the first fragment fetched after the message still shows it running", async () => {
     const stack = env.stack();

@@ -59,6 +59,16 @@ export async function register(ctx: BrowserContext, base: string, name: string, 
   return page;
 }
 
+/** Logs in through the form on a new page of `ctx` (the user's password is "correct horse battery"). */
+export async function login(ctx: BrowserContext, base: string, email: string): Promise<Page> {
+  const page = await ctx.newPage();
+  await page.goto(`${base}/login`);
+  await page.fill("#email", email);
+  await page.fill("#password", "correct horse battery");
+  await Promise.all([page.waitForURL((u) => !u.pathname.endsWith("/login")), page.click("button[type=submit]")]);
+  return page;
+}
+
 /** Debian's Chromium: the browser tests skip without it, unless REQUIRE_BROWSER=1. */
 export const CHROMIUM = "/usr/bin/chromium";
 export const haveBrowser = existsSync(CHROMIUM);

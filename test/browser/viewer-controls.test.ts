@@ -31,13 +31,20 @@ describe.skipIf(!haveBrowser)("what a viewer is shown", () => {
     const base = `${stack().url}/p/${team.slug}`;
     const run = runs[0]!.sdk_run_id;
 
-    // The owner sees every control: the check is what a role may do, not a blanket hiding.
+    // The owner sees every control: the check is what a role may do, not a blanket hiding. A span opened in the
+    // trace's panel has its own: feedback, add to dataset.
     await ownerPage.goto(`${base}/dashboard/${run}`);
     expect(await ownerPage.locator("button[aria-label='Thumbs up']").count()).toBe(1);
     expect(await ownerPage.locator("#add-to-dataset").count()).toBe(1);
+    const openSpan = async (page: typeof ownerPage) => {
+      await page.click('.tv-row[data-span-id]:not([data-span-id=""]) .tv-name');
+      await page.waitForSelector("#trace-panel .tp-head");
+    };
+    await openSpan(ownerPage);
+    expect(await ownerPage.locator("#trace-panel .tp-actions form").count()).toBeGreaterThanOrEqual(2);
 
     const controls = {
-      [`/dashboard/${run}`]: ["button[aria-label='Thumbs up']", "#add-to-dataset", ".sp-add", "#add-to-queue"],
+      [`/dashboard/${run}`]: ["button[aria-label='Thumbs up']", "#add-to-dataset", "#add-to-queue"],
       "/dashboard": ["input[type=checkbox][name=sdk_run_id]", "#add-runs"],
       "/datasets": ["#new-dataset"],
       "/datasets/faq": ["#add-item", "form[action$='/import']", "#dataset-settings", "button:has-text('Archive')"],
@@ -50,6 +57,10 @@ describe.skipIf(!haveBrowser)("what a viewer is shown", () => {
       expect(res!.status(), path).toBe(200);
       for (const sel of selectors) expect(await viewerPage.locator(sel).filter({ visible: true }).count(), `${path} ${sel}`).toBe(0);
     }
+    // A span the viewer opens shows no actions either.
+    await viewerPage.goto(`${base}/dashboard/${run}`);
+    await openSpan(viewerPage);
+    expect(await viewerPage.locator("#trace-panel .tp-actions form").count()).toBe(0);
     // Still readable: the runs, the datasets, the settings' values.
     await viewerPage.goto(`${base}/dashboard`);
     expect(await viewerPage.locator(`text=${run}`).count()).toBeGreaterThan(0);

@@ -1,13 +1,13 @@
 /**
  * No 500 from a date, a cursor or a depth: a `since` or a cursor outside the storable years is a 422 naming the
- * parameter on the API and a rendered page on the dashboard; a span parent chain 10,000 deep renders (its deepest
- * spans listed flat under their ancestor at the depth cap). An OTLP export whose attribute values JavaScript cannot
+ * parameter on the API and a rendered page on the dashboard; a span parent chain 10,000 deep renders (the tree's
+ * JSON carries every depth; the list without JavaScript nests at most to its cap). An OTLP export whose attribute values JavaScript cannot
  * turn into text is stored with those values repaired, visible to its tenant.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 import { hexId } from "./otlp-fixtures.js";
-import { MAX_TREE_DEPTH } from "../../web/runs/span-tree.js";
+import { MAX_NOSCRIPT_DEPTH, NOSCRIPT_SPANS } from "../../web/runs/run-page.js";
 
 let srv: TestServer;
 let acct: TestAccount;
@@ -72,20 +72,33 @@ describe("deep span trees", () => {
     await waitForRun(srv.url, acct.key, run, (b) => b.run.event_count === DEPTH + 2, 60_000);
 
     const jar = await loginJar(srv.url, acct.email);
-    const res = await jar.fetch(`${srv.url}/dashboard/${run}`);
+    expect((await jar.fetch(`${srv.url}/dashboard/${run}`)).status).toBe(200);
+    const res = await jar.fetch(`${srv.url}/dashboard/${run}?static=1`);
     expect(res.status).toBe(200);
     const html = await res.text();
-    expect(html).toContain(`deeper than ${MAX_TREE_DEPTH} levels listed flat`);
-    // Nesting stops at the cap: no list item deeper than MAX_TREE_DEPTH + 1.
-    const depths = [...html.matchAll(/--depth: (\d+)/g)].map((m) => Number(m[1]));
-    expect(Math.max(...depths.slice(0, 20_000))).toBe(MAX_TREE_DEPTH + 1);
+    // Without JavaScript: the first spans, nested at most to the cap (each level one <ul>).
+    const listed = html.slice(html.indexOf('id="span-tree-static"'), html.indexOf("</div>", html.indexOf('id="span-tree-static"')));
+    expect((listed.match(/data-span-id=/g) ?? []).length).toBe(NOSCRIPT_SPANS);
+    expect((listed.match(/<ul>/g) ?? []).length).toBe(MAX_NOSCRIPT_DEPTH + 1);
+    expect(listed.match(/<ul>/g)!.length).toBe(listed.match(/<\/ul><\/details><\/li>/g)!.length);
+    // The tree's JSON: every span, the deepest at depth 9,999, read in pages without recursion.
+    const depths: number[] = [];
+    for (let after: string | null | undefined; after !== null;) {
+      const page = await (await jar.fetch(`${srv.url}/dashboard/${run}/tree?limit=5000${after ? `&after=${after}` : ""}`)).json() as { spans: { depth: number }[]; next_after: string | null };
+      depths.push(...page.spans.map((s) => s.depth));
+      after = page.next_after;
+    }
+    expect(depths.length).toBe(DEPTH);
+    expect(Math.max(...depths)).toBe(DEPTH - 1);
     const live = await jar.fetch(`${srv.url}/dashboard/${run}?fragment=live`);
     expect(live.status).toBe(200);
-    // A live page's cursor: a malformed one is a 422 naming it; a stale one gets the fragment whole.
-    expect((await jar.fetch(`${srv.url}/dashboard/${run}?fragment=live&since=${"9".repeat(400)}&n=1`)).status).toBe(422);
-    expect((await jar.fetch(`${srv.url}/dashboard/${run}?fragment=live&since=01900000-0000-7000-8000-000000000000&n=1e400`)).status).toBe(422);
-    const stale = await jar.fetch(`${srv.url}/dashboard/${run}?fragment=live&since=01900000-0000-7000-8000-000000000000&n=5&st=running`);
-    expect([stale.status, stale.headers.get("x-runwatch-fragment")]).toEqual([200, "whole"]);
+    // A live page's cursor: a malformed one is a 422 naming it; a stale one answers reset.
+    const tree = (q: string) => jar.fetch(`${srv.url}/dashboard/${run}/tree?${q}`, { headers: { accept: "application/json" } });
+    expect(await (await tree(`since=${"9".repeat(400)}&n=1`)).json()).toMatchObject({ error: { field: "since" } });
+    expect(await (await tree("since=01900000-0000-7000-8000-000000000000&n=1e400")).json()).toMatchObject({ error: { field: "n" } });
+    expect(await (await tree("since=01900000-0000-7000-8000-000000000000")).json()).toMatchObject({ error: { field: "n" } });
+    const stale = await tree("since=01900000-0000-7000-8000-000000000000&n=5");
+    expect([stale.status, ((await stale.json()) as { reset: boolean }).reset]).toEqual([200, true]);
   }, 120_000);
 });
 

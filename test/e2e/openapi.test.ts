@@ -108,6 +108,13 @@ describe("OpenAPI document", () => {
     await conforms("/api/runs/{sdk_run_id}/spans", "get", await get("/api/runs/oa-1/spans"));
     await conforms("/api/runs/{sdk_run_id}/graph", "get", await get("/api/runs/oa-1/graph"));
     await conforms("/api/runs/{sdk_run_id}/graph", "get", await get("/api/runs/missing/graph"));
+    const tree = await conforms("/api/runs/{sdk_run_id}/tree", "get", await get("/api/runs/oa-1/tree?limit=1"));
+    await conforms("/api/runs/{sdk_run_id}/tree", "get", await get(`/api/runs/oa-1/tree?since=${tree.cursor}&n=${tree.n}`));
+    await conforms("/api/runs/{sdk_run_id}/tree", "get", await get("/api/runs/oa-1/tree?since=nope&n=1"));
+    await conforms("/api/runs/{sdk_run_id}/spans/{span_id}", "get", await get("/api/runs/oa-1/spans/l1"));
+    await conforms("/api/runs/{sdk_run_id}/spans/{span_id}", "get", await get("/api/runs/oa-1/spans/nope"));
+    await conforms("/api/runs/{sdk_run_id}/search", "get", await get("/api/runs/oa-1/search?q=chat"));
+    await conforms("/api/runs/{sdk_run_id}/search", "get", await get("/api/runs/oa-1/search"));
     await conforms("/api/runs/{sdk_run_id}/input", "get", await get("/api/runs/oa-1/input"));
     await conforms("/api/runs/{sdk_run_id}/input", "post", await post("/api/runs/oa-1/input", { response: "yes", responded_by: "dana" }));
     await conforms("/api/runs/{sdk_run_id}/input", "get", await get("/api/runs/oa-1/input"));

@@ -70,7 +70,8 @@ describe("projects as the tenant boundary", () => {
     expect(switched.status).toBe(303);
     const dashboard = await (await jar.fetch(`${srv.url}/dashboard`)).text();
     expect(dashboard).toContain(RUN);
-    const run = await (await jar.fetch(`${srv.url}/dashboard/${RUN}`)).text();
+    expect((await jar.fetch(`${srv.url}/dashboard/${RUN}`)).status).toBe(200);
+    const run = await (await jar.fetch(`${srv.url}/dashboard/${RUN}/tree`)).text();
     expect(run).toContain("node-team");
     expect(run).not.toContain("node-personal");
     const csv = await (await jar.fetch(`${srv.url}/costs.csv`)).text();
@@ -86,6 +87,6 @@ describe("projects as the tenant boundary", () => {
     expect((await jar.form(`${srv.url}/dashboard/${RUN}/scores`, { _csrf: csrf, value: "up" })).status).toBe(303);
     // Removed, his next request is in his personal project again.
     await srv.ports.sql.query("DELETE FROM project_members WHERE project_id = $1 AND user_id = $2", [team.id, bob.id]);
-    expect(await (await jar.fetch(`${srv.url}/dashboard/${RUN}`)).text()).not.toContain("node-team");
+    expect(await (await jar.fetch(`${srv.url}/dashboard/${RUN}/tree`)).text()).not.toContain("node-team");
   });
 });

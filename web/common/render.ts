@@ -8,12 +8,6 @@ import type { Context } from "koa";
 import * as fmt from "../static/format.js";
 import { render, views } from "../views.js";
 
-/** Short labels for the timeline's event-type column. */
-const KIND_LABELS: Record<string, string> = {
-  run_start: "start", run_end: "end", step: "step", tool_call: "tool", error: "error",
-  human_input_requested: "ask human", human_input_received: "human reply",
-};
-
 const escapeHtml = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
@@ -51,7 +45,6 @@ export function installFilters(env: nunjucks.Environment): void {
   env.addFilter("run_duration", (run: Parameters<typeof fmt.runDurationMs>[0]) => fmt.duration(fmt.runDurationMs(run)));
   env.addFilter("clock", (iso: string | null) => fmt.timestamp(iso).slice(11));
   env.addFilter("day", (iso: string | null) => fmt.timestamp(iso).slice(0, 10));
-  env.addFilter("kind_label", (t: string) => KIND_LABELS[t] ?? t);
   env.addFilter("score", (v: unknown) =>
     v === null || v === undefined ? "—" : typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(3)) : String(v));
   env.addFilter("signed", (d: number) => `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Number.isInteger(d) ? Math.abs(d) : Math.abs(d).toFixed(3)}`);

@@ -6,8 +6,6 @@
 
 /** The API's largest events page (GET /api/runs/{id}), in bytes of JSON. */
 export const MAX_EVENTS_PAGE_BYTES = 8 * 1024 * 1024;
-/** The run page's largest timeline page, in bytes of event payload JSON. */
-export const MAX_RUN_PAGE_BYTES = 3 * 1024 * 1024;
 
 /** How many of `items` fit in `maxBytes`, measuring each with `size` (at least one when there are any). */
 export function countWithinBytes<T>(items: readonly T[], maxBytes: number, size: (item: T) => number): number {

@@ -14,13 +14,16 @@ import { registerScoresApi } from "./scores-api.js";
 import { registerScoresPage } from "./scores-page.js";
 import { registerSessionsApi } from "./sessions-api.js";
 import { registerSessionsPage } from "./sessions-page.js";
+import { registerTraceApi } from "./trace-api.js";
+import { registerTracePage } from "./trace-page.js";
+import { TRACE_OPERATIONS } from "./trace-openapi.js";
 import { registerViewsApi } from "./views-api.js";
 import { registerViewsPage } from "./views-page.js";
 
 export const runs: WebFeature = {
   name: "runs",
   // The explorer's /api/runs/… paths before GET /api/runs/{sdk_run_id}, which would take them for run ids.
-  apis: [registerChartApi, registerExportApi, registerFilterValuesApi, registerViewsApi, registerRunsApi, registerGraphApi, registerScoresApi, registerSessionsApi],
-  pages: [registerDashboardPage, registerViewsPage, registerRunPage, registerGraphPage, registerScoresPage, registerSessionsPage],
-  openapi: { ...RUNS_OPERATIONS, ...EXPLORER_OPERATIONS },
+  apis: [registerChartApi, registerExportApi, registerFilterValuesApi, registerViewsApi, registerRunsApi, registerTraceApi, registerGraphApi, registerScoresApi, registerSessionsApi],
+  pages: [registerDashboardPage, registerViewsPage, registerRunPage, registerTracePage, registerGraphPage, registerScoresPage, registerSessionsPage],
+  openapi: { ...RUNS_OPERATIONS, ...EXPLORER_OPERATIONS, ...TRACE_OPERATIONS },
 };

@@ -1,31 +1,30 @@
 /**
- * GET /dashboard/:run (the client's sdk_run_id): the run header and its event stream as a timeline.
- * `?fragment=live` returns the header, trace and timeline only; the live script re-fetches it (throttled) when the
- * gateway pushes an event of this run. With the page's cursor (`since`, `n`, `st`) it returns only what changed
- * since (run-delta.ts), rendered by the same macros as the page.
+ * GET /dashboard/:run (the client's sdk_run_id): the run header, and the trace view — the span tree beside the
+ * selected span's panel, drawn by web/static/run.js from the tree's JSON (trace-page.ts), which it reads in pages
+ * after the page: the page itself stays small whatever the run's size, and is answered without waiting for the tree,
+ * whose read it starts (the script's first read of the tree then waits for that one). Without JavaScript, the page
+ * links to `?static=1`, which lists the first spans as nested lists. `?fragment=live` returns the header alone; the
+ * live script re-fetches it when the gateway pushes an event of this run, beside the tree's changes since its cursor.
  */
 import type Router from "@koa/router";
-import { countWithinBytes, jsonSize, MAX_RUN_PAGE_BYTES } from "./byte-pages.js";
 import type { Context } from "koa";
 import type { WebDeps } from "../deps.js";
 import type { Membership } from "../../stores/accounts/projects.js";
 import { projectOfRequest } from "../auth/project.js";
-import { queryParam, renderFragment, renderPage } from "../common/render.js";
-import { buildTimeline } from "./timeline.js";
-import { buildSpans } from "../../core/events/spans.js";
-import { buildSpanTree, MAX_TREE_DEPTH } from "./span-tree.js";
+import { renderFragment, renderPage } from "../common/render.js";
 import { humanInputView } from "../human-input/human-input-page.js";
 import { scoresView } from "./scores-page.js";
-import { cursorOf, liveDelta, parseSince } from "./run-delta.js";
 import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
+import type { SpanSkeleton } from "../../core/events/span-skeleton.js";
+import { MAX_SPAN_ID_CHARS } from "../../core/events/schema.js";
 import { listQueues } from "../../stores/evaluation/annotation-queues.js";
 import { listDatasets } from "../../stores/datasets/datasets.js";
 import { mountPages } from "../route-table.js";
+import { skeletonOf } from "./trace-reads.js";
 
-/** Events shown per page of a run; a longer run links to the next page (by event id). */
-export const EVENTS_PER_PAGE = 1000;
-/** Events read for the trace: 20,000 is a run of 10,000 spans. */
-export const TRACE_EVENTS = 20_000;
+/** Spans listed without JavaScript (?static=1), and the deepest level nested (deeper ones are listed flat under it). */
+export const NOSCRIPT_SPANS = 200;
+export const MAX_NOSCRIPT_DEPTH = 40;
 
 export function registerRunPage(router: Router, deps: WebDeps): void {
   mountPages(router, deps, {
@@ -33,13 +32,34 @@ export function registerRunPage(router: Router, deps: WebDeps): void {
   });
 }
 
-/** GET /dashboard/:run: a heavy read, one at a time per project in this process (web/heavy-reads.ts). */
-async function runPage(ctx: Context, deps: WebDeps): Promise<void> {
-  const project = projectOfRequest(ctx);
-  await deps.heavyReads.run(project.id, () => renderRun(ctx, deps, project));
+/** A span of the list shown without JavaScript, with the markup around it: lists to close before it, and whether a list of children opens after it. */
+export interface NestedRow {
+  span: SpanSkeleton;
+  closes: number;
+  opens: boolean;
+  depth: number;
 }
 
-async function renderRun(ctx: Context, deps: WebDeps, project: Membership): Promise<void> {
+/** The first `max` spans of a tree (in tree order, with depths) as nested lists, nesting at most MAX_NOSCRIPT_DEPTH. */
+export function nestedRows(spans: readonly SpanSkeleton[], max: number): { rows: NestedRow[]; closes: number } {
+  const shown = spans.slice(0, max);
+  const depth = (s: SpanSkeleton | undefined) => Math.min(s?.depth ?? 0, MAX_NOSCRIPT_DEPTH + 1);
+  const rows: NestedRow[] = [];
+  let open = 0; // lists of children open around the next row
+  for (let i = 0; i < shown.length; i++) {
+    const d = depth(shown[i]);
+    const closes = Math.max(0, open - d);
+    open -= closes;
+    const next = shown[i + 1];
+    const opens = next !== undefined && depth(next) > d && d <= MAX_NOSCRIPT_DEPTH;
+    if (opens) open++;
+    rows.push({ span: shown[i]!, closes, opens, depth: d });
+  }
+  return { rows, closes: open };
+}
+
+async function runPage(ctx: Context, deps: WebDeps): Promise<void> {
+  const project = projectOfRequest(ctx);
   const sdkRunId = String(ctx.params.run ?? "");
   const run = await deps.events.getRun(project.id, sdkRunId);
   if (!run) {
@@ -49,43 +69,30 @@ async function renderRun(ctx: Context, deps: WebDeps, project: Membership): Prom
       message: `There is no run “${sdkRunId}” in ${project.name}. It may not have been ingested yet.`,
     }, 404);
   }
-  const after = queryParam(ctx, "after");
-  const since = ctx.query.fragment === "live" ? parseSince(ctx.query) : null;
-  const events = await deps.events.listEvents(project.id, run.run_id, { limit: EVENTS_PER_PAGE + 1, after });
-  const fit = countWithinBytes(events.slice(0, EVENTS_PER_PAGE), MAX_RUN_PAGE_BYTES, (e) => jsonSize(e.payload));
-  const more = events.length > fit;
-  if (more) events.length = fit;
-  const live = run.status === "running" || run.status === "waiting_for_input";
-  const timeline = buildTimeline(events, { live });
-  // The trace pairs spans across the whole run, so it reads the run's span events up to TRACE_EVENTS, their long
-  // values cut by the store (the timeline below pages the events whole); a longer run shows the trace of its first
-  // TRACE_EVENTS span events, and the tree renders its first spans within a budget (span-tree.ts).
-  const spanEvents = !after && !more ? events : await deps.events.listSpanEvents(project.id, run.run_id, { limit: TRACE_EVENTS });
-  const tree = buildSpanTree(buildSpans(spanEvents), { live });
-  const vars = {
-    title: `${run.agent_name || "Run"} · ${sdkRunId}`,
-    run,
-    timeline,
-    tree,
-    max_depth: MAX_TREE_DEPTH,
-    event_total: run.event_count,
-    shown_from: after,
-    next_after: more ? events[events.length - 1]!.event_id : null,
-    per_page: EVENTS_PER_PAGE,
-    live,
-    cursor_state: { ...cursorOf(events, spanEvents), tl_total: timeline.total_ms, tree_total: tree.total_ms },
-  };
-  if (ctx.query.fragment === "live") {
-    const delta = since && liveDelta(since, run, { events, spanEvents, live }, { timeline, tree });
-    ctx.set("X-Runwatch-Fragment", delta ? "delta" : "whole");
-    return renderFragment(ctx, delta ? "_run_delta.njk" : "_run_live.njk", { ...vars, delta });
-  }
-  const [humanInput, scores, datasets, queues] = await Promise.all([
+  if (ctx.query.fragment === "live") return renderFragment(ctx, "_run_live.njk", { run });
+  return renderRun(ctx, deps, project, run);
+}
+
+async function renderRun(ctx: Context, deps: WebDeps, project: Membership, run: NonNullable<Awaited<ReturnType<WebDeps["events"]["getRun"]>>>): Promise<void> {
+  // ?span=<id>: "Add to dataset" takes that span's input and output instead of the run's (the form without JavaScript).
+  const spanId = typeof ctx.query.span === "string" && ctx.query.span.length <= MAX_SPAN_ID_CHARS ? ctx.query.span : undefined;
+  // The tree's read starts now; the page waits for it only when it lists spans itself (?static=1, without JavaScript).
+  const skeleton = skeletonOf(deps, run);
+  skeleton.catch(() => {}); // the script's own read of the tree reports a failure
+  const [humanInput, scores, datasets, queues, source, listed] = await Promise.all([
     humanInputView(deps, run), scoresView(deps, run), listDatasets(deps.ports.sql, project.id), listQueues(deps.ports.sql, project.id),
+    addToDatasetSource(deps, run, spanId),
+    ctx.query.static === "1" ? skeleton.then((sk) => ({ total: sk.spans.length, ...nestedRows(sk.spans, NOSCRIPT_SPANS) })) : null,
   ]);
-  // ?span=<id>: "Add to dataset" takes that span's input and output instead of the run's.
-  const spanId = typeof ctx.query.span === "string" && ctx.query.span.length <= 64 ? ctx.query.span : undefined;
-  const spanEventsOfItem = spanId ? await deps.events.eventsOfSpan(project.id, run.run_id, spanId) : [];
-  const source = spanEventsOfItem.length ? { span_id: spanId, ...spanInputOutput(spanEventsOfItem) } : runInputOutput(events);
-  renderPage(ctx, "run.njk", { ...vars, human_input: humanInput, scores, add_to_dataset: { datasets, ...source }, queues });
+  renderPage(ctx, "run.njk", {
+    title: `${run.agent_name || "Run"} · ${run.external_id}`,
+    run, listed, human_input: humanInput, scores, add_to_dataset: { datasets, ...source }, queues,
+  });
+}
+
+/** What "Add to dataset" takes: the span's input and output when the page names one of its spans, else the run's. */
+async function addToDatasetSource(deps: WebDeps, run: { project_id: number; run_id: string }, spanId: string | undefined) {
+  const spanEvents = spanId ? await deps.events.eventsOfSpan(run.project_id, run.run_id, spanId) : [];
+  if (spanEvents.length) return { span_id: spanId, ...spanInputOutput(spanEvents) };
+  return runInputOutput(await deps.events.eventsOfTypes(run.project_id, run.run_id, ["run_start", "run_end"], 10));
 }

@@ -3,7 +3,8 @@
  * score named "user_feedback" (value true/false, source "human"; docs/API.md, Scores), and the run's scores listed.
  *
  * - POST /dashboard/:run/scores: the form (session + CSRF, checked by the session middleware); 303 back to the
- *   run's scores. A refused comment re-renders nothing: the error page names the field (422).
+ *   run's scores, or with `span_id` (the trace panel's form) a score of that span and back to it (#span=…). A
+ *   refused comment re-renders nothing: the error page names the field (422).
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
@@ -44,11 +45,13 @@ async function giveFeedback(ctx: Context, deps: WebDeps): Promise<void> {
   const sdkRunId = String(ctx.params.run ?? "");
   const form = await readForm(ctx);
   if (form.value !== "up" && form.value !== "down") throw new ValidationError({ field: "value", message: "value must be up or down" });
+  const spanId = form.span_id?.trim() || undefined;
   await giveScore(deps, { projectId: project.id, userId: user.id }, {
     sdk_run_id: sdkRunId, name: FEEDBACK_SCORE, value: form.value === "up", source: "human",
+    ...(spanId ? { span_id: spanId } : {}),
     ...(form.comment?.trim() ? { comment: form.comment.trim() } : {}),
   }, "reviewer");
   deps.logger.info("run scored", { user_id: user.id, sdk_run_id: sdkRunId, via: "dashboard" });
   ctx.status = 303;
-  ctx.redirect(`/dashboard/${encodeURIComponent(sdkRunId)}#scores`);
+  ctx.redirect(`/dashboard/${encodeURIComponent(sdkRunId)}${spanId ? `#span=${encodeURIComponent(spanId)}` : "#scores"}`);
 }
