@@ -20,8 +20,6 @@ import { readMigrationFiles } from "../../core/postgres/migration-files.js";
 const allVersions = (await readMigrationFiles(new URL("../../core/clickhouse/migrations/", import.meta.url).pathname)).map((m) => m.version);
 import { COST_COLUMNS, costFacts, createEventStore, SPAN_VALUE_CHARS } from "./event-store.js";
 import { insertRunText } from "./run-text.js";
-import { spanSkeletons } from "./span-skeletons.js";
-import { buildSpans, type Span } from "../../core/events/spans.js";
 import { deleteRuns } from "./expired-runs.js";
 import type { EventStore } from "../../core/ports/event-store.js";
 
@@ -271,33 +269,6 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect(p.input as string).toMatch(/^\[\{"role":"user","content":"éé/);
       expect((p.input as string).length).toBe(SPAN_VALUE_CHARS);
       expect(p).toMatchObject({ kind: "llm", node_name: "chat", phase: "end", model: "gpt-4o", prompt_tokens: 5, nested: { ok: true } });
-    });
-
-    it("spanSkeletons: the spans buildSpans makes of listSpanEvents, without previews or error texts", async () => {
-      const u = nextUser();
-      const at = (ms: number) => new Date(Date.UTC(2026, 10, 1) + ms);
-      const withIds = (e: LoggedEvent, span: string, parent = "") => ({ ...e, span_id: span, parent_span_id: parent });
-      const events = [
-        event(u, "skel", "run_start", {}, at(0)),
-        withIds(event(u, "skel", "step", { node_name: "agent", phase: "start", input: { big: "x".repeat(10_000) } }, at(10)), "a1"),
-        withIds(event(u, "skel", "step", { kind: "llm", node_name: "chat", phase: "end", duration_ms: 40.5, error: { type: "RateLimit", message: "slow down" }, output: "y".repeat(5_000) }, at(60)), "l1", "a1"),
-        withIds(event(u, "skel", "tool_call", { tool_name: "search", phase: "start", input_preview: "q" }, at(70)), "t1", "a1"),
-        withIds(event(u, "skel", "tool_call", { tool_name: "search", phase: "end", error: "", output_preview: "ok" }, at(90)), "t1", "a1"),
-        withIds(event(u, "skel", "step", { node_name: "agent", phase: "end", error: null }, at(100)), "a1"),
-        // Sent without span ids (an older client): paired by name.
-        event(u, "skel", "step", { node_name: "legacy", phase: "start" }, at(110)),
-        event(u, "skel", "step", { node_name: "legacy", phase: "end", error: "boom" }, at(150)),
-        event(u, "skel", "tool_call", { tool_name: "open", phase: "start" }, at(160)),
-      ];
-      await store.insertEvents(events);
-      const runId = events[0]!.run_id;
-      const skeletons = await spanSkeletons(ch, u, runId);
-      const full = buildSpans(await store.listSpanEvents(u, runId));
-      const skeleton = (s: Span) => ({ ...s, input_preview: null, output_preview: null, error: s.error === null ? null : "true" });
-      expect(skeletons).toEqual(full.map(skeleton));
-      expect(skeletons.map((s) => [s.name, s.kind, s.parent_span_id, s.status, s.duration_ms])).toEqual([
-        ["agent", "step", null, "ok", 90], ["chat", "llm", "a1", "error", 40.5], ["search", "tool", "a1", "ok", 20], ["legacy", "step", null, "error", 40], ["open", "tool", null, "running", null],
-      ]);
     });
 
     it("round-trips identifiers that look like the row's own syntax, and times in other ISO forms, canonical", async () => {

@@ -69,6 +69,7 @@ describe("span skeletons", () => {
       e("step", { node_name: "loop a", phase: "end" }, 530, "c1", "c2"),
       e("step", { node_name: "loop b", phase: "end" }, 531, "c2", "c1"),
       e("step", { node_name: 'q"uote\n', phase: "start" }, 540, 'id "quoted",\n', "s1"),
+      e("step", { node_name: "nulled error", phase: "end", error: null }, 545, "n1", "s1"),
       e("step", { node_name: "plan", phase: "start" }, 600),
       e("step", { node_name: "plan", phase: "end", output: "done" }, 650),
       e("tool_call", { tool_name: "lookup", phase: "end", duration_ms: 5 }, 660),
@@ -87,6 +88,7 @@ describe("span skeletons", () => {
     expect(byId(got).e1).toMatchObject({ started_at: new Date(t0 + 160).toISOString(), status: "ok", tokens: 7 });
     expect(byId(got).t1!.status).toBe("error");
     expect(byId(got).d1).toMatchObject({ name: "first", kind: "retrieval" });
+    expect(byId(got).n1!.status).toBe("ok");
 
     // In tree order: each span before its subtree; the orphan and one span of the loop are roots.
     const sk = await buildSkeleton(read, await spanCursor(ch, PROJECT, runId));
