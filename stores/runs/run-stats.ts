@@ -1,19 +1,23 @@
 /**
  * Aggregates over agent_runs for the dashboard and agents pages (ClickHouse SQL, shared by chDB and a
  * server). Each query reads one project's rows (the project_id minmax index skips the others'), and FINAL folds run
- * versions so each run counts once. They count the project's production runs: the LLM judge's own runs are left out
- * (core/events/judge-runs.ts; /costs shows their spend as evaluation spend).
+ * versions so each run counts once. They count the project's production runs, as the runs list shows them: the LLM
+ * judge's own runs (core/events/judge-runs.ts; /costs shows their spend as evaluation spend) and the runs of
+ * experiments (the datasets' pages show those) are left out.
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { RunStatus } from "../../core/events/schema.js";
 import { RUN_STATUSES } from "../../core/events/schema.js";
 import { NOT_JUDGE, NOT_JUDGE_PARAMS } from "../../core/events/judge-runs.js";
 
+/** The runs these aggregates count (see above). */
+const PRODUCTION = `${NOT_JUDGE} AND experiment_id = ''`;
+
 export type StatusCounts = Record<RunStatus, number> & { total: number };
 
 export async function statusCounts(ch: ClickHouse, projectId: number): Promise<StatusCounts> {
   const rows = await ch.query<{ status: string; n: string | number }>(
-    `SELECT status, count() AS n FROM agent_runs FINAL WHERE project_id = {pid:UInt64} AND ${NOT_JUDGE} GROUP BY status`,
+    `SELECT status, count() AS n FROM agent_runs FINAL WHERE project_id = {pid:UInt64} AND ${PRODUCTION} GROUP BY status`,
     { pid: projectId, ...NOT_JUDGE_PARAMS },
   );
   const out = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as StatusCounts;
@@ -57,7 +61,7 @@ export async function agentRunStats(ch: ClickHouse, projectId: number, limit = 5
             max(coalesce(started_at, last_event_at)) AS last_run_at,
             uniqExact(config_version) AS config_versions
        FROM agent_runs FINAL
-      WHERE project_id = {pid:UInt64} AND ${NOT_JUDGE}
+      WHERE project_id = {pid:UInt64} AND ${PRODUCTION}
       GROUP BY agent_name
       ORDER BY runs DESC, agent_name
       LIMIT {limit:UInt32}`,
