@@ -52,7 +52,9 @@ function metadataSql(c: MetadataCondition, p: SqlParams): string {
   switch (c.op) {
     case "exists": return has;
     case "not_exists": return `NOT ${has}`;
-    case "=": return `(${has} AND ${metaText(key)} = ${p.bind("String", c.value)})`;
+    // The stored text first (the value's JSON, as the pipeline writes it, or the value as written): that comparison
+    // lets the bloom filter on mapValues(metadata) skip granules, where the decoded comparison reads every map.
+    case "=": return `(metadata[${key}] IN ${p.bind("Array(String)", [JSON.stringify(c.value), c.value])} AND ${has} AND ${metaText(key)} = ${p.bind("String", c.value)})`;
     case "!=": return `NOT (${has} AND ${metaText(key)} = ${p.bind("String", c.value)})`;
     default: return `(${has} AND toFloat64OrNull(${metaText(key)}) ${c.op} ${p.float(c.value)})`;
   }
