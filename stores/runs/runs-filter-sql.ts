@@ -1,7 +1,9 @@
 /**
- * RunsFilter (core/runs-filter) → the WHERE of a query over `agent_runs FINAL`. Every value the filter holds reaches
- * ClickHouse as a bound query parameter (SqlParams.bind), never as SQL text: the SQL below is made of fixed fragments
- * only, so no filter can change a query's shape beyond the conditions it names.
+ * RunsFilter (core/runs-filter) → the WHERE of a query over `agent_runs FINAL`, or over its rows (versions) when the
+ * query picks each run's latest version itself (run-list.ts): every condition reads one row, so it holds for a run
+ * when it holds for its latest version. Every value the filter holds reaches ClickHouse as a bound query parameter
+ * (SqlParams.bind), never as SQL text: the SQL below is made of fixed fragments only, so no filter can change a
+ * query's shape beyond the conditions it names.
  *
  * Always: the project's runs only. Unless asked for, the LLM judge's own runs (core/events/judge-runs.ts; asked for by
  * `is:judge` or by naming its agent) and runs of experiments (`is:experiment`) are left out: the list is the project's
