@@ -3,9 +3,9 @@
  *
  * agent_runs holds a row per run version (ReplacingMergeTree(version)) in the order (user_id, external_id, project_id),
  * which follows neither time nor any filter. Read with FINAL, a page folded every version of every run of the
- * project, every column, before the top-N sort could cut it: ~1.2 s at a million runs on 2 shared cores, and FINAL
- * keeps the skip indexes from leaving granules out (docs/BENCHMARKS.md, "The runs explorer"). The page is read in
- * three small steps instead:
+ * project, every column, before the top-N sort could cut it (0.3–0.65 s a page at a million runs on 2 quiet cores,
+ * twice to three times that on busy ones), and FINAL keeps the skip indexes from leaving granules out
+ * (docs/BENCHMARKS.md, "The runs explorer"). The page is read in three small steps instead:
  *
  * 1. candidates: the rows (versions, without FINAL) that match the filter, in the sort's order, the first `want`:
  *    only the columns the filter and the sort read, and every skip index prunes (nothing has to be expanded to the
