@@ -149,6 +149,7 @@ for (const target of [chdbTarget(), serverTarget()]) {
         { table: "agent_runs", name: "end_user_bloom", type_full: "bloom_filter(0.001)", expr: "end_user" },
         { table: "agent_runs", name: "experiment_id_bloom", type_full: "bloom_filter(0.001)", expr: "experiment_id" },
         { table: "agent_runs", name: "external_id_bloom", type_full: "bloom_filter(0.0001)", expr: "external_id" },
+        { table: "agent_runs", name: "last_event_at_minmax", type_full: "minmax", expr: "last_event_at" },
         { table: "agent_runs", name: "metadata_keys_bloom", type_full: "bloom_filter(0.01)", expr: "mapKeys(metadata)" },
         { table: "agent_runs", name: "metadata_values_bloom", type_full: "bloom_filter(0.01)", expr: "mapValues(metadata)" },
         { table: "agent_runs", name: "project_id_minmax", type_full: "minmax", expr: "project_id" },
@@ -168,6 +169,30 @@ for (const target of [chdbTarget(), serverTarget()]) {
         { users: [u], runs: [e.run_id, runIdFor(u, "absent")] },
       );
       expect(withEvents).toEqual([{ rid: e.run_id }]);
+    });
+
+    it("skips the granules of runs last active before a time bound, by the minmax index on last_event_at (migration 190)", async () => {
+      const database = `runwatch_time_${randomUUID().replaceAll("-", "").slice(0, 8)}`;
+      const probe = await target.openDatabase(database);
+      try {
+        await migrateClickHouse(probe);
+        await probe.exec("SYSTEM STOP MERGES agent_runs"); // two parts, as a day of ingest leaves them
+        const probeStore = createEventStore(probe);
+        const day = 86_400_000;
+        await probeStore.upsertRuns(["a", "b"].map((id) => run(7, `old-${id}`, { started_at: iso(10 * day), last_event_at: iso(10 * day) })));
+        await probeStore.upsertRuns(["a", "b"].map((id) => run(7, `new-${id}`, { started_at: iso(0), last_event_at: iso(0) })));
+        const plan = (await probe.query<{ explain: string }>(
+          "EXPLAIN indexes = 1 SELECT external_id FROM agent_runs WHERE project_id = 7 AND last_event_at >= {t:DateTime64(3, 'UTC')}",
+          { t: iso(day).replace("T", " ").slice(0, 23) },
+        )).map((r) => r.explain).join("\n");
+        expect(plan).toMatch(/Name: last_event_at_minmax\s+Description: minmax GRANULARITY 1\s+Condition: [^\n]+\s+Parts: 1\/2/);
+        const listed = await probeStore.listRuns(7, { filter: { from: iso(day) } });
+        expect(listed.runs.map((r) => r.external_id)).toEqual(["new-b", "new-a"]);
+      } finally {
+        await probe.exec("SYSTEM START MERGES agent_runs");
+        await probe.exec(`DROP DATABASE IF EXISTS ${database}`);
+        await probe.close();
+      }
     });
 
     it("skips a migration whose MergeTree setting the server does not know, records it, and refuses an unknown directive", async () => {

@@ -2,13 +2,9 @@
  * All SQL for events and runs, shared by the chDB and server transports (see docs/STORAGE.md).
  *
  * Reads never show a duplicate or an old version:
- * - runs: `FINAL` on agent_runs (ReplacingMergeTree(version)), except loadRuns, which picks the newest version
- *   itself (see there). Lookups hit the primary key. listRuns scans
- *   the user's key range with FINAL (a streaming merge of sorted parts, parallel across ranges, skipped
- *   for parts that do not overlap) and cuts the page with a top-N sort; ClickHouse 25+ reads the wide
- *   columns only for the rows that make the page. At a million runs this beats argMax (hash-aggregate every run,
- *   then sort) and LIMIT 1 BY (sort every version): docs/STORAGE.md, "How reads dedupe", and
- *   test/bench/clickhouse-insert.ts --list-runs.
+ * - runs: `FINAL` on agent_runs (ReplacingMergeTree(version)), except loadRuns and listRuns, which pick the newest
+ *   version themselves (see loadRuns, and run-list.ts: candidates read without FINAL, then their latest versions).
+ *   Lookups hit the primary key. docs/STORAGE.md, "How reads dedupe".
  * - events: `LIMIT 1 BY event_id` within one run (a run's key range is small, so this is cheap).
  *
  * Event order: ClickHouse compares UUIDs by their low 64 bits first, so `ORDER BY event_id` does NOT
@@ -25,18 +21,15 @@ import { runKeyOfRun } from "../../core/events/run-key.js";
 import { ValidationError } from "../../core/errors.js";
 import { isUuid } from "../../core/ids.js";
 import { jsonString, jsonValue } from "../../core/json-text.js";
-import { checkLimit, legacyRunsFilter, toChTime } from "./run-query.js";
-import { runsFilterSql, SqlParams } from "./runs-filter-sql.js";
-import { runsSortSql } from "./runs-sort-sql.js";
-import { checkRunsFilter, parseRunsSort, type RunsFilter } from "../../core/runs-filter/index.js";
+import { checkLimit, toChTime } from "./run-query.js";
+import { listRunsPage } from "./run-list.js";
 import { encodeLines, encodeLinesInSlices } from "../../core/clickhouse/settings.js";
 import type { EventStore, RunFilter, StoredEvent } from "../../core/ports/event-store.js";
 
 // Re-exported: the alerts, scores and retention queries take them from here.
 export { toChTime } from "./run-query.js";
 
-export const DEFAULT_RUNS_LIMIT = 50;
-export const MAX_RUNS_LIMIT = 500;
+export { DEFAULT_RUNS_LIMIT, MAX_RUNS_LIMIT } from "./run-list.js";
 export const DEFAULT_EVENTS_LIMIT = 10_000;
 export const MAX_EVENTS_LIMIT = 100_000;
 /** Keys per loadRuns query (query parameters travel in the URL on the HTTP transport). */
@@ -296,25 +289,8 @@ export function createEventStore(ch: ClickHouse): EventStore {
       return rows[0] ? decodeRun(rows[0]) : undefined;
     },
 
-    async listRuns(projectId, query: RunFilter) {
-      const limit = checkLimit(query.limit, DEFAULT_RUNS_LIMIT, MAX_RUNS_LIMIT);
-      const p = new SqlParams();
-      // A filter handed over as data is checked here: its SQL relies on the Schema's bounds.
-      const filters = [query.filter && checkRunsFilter(query.filter), legacyRunsFilter(query)].filter((f): f is RunsFilter => f !== undefined);
-      const { where, project } = runsFilterSql(projectId, filters, p);
-      const order = runsSortSql(parseRunsSort(query.sort?.field, query.sort?.order), query.cursor, p, project);
-      if (order.after) where.push(order.after);
-      // FINAL folds versions before WHERE sees them, so a filter on status matches only the latest version.
-      const rows = await ch.query<Raw>(
-        `SELECT ${RUN_SELECT}, ${order.select} FROM agent_runs FINAL ${order.join}
-         WHERE ${where.join(" AND ")}
-         ORDER BY ${order.orderBy}
-         LIMIT ${p.bind("UInt32", limit + 1)}`,
-        p.values,
-      );
-      const page = rows.slice(0, limit);
-      return { runs: page.map(decodeRun), next_cursor: rows.length > limit ? order.cursorOf(page[page.length - 1]!) : null };
-    },
+    // In three small reads rather than one FINAL over the project: run-list.ts.
+    listRuns: (projectId, query: RunFilter) => listRunsPage(ch, projectId, query, RUN_SELECT, decodeRun),
 
     async listEvents(projectId, runId, opts = {}) {
       const limit = checkLimit(opts.limit, DEFAULT_EVENTS_LIMIT, MAX_EVENTS_LIMIT);

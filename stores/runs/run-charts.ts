@@ -82,10 +82,15 @@ export async function runsChart(ch: ClickHouse, projectId: number, filter: RunsF
   const p = new SqlParams();
   const { where } = runsFilterSql(projectId, [filter], p, now);
   const at = RUN_SORT_AT;
-  where.push(`${at} >= ${p.time(range.from)}`, `${at} < ${p.time(range.to)}`);
+  // A run starts no later than its last event: the bound on last_event_at adds nothing but lets its minmax index
+  // (migration 190) skip the granules of runs last active before the range.
+  where.push(`${at} >= ${p.time(range.from)}`, `${at} < ${p.time(range.to)}`, `last_event_at >= ${p.time(range.from)}`);
   // The size is one of BUCKET_SECONDS, never input: written into the SQL (an INTERVAL takes no parameter).
   const bucket = `toUnixTimestamp(toStartOfInterval(${at}, INTERVAL ${range.bucket_seconds} SECOND, 'UTC'))`;
   const runsOf = `FROM agent_runs FINAL WHERE ${where.join(" AND ")}`;
+  // The runs with a version that matches: a superset of the runs, enough to narrow the scores read (the join with the
+  // runs read with FINAL keeps the exact ones), at a plain read's cost instead of a second FINAL.
+  const versionsOf = `FROM agent_runs WHERE ${where.join(" AND ")}`;
   const [runRows, scoreRows] = await Promise.all([
     ch.query<RunRow>(
       `SELECT ${bucket} AS t, count() AS runs, countIf(status = 'error') AS errors,
@@ -99,7 +104,7 @@ export async function runsChart(ch: ClickHouse, projectId: number, filter: RunsF
          FROM (SELECT run_id, ${bucket} AS t ${runsOf}) AS r
          INNER JOIN (SELECT run_id, name, value_number FROM scores FINAL
                       WHERE project_id = ${p.bind("UInt64", projectId)} AND value_type IN ('number', 'boolean')
-                        AND run_id IN (SELECT run_id ${runsOf})) AS s ON s.run_id = r.run_id
+                        AND run_id IN (SELECT run_id ${versionsOf})) AS s ON s.run_id = r.run_id
         GROUP BY t, name`,
       p.values,
     ),

@@ -1,7 +1,9 @@
 /**
- * RunsFilter (core/runs-filter) → the WHERE of a query over `agent_runs FINAL`. Every value the filter holds reaches
- * ClickHouse as a bound query parameter (SqlParams.bind), never as SQL text: the SQL below is made of fixed fragments
- * only, so no filter can change a query's shape beyond the conditions it names.
+ * RunsFilter (core/runs-filter) → the WHERE of a query over `agent_runs FINAL`, or over its rows (versions) when the
+ * query picks each run's latest version itself (run-list.ts): every condition reads one row, so it holds for a run
+ * when it holds for its latest version. Every value the filter holds reaches ClickHouse as a bound query parameter
+ * (SqlParams.bind), never as SQL text: the SQL below is made of fixed fragments only, so no filter can change a
+ * query's shape beyond the conditions it names.
  *
  * Always: the project's runs only. Unless asked for, the LLM judge's own runs (core/events/judge-runs.ts; asked for by
  * `is:judge` or by naming its agent) and runs of experiments (`is:experiment`) are left out: the list is the project's
@@ -52,7 +54,9 @@ function metadataSql(c: MetadataCondition, p: SqlParams): string {
   switch (c.op) {
     case "exists": return has;
     case "not_exists": return `NOT ${has}`;
-    case "=": return `(${has} AND ${metaText(key)} = ${p.bind("String", c.value)})`;
+    // The stored text first (the value's JSON, as the pipeline writes it, or the value as written): that comparison
+    // lets the bloom filter on mapValues(metadata) skip granules, where the decoded comparison reads every map.
+    case "=": return `(metadata[${key}] IN ${p.bind("Array(String)", [JSON.stringify(c.value), c.value])} AND ${has} AND ${metaText(key)} = ${p.bind("String", c.value)})`;
     case "!=": return `NOT (${has} AND ${metaText(key)} = ${p.bind("String", c.value)})`;
     default: return `(${has} AND toFloat64OrNull(${metaText(key)}) ${c.op} ${p.float(c.value)})`;
   }

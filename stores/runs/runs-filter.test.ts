@@ -1,7 +1,8 @@
 /**
  * The runs filter and sorts against chDB (and a ClickHouse server when CLICKHOUSE_URL is set): runs, LLM calls, scores and run text inserted here, and every filter field
  * and every sort checked against a reference computed here from the same rows (the JS below says what each field
- * means). Another project holds copies of the same runs, which must never match; cursor pages over each sort list
+ * means). Each run has an older version whose facts all differ, which must never match or place a run. Another
+ * project holds copies of the same runs, which must never match; cursor pages over each sort list
  * every run exactly once, in order, while newer runs are inserted between pages.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,7 +22,7 @@ import { clickHouseServerVersion, MIN_SERVER_MAJOR, openClickHouseServer } from 
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { parseRunsFilter, parseRunsSort, type RunsFilter, type RunsSort } from "../../core/runs-filter/index.js";
 import { createEventStore } from "./event-store.js";
-import { FIXTURE_NOW, fixture, matches, sortKey, type Fixture } from "./testing/runs-filter-fixture.js";
+import { FIXTURE_NOW, fixture, matches, sortKey, staleVersions, type Fixture } from "./testing/runs-filter-fixture.js";
 
 const A = 7001;
 const B = 7002;
@@ -64,7 +65,11 @@ for (const target of TARGETS) describe.skipIf(target.unavailable !== undefined)(
     // Project B: runs of the same names with other facts, calls, scores and texts — a query that forgot the project
     // anywhere would list them or read their facts.
     const copy = fixture(B, 5);
+    // Every run also has an older version that differs in every fact: only the latest may count. It goes in a part of
+    // its own (an insert folds the versions within it), which no merge folds away during the tests.
+    await ch.exec("SYSTEM STOP MERGES agent_runs");
     for (const f of [fx, copy]) {
+      await store.upsertRuns(staleVersions(f));
       await store.upsertRuns(f.runs);
       await ch.insert("llm_calls", f.calls);
       await ch.insert("scores", f.scores);
@@ -177,7 +182,10 @@ for (const target of TARGETS) describe.skipIf(target.unavailable !== undefined)(
       const ids = seen.map((r) => r.external_id);
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids.filter((id) => !id.startsWith("new-"))).toEqual(before);
+      // A delete is a mutation, which waits for merges to run (stopped to keep the older versions: beforeAll).
+      await ch.exec("SYSTEM START MERGES agent_runs");
       await ch.exec("DELETE FROM agent_runs WHERE project_id = {p:UInt64} AND startsWith(external_id, 'new-')", { p: A });
+      await ch.exec("SYSTEM STOP MERGES agent_runs");
     });
 
     it("refuses a cursor of another sort or a made-up one, naming cursor", async () => {

@@ -163,3 +163,39 @@ export function sortKey(fx: Fixture, r: RunRecord, sort: RunsSort): readonly [nu
   else value = ms(r.started_at ?? r.last_event_at);
   return [value === null ? 0 : 1, value ?? 0, r.external_id];
 }
+
+/**
+ * An older version (version 0) of each of the fixture's runs whose every fact differs from the run's latest: status,
+ * agent, labels, tags, metadata, model, error (and for some the experiment), and sort values at the extremes (half
+ * before every latest version in each order, half after). A read that does not fold versions would list runs by them
+ * or place runs by them; the runs list reads versions without FINAL first (run-list.ts), so these test that it folds
+ * them, and that it reads more candidates when stale ones fill the first round.
+ */
+export function staleVersions(f: Fixture): RunRecord[] {
+  return f.runs.map((r, i) => {
+    const first = i % 2 === 0;
+    const start = FIXTURE_NOW + (first ? 10 * HOUR : -1000 * HOUR);
+    return {
+      ...r,
+      version: 0,
+      agent_name: r.agent_name === "refund" ? "support" : "refund",
+      status: r.status === "running" ? "error" : "running",
+      started_at: iso(start),
+      ended_at: iso(start + (first ? 1000 * HOUR : 1)),
+      last_event_at: iso(start + (first ? 1000 * HOUR : 1)),
+      model: r.model === "gpt-4o" ? "" : "gpt-4o",
+      cost_usd: first ? 1000 : 0,
+      total_tokens: first ? 1e9 : 0,
+      error_count: r.error_count > 0 ? 0 : 1,
+      tags: r.tags.length > 0 ? [] : ["vip", "beta"],
+      metadata: Object.keys(r.metadata).length > 0 ? {} : ({ customer: '"acme"', tier: "9", flag: "true" } as Record<string, string>),
+      end_user: r.end_user === "" ? "cust-1" : "",
+      environment: r.environment === "production" ? "staging" : "production",
+      release: r.release === "" ? "v1" : "",
+      session_id: r.session_id === "" ? "sess-2" : "",
+      config_version: r.config_version === 2 ? 1 : 2,
+      // Flipped for a few only: the list leaves experiments out, and the others must rank among the listed runs.
+      experiment_id: i % 6 !== 5 ? r.experiment_id : r.experiment_id === "" ? "0190c000-0000-7000-8000-ffffffffffff" : "",
+    };
+  });
+}
