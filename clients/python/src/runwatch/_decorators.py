@@ -74,7 +74,28 @@ def _safe_open(open_span: Callable[..., Any], args: tuple[Any, ...], kwargs: dic
         return None
 
 
-class Decorators:
+class ToolDecorator:
+    """The `tool` decorator, for a class that says where each call's tool call opens (_open_tool_call)."""
+
+    def _open_tool_call(self, tool_name: str, input_of: Callable[[], Any]) -> ToolCall | None:
+        raise NotImplementedError
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
+    def tool(self, fn: None = None, /, *, name: str | None = None) -> Callable[[F], F]: ...
+
+    def tool(self, fn: Any = None, /, *, name: str | None = None) -> Any:
+        """Decorator: each call of the function is a tool call (of the current run, or of this run)."""
+
+        def decorate(f: F) -> F:
+            tool_name = name or f.__name__
+            return _wrap(f, lambda a, k: self._open_tool_call(tool_name, lambda: _bound_arguments(f, a, k)), True)
+
+        return decorate(fn) if fn is not None else decorate
+
+
+class Decorators(ToolDecorator):
     """The decorators of the client (a base of Runwatch)."""
 
     def trace_run(
@@ -119,26 +140,10 @@ class Decorators:
 
         return decorate
 
-    @overload
-    def tool(self, fn: F, /) -> F: ...
-    @overload
-    def tool(self, fn: None = None, /, *, name: str | None = None) -> Callable[[F], F]: ...
-
-    def tool(self, fn: Any = None, /, *, name: str | None = None) -> Any:
-        """Decorator: calls of the function are tool calls of the current run (plain calls outside a run)."""
-
-        def decorate(f: F) -> F:
-            tool_name = name or f.__name__
-
-            def open_span(args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolCall | None:
-                run = _current_run.get()
-                if run is None:
-                    return None
-                return run.tool_call(tool_name, input=_bound_arguments(f, args, kwargs))
-
-            return _wrap(f, open_span, True)
-
-        return decorate(fn) if fn is not None else decorate
+    def _open_tool_call(self, tool_name: str, input_of: Callable[[], Any]) -> ToolCall | None:
+        """A tool call of the current run; None (a plain call) outside a run."""
+        run = _current_run.get()
+        return run.tool_call(tool_name, input=input_of()) if run is not None else None
 
     def step(self, name: str | None = None) -> Callable[[F], F]:
         """Decorator: calls of the function are steps of the current run (plain calls outside a run)."""

@@ -8,12 +8,12 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from contextvars import Token
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import _pricing
 from ._attributes import MetadataValue, RunAttributes, logger, metadata_dict, tag_list
-from ._context import UNSET, F, _current_run, error_payload
-from ._decorators import _bound_arguments, _wrap
+from ._context import UNSET, _current_run, error_payload
+from ._decorators import ToolDecorator
 from ._json import OMIT, Deferred, deferred_jsonable, preview, to_object
 from ._spans import LlmCall, Step, ToolCall
 
@@ -28,7 +28,7 @@ def _rounded_or_omit(price: Any, *args: Any) -> Any:
     return OMIT if cost is None else round(cost, 10)
 
 
-class Run:
+class Run(ToolDecorator):
     """One agent run. Enter it (sync or async) to send run_start; leaving sends run_end, or error."""
 
     def __init__(
@@ -306,19 +306,9 @@ class Run:
             self, name, model=model, provider=provider, input=input, span_id=span_id, parent_span_id=parent_span_id
         )
 
-    @overload
-    def tool(self, fn: F, /) -> F: ...
-    @overload
-    def tool(self, fn: None = None, /, *, name: str | None = None) -> Callable[[F], F]: ...
-
-    def tool(self, fn: Any = None, /, *, name: str | None = None) -> Any:
-        """Decorator: each call of the function is a tool call of this run."""
-
-        def decorate(f: F) -> F:
-            tool_name = name or f.__name__
-            return _wrap(f, lambda a, k: self.tool_call(tool_name, input=_bound_arguments(f, a, k)), True)
-
-        return decorate(fn) if fn is not None else decorate
+    def _open_tool_call(self, tool_name: str, input_of: Callable[[], Any]) -> ToolCall:
+        """The `tool` decorator's calls are tool calls of this run."""
+        return self.tool_call(tool_name, input=input_of())
 
     # ---- scores -------------------------------------------------------------------------------------
 
