@@ -231,6 +231,12 @@ describe("the MCP server", () => {
     expect(none.body).toMatchObject({ matched: false, message: "no run matched within 2 s" });
     expect(Date.now() - started).toBeLessThan(6_000);
 
+    // A run that starts, with on=started.
+    const starting = call(client, "wait_for_run", { filter: "agent:starter", on: "started", timeout_seconds: 30 });
+    await new Promise((r) => setTimeout(r, 500));
+    await send(ownerKey, [{ event_type: "run_start", sdk_run_id: "start-1", agent_name: "starter", payload: {} }]);
+    expect((await starting).body).toMatchObject({ matched: true, run: { sdk_run_id: "start-1", status: "running" } });
+
     // Another project's runs never wake a wait of this one.
     const quiet = call(client, "wait_for_run", { filter: "agent:support", on: "started", timeout_seconds: 3 });
     await new Promise((r) => setTimeout(r, 300));
