@@ -9,7 +9,6 @@
  *   DELETE /mcp   405: there is no session to end
  */
 import type Router from "@koa/router";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Context } from "koa";
 import { keyPrincipalOf, readAuthorizer } from "../api/read-api.js";
 import type { WebDeps } from "../deps.js";
@@ -18,12 +17,25 @@ import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { mountApi } from "../route-table.js";
 import { auditToolCalls, toolCallsOf } from "./audit.js";
-import { mcpServer } from "./server.js";
 
 /** Tool arguments are small; an expected output given to add_to_dataset is the largest. */
 const BODY_LIMIT = 1024 * 1024;
 /** JSON-RPC messages one request may carry (a batch, from a client of an older protocol version). */
 const MAX_MESSAGES = 10;
+
+/**
+ * The SDK, zod and the tools, loaded by the first request: a web process that serves no MCP client does not carry
+ * them (about 25 MiB, and a second of its start on a busy machine).
+ */
+type Loaded = [typeof import("./server.js"), typeof import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js")];
+let loaded: Promise<Loaded> | undefined;
+function load(): Promise<Loaded> {
+  loaded ??= Promise.all([import("./server.js"), import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js")]);
+  loaded.catch(() => {
+    loaded = undefined;
+  });
+  return loaded;
+}
 
 export function registerMcpApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {
   mountApi(router, deps, readAuthorizer(deps, auth), {
@@ -43,6 +55,7 @@ async function postMcp(ctx: Context, deps: WebDeps): Promise<void> {
     throw new HttpProblem(400, "too_many_messages", `a request may carry at most ${MAX_MESSAGES} JSON-RPC messages`);
   }
   const calls = toolCallsOf(body);
+  const [{ mcpServer }, { WebStandardStreamableHTTPServerTransport }] = await load();
   const server = mcpServer(deps, key);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   // The client gone before the answer: closing the server aborts its calls (a wait_for_run ends at once).
