@@ -304,22 +304,24 @@ export interface ScoreChip { readonly name: string; readonly value: number | boo
 
 /**
  * The score chips of the runs `runIds` (a page of the runs list): each run's latest value of each score name given
- * to it or its spans, by name, at most `perRun` names a run.
+ * to it or its spans, by name, at most `perRun` names a run; with `name`, of that score only.
  */
-export async function scoreChips(ch: ClickHouse, projectId: number, runIds: readonly string[], perRun = 6): Promise<Map<string, ScoreChip[]>> {
+export async function scoreChips(ch: ClickHouse, projectId: number, runIds: readonly string[], perRun = 6, name?: string): Promise<Map<string, ScoreChip[]>> {
   if (runIds.length === 0) return new Map();
-  const rows = await ch.query<{ run_id: string; name: string; t: string; n: number | string; s: string }>(
-    `SELECT toString(run_id) AS run_id, name, argMax(value_type, created_at) AS t, argMax(value_number, created_at) AS n, argMax(value_string, created_at) AS s
-       FROM scores FINAL WHERE project_id = {pid:UInt64} AND run_id IN {ids:Array(UUID)}
-      GROUP BY run_id, name ORDER BY run_id, name LIMIT {perRun:UInt32} BY run_id`,
-    { pid: projectId, ids: [...runIds], perRun },
+  // The run's id as text under a name of its own: an alias `run_id` would stand for the column in WHERE, and a String
+  // is never IN an Array(UUID).
+  const rows = await ch.query<{ run: string; name: string; t: string; n: number | string; s: string }>(
+    `SELECT toString(run_id) AS run, name, argMax(value_type, created_at) AS t, argMax(value_number, created_at) AS n, argMax(value_string, created_at) AS s
+       FROM scores FINAL WHERE project_id = {pid:UInt64} AND run_id IN {ids:Array(UUID)}${name === undefined ? "" : " AND name = {name:String}"}
+      GROUP BY run, name ORDER BY run, name LIMIT {perRun:UInt32} BY run`,
+    { pid: projectId, ids: [...runIds], perRun, ...(name === undefined ? {} : { name }) },
   );
   const out = new Map<string, ScoreChip[]>();
   for (const r of rows) {
     const value = r.t === "string" ? r.s : r.t === "boolean" ? Number(r.n) === 1 : Number(r.n);
-    const list = out.get(r.run_id) ?? [];
+    const list = out.get(r.run) ?? [];
     list.push({ name: r.name, value });
-    out.set(r.run_id, list);
+    out.set(r.run, list);
   }
   return out;
 }

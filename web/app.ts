@@ -46,9 +46,9 @@ export interface RouteEntry {
   readonly credential?: Credential;
 }
 
-/** An API client: an API path, a JSON Accept without HTML, or a Bearer key (which only API routes read). */
+/** An API client: an API path or the MCP endpoint, a JSON Accept without HTML, or a Bearer key (which only API routes read). */
 const isApiRequest = (ctx: Context) =>
-  ctx.path.startsWith("/api/") || ctx.path.startsWith("/v1/") || /^Bearer\s/i.test(ctx.get("Authorization")) ||
+  ctx.path.startsWith("/api/") || ctx.path === "/mcp" || ctx.path.startsWith("/v1/") || /^Bearer\s/i.test(ctx.get("Authorization")) ||
   (ctx.get("Accept").includes("application/json") && !ctx.get("Accept").includes("text/html"));
 
 const PAGE_HEADINGS: Record<number, string> = {

@@ -38,6 +38,8 @@ export interface RunFilter {
   score_name?: string;
   score_min?: number;
   score_max?: number;
+  /** Only these runs (their sdk_run_ids): a caller that learnt of some runs elsewhere asks which of them match. */
+  external_ids?: readonly string[];
   /** Opaque cursor returned as next_cursor by the previous page of the same sort. */
   cursor?: string;
   /** 1..500, default 50. */

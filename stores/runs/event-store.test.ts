@@ -448,7 +448,7 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect(await store.loadRuns([{ project_id: u, external_id: "LATE" }, { project_id: u + 1, external_id: "late" }])).toEqual([]);
     });
 
-    it("listRuns filters by status, agent_name, since and config_version", async () => {
+    it("listRuns filters by status, agent_name, since, config_version and run ids", async () => {
       const u = nextUser();
       await store.upsertRuns([
         run(u, "r1", { status: "success", agent_name: "alpha", started_at: iso(5000), last_event_at: iso(4000), config_version: 2 }),
@@ -463,6 +463,9 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect(await ids({ since: iso(3000) })).toEqual(["r3", "r2"]);
       expect(await ids({ config_version: 2, agent_name: "beta" })).toEqual(["r3"]);
       expect(await ids({ status: "waiting_for_input" })).toEqual([]);
+      // Narrowed to some runs by id: another project's run of such an id is not among them.
+      expect(await ids({ external_ids: ["r1", "r3", "r4"] })).toEqual(["r3", "r1"]);
+      expect(await ids({ external_ids: ["r1", "r2"], filter: { status: ["error"] } })).toEqual(["r2"]);
       await expect(store.listRuns(u, { since: "yesterday" })).rejects.toBeInstanceOf(ValidationError);
     });
 

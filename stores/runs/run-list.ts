@@ -66,6 +66,7 @@ export async function listRunsPage<T>(ch: ClickHouse, projectId: number, query: 
     const { where, project } = runsFilterSql(projectId, filters, p);
     const order = runsSortSql(sort, query.cursor, p, project);
     if (order.after) where.push(order.after);
+    if (query.external_ids) where.push(`external_id IN ${p.bind("Array(String)", [...query.external_ids])}`);
     return { p, where: where.join(" AND "), order };
   };
   const page = (rows: { run: Raw; cursorRow: Raw; order: RunsOrder }[]): RunsPage<T> => ({

@@ -17,12 +17,13 @@ import type { Context } from "koa";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import * as store from "../../stores/datasets/datasets.js";
 import { readImport } from "../../stores/datasets/import.js";
-import { isItemId, parseItem, type ItemSource, type NewItem } from "../../stores/datasets/items.js";
+import { isItemId, parseItem, type NewItem } from "../../stores/datasets/items.js";
+import { runAsItem } from "../../stores/datasets/run-items.js";
+import type { RunRecord } from "../../core/events/run.js";
 import { projectOfRequest } from "../auth/project.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { formAction, readForm, redirectAfterPost, selectedRunIds } from "../forms.js";
 import { queryParam, renderPage } from "../common/render.js";
-import { runInputOutput, spanInputOutput } from "../../core/events/run-io.js";
 import { registerDatasetEditsPage } from "./dataset-edits.js";
 import { mountPages } from "../route-table.js";
 
@@ -118,20 +119,18 @@ async function addSelectedRuns(ctx: Context, deps: WebDeps): Promise<void> {
   if (ids.length > MAX_RUNS_PER_ADD) throw new ValidationError({ field: "sdk_run_id", message: `add at most ${MAX_RUNS_PER_ADD} runs at once` });
   const name = form.dataset ?? "";
   await store.datasetNamed(deps.ports.sql, project.id, name);
-  const raws: Record<string, unknown>[] = [];
+  const runs: RunRecord[] = [];
   for (const id of ids) {
     const run = await deps.events.getRun(project.id, id);
     if (!run) throw new NotFound({ resource: "run", message: `There is no run ${JSON.stringify(id)} in ${project.name}.` });
-    const { input, output } = runInputOutput(await deps.events.listEvents(project.id, run.run_id, { limit: 1_000 }));
-    raws.push({
-      input: input ?? null,
-      ...(output !== undefined ? { expected_output: output } : {}),
-      metadata: { agent_name: run.agent_name, ...(run.config_version ? { config_version: run.config_version } : {}) },
-      source_sdk_run_id: id,
-    });
+    runs.push(run);
   }
   ctx.params.name = name;
-  await writeFromForm(ctx, deps, name, form, () => raws.map((raw, i) => parseItem(raw, `runs[${i}]`, "run")), "runs");
+  await writeFromForm(ctx, deps, name, form, async () => {
+    const items: NewItem[] = [];
+    for (const [i, run] of runs.entries()) items.push(await runAsItem(deps.events, run, { expected: "output", place: `runs[${i}]` }));
+    return items;
+  }, "runs");
 }
 
 /** A run page's "Add to dataset": the run's (or one span's: span_id) input, the expected output edited. */
@@ -147,17 +146,8 @@ async function addRun(ctx: Context, deps: WebDeps): Promise<void> {
   ctx.params.name = name;
   // A span's input when the form names one of the run's spans, else the run's.
   const spanId = form.span_id?.trim() ? form.span_id.trim().slice(0, 64) : undefined;
-  const spanEvents = spanId ? await deps.events.eventsOfSpan(project.id, run.run_id, spanId) : [];
-  if (spanId && spanEvents.length === 0) throw new NotFound({ resource: "span", message: `Run ${JSON.stringify(sdkRunId)} has no span ${JSON.stringify(spanId)}.` });
-  const { input } = spanId ? spanInputOutput(spanEvents) : runInputOutput(await deps.events.listEvents(project.id, run.run_id, { limit: 1_000 }));
-  const source: ItemSource = spanId ? "span" : "run";
-  await writeFromForm(ctx, deps, name, form, () => [parseItem({
-    input: input ?? null,
-    ...(form.expected_output?.trim() ? { expected_output: jsonOrText(form.expected_output) } : {}),
-    metadata: { agent_name: run.agent_name, ...(run.config_version ? { config_version: run.config_version } : {}) },
-    source_sdk_run_id: sdkRunId,
-    ...(spanId ? { source_span_id: spanId } : {}),
-  }, "item", source)], spanId ? "span" : "run");
+  const expected = form.expected_output?.trim() ? { value: jsonOrText(form.expected_output) } : "none";
+  await writeFromForm(ctx, deps, name, form, async () => [await runAsItem(deps.events, run, { spanId, expected, place: "item" })], spanId ? "span" : "run");
 }
 
 /** Writes items from a form and goes back to the dataset, or shows the form again with what is wrong. */
