@@ -121,6 +121,7 @@ export async function capturedQueries(c: Case, ch: ClickHouse, now: number): Pro
       }
     },
     exec: fail, insert: fail, insertEncoded: fail, close: async () => {},
+    sandbox: () => { throw new Error("the bench captures the store's reads only"); },
   };
   await runThroughStore(c, capture, createEventStore(capture), now);
   return rounds;
