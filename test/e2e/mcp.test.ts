@@ -108,7 +108,7 @@ describe("the MCP server", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual([
       "search_runs", "get_run", "get_span", "wait_for_run", "get_scores", "list_agents", "list_datasets", "list_dataset_items",
-      "get_experiment", "compare_experiments", "add_to_dataset", "add_to_queue", "post_score",
+      "get_experiment", "compare_experiments", "describe_sql_schema", "run_sql", "add_to_dataset", "add_to_queue", "post_score",
     ]);
     for (const t of tools) {
       expect(t.description!.length, t.name).toBeGreaterThan(80);
@@ -151,6 +151,32 @@ describe("the MCP server", () => {
     const span = JSON.parse(text);
     expect(span.input).toEqual({ big: BIG });
     expect(span.output).toBe("planned");
+  });
+
+  it("describes the SQL tables and answers a query over the project's rows, cut at max_rows, refusing what is not a read", async () => {
+    const client = await connect(ownerKey);
+    const schema = await call(client, "describe_sql_schema");
+    const runs = schema.body.tables.find((t: any) => t.name === "runs");
+    expect(runs.columns.map((c: any) => c.name)).toEqual(expect.arrayContaining(["sdk_run_id", "agent_name", "status"]));
+    const byAgent = await call(client, "run_sql", {
+      sql: "SELECT agent_name, count() AS n, countIf(status = 'error') AS errors FROM runs WHERE agent_name IN {agents:Array(String)} GROUP BY agent_name ORDER BY agent_name",
+      params: { agents: ["support", "billing"] },
+    });
+    expect(byAgent.isError, byAgent.text).toBe(false);
+    expect(byAgent.body.columns.map((c: any) => c.name)).toEqual(["agent_name", "n", "errors"]);
+    expect(byAgent.body.rows.map((r: any[]) => [r[0], Number(r[1]), Number(r[2])])).toEqual([["billing", 1, 0], ["support", 2, 1]]);
+    expect(byAgent.body.truncated).toBe(false);
+    const cut = await call(client, "run_sql", { sql: "SELECT sdk_run_id FROM runs ORDER BY sdk_run_id", max_rows: 2 });
+    expect([cut.body.rows.length, cut.body.truncated, cut.body.limit]).toEqual([2, true, "rows"]);
+    for (const sql of ["SELECT * FROM system.tables", "SELECT * FROM url('http://127.0.0.1:9/x', CSV)", "DROP TABLE runs", "SELECT 1; SELECT 2"]) {
+      const r = await call(client, "run_sql", { sql });
+      expect([sql, r.isError]).toEqual([sql, true]);
+      expect(r.text).toMatch(/sql|not allowed|database/i);
+      expect(r.text).not.toMatch(/agent_runs|DB::|Stack|at \w+ \(/);
+    }
+    // Another project's key reads its own rows only.
+    const other = await call(await connect(bob.key), "run_sql", { sql: "SELECT sdk_run_id FROM runs ORDER BY sdk_run_id" });
+    expect(other.body.rows).toEqual([["bob-1"]]);
   });
 
   it("cuts long strings with a marker instead of sending them whole", async () => {

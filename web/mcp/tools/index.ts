@@ -6,6 +6,7 @@ import type { McpTool } from "../tool.js";
 import { addToDataset } from "./add-to-dataset.js";
 import { addToQueue } from "./add-to-queue.js";
 import { compareExperiments } from "./compare-experiments.js";
+import { describeSqlSchema } from "./describe-sql-schema.js";
 import { getExperiment } from "./get-experiment.js";
 import { getRun } from "./get-run.js";
 import { getScores } from "./get-scores.js";
@@ -14,6 +15,7 @@ import { listAgentsTool } from "./list-agents.js";
 import { listDatasetItems } from "./list-dataset-items.js";
 import { listDatasetsTool } from "./list-datasets.js";
 import { postScore } from "./post-score.js";
+import { runSql } from "./run-sql.js";
 import { searchRuns } from "./search-runs.js";
 import { waitForRunTool } from "./wait-for-run.js";
 
@@ -29,6 +31,8 @@ export const TOOLS: readonly McpTool<any>[] = [
   listDatasetItems,
   getExperiment,
   compareExperiments,
+  describeSqlSchema,
+  runSql,
   addToDataset,
   addToQueue,
   postScore,
