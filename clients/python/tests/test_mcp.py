@@ -58,6 +58,13 @@ async def test_lists_the_tools_and_calls_them_on_a_run_sent_by_this_client(
         got_scores = [(s["score_id"], s["name"], s["value"]) for s in scores["scores"]]
         assert got_scores == [(scored["score_id"], "helpful", True)]
 
+        sql = "SELECT sdk_run_id, status FROM runs WHERE sdk_run_id = {rid:String}"
+        rows = answer(await mcp.call_tool("run_sql", {"sql": sql, "params": {"rid": rid}}))
+        assert [c["name"] for c in rows["columns"]] == ["sdk_run_id", "status"]
+        assert rows["rows"] == [[rid, "success"]]
+        refused = await mcp.call_tool("run_sql", {"sql": "SELECT name FROM system.tables"})
+        assert refused.is_error
+
         missing = await mcp.call_tool("get_run", {"sdk_run_id": f"py-missing-{uuid.uuid4()}"})
         assert missing.is_error
         assert "not found" in missing.content[0].text
