@@ -18,7 +18,7 @@ import { Session, drainPending } from "chdb";
 import { InFlight } from "../in-flight.js";
 import { inlineParams } from "./inline-params.js";
 import { SessionPool } from "./session-pool.js";
-import type { ClickHouse, EncodedRows } from "../ports/clickhouse.js";
+import { sandboxDatabaseOf, type ClickHouse, type ClickHouseSandbox, type EncodedRows, type SandboxAnswer } from "../ports/clickhouse.js";
 import { CLICKHOUSE_SETTINGS, encodeRows, parseJsonEachRow, parseJsonEachRowInSlices, quoteIdent, SLICED_PARSE_BYTES } from "./settings.js";
 
 export interface ChdbOptions {
@@ -31,6 +31,8 @@ export interface ChdbOptions {
 
 /** Connections to the engine; see openChdb. */
 const CONNECTIONS = 3;
+/** Connections of the sandbox (ClickHouseSandbox), apart from those: how many members' queries run at once. */
+export const SANDBOX_CONNECTIONS = 2;
 
 export async function openChdb(dir: string, database: string, options: ChdbOptions = {}): Promise<ClickHouse> {
   await mkdir(dir, { recursive: true });
@@ -72,7 +74,14 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
         : session.queryAsync(plain, { format: "JSONEachRow" })));
   };
 
+  let sandbox: ClickHouseSandbox | undefined;
+
   return {
+    sandbox(): ClickHouseSandbox {
+      ensureOpen();
+      sandbox ??= chdbSandbox(dir, database, connectionArgs, sessions, track);
+      return sandbox;
+    },
     async query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
       const r = await run(sql, params);
       const bytes = r.bytes();
@@ -101,8 +110,50 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
       if (closed) return;
       closed = true;
       await inflight.settled();
+      // The sandbox's sessions were added to `sessions` as they opened.
       for (const s of sessions) s.close();
       await drainPending();
     },
   };
+}
+
+/**
+ * The sandbox on sessions of its own (opened on first use, closed with the others): each USEs the empty database,
+ * so an unqualified table name in a member's SQL resolves there. A query takes the least busy session; chDB runs one
+ * query at a time per session, so a slow one waits for its own kind only.
+ */
+function chdbSandbox(dir: string, database: string, connectionArgs: string[], all: Session[], track: <T>(p: Promise<T>) => Promise<T>): ClickHouseSandbox {
+  const empty = quoteIdent(sandboxDatabaseOf(database));
+  const busy: number[] = [];
+  const opened: Promise<Session>[] = [];
+  const open = async (): Promise<Session> => {
+    const s = new Session(dir, { connectionArgs });
+    all.push(s);
+    await s.queryAsync(`CREATE DATABASE IF NOT EXISTS ${empty}`);
+    await s.queryAsync(`USE ${empty}`);
+    return s;
+  };
+  for (let i = 0; i < SANDBOX_CONNECTIONS; i++) busy.push(0);
+  return {
+    database,
+    async select(sql: string): Promise<SandboxAnswer> {
+      let pick = 0;
+      for (let i = 1; i < busy.length; i++) if (busy[i]! < busy[pick]!) pick = i;
+      busy[pick]!++;
+      try {
+        const session = await (opened[pick] ??= open());
+        const r = await track(session.queryAsync(sql, { format: "JSONCompact" }));
+        return fromJsonCompact(r.text());
+      } finally {
+        busy[pick]!--;
+      }
+    },
+  };
+}
+
+/** A JSONCompact answer: `{meta: [{name, type}], data: [[…]], …}`. */
+export function fromJsonCompact(text: string): SandboxAnswer {
+  if (text.trim() === "") return { columns: [], rows: [] };
+  const body = JSON.parse(text) as { meta: { name: string; type: string }[]; data: unknown[][] };
+  return { columns: body.meta.map((m) => ({ name: m.name, type: m.type })), rows: body.data };
 }

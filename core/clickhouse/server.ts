@@ -7,7 +7,7 @@
 import { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from "@clickhouse/client";
-import type { ClickHouse, EncodedRows } from "../ports/clickhouse.js";
+import { sandboxDatabaseOf, type ClickHouse, type ClickHouseSandbox, type EncodedRows } from "../ports/clickhouse.js";
 import { CLICKHOUSE_SETTINGS, encodeRows, parseJsonEachRow, parseJsonEachRowInSlices, quoteIdent, SLICED_PARSE_BYTES } from "./settings.js";
 
 const settings: ClickHouseSettings = {
@@ -25,7 +25,7 @@ const settings: ClickHouseSettings = {
  */
 export const MIN_SERVER_MAJOR = 23;
 
-const clientFor = (url: string, database: string, clickhouse_settings: ClickHouseSettings): ClickHouseClient =>
+const clientFor = (url: string, database: string, clickhouse_settings: ClickHouseSettings, more: { request_timeout?: number; max_open_connections?: number } = {}): ClickHouseClient =>
   createClient({
     url,
     database,
@@ -33,7 +33,11 @@ const clientFor = (url: string, database: string, clickhouse_settings: ClickHous
     application: "runwatch",
     // loadRuns can bind 1,000 keys; long parameter lists go in the body instead of the URL.
     use_multipart_params_auto: true,
+    ...more,
   });
+
+/** How many members' queries the sandbox client runs at once (its own sockets, apart from the app's). */
+export const SANDBOX_CONNECTIONS = 2;
 
 /** The server's version string, asked without any settings so that any server can answer. */
 export async function clickHouseServerVersion(url: string): Promise<string> {
@@ -83,7 +87,26 @@ export async function connectClickHouse(url: string, database: string, clickhous
     stream.resume();
     await finished(stream);
   };
+  let sandbox: { ready: Promise<void>; client: ClickHouseClient } | undefined;
+  const openSandbox = () => {
+    // Its own client, whose database is the empty one; a request waits for the engine's max_execution_time (the
+    // SQL's SETTINGS) to answer, not for the client to give up first.
+    const empty = sandboxDatabaseOf(database);
+    const ready = client.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(empty)}` }).then(() => {});
+    return { ready, client: clientFor(url, empty, { ...CLICKHOUSE_SETTINGS }, { request_timeout: 120_000, max_open_connections: SANDBOX_CONNECTIONS }) };
+  };
+  const sandboxPort: ClickHouseSandbox = {
+    database,
+    async select(sql) {
+      sandbox ??= openSandbox();
+      await sandbox.ready;
+      const rs = await sandbox.client.query({ query: sql, format: "JSONCompact" });
+      const body = await rs.json<unknown[]>() as unknown as { meta?: { name: string; type: string }[]; data?: unknown[][] };
+      return { columns: (body.meta ?? []).map((m) => ({ name: m.name, type: m.type })), rows: body.data ?? [] };
+    },
+  };
   return {
+    sandbox: () => sandboxPort,
     async query<T>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
       const rs = await client.query({ query: sql, query_params: query_params(params), format: "JSONEachRow" });
       const text = await rs.text();
@@ -96,7 +119,11 @@ export async function connectClickHouse(url: string, database: string, clickhous
       if (rows.length > 0) await insertEncoded(table, await encodeRows(rows));
     },
     insertEncoded,
-    close: () => client.close(),
+    async close() {
+      await sandbox?.ready.catch(() => {});
+      await sandbox?.client.close();
+      await client.close();
+    },
   };
 }
 

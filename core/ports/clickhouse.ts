@@ -23,5 +23,38 @@ export interface ClickHouse {
   insert(table: string, rows: readonly Record<string, unknown>[]): Promise<void>;
   /** Batched insert of rows already serialised (EncodedRows). */
   insertEncoded(table: string, rows: EncodedRows): Promise<void>;
+  /**
+   * The connection for SQL a project's members write (query/), opened on first use: apart from the connections that
+   * serve the app, so a 30-second query there holds none of the dashboard's reads.
+   */
+  sandbox(): ClickHouseSandbox;
   close(): Promise<void>;
 }
+
+/** A column of a sandbox answer, as the engine typed it. */
+export interface SandboxColumn {
+  readonly name: string;
+  readonly type: string;
+}
+
+/** A SELECT's answer in the sandbox: its columns, then its rows as arrays of values in column order. */
+export interface SandboxAnswer {
+  readonly columns: readonly SandboxColumn[];
+  readonly rows: readonly (readonly unknown[])[];
+}
+
+/**
+ * Connections whose current database is an empty one (`SANDBOX_DATABASE`), for SQL the app did not write: a table
+ * name the caller's SQL does not define (as a CTE) finds nothing there, rather than one of the app's tables. The SQL
+ * carries its own SETTINGS (readonly, the limits): a connection adds only the wire format. An engine error keeps the
+ * engine's code: `code` (a number as a string) on the server's errors, "Code: N." opening the message on chDB's.
+ */
+export interface ClickHouseSandbox {
+  /** The app's database: the caller's own SQL names its tables with it (`<database>.agent_runs`). */
+  readonly database: string;
+  /** One SELECT (or EXPLAIN), answered as JSONCompact. */
+  select(sql: string): Promise<SandboxAnswer>;
+}
+
+/** The empty database a sandbox connection uses. */
+export const sandboxDatabaseOf = (database: string): string => `${database}_sandbox`;

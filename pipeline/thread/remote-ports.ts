@@ -56,6 +56,9 @@ function remoteClickHouse(rpc: HostRpc): ClickHouse {
       if (rows.length > 0) await insertEncoded(table, await encodeRows(rows));
     },
     insertEncoded,
+    sandbox: () => {
+      throw new Error("the pipeline thread runs no member's SQL: the sandbox is served where the web process opened ClickHouse");
+    },
     close: async () => {},
   };
 }

@@ -47,6 +47,7 @@ async function pipelineParts(): Promise<Insert[][]> {
     exec: async () => {},
     insert: async (table, rows) => { part.push({ table, rows: await encodeRows(rows) }); },
     insertEncoded: async (table, { columns, bytes }) => { part.push({ table, rows: { columns, bytes: bytes.slice() } }); },
+    sandbox: () => { throw new Error("no sandbox in this bench"); },
     close: async () => {},
   };
   const ctx = { config: loadConfig({}), clickhouse: recorder, logger: createLogger("error") } as unknown as PluginContext;

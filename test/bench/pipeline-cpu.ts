@@ -37,6 +37,7 @@ const clickhouse: ClickHouse = {
   exec: async () => {},
   insert: async (_table, rows) => { sink += (await encodeRows(rows)).bytes.byteLength; },
   insertEncoded: async (_table, rows) => { sink += rows.bytes.byteLength; },
+  sandbox: () => { throw new Error("no sandbox in this bench"); },
   close: async () => {},
 };
 const pubsub: PubSub = {

@@ -278,6 +278,11 @@ describe("OpenAPI document", () => {
     await conforms("/v1/traces", "post", await fetch(`${srv.url}/v1/traces`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{not json" }));
     await conforms("/v1/traces", "post", await fetch(`${srv.url}/v1/traces`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }));
 
+    await conforms("/api/query", "post", await post("/api/query", { sql: "SELECT count() AS n, max(started_at) FROM runs", max_rows: 5 }));
+    await conforms("/api/query", "post", await post("/api/query", { sql: "SELECT * FROM system.tables" }));
+    await conforms("/api/query", "post", await post("/api/query", { sql: "SELECT repeat('x', 100000) FROM (SELECT arrayJoin(range(200)))", max_rows: 10_000 }));
+    await conforms("/api/query/schema", "get", await get("/api/query/schema"));
+
     // Every route of the API is in the document, and every operation of the document is served: by a route, or —
     // ingest and OTLP/HTTP, answered above — by the receivers mounted before the router.
     const routed = srv.web.app.routes
