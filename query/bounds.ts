@@ -12,6 +12,8 @@ export const MAX_MEMORY_BYTES = 512 * 1024 * 1024;
 export const MAX_ROWS_TO_READ = 500_000_000;
 /** Rows a join or an IN may hold in memory. */
 export const MAX_ROWS_IN_JOIN = 5_000_000;
+/** The message of the query's own stop at MAX_RESULT_BYTES (query/run.ts). */
+export const OVER_BYTES = "ANSWER_OVER_BYTE_BOUND";
 /** Longest SQL accepted (characters). */
 export const MAX_SQL_CHARS = 64 * 1024;
 

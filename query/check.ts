@@ -1,16 +1,16 @@
 /**
  * What a member's query may hold, checked on the engine's own syntax tree (ast.ts) of its canonical text: one SELECT
- * (UNION / INTERSECT / EXCEPT of SELECTs), whose tables are the documented ones or its own CTEs, unqualified; no
- * table functions; no name qualified by a database (system.…, information_schema.…, the app's own), anywhere; only
- * allowed functions (functions.ts); no SETTINGS, FORMAT or INTO OUTFILE. Every node type not listed is refused, so
- * a clause the engine adds later is refused until it is looked at.
+ * (UNION / INTERSECT / EXCEPT of SELECTs) whose tables are named without a database — the documented tables and the
+ * query's own CTEs resolve, nothing else exists where it runs —; no table functions; no name qualified by a database
+ * (system.…, information_schema.…, the app's own), anywhere; only allowed functions (functions.ts); no SETTINGS,
+ * FORMAT or INTO OUTFILE. Every node type not listed is refused, so a clause the engine adds later is refused until
+ * it is looked at.
  */
 import { QUERY_TABLE_DEFS } from "../stores/query/tables.js";
 import type { AstNode } from "./ast.js";
 import type { Catalogue } from "./functions.js";
 import { QueryRefused } from "./types.js";
 
-const TABLES = new Set(QUERY_TABLE_DEFS.map((t) => t.name));
 const TABLE_LIST = QUERY_TABLE_DEFS.map((t) => t.name).join(", ");
 
 /** Node types a query may hold (the rest are checked by their own rule below). */
@@ -28,17 +28,10 @@ const refuse = (message: string) => new QueryRefused({ field: "sql", message });
 
 export function checkQuery(root: AstNode, catalogue: Catalogue): void {
   if (root.type !== "SelectWithUnionQuery") throw refuse("sql must be one SELECT query: the sandbox only reads");
-  const ctes = new Set<string>();
-  collectCtes(root, ctes);
-  walk(root, catalogue, ctes);
+  walk(root, catalogue);
 }
 
-function collectCtes(node: AstNode, into: Set<string>): void {
-  if (node.type === "WithElement") into.add(node.text);
-  for (const c of node.children) collectCtes(c, into);
-}
-
-function walk(node: AstNode, catalogue: Catalogue, ctes: ReadonlySet<string>): void {
+function walk(node: AstNode, catalogue: Catalogue): void {
   switch (node.type) {
     case "SelectWithUnionQuery":
       // Its only child is the list of SELECTs; one more is a FORMAT, an INTO OUTFILE or a SETTINGS of the whole.
@@ -50,9 +43,12 @@ function walk(node: AstNode, catalogue: Catalogue, ctes: ReadonlySet<string>): v
       }
       break;
     case "TableIdentifier":
+      // The parser writes FROM system.one into every SELECT without a FROM (its one row, dummy = 0): nothing to read.
+      if (node.text === "system.one") break;
       qualified(node.text, catalogue, "table");
+      // An unqualified name is a documented table or a CTE of the query's (whose names the tree does not print);
+      // any other finds nothing in the empty database the query runs in.
       if (node.text.includes(".")) throw refuse(`${node.text}: a table is named without a database: read the tables ${TABLE_LIST}`);
-      if (!TABLES.has(node.text) && !ctes.has(node.text)) throw refuse(`unknown table ${node.text}: the tables are ${TABLE_LIST} (and the query's own WITH … AS (…))`);
       break;
     case "Identifier":
       qualified(node.text, catalogue, "name");
@@ -65,7 +61,7 @@ function walk(node: AstNode, catalogue: Catalogue, ctes: ReadonlySet<string>): v
     default:
       if (!PLAIN.has(node.type)) throw refuse(`${CLAUSES[node.type] ?? node.type} is not allowed in the sandbox`);
   }
-  for (const c of node.children) walk(c, catalogue, ctes);
+  for (const c of node.children) walk(c, catalogue);
 }
 
 /** Refuses a name whose first part is a database: `system.tables`, `information_schema.columns`, the app's. */

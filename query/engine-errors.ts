@@ -4,7 +4,7 @@
  * not the query's (the engine unreachable) is not mapped: undefined, and the caller fails as on any storage error.
  */
 import { QueryLimitHit, QueryRefused } from "./types.js";
-import { MAX_EXECUTION_SECONDS, MAX_MEMORY_BYTES, MAX_RESULT_BYTES } from "./bounds.js";
+import { MAX_EXECUTION_SECONDS, MAX_MEMORY_BYTES, MAX_RESULT_BYTES, OVER_BYTES } from "./bounds.js";
 
 /** Engine codes that say the engine, not the query, failed (network, shutdown): never answered as a refusal. */
 const NOT_THE_QUERY = new Set([209, 210, 394, 999, 1000, 1001, 32, 24]);
@@ -37,6 +37,7 @@ export function toQueryError(err: unknown, databases: readonly string[]): QueryR
   const code = engineCode(err);
   if (code === undefined || NOT_THE_QUERY.has(code)) return undefined;
   const words = cleanMessage(String((err as Error).message ?? err), databases);
+  if (code === 395 && String((err as Error).message).includes(OVER_BYTES)) return bytesHit();
   switch (code) {
     case 159:
       return new QueryLimitHit({ limit: "time", message: `the query ran past the time limit of ${MAX_EXECUTION_SECONDS} s: narrow it (a WHERE on time, fewer joins) and run it again` });
@@ -45,7 +46,7 @@ export function toQueryError(err: unknown, databases: readonly string[]): QueryR
       return new QueryLimitHit({ limit: "memory", message: `the query needs more than the memory limit of ${MB(MAX_MEMORY_BYTES)} (a join, a GROUP BY or a sort too big): narrow it or aggregate first (${words})` });
     case 396:
     case 307:
-      return new QueryLimitHit({ limit: "bytes", message: `the answer is larger than ${MB(MAX_RESULT_BYTES)}: select fewer or shorter columns, or fewer rows` });
+      return bytesHit();
     case 158:
       return new QueryLimitHit({ limit: "rows", message: `the query reads more rows than the sandbox allows: narrow it with a WHERE (${words})` });
     case 164:
@@ -54,3 +55,6 @@ export function toQueryError(err: unknown, databases: readonly string[]): QueryR
       return new QueryRefused({ field: "sql", message: words });
   }
 }
+
+const bytesHit = () =>
+  new QueryLimitHit({ limit: "bytes", message: `the answer is larger than ${MB(MAX_RESULT_BYTES)}: select fewer or shorter columns, or fewer rows` });

@@ -8,25 +8,32 @@
  */
 import type { ClickHouseSandbox } from "../core/ports/clickhouse.js";
 
-/** system.functions categories whose functions only compute on their arguments. */
+/** system.functions categories (26.x) whose functions only compute on their arguments; aggregates all do. */
 const SAFE_CATEGORIES = new Set([
-  "Arithmetic", "Array", "Arrays", "Bit", "Bitmap", "Comparison", "Conditional", "Dates and Times", "Distance", "Encoding",
-  "Financial", "Geo", "Hash", "IP Address", "JSON", "Logical", "Map", "Mathematical", "Null", "Nullable", "Rounding",
-  "String", "String Replacement", "String Search", "String Splitting", "Time Series", "Time Window", "Tuple",
-  "Type Conversion", "Conversion", "ULID", "URL", "UUID", "Aggregate", "Window", "Splitting", "Search", "Replacement",
-  "Encryption", "NLP", "Embedded Dictionary", "Other",
+  "Arithmetic", "Arrays", "Bit", "Bitmap", "Comparison", "Conditional", "Dates and Times", "Distance", "Encoding", "Encryption", "Financial",
+  "Geo", "Geo Polygon", "Hash", "IP Address", "JSON", "Logical", "Map", "Mathematical", "Null", "NumericIndexedVector", "QBit",
+  "Random Number", "Rounding", "String", "String Replacement", "String Search", "String Splitting", "Time Series", "Time Window", "Tuple",
+  "Type Conversion", "URL", "UUID",
 ]);
+// Left out by category: Other (but the names below), Dictionary and Embedded Dictionary (they read dictionaries), Introspection,
+// Internal, AI (calls to a language model) and Machine Learning (models read from files).
 
-/** Never, whatever their category: they read files, URLs, dictionaries, settings or the server, or wait. */
-const DENIED = /^(dictGet|dictHas|dictIsIn|joinGet|file|url|s3|hdfs|azure|remote|cluster|input|getSetting|getServerSetting|getMacro|getClientHTTPHeader|getOSKernelVersion|getMergeTreeSetting|getSizeOfEnumType$|sleep|throwIf$|hostName|hostname|fqdn|FQDN|version|revision|buildId|uptime|serverUUID|serverTimezone|timezoneOf$|currentDatabase|currentSchemas|currentUser|currentRoles|currentProfiles|enabledRoles|defaultRoles|enabledProfiles|defaultProfiles|currentQueryID|initialQueryID|queryID|initialQueryStartTime|shardNum|shardCount|tcpPort|displayName|filesystem|catboost|modelEvaluate|naiveBayes|evalMLMethod|stochastic|addressTo|demangle|trap|logTrace|hasColumnInTable|hasThreadFuzzer|globalVariable|zookeeper|getSubcolumn$|identity$|ignore$|connectionId|connection_id|isDecimalOverflow$|runningConcurrency|blockSerializedSize|byteSize$|countMatches$|getTypeSerializationStreams|dumpColumnStructure|materialize$|transactionID|transactionLatestSnapshot|transactionOldestSnapshot|partitionId|partitionID|__)/i;
-
-/** Operators and syntax the parser writes as functions, which the catalogue may list in no category. */
-const SYNTAX = [
-  "and", "or", "not", "xor", "equals", "notEquals", "less", "greater", "lessOrEquals", "greaterOrEquals", "plus", "minus", "multiply", "divide",
-  "modulo", "negate", "intDiv", "in", "notIn", "globalIn", "globalNotIn", "nullIn", "notNullIn", "globalNullIn", "globalNotNullIn", "like", "notLike",
-  "ilike", "notILike", "match", "tuple", "array", "arrayElement", "tupleElement", "lambda", "isNull", "isNotNull", "if", "multiIf", "CAST", "_CAST",
-  "exists", "concat", "coalesce", "map", "grouping", "isNotDistinctFrom", "toTypeName", "assumeNotNull", "toNullable", "ifNull", "nullIf",
+/** Of the category Other, what only computes on its arguments (the rest tell of the server, its settings or files, or wait). */
+const SAFE_OTHERS = [
+  "bar", "transform", "parseTimeDelta", "formatReadableTimeDelta", "formatReadableDecimalSize", "formatReadableQuantity", "formatReadableSize",
+  "parseReadableSize", "parseReadableSizeOrNull", "parseReadableSizeOrZero", "runningDifference", "runningDifferenceStartingWithFirstValue",
+  "runningAccumulate", "neighbor", "finalizeAggregation", "initializeAggregation", "toTypeName", "toColumnTypeName", "visibleWidth",
+  "defaultValueOfTypeName", "defaultValueOfArgumentType", "countDigits", "isDecimalOverflow", "MACNumToString", "MACStringToNum",
+  "MACStringToOUI", "throwIf", "identity", "ignore", "materialize", "isConstant", "minSampleSizeConversion", "minSampleSizeContinuous",
+  "variantElement", "variantType", "getSubcolumn", "rowNumberInAllBlocks", "rowNumberInBlock", "blockSize", "blockNumber", "errorCodeToName",
+  "getSizeOfEnumType", "flipCoordinates", "colorSRGBToOKLCH", "colorOKLCHToSRGB", "colorSRGBToOKLAB", "colorOKLABToSRGB",
 ];
+
+/** Never, whatever the catalogue says of them: they read files, URLs, dictionaries, settings or the server, or wait. */
+const DENIED = /^(dictGet|dictHas|dictIsIn|joinGet|file|url|s3|hdfs|azure|remote|cluster|input|getSetting|getServerSetting|getMacro|getClient|getOSKernelVersion|getMergeTreeSetting|sleep|hostName|fullHostName|fqdn|version|revision|buildId|uptime|serverUUID|currentDatabase|current_database|currentSchemas|currentUser|currentRoles|currentProfiles|currentQueryID|initialQuery|queryID|session_user|authenticatedUser|shardNum|shardCount|tcpPort|getServerPort|displayName|filesystem|catboost|modelEvaluate|naiveBayes|evalMLMethod|ai[A-Z]|addressTo|demangle|logTrace|hasColumnInTable|hasThreadFuzzer|globalVariable|zookeeper|connection|runningConcurrency|transaction|showCertificate|generateSerialID|region|__)/i;
+
+/** Operators and syntax the parser writes as functions that the catalogue does not list. */
+const SYNTAX = ["lambda", "exists", "grouping", "untuple", "_CAST"];
 
 /** Suffixes an aggregate function's name may carry (its combinators): `sumIf`, `uniqExactMerge`, `avgOrNull`, … */
 const COMBINATORS = ["If", "Array", "Map", "SimpleState", "State", "MergeState", "Merge", "ForEach", "Distinct", "OrDefault", "OrNull", "Resample", "ArgMin", "ArgMax"];
@@ -56,14 +63,20 @@ async function readCatalogue(sandbox: ClickHouseSandbox): Promise<Catalogue> {
   const exact = new Set<string>(SYNTAX);
   const folded = new Set<string>();
   const aggregates = new Set<string>();
-  for (const [name, isAggregate, caseInsensitive, , categories] of fns.rows as [string, number, number, string, string | string[]][]) {
-    if (DENIED.test(name)) continue;
-    const cats = (Array.isArray(categories) ? categories : String(categories ?? "").split(",")).map((c) => c.trim()).filter(Boolean);
-    const aggregate = Number(isAggregate) === 1;
-    if (!aggregate && !cats.some((cat) => SAFE_CATEGORIES.has(cat))) continue;
+  const rows = fns.rows as [string, number, number, string, string][];
+  const add = (name: string, caseInsensitive: number, aggregate: boolean) => {
     exact.add(name);
     if (Number(caseInsensitive) === 1) folded.add(name.toLowerCase());
     if (aggregate) aggregates.add(name);
+  };
+  for (const [name, isAggregate, caseInsensitive, aliasTo, category] of rows) {
+    const aggregate = Number(isAggregate) === 1;
+    if (aliasTo || DENIED.test(name)) continue;
+    if (aggregate || SAFE_CATEGORIES.has(category) || SAFE_OTHERS.includes(name)) add(name, caseInsensitive, aggregate);
+  }
+  // An alias is what it names: DATABASE() is currentDatabase(), dense_rank is denseRank.
+  for (const [name, isAggregate, caseInsensitive, aliasTo] of rows) {
+    if (aliasTo && !DENIED.test(name) && exact.has(aliasTo)) add(name, caseInsensitive, Number(isAggregate) === 1);
   }
   const databases = new Set<string>(["system", "information_schema", "default", sandbox.database.toLowerCase()]);
   for (const [name] of dbs.rows) databases.add(String(name).toLowerCase());

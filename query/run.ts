@@ -10,7 +10,7 @@
 import { Effect } from "effect";
 import { sandboxDatabaseOf, type ClickHouse, type ClickHouseSandbox } from "../core/ports/clickhouse.js";
 import { queryTableCtes } from "../stores/query/tables.js";
-import { BOUNDS_SETTINGS, DEFAULT_MAX_ROWS, MAX_ROWS, MAX_SQL_CHARS } from "./bounds.js";
+import { BOUNDS_SETTINGS, DEFAULT_MAX_ROWS, MAX_RESULT_BYTES, MAX_ROWS, MAX_SQL_CHARS, OVER_BYTES } from "./bounds.js";
 import { checkQuery } from "./check.js";
 import { toQueryError } from "./engine-errors.js";
 import { catalogueOf } from "./functions.js";
@@ -19,6 +19,12 @@ import { paramLiterals, writeParams } from "./params.js";
 import { quoteString } from "../core/clickhouse/inline-params.js";
 import { parseExplainAst } from "./ast.js";
 import { QueryLimitHit, QueryRefused, type QueryRequest, type QueryResult } from "./types.js";
+
+/**
+ * The answer's bytes so far, row by row: chDB does not apply max_result_bytes to what it answers, so the query itself
+ * stops at the bound (throwIf, OVER_BYTES: engine-errors.ts), on both transports alike.
+ */
+const BYTES_COLUMN = "_answer_bytes_";
 
 /** Queries of all projects at once, per process (each holds one sandbox connection). */
 const SLOTS = 2;
@@ -61,12 +67,15 @@ async function run(sandbox: ClickHouseSandbox, projectId: number, sql: string, l
   const catalogue = await catalogueOf(sandbox);
   let text = await canonical(sandbox, sql);
   if (literals.size > 0 || /\{[A-Za-z_][A-Za-z0-9_]*:/.test(text)) text = await canonical(sandbox, writeParams(text, literals));
-  const ast = await sandbox.select(`EXPLAIN AST ${text}`);
+  // As a table subquery, so that a FORMAT the server's client appends to what it sends belongs to the outer SELECT.
+  const ast = await sandbox.select(`SELECT explain FROM (EXPLAIN AST ${text})`);
   checkQuery(parseExplainAst(ast.rows.map((r) => String(r[0]))), catalogue);
   const answer = await sandbox.select(`${queryTableCtes(sandbox.database, projectId)}
-SELECT * FROM (
+SELECT * EXCEPT (${BYTES_COLUMN}) FROM (
+  SELECT *, sum(byteSize(*)) OVER (ROWS UNBOUNDED PRECEDING) AS ${BYTES_COLUMN} FROM (
 ${text}
-) LIMIT ${maxRows + 1}
+  ) LIMIT ${maxRows + 1}
+) WHERE throwIf(${BYTES_COLUMN} > ${MAX_RESULT_BYTES}, '${OVER_BYTES}') = 0
 SETTINGS ${BOUNDS_SETTINGS}`);
   const truncated = answer.rows.length > maxRows;
   return {

@@ -151,9 +151,15 @@ function chdbSandbox(dir: string, database: string, connectionArgs: string[], al
   };
 }
 
-/** A JSONCompact answer: `{meta: [{name, type}], data: [[…]], …}`. */
+/**
+ * A JSONCompact answer: `{meta: [{name, type}], data: [[…]], …}`. After a query that failed while it wrote its answer,
+ * chDB (26.7) puts what that one had written in front of the next query's answer on the same session; the answer is
+ * therefore the last document of the text (a value's line breaks are escaped in JSON, so the opening line and tab
+ * of a document can be part of no value).
+ */
 export function fromJsonCompact(text: string): SandboxAnswer {
   if (text.trim() === "") return { columns: [], rows: [] };
-  const body = JSON.parse(text) as { meta: { name: string; type: string }[]; data: unknown[][] };
+  const start = Math.max(0, text.lastIndexOf('{\n\t"meta"'));
+  const body = JSON.parse(text.slice(start)) as { meta: { name: string; type: string }[]; data: unknown[][] };
   return { columns: body.meta.map((m) => ({ name: m.name, type: m.type })), rows: body.data };
 }

@@ -116,7 +116,7 @@ const spans: QueryTableDef = {
   select: (db, pid) => `SELECT run_id, any(sdk_run_id) AS sdk_run_id, span_id, max(parent_span_id) AS parent_span_id, any(agent_name) AS agent_name,
       if(max(event_type = 'tool_call'), 'tool', if(max(JSONExtractString(payload, 'kind')) AS k != '', k, 'step')) AS kind,
       max(JSONExtractString(payload, if(event_type = 'tool_call', 'tool_name', 'node_name'))) AS name,
-      ifNull(minIf(occurred_at, phase = 'start'), min(occurred_at)) AS started_at,
+      if(countIf(phase = 'start') > 0, minIf(occurred_at, phase = 'start'), min(occurred_at)) AS started_at,
       if(countIf(phase = 'end') > 0, maxIf(occurred_at, phase = 'end'), NULL) AS ended_at,
       if(ended_at IS NULL, NULL, ifNull(maxIf(JSONExtract(payload, 'duration_ms', 'Nullable(Float64)'), phase = 'end'),
         toFloat64(dateDiff('millisecond', started_at, assumeNotNull(ended_at))))) AS duration_ms,
