@@ -38,6 +38,8 @@ export function toQueryError(err: unknown, databases: readonly string[]): QueryR
   if (code === undefined || NOT_THE_QUERY.has(code)) return undefined;
   const words = cleanMessage(String((err as Error).message ?? err), databases);
   if (code === 395 && String((err as Error).message).includes(OVER_BYTES)) return bytesHit();
+  // EXPLAIN (query/run.ts reads the query's tree with it) refuses a FORMAT or INTO OUTFILE inside it.
+  if (code === 36 && /cannot have output options/.test(words)) return new QueryRefused({ field: "sql", message: "FORMAT and INTO OUTFILE are not allowed: the answer is JSON" });
   switch (code) {
     case 159:
       return new QueryLimitHit({ limit: "time", message: `the query ran past the time limit of ${MAX_EXECUTION_SECONDS} s: narrow it (a WHERE on time, fewer joins) and run it again` });

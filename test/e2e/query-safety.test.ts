@@ -195,7 +195,7 @@ async function dashboardMs(): Promise<number> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 beforeAll(async () => {
-  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: serverEnv() });
+  srv = await startTestServer({ pipeline: true, pipelineOptions: { maxWaitMs: 5 }, env: { ...serverEnv(), RUNWATCH_RATE_LIMIT_PER_MINUTE: "1000000" } });
   db = srv.ports.config.clickhouseDatabase;
   const a = await srv.user();
   const b = await srv.user();
