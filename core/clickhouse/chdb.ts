@@ -19,7 +19,7 @@ import { InFlight } from "../in-flight.js";
 import { inlineParams } from "./inline-params.js";
 import { SessionPool } from "./session-pool.js";
 import { sandboxDatabaseOf, type ClickHouse, type ClickHouseSandbox, type EncodedRows, type SandboxAnswer } from "../ports/clickhouse.js";
-import { CLICKHOUSE_SETTINGS, encodeRows, parseJsonEachRow, parseJsonEachRowInSlices, quoteIdent, SLICED_PARSE_BYTES } from "./settings.js";
+import { CLICKHOUSE_SETTINGS, encodeRows, fromJsonCompact, parseJsonEachRow, parseJsonEachRowInSlices, quoteIdent, SLICED_PARSE_BYTES } from "./settings.js";
 
 export interface ChdbOptions {
   /**
@@ -149,17 +149,4 @@ function chdbSandbox(dir: string, database: string, connectionArgs: string[], al
       }
     },
   };
-}
-
-/**
- * A JSONCompact answer: `{meta: [{name, type}], data: [[…]], …}`. After a query that failed while it wrote its answer,
- * chDB (26.7) puts what that one had written in front of the next query's answer on the same session; the answer is
- * therefore the last document of the text (a value's line breaks are escaped in JSON, so the opening line and tab
- * of a document can be part of no value).
- */
-export function fromJsonCompact(text: string): SandboxAnswer {
-  if (text.trim() === "") return { columns: [], rows: [] };
-  const start = Math.max(0, text.lastIndexOf('{\n\t"meta"'));
-  const body = JSON.parse(text.slice(start)) as { meta: { name: string; type: string }[]; data: unknown[][] };
-  return { columns: body.meta.map((m) => ({ name: m.name, type: m.type })), rows: body.data };
 }

@@ -6,9 +6,9 @@
  */
 import { Readable } from "node:stream";
 import { finished } from "node:stream/promises";
-import { createClient, type ClickHouseClient, type ClickHouseSettings } from "@clickhouse/client";
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from "@clickhouse/client";
 import { sandboxDatabaseOf, type ClickHouse, type ClickHouseSandbox, type EncodedRows } from "../ports/clickhouse.js";
-import { CLICKHOUSE_SETTINGS, encodeRows, parseJsonEachRow, parseJsonEachRowInSlices, quoteIdent, SLICED_PARSE_BYTES } from "./settings.js";
+import { CLICKHOUSE_SETTINGS, encodeRows, fromJsonCompact, parseJsonEachRow, parseJsonEachRowInSlices, quoteIdent, SLICED_PARSE_BYTES } from "./settings.js";
 
 const settings: ClickHouseSettings = {
   ...CLICKHOUSE_SETTINGS,
@@ -25,7 +25,7 @@ const settings: ClickHouseSettings = {
  */
 export const MIN_SERVER_MAJOR = 23;
 
-const clientFor = (url: string, database: string, clickhouse_settings: ClickHouseSettings, more: { request_timeout?: number; max_open_connections?: number } = {}): ClickHouseClient =>
+const clientFor = (url: string, database: string, clickhouse_settings: ClickHouseSettings, more: Partial<Parameters<typeof createClient>[0]> = {}): ClickHouseClient =>
   createClient({
     url,
     database,
@@ -93,7 +93,9 @@ export async function connectClickHouse(url: string, database: string, clickhous
     // SQL's SETTINGS) to answer, not for the client to give up first.
     const empty = sandboxDatabaseOf(database);
     const ready = client.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(empty)}` }).then(() => {});
-    return { ready, client: clientFor(url, empty, { ...CLICKHOUSE_SETTINGS }, { request_timeout: 120_000, max_open_connections: SANDBOX_CONNECTIONS }) };
+    // A member's query failing is an answer (query/engine-errors.ts), not a client error to log.
+    const quiet = { level: ClickHouseLogLevel.OFF };
+    return { ready, client: clientFor(url, empty, { ...CLICKHOUSE_SETTINGS }, { request_timeout: 120_000, max_open_connections: SANDBOX_CONNECTIONS, log: quiet }) };
   };
   const sandboxPort: ClickHouseSandbox = {
     database,
@@ -101,8 +103,7 @@ export async function connectClickHouse(url: string, database: string, clickhous
       sandbox ??= openSandbox();
       await sandbox.ready;
       const rs = await sandbox.client.query({ query: sql, format: "JSONCompact" });
-      const body = await rs.json<unknown[]>() as unknown as { meta?: { name: string; type: string }[]; data?: unknown[][] };
-      return { columns: (body.meta ?? []).map((m) => ({ name: m.name, type: m.type })), rows: body.data ?? [] };
+      return fromJsonCompact(await rs.text());
     },
   };
   return {

@@ -1,4 +1,4 @@
-import type { EncodedRows } from "../ports/clickhouse.js";
+import type { EncodedRows, SandboxAnswer } from "../ports/clickhouse.js";
 import { jsonValue } from "../json-text.js";
 import { TimeSlice } from "../time-slice.js";
 
@@ -135,4 +135,17 @@ export const SLICED_PARSE_BYTES = 256 * 1024;
 /** Decodes a JSONEachRow response body. */
 export function parseJsonEachRow<T>(text: string): T[] {
   return [...jsonEachRow<T>(text)];
+}
+
+/**
+ * A JSONCompact answer: `{meta: [{name, type}], data: [[…]], …}`. After a query that failed while it wrote its answer,
+ * chDB (26.7; chdb-http too) puts what that one had written in front of the next query's answer on the same session; the answer is
+ * therefore the last document of the text (a value's line breaks are escaped in JSON, so the opening line and tab
+ * of a document can be part of no value).
+ */
+export function fromJsonCompact(text: string): SandboxAnswer {
+  if (text.trim() === "") return { columns: [], rows: [] };
+  const start = Math.max(0, text.lastIndexOf('{\n\t"meta"'));
+  const body = JSON.parse(text.slice(start)) as { meta: { name: string; type: string }[]; data: unknown[][] };
+  return { columns: body.meta.map((m) => ({ name: m.name, type: m.type })), rows: body.data };
 }
