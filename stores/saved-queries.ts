@@ -19,6 +19,7 @@ export const MAX_QUERY_DESCRIPTION = 1000;
 export const MAX_SAVED_SQL = 20_000;
 export const MAX_QUERY_PARAMS = 50;
 export const MAX_PARAM_VALUE = 2000;
+export const MAX_PARAM_ITEMS = 1000;
 /** A parameter's name as ClickHouse's `{name:Type}` placeholders spell it. */
 export const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
@@ -39,11 +40,13 @@ const SqlText = Schema.String.pipe(
   Schema.filter((s) => (s.trim().length >= 1 && s.length <= MAX_SAVED_SQL && clean(s, CONTROLS_BUT_LINES)) ||
     `must be 1 to ${MAX_SAVED_SQL.toLocaleString("en")} characters without control characters but newlines and tabs`),
 );
-const ParamValue = Schema.Union(
+const Scalar = Schema.Union(
   Schema.String.pipe(Schema.filter((s) => (s.length <= MAX_PARAM_VALUE && !s.includes("\u0000") && s.isWellFormed()) || `must be at most ${MAX_PARAM_VALUE} characters without U+0000`)),
   Schema.Number.pipe(Schema.filter((n) => Number.isFinite(n) || "must be a finite number")),
   Schema.Boolean,
 );
+/** What POST /api/query takes for a placeholder: a string, number or boolean, or an array of them (an Array(T) one). */
+const ParamValue = Schema.Union(Scalar, Schema.Array(Scalar).pipe(Schema.maxItems(MAX_PARAM_ITEMS)));
 const Params = Schema.Record({ key: Schema.String, value: ParamValue }).pipe(Schema.filter((p) => {
   const names = Object.keys(p);
   if (names.length > MAX_QUERY_PARAMS) return `at most ${MAX_QUERY_PARAMS} parameters`;
@@ -59,7 +62,8 @@ export const SavedQueryInput = Schema.Struct({
   description: Schema.optional(Description),
 }).annotations({ identifier: "SavedQueryInput" });
 
-export type QueryParams = Readonly<Record<string, string | number | boolean>>;
+type ParamScalar = string | number | boolean;
+export type QueryParams = Readonly<Record<string, ParamScalar | readonly ParamScalar[]>>;
 
 export interface SavedQuery {
   readonly id: string;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, createProject, setMember } from "../../stores/accounts/projects.js";
 import { switchProject } from "../../stores/accounts/current-project.js";
 import { insertSavedQuery, MAX_QUERIES_PER_PROJECT } from "../../stores/saved-queries.js";
-import { csrfFrom, json, loginJar, startTestServer, type CookieJar, type TestServer } from "./harness.js";
+import { csrfFrom, loginJar, startTestServer, type CookieJar, type TestServer } from "./harness.js";
 
 let srv: TestServer;
 let team: { id: number; slug: string };
@@ -98,6 +98,8 @@ describe("the saved queries API", () => {
       [{ name: "x", sql: "SELECT 1", params: { "1abc": "v" } }, "params"],
       [{ name: "x", sql: "SELECT 1", params: { "a b": "v" } }, "params"],
       [{ name: "x", sql: "SELECT 1", params: { a: { nested: 1 } } }, "params.a"],
+      [{ name: "x", sql: "SELECT 1", params: { a: [[1]] } }, "params.a"],
+      [{ name: "x", sql: "SELECT 1", params: { a: Array.from({ length: 1001 }, () => 1) } }, "params.a"],
       [{ name: "x", sql: "SELECT 1", params: { a: null } }, "params.a"],
       [{ name: "x", sql: "SELECT 1", params: { a: "v".repeat(2001) } }, "params.a"],
       [{ name: "x", sql: "SELECT 1", params: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`p${i}`, i])) }, "params"],
@@ -108,8 +110,8 @@ describe("the saved queries API", () => {
     for (const [body, field] of bad) {
       const res = await send(ownerKey, "POST", "/api/queries", body);
       const answer = await res.json();
-      // A parameter's name is refused at the parameters (or at that name within them).
-      const named = answer.error.field === field || (field === "params" && answer.error.field?.startsWith("params.")) ? field : answer.error.field;
+      // Refused at the field, or at a place within it (a parameter's name, an array's item).
+      const named = answer.error.field === field || answer.error.field?.startsWith(`${field}.`) ? field : answer.error.field;
       expect([JSON.stringify(body).slice(0, 60), res.status, named]).toEqual([JSON.stringify(body).slice(0, 60), 422, field]);
       const put = await send(ownerKey, "PUT", `/api/queries/${id}`, body);
       expect([JSON.stringify(body).slice(0, 60), put.status]).toEqual([JSON.stringify(body).slice(0, 60), 422]);

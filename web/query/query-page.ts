@@ -50,7 +50,9 @@ const maxRowsOf = (raw: string | undefined): number => {
   return raw !== undefined && Number.isInteger(n) && n >= 1 && n <= MAX_ROWS ? n : DEFAULT_MAX_ROWS;
 };
 
-const paramList = (params: Readonly<Record<string, unknown>>) => Object.entries(params).map(([name, value]) => ({ name, value: String(value) }));
+/** The parameters as the page's rows: a value that is not text (a number, an array) as its JSON. */
+const paramList = (params: Readonly<Record<string, unknown>>) =>
+  Object.entries(params).map(([name, value]) => ({ name, value: typeof value === "string" ? value : JSON.stringify(value) }));
 
 /** GET /query: a saved query (404 when the project has none with the id), overridden by the link's own SQL and parameters. */
 async function queryPage(ctx: Context, deps: WebDeps): Promise<void> {

@@ -11,7 +11,7 @@ const SavedQuery = Schema.Struct({
   name: Schema.String,
   description: Schema.String,
   sql: Schema.String,
-  params: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) }),
+  params: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.Union(Schema.String, Schema.Number, Schema.Boolean))) }),
   created_by: Schema.NullOr(Schema.Number).annotations({ description: "The member who saved it first; null once their account is gone." }),
   author: Schema.NullOr(Schema.String).annotations({ description: "That member's name." }),
   updated_by: Schema.NullOr(Schema.Number),
