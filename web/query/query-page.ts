@@ -14,7 +14,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { ValidationError } from "../../core/errors.js";
 import {
-  checkQueryName, checkSavedQuery, deleteSavedQuery, getSavedQuery, insertSavedQuery, listSavedQueries, MAX_SAVED_SQL, PARAM_NAME,
+  checkQueryName, checkSavedQuery, deleteSavedQuery, getSavedQuery, insertSavedQuery, listSavedQueries, PARAM_NAME,
   updateSavedQuery, type SavedQuery,
 } from "../../stores/saved-queries.js";
 import { projectOfRequest } from "../auth/project.js";
@@ -22,7 +22,7 @@ import { renderPage } from "../common/render.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { formAction, readForm, redirectAfterPost, type Refusal } from "../forms.js";
 import { mountPages } from "../route-table.js";
-import { DEFAULT_MAX_ROWS, MAX_ROWS, QUERY_TABLES } from "../../query/index.js";
+import { DEFAULT_MAX_ROWS, MAX_ROWS, MAX_SQL_CHARS, QUERY_TABLES } from "../../query/index.js";
 
 /** What the editor holds: from the URL (a shared link, a saved query) or a posted form. */
 interface EditorState {
@@ -64,7 +64,8 @@ async function queryPage(ctx: Context, deps: WebDeps): Promise<void> {
     .map(([k, v]) => ({ name: k.slice(2), value: String(Array.isArray(v) ? v[0] : v ?? "") }));
   const sql = one("sql") ?? saved?.sql ?? "";
   const state: EditorState = {
-    sql: sql.slice(0, MAX_SAVED_SQL),
+    // A link's SQL past what a query may be is shown cut, and refused when it runs: nothing longer reaches the page.
+    sql: sql.slice(0, MAX_SQL_CHARS + 1),
     params: linked.length ? linked : paramList(saved?.params ?? {}),
     max_rows: maxRowsOf(one("max_rows")),
   };
@@ -84,7 +85,7 @@ async function renderQueryPage(ctx: Context, deps: WebDeps, state: EditorState, 
     autorun: false,
     save_name: saved?.name ?? "",
     save_description: saved?.description ?? "",
-    max_sql: MAX_SAVED_SQL,
+    max_sql: MAX_SQL_CHARS,
     max_rows_limit: MAX_ROWS,
     default_max_rows: DEFAULT_MAX_ROWS,
     example_sql: EXAMPLE_SQL,
