@@ -42,7 +42,7 @@ beforeAll(async () => {
   for (const u of [owner, member, viewer]) await switchProject(srv.ports.sql, u.id, team.slug);
   const stranger = await srv.user();
   strangerKey = await srv.key(stranger.id);
-}, 60_000);
+});
 afterAll(async () => {
   await srv?.close();
 });
