@@ -88,7 +88,7 @@ describe.skipIf(!haveBrowser)("every page", () => {
       for (const h of handlers) violations.push(`${at}: inline handler ${h}`);
     });
     expect(visited.length).toBeGreaterThan(15);
-    for (const must of ["/improve", "/alerts", "/alerts/new", "/settings/project", "/datasets", "/agents"]) {
+    for (const must of ["/improve", "/alerts", "/alerts/new", "/settings/project", "/datasets", "/agents", "/query"]) {
       expect(visited.map((v) => v.split("?")[0]!.replace(/^\/p\/[a-z0-9-]+/, ""))).toContain(must);
     }
     expect(violations).toEqual([]);

@@ -145,6 +145,26 @@ describe("OpenAPI document", () => {
     await conforms("/api/runs/export", "get", await get("/api/runs/export?format=jsonl"));
     await conforms("/api/runs/export", "get", await get("/api/runs/export"));
     await conforms("/api/runs/export", "get", await get("/api/runs/export?format=xml"));
+    // Saved queries of the query page, and a query's rows as a file.
+    const saved = await post("/api/queries", { name: "doc query", sql: "SELECT agent_name, count() AS n FROM runs GROUP BY agent_name", params: { top: 5 }, description: "for the document" });
+    const savedId = (await saved.clone().json()).query.id as string;
+    await conforms("/api/queries", "post", saved);
+    await conforms("/api/queries", "post", await post("/api/queries", { name: "doc query", sql: "SELECT 1" }));
+    await conforms("/api/queries", "post", await post("/api/queries", { name: "x", sql: "" }));
+    await conforms("/api/queries", "get", await get("/api/queries"));
+    await conforms("/api/queries/{id}", "get", await get(`/api/queries/${savedId}`));
+    await conforms("/api/queries/{id}", "get", await get("/api/queries/00000000-0000-0000-0000-000000000000"));
+    const putQuery = (id: string, body: unknown) => fetch(`${srv.url}/api/queries/${id}`, { ...json(key, body), method: "PUT" });
+    await conforms("/api/queries/{id}", "put", await putQuery(savedId, { name: "doc query, renamed", sql: "SELECT 2" }));
+    await conforms("/api/queries/{id}", "put", await putQuery(savedId, { name: "doc query", sql: "SELECT 2", params: { "no good": 1 } }));
+    await conforms("/api/queries/{id}", "put", await putQuery("00000000-0000-0000-0000-000000000000", { name: "doc query", sql: "SELECT 2" }));
+    const delQuery = () => fetch(`${srv.url}/api/queries/${savedId}`, { method: "DELETE", headers: { authorization: `Bearer ${key}` } });
+    await conforms("/api/queries/{id}", "delete", await delQuery());
+    await conforms("/api/queries/{id}", "delete", await delQuery());
+    await conforms("/api/query/export", "post", await post("/api/query/export?format=jsonl", { sql: "SELECT agent_name, count() AS n FROM runs GROUP BY agent_name" }));
+    await conforms("/api/query/export", "post", await post("/api/query/export", { sql: "SELECT run_id FROM runs", max_rows: 1 }));
+    await conforms("/api/query/export", "post", await post("/api/query/export?format=xlsx", { sql: "SELECT 1" }));
+    await conforms("/api/query/export", "post", await post("/api/query/export", { sql: "SELECT * FROM system.tables" }));
 
     await createAgent(srv.ports.sql, alice.id, { name: "config-bot" });
     await addVersion(srv.ports.sql, alice.id, "config-bot", { config: JSON.stringify({ temperature: 0.2 }), changelog: "first", activate: true });

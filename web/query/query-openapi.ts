@@ -5,7 +5,7 @@ import type { Operations } from "../api/openapi/document.js";
 
 const Column = Schema.Struct({ name: Schema.String, type: Schema.String.annotations({ description: "The engine's type, e.g. UInt64, Nullable(DateTime64(3, 'UTC'))." }) });
 
-const QueryBody = Schema.Struct({
+export const QueryBody = Schema.Struct({
   sql: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_SQL_CHARS)).annotations({ description: "One SELECT over the tables of GET /api/query/schema; `{name:Type}` placeholders take `params`." }),
   params: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.Union(Schema.String, Schema.Number, Schema.Boolean))) }))
     .annotations({ description: "A value for each `{name:Type}` placeholder of `sql` (and none other)." }),
