@@ -89,6 +89,12 @@ describe("span skeletons", () => {
     expect(byId(got).t1!.status).toBe("error");
     expect(byId(got).d1).toMatchObject({ name: "first", kind: "retrieval" });
     expect(byId(got).n1!.status).toBe("ok");
+    // Start order (ties: processing order), kept across the answer's rows however few spans each holds.
+    const starts = read.spans.map((s) => Date.parse(s.started_at));
+    expect(starts).toEqual([...starts].sort((a, b) => a - b));
+    // Both start at 300; o1's first event (its end, minted before the others) was processed first.
+    expect(read.spans.findIndex((s) => s.span_id === "o1")).toBeLessThan(read.spans.findIndex((s) => s.span_id === "r1"));
+    for (const perRow of [1, 2, 5]) expect((await spanSkeletonRows(ch, PROJECT, runId, perRow)).spans).toEqual(read.spans);
 
     // In tree order: each span before its subtree; the orphan and one span of the loop are roots.
     const sk = await buildSkeleton(read, await spanCursor(ch, PROJECT, runId));

@@ -8,6 +8,7 @@
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { StoredEvent } from "../../core/ports/event-store.js";
 import type { SpanSkeleton } from "../../core/events/span-skeleton.js";
+import { TimeSlice } from "../../core/time-slice.js";
 import { decodeEvent, EVENT_SELECT, SPAN_EVENT_SELECT } from "./event-store.js";
 
 const RUN_SPAN_EVENTS = "project_id = {project:UInt64} AND run_id = {run:UUID} AND event_type IN ('step', 'tool_call')";
@@ -22,11 +23,11 @@ const FIELDS = `JSONExtract(if(span_payload = '', payload, span_payload), 'Tuple
   completion_tokens Nullable(Float64), cost_usd Nullable(Float64))')`;
 
 /**
- * The skeleton of each span sent with a span id, in start order (ties: processing order), made by SQL from the span's
- * first start event (s*) and first end event (e*) as core/events/spans.ts makes a span of them: the start's name,
- * kind and parent (the end's when the start has none, or is missing), the end's duration (else end − start), status,
- * model, tokens and cost (an LLM call's); a span sent only as its end starts its duration before it. Numbers leave
- * as Float64 (JSON numbers: 64-bit integers would be quoted).
+ * The skeleton of each span sent with a span id, made by SQL from the span's first start event (s*) and first end
+ * event (e*) as core/events/spans.ts makes a span of them: the start's name, kind and parent (the end's when the start
+ * has none, or is missing), the end's duration (else end − start), status, model, tokens and cost (an LLM call's); a
+ * span sent only as its end starts its duration before it. Numbers leave as Float64 (JSON numbers: 64-bit integers
+ * would be quoted). `first`: the span's first event in processing order, which orders spans that start together.
  */
 const SPAN_ROWS = (where: string) => `
   SELECT id AS span_id, nullIf(parent, '') AS parent_span_id, name, kind,
@@ -35,7 +36,7 @@ const SPAN_ROWS = (where: string) => `
     if(he, toFloat64(ifNull(given, greatest(0, ea - base_at))), NULL) AS duration_ms,
     if(llm AND md != '', md, NULL) AS model,
     if(llm, ifNull(tt, if(pt IS NULL AND ct IS NULL, NULL, ifNull(pt, 0) + ifNull(ct, 0))), NULL) AS tokens,
-    if(llm, c, NULL) AS cost_usd
+    if(llm, c, NULL) AS cost_usd, first
   FROM (
     SELECT span_id AS id, min(eid) AS first, max(st) AS hs, max(NOT st) AS he,
       anyIf(at, st) AS sa, anyIf(at, NOT st) AS ea, if(hs, sa, ea) AS base_at,
@@ -53,8 +54,28 @@ const SPAN_ROWS = (where: string) => `
       ORDER BY eid LIMIT 1 BY span_id, st
     )
     GROUP BY span_id
+  )`;
+
+/** A skeleton's fields, in the order SPAN_COLUMNS sends them. */
+const COLUMNS = ["span_id", "parent_span_id", "name", "kind", "status", "started_at", "duration_ms", "model", "tokens", "cost_usd"] as const;
+/** Spans per answered row. */
+export const SPANS_PER_ROW = 8192;
+
+/**
+ * SPAN_ROWS in start order (ties: processing order), as columns: each answered row holds `perRow` spans, one array per
+ * field, the rows in order. 100,000 skeletons parse from a dozen rows of arrays in a fraction of the time 100,000 rows
+ * of ten keys took (docs/BENCHMARKS.md, "Trace view"), and the event loop turns between rows.
+ */
+const SPAN_COLUMNS = (where: string, perRow = SPANS_PER_ROW) => `
+  SELECT ${COLUMNS.map((c, i) => `arrayMap(r -> r.${i + 2}, g) AS ${c}`).join(", ")}
+  FROM (
+    SELECT intDiv(rn - 1, ${Math.max(1, Math.floor(perRow))}) AS chunk, arraySort(groupArray((rn, ${COLUMNS.join(", ")}))) AS g
+    FROM (SELECT *, row_number() OVER (ORDER BY started_at, first) AS rn FROM (${SPAN_ROWS(where)}))
+    GROUP BY chunk
   )
-  ORDER BY started_at, first`;
+  ORDER BY chunk`;
+
+type ColumnRow = { [K in (typeof COLUMNS)[number]]: unknown[] };
 
 /** The events sent without a span id, each whole but for its payload's long values (they pair by name, in JS). */
 const UNPAIRED = (where: string) => `
@@ -62,10 +83,24 @@ const UNPAIRED = (where: string) => `
   ORDER BY toString(event_id) LIMIT 1 BY event_id`;
 
 /**
- * The rows are the skeletons: their columns are its fields (DateTime64 leaves as ISO text with three decimals,
+ * The skeletons of SPAN_COLUMNS' rows, in order (DateTime64 leaves as ISO text with three decimals,
  * core/clickhouse/settings.ts, as an event's occurred_at does).
  */
-const skeletons = (rows: Record<string, unknown>[]): SpanSkeleton[] => rows as unknown as SpanSkeleton[];
+async function skeletons(rows: readonly ColumnRow[], slice = new TimeSlice()): Promise<SpanSkeleton[]> {
+  const out: SpanSkeleton[] = [];
+  for (const r of rows) {
+    const [id, parent, name, kind, status, started, duration, model, tokens, cost] = COLUMNS.map((c) => r[c]);
+    for (let i = 0; i < id!.length; i++) {
+      out.push({
+        span_id: id![i] as string, parent_span_id: parent![i] as string | null, name: name![i] as string, kind: kind![i] as string,
+        status: status![i] as SpanSkeleton["status"], started_at: started![i] as string, duration_ms: duration![i] as number | null,
+        model: model![i] as string | null, tokens: tokens![i] as number | null, cost_usd: cost![i] as number | null,
+      });
+    }
+    if (slice.due()) await slice.next();
+  }
+  return out;
+}
 
 /** Where a reader of a run's span events stands: the newest event id read, and how many distinct events up to it. */
 export interface SpanCursor {
@@ -103,10 +138,11 @@ export interface SkeletonRead {
   unpaired: StoredEvent[];
 }
 
-export async function spanSkeletonRows(ch: ClickHouse, projectId: number, runId: string): Promise<SkeletonRead> {
+/** `perRow`: spans per answered row (SPANS_PER_ROW; less in tests, to see the order kept across rows). */
+export async function spanSkeletonRows(ch: ClickHouse, projectId: number, runId: string, perRow = SPANS_PER_ROW): Promise<SkeletonRead> {
   const params = { project: projectId, run: runId };
-  const [rows, unpaired] = await Promise.all([ch.query<Record<string, unknown>>(SPAN_ROWS("1"), params), ch.query<Record<string, unknown>>(UNPAIRED("1"), params)]);
-  return { spans: skeletons(rows), unpaired: unpaired.map(decodeEvent) };
+  const [rows, unpaired] = await Promise.all([ch.query<ColumnRow>(SPAN_COLUMNS("1", perRow), params), ch.query<Record<string, unknown>>(UNPAIRED("1"), params)]);
+  return { spans: await skeletons(rows), unpaired: unpaired.map(decodeEvent) };
 }
 
 /**
@@ -117,10 +153,10 @@ export async function spanSkeletonRowsAfter(ch: ClickHouse, projectId: number, r
   const params = { project: projectId, run: runId, cursor };
   const after = "toString(event_id) > {cursor:String}";
   const [rows, unpaired] = await Promise.all([
-    ch.query<Record<string, unknown>>(SPAN_ROWS(`span_id IN (SELECT span_id FROM agent_events WHERE ${RUN_SPAN_EVENTS} AND span_id != '' AND ${after})`), params),
+    ch.query<ColumnRow>(SPAN_COLUMNS(`span_id IN (SELECT span_id FROM agent_events WHERE ${RUN_SPAN_EVENTS} AND span_id != '' AND ${after})`), params),
     ch.query<{ n: unknown }>(`SELECT count() AS n FROM agent_events WHERE ${RUN_SPAN_EVENTS} AND span_id = '' AND ${after}`, params),
   ]);
-  return { spans: skeletons(rows), unpaired: Number(unpaired[0]?.n ?? 0) > 0 };
+  return { spans: await skeletons(rows), unpaired: Number(unpaired[0]?.n ?? 0) > 0 };
 }
 
 /** What a text search of a run's payloads found: a span's id, or for an event sent without one, the event's id. */

@@ -1,9 +1,10 @@
 // The run page's agent graph (web/runs/views/_agent_graph.njk): fetched and drawn when the reader opens it, fetched
 // again (at most every 2 s) while it is open and the run's events arrive. Selecting a node announces its spans as a
 // `runwatch:select-spans` event ({detail: {node, span_ids}}) for the trace to select, and scrolls to the first of
-// them when the trace shows it.
+// them when the trace shows it. The drawing code (graph.js, graph-layout.js) is imported when the graph is first
+// drawn: imported with this module, it held back the page's later module scripts — the trace view's among them,
+// and with it the tree's first read — by two more round trips.
 import { onReconnect, onRunEvents } from "../live.js";
-import { renderAgentGraph } from "./graph.js";
 
 const root = document.getElementById("agent-graph");
 const body = root?.querySelector(".agent-graph-body");
@@ -26,7 +27,7 @@ async function load() {
   try {
     const res = await fetch(root.dataset.graphUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    const { graph } = await res.json();
+    const [{ graph }, { renderAgentGraph }] = await Promise.all([res.json(), import("./graph.js")]);
     view = renderAgentGraph(body, graph, { onSelectNode });
     if (selected) view.select(selected);
     loaded = true;

@@ -2,6 +2,7 @@
 // screen comes soon), every page from the read the first came from (`at`), then — for a live run — what
 // changed since that read's cursor (`since`, `n`). The server answers `reset` when its events up to the cursor are not
 // what they were (an event stored late): the tree is then read again, keeping what the reader folded.
+// run.njk preloads the first page at the address this asks for it (limit, then started): keep the two alike.
 const FIRST_PAGE = 300;
 const PAGE = 10_000;
 
