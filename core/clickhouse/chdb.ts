@@ -50,7 +50,8 @@ export async function openChdb(dir: string, database: string, options: ChdbOptio
   await sessions[0]!.queryAsync(`CREATE DATABASE IF NOT EXISTS ${db}`);
   // USE sticks to a Session's connection, so the shared SQL can name tables without a database.
   for (const s of sessions) await s.queryAsync(`USE ${db}`);
-  const pool = new SessionPool(sessions);
+  // A failed query's partial answer is taken by a query of the pool's own, not by the session's next read (session-pool.ts).
+  const pool = new SessionPool(sessions, { afterFailure: (s) => s.queryAsync("SELECT 1", { format: "TSV" }) });
   const write = <T>(op: (session: Session) => Promise<T>): Promise<T> => pool.write(op);
   const read = <T>(op: (session: Session) => Promise<T>): Promise<T> => pool.read(op);
 

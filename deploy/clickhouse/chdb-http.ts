@@ -124,7 +124,10 @@ export function startChdbHttp(options: ChdbHttpOptions): Promise<{ server: http.
     let pool = pools.get(database);
     if (!pool) {
       // Sessions (connections) on the same data directory: USE sticks to a connection.
-      pool = new SessionPool(Array.from({ length: CONNECTIONS }, (): DbSession => ({ session: new Session(options.dataDir), applied: new Map(), lock: Promise.resolve() })));
+      pool = new SessionPool(Array.from({ length: CONNECTIONS }, (): DbSession => ({ session: new Session(options.dataDir), applied: new Map(), lock: Promise.resolve() })), {
+        // A failed query's partial answer is taken here, not by the session's next read (core/clickhouse/session-pool.ts).
+        afterFailure: (s) => s.session.queryAsync("SELECT 1", { format: "TSV" }),
+      });
       pools.set(database, pool);
       if (database !== "default") {
         try {
