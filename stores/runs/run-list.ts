@@ -23,6 +23,10 @@
  *
  * Newest first (the default), step 1 first reads the runs started in the last WINDOW_MS only, which a minmax index on
  * last_event_at (migration 190) finds without reading older granules; when the window holds too few, all runs.
+ *
+ * A score filter matches candidates by a superset (a plain read of the scores) that `settle` makes exact per run. A
+ * sort by a score reads its candidates from the top of the scores instead of joining the score to every run
+ * (score-sort.ts), then the runs without the score, by id.
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { RunFilter } from "../../core/ports/event-store.js";
@@ -117,9 +121,10 @@ export async function listRunsPage<T>(ch: ClickHouse, projectId: number, query: 
   } else {
     // Newest first, the last WINDOW_MS are read first: most pages are there, and the skip index on last_event_at leaves
     // the granules of older runs out (a run's start is never after its last event, and its last event never moves
-    // back). Not when the filter has a subquery (free text, a model, a score): each read would build its set again.
+    // back). Not when the filter has a costly subquery (free text, a model): each read would build its set again. A
+    // score's superset is a plain read of one name's rows (tens of ms at a million runs), less than the window saves.
     const newestFirst = sort.field === "start_time" && sort.order === "desc";
-    const subquery = filters.some((f) => f.text || f.text_not || f.model || f.model_not || f.score);
+    const subquery = filters.some((f) => f.text || f.text_not || f.model || f.model_not);
     const listed = await firstRuns(n, ordered, newestFirst && !subquery ? new Date(Date.now() - WINDOW_MS).toISOString() : undefined);
     if (listed) return page(listed);
   }
