@@ -101,13 +101,13 @@ export async function listRunsPage<T>(ch: ClickHouse, projectId: number, query: 
     }
     return undefined;
   };
-  /** Candidates in the sort's order (not a score's): the first `want`. */
+  /** Candidates in the sort's order (not a score's): the first `want`. run_id (16 bytes a row) only to settle scores. */
   const ordered = async (want: number, window?: string) => {
     const { p, where, order } = plan();
     if (order.after) where.push(order.after);
     if (window !== undefined) where.push(`last_event_at >= ${p.time(window)} AND ${RUN_SORT_AT} >= ${p.time(window)}`);
     const rows = await ch.query<Candidate>(
-      `SELECT user_id, external_id, version, run_id, ${order.select} FROM agent_runs ${order.join}
+      `SELECT user_id, external_id, version, ${scoreConditions.length > 0 ? "run_id, " : ""}${order.select} FROM agent_runs ${order.join}
         WHERE ${where.join(" AND ")} ORDER BY ${order.orderBy} LIMIT ${p.bind("UInt32", want)}`,
       p.values,
     );
