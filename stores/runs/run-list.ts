@@ -23,13 +23,19 @@
  *
  * Newest first (the default), step 1 first reads the runs started in the last WINDOW_MS only, which a minmax index on
  * last_event_at (migration 190) finds without reading older granules; when the window holds too few, all runs.
+ *
+ * A score filter matches candidates by a superset (a plain read of the scores) that `settle` makes exact per run. A
+ * sort by a score reads its candidates from the top of the scores instead of joining the score to every run
+ * (score-sort.ts), then the runs without the score, by id.
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { RunFilter } from "../../core/ports/event-store.js";
-import { checkRunsFilter, parseRunsSort, type RunsFilter } from "../../core/runs-filter/index.js";
+import { checkRunsFilter, parseRunsSort, scoreOfSort, type RunsFilter, type ScoreCondition } from "../../core/runs-filter/index.js";
 import { checkLimit, legacyRunsFilter, RUN_SORT_AT } from "./run-query.js";
 import { runsFilterSql, SqlParams } from "./runs-filter-sql.js";
-import { runsSortSql, type RunsOrder } from "./runs-sort-sql.js";
+import { latestScoresOf, meetsScore } from "./run-scores.js";
+import { runsSortSql } from "./runs-sort-sql.js";
+import { scoredCandidates, unscoredCondition } from "./score-sort.js";
 
 export const DEFAULT_RUNS_LIMIT = 50;
 export const MAX_RUNS_LIMIT = 500;
@@ -60,52 +66,124 @@ export async function listRunsPage<T>(ch: ClickHouse, projectId: number, query: 
   // A filter handed over as data is checked here: its SQL relies on the Schema's bounds.
   const filters = [query.filter && checkRunsFilter(query.filter), legacyRunsFilter(query)].filter((f): f is RunsFilter => f !== undefined);
   const sort = parseRunsSort(query.sort?.field, query.sort?.order);
-  /** The WHERE, ORDER BY and parameters of one query (each query binds its own). */
-  const plan = () => {
+  const scoreConditions = filters.flatMap((f) => f.score ?? []);
+  /**
+   * The WHERE, ORDER BY and parameters of one query (each query binds its own). Candidates match score conditions by
+   * a superset (settled in `settle`); the FINAL read exactly.
+   */
+  const plan = (exact = false) => {
     const p = new SqlParams();
-    const { where, project } = runsFilterSql(projectId, filters, p);
+    const { where, project } = runsFilterSql(projectId, filters, p, Date.now(), !exact);
     const order = runsSortSql(sort, query.cursor, p, project);
-    if (order.after) where.push(order.after);
     if (query.external_ids) where.push(`external_id IN ${p.bind("Array(String)", [...query.external_ids])}`);
-    return { p, where: where.join(" AND "), order };
+    return { p, where, project, order };
   };
-  const page = (rows: { run: Raw; cursorRow: Raw; order: RunsOrder }[]): RunsPage<T> => ({
-    runs: rows.slice(0, limit).map((r) => decode(r.run)),
-    next_cursor: rows.length > limit ? rows[limit - 1]!.order.cursorOf(rows[limit - 1]!.cursorRow) : null,
-  });
-
-  // Newest first, the last WINDOW_MS are read first: most pages are there, and the skip index on last_event_at leaves
-  // the granules of older runs out (a run's start is never after its last event, and its last event never moves back).
-  // Not when the filter has a subquery (free text, a model, a score): each read would build its set again.
-  const newestFirst = sort.field === "start_time" && sort.order === "desc";
-  const subquery = filters.some((f) => f.text || f.text_not || f.model || f.model_not || f.score);
-  let window: string | undefined = newestFirst && !subquery ? new Date(Date.now() - WINDOW_MS).toISOString() : undefined;
-  for (let want = FIRST_CANDIDATES * (limit + 1); want <= MAX_CANDIDATES; ) {
+  const n = limit + 1;
+  const page = async (listed: Candidate[]): Promise<RunsPage<T>> => {
+    const order = plan().order;
+    const runs = await rowsOf(ch, projectId, listed, runSelect);
+    const rows = listed.flatMap((c) => { const run = runs.get(keyOf(c)); return run ? [{ run, cursorRow: c }] : []; });
+    return {
+      runs: rows.slice(0, limit).map((r) => decode(r.run)),
+      next_cursor: rows.length > limit ? order.cursorOf(rows[limit - 1]!.cursorRow) : null,
+    };
+  };
+  /** The first `m` runs of candidates read by `read`, settled; undefined past MAX_CANDIDATES. */
+  const firstRuns = async (m: number, read: (want: number, window?: string) => Promise<{ rows: Candidate[]; complete: boolean }>, window?: string) => {
+    for (let want = FIRST_CANDIDATES * m; want <= MAX_CANDIDATES; ) {
+      const { rows, complete } = await read(want, window);
+      const settled = await settle(ch, projectId, rows, scoreConditions);
+      const listed = latestAmong(settled, await latestVersions(ch, projectId, settled), m);
+      // The listed runs are the list's first ones: everything outside the window ranks after every row inside it.
+      if (listed.length >= m || (complete && window === undefined)) return listed;
+      if (complete) window = undefined;
+      else want *= GROWTH;
+    }
+    return undefined;
+  };
+  /** Candidates in the sort's order (not a score's): the first `want`. run_id (16 bytes a row) only to settle scores. */
+  const ordered = async (want: number, window?: string) => {
     const { p, where, order } = plan();
-    const within = window === undefined ? "" : ` AND last_event_at >= ${p.time(window)} AND ${RUN_SORT_AT} >= ${p.time(window)}`;
-    const candidates = await ch.query<Candidate>(
-      `SELECT user_id, external_id, version, ${order.select} FROM agent_runs ${order.join}
-        WHERE ${where}${within} ORDER BY ${order.orderBy} LIMIT ${p.bind("UInt32", want)}`,
+    if (order.after) where.push(order.after);
+    if (window !== undefined) where.push(`last_event_at >= ${p.time(window)} AND ${RUN_SORT_AT} >= ${p.time(window)}`);
+    const rows = await ch.query<Candidate>(
+      `SELECT user_id, external_id, version, ${scoreConditions.length > 0 ? "run_id, " : ""}${order.select} FROM agent_runs ${order.join}
+        WHERE ${where.join(" AND ")} ORDER BY ${order.orderBy} LIMIT ${p.bind("UInt32", want)}`,
       p.values,
     );
-    const listed = latestAmong(candidates, await latestVersions(ch, projectId, candidates), limit + 1);
-    const complete = candidates.length < want;
-    // The listed runs are the list's first ones: everything outside the window ranks after every row inside it.
-    if (listed.length > limit || (complete && window === undefined)) {
-      const runs = await rowsOf(ch, projectId, listed, runSelect);
-      return page(listed.flatMap((c) => { const run = runs.get(keyOf(c)); return run ? [{ run, cursorRow: c, order }] : []; }));
-    }
-    if (complete) window = undefined;
-    else want *= GROWTH;
+    return { rows, complete: rows.length < want };
+  };
+
+  const score = scoreOfSort(sort);
+  if (score !== undefined) {
+    const listed = await scoreSorted(score, n);
+    if (listed) return page(listed);
+  } else {
+    // Newest first, the last WINDOW_MS are read first: most pages are there, and the skip index on last_event_at leaves
+    // the granules of older runs out (a run's start is never after its last event, and its last event never moves
+    // back). Not when the filter has a costly subquery (free text, a model): each read would build its set again. A
+    // score's superset is a plain read of one name's rows (tens of ms at a million runs), less than the window saves.
+    const newestFirst = sort.field === "start_time" && sort.order === "desc";
+    const subquery = filters.some((f) => f.text || f.text_not || f.model || f.model_not);
+    const listed = await firstRuns(n, ordered, newestFirst && !subquery ? new Date(Date.now() - WINDOW_MS).toISOString() : undefined);
+    if (listed) return page(listed);
   }
   // FINAL folds versions before WHERE sees them, so a filter on status matches only the latest version.
-  const { p, where, order } = plan();
+  const { p, where, order } = plan(true);
+  if (order.after) where.push(order.after);
   const rows = await ch.query<Raw>(
     `SELECT ${runSelect}, ${order.select} FROM agent_runs FINAL ${order.join}
-      WHERE ${where} ORDER BY ${order.orderBy} LIMIT ${p.bind("UInt32", limit + 1)}`,
+      WHERE ${where.join(" AND ")} ORDER BY ${order.orderBy} LIMIT ${p.bind("UInt32", n)}`,
     p.values,
   );
-  return page(rows.map((r) => ({ run: r, cursorRow: r, order })));
+  return {
+    runs: rows.slice(0, limit).map(decode),
+    next_cursor: rows.length > limit ? order.cursorOf(rows[limit - 1]!) : null,
+  };
+
+  /** Sorted by a score: the runs with it (score-sort.ts), then the ones without, by id. */
+  async function scoreSorted(name: string, m: number): Promise<Candidate[] | undefined> {
+    const desc = sort.order === "desc";
+    const cursor = plan().order.cursor;
+    let listed: Candidate[] = [];
+    if (cursor === undefined || cursor.value !== null) {
+      const from = cursor === undefined ? undefined : { value: cursor.value as number, id: cursor.id };
+      const scored = await firstRuns(m, (want) => scoredCandidates(ch, projectId, name, desc, from, want, async ({ runIds, externalIds }) => {
+        const { p, where } = plan();
+        return ch.query<Candidate>(
+          `SELECT user_id, external_id, version, run_id FROM agent_runs
+            WHERE ${where.join(" AND ")} AND external_id IN ${p.bind("Array(String)", externalIds)} AND run_id IN ${p.bind("Array(UUID)", runIds)}`,
+          p.values,
+        );
+      }) as Promise<{ rows: Candidate[]; complete: boolean }>);
+      if (scored === undefined) return undefined;
+      listed = scored;
+    }
+    if (listed.length >= m) return listed;
+    // The runs without the score, by id (sort_value 0), past the cursor's id when the cursor is among them.
+    const rest = await firstRuns(m - listed.length, async (want) => {
+      const { p, where, project } = plan();
+      const dir = desc ? "DESC" : "ASC";
+      if (cursor?.value === null) where.push(`external_id ${desc ? "<" : ">"} ${p.bind("String", cursor.id)}`);
+      const rows = await ch.query<Candidate>(
+        `SELECT user_id, external_id, version, run_id, 0 AS sort_value, 0 AS sort_has FROM agent_runs
+          WHERE ${where.join(" AND ")} AND ${unscoredCondition(name, project, p)} ORDER BY external_id ${dir} LIMIT ${p.bind("UInt32", want)}`,
+        p.values,
+      );
+      return { rows, complete: rows.length < want };
+    });
+    return rest && [...listed, ...rest];
+  }
+}
+
+/**
+ * The candidates whose run meets every score condition, in order: the candidates' query matched them by a superset
+ * (runsFilterSql's scoreSuperset); here each of their runs' scores counts once (run-scores.ts).
+ */
+async function settle(ch: ClickHouse, projectId: number, candidates: Candidate[], conditions: readonly ScoreCondition[]): Promise<Candidate[]> {
+  if (conditions.length === 0 || candidates.length === 0) return candidates;
+  const scores = await latestScoresOf(ch, projectId, candidates.map((c) => String(c.run_id)));
+  return candidates.filter((c) => conditions.every((s) => meetsScore(scores.get(String(c.run_id)), s)));
 }
 
 /** The candidates that are their run's latest version, once each, in order: at most `n`. */

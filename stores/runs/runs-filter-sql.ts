@@ -62,15 +62,19 @@ function metadataSql(c: MetadataCondition, p: SqlParams): string {
   }
 }
 
-/** Runs with a score of this name (run or span), any value or a number/boolean within the bounds. */
-function scoreSql(s: ScoreCondition, project: string, p: SqlParams): string {
+/**
+ * Runs with a score of this name (run or span), any value or a number/boolean within the bounds. A superset reads the
+ * rows without FINAL (a score re-written under the same id may match by an older row): the runs list settles its
+ * candidates after (run-scores.ts), where FINAL would read every score of the project first.
+ */
+function scoreSql(s: ScoreCondition, project: string, p: SqlParams, superset: boolean): string {
   const bounds = rangeSql("value_number", s, p);
   const range = bounds.length > 0 ? ` AND value_type IN ('number', 'boolean') AND ${bounds.join(" AND ")}` : "";
-  return `run_id IN (SELECT run_id FROM scores FINAL WHERE project_id = ${project} AND name = ${p.bind("String", s.name)}${range})`;
+  return `run_id IN (SELECT run_id FROM scores${superset ? "" : " FINAL"} WHERE project_id = ${project} AND name = ${p.bind("String", s.name)}${range})`;
 }
 
 /** The conditions of one filter (without the project scope and the judge/experiment defaults). */
-function filterSql(f: RunsFilter, project: string, p: SqlParams, now: number): string[] {
+function filterSql(f: RunsFilter, project: string, p: SqlParams, now: number, scoreSuperset: boolean): string[] {
   const w: string[] = [];
   const strings = (values: readonly string[]) => p.bind("Array(String)", [...values]);
   const oneOf = (column: string, values: readonly string[] | undefined, negated = false) => {
@@ -106,7 +110,7 @@ function filterSql(f: RunsFilter, project: string, p: SqlParams, now: number): s
   if (f.cost) w.push(...rangeSql("cost_usd", f.cost, p));
   if (f.duration_ms) w.push(...rangeSql(DURATION_MS, f.duration_ms, p));
   if (f.tokens) w.push(...rangeSql("total_tokens", f.tokens, p));
-  for (const s of f.score ?? []) w.push(scoreSql(s, project, p));
+  for (const s of f.score ?? []) w.push(scoreSql(s, project, p, scoreSuperset));
   if (f.has_error !== undefined) w.push(`${f.has_error ? "" : "NOT "}(error_count > 0 OR status = 'error')`);
   for (const [terms, negated] of [[f.text, false], [f.text_not, true]] as const) {
     for (const t of terms ?? []) {
@@ -122,14 +126,15 @@ function filterSql(f: RunsFilter, project: string, p: SqlParams, now: number): s
 
 /**
  * The WHERE conditions (to AND together) of the project's runs matching every filter in `filters`, and the project's
- * bound parameter (for the sort's own subquery). `now` (ms) is what `since` counts back from.
+ * bound parameter (for the sort's own subquery). `now` (ms) is what `since` counts back from. With `scoreSuperset`, a
+ * score condition may also match a run by a score's older row (scoreSql): the caller settles those itself.
  */
-export function runsFilterSql(projectId: number, filters: readonly RunsFilter[], p: SqlParams, now = Date.now()): { where: string[]; project: string } {
+export function runsFilterSql(projectId: number, filters: readonly RunsFilter[], p: SqlParams, now = Date.now(), scoreSuperset = false): { where: string[]; project: string } {
   const project = p.bind("UInt64", projectId);
   const where = [`project_id = ${project}`];
   const judge = filters.some((f) => f.include_judge || f.agent?.includes(JUDGE_AGENT));
   if (!judge) where.push(NOT_JUDGE), Object.assign(p.values, NOT_JUDGE_PARAMS);
   if (!filters.some((f) => f.include_experiments)) where.push("experiment_id = ''");
-  for (const f of filters) where.push(...filterSql(f, project, p, now));
+  for (const f of filters) where.push(...filterSql(f, project, p, now, scoreSuperset));
   return { where, project };
 }

@@ -19,6 +19,8 @@ export interface RunsOrder {
   readonly join: string;
   /** The cursor's condition, when a cursor was given. */
   readonly after?: string;
+  /** The cursor given, decoded: its value (null: a run without one) and run. */
+  readonly cursor?: { readonly value: string | number | null; readonly id: string };
   readonly orderBy: string;
   /** The cursor after a row of this query. */
   cursorOf(row: Record<string, unknown>): string;
@@ -75,8 +77,8 @@ export function runsSortSql(sort: RunsSort, cursor: string | undefined, p: SqlPa
   const dir = sort.order === "asc" ? "ASC" : "DESC";
   const orderBy = `${key.has ? `sort_has DESC, ` : ""}sort_value ${dir}, external_id ${dir}`;
   let after: string | undefined;
-  if (cursor !== undefined) {
-    const c = decodeCursor(cursor, sort, key);
+  const c = cursor === undefined ? undefined : decodeCursor(cursor, sort, key);
+  if (c !== undefined) {
     const cmp = sort.order === "asc" ? ">" : "<";
     // A run without a value sorts as value 0 among the others without one.
     const cv = key.time ? p.time(c.value as string) : p.float((c.value as number | null) ?? 0);
@@ -88,6 +90,7 @@ export function runsSortSql(sort: RunsSort, cursor: string | undefined, p: SqlPa
     select: `${key.value} AS sort_value, ${key.has ?? "1"} AS sort_has`,
     join,
     after,
+    cursor: c,
     orderBy,
     cursorOf: (row) => {
       const has = Number(row.sort_has) === 1;

@@ -20,6 +20,8 @@ export interface Fixture {
   runs: RunRecord[];
   calls: Row[];
   scores: Row[];
+  /** Scores re-written under the id of one in `scores`, later (inserted after them): only these rows count. */
+  rewrites: Row[];
   texts: Row[];
 }
 
@@ -30,7 +32,7 @@ const pick = <T>(values: readonly T[], n: number): T => values[n % values.length
  * copy under the same names, so a query that forgot the project would find wrong facts, not just extra rows).
  */
 export function fixture(project: number, offset = 0, count = 48): Fixture {
-  const f: Fixture = { runs: [], calls: [], scores: [], texts: [] };
+  const f: Fixture = { runs: [], calls: [], scores: [], rewrites: [], texts: [] };
   for (let n = 0; n < count; n++) {
     const id = `run-${String(n).padStart(2, "0")}`;
     const i = (n + offset) % count;
@@ -82,6 +84,11 @@ export function fixture(project: number, offset = 0, count = 48): Fixture {
       score("correctness", "number", (i % 7) / 7, FIXTURE_NOW - 2 * HOUR - i * 1000);
       score("correctness", "number", ((i * 3) % 10) / 10, FIXTURE_NOW - HOUR - i * 1000);
     }
+    if (i % 4 === 3) {
+      // Re-written under the same id, later: the first value (low, in every low range) must neither match nor sort.
+      score("correctness", "number", 0.05, FIXTURE_NOW - 3 * HOUR);
+      f.rewrites.push({ ...f.scores.at(-1)!, value_number: 0.95 - (i % 8) / 100, created_at: iso(FIXTURE_NOW - HOUR / 2 - i * 1000) });
+    }
     if (i % 4 === 1 || i % 4 === 2) score("helpful", "boolean", i % 4 === 1 ? 1 : 0, FIXTURE_NOW - i * 1000);
     if (i % 5 === 0) score("label", "string", "good", FIXTURE_NOW - i * 1000);
     const text = (t: string) => f.texts.push({ project_id: project, run_id: runId, sdk_run_id: id, event_id: uuidv7(), at: iso(started ?? FIXTURE_NOW), text: t.toLowerCase() });
@@ -104,11 +111,21 @@ const inRange = (n: number | null, r: { min?: number; max?: number; min_exclusiv
 const ms = (s: string) => Date.parse(s);
 const durationOf = (r: RunRecord) => (r.started_at && r.ended_at ? ms(r.ended_at) - ms(r.started_at) : null);
 
+/** The scores that count: each score id's latest row. */
+function currentScores(fx: Fixture): Row[] {
+  const latest = new Map<string, Row>();
+  for (const s of [...fx.scores, ...fx.rewrites]) {
+    const seen = latest.get(String(s.score_id));
+    if (!seen || ms(String(s.created_at)) > ms(String(seen.created_at))) latest.set(String(s.score_id), s);
+  }
+  return [...latest.values()];
+}
+
 /** Whether run `r` of the fixture is listed under `f` (the meaning of each field; docs/EXPLORER.md). */
 export function matches(fx: Fixture, r: RunRecord, f: RunsFilter, now: number): boolean {
+  const scores = currentScores(fx).filter((s) => s.run_id === r.run_id);
   const texts = fx.texts.filter((t) => t.sdk_run_id === r.external_id).map((t) => String(t.text));
   const models = new Set([r.model, ...fx.calls.filter((c) => c.run_id === r.run_id).map((c) => String(c.model))]);
-  const scores = fx.scores.filter((s) => s.run_id === r.run_id);
   const oneOf = (v: string, list: readonly string[] | undefined) => list === undefined || list.includes(v);
   const noneOf = (v: string, list: readonly string[] | undefined) => list === undefined || !list.includes(v);
   const checks = [
@@ -154,7 +171,7 @@ export function sortKey(fx: Fixture, r: RunRecord, sort: RunsSort): readonly [nu
   const score = scoreOfSort(sort);
   let value: number | null;
   if (score !== undefined) {
-    const given = fx.scores.filter((s) => s.run_id === r.run_id && s.name === score && s.value_type !== "string")
+    const given = currentScores(fx).filter((s) => s.run_id === r.run_id && s.name === score && s.value_type !== "string")
       .sort((a, b) => ms(String(b.created_at)) - ms(String(a.created_at)));
     value = given.length > 0 ? Number(given[0]!.value_number) : null;
   } else if (sort.field === "duration") value = durationOf(r);
