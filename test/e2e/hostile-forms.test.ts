@@ -29,6 +29,7 @@ import { createEvaluator } from "../../evaluation/evaluators.js";
 import { createQueue } from "../../evaluation/annotation-queues.js";
 import { addRunsToQueue } from "../../evaluation/annotation-queue-items.js";
 import { insertSavedView } from "../../stores/saved-views.js";
+import { checkSavedQuery, insertSavedQuery } from "../../stores/saved-queries.js";
 
 let srv: TestServer;
 
@@ -51,6 +52,7 @@ interface Seeded {
   queueItemId: string;
   routingRuleId: string;
   viewId: string;
+  savedQueryId: string;
 }
 
 let mine: Seeded;
@@ -101,10 +103,13 @@ async function seed(ownerEmail: string, name: string, agent: string): Promise<Se
   const queueItemId = (await nextItem(sql, queue, owner.id))!.id;
   // A saved view: its page (the runs page of its filter) has the form that deletes it.
   const view = await insertSavedView(sql, project.id, owner.id, { name: `${name} view`, filter: "agent:bot", columns: ["agent", "input", "output", "tags", "started", "duration", "tokens", "cost", "scores"], sort: "start_time", order: "desc" });
+  // A saved query: the query page opened on it has the forms that save over it, rename and delete it.
+  const savedQuery = await insertSavedQuery(sql, project.id, owner.id, checkSavedQuery({ name: `${name} query`, sql: "SELECT agent_name, count() AS n FROM runs WHERE agent_name = {agent:String} GROUP BY agent_name", params: { agent: agent }, description: `${name}'s counts` }));
   await switchProject(sql, owner.id, project.slug);
   return {
     slug: project.slug, id: project.id, key, keyId, ruleId, jobId, invitationId: invitation.id, memberEmail: member.email, agent, dataset, experimentId,
     evaluatorId: evaluator.id, evaluationRuleId: evaluationRule.id, queueId: queue.id, queueItemId, routingRuleId: routingRule.id, viewId: view.id,
+    savedQueryId: savedQuery.id,
   };
 }
 
@@ -135,6 +140,7 @@ async function snapshot(projectId: number): Promise<string> {
     provider_keys: await q("SELECT provider, api_key, key_hint, base_url, default_model FROM project_provider_keys WHERE project_id = $1 ORDER BY provider"),
     queue_items: await q("SELECT i.id, i.status, i.locked_by, i.comment FROM annotation_queue_items i JOIN annotation_queues q ON q.id = i.queue_id WHERE q.project_id = $1 ORDER BY 1"),
     views: await q("SELECT id, name, filter, columns, sort, sort_order FROM saved_views WHERE project_id = $1 ORDER BY id"),
+    queries: await q("SELECT id, name, description, sql_text, params::text AS params FROM saved_queries WHERE project_id = $1 ORDER BY id"),
   });
 }
 
@@ -201,7 +207,8 @@ function theirsFor(path: string): string {
     .replaceAll(mine.evaluatorId, theirs.evaluatorId).replaceAll(mine.evaluationRuleId, theirs.evaluationRuleId)
     .replaceAll(mine.queueId, theirs.queueId).replaceAll(mine.queueItemId, theirs.queueItemId)
     .replaceAll(mine.routingRuleId, theirs.routingRuleId)
-    .replaceAll(mine.viewId, theirs.viewId);
+    .replaceAll(mine.viewId, theirs.viewId)
+    .replaceAll(mine.savedQueryId, theirs.savedQueryId);
 }
 
 const hostileValues = () => [
@@ -213,7 +220,7 @@ const hostileValues = () => [
   `{"model":${"[".repeat(10_000)}${"]".repeat(10_000)}}`,
   theirs.slug, String(theirs.ruleId), String(theirs.keyId), String(theirs.jobId), String(theirs.invitationId), String(theirs.id),
   theirs.memberEmail, theirs.agent, `${theirs.agent}-run`, theirs.dataset, "case-1", theirs.experimentId, "Victim score",
-  theirs.evaluatorId, theirs.evaluationRuleId, theirs.queueId, theirs.queueItemId, theirs.routingRuleId, "Victim judge",
+  theirs.evaluatorId, theirs.evaluationRuleId, theirs.queueId, theirs.queueItemId, theirs.routingRuleId, "Victim judge", theirs.savedQueryId, "Victim query",
 ];
 
 beforeAll(async () => {
@@ -241,7 +248,7 @@ describe("hostile form posts and paths", () => {
       `/datasets/${encodeURIComponent(mine.dataset)}/experiments`, `/datasets/${encodeURIComponent(mine.dataset)}/compare?experiments=${mine.experimentId}`,
       `/agents/${mine.agent}/configs/2/gate`, "/sessions", "/errors", "/costs", "/dead-letters", "/improve",
       "/evaluators", `/evaluators/${mine.evaluatorId}`, "/queues", `/queues/${mine.queueId}`, `/queues/${mine.queueId}/items/${mine.queueItemId}`,
-      "/dashboard?q=agent%3Abot"];
+      "/dashboard?q=agent%3Abot", "/query", `/query?saved=${mine.savedQueryId}`];
     const forms = new Map<string, Form>();
     const failures: string[] = [];
     const check = async (what: string, res: Response) => {
@@ -257,7 +264,7 @@ describe("hostile form posts and paths", () => {
       if (other !== page) {
         const seen = await check(`GET ${other}`, await jar.fetch(`${srv.url}${other}`));
         // What only the other project holds (its names echoed back in a "not found" are not a leak).
-        const leaked = ["Victim input", "Victim's", "Victim rule", "Victim asks", "Victim-model", "Victim key"].filter((m) => seen.includes(m));
+        const leaked = ["Victim input", "Victim's", "Victim rule", "Victim asks", "Victim-model", "Victim key", "Victim query"].filter((m) => seen.includes(m));
         expect([other, leaked]).toEqual([other, []]);
       }
     }
@@ -266,8 +273,10 @@ describe("hostile form posts and paths", () => {
       .sort((a, b) => Number(a.action.endsWith("/delete")) - Number(b.action.endsWith("/delete")));
     // Every form route of a project (the app's route table) was found on a page.
     const pattern = (path: string) => new RegExp(`^${path.replace(/:[a-z_]+/g, "[^/]+")}$`);
-    // The upload is sent by the dataset page's script, not a form: test/e2e/dataset-edits.test.ts posts it hostile.
-    const unwalked = srv.web.app.routes.filter((r) => r.action && r.credential === "session" && r.methods.includes("POST") && r.path !== "/datasets/:name/upload")
+    // The upload is sent by the dataset page's script, not a form: test/e2e/dataset-edits.test.ts posts it hostile; so
+    // are a query's run and download (JSON bodies): test/e2e/query-api.test.ts and saved-queries.test.ts.
+    const scripted = new Set(["/datasets/:name/upload", "/query/run", "/query/export"]);
+    const unwalked = srv.web.app.routes.filter((r) => r.action && r.credential === "session" && r.methods.includes("POST") && !scripted.has(r.path))
       .filter((r) => !walked.some((f) => pattern(r.path).test(f.action.replace(/^\/p\/[a-z0-9-]+(?=\/)/, "")))).map((r) => r.path);
     expect(unwalked).toEqual([]);
     let posts = 0;

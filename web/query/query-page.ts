@@ -104,6 +104,14 @@ function postedState(form: Record<string, string>): EditorState & { paramsObject
     }
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new ValidationError({ field: "params", message: "params must be a JSON object of names and values" });
+  // A value is what a query parameter can be (query/params.ts): a string, number or boolean, or a list of them; so
+  // writing it back as text is bounded (a value nested past what JSON.stringify survives never reaches it).
+  const scalar = (v: unknown) => typeof v === "string" || typeof v === "number" || typeof v === "boolean";
+  for (const [k, v] of Object.entries(parsed)) {
+    if (!scalar(v) && !(Array.isArray(v) && v.every(scalar))) {
+      throw new ValidationError({ field: "params", message: `params: ${k.slice(0, 64)} must be a string, a number, a boolean or a list of them` });
+    }
+  }
   const paramsObject = Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
   return { sql: form.sql ?? "", params: paramList(paramsObject), max_rows: maxRowsOf(form.max_rows), paramsObject };
 }
