@@ -1,5 +1,6 @@
 /** What a member's SQL query asks, what it answers, and the two ways it is turned down (docs/QUERY.md). */
 import { Data } from "effect";
+import type { SandboxAnswer, SandboxColumn } from "../core/ports/clickhouse.js";
 
 export interface QueryRequest {
   readonly projectId: number;
@@ -8,14 +9,11 @@ export interface QueryRequest {
   readonly maxRows?: number;
 }
 
-export interface QueryColumn {
-  readonly name: string;
-  readonly type: string;
-}
+/** A column of the answer, as the engine typed it (`UInt64`, `Nullable(Float64)`, `DateTime64(3, 'UTC')`). */
+export type QueryColumn = SandboxColumn;
 
-export interface QueryResult {
-  readonly columns: readonly QueryColumn[];
-  readonly rows: readonly (readonly unknown[])[];
+/** The sandbox's answer (its columns, then its rows as arrays in column order), and how much of it this is. */
+export interface QueryResult extends SandboxAnswer {
   /** True when the answer holds only the first `max_rows` rows of more. */
   readonly truncated: boolean;
   readonly limit: "rows" | "bytes" | null;

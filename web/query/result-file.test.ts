@@ -5,9 +5,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { cellHtml, chartSeries, isNumericType, isTimeType, refusalText, rowCount } from "../static/query-results.js";
-import { resultFileChunks, type QueryAnswer } from "./result-file.js";
+import type { QueryResult } from "../../query/index.js";
+import { resultFileChunks } from "./result-file.js";
 
-const answer: QueryAnswer = {
+const answer: QueryResult = {
   columns: [{ name: "agent", type: "LowCardinality(String)" }, { name: "delta", type: "Int64" }, { name: "note", type: "Nullable(String)" }, { name: "tags", type: "Array(String)" }],
   rows: [
     ["=HYPERLINK(\"x\")", "-3", "said \"hi\", then left", ["a", "b"]],
