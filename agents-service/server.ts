@@ -23,6 +23,7 @@ import { PROVIDERS } from "./providers/index.js";
 import { makeRequestParser } from "./request.js";
 import { noopTracer, type RunTracer } from "./report.js";
 import { resolveAgentSecret, secretMatches } from "../core/agents/secret.js";
+import { answerClientError } from "../core/network/client-error.js";
 import { isConfigured, loadAgentsSettings, PROVIDER_IDS, resolveDefaultProvider, type AgentsSettings } from "./settings.js";
 
 const VERSION: string = createRequire(import.meta.url)("../package.json").version;
@@ -237,6 +238,7 @@ export async function startAgentsService(config: Config, opts: AgentsServiceOpti
       sendError(res, new ServiceError({ status: 500, code: "internal_error", message: "internal error; see the agents-service log" }));
     });
   });
+  server.on("clientError", answerClientError);
   server.requestTimeout = 0; // LLM calls can be long; the per-call provider timeout bounds them instead.
   server.headersTimeout = 30_000;
 

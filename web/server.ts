@@ -18,6 +18,7 @@ import { watchPipelineHealth } from "./health.js";
 import { watchJobReports } from "./job-reports.js";
 import { createThrottles } from "./middleware/throttles.js";
 import { ACCESS_CHANGED_CHANNEL, parseAccessChange } from "../accounts/index.js";
+import { answerClientError } from "../core/network/client-error.js";
 
 export interface WebServer {
   readonly url: string;
@@ -57,6 +58,7 @@ export async function startWeb(ports: Ports, opts: WebOptions = {}): Promise<Web
     if (change) app.apiKeys.forget(change);
   });
   const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, app.callback());
+  server.on("clientError", answerClientError);
   const host = opts.host ?? config.host;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -16,6 +16,7 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Engine, ListenOptions, EngineLimits, EngineServer, EngineSocket } from "./types.js";
 import { answers, guarded } from "./guard.js";
+import { answerClientError } from "../../core/network/client-error.js";
 
 const GOING_AWAY = 1001;
 /** How long close() waits for clients to answer the closing handshake before it cuts them off. */
@@ -115,10 +116,7 @@ export const wsEngine: Engine = {
       }
       res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     });
-    server.on("clientError", (_err, socket) => {
-      if (socket.writable) answer(socket, "400 Bad Request", { error: { code: "bad_request", message: "malformed HTTP request" } });
-      else socket.destroy();
-    });
+    server.on("clientError", answerClientError);
 
     server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on("error", () => socket.destroy());

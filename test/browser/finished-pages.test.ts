@@ -10,7 +10,6 @@ import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { createProject } from "../../stores/accounts/projects.js";
 import { findUserByEmail } from "../../stores/accounts/users.js";
-import { switchProject } from "../../stores/accounts/current-project.js";
 import { ARTIFACTS, haveBrowser, registerWithKey, useBrowserStack } from "./stack.js";
 
 describe.skipIf(!haveBrowser)("pages a team works in", () => {
@@ -123,8 +122,7 @@ describe.skipIf(!haveBrowser)("pages a team works in", () => {
     ({ page, key } = await registerWithKey(context, env.stack(), "Nora", email));
     const nora = (await findUserByEmail(env.stack().ports.sql, email))!;
     const project = await createProject(env.stack().ports.sql, nora.id, "Customer Support Bots Europe");
-    await switchProject(env.stack().ports.sql, nora.id, project.slug);
-    await page.goto(`${env.stack().url}/dashboard`);
+    await page.goto(`${env.stack().url}/p/${project.slug}/dashboard`);
     const select = "#project-switch-select";
     expect(await page.inputValue(select)).toBe(project.slug);
     // The chosen option's text fits in the lines the control shows (a native select shows one, cut at its width).

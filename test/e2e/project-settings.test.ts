@@ -4,6 +4,7 @@
  * as an attacker would: a reused, altered, revoked or expired link, another account accepting it, a viewer's posts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { currentProject } from "../../stores/accounts/current-project.js";
 import { createProject } from "../../stores/accounts/projects.js";
 import { CookieJar, csrfFrom, loginJar, startTestServer, type TestServer } from "./harness.js";
 
@@ -96,4 +97,19 @@ describe("project settings and invitations", () => {
     const log = await (await aliceJar.fetch(settings)).text();
     for (const action of ["invitation.create", "invitation.accept", "invitation.revoke", "member.role", "member.remove"]) expect(log).toContain(action);
   }, 60_000);
+
+  it("comes back to the project whose page the member opened, not the one a script of another tab read from", async () => {
+    const carol = await srv.user(`carol-${tag}@example.com`);
+    const personal = (await currentProject(srv.ports.sql, carol.id))!.current;
+    const team = await createProject(srv.ports.sql, carol.id, `Team ${tag}`);
+    const jar = await loginJar(srv.url, carol.email);
+    const landing = async () => new URL((await jar.fetch(`${srv.url}/dashboard`)).url).pathname;
+    expect((await jar.fetch(`${srv.url}/p/${team.slug}/dashboard`)).status).toBe(200);
+    expect(await landing()).toBe(`/p/${team.slug}/dashboard`);
+    // A page of the personal project left open in another tab reads from its project: not a choice of the member's.
+    expect((await jar.fetch(`${srv.url}/p/${personal.slug}/dashboard`, { headers: { "Sec-Fetch-Dest": "empty" } })).status).toBe(200);
+    expect(await landing()).toBe(`/p/${team.slug}/dashboard`);
+    expect((await jar.fetch(`${srv.url}/p/${personal.slug}/dashboard`, { headers: { "Sec-Fetch-Dest": "document" } })).status).toBe(200);
+    expect(await landing()).toBe(`/p/${personal.slug}/dashboard`);
+  });
 });

@@ -57,7 +57,7 @@ export function inProject(deps: WebDeps, action: Action): Middleware {
       if (ctx.method === "POST" && wantsPage(ctx)) return refusedForm(ctx, project, found.all, why);
       throw new AuthError({ code: "forbidden", message: why });
     }
-    if (project.id !== found.current.id && ctx.method === "GET") await rememberProject(deps.ports.sql, user.id, project.id);
+    if (project.id !== found.current.id && isNavigation(ctx)) await rememberProject(deps.ports.sql, user.id, project.id);
     ctx.state.project = project;
     // For the layout's project switcher, and its Admin link (a page's only: not the dashboard's JSON reads).
     ctx.state.projects = found.all;
@@ -86,6 +86,13 @@ async function refusedForm(ctx: Context, project: Membership, all: Membership[],
   const back = referer && referer.host === ctx.host ? referer.pathname + referer.search : undefined;
   render(ctx, "error.njk", { title: "Not allowed", heading: "Not allowed", message: `Your role does not allow this: ${why}.`, kept, back }, 403);
 }
+
+/**
+ * A GET the member made by opening a page, not a script of a page left open in another tab (a browser marks its
+ * reads `Sec-Fetch-Dest: empty`, its page loads `document`): only what they open becomes the project they come back
+ * to. Clients that send no such header (scripts, the CLI) choose with every GET, as they always did.
+ */
+const isNavigation = (ctx: Context): boolean => ctx.method === "GET" && ["", "document"].includes(ctx.get("Sec-Fetch-Dest"));
 
 /** A browser's page request (not the dashboard's own JSON reads, such as its realtime token). */
 const wantsPage = (ctx: Context): boolean => !ctx.path.startsWith("/api/") && ctx.accepts("html", "json") === "html";
