@@ -24,6 +24,7 @@ import { frozenRuns, PluginHooks } from "./plugin-hooks.js";
 import { RunState, type RunEntry } from "./run-state.js";
 import { RunWriter } from "./run-writer.js";
 import { StageTimer } from "./stage-timer.js";
+import { searchTexts } from "./search-text.js";
 
 export interface ProcessOptions {
   /**
@@ -87,7 +88,7 @@ export function createPartProcessor(ctx: PluginContext, store: EventStore, plugi
       // 4. The new events; then the runs' versions beside the afterEventsStored hooks (a dashboard frame waits for
       //    one insert, not two).
       const payloadJson = await serialisePayloads(events);
-      await store.insertEvents([...payloadJson.keys()], payloadJson);
+      await store.insertEvents([...payloadJson.keys()], payloadJson, searchTexts(payloadJson.keys(), drafts));
       duplicates.recordStored(runKeys, found, endedRuns(drafts));
       timer.lap("insert_events_ms");
       const stored: StoredPart = { ...part, payloadJson };

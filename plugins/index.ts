@@ -4,7 +4,7 @@
  * that publish it, so alerts and the live broadcast see what custom plugins changed (e.g. redacted secrets):
  *
  *   [custom, order "early"…] → status-machine → preview-truncation → llm-calls → cost-aggregation
- *     → scores → run-text → [custom, order "late" (default)…] → online-evaluation → alert-evaluation → broadcast
+ *     → scores → [custom, order "late" (default)…] → online-evaluation → alert-evaluation → broadcast
  */
 import { loadTriggers, type TriggerDefinition } from "../alerts/index.js";
 import { importConfigured } from "../core/modules.js";
@@ -17,7 +17,6 @@ import { onlineEvaluation } from "./online-evaluation.js";
 import { scores } from "./scores.js";
 import type { Plugin, PluginContext, PluginFactory } from "./plugin.js";
 import { previewTruncation } from "./preview-truncation.js";
-import { runText } from "./run-text.js";
 import { statusMachine } from "./status-machine.js";
 
 export type { Batch, Part, PipelineEvent, Plugin, PluginContext, PluginFactory, RunDraft, RunSnapshot, StoredPart } from "./plugin.js";
@@ -56,7 +55,6 @@ export async function buildChain(
     llmCalls(),
     costAggregation(),
     scores(),
-    runText(),
     ...custom.filter((p) => p.order !== "early"),
     onlineEvaluation(),
     alertEvaluation({ triggers: await loadTriggers(ctx.config, opts.triggers) }),

@@ -1,12 +1,14 @@
 /**
  * A run's input and output as text: the previews the runs table shows (RunRecord input_preview, output_preview) and
- * the text free-text search reads (the run_text table, plugins/run-text.ts).
+ * the text free-text search reads (agent_events.search_text, pipeline/search-text.ts).
  *
  * A string stays itself; a chat (a list of messages, or an object with `messages`, in the shapes OpenAI, Anthropic,
  * LangChain and OpenTelemetry's GenAI conventions send; also such a list sent as JSON text) is, for an input, its last
  * user message's content and, for an output, its last assistant message's, when it has one; anything else is compact
  * JSON.
  */
+
+import type { PipelineEvent } from "./schema.js";
 
 /** Characters of a run's input and output preview (a cut preview ends with "…", within the count). */
 export const RUN_PREVIEW_CHARS = 300;
@@ -105,5 +107,30 @@ function safeJson(v: unknown): string {
     return JSON.stringify(v) ?? "";
   } catch {
     return "";
+  }
+}
+
+const str = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/**
+ * The text an event gives its run for free-text search, lower-cased and cut; "" for none: a run_start's input, a
+ * run_end's output, an error's type and message, a step's node_name, a tool call's tool_name.
+ */
+export function eventSearchText(e: Pick<PipelineEvent, "event_type" | "payload">): string {
+  const p = e.payload;
+  if (typeof p !== "object" || p === null) return "";
+  switch (e.event_type) {
+    case "run_start":
+      return searchText(p.input, "input");
+    case "run_end":
+      return searchText(p.output, "output");
+    case "error":
+      return cutText([str(p.error_type), str(p.error_message)].filter(Boolean).join(": "), RUN_TEXT_CHARS).toLowerCase();
+    case "step":
+      return cutText(str(p.node_name), RUN_TEXT_CHARS).toLowerCase();
+    case "tool_call":
+      return cutText(str(p.tool_name), RUN_TEXT_CHARS).toLowerCase();
+    default:
+      return "";
   }
 }

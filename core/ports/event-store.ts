@@ -54,9 +54,10 @@ export interface EventStore {
   /**
    * Idempotent on event_id (ReplacingMergeTree + dedup on read): replays after a crash store nothing twice.
    * `payloadJson` may give events' payloads already serialised (JSON.stringify of the payload as it is now), so that
-   * the pipeline serialises each payload once for the row and the live frame.
+   * the pipeline serialises each payload once for the row and the live frame. `searchText` gives events the text
+   * free-text search finds their run by (pipeline/search-text.ts); an event without one has none.
    */
-  insertEvents(events: readonly LoggedEvent[], payloadJson?: ReadonlyMap<LoggedEvent, string>): Promise<void>;
+  insertEvents(events: readonly LoggedEvent[], payloadJson?: ReadonlyMap<LoggedEvent, string>, searchText?: ReadonlyMap<LoggedEvent, string>): Promise<void>;
   /**
    * Writes full run rows (the highest `version` per run wins) and the cost rows (run_costs) of
    * `costs`: by default every run written; the pipeline passes only the runs whose cost facts changed. The rows are

@@ -19,7 +19,6 @@ import { readMigrationFiles } from "../../core/postgres/migration-files.js";
 
 const allVersions = (await readMigrationFiles(new URL("../../core/clickhouse/migrations/", import.meta.url).pathname)).map((m) => m.version);
 import { COST_COLUMNS, costFacts, createEventStore, SPAN_VALUE_CHARS } from "./event-store.js";
-import { insertRunText } from "./run-text.js";
 import { deleteRuns } from "./expired-runs.js";
 import type { EventStore } from "../../core/ports/event-store.js";
 
@@ -399,30 +398,34 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect(hits).toEqual([{ external_id: "tagged" }]);
     });
 
-    it("run_text: rows found by a LIKE through the trigram index, per project, a replay folded, deleted with their run", async () => {
+    it("search text: kept in the event's row, found by a LIKE per project, a replay folded, deleted with its run; old run_text rows too", async () => {
       const [u, other] = [nextUser(), nextUser()];
-      const row = (project: number, id: string, text: string, at = iso(0)) =>
-        ({ project_id: project, run_id: runIdFor(project, id), sdk_run_id: id, event_id: uuidv7(), at, text });
-      const rows = [row(u, "r1", "where is my refund? \"quoted\" 😀"), row(u, "r1", "lookup_order"), row(u, "r2", "a timeout at the gateway"), row(other, "r1", "refund elsewhere")];
-      await insertRunText(ch, rows);
-      await insertRunText(ch, [rows[0]!]); // a replayed part writes the same row again
+      const texts = new Map<LoggedEvent, string>();
+      const ev = (project: number, id: string, text: string) => {
+        const e = event(project, id, "step", { node_name: text });
+        texts.set(e, text);
+        return e;
+      };
+      const events = [ev(u, "r1", "where is my refund? \"quoted\" 😀"), ev(u, "r1", "lookup_order"), ev(u, "r2", "a timeout at the gateway"), ev(other, "r1", "refund elsewhere")];
+      const plain = event(u, "r3", "step", { node_name: "refund" }); // no search text given: found by none
+      await store.insertEvents([...events, plain], undefined, texts);
+      await store.insertEvents([events[0]!], undefined, texts); // a replayed part writes the same row again
       const search = async (project: number, q: string) => (await ch.query<{ id: string }>(
-        "SELECT DISTINCT sdk_run_id AS id FROM run_text WHERE project_id = {p:UInt64} AND text LIKE {q:String} ORDER BY id", { p: project, q },
+        "SELECT DISTINCT sdk_run_id AS id FROM agent_events WHERE project_id = {p:UInt64} AND search_text LIKE {q:String} ORDER BY id", { p: project, q },
       )).map((r) => r.id);
       expect(await search(u, "%refund%")).toEqual(["r1"]);
       expect(await search(u, "%timeout at%")).toEqual(["r2"]);
       expect(await search(u, "%\"quoted\" 😀%")).toEqual(["r1"]);
       expect(await search(u, "%nothing like it%")).toEqual([]);
       expect(await search(other, "%refund%")).toEqual(["r1"]);
-      const [{ n }] = await ch.query<{ n: string }>("SELECT count() AS n FROM run_text FINAL WHERE project_id = {p:UInt64}", { p: u }) as [{ n: string }];
+      const [{ n }] = await ch.query<{ n: string }>("SELECT count() AS n FROM agent_events FINAL WHERE project_id = {p:UInt64} AND search_text != ''", { p: u }) as [{ n: string }];
       expect(Number(n)).toBe(3);
-      const [index] = await ch.query<{ type_full: string; expr: string }>(
-        "SELECT type_full, expr FROM system.data_skipping_indices WHERE database = currentDatabase() AND table = 'run_text'",
-      );
-      expect(index).toEqual({ type_full: "ngrambf_v1(3, 65536, 2, 0)", expr: "text" });
+      // Rows of run_text (written before migration 195) are still there to be searched, and deleted with their run.
+      await ch.insert("run_text", [{ project_id: u, run_id: runIdFor(u, "r1"), sdk_run_id: "r1", event_id: uuidv7(), at: "2026-01-01 00:00:00.000", text: "old text" }]);
       await deleteRuns(ch, u, [{ run_id: runIdFor(u, "r1"), external_id: "r1" }]);
-      expect(await search(u, "%%")).toEqual(["r2"]);
-      expect(await search(other, "%%")).toEqual(["r1"]);
+      expect(await search(u, "%e%")).toEqual(["r2"]);
+      expect(await search(other, "%e%")).toEqual(["r1"]);
+      expect(await ch.query("SELECT 1 FROM run_text WHERE project_id = {p:UInt64}", { p: u })).toEqual([]);
     });
 
     it("loadRuns returns the latest version of exactly the requested keys", async () => {

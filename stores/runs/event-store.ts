@@ -67,7 +67,7 @@ const strOrNull = (v: unknown): string | null => (v === null || v === undefined 
 /** The agent_events columns of eventRowLine's values, in their order. */
 const EVENT_COLUMNS = [
   "event_id", "project_id", "user_id", "run_id", "sdk_run_id", "event_type", "agent_name", "payload", "occurred_at", "received_at",
-  "config_version", "span_id", "parent_span_id",
+  "config_version", "span_id", "parent_span_id", "search_text",
 ] as const;
 
 /**
@@ -80,13 +80,13 @@ const EVENT_COLUMNS = [
  * thread, per span"). Times go in as canonical ISO 8601, which ClickHouse reads with date_time_input_format=best_effort
  * (settings.ts).
  */
-export function eventRowLine(e: LoggedEvent, payloadJson?: string): string {
+export function eventRowLine(e: LoggedEvent, payloadJson?: string, searchText = ""): string {
   const p = e.payload as unknown;
   const payload = typeof p === "object" && p !== null && !Array.isArray(p) ? (payloadJson ?? JSON.stringify(p)) : JSON.stringify(JSON.stringify(p));
   return (
     `[${jsonString(e.event_id)},${jsonValue(e.project_id)},${jsonValue(e.user_id)},${jsonString(e.run_id)},${jsonString(e.sdk_run_id)},${jsonString(e.event_type)}` +
     `,${jsonString(e.agent_name ?? "")},${payload},"${canonicalIso(e.occurred_at)}","${canonicalIso(e.received_at)}"` +
-    `,${jsonValue(e.config_version)},${jsonString(e.span_id ?? "")},${jsonString(e.parent_span_id ?? "")}]\n`
+    `,${jsonValue(e.config_version)},${jsonString(e.span_id ?? "")},${jsonString(e.parent_span_id ?? "")},${jsonString(searchText)}]\n`
   );
 }
 
@@ -233,10 +233,10 @@ export function createEventStore(ch: ClickHouse): EventStore {
       { project_id: projectId, run_id: runId, take: limit, ...params },
     )).map(decodeEvent);
   return {
-    async insertEvents(events, payloadJson) {
+    async insertEvents(events, payloadJson, searchText) {
       if (events.length === 0) return;
       // In time slices: a pipeline batch holds thousands of events and may share the event loop with ingest.
-      const bytes = await encodeLinesInSlices(events, (e) => eventRowLine(e, payloadJson?.get(e)));
+      const bytes = await encodeLinesInSlices(events, (e) => eventRowLine(e, payloadJson?.get(e), searchText?.get(e)));
       await ch.insertEncoded("agent_events", { columns: EVENT_COLUMNS, bytes });
     },
 

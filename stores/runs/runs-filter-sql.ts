@@ -114,7 +114,10 @@ function filterSql(f: RunsFilter, project: string, p: SqlParams, now: number, sc
   if (f.has_error !== undefined) w.push(`${f.has_error ? "" : "NOT "}(error_count > 0 OR status = 'error')`);
   for (const [terms, negated] of [[f.text, false], [f.text_not, true]] as const) {
     for (const t of terms ?? []) {
-      w.push(`external_id ${negated ? "NOT IN" : "IN"} (SELECT sdk_run_id FROM run_text WHERE project_id = ${project} AND text LIKE ${p.bind("String", likeContains(t))})`);
+      // The events' search text; rows stored before migration 195 have theirs in run_text (until retention ends them).
+      const like = p.bind("String", likeContains(t));
+      w.push(`external_id ${negated ? "NOT IN" : "IN"} (SELECT sdk_run_id FROM agent_events WHERE project_id = ${project} AND search_text LIKE ${like}` +
+        ` UNION ALL SELECT sdk_run_id FROM run_text WHERE project_id = ${project} AND text LIKE ${like})`);
     }
   }
   if (f.id_prefix !== undefined) {

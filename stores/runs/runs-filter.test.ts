@@ -76,11 +76,19 @@ for (const target of TARGETS) describe.skipIf(target.unavailable !== undefined)(
       await ch.insert("llm_calls", f.calls);
       await ch.insert("scores", f.scores);
       await ch.insert("scores", f.rewrites);
-      await ch.insert("run_text", f.texts);
+      // Half the texts in their events' rows, half in run_text as rows stored before migration 195 are: search finds both.
+      await ch.insert("agent_events", f.texts.filter((_, i) => i % 2 === 0).map(textEvent));
+      await ch.insert("run_text", f.texts.filter((_, i) => i % 2 === 1));
     }
   });
   afterAll(async () => {
     if (ch) await target.teardown(ch);
+  });
+
+  /** A fixture's text as the agent_events row of the step that gave it. */
+  const textEvent = (t: Record<string, unknown>) => ({
+    event_id: t.event_id, project_id: t.project_id, user_id: t.project_id, run_id: t.run_id, sdk_run_id: t.sdk_run_id, event_type: "step",
+    agent_name: "", payload: "{}", occurred_at: t.at, received_at: t.at, search_text: t.text,
   });
 
   /** Every page of `filter` in `sort`, `limit` at a time; `between` runs after each page. */

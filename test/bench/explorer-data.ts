@@ -1,7 +1,7 @@
 /**
  * The runs explorer bench's dataset (test/bench/explorer.ts): a project of RUNS runs over DAYS days, with their LLM
- * calls (~10 a run: the "10 million spans"), scores and free-text rows, made by ClickHouse itself (INSERT … SELECT
- * FROM numbers) rather than through ingest, so a million runs take minutes instead of hours. Every value is a hash of
+ * calls (~10 a run: the "10 million spans"), scores and events with their search text, made by ClickHouse itself
+ * (INSERT … SELECT FROM numbers) rather than through ingest, so a million runs take minutes instead of hours. Every value is a hash of
  * the run's number, so a dataset is the same each time it is made (apart from its anchor time).
  *
  * Shaped like a busy production project: ~20 agents of skewed traffic, ~5 % errors, three environments, releases
@@ -182,18 +182,28 @@ function scoresInsert(facts: string): string {
       UNION ALL ${row("label", "string", "0", `${pick(["good", "bad", "unclear"], 91)}`, "api", `${u(92)} < 0.03`, 93)})`;
 }
 
-/** run_text rows (plugins/run-text.ts): the input, the output or error, and 2–4 span names of each run, lower-cased. */
-function textInsert(facts: string): string {
+/**
+ * agent_events rows, with the search text each gives its run (pipeline/search-text.ts): the run's input, its output
+ * or error, a step named `agent` and 1–3 distinct span names, lower-cased; and a step per LLM call (the first one
+ * named `chatmodel`, the others with no text of their own, as a run's repeated span names are). Their payloads are
+ * left small: a search reads the project and the text, never a payload.
+ */
+function eventsInsert(facts: string): string {
   const name = `${list(SPAN_NAMES)}[1 + cityHash64(n, 100 + j) % ${SPAN_NAMES.length}]`;
   const texts = `arrayConcat([lower(${INPUT}), multiIf(status = 'success', ${OUTPUT}, status = 'error', ${ERROR}, ''), 'agent'],
       arrayDistinct(arrayMap(j -> ${name}, range(1 + cityHash64(n, 99) % 3))))`;
-  return `INSERT INTO run_text (project_id, run_id, sdk_run_id, event_id, at, text)
-    SELECT project, run_id, external_id,
-      toUUID(${asUuid("lower(concat(leftPad(hex(cityHash64(n, k, 110)), 16, '0'), leftPad(hex(cityHash64(n, k, 111)), 16, '0')))")}),
-      ${at("start_ms + k * 100")}, text
-    FROM (SELECT *, ${texts} AS texts FROM (${facts}))
-    ARRAY JOIN texts AS text, arrayEnumerate(texts) AS k
-    WHERE text != ''`;
+  const types = "arrayConcat(['run_start', if(status = 'error', 'error', 'run_end'), 'step'], arrayMap(x -> 'tool_call', range(length(texts) - 3)))";
+  const columns = "event_id, project_id, user_id, run_id, sdk_run_id, event_type, agent_name, payload, occurred_at, received_at, search_text";
+  const id = (a: string, b: string) => `toUUID(${asUuid(`lower(concat(leftPad(hex(cityHash64(n, ${a})), 16, '0'), leftPad(hex(cityHash64(n, ${b})), 16, '0')))`)})`;
+  const agent = `if(judge, 'runwatch-judge', ${list(AGENTS)}[1 + agent_idx])`;
+  return `INSERT INTO agent_events (${columns})
+    SELECT ${id("k, 110", "k, 111")}, project, project, run_id, external_id, type, ${agent}, '{}', ${at("start_ms + k * 100")}, ${at("start_ms + k * 100")}, text
+    FROM (SELECT *, ${texts} AS texts, ${types} AS types FROM (${facts}))
+    ARRAY JOIN texts AS text, types AS type, arrayEnumerate(texts) AS k
+    WHERE text != ''
+    UNION ALL
+    SELECT ${id("c, 120", "c, 121")}, project, project, run_id, external_id, 'step', ${agent}, '{}', ${at("start_ms + c * dur / calls")}, ${at("start_ms + c * dur / calls")}, if(c = 0, 'chatmodel', '')
+    FROM (${facts}) ARRAY JOIN range(calls) AS c`;
 }
 
 /** Writes the dataset: `runs` runs in the project, 2 % as many in the other one. */
@@ -210,7 +220,7 @@ export async function generateDataset(ch: ClickHouse, runs: number, anchor: numb
       await ch.exec(runsInsert(facts, true));
       await ch.exec(callsInsert(facts));
       await ch.exec(scoresInsert(facts));
-      await ch.exec(textInsert(facts));
+      await ch.exec(eventsInsert(facts));
       log(`  project ${project}: runs ${first - base + 1}–${Math.min(first + CHUNK, base + total) - base} of ${total} in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     }
   }

@@ -93,7 +93,7 @@ const timings = new Map<Case, Timing>();
   const [version] = await ch.query<{ v: string }>("SELECT version() AS v");
   const tables = await ch.query<{ table: string; rows: string; parts: string; disk: string; raw: string }>(
     `SELECT table, sum(rows) AS rows, count() AS parts, sum(bytes_on_disk) AS disk, sum(data_uncompressed_bytes) AS raw
-       FROM system.parts WHERE database = 'runwatch' AND active AND table IN ('agent_runs', 'llm_calls', 'scores', 'run_text')
+       FROM system.parts WHERE database = 'runwatch' AND active AND table IN ('agent_runs', 'agent_events', 'llm_calls', 'scores')
       GROUP BY table ORDER BY table`,
   );
   const [runs] = await ch.query<{ n: string }>(`SELECT count() AS n FROM agent_runs FINAL WHERE project_id = ${PROJECT}`);

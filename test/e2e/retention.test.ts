@@ -51,7 +51,7 @@ async function rowsOf(userId: number, ids: string[]): Promise<Record<string, num
     agent_events: await byRunId("agent_events"),
     llm_calls: await byRunId("llm_calls"),
     scores: await byRunId("scores"),
-    run_text: await count("SELECT count() AS c FROM run_text WHERE project_id = {uid:UInt64} AND sdk_run_id IN {ids:Array(String)}"),
+    search_texts: await count("SELECT count() AS c FROM agent_events WHERE project_id = {uid:UInt64} AND sdk_run_id IN {ids:Array(String)} AND search_text != ''"),
     run_costs: await count("SELECT count() AS c FROM run_costs WHERE user_id = {uid:UInt64} AND external_id IN {ids:Array(String)}"),
     agent_runs: await count("SELECT count() AS c FROM agent_runs WHERE user_id = {uid:UInt64} AND external_id IN {ids:Array(String)}"),
   };
@@ -108,8 +108,8 @@ describe("data retention", () => {
 
     const doomed = ["a-old", "a-hitl"];
     // Search text: the input, the output and the LLM call's name (written beside the run's new version).
-    await until("a-old's search text", async () => (await rowsOf(alice.id, ["a-old"])).run_text, (n) => n === 3);
-    expect(await rowsOf(alice.id, ["a-old"])).toMatchObject({ agent_events: 4, llm_calls: 1, scores: 1, run_text: 3 });
+    await until("a-old's search text", async () => (await rowsOf(alice.id, ["a-old"])).search_texts, (n) => n === 3);
+    expect(await rowsOf(alice.id, ["a-old"])).toMatchObject({ agent_events: 4, llm_calls: 1, scores: 1, search_texts: 3 });
     // Dead letters: alice's old one goes with her runs; her recent one and bob's old one stay.
     const letter = (userId: number, id: string) => ({ raw: Buffer.from(id), event: { project_id: userId, user_id: userId, run_id: id, sdk_run_id: id, event_id: id, event_type: "step" as const }, error: "test" });
     await addDeadLetters(srv.ports.sql, [letter(alice.id, "dl-a-old"), letter(alice.id, "dl-a-recent"), letter(bob.id, "dl-b-old")]);
@@ -122,7 +122,7 @@ describe("data retention", () => {
     expect(letters.map((l) => l.event_id)).toEqual(["dl-a-recent", "dl-b-old"]);
     expect(outcomes.some((o) => o.project_id === bob.id)).toBe(false);
 
-    expect(await rowsOf(alice.id, doomed)).toEqual({ agent_events: 0, llm_calls: 0, scores: 0, run_text: 0, run_costs: 0, agent_runs: 0 });
+    expect(await rowsOf(alice.id, doomed)).toEqual({ agent_events: 0, llm_calls: 0, scores: 0, search_texts: 0, run_costs: 0, agent_runs: 0 });
     for (const id of doomed) {
       expect((await fetch(`${srv.url}/api/runs/${id}`, bearer(alice.key))).status).toBe(404);
       expect((await fetch(`${srv.url}/api/runs/${id}/spans`, bearer(alice.key))).status).toBe(404);
@@ -134,10 +134,10 @@ describe("data retention", () => {
     const starts = await srv.ports.sql.query("SELECT external_id FROM agent_run_starts WHERE project_id = $1 ORDER BY external_id", [alice.id]);
     expect(starts.map((r: any) => r.external_id)).toEqual(["a-long", "a-recent"]);
 
-    expect(await rowsOf(alice.id, ["a-recent"])).toMatchObject({ agent_events: 4, llm_calls: 1, run_text: 3, agent_runs: expect.any(Number) });
+    expect(await rowsOf(alice.id, ["a-recent"])).toMatchObject({ agent_events: 4, llm_calls: 1, search_texts: 3, agent_runs: expect.any(Number) });
     expect((await fetch(`${srv.url}/api/runs/a-long`, bearer(alice.key))).status).toBe(200);
     expect((await fetch(`${srv.url}/api/runs/b-old`, bearer(bob.key))).status).toBe(200); // bob keeps everything
-    expect(await rowsOf(bob.id, ["b-old"])).toMatchObject({ agent_events: 4, run_text: 3 });
+    expect(await rowsOf(bob.id, ["b-old"])).toMatchObject({ agent_events: 4, search_texts: 3 });
 
     // Again: nothing more to delete; the settings page tells what the sweeps did.
     expect(await applyRetention({ sql: srv.ports.sql, ch: srv.ports.clickhouse }, { projectId: alice.id })).toEqual([

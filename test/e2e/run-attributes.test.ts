@@ -3,7 +3,7 @@
  * real HTTP (docs/API.md, "Tags, metadata, end user, environment, release"): set by any event of the run through
  * POST /api/ingest and /api/ingest/batch, folded (tags: union; metadata: latest per key, its type kept; the rest:
  * latest non-empty), read back from GET /api/runs/{id} and GET /api/runs; a value over a bound is a 422 naming the
- * field; the run_text rows free-text search reads are written per run and project.
+ * field; the search text free-text search reads is kept per run and project.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, json, startTestServer, until, waitForRun, type TestAccount, type TestServer } from "./harness.js";
@@ -32,10 +32,10 @@ async function batch(key: string, events: Record<string, unknown>[]): Promise<{ 
 }
 const runOf = async (key: string, id: string) => ((await (await fetch(`${srv.url}/api/runs/${id}`, bearer(key))).json()) as { run: Record<string, any> }).run;
 
-/** The run_text rows of a run in a project, as free-text search reads them. */
+/** The search texts of a run's events in a project, as free-text search reads them. */
 async function textRows(projectId: number, sdkRunId: string): Promise<string[]> {
   const rows = await srv.ports.clickhouse.query<{ text: string }>(
-    "SELECT text FROM run_text FINAL WHERE project_id = {p:UInt64} AND sdk_run_id = {id:String} ORDER BY at, text",
+    "SELECT search_text AS text FROM agent_events FINAL WHERE project_id = {p:UInt64} AND sdk_run_id = {id:String} AND search_text != '' ORDER BY occurred_at, text",
     { p: projectId, id: sdkRunId },
   );
   return rows.map((r) => r.text);
@@ -147,7 +147,7 @@ describe("a run's tags, metadata, end user, environment and release through the 
     expect(await textRows(bob.id, "searchable")).toEqual(expected("bravo"));
     // The search the runs list makes, scoped by project: alice's words never find bob's run, nor his hers.
     const search = async (projectId: number, q: string) => (await srv.ports.clickhouse.query<{ id: string }>(
-      "SELECT DISTINCT sdk_run_id AS id FROM run_text WHERE project_id = {p:UInt64} AND text LIKE {q:String}", { p: projectId, q: `%${q}%` },
+      "SELECT DISTINCT sdk_run_id AS id FROM agent_events WHERE project_id = {p:UInt64} AND search_text LIKE {q:String}", { p: projectId, q: `%${q}%` },
     )).map((r) => r.id);
     expect(await search(alice.id, "gateway of alpha")).toEqual(["searchable"]);
     expect(await search(alice.id, "bravo")).toEqual([]);
