@@ -1,4 +1,5 @@
 /** The built-in alert triggers, in the order /alerts lists them. Each module is one defineTrigger(...). */
+import { anomaly } from "./anomaly.js";
 import { agentBudgetExceeded } from "./agent-budget-exceeded.js";
 import { errorRateAbove } from "./error-rate-above.js";
 import { evaluationFailureRateAbove } from "./evaluation-failure-rate-above.js";
@@ -11,5 +12,5 @@ import { toolError } from "./tool-error.js";
 import { waitingForInput } from "./waiting-for-input.js";
 
 export const BUILTIN_TRIGGERS: readonly TriggerDefinition[] = [
-  runError, waitingForInput, runCostAbove, agentBudgetExceeded, runDurationAbove, errorRateAbove, toolError, scoreBelow, evaluationFailureRateAbove,
+  runError, waitingForInput, runCostAbove, agentBudgetExceeded, runDurationAbove, errorRateAbove, toolError, scoreBelow, evaluationFailureRateAbove, anomaly,
 ];

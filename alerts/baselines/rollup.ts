@@ -1,0 +1,36 @@
+/**
+ * Keeps a project's hourly aggregates current before its baselines are read: rolls up the whole hours that ended
+ * since the last roll-up, and the one before them again (runs that ended late, a pipeline that lagged). A project
+ * seen for the first time by this process starts from the latest hour stored (or HISTORY_DAYS back, the backfill of
+ * a project's first anomaly rule). At most once per ROLL_INTERVAL_MS per project and process: the sweep runs every
+ * 15 s, an hour ends once an hour. Several processes rolling the same hour write the same values (the newest row
+ * wins on read), so no lock is needed.
+ */
+import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import { latestRolledHour, rollUpHours } from "../../stores/baselines/metric-hours.js";
+import { HISTORY_DAYS } from "./band.js";
+
+const HOUR_MS = 3_600_000;
+const ROLL_INTERVAL_MS = 5 * 60_000;
+
+const startOfHour = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
+
+/** Per project: the end of the hours rolled up (exclusive) and when that was done. */
+const rolled = new Map<number, { until: number; at: number }>();
+
+export async function rollUpProject(ch: ClickHouse, projectId: number, now: Date): Promise<void> {
+  const end = startOfHour(now.getTime());
+  const last = rolled.get(projectId);
+  if (last && last.until >= end && now.getTime() - last.at < ROLL_INTERVAL_MS) return;
+  let until = last?.until;
+  if (until === undefined) {
+    const latest = await latestRolledHour(ch, projectId);
+    until = latest ? latest.getTime() + HOUR_MS : end - HISTORY_DAYS * 24 * HOUR_MS;
+  }
+  const from = Math.max(until - HOUR_MS, end - HISTORY_DAYS * 24 * HOUR_MS);
+  if (from < end) await rollUpHours(ch, { projectId, from: new Date(from), to: new Date(end) });
+  rolled.set(projectId, { until: end, at: now.getTime() });
+}
+
+/** Forgets what this process rolled up (tests that reuse a project id on a fresh store). */
+export const forgetRollUps = (): void => rolled.clear();

@@ -1,0 +1,132 @@
+/**
+ * anomaly: an agent's metric over the last `window_minutes` leaves the band learned from its own history for this
+ * hour of the week (alerts/baselines/band.ts), with at least `min_runs` runs in the window. Judged by the sweep:
+ * it first rolls up the hours that ended since the last sweep (alerts/baselines/rollup.ts), so a baseline is read
+ * from hourly aggregates, and only the live window from the runs.
+ *
+ * One notification per episode: leaving the band fires `episode:<n>:fired:<agent>`, coming back into it fires
+ * `episode:<n>:resolved:<agent>`; the keys already dispatched (alert_firings) say which agents are out, so the state
+ * holds across sweeps, restarts and processes. A baseline still "learning" judges nothing, and neither does a window
+ * with too few runs (an open episode then waits for enough runs to say it is over).
+ */
+import { Schema } from "effect";
+import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
+import { baselineStats, windowMetrics } from "../../stores/baselines/metric-hours.js";
+import { activationsBetween } from "../../stores/config-activations.js";
+import { episodeKey, episodeStates } from "../../stores/alerts/anomaly-episodes.js";
+import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, SENSITIVITIES, hourOfWeek, learnBand, slotLabel, type Band, type Sensitivity } from "../baselines/band.js";
+import { METRICS, METRIC_NAMES, type MetricName } from "../baselines/metrics.js";
+import { rollUpProject } from "../baselines/rollup.js";
+import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger, minimumCountField, windowFormField, windowMinutesField } from "./define.js";
+
+const HOUR_MS = 3_600_000;
+/** How far back "what changed" looks for a config activation. */
+const CHANGE_LOOKBACK_MS = 7 * 24 * HOUR_MS;
+
+type Ready = Extract<Band, { state: "ready" }>;
+
+/** "40 min", "3 h", "2 days". */
+export function durationInWords(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 90) return `${s} s`;
+  if (s < 90 * 60) return `${Math.round(s / 60)} min`;
+  if (s < 48 * 3600) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86_400)} days`;
+}
+
+const usual = (band: Ready, how: number, fmt: (v: number) => string): string =>
+  `its usual ${fmt(band.median)} ${band.basis === "slot" ? `for ${slotLabel(how)}` : "(any hour: too little history for this hour of the week yet)"}`;
+
+/** The firing's words: "refund-bot p95 latency 14.2 s, 3.1× its usual 4.6 s for Tuesdays 14:00". */
+export function describeAnomaly(agent: string, metric: MetricName, value: number, band: Ready, how: number): string {
+  const { label, format } = METRICS[metric];
+  const ratio = band.median > 0 ? `${(value / band.median).toFixed(1)}× ` : "above ";
+  return `${agent} ${label} ${format(value)}, ${ratio}${usual(band, how, format)}`;
+}
+
+export function describeRecovery(agent: string, metric: MetricName, value: number, band: Ready, how: number): string {
+  const { label, format } = METRICS[metric];
+  return `${agent} ${label} is back to ${format(value)}, within ${usual(band, how, format)} (band up to ${format(band.upper)})`;
+}
+
+/** The nearest config activation of the agent before `now`, in words and figures. */
+async function nearestChange(ctx: AlertContext, projectId: number, agent: string, now: Date) {
+  const list = await activationsBetween(ctx.sql, projectId, new Date(now.getTime() - CHANGE_LOOKBACK_MS).toISOString(), new Date(now.getTime() + 1).toISOString(), [agent]);
+  const last = list.at(-1);
+  if (!last) return undefined;
+  return { words: `since config v${last.version} was activated ${durationInWords(now.getTime() - Date.parse(last.at))} ago`, kind: "config_activation", version: last.version, at: last.at };
+}
+
+async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<AlertFiring[]> {
+  const { metric, sensitivity, window_minutes, min_runs } = rule.config as { metric: MetricName; sensitivity: Sensitivity; window_minutes: number; min_runs: number };
+  const agent = typeof rule.config.agent_name === "string" && rule.config.agent_name ? rule.config.agent_name : undefined;
+  await rollUpProject(ctx.clickhouse, rule.project_id, now);
+  const windows = await windowMetrics(ctx.clickhouse, { projectId: rule.project_id, agent, from: new Date(now.getTime() - window_minutes * 60_000), to: now });
+  const judged = windows.filter((w) => w.runs >= min_runs);
+  if (judged.length === 0) return [];
+  const how = hourOfWeek(now);
+  const hourStart = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
+  const stats = await baselineStats(ctx.clickhouse, {
+    projectId: rule.project_id, metric, agent, hourOfWeek: how, minRuns: MIN_RUNS_PER_HOUR,
+    since: new Date(hourStart.getTime() - HISTORY_DAYS * 24 * HOUR_MS), until: hourStart,
+  });
+  const byAgent = new Map(stats.map((s) => [s.agent_name, s]));
+  const episodes = await episodeStates(ctx.sql, rule.id);
+  const out: AlertFiring[] = [];
+  for (const w of judged) {
+    const band = learnBand(byAgent.get(w.agent_name), metric, sensitivity);
+    if (band.state === "learning") continue;
+    const value = w.values[metric];
+    const episode = episodes.get(w.agent_name) ?? { n: 0, open: false };
+    const outside = value > band.upper;
+    if (outside === episode.open) continue;
+    const details = {
+      metric, agent_name: w.agent_name, value, runs: w.runs, window_minutes, sensitivity, k: SENSITIVITIES[sensitivity],
+      baseline: { basis: band.basis, hour_of_week: slotLabel(how), hours: band.hours, median: band.median, mad: band.mad, spread: band.spread, upper: band.upper, history_days: HISTORY_DAYS },
+    };
+    if (outside) {
+      const change = await nearestChange(ctx, rule.project_id, w.agent_name, now);
+      const message = describeAnomaly(w.agent_name, metric, value, band, how) + (change ? `; ${change.words}` : "");
+      out.push({ key: episodeKey(episode.n + 1, "fired", w.agent_name), rule, message, details: { ...details, state: "fired", change: change ?? null } });
+    } else {
+      out.push({ key: episodeKey(episode.n, "resolved", w.agent_name), rule, message: describeRecovery(w.agent_name, metric, value, band, how), details: { ...details, state: "resolved" } });
+    }
+  }
+  return out;
+}
+
+export const anomaly = defineTrigger({
+  type: "anomaly",
+  label: "Anomaly (learned baseline)",
+  description: "An agent's metric leaves the band learned from its own history for this hour of the week; resolves when it returns.",
+  schema: Schema.Struct({
+    metric: Schema.Literal(...METRIC_NAMES).annotations({ message: () => `must be one of ${METRIC_NAMES.join(", ")}` }),
+    sensitivity: Schema.optionalWith(
+      Schema.Literal("low", "medium", "high").annotations({ message: () => 'must be "low", "medium" or "high"' }),
+      { default: () => "medium" as const },
+    ),
+    window_minutes: windowMinutesField(30, 1440),
+    min_runs: minimumCountField(10),
+    agent_name: agentNameField,
+    cooldown_seconds: cooldownField,
+  }),
+  fields: [
+    { name: "metric", label: "Metric", kind: "select", required: true, options: METRIC_NAMES.map((m) => ({ value: m, label: METRICS[m].label })) },
+    {
+      name: "sensitivity", label: "Sensitivity", kind: "select",
+      options: [{ value: "medium", label: "medium (4 spreads)" }, { value: "low", label: "low (6 spreads)" }, { value: "high", label: "high (3 spreads)" }],
+      help: "How far above its usual value, in robust standard deviations, the window must be.",
+    },
+    windowFormField(30),
+    { name: "min_runs", label: "Minimum runs in window", kind: "number", step: "1", placeholder: "10", help: "Below this many ended runs the window is not judged." },
+    AGENT_FIELD,
+    COOLDOWN_FIELD,
+  ],
+  // An episode notifies once when it starts and once when it ends: no cooldown needed to keep it quiet.
+  defaultCooldownSeconds: 0,
+  async sweep(rules, ctx, now) {
+    const out: AlertFiring[] = [];
+    for (const rule of rules) out.push(...(await check(rule, ctx, now)));
+    return out;
+  },
+});
