@@ -100,9 +100,9 @@ export const anomaly = defineTrigger({
   label: "Anomaly (learned baseline)",
   description: "An agent's metric leaves the band learned from its own history for this hour of the week; resolves when it returns.",
   schema: Schema.Struct({
-    metric: Schema.Literal(...METRIC_NAMES).annotations({ message: () => `must be one of ${METRIC_NAMES.join(", ")}` }),
+    metric: Schema.Literal(...METRIC_NAMES).annotations({ message: () => ({ message: `must be one of ${METRIC_NAMES.join(", ")}`, override: true }) }),
     sensitivity: Schema.optionalWith(
-      Schema.Literal("low", "medium", "high").annotations({ message: () => 'must be "low", "medium" or "high"' }),
+      Schema.Literal("low", "medium", "high").annotations({ message: () => ({ message: 'must be "low", "medium" or "high"', override: true }) }),
       { default: () => "medium" as const },
     ),
     window_minutes: windowMinutesField(30, 1440),

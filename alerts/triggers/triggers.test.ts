@@ -42,6 +42,8 @@ describe("trigger configs", () => {
     expect(decodeTriggerConfig(def("agent_budget_exceeded"), { period: "week" })).toEqual(Either.left({ field: "config.period", message: 'Budget period: must be "day" or "month"' }));
     expect(Either.isLeft(decodeTriggerConfig(def("run_error"), { cooldown_seconds: -1 }))).toBe(true);
     expect(Either.isLeft(decodeTriggerConfig(def("error_rate_above"), { threshold_pct: 101 }))).toBe(true);
+    expect(Either.getOrThrow(decodeTriggerConfig(def("anomaly"), { metric: "latency_p95" }))).toMatchObject({ metric: "latency_p95", sensitivity: "medium", window_minutes: 30, min_runs: 10 });
+    expect(decodeTriggerConfig(def("anomaly"), {})).toEqual(Either.left({ field: "config.metric", message: "Metric is required" }));
   });
 
   it("the rule form: numbers parsed, unknown trigger/channel and bad targets refused", async () => {

@@ -1,0 +1,38 @@
+/** Learned bands: the hour-of-week slot, the all-hours fallback, "learning", and the words of a firing. */
+import { describe, expect, it } from "vitest";
+import { hourOfWeek, learnBand, slotLabel } from "./band.js";
+import { describeAnomaly, describeRecovery, durationInWords } from "../triggers/anomaly.js";
+
+const stats = (slotN: number, allN: number, median = 4.6, mad = 0.1) => ({ agent_name: "a", slot: { n: slotN, median, mad }, all: { n: allN, median: 1, mad: 0.5 } });
+
+describe("learned bands", () => {
+  it("hour of the week counts from Monday 00:00 UTC", () => {
+    expect(hourOfWeek(new Date("2026-11-23T00:30:00Z"))).toBe(0); // a Monday
+    expect(hourOfWeek(new Date("2026-11-24T14:00:00Z"))).toBe(38);
+    expect(hourOfWeek(new Date("2026-11-29T23:59:00Z"))).toBe(167);
+    expect(slotLabel(38)).toBe("Tuesdays 14:00");
+  });
+
+  it("uses the slot with 3+ hours, every hour with 24+, and is learning below", () => {
+    expect(learnBand(undefined, "latency_p95", "medium")).toEqual({ state: "learning", hours: 0, needed: 24 });
+    expect(learnBand(stats(2, 23), "latency_p95", "medium")).toEqual({ state: "learning", hours: 23, needed: 24 });
+    expect(learnBand(stats(2, 24), "latency_p95", "medium")).toMatchObject({ state: "ready", basis: "all", hours: 24, median: 1, spread: 0.5 * 1.4826 });
+    const slot = learnBand(stats(4, 600), "latency_p95", "high");
+    expect(slot).toMatchObject({ state: "ready", basis: "slot", hours: 4, median: 4.6 });
+    if (slot.state === "ready") expect(slot.upper).toBeCloseTo(4.6 + 3 * 0.23, 9); // 5% of the median beats 1.4826 × MAD
+  });
+
+  it("a metric that never moved still gets the metric's floor", () => {
+    const b = learnBand({ agent_name: "a", slot: { n: 4, median: 0, mad: 0 }, all: { n: 600, median: 0, mad: 0 } }, "error_rate", "medium");
+    expect(b).toMatchObject({ state: "ready", spread: 0.01, upper: 0.04 });
+  });
+
+  it("says how far in words", () => {
+    const band = { state: "ready", basis: "slot", hours: 4, median: 4.6, mad: 0.1, spread: 0.23, upper: 5.52 } as const;
+    expect(describeAnomaly("refund-bot", "latency_p95", 14.2, band, 38)).toBe("refund-bot p95 latency 14.2 s, 3.1× its usual 4.6 s for Tuesdays 14:00");
+    expect(describeAnomaly("b", "error_rate", 0.12, { ...band, median: 0 }, 38)).toBe("b error rate 12.0%, above its usual 0.0% for Tuesdays 14:00");
+    expect(describeAnomaly("b", "cost_per_run", 0.5, { ...band, basis: "all", median: 0.1 }, 38)).toBe("b cost per run $0.50, 5.0× its usual $0.10 (any hour: too little history for this hour of the week yet)");
+    expect(describeRecovery("b", "latency_p50", 0.4, { ...band, median: 0.35, upper: 0.6 }, 0)).toBe("b median latency is back to 400 ms, within its usual 350 ms for Mondays 00:00 (band up to 600 ms)");
+    expect([durationInWords(40_000), durationInWords(40 * 60_000), durationInWords(5 * 3_600_000), durationInWords(3 * 86_400_000)]).toEqual(["40 s", "40 min", "5 h", "3 days"]);
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * The anomaly trigger end to end: a real web server with the pipeline (file log, chDB, PGlite in a temp dir), the
+ * notification worker and an HTTP receiver on loopback. Four weeks of hourly history are seeded through the
+ * baselines store; the rule is made through the /alerts form; runs arrive through POST /api/ingest/batch.
+ * It fires once, in words, naming the config activation; an agent whose baseline is still learning is not judged;
+ * the episode resolves when the window is back in its band.
+ */
+process.env.RUNWATCH_ALLOW_PRIVATE_WEBHOOKS = "1";
+process.env.RUNWATCH_NOTIFY_BACKOFF_MS = "50";
+process.env.RUNWATCH_NOTIFY_POLL_MS = "50";
+process.env.RUNWATCH_ALERT_SWEEP_MS = "300";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CookieJar, csrfFrom, json, startTestServer, type TestServer } from "./harness.js";
+import { startNotificationWorker, type NotificationWorker } from "../../alerts/index.js";
+import { startHttpReceiver, type HttpReceiver } from "../../alerts/testing/peers.js";
+import { insertMetricHours, type MetricHour } from "../../stores/baselines/metric-hours.js";
+import { addVersion, createAgent } from "../../stores/agent-registry.js";
+import type { SessionUser } from "../../web/deps.js";
+
+const HOUR = 3_600_000;
+
+let srv: TestServer;
+let worker: NotificationWorker;
+let receiver: HttpReceiver;
+let user: SessionUser;
+let key: string;
+let jar: CookieJar;
+
+async function submitRule(fields: Record<string, string>): Promise<Response> {
+  const res = await jar.fetch(`${srv.url}/alerts/new`);
+  return jar.form(`${srv.url}/alerts`, { _csrf: csrfFrom(await res.text()), enabled: "on", ...fields });
+}
+
+const jobsOf = (name: string) => srv.ports.sql.query<{ payload: any; status: string }>(
+  "SELECT j.payload, j.status FROM notification_jobs j JOIN alert_rules r ON r.id = j.rule_id WHERE r.name = $1 ORDER BY j.id", [name]);
+
+/** `n` runs of `agent` that took `seconds` and ended `endedAgoMs` ago. */
+function runs(agent: string, prefix: string, n: number, seconds: number, endedAgoMs: number) {
+  const end = Date.now() - endedAgoMs;
+  return Array.from({ length: n }, (_, i) => [
+    { event_type: "run_start", sdk_run_id: `${prefix}-${i}`, agent_name: agent, payload: {}, occurred_at: new Date(end - seconds * 1000).toISOString() },
+    { event_type: "run_end", sdk_run_id: `${prefix}-${i}`, payload: {}, occurred_at: new Date(end).toISOString() },
+  ]).flat();
+}
+
+beforeAll(async () => {
+  srv = await startTestServer({ pipeline: true, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" } });
+  worker = await startNotificationWorker({ sql: srv.ports.sql, pubsub: srv.ports.pubsub });
+  receiver = await startHttpReceiver();
+  user = await srv.user();
+  key = await srv.key(user.id);
+  jar = new CookieJar();
+  const csrf = csrfFrom(await (await jar.fetch(`${srv.url}/login`)).text());
+  expect((await jar.form(`${srv.url}/login`, { _csrf: csrf, email: user.email, password: "correct horse battery" })).status).toBe(302);
+}, 60_000);
+
+afterAll(async () => {
+  await worker?.close();
+  await receiver?.close();
+  await srv?.close();
+});
+
+describe("anomaly alerts", () => {
+  it("the form refuses a missing or unknown metric and a bad sensitivity, naming the field", async () => {
+    const missing = await submitRule({ name: "x", trigger_type: "anomaly", channel: "dashboard" });
+    expect(missing.status).toBe(422);
+    expect(await missing.text()).toContain("Metric is required");
+    const unknown = await submitRule({ name: "x", trigger_type: "anomaly", channel: "dashboard", "config.metric": "mood" });
+    expect(await unknown.text()).toContain("Metric: must be one of error_rate, latency_p50, latency_p95, cost_per_run, tokens_per_run");
+    const sens = await submitRule({ name: "x", trigger_type: "anomaly", channel: "dashboard", "config.metric": "error_rate", "config.sensitivity": "extreme" });
+    expect(await sens.text()).toContain("Sensitivity: must be &quot;low&quot;, &quot;medium&quot; or &quot;high&quot;");
+  });
+
+  it("fires once when an agent's p95 latency leaves its learned band, says how far and what changed, and resolves when it returns", async () => {
+    // Four weeks of hours: refund-bot's p95 latency is 4.5 – 4.7 s every hour; new-bot has five hours (learning).
+    const hourStart = Math.floor(Date.now() / HOUR) * HOUR;
+    const history: MetricHour[] = [];
+    for (let h = 1; h <= 28 * 24; h++) {
+      const week = Math.floor((h - 1) / 168);
+      history.push({ agent_name: "refund-bot", metric: "latency_p95", hour: new Date(hourStart - h * HOUR), runs: 20, value: [4.5, 4.6, 4.7, 4.6][week]! });
+      if (h <= 5) history.push({ agent_name: "new-bot", metric: "latency_p95", hour: new Date(hourStart - h * HOUR), runs: 20, value: 1 });
+    }
+    await insertMetricHours(srv.ports.clickhouse, user.id, history);
+    await createAgent(srv.ports.sql, user.id, { name: "refund-bot" });
+    await addVersion(srv.ports.sql, user.id, "refund-bot", { config: "{\"model\":\"a\"}", activate: true });
+    await addVersion(srv.ports.sql, user.id, "refund-bot", { config: "{\"model\":\"b\"}", activate: true });
+
+    const created = await submitRule({
+      name: "Slow", trigger_type: "anomaly", channel: "webhook", target: `${receiver.url}/hook`,
+      "config.metric": "latency_p95", "config.window_minutes": "1", "config.min_runs": "5",
+    });
+    expect(created.status).toBe(302);
+
+    // Slow runs that ended 40 s ago: inside the 1-minute window for about 20 s.
+    const ingest = (events: unknown[]) => fetch(`${srv.url}/api/ingest/batch`, json(key, { events }));
+    expect((await ingest([...runs("refund-bot", "slow", 5, 14.2, 40_000), ...runs("new-bot", "new", 5, 30, 40_000)])).status).toBe(207);
+    await expect.poll(async () => (await jobsOf("Slow")).length, { timeout: 15_000, interval: 200 }).toBe(1);
+    const [fired] = await jobsOf("Slow");
+    expect(fired!.payload.message).toMatch(
+      /^refund-bot p95 latency 14\.2 s, 3\.1× its usual 4\.6 s for (Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days \d\d:00; since config v2 was activated \d+ s ago$/,
+    );
+    expect(fired!.payload.details).toMatchObject({
+      state: "fired", metric: "latency_p95", agent_name: "refund-bot", value: 14.2, runs: 5, window_minutes: 1, sensitivity: "medium",
+      baseline: { basis: "slot", hours: 4, median: 4.6, history_days: 28 },
+      change: { kind: "config_activation", version: 2 },
+    });
+    expect(fired!.payload.details.baseline.upper).toBeCloseTo(4.6 + 4 * 0.23, 5); // the 5% floor: MAD 0.1 × 1.4826 < 0.23
+    await expect.poll(async () => receiver.requests.filter((r) => r.path === "/hook").length, { timeout: 5000 }).toBe(1);
+
+    // Still out of band on later sweeps: no second notification; new-bot (learning) never fires.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await jobsOf("Slow")).toHaveLength(1);
+
+    // Once the slow runs have left the window, runs at the usual latency close the episode.
+    await new Promise((r) => setTimeout(r, Math.max(0, 21_000 - 1500)));
+    expect((await ingest(runs("refund-bot", "fast", 5, 4.5, 0))).status).toBe(207);
+    await expect.poll(async () => (await jobsOf("Slow")).length, { timeout: 15_000, interval: 200 }).toBe(2);
+    const resolved = (await jobsOf("Slow"))[1]!;
+    expect(resolved.payload.message).toMatch(/^refund-bot p95 latency is back to 4\.5 s, within its usual 4\.6 s for \w+ \d\d:00 \(band up to 5\.52 s\)$/);
+    expect(resolved.payload.details).toMatchObject({ state: "resolved", value: 4.5, runs: 5 });
+    expect((await jobsOf("Slow")).every((j) => j.payload.message.startsWith("refund-bot"))).toBe(true);
+  }, 90_000);
+});
