@@ -6,6 +6,7 @@
  *   rules         the /alerts form's validation and the rule writes
  *   queue         firings → durable notification jobs (dedupe, cooldown), the same in both modes
  *   delivery/     the worker and its channels (email, Slack, webhook, dashboard)
+ *   baselines/    learned baselines of the anomaly trigger: bands, the hourly roll-up, change points, explanations
  *
  * Layering: alerts imports core and its data access, stores/alerts/ (every query it makes); plugins, web and deploy
  * import alerts through this file.
@@ -24,6 +25,8 @@ export { JOBS_CHANNEL, cooldownSecondsOf, dispatchFirings, enqueueTest, getJob, 
 export { loadNotificationSettings, type NotificationSettings } from "./settings.js";
 export { CHANNELS, type NotificationChannel } from "./delivery/channels/index.js";
 export { deliverNow, startNotificationWorker, type NotificationWorker } from "./delivery/worker.js";
+export { explainBaseline, type BaselineExplanation } from "./baselines/explain.js";
+export { METRICS as BASELINE_METRICS, METRIC_NAMES as BASELINE_METRIC_NAMES, type MetricName as BaselineMetric } from "./baselines/metrics.js";
 export { verifySignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "./signature.js";
 
 import { recordFirings } from "./queue.js";

@@ -1,7 +1,8 @@
 /** Learned bands: the hour-of-week slot, the all-hours fallback, "learning", and the words of a firing. */
 import { describe, expect, it } from "vitest";
 import { hourOfWeek, learnBand, slotLabel } from "./band.js";
-import { describeAnomaly, describeRecovery, durationInWords } from "../triggers/anomaly.js";
+import { describeAnomaly, describeRecovery } from "../triggers/anomaly.js";
+import { durationInWords } from "./change-points.js";
 
 const stats = (slotN: number, allN: number, median = 4.6, mad = 0.1) => ({ agent_name: "a", slot: { n: slotN, median, mad }, all: { n: allN, median: 1, mad: 0.5 } });
 

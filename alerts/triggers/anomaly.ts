@@ -12,27 +12,18 @@
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
 import { baselineStats, windowMetrics } from "../../stores/baselines/metric-hours.js";
-import { activationsBetween } from "../../stores/config-activations.js";
 import { episodeKey, episodeStates } from "../../stores/alerts/anomaly-episodes.js";
 import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, SENSITIVITIES, hourOfWeek, learnBand, slotLabel, type Band, type Sensitivity } from "../baselines/band.js";
 import { METRICS, METRIC_NAMES, type MetricName } from "../baselines/metrics.js";
 import { rollUpProject } from "../baselines/rollup.js";
+import { changeInWords, changePoints } from "../baselines/change-points.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger, minimumCountField, windowFormField, windowMinutesField } from "./define.js";
 
 const HOUR_MS = 3_600_000;
-/** How far back "what changed" looks for a config activation. */
+/** How far back "what changed" looks for a change point (a config activation, a new release). */
 const CHANGE_LOOKBACK_MS = 7 * 24 * HOUR_MS;
 
 type Ready = Extract<Band, { state: "ready" }>;
-
-/** "40 min", "3 h", "2 days". */
-export function durationInWords(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 90) return `${s} s`;
-  if (s < 90 * 60) return `${Math.round(s / 60)} min`;
-  if (s < 48 * 3600) return `${Math.round(s / 3600)} h`;
-  return `${Math.round(s / 86_400)} days`;
-}
 
 const usual = (band: Ready, how: number, fmt: (v: number) => string): string =>
   `its usual ${fmt(band.median)} ${band.basis === "slot" ? `for ${slotLabel(how)}` : "(any hour: too little history for this hour of the week yet)"}`;
@@ -49,12 +40,10 @@ export function describeRecovery(agent: string, metric: MetricName, value: numbe
   return `${agent} ${label} is back to ${format(value)}, within ${usual(band, how, format)} (band up to ${format(band.upper)})`;
 }
 
-/** The nearest config activation of the agent before `now`, in words and figures. */
+/** The agent's latest change point within CHANGE_LOOKBACK_MS before `now`: the anomaly's "what changed". */
 async function nearestChange(ctx: AlertContext, projectId: number, agent: string, now: Date) {
-  const list = await activationsBetween(ctx.sql, projectId, new Date(now.getTime() - CHANGE_LOOKBACK_MS).toISOString(), new Date(now.getTime() + 1).toISOString(), [agent]);
-  const last = list.at(-1);
-  if (!last) return undefined;
-  return { words: `since config v${last.version} was activated ${durationInWords(now.getTime() - Date.parse(last.at))} ago`, kind: "config_activation", version: last.version, at: last.at };
+  const last = (await changePoints(ctx, projectId, agent, new Date(now.getTime() - CHANGE_LOOKBACK_MS), new Date(now.getTime() + 1))).at(-1);
+  return last ? { ...last, words: changeInWords(last, now) } : undefined;
 }
 
 async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<AlertFiring[]> {

@@ -36,10 +36,10 @@ const jobsOf = (name: string) => srv.ports.sql.query<{ payload: any; status: str
   "SELECT j.payload, j.status FROM notification_jobs j JOIN alert_rules r ON r.id = j.rule_id WHERE r.name = $1 ORDER BY j.id", [name]);
 
 /** `n` runs of `agent` that took `seconds` and ended `endedAgoMs` ago. */
-function runs(agent: string, prefix: string, n: number, seconds: number, endedAgoMs: number) {
+function runs(agent: string, prefix: string, n: number, seconds: number, endedAgoMs: number, release = "2.4.1") {
   const end = Date.now() - endedAgoMs;
   return Array.from({ length: n }, (_, i) => [
-    { event_type: "run_start", sdk_run_id: `${prefix}-${i}`, agent_name: agent, payload: {}, occurred_at: new Date(end - seconds * 1000).toISOString() },
+    { event_type: "run_start", sdk_run_id: `${prefix}-${i}`, agent_name: agent, release, payload: {}, occurred_at: new Date(end - seconds * 1000).toISOString() },
     { event_type: "run_end", sdk_run_id: `${prefix}-${i}`, payload: {}, occurred_at: new Date(end).toISOString() },
   ]).flat();
 }
@@ -114,11 +114,29 @@ describe("anomaly alerts", () => {
 
     // Once the slow runs have left the window, runs at the usual latency close the episode.
     await new Promise((r) => setTimeout(r, Math.max(0, 21_000 - 1500)));
-    expect((await ingest(runs("refund-bot", "fast", 5, 4.5, 0))).status).toBe(207);
+    expect((await ingest(runs("refund-bot", "fast", 5, 4.5, 0, "2.4.2"))).status).toBe(207);
     await expect.poll(async () => (await jobsOf("Slow")).length, { timeout: 15_000, interval: 200 }).toBe(2);
     const resolved = (await jobsOf("Slow"))[1]!;
     expect(resolved.payload.message).toMatch(/^refund-bot p95 latency is back to 4\.5 s, within its usual 4\.6 s for \w+ \d\d:00 \(band up to 5\.52 s\)$/);
     expect(resolved.payload.details).toMatchObject({ state: "resolved", value: 4.5, runs: 5 });
     expect((await jobsOf("Slow")).every((j) => j.payload.message.startsWith("refund-bot"))).toBe(true);
+
+    // The band opened up: the numbers it came from, the window, and the change points with before/after.
+    const get = (q: string) => fetch(`${srv.url}/api/baselines?${q}`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await get("agent=refund-bot&metric=latency_p95&window_minutes=5");
+    expect(res.status).toBe(200);
+    const b = await res.json();
+    expect(b).toMatchObject({ agent: "refund-bot", metric: "latency_p95", label: "p95 latency", bands: { medium: { state: "ready", basis: "slot", hours: 4, median: 4.6 }, low: { state: "ready" } } });
+    expect(b.learned_from.map((h: { value: number }) => h.value).sort()).toEqual([4.5, 4.6, 4.6, 4.7]);
+    expect(b.window.runs).toBe(10);
+    expect(b.changes.map((c: { label: string }) => c.label)).toEqual(["config v1", "config v2", "release 2.4.2"]);
+    expect(b.changes[1]).toMatchObject({ kind: "config_activation", version: 2, before: { hours: 24, runs: 480 }, after: { runs: 0, value: null }, shift_in_spreads: null });
+    expect(b.changes[1].before.value).toBeCloseTo(4.5, 5);
+    expect((await (await get("agent=new-bot&metric=latency_p95")).json()).bands.medium).toEqual({ state: "learning", hours: 5, needed: 24 });
+    const bad = await get("agent=refund-bot&metric=mood");
+    expect(bad.status).toBe(422);
+    expect((await bad.json()).error).toMatchObject({ field: "metric" });
+    expect((await get("metric=error_rate")).status).toBe(422);
+    expect((await fetch(`${srv.url}/api/baselines?agent=x&metric=error_rate`)).status).toBe(401);
   }, 90_000);
 });

@@ -173,6 +173,8 @@ describe("OpenAPI document", () => {
     await conforms("/api/agents/{name}/config", "get", cfg);
     await conforms("/api/agents/{name}/config", "get", await fetch(`${srv.url}/api/agents/config-bot/config`, { headers: { authorization: `Bearer ${key}`, "if-none-match": etag } }));
     await conforms("/api/agents/{name}/config", "get", await get("/api/agents/nobody/config"));
+    await conforms("/api/baselines", "get", await get("/api/baselines?agent=config-bot&metric=latency_p95"));
+    await conforms("/api/baselines", "get", await get("/api/baselines?agent=config-bot&metric=mood"));
 
     await conforms("/api/datasets", "post", await post("/api/datasets", { name: "doc set", description: "for the document" }));
     await conforms("/api/datasets", "post", await post("/api/datasets", { name: "doc set" }));

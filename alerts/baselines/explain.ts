@@ -1,0 +1,60 @@
+/**
+ * A baseline opened up: for one agent and metric at `now`, the band of each sensitivity (or "learning"), the hourly
+ * values it was learned from, the live window, and the agent's change points with the metric before and after each
+ * (and the shift in band spreads: how significant it is against the metric's usual spread). What /api/baselines
+ * answers; the numbers are the ones the anomaly trigger judges with.
+ */
+import type { ClickHouse } from "../../core/ports/clickhouse.js";
+import type { Sql } from "../../core/ports/sql.js";
+import { baselineStats, windowMetrics } from "../../stores/baselines/metric-hours.js";
+import { metricHistory } from "../../stores/baselines/history.js";
+import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, SENSITIVITIES, hourOfWeek, learnBand, slotLabel, type Band, type Sensitivity } from "./band.js";
+import { beforeAfter, changePoints, type ChangePoint, type Side } from "./change-points.js";
+import { METRICS, type MetricName } from "./metrics.js";
+import { rollUpProject } from "./rollup.js";
+
+const HOUR_MS = 3_600_000;
+
+export interface BaselineExplanation {
+  readonly agent: string;
+  readonly metric: MetricName;
+  readonly label: string;
+  readonly at: string;
+  readonly hour_of_week: string;
+  readonly bands: Readonly<Record<Sensitivity, Band>>;
+  /** The hourly values the band is learned from: the slot's when it has enough, else every hour's. */
+  readonly learned_from: readonly { hour: string; runs: number; value: number }[];
+  readonly window: { readonly minutes: number; readonly runs: number; readonly value: number | null };
+  readonly changes: readonly (ChangePoint & { before: Side; after: Side; shift_in_spreads: number | null })[];
+}
+
+export async function explainBaseline(
+  ports: { readonly sql: Sql; readonly clickhouse: ClickHouse },
+  q: { readonly projectId: number; readonly agent: string; readonly metric: MetricName; readonly windowMinutes: number; readonly now: Date },
+): Promise<BaselineExplanation> {
+  const { projectId, agent, metric, now } = q;
+  await rollUpProject(ports.clickhouse, projectId, now);
+  const how = hourOfWeek(now);
+  const until = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
+  const since = new Date(until.getTime() - HISTORY_DAYS * 24 * HOUR_MS);
+  const [stats, history, windows, changes] = await Promise.all([
+    baselineStats(ports.clickhouse, { projectId, metric, agent, hourOfWeek: how, since, until, minRuns: MIN_RUNS_PER_HOUR }),
+    metricHistory(ports.clickhouse, { projectId, agent, metric, since, until }),
+    windowMetrics(ports.clickhouse, { projectId, agent, from: new Date(now.getTime() - q.windowMinutes * 60_000), to: now }),
+    changePoints(ports, projectId, agent, since, now),
+  ]);
+  const bands = Object.fromEntries((Object.keys(SENSITIVITIES) as Sensitivity[]).map((s) => [s, learnBand(stats[0], metric, s)])) as Record<Sensitivity, Band>;
+  const medium = bands.medium;
+  const usable = history.filter((h) => h.runs >= MIN_RUNS_PER_HOUR);
+  const learnedFrom = medium.state === "ready" && medium.basis === "slot" ? usable.filter((h) => hourOfWeek(new Date(h.hour)) === how) : usable;
+  const w = windows[0];
+  return {
+    agent, metric, label: METRICS[metric].label, at: now.toISOString(), hour_of_week: slotLabel(how), bands, learned_from: learnedFrom,
+    window: { minutes: q.windowMinutes, runs: w?.runs ?? 0, value: w ? w.values[metric] : null },
+    changes: changes.map((c) => {
+      const { before, after } = beforeAfter(history, c.at);
+      const shift = medium.state === "ready" && before.runs > 0 && after.runs > 0 ? (after.value - before.value) / medium.spread : null;
+      return { ...c, before, after, shift_in_spreads: shift };
+    }),
+  };
+}

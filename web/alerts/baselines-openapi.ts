@@ -1,0 +1,44 @@
+/** The baselines API's part of the OpenAPI document (baselines-api.ts). */
+import { Schema } from "effect";
+import type { Operations } from "../api/openapi/document.js";
+import { BASELINE_METRIC_NAMES } from "../../alerts/index.js";
+
+const Num = Schema.NullOr(Schema.Number);
+const Side = Schema.Struct({ hours: Schema.Number, runs: Schema.Number, value: Num });
+const Band = Schema.Union(
+  Schema.Struct({ state: Schema.Literal("learning"), hours: Schema.Number, needed: Schema.Number }),
+  Schema.Struct({
+    state: Schema.Literal("ready"), basis: Schema.Literal("slot", "all"), hours: Schema.Number,
+    median: Schema.Number, mad: Schema.Number, spread: Schema.Number, upper: Schema.Number,
+  }),
+);
+const Baseline = Schema.Struct({
+  agent: Schema.String,
+  metric: Schema.Literal(...BASELINE_METRIC_NAMES),
+  label: Schema.String,
+  at: Schema.String,
+  hour_of_week: Schema.String.annotations({ description: 'The slot the band is for, e.g. "Tuesdays 14:00" (UTC).' }),
+  bands: Schema.Struct({ low: Band, medium: Band, high: Band }),
+  learned_from: Schema.Array(Schema.Struct({ hour: Schema.String, runs: Schema.Number, value: Schema.Number })),
+  window: Schema.Struct({ minutes: Schema.Number, runs: Schema.Number, value: Num }),
+  changes: Schema.Array(Schema.Struct({
+    kind: Schema.Literal("config_activation", "release"), label: Schema.String, at: Schema.String,
+    version: Schema.optional(Schema.Number), release: Schema.optional(Schema.String),
+    before: Side, after: Side, shift_in_spreads: Num,
+  })),
+}).annotations({ identifier: "Baseline" });
+
+export const BASELINES_OPERATIONS: Operations = {
+  "/api/baselines": {
+    get: {
+      tag: "Alerts", summary: "An agent's learned baseline of a metric, and the numbers it came from",
+      description: "The band per sensitivity (or learning), the hourly values it was learned from, the live window, and each change point (config activation, new release) in the last 28 days with the metric 24 h before and after it. docs/ALERTS.md, Anomaly alerts.",
+      params: [
+        { name: "agent", in: "query", required: true, schema: Schema.String },
+        { name: "metric", in: "query", required: true, schema: Schema.Literal(...BASELINE_METRIC_NAMES) },
+        { name: "window_minutes", in: "query", schema: Schema.Number, description: "The live window (1 – 1440, 30 by default)." },
+      ],
+      ok: { 200: Baseline }, errors: [401, 403, 422, 429],
+    },
+  },
+};
