@@ -7,6 +7,7 @@
  *   queue         firings → durable notification jobs (dedupe, cooldown), the same in both modes
  *   delivery/     the worker and its channels (email, Slack, webhook, dashboard)
  *   baselines/    learned baselines of the anomaly trigger: bands, the hourly roll-up, change points, explanations
+ *   slos/         SLOs' error budgets and burn rates (the slo_burn_rate trigger)
  *
  * Layering: alerts imports core and its data access, stores/alerts/ (every query it makes); plugins, web and deploy
  * import alerts through this file.
@@ -27,6 +28,7 @@ export { CHANNELS, type NotificationChannel } from "./delivery/channels/index.js
 export { deliverNow, startNotificationWorker, type NotificationWorker } from "./delivery/worker.js";
 export { explainBaseline, type BaselineExplanation } from "./baselines/explain.js";
 export { METRICS as BASELINE_METRICS, METRIC_NAMES as BASELINE_METRIC_NAMES, type MetricName as BaselineMetric } from "./baselines/metrics.js";
+export { BURN_ALERTS, objectiveInWords, sloStatus, sloWindows, type SloStatus } from "./slos/budget.js";
 export { verifySignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "./signature.js";
 
 import { recordFirings } from "./queue.js";

@@ -1,0 +1,68 @@
+/**
+ * slo_burn_rate: the SLO named `slo` (stores/slos.ts) burns its error budget too fast, judged by the sweep with the
+ * SRE workbook's two multi-window alerts (alerts/slos/budget.ts): fast (1 h and 5 min at 14.4×) and slow (6 h and
+ * 30 min at 6×), each with at least `min_runs` runs in its long window. Like `anomaly`, one notification per episode
+ * and speed: `episode:<n>:fired:<speed>` when it starts burning, `episode:<n>:resolved:<speed>` when the burn stops.
+ */
+import { Schema } from "effect";
+import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
+import { listSlos, sloTallies } from "../../stores/slos.js";
+import { episodeKey, episodeStates } from "../../stores/alerts/anomaly-episodes.js";
+import { BURN_ALERTS, objectiveInWords, sloStatus, sloWindows, type BurnSpeed } from "../slos/budget.js";
+import { COOLDOWN_FIELD, cooldownField, defineTrigger, minimumCountField } from "./define.js";
+
+const pct = (share: number): string => `${+(share * 100).toFixed(1)}%`;
+
+async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<AlertFiring[]> {
+  const { slo: name, min_runs } = rule.config as { slo: string; min_runs: number };
+  const slo = (await listSlos(ctx.sql, rule.project_id)).find((s) => s.name === name);
+  if (!slo) return [];
+  const status = sloStatus(slo, await sloTallies(ctx.clickhouse, slo, rule.project_id, now, sloWindows(slo)));
+  const episodes = await episodeStates(ctx.sql, rule.id);
+  const out: AlertFiring[] = [];
+  for (const speed of Object.keys(BURN_ALERTS) as BurnSpeed[]) {
+    const a = BURN_ALERTS[speed];
+    const long = status.burn[speed === "fast" ? "1h" : "6h"];
+    const short = status.burn[speed === "fast" ? "5m" : "30m"];
+    const burning = status.alerts[speed] && long.runs >= min_runs;
+    const episode = episodes.get(speed) ?? { n: 0, open: false };
+    if (burning === episode.open) continue;
+    const head = `${slo.agent_name} SLO “${slo.name}” (${objectiveInWords(slo)})`;
+    const details = { slo: slo.name, slo_id: slo.id, speed, threshold: a.threshold, windows: { long: a.longLabel, short: a.shortLabel }, burn: status.burn, budget: status.budget, sli: status.sli };
+    if (burning) {
+      const spentInLong = (long.rate * a.long) / (slo.window_days * 86_400);
+      out.push({
+        key: episodeKey(episode.n + 1, "fired", speed), rule, details: { ...details, state: "fired" },
+        message: `${head} burns its error budget ${long.rate.toFixed(1)}× too fast (${a.longLabel}: ${long.rate.toFixed(1)}×, ${a.shortLabel}: ${short.rate.toFixed(1)}×; alert at ${a.threshold}×): ${pct(spentInLong)} of the budget gone in the last ${a.longLabel}, ${pct(Math.max(0, status.budget.remaining))} left`,
+      });
+    } else {
+      out.push({
+        key: episodeKey(episode.n, "resolved", speed), rule, details: { ...details, state: "resolved" },
+        message: `${head} no longer burns fast (${a.longLabel}: ${long.rate.toFixed(1)}×, ${a.shortLabel}: ${short.rate.toFixed(1)}×); ${pct(Math.max(0, status.budget.remaining))} of the budget left`,
+      });
+    }
+  }
+  return out;
+}
+
+export const sloBurnRate = defineTrigger({
+  type: "slo_burn_rate",
+  label: "SLO burn rate",
+  description: "An agent's SLO spends its error budget too fast (multi-window burn-rate alerts: 1 h/5 min at 14.4×, 6 h/30 min at 6×); resolves when it stops.",
+  schema: Schema.Struct({
+    slo: Schema.String.pipe(Schema.trimmed({ message: () => "must not start or end with spaces" }), Schema.minLength(1, { message: () => "is required" }), Schema.maxLength(100)),
+    min_runs: minimumCountField(10),
+    cooldown_seconds: cooldownField,
+  }),
+  fields: [
+    { name: "slo", label: "SLO", kind: "text", required: true, placeholder: "Refunds succeed", help: "The SLO's name (GET /api/slos lists them)." },
+    { name: "min_runs", label: "Minimum runs in the long window", kind: "number", step: "1", placeholder: "10" },
+    COOLDOWN_FIELD,
+  ],
+  defaultCooldownSeconds: 0,
+  async sweep(rules, ctx, now) {
+    const out: AlertFiring[] = [];
+    for (const rule of rules) out.push(...(await check(rule, ctx, now)));
+    return out;
+  },
+});

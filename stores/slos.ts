@@ -1,0 +1,117 @@
+/**
+ * Service level objectives (Postgres slos, migration 170) and the run counts they are judged by (ClickHouse
+ * agent_runs, both modes): an objective is the share of an agent's ended production runs that must be good over a
+ * rolling window of days. What an input may hold is checked here (an effect Schema naming the field it refuses); the
+ * budget and burn-rate arithmetic is alerts/slos/.
+ */
+import { Either, Schema } from "effect";
+import { NotFound, ValidationError } from "../core/errors.js";
+import { toValidationError } from "../core/events/schema.js";
+import type { ClickHouse } from "../core/ports/clickhouse.js";
+import type { Sql } from "../core/ports/sql.js";
+import { toChTime } from "./runs/run-query.js";
+
+export const MAX_SLOS_PER_PROJECT = 200;
+export const SLO_OBJECTIVES = ["success_rate", "latency"] as const;
+export type SloObjective = (typeof SLO_OBJECTIVES)[number];
+
+export interface Slo {
+  readonly id: number;
+  readonly name: string;
+  readonly agent_name: string;
+  readonly objective: SloObjective;
+  /** The share of runs that must be good, e.g. 0.99. */
+  readonly target: number;
+  /** latency: a run is good when it ended within this many seconds; null otherwise. */
+  readonly threshold_seconds: number | null;
+  readonly window_days: number;
+  readonly created_at: string;
+}
+
+const text = (max: number) => Schema.String.pipe(Schema.filter((s) => (s.trim().length >= 1 && s.length <= max && !/[\u0000-\u001f\u007f]/.test(s)) || `must be 1 to ${max} characters without control characters`));
+
+const SloInput = Schema.Struct({
+  name: text(100),
+  agent_name: text(200),
+  objective: Schema.Literal(...SLO_OBJECTIVES).annotations({ message: () => ({ message: 'must be "success_rate" or "latency"', override: true }) }),
+  target: Schema.Number.pipe(Schema.filter((n) => (Number.isFinite(n) && n > 0 && n < 1) || "must be a share between 0 and 1 (exclusive), e.g. 0.99")),
+  threshold_seconds: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.filter((n) => (Number.isFinite(n) && n > 0 && n <= 86_400) || "must be seconds, more than 0 and at most 86400")))),
+  window_days: Schema.Number.pipe(Schema.filter((n) => (Number.isInteger(n) && n >= 1 && n <= 90) || "must be whole days from 1 to 90")),
+});
+const decode = Schema.decodeUnknownEither(SloInput, { errors: "first", onExcessProperty: "error" });
+
+const fromRow = (r: Record<string, unknown>): Slo => ({
+  id: Number(r.id), name: String(r.name), agent_name: String(r.agent_name), objective: r.objective as SloObjective, target: Number(r.target),
+  threshold_seconds: r.threshold_seconds === null ? null : Number(r.threshold_seconds), window_days: Number(r.window_days),
+  created_at: new Date(r.created_at as string).toISOString(),
+});
+
+export async function createSlo(sql: Sql, projectId: number, body: unknown): Promise<Slo> {
+  const input = decode(body);
+  if (Either.isLeft(input)) throw toValidationError(input.left);
+  const v = input.right;
+  if (v.objective === "latency" && (v.threshold_seconds === undefined || v.threshold_seconds === null)) {
+    throw new ValidationError({ field: "threshold_seconds", message: "threshold_seconds is required with objective latency (runs that end within it are good)" });
+  }
+  if (v.objective !== "latency" && v.threshold_seconds != null) {
+    throw new ValidationError({ field: "threshold_seconds", message: "threshold_seconds applies to objective latency only" });
+  }
+  return sql.transaction(async (tx) => {
+    const [count] = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM slos WHERE project_id = $1`, [projectId]);
+    if (Number(count?.n ?? 0) >= MAX_SLOS_PER_PROJECT) throw new ValidationError({ message: `a project may keep at most ${MAX_SLOS_PER_PROJECT} SLOs` });
+    const rows = await tx.query<Record<string, unknown>>(
+      `INSERT INTO slos (project_id, name, agent_name, objective, target, threshold_seconds, window_days)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (project_id, name) DO NOTHING RETURNING *`,
+      [projectId, v.name.trim(), v.agent_name, v.objective, v.target, v.threshold_seconds ?? null, v.window_days],
+    );
+    if (rows.length === 0) throw new ValidationError({ field: "name", message: `an SLO named ${JSON.stringify(v.name.trim())} exists already` });
+    return fromRow(rows[0]!);
+  });
+}
+
+export async function listSlos(sql: Sql, projectId: number): Promise<Slo[]> {
+  return (await sql.query<Record<string, unknown>>(`SELECT * FROM slos WHERE project_id = $1 ORDER BY name`, [projectId])).map(fromRow);
+}
+
+export async function getSlo(sql: Sql, projectId: number, id: number): Promise<Slo> {
+  const [row] = await sql.query<Record<string, unknown>>(`SELECT * FROM slos WHERE project_id = $1 AND id = $2`, [projectId, id]);
+  if (!row) throw new NotFound({ resource: "slo", message: `no SLO ${id} in this project` });
+  return fromRow(row);
+}
+
+export async function deleteSlo(sql: Sql, projectId: number, id: number): Promise<void> {
+  const rows = await sql.query(`DELETE FROM slos WHERE project_id = $1 AND id = $2 RETURNING id`, [projectId, id]);
+  if (rows.length === 0) throw new NotFound({ resource: "slo", message: `no SLO ${id} in this project` });
+}
+
+/** Good and bad runs of a window. */
+export interface RunTally {
+  readonly total: number;
+  readonly bad: number;
+}
+
+/**
+ * The SLO's ended production runs and the bad ones among them in each window ending at `now` (each given in
+ * seconds), in one read bounded by the longest window.
+ */
+export async function sloTallies(ch: ClickHouse, slo: Pick<Slo, "agent_name" | "objective" | "threshold_seconds">, projectId: number, now: Date, windowsSeconds: readonly number[]): Promise<RunTally[]> {
+  const longest = Math.max(...windowsSeconds);
+  const bad = slo.objective === "latency"
+    ? "dateDiff('millisecond', ifNull(started_at, ifNull(ended_at, status_at)), ifNull(ended_at, status_at)) > {threshold_ms:Float64}"
+    : "status = 'error'";
+  const cols = windowsSeconds.map((s, i) =>
+    `countIf(ifNull(ended_at, status_at) >= {now:DateTime64(3, 'UTC')} - INTERVAL ${Math.floor(s)} SECOND) AS t${i},
+     countIf(ifNull(ended_at, status_at) >= {now:DateTime64(3, 'UTC')} - INTERVAL ${Math.floor(s)} SECOND AND ${bad}) AS b${i}`).join(",\n");
+  const [row] = await ch.query<Record<string, string | number>>(
+    `SELECT ${cols}
+       FROM agent_runs FINAL
+      WHERE project_id = {pid:UInt64} AND agent_name = {agent:String} AND status IN ('success', 'error') AND experiment_id = ''
+        AND last_event_at >= {since:DateTime64(3, 'UTC')}
+        AND ifNull(ended_at, status_at) >= {since:DateTime64(3, 'UTC')} AND ifNull(ended_at, status_at) <= {now:DateTime64(3, 'UTC')}`,
+    {
+      pid: projectId, agent: slo.agent_name, now: toChTime(now.toISOString()), since: toChTime(new Date(now.getTime() - longest * 1000).toISOString()),
+      threshold_ms: (slo.threshold_seconds ?? 0) * 1000,
+    },
+  );
+  return windowsSeconds.map((_, i) => ({ total: Number(row?.[`t${i}`] ?? 0), bad: Number(row?.[`b${i}`] ?? 0) }));
+}

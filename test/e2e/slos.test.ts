@@ -1,0 +1,115 @@
+/**
+ * SLOs end to end: a real web server with the pipeline and the notification worker (embedded stores). SLOs are made
+ * through POST /api/slos (bad input: 422 naming the field), runs through POST /api/ingest/batch; the budget and burn
+ * rates the API and the /slos page show are checked against hand-computed figures, and an slo_burn_rate rule made
+ * through the /alerts form fires once per speed from the sweep.
+ */
+process.env.RUNWATCH_NOTIFY_BACKOFF_MS = "50";
+process.env.RUNWATCH_NOTIFY_POLL_MS = "50";
+process.env.RUNWATCH_ALERT_SWEEP_MS = "300";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CookieJar, csrfFrom, json, startTestServer, type TestServer } from "./harness.js";
+import { startNotificationWorker, type NotificationWorker } from "../../alerts/index.js";
+import type { SessionUser } from "../../web/deps.js";
+
+let srv: TestServer;
+let worker: NotificationWorker;
+let user: SessionUser;
+let key: string;
+let jar: CookieJar;
+
+const api = (path: string, init: RequestInit = {}) => fetch(`${srv.url}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...init.headers } });
+const post = (path: string, body: unknown) => fetch(`${srv.url}${path}`, json(key, body));
+
+beforeAll(async () => {
+  srv = await startTestServer({ pipeline: true, env: { RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" } });
+  worker = await startNotificationWorker({ sql: srv.ports.sql, pubsub: srv.ports.pubsub });
+  user = await srv.user();
+  key = await srv.key(user.id);
+  jar = new CookieJar();
+  const csrf = csrfFrom(await (await jar.fetch(`${srv.url}/login`)).text());
+  expect((await jar.form(`${srv.url}/login`, { _csrf: csrf, email: user.email, password: "correct horse battery" })).status).toBe(302);
+}, 60_000);
+
+afterAll(async () => {
+  await worker?.close();
+  await srv?.close();
+});
+
+describe("SLOs", () => {
+  it("refuses bad input with 422 naming the field", async () => {
+    const cases: [unknown, string][] = [
+      [{ agent_name: "pay-bot", objective: "success_rate", target: 0.99, window_days: 30 }, "name"],
+      [{ name: "x", agent_name: "pay-bot", objective: "uptime", target: 0.99, window_days: 30 }, "objective"],
+      [{ name: "x", agent_name: "pay-bot", objective: "success_rate", target: 99, window_days: 30 }, "target"],
+      [{ name: "x", agent_name: "pay-bot", objective: "success_rate", target: 0.99, window_days: 365 }, "window_days"],
+      [{ name: "x", agent_name: "pay-bot", objective: "latency", target: 0.95, window_days: 7 }, "threshold_seconds"],
+      [{ name: "x", agent_name: "pay-bot", objective: "success_rate", target: 0.99, window_days: 7, threshold_seconds: 3 }, "threshold_seconds"],
+      [{ name: "x", agent_name: "pay-bot", objective: "success_rate", target: 0.99, window_days: 7, extra: 1 }, "extra"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await post("/api/slos", body);
+      expect(res.status, JSON.stringify(body) + await res.clone().text()).toBe(422);
+      expect((await res.json()).error.field, JSON.stringify(body)).toBe(field);
+    }
+    const notObject = await post("/api/slos", "nope");
+    expect([notObject.status, (await notObject.json()).error.code]).toEqual([400, "malformed_json"]);
+    expect((await api("/api/slos/abc")).status).toBe(422);
+    expect((await api("/api/slos/999999")).status).toBe(404);
+  });
+
+  it("budget and burn rates from ingested runs, the /slos page, and burn-rate alerts that fire once per speed", async () => {
+    const created = await post("/api/slos", { name: "Payments succeed", agent_name: "pay-bot", objective: "success_rate", target: 0.99, window_days: 30 });
+    expect(created.status).toBe(201);
+    const slo = (await created.json()).slo;
+    expect(slo).toMatchObject({ name: "Payments succeed", objective_text: "99% of runs succeed over 30 days", status: { sli: null, budget: { runs: 0, remaining: 1 } } });
+    expect((await post("/api/slos", { name: "Payments succeed", agent_name: "pay-bot", objective: "success_rate", target: 0.9, window_days: 7 })).status).toBe(422);
+    const fast = await post("/api/slos", { name: "Payments fast", agent_name: "pay-bot", objective: "latency", target: 0.9, threshold_seconds: 2, window_days: 7 });
+    expect(fast.status).toBe(201);
+
+    // 20 runs in the last two minutes, 5 of them failed, 4 of the others slower than 2 s.
+    const events = Array.from({ length: 20 }, (_, i) => {
+      const end = Date.now() - 60_000 + i * 1000;
+      const seconds = i >= 16 ? 3 : 1;
+      return [
+        { event_type: "run_start", sdk_run_id: `p-${i}`, agent_name: "pay-bot", payload: {}, occurred_at: new Date(end - seconds * 1000).toISOString() },
+        i < 5
+          ? { event_type: "error", sdk_run_id: `p-${i}`, payload: { error_type: "CardDeclined", error_message: "no" }, occurred_at: new Date(end).toISOString() }
+          : { event_type: "run_end", sdk_run_id: `p-${i}`, payload: {}, occurred_at: new Date(end).toISOString() },
+      ];
+    }).flat();
+    expect((await post("/api/ingest/batch", { events })).status).toBe(207);
+
+    await expect.poll(async () => (await (await api(`/api/slos/${slo.id}`)).json()).slo.status.budget.runs, { timeout: 15_000, interval: 200 }).toBe(20);
+    const s = (await (await api(`/api/slos/${slo.id}`)).json()).slo.status;
+    // 5 bad of 20 = 25% against a 1% allowance: 25× in every window; 0.2 bad runs allowed, 25 times over.
+    expect(s.sli).toBeCloseTo(0.75, 9);
+    expect(s.budget.allowed_bad).toBeCloseTo(0.2, 9);
+    expect(s.budget.remaining).toBeCloseTo(1 - 25, 9);
+    for (const w of ["1h", "5m", "6h", "30m"]) expect(s.burn[w].rate).toBeCloseTo(25, 9);
+    expect(s.alerts).toEqual({ fast: true, slow: true });
+    const list = (await (await api("/api/slos")).json()).slos;
+    const latency = list.find((x: { name: string }) => x.name === "Payments fast");
+    expect(latency.status.budget).toMatchObject({ runs: 20, bad: 4 }); // the four 3-second runs; a failed run is judged by its time
+    expect(latency.status.burn["1h"].rate).toBeCloseTo(2, 9); // 20% against a 10% allowance
+
+    const page = await (await jar.fetch(`${srv.url}/slos`)).text();
+    expect(page).toContain("Payments succeed");
+    expect(page).toContain("99% of runs succeed over 30 days");
+    expect(page).toMatch(/class="budget-left">-2400%/);
+    expect(page).toContain("25× / 25×");
+
+    const formPage = await (await jar.fetch(`${srv.url}/alerts/new`)).text();
+    const rule = await jar.form(`${srv.url}/alerts`, { _csrf: csrfFrom(formPage), enabled: "on", name: "Budget", trigger_type: "slo_burn_rate", channel: "dashboard", "config.slo": "Payments succeed", "config.min_runs": "10" });
+    expect(rule.status).toBe(302);
+    const jobs = () => srv.ports.sql.query<{ payload: any }>("SELECT j.payload FROM notification_jobs j JOIN alert_rules r ON r.id = j.rule_id WHERE r.name = 'Budget' ORDER BY j.id");
+    await expect.poll(async () => (await jobs()).length, { timeout: 15_000, interval: 200 }).toBe(2);
+    await new Promise((r) => setTimeout(r, 1000)); // later sweeps: still burning, nothing more
+    const sent = await jobs();
+    expect(sent).toHaveLength(2);
+    expect(sent.map((j) => j.payload.details.speed).sort()).toEqual(["fast", "slow"]);
+    const fastMsg = sent.find((j) => j.payload.details.speed === "fast")!.payload.message;
+    expect(fastMsg).toBe("pay-bot SLO “Payments succeed” (99% of runs succeed over 30 days) burns its error budget 25.0× too fast (1 h: 25.0×, 5 min: 25.0×; alert at 14.4×): 3.5% of the budget gone in the last 1 h, 0% left");
+  }, 90_000);
+});
