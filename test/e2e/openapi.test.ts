@@ -175,6 +175,16 @@ describe("OpenAPI document", () => {
     await conforms("/api/agents/{name}/config", "get", await get("/api/agents/nobody/config"));
     await conforms("/api/baselines", "get", await get("/api/baselines?agent=config-bot&metric=latency_p95"));
     await conforms("/api/baselines", "get", await get("/api/baselines?agent=config-bot&metric=mood"));
+    const slo = await post("/api/slos", { name: "doc slo", agent_name: "config-bot", objective: "latency", target: 0.95, threshold_seconds: 10, window_days: 7 });
+    const sloId = (await slo.clone().json()).slo.id as number;
+    await conforms("/api/slos", "post", slo);
+    await conforms("/api/slos", "post", await post("/api/slos", { name: "doc slo", agent_name: "config-bot", objective: "latency", target: 2, window_days: 7 }));
+    await conforms("/api/slos", "get", await get("/api/slos"));
+    await conforms("/api/slos/{id}", "get", await get(`/api/slos/${sloId}`));
+    await conforms("/api/slos/{id}", "get", await get("/api/slos/999999"));
+    const delSlo = () => fetch(`${srv.url}/api/slos/${sloId}`, { method: "DELETE", headers: { authorization: `Bearer ${key}` } });
+    await conforms("/api/slos/{id}", "delete", await delSlo());
+    await conforms("/api/slos/{id}", "delete", await delSlo());
 
     await conforms("/api/datasets", "post", await post("/api/datasets", { name: "doc set", description: "for the document" }));
     await conforms("/api/datasets", "post", await post("/api/datasets", { name: "doc set" }));
