@@ -36,7 +36,7 @@ export const SLOS_OPERATIONS: Operations = {
     post: { tag: "Alerts", summary: "Create an SLO", body: SloInput, ok: { 201: Schema.Struct({ slo: Slo }) }, errors: [400, 401, 403, 413, 415, 422, 429] },
   },
   "/api/slos/{id}": {
-    get: { tag: "Alerts", summary: "An SLO with its error budget and burn rates now", params: [Id], ok: { 200: Schema.Struct({ slo: Slo }) }, errors: [401, 403, 404, 422, 429] },
-    delete: { tag: "Alerts", summary: "Delete an SLO", params: [Id], ok: { 204: null }, errors: [401, 403, 404, 422, 429] },
+    get: { tag: "Alerts", summary: "An SLO with its error budget and burn rates now", params: [Id], ok: { 200: Schema.Struct({ slo: Slo }) }, errors: [401, 403, 404, 405, 422, 429] },
+    delete: { tag: "Alerts", summary: "Delete an SLO", params: [Id], ok: { 204: null }, errors: [401, 403, 404, 405, 422, 429] },
   },
 };
