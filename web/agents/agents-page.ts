@@ -28,6 +28,7 @@ import { activateThroughGate, type GateOutcome } from "../../stores/activation-g
 import { can } from "../../core/access/roles.js";
 import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
 import { gateView, registerAgentGatePage } from "./agent-gate-page.js";
+import { agentBaselines } from "./agent-baselines.js";
 import { mountPages } from "../route-table.js";
 import { agentChart } from "../common/runs-url.js";
 
@@ -128,11 +129,12 @@ function chosenVersions(ctx: Context, versions: readonly ConfigVersion[]) {
 async function detailPage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
   const project = projectOfRequest(ctx);
   const agent = await getAgent(deps.ports.sql, project.id, String(ctx.params.name));
-  const [versions, spend, averages, gate] = await Promise.all([
+  const [versions, spend, averages, gate, baselines] = await Promise.all([
     listVersions(deps.ports.sql, agent.id),
     agentMonthSpend(deps.ports.clickhouse, project.id, [agent.name]),
     averageScores(deps.ports.clickhouse, project.id, { agentName: agent.name, byVersion: true }),
     gateView(deps, project.id, agent),
+    agentBaselines(deps, project.id, agent.name),
   ]);
   const { active, from, to, diff, prefill } = chosenVersions(ctx, versions);
   const month = spend.get(agent.name) ?? 0;
@@ -158,6 +160,7 @@ async function detailPage(ctx: Context, deps: WebDeps, extra: Record<string, unk
     gate_values: {},
     gate_errors: {},
     ...agentChart(agent.name, queryParam(ctx, "range"), `/agents/${encodeURIComponent(agent.name)}`),
+    baselines,
     ...extra,
   }, status);
 }
