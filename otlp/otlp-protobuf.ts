@@ -87,9 +87,10 @@ let types: Types | undefined;
 export function load(): Types {
   if (types) return types;
   const root = new protobuf.Root();
-  parseProto(root, "opentelemetry/proto/collector/trace/v1/trace_service.proto");
-  parseProto(root, "opentelemetry/proto/collector/logs/v1/logs_service.proto");
-  parseProto(root, "opentelemetry/proto/collector/metrics/v1/metrics_service.proto");
+  const seen = new Set<string>(); // the services share common.proto and resource.proto
+  parseProto(root, "opentelemetry/proto/collector/trace/v1/trace_service.proto", seen);
+  parseProto(root, "opentelemetry/proto/collector/logs/v1/logs_service.proto", seen);
+  parseProto(root, "opentelemetry/proto/collector/metrics/v1/metrics_service.proto", seen);
   protobuf.parse(GOOGLE_RPC, root);
   decodeStringsLeniently(root);
   anyValueWithoutOneof(root);

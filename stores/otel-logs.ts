@@ -49,8 +49,8 @@ export interface LogPage { readonly logs: LogLine[]; readonly next_cursor: strin
 export const insertLogRows = (ch: ClickHouse, rows: readonly LogRow[]): Promise<void> =>
   rows.length === 0 ? Promise.resolve() : ch.insert("otel_logs", rows as unknown as Record<string, unknown>[]);
 
-const COLUMNS = `toString(log_id) AS log_id, trace_id, span_id, time, severity_number, severity_text, event_name, body, attributes, service_name, scope`;
-type Selected = Omit<LogRow, "project_id" | "user_id" | "received_at">;
+const COLUMNS = `toString(log_id) AS log_id, trace_id, span_id, toUnixTimestamp64Milli(time) AS time_ms, severity_number, severity_text, event_name, body, attributes, service_name, scope`;
+type Selected = Omit<LogRow, "project_id" | "user_id" | "received_at" | "time"> & { readonly time_ms: string | number };
 
 /** A stored JSON text back as a value (a plain-text body stays text). */
 function parsedBody(text: string): unknown {
@@ -73,7 +73,7 @@ function parsedAttributes(text: string): Record<string, unknown> {
 
 const lineOf = (r: Selected): LogLine => ({
   log_id: r.log_id,
-  time: new Date(`${r.time.replace(" ", "T")}Z`).toISOString(),
+  time: new Date(Number(r.time_ms)).toISOString(),
   trace_id: r.trace_id || null,
   span_id: r.span_id || null,
   severity_number: Number(r.severity_number),
