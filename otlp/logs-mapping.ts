@@ -59,7 +59,10 @@ export function mapLogs(logs: readonly OtlpLog[], record: Pick<ExportRecord, "pr
     const ms = isStorableTime(log.timeMs) ? log.timeMs : record.received_at_ms;
     const traceId = log.traceId ?? "";
     const spanId = log.spanId ?? "";
-    const logId = eventIdFor(`otlplog:${record.project_id}:${traceId}:${spanId}:${log.timeMs}:${index}:${log.eventName}`, ms);
+    const body = log.body === null ? "" : cut(attrText(log.body), MAX_LOG_TEXT);
+    const attributes = attributesJson(log.attributes);
+    // The content is part of the id: a split export's parts number their records from 0 each (logs-split.ts).
+    const logId = eventIdFor(`otlplog:${record.project_id}:${traceId}:${spanId}:${log.timeMs}:${index}:${log.eventName}:${body}:${attributes}`, ms);
     const time = toChTime(new Date(Math.floor(ms)).toISOString());
     const service = log.resource.get(SERVICE_NAME);
     rows.push({
@@ -72,8 +75,8 @@ export function mapLogs(logs: readonly OtlpLog[], record: Pick<ExportRecord, "pr
       severity_number: Math.min(24, Math.max(0, Math.trunc(log.severityNumber) || 0)),
       severity_text: cut(log.severityText, 100),
       event_name: cut(log.eventName, MAX_NAME),
-      body: log.body === null ? "" : cut(attrText(log.body), MAX_LOG_TEXT),
-      attributes: attributesJson(log.attributes),
+      body,
+      attributes,
       service_name: service === undefined || service === null ? "" : cut(attrText(service), MAX_NAME),
       scope: cut(log.scope, MAX_NAME),
       received_at: receivedAt,
