@@ -69,7 +69,7 @@ describe("span links", () => {
       const specs = [{ traceId, spanId, name: "batch", links: [target, { traceId: "zz", spanId: "01" }] }];
       const res = await fetch(`${srv.url}/v1/traces`, {
         method: "POST", headers: { authorization: `Bearer ${acct.key}`, "content-type": format === "json" ? "application/json" : "application/x-protobuf" },
-        body: format === "json" ? exportJson(specs) : exportProtobuf(specs.slice(0, 1).map((s) => ({ ...s, links: [target] }))),
+        body: format === "json" ? exportJson(specs) : Buffer.from(exportProtobuf(specs.slice(0, 1).map((s) => ({ ...s, links: [target] })))),
       });
       expect(res.status, format).toBe(200);
       await waitForRun(srv.url, acct.key, traceId, (b) => b.run.status === "success");

@@ -32,7 +32,7 @@ const jsonExport = (records: Record<string, unknown>[]) => ({ resourceLogs: [{ r
 async function post(path: string, body: unknown, type = "application/json"): Promise<{ status: number; body: Record<string, any> }> {
   const res = await fetch(`${srv.url}${path}`, {
     method: "POST", headers: { authorization: `Bearer ${acct.key}`, "content-type": type },
-    body: type === "application/json" ? JSON.stringify(body) : (body as Uint8Array),
+    body: type === "application/json" ? JSON.stringify(body) : Buffer.from(body as Uint8Array),
   });
   const bytes = new Uint8Array(await res.arrayBuffer());
   if (type === "application/json") return { status: res.status, body: JSON.parse(Buffer.from(bytes).toString("utf8") || "{}") };
