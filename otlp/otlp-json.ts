@@ -110,7 +110,7 @@ export function decodeJsonExport(body: Uint8Array, detail: SpanDetail = "all"): 
           statusCode: statusCode(status.code),
           statusMessage: text(status.message),
           events: all && Array.isArray(s.events) ? s.events.map(spanEvent) : [],
-          ...(all && Array.isArray(s.links) && s.links.length > 0 ? { links: s.links.filter(isObj).map(spanLink) } : {}),
+          links: all && Array.isArray(s.links) && s.links.length > 0 ? s.links.filter(isObj).map(spanLink) : undefined,
           resource,
           scope,
         });

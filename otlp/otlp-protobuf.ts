@@ -188,7 +188,8 @@ export function decodeProtobufExport(body: Uint8Array, detail: SpanDetail = "all
           statusCode: s.status?.code ?? 0,
           statusMessage: s.status?.message ?? "",
           events: all ? s.events.map(spanEvent) : [],
-          ...(all && s.links.length > 0 ? { links: s.links.map((l) => ({ traceId: idHex(l.traceId, 16) || null, spanId: idHex(l.spanId, 8) || null, attributes: attributes(l.attributes) })) } : {}),
+          // Assigned either way: a conditional spread would build a throw-away object per span.
+          links: all && s.links.length > 0 ? s.links.map((l) => ({ traceId: idHex(l.traceId, 16) || null, spanId: idHex(l.spanId, 8) || null, attributes: attributes(l.attributes) })) : undefined,
           resource,
           scope,
         });

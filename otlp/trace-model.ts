@@ -71,7 +71,7 @@ export interface OtlpSpan {
   readonly statusMessage: string;
   readonly events: readonly OtlpSpanEvent[];
   /** Absent when the span has none (or the decoder was asked for "refusal" detail). */
-  readonly links?: readonly OtlpSpanLink[];
+  readonly links?: readonly OtlpSpanLink[] | undefined;
   /** The resource's attributes (shared by the spans of one ResourceSpans). */
   readonly resource: Attributes;
   /** The instrumentation scope's name, e.g. "openinference.instrumentation.langchain". */

@@ -77,6 +77,23 @@ describe("hostile OTLP log exports", () => {
     expect(r.body.partialSuccess.errorMessage).toMatch(/log record 0: traceId.*log record 1: spanId.*log record 2: a spanId needs a traceId/);
     const logs = await until("the stored records", () => runLogs(traceId), (l) => l.length === 2);
     expect(logs.map((l) => l.body).sort()).toEqual(["a span that never comes", "the run's line"]);
+    // The project's search, a page at a time (newest first), and its refusals.
+    const page = async (q: string) => {
+      const res = await fetch(`${srv.url}/api/logs?${q}`, bearer(acct.key));
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    const first = await page(`trace_id=${traceId}&limit=1`);
+    expect(first.body.logs).toHaveLength(1);
+    const second = await page(`trace_id=${traceId}&limit=1&cursor=${first.body.next_cursor}`);
+    expect(second.body.logs).toHaveLength(1);
+    expect(second.body.next_cursor).toBeNull();
+    expect(new Set([first.body.logs[0].log_id, second.body.logs[0].log_id]).size).toBe(2);
+    expect((await page("q=NEVER%20COMES")).body.logs.map((l: any) => l.body)).toContain("a span that never comes");
+    for (const [q, field] of [["limit=0", "limit"], ["cursor=nope", "cursor"], [`q=${"x".repeat(201)}`, "q"]]) {
+      const r = await page(q!);
+      expect(r.status, q).toBe(422);
+      expect(r.body.error.field, q).toBe(field);
+    }
   });
 
   it("deep and huge bodies and attributes are kept cut; an export larger than a log record is split and stored whole", async () => {
