@@ -46,7 +46,12 @@ export interface ExportLimits {
 /** How many refusals partial_success.error_message spells out. */
 const REASONS_SHOWN = 3;
 
-function gunzip(body: Uint8Array, maxBytes: number): Uint8Array {
+/** partial_success.error_message: the first reasons, and how many more there are. */
+export const reasonsText = (reasons: readonly string[]): string =>
+  reasons.length === 0 ? "" : reasons.slice(0, REASONS_SHOWN).join("; ") + (reasons.length > REASONS_SHOWN ? `; and ${reasons.length - REASONS_SHOWN} more` : "");
+
+/** The body decompressed, at most maxBytes (TooLarge past them, MalformedExport when it is not gzip). */
+export function gunzip(body: Uint8Array, maxBytes: number): Uint8Array {
   try {
     return gunzipSync(body, { maxOutputLength: maxBytes });
   } catch (err) {
@@ -56,7 +61,7 @@ function gunzip(body: Uint8Array, maxBytes: number): Uint8Array {
     throw new MalformedExport(`the body is not valid gzip (Content-Encoding: gzip): ${(err as Error).message}`);
   }
 }
-class TooLarge extends Error {}
+export class TooLarge extends Error {}
 
 export function decodeOtlpExport(
   body: Uint8Array, format: OtlpFormat, gzipped: boolean, sender: Sender, receivedAtMs: number, limits: ExportLimits, logWhole: boolean,
@@ -99,9 +104,7 @@ function decode(body: Uint8Array, format: OtlpFormat, sender: Sender, receivedAt
     records = mapped.events.length;
     events = encodeEvents(mapped.events);
   }
-  const message = reasons.length === 0
-    ? ""
-    : reasons.slice(0, REASONS_SHOWN).join("; ") + (reasons.length > REASONS_SHOWN ? `; and ${reasons.length - REASONS_SHOWN} more` : "");
+  const message = reasonsText(reasons);
   return {
     ok: true,
     events,

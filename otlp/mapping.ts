@@ -19,14 +19,15 @@ import { isCostUsd, isCount, MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from "../core/
 import { previewOf } from "../core/events/spans.js";
 import { eventIdFor } from "../core/ids.js";
 import { isoOfMs } from "../core/events/iso-time.js";
-import { MAX_SCORE_COMMENT, MAX_SCORE_NAME, MAX_SCORE_STRING } from "../stores/scores.js";
 import { MAX_STRING_CHARS } from "../core/events/storable.js";
 import {
-  AGENT_NAME, AGENT_NODE_ID, AGENT_SPAN_NAMES, CHOICE_EVENT, CONTENT_ATTRIBUTES, EVENT_CONTENT, MESSAGE_EVENTS, ENTITY_NAME, EVALUATION_ATTRIBUTES, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
+  AGENT_NAME, AGENT_NODE_ID, AGENT_SPAN_NAMES, CHOICE_EVENT, CONTENT_ATTRIBUTES, EVENT_CONTENT, MESSAGE_EVENTS, ENTITY_NAME, EVALUATION_EVENT, EXCEPTION_ATTRIBUTES, EXCEPTION_EVENT, FINISH_REASONS, KIND_ATTRIBUTES,
   LLM_ATTRIBUTES, MS_TO_FIRST_CHUNK, SERVICE_NAME, SESSION_ID, TIME_TO_FIRST_CHUNK, TOOL_ATTRIBUTES, type MappedKind,
 } from "./conventions.js";
 import { attrText, first, identifier, STATUS_ERROR, type Attributes, type AttrValue, type OtlpSpan } from "./trace-model.js";
 import { addRunAttributes } from "./run-attributes.js";
+import { evaluationScore } from "./evaluations.js";
+import { linksPayload } from "./span-links.js";
 
 export type RawEvent = Record<string, unknown>;
 export interface MappedSpan {
@@ -130,28 +131,13 @@ function eventContent(span: OtlpSpan, which: "input" | "output", tool: boolean):
   return out.length === 1 && (which === "output" || tool) ? out[0] : out;
 }
 
-/**
- * The span's `gen_ai.evaluation.result` events as scores (source "otel"; plugins/scores.ts stores them): the score's
- * value is gen_ai.evaluation.score.value, else its label; with both, the label leads the comment (the explanation).
- * Cut to the lengths POST /api/scores takes; an event without a name or any score is left out.
- */
+/** The span's `gen_ai.evaluation.result` events as scores (evaluations.ts), at most MAX_SCORES_PER_SPAN. */
 function evaluationsOf(span: OtlpSpan): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const e of span.events) {
     if (e.name !== EVALUATION_EVENT || out.length >= MAX_SCORES_PER_SPAN) continue;
-    const name = firstText(e.attributes, EVALUATION_ATTRIBUTES.name)?.slice(0, MAX_SCORE_NAME);
-    const number = asNumber(first(e.attributes, EVALUATION_ATTRIBUTES.value));
-    const value = number !== undefined && Number.isFinite(number) ? number : undefined;
-    const label = firstText(e.attributes, EVALUATION_ATTRIBUTES.label);
-    if (!name || (value === undefined && label === undefined)) continue;
-    const explanation = firstText(e.attributes, EVALUATION_ATTRIBUTES.explanation);
-    const comment = value !== undefined && label !== undefined ? `${label}${explanation ? `: ${explanation}` : ""}` : explanation;
-    out.push({
-      name,
-      value: value ?? label!.slice(0, MAX_SCORE_STRING),
-      ...(comment ? { comment: comment.slice(0, MAX_SCORE_COMMENT) } : {}),
-      source: "otel",
-    });
+    const score = evaluationScore(e.attributes);
+    if (score) out.push(score);
   }
   return out;
 }
@@ -223,6 +209,10 @@ function spanEnd({ span, kind, agent }: KindedSpan, traceId: string, failure: Re
   if (output !== undefined) payload.output_preview = output;
   if (failure) payload.error = failure;
   if (scores.length > 0) payload.scores = scores;
+  if (span.links && span.links.length > 0) {
+    const links = linksPayload(span.links);
+    if (links.length > 0) payload.links = links;
+  }
   if (kind === "llm" || kind === "embedding") llmFields(attrs, payload);
   // An agent span names the run's agent: agents end after the sub-agents they call, so the outermost is applied last.
   const event: RawEvent = { event_type: kind === "tool" ? "tool_call" : "step" };

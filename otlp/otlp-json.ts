@@ -5,20 +5,20 @@
  * ignored. Produces the spans otlp-protobuf.ts produces for the same export.
  */
 import {
-  idHex, int64, MalformedExport, nanosToMs, NO_ATTRIBUTES, type Attributes, type AttrValue, type OtlpSpan, type OtlpSpanEvent, type SpanDetail,
+  idHex, int64, MalformedExport, nanosToMs, NO_ATTRIBUTES, type Attributes, type AttrValue, type OtlpSpan, type OtlpSpanEvent, type OtlpSpanLink, type SpanDetail,
 } from "./trace-model.js";
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 /** A field by its JSON name or its proto name. */
-const field = (o: Obj, camel: string, snake: string): unknown => (o[camel] !== undefined ? o[camel] : o[snake]);
-const list = (o: Obj, camel: string, snake: string, where: string): unknown[] => {
+export const field = (o: Obj, camel: string, snake: string): unknown => (o[camel] !== undefined ? o[camel] : o[snake]);
+export const list = (o: Obj, camel: string, snake: string, where: string): unknown[] => {
   const v = field(o, camel, snake);
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) throw new MalformedExport(`${where}.${camel} must be an array`);
   return v;
 };
-const text = (v: unknown): string => (typeof v === "string" ? v : "");
+export const text = (v: unknown): string => (typeof v === "string" ? v : "");
 
 const STATUS_CODES: Record<string, number> = { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 };
 
@@ -31,7 +31,7 @@ export function jsonIdHex(v: unknown, length: 8 | 16): string | null {
   return idHex(Buffer.from(v, "base64"), length);
 }
 
-function anyValue(v: unknown, depth = 0): AttrValue {
+export function anyValue(v: unknown, depth = 0): AttrValue {
   if (!isObj(v) || depth > 64) return null;
   const s = field(v, "stringValue", "string_value");
   // A value of the wrong JSON type is left out: an object here could not even be turned into text.
@@ -54,7 +54,7 @@ function anyValue(v: unknown, depth = 0): AttrValue {
   return null;
 }
 
-function attributes(v: unknown): Attributes {
+export function attributes(v: unknown): Attributes {
   const m = new Map<string, AttrValue>();
   if (Array.isArray(v)) for (const kv of v) if (isObj(kv)) m.set(text(kv.key), anyValue(kv.value));
   return m;
@@ -64,6 +64,12 @@ const spanEvent = (e: unknown): OtlpSpanEvent => {
   const o = isObj(e) ? e : {};
   return { name: text(o.name), timeMs: nanosToMs(field(o, "timeUnixNano", "time_unix_nano")), attributes: attributes(o.attributes) };
 };
+
+const spanLink = (l: Obj): OtlpSpanLink => ({
+  traceId: jsonIdHex(field(l, "traceId", "trace_id"), 16) || null,
+  spanId: jsonIdHex(field(l, "spanId", "span_id"), 8) || null,
+  attributes: attributes(l.attributes),
+});
 
 function statusCode(v: unknown): number {
   if (typeof v === "number") return v;
@@ -104,6 +110,7 @@ export function decodeJsonExport(body: Uint8Array, detail: SpanDetail = "all"): 
           statusCode: statusCode(status.code),
           statusMessage: text(status.message),
           events: all && Array.isArray(s.events) ? s.events.map(spanEvent) : [],
+          links: all && Array.isArray(s.links) && s.links.length > 0 ? s.links.filter(isObj).map(spanLink) : undefined,
           resource,
           scope,
         });

@@ -26,6 +26,11 @@ message RetryInfo { Duration retry_delay = 1; }
 interface Types {
   readonly request: protobuf.Type;
   readonly response: protobuf.Type;
+  /** ExportLogsServiceRequest/Response and ExportMetricsServiceRequest/Response (otlp-logs.ts, otlp-metrics.ts). */
+  readonly logsRequest: protobuf.Type;
+  readonly logsResponse: protobuf.Type;
+  readonly metricsRequest: protobuf.Type;
+  readonly metricsResponse: protobuf.Type;
   readonly status: protobuf.Type;
   readonly retryInfo: protobuf.Type;
 }
@@ -78,10 +83,14 @@ function anyValueWithoutOneof(root: protobuf.Root): void {
 }
 
 let types: Types | undefined;
-function load(): Types {
+/** The protobuf types, loaded on first use. */
+export function load(): Types {
   if (types) return types;
   const root = new protobuf.Root();
-  parseProto(root, "opentelemetry/proto/collector/trace/v1/trace_service.proto");
+  const seen = new Set<string>(); // the services share common.proto and resource.proto
+  parseProto(root, "opentelemetry/proto/collector/trace/v1/trace_service.proto", seen);
+  parseProto(root, "opentelemetry/proto/collector/logs/v1/logs_service.proto", seen);
+  parseProto(root, "opentelemetry/proto/collector/metrics/v1/metrics_service.proto", seen);
   protobuf.parse(GOOGLE_RPC, root);
   decodeStringsLeniently(root);
   anyValueWithoutOneof(root);
@@ -91,12 +100,16 @@ function load(): Types {
     response: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse"),
     status: root.lookupType("google.rpc.Status"),
     retryInfo: root.lookupType("google.rpc.RetryInfo"),
+    logsRequest: root.lookupType("opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest"),
+    logsResponse: root.lookupType("opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse"),
+    metricsRequest: root.lookupType("opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest"),
+    metricsResponse: root.lookupType("opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse"),
   });
 }
 
 /* The decoded message shapes this module reads (protobufjs leaves unset fields at their defaults). */
 /** AnyValue: exactly its one set member is an own property (see anyValueWithoutOneof). */
-interface PbAnyValue {
+export interface PbAnyValue {
   readonly stringValue?: string;
   readonly boolValue?: boolean;
   readonly intValue?: unknown;
@@ -105,8 +118,9 @@ interface PbAnyValue {
   readonly kvlistValue?: { readonly values?: readonly PbKeyValue[] };
   readonly bytesValue?: Uint8Array;
 }
-interface PbKeyValue { readonly key: string; readonly value?: PbAnyValue | null }
+export interface PbKeyValue { readonly key: string; readonly value?: PbAnyValue | null }
 interface PbEvent { readonly timeUnixNano: unknown; readonly name: string; readonly attributes: readonly PbKeyValue[] }
+interface PbLink { readonly traceId: Uint8Array; readonly spanId: Uint8Array; readonly attributes: readonly PbKeyValue[] }
 interface PbSpan {
   readonly traceId: Uint8Array;
   readonly spanId: Uint8Array;
@@ -116,6 +130,7 @@ interface PbSpan {
   readonly endTimeUnixNano: unknown;
   readonly attributes: readonly PbKeyValue[];
   readonly events: readonly PbEvent[];
+  readonly links: readonly PbLink[];
   readonly status?: { readonly code: number; readonly message: string } | null;
 }
 interface PbRequest {
@@ -127,7 +142,7 @@ interface PbRequest {
 
 const has = Object.hasOwn;
 
-function anyValue(v: PbAnyValue | null | undefined, depth = 0): AttrValue {
+export function anyValue(v: PbAnyValue | null | undefined, depth = 0): AttrValue {
   if (!v || depth > 64) return null;
   if (has(v, "stringValue")) return v.stringValue!;
   if (has(v, "intValue")) return int64(v.intValue);
@@ -139,7 +154,7 @@ function anyValue(v: PbAnyValue | null | undefined, depth = 0): AttrValue {
   return null;
 }
 
-function attributes(list: readonly PbKeyValue[] | undefined): Attributes {
+export function attributes(list: readonly PbKeyValue[] | undefined): Attributes {
   const m = new Map<string, AttrValue>();
   if (list) for (const kv of list) m.set(kv.key, anyValue(kv.value));
   return m;
@@ -173,6 +188,8 @@ export function decodeProtobufExport(body: Uint8Array, detail: SpanDetail = "all
           statusCode: s.status?.code ?? 0,
           statusMessage: s.status?.message ?? "",
           events: all ? s.events.map(spanEvent) : [],
+          // Assigned either way: a conditional spread would build a throw-away object per span.
+          links: all && s.links.length > 0 ? s.links.map((l) => ({ traceId: idHex(l.traceId, 16) || null, spanId: idHex(l.spanId, 8) || null, attributes: attributes(l.attributes) })) : undefined,
           resource,
           scope,
         });

@@ -46,6 +46,14 @@ export interface OtlpSpanEvent {
   readonly attributes: Attributes;
 }
 
+/** A link from a span to another span (maybe of another trace): a handoff, a batch, a retry. */
+export interface OtlpSpanLink {
+  /** Lowercase hex; null when malformed or absent (the link is left out). */
+  readonly traceId: string | null;
+  readonly spanId: string | null;
+  readonly attributes: Attributes;
+}
+
 export const STATUS_ERROR = 2;
 
 export interface OtlpSpan {
@@ -62,6 +70,8 @@ export interface OtlpSpan {
   readonly statusCode: number;
   readonly statusMessage: string;
   readonly events: readonly OtlpSpanEvent[];
+  /** Absent when the span has none (or the decoder was asked for "refusal" detail). */
+  readonly links?: readonly OtlpSpanLink[] | undefined;
   /** The resource's attributes (shared by the spans of one ResourceSpans). */
   readonly resource: Attributes;
   /** The instrumentation scope's name, e.g. "openinference.instrumentation.langchain". */

@@ -14,6 +14,7 @@ import { SLICE_MS, TimeSlice } from "../core/time-slice.js";
 import type { Logger } from "../core/logger.js";
 import { isExportRecord, type ExportRecord } from "../core/events/export-record.js";
 import { expandExportRecord } from "../otlp/export-record.js";
+import { storeLogRecords, type LogRecordItem } from "./log-records.js";
 import { addDeadLetters, type NewDeadLetter } from "../stores/dead-letters.js";
 import { storageProbe } from "./isolation.js";
 import { storeParts } from "./overlapped-parts.js";
@@ -68,10 +69,13 @@ export function createRecordHandler(
     });
     // The records in log order: events as logged, and export records, expanded when their turn comes.
     const items: { readonly index: number; readonly event?: LoggedEvent; readonly record?: ExportRecord }[] = [];
+    // OTLP log records join spans at read time: stored apart from the events' order (log-records.ts).
+    const logRecords: LogRecordItem[] = [];
     for (let i = 0, k = 0; i < batch.ends.length; i++) {
       if (skipped.has(i)) continue;
-      const e = decoded[k++]!;
+      const e: unknown = decoded[k++]!;
       if (isLoggedEvent(e)) items.push({ index: i, event: e });
+      else if (isExportRecord(e) && e.signal === "logs") logRecords.push({ record: e, raw: recordAt(batch, i).slice() });
       else if (isExportRecord(e)) items.push({ index: i, record: e });
       else notEvents.push({ raw: recordAt(batch, i).slice(), error: "the log record is JSON but not a Runwatch event" });
     }
@@ -122,6 +126,7 @@ export function createRecordHandler(
     // writes (overlapped-parts.ts).
     await storeParts(take, processor, isolation);
     if (unmappable.length) await deadLetter(unmappable);
+    if (logRecords.length) await storeLogRecords(ports.clickhouse, logRecords, deadLetter, storageUp);
   };
 }
 

@@ -17,7 +17,7 @@ import { HttpProblem, sendError, toHttpError } from "./http-errors.js";
 import { createApiKeyAuth, type ApiKeyAuth } from "./middleware/api-key-auth.js";
 import { ingestHandlers } from "./ingest/routes.js";
 import { createAdmission } from "./ingest/admission.js";
-import { otlpTracesHandler } from "./otlp/http-route.js";
+import { OTLP_HTTP_PATHS, otlpHttpHandler } from "./otlp/http-route.js";
 import { registerOpenApi, serveApiDocsAssets } from "./api/openapi/routes.js";
 import { API_OPERATIONS, WEB_FEATURES } from "./features.js";
 import { registerFeature } from "./feature.js";
@@ -67,13 +67,14 @@ export function createWebApp(deps: WebDeps): WebApp {
   const apiKeys = throttleKeyFailures(createApiKeyAuth(deps.ports.sql, deps.logger), deps.throttles.badKeysPerIp, deps.logger);
   Object.defineProperty(app, "apiKeys", { value: apiKeys });
   const ingest = ingestHandlers(deps, apiKeys);
-  const otlpTraces = otlpTracesHandler({
+  const otlpDeps = {
     admission: createAdmission(deps, apiKeys),
     decoder: deps.batchDecoder,
     log: deps.ports.log,
     logger: deps.logger,
     maxBodyBytes: deps.ports.config.otlpMaxBodyBytes,
-  });
+  };
+  const otlp = new Map(Object.entries(OTLP_HTTP_PATHS).map(([path, signal]) => [path, otlpHttpHandler(otlpDeps, signal)]));
 
   app.use((ctx, next) => {
     ctx.request.ip = clientAddress(ctx.req.socket.remoteAddress ?? "", ctx.get("x-forwarded-for") || undefined, trust);
@@ -115,12 +116,13 @@ export function createWebApp(deps: WebDeps): WebApp {
       }
       return p === "/api/ingest" ? ingest.single(ctx) : ingest.batch(ctx);
     }
-    if (p === "/v1/traces") {
+    const otlpHandler = otlp.get(p);
+    if (otlpHandler) {
       if (ctx.method !== "POST") {
         ctx.set("Allow", "POST");
         throw new HttpProblem(405, "method_not_allowed", `${ctx.method} is not allowed on ${p}; OTLP exporters POST here`);
       }
-      return otlpTraces(ctx);
+      return otlpHandler(ctx);
     }
     return next();
   });

@@ -10,7 +10,7 @@ import addFormatsModule from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addVersion, createAgent } from "../../stores/agent-registry.js";
 import { setGateRule } from "../../stores/activation-gate.js";
-import { bearer, json, loginJar, startTestServer, waitForRun, type TestAccount, type TestServer } from "./harness.js";
+import { bearer, json, loginJar, startTestServer, until, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 import { exportJson, hexId } from "./otlp-fixtures.js";
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
@@ -309,6 +309,17 @@ describe("OpenAPI document", () => {
     await conforms("/v1/traces", "post", await fetch(`${srv.url}/v1/traces`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: trace }));
     await conforms("/v1/traces", "post", await fetch(`${srv.url}/v1/traces`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{not json" }));
     await conforms("/v1/traces", "post", await fetch(`${srv.url}/v1/traces`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }));
+    const otlpPost = (path: string, body: unknown) => fetch(`${srv.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const logTrace = hexId(16);
+    await conforms("/v1/logs", "post", await otlpPost("/v1/logs", { resourceLogs: [{ scopeLogs: [{ logRecords: [{ traceId: logTrace, body: { stringValue: "a line" } }, { traceId: "bad" }] }] }] }));
+    await conforms("/v1/logs", "post", await otlpPost("/v1/logs", { resourceLogs: 1 }));
+    await conforms("/v1/metrics", "post", await otlpPost("/v1/metrics", { resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: "m", gauge: { dataPoints: [{ asDouble: 1 }] } }] }] }] }));
+    await conforms("/v1/metrics", "post", await otlpPost("/v1/metrics", "nope"));
+    await until("the log line", async () => (await (await get(`/api/runs/${logTrace}/logs`)).json()).logs.length, (n) => n === 1);
+    await conforms("/api/runs/{sdk_run_id}/logs", "get", await get(`/api/runs/${logTrace}/logs?limit=1`));
+    await conforms("/api/runs/{sdk_run_id}/logs", "get", await get(`/api/runs/${logTrace}/logs?limit=0`));
+    await conforms("/api/logs", "get", await get("/api/logs?q=line&limit=5"));
+    await conforms("/api/logs", "get", await get("/api/logs?cursor=nope"));
 
     await conforms("/api/query", "post", await post("/api/query", { sql: "SELECT count() AS n, max(started_at) FROM runs", max_rows: 5 }));
     await conforms("/api/query", "post", await post("/api/query", { sql: "SELECT * FROM system.tables" }));
@@ -322,7 +333,7 @@ describe("OpenAPI document", () => {
       .flatMap((r) => r.methods.map((m) => `${m.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`));
     const documented = Object.entries(doc.paths).flatMap(([p, ms]) => Object.keys(ms as object).map((m) => `${m} ${p}`));
     expect(routed.filter((r) => !documented.includes(r)), "routes missing from the document").toEqual([]);
-    expect(documented.filter((d) => !routed.includes(d)).sort(), "operations no route serves").toEqual(["post /api/ingest", "post /api/ingest/batch", "post /v1/traces"]);
+    expect(documented.filter((d) => !routed.includes(d)).sort(), "operations no route serves").toEqual(["post /api/ingest", "post /api/ingest/batch", "post /v1/logs", "post /v1/metrics", "post /v1/traces"]);
     // Every operation was exercised at least once, and each with an answer other than its success where it has one.
     const operations = Object.entries(doc.paths).flatMap(([p, ms]) => Object.keys(ms as object).map((m) => `${m} ${p}`));
     for (const op of operations) expect([...checked].some((c) => c.startsWith(`${op} `)), op).toBe(true);

@@ -17,6 +17,7 @@ export interface SpanSpec {
   /** 2 = ERROR */
   readonly status?: { readonly code: number; readonly message?: string };
   readonly events?: readonly { readonly name: string; readonly attributes: Readonly<Record<string, AttrInput>> }[];
+  readonly links?: readonly { readonly traceId: string; readonly spanId: string; readonly attributes?: Readonly<Record<string, AttrInput>> }[];
 }
 
 export const hexId = (bytes: 8 | 16): string => randomBytes(bytes).toString("hex");
@@ -44,6 +45,7 @@ function jsonSpan(s: SpanSpec, now: number): Record<string, unknown> {
     attributes: keyValues(s.attributes),
     events: (s.events ?? []).map((e) => ({ timeUnixNano: nanos(s.endMs ?? now), name: e.name, attributes: keyValues(e.attributes) })),
     status: s.status ?? {},
+    ...(s.links ? { links: s.links.map((l) => ({ traceId: l.traceId, spanId: l.spanId, attributes: keyValues(l.attributes) })) } : {}),
   };
 }
 
@@ -69,7 +71,8 @@ export function exportProtobuf(specs: readonly SpanSpec[], service = "otlp-test"
   const hex = (h: string | undefined) => (h ? Buffer.from(h, "hex") : undefined);
   return encodeProtobufExport(request(specs, service, (s) => {
     const j = jsonSpan(s, now);
-    return { ...j, traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId) };
+    const links = (j.links as { traceId: string; spanId: string }[] | undefined)?.map((l) => ({ ...l, traceId: hex(l.traceId), spanId: hex(l.spanId) }));
+    return { ...j, traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId), ...(links ? { links } : {}) };
   }, resource));
 }
 

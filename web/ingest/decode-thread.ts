@@ -15,13 +15,14 @@ import type { Logger } from "../../core/logger.js";
 import { ownBytes, Rpc, type Transfer } from "../../core/threads/rpc.js";
 import { spawnThread, threadModule } from "../../core/threads/spawn.js";
 import { decodeOtlpExport, type DecodedExport, type OtlpFormat } from "../../otlp/export-decode.js";
+import { decodeSignalExport, type OtlpSignal } from "../../otlp/signal-decode.js";
 import { decodeIngestBatch, type DecodedBatch } from "./batch-decode.js";
 import type { Sender } from "../../core/events/sender.js";
 
-/** Decodes batch bodies (POST /api/ingest/batch) and OTLP trace exports (web/otlp). */
+/** Decodes batch bodies (POST /api/ingest/batch) and OTLP exports of every signal (web/otlp; traces by default). */
 export interface BatchDecoder {
   decode(body: Uint8Array, sender: Sender, receivedAtMs: number): Promise<DecodedBatch>;
-  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, sender: Sender, receivedAtMs: number): Promise<DecodedExport>;
+  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, sender: Sender, receivedAtMs: number, signal?: OtlpSignal): Promise<DecodedExport>;
   close(): Promise<void>;
 }
 
@@ -39,7 +40,7 @@ export type DecodeThreadData = DecodeLimits;
 /** What an ingest decode thread serves (decode-worker.ts); this side serves nothing. */
 export interface DecodeMethods {
   decode(body: Uint8Array, sender: Sender, receivedAtMs: number): DecodedBatch | Transfer<DecodedBatch>;
-  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, sender: Sender, receivedAtMs: number): DecodedExport | Transfer<DecodedExport>;
+  decodeOtlp(body: Uint8Array, format: OtlpFormat, gzipped: boolean, sender: Sender, receivedAtMs: number, signal?: OtlpSignal): DecodedExport | Transfer<DecodedExport>;
 }
 
 type DecodeRpc = Rpc<Record<never, never>, DecodeMethods>;
@@ -49,8 +50,12 @@ export const decodeHere = (limits: DecodeLimits) => ({
   decode: (body: Uint8Array, sender: Sender, receivedAtMs: number): DecodedBatch =>
     decodeIngestBatch(body, sender, receivedAtMs, limits.maxBatchEvents),
   // RUNWATCH_OTLP_MAPPING=pipeline: the export is logged whole for the pipeline to map, else mapped here.
-  decodeOtlp: (body: Uint8Array, format: OtlpFormat, gzipped: boolean, sender: Sender, receivedAtMs: number): DecodedExport =>
-    decodeOtlpExport(body, format, gzipped, sender, receivedAtMs, { maxBytes: limits.otlpMaxBodyBytes, maxSpans: limits.otlpMaxSpans }, limits.otlpMapping === "pipeline"),
+  decodeOtlp: (body: Uint8Array, format: OtlpFormat, gzipped: boolean, sender: Sender, receivedAtMs: number, signal: OtlpSignal = "traces"): DecodedExport => {
+    const bounds = { maxBytes: limits.otlpMaxBodyBytes, maxSpans: limits.otlpMaxSpans };
+    return signal === "traces"
+      ? decodeOtlpExport(body, format, gzipped, sender, receivedAtMs, bounds, limits.otlpMapping === "pipeline")
+      : decodeSignalExport(signal, body, format, gzipped, sender, receivedAtMs, bounds);
+  },
 });
 
 export function inThreadDecoder(limits: DecodeLimits): BatchDecoder {
@@ -148,9 +153,9 @@ export function threadDecoder(opts: DecodeLimits & { threads: number; logger: Lo
       const own = ownBytes(body);
       return onThread((rpc) => rpc.call("decode", [own, sender, receivedAtMs], [own.buffer]));
     },
-    async decodeOtlp(body, format, gzipped, sender, receivedAtMs) {
+    async decodeOtlp(body, format, gzipped, sender, receivedAtMs, signal = "traces") {
       const own = ownBytes(body);
-      return onThread((rpc) => rpc.call("decodeOtlp", [own, format, gzipped, sender, receivedAtMs], [own.buffer]));
+      return onThread((rpc) => rpc.call("decodeOtlp", [own, format, gzipped, sender, receivedAtMs, signal], [own.buffer]));
     },
     running: () => slots.filter((t) => t?.alive).length,
     async close() {

@@ -51,10 +51,10 @@ export function smallBodiesInline(
   return {
     decode: async (body, sender, receivedAtMs) =>
       takes(body.byteLength) ? timed(() => here.decode(body, sender, receivedAtMs)) : threads.decode(body, sender, receivedAtMs),
-    decodeOtlp: async (body, format, gzipped, sender, receivedAtMs) =>
+    decodeOtlp: async (body, format, gzipped, sender, receivedAtMs, signal) =>
       !gzipped && takes(body.byteLength)
-        ? timed(() => here.decodeOtlp(body, format, gzipped, sender, receivedAtMs))
-        : threads.decodeOtlp(body, format, gzipped, sender, receivedAtMs),
+        ? timed(() => here.decodeOtlp(body, format, gzipped, sender, receivedAtMs, signal))
+        : threads.decodeOtlp(body, format, gzipped, sender, receivedAtMs, signal),
     close: () => threads.close(),
     decodedInline: () => count,
   };

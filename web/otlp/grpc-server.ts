@@ -1,5 +1,5 @@
 /**
- * OTLP/gRPC trace receiver: opentelemetry.proto.collector.trace.v1.TraceService/Export on
+ * OTLP/gRPC receiver: TraceService/Export, LogsService/Export and MetricsService/Export (opentelemetry.proto.collector.*.v1) on
  * RUNWATCH_OTLP_GRPC_PORT (default 4317), served by @grpc/grpc-js (which also handles grpc-encoding gzip and the
  * message size limit). The request stays bytes on this thread: it is decoded, mapped and validated on an ingest
  * decode thread (export-decode.ts), like an OTLP/HTTP body. Status codes as the OTLP specification says:
@@ -22,6 +22,7 @@ import type { Admission, EventQuota } from "../ingest/admission.js";
 import type { BatchDecoder } from "../ingest/decode-thread.js";
 import { appendDurably } from "../ingest/durable-append.js";
 import { encodeRpcStatus } from "../../otlp/otlp-protobuf.js";
+import type { OtlpSignal } from "../../otlp/signal-decode.js";
 import { closeIdleConnections } from "./grpc-idle.js";
 
 export interface OtlpGrpcLimits {
@@ -50,12 +51,14 @@ export interface OtlpGrpcServer {
 }
 
 export const TRACE_EXPORT_PATH = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+export const LOGS_EXPORT_PATH = "/opentelemetry.proto.collector.logs.v1.LogsService/Export";
+export const METRICS_EXPORT_PATH = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export";
 
 const bytes = (b: Buffer): Buffer => b;
-/** TraceService with the messages left as bytes (the decode threads decode them). */
-const TRACE_SERVICE: grpc.ServiceDefinition = {
+/** A signal's service with the messages left as bytes (the decode threads decode them). */
+const serviceAt = (path: string): grpc.ServiceDefinition => ({
   Export: {
-    path: TRACE_EXPORT_PATH,
+    path,
     requestStream: false,
     responseStream: false,
     requestSerialize: bytes,
@@ -63,7 +66,12 @@ const TRACE_SERVICE: grpc.ServiceDefinition = {
     responseSerialize: bytes,
     responseDeserialize: bytes,
   },
-};
+});
+const SERVICES: readonly (readonly [OtlpSignal, grpc.ServiceDefinition])[] = [
+  ["traces", serviceAt(TRACE_EXPORT_PATH)],
+  ["logs", serviceAt(LOGS_EXPORT_PATH)],
+  ["metrics", serviceAt(METRICS_EXPORT_PATH)],
+];
 
 /** The gRPC status for an HTTP-style error (toHttpError), with RetryInfo when the client should retry later. */
 function grpcError(err: unknown, logger: Logger): { code: grpc.status; details: string; metadata: grpc.Metadata } {
@@ -130,11 +138,11 @@ export async function startOtlpGrpc(deps: OtlpGrpcDeps, host: string, port: numb
     "grpc.keepalive_timeout_ms": 20_000,
     interceptors: [authenticateFirst(deps)],
   });
-  const exportTraces: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
+  const exportOf = (signal: OtlpSignal): grpc.handleUnaryCall<Buffer, Buffer> => (call, callback) => {
     void (async () => {
       try {
         const [projectId, userId] = String(call.metadata.get(AUTHENTICATED_USER)[0]).split(":").map(Number) as [number, number];
-        const decoded = await deps.decoder.decodeOtlp(call.request, "protobuf", false, { projectId, userId }, Date.now());
+        const decoded = await deps.decoder.decodeOtlp(call.request, "protobuf", false, { projectId, userId }, Date.now(), signal);
         if (!decoded.ok) {
           const code = decoded.status === 413 ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.INVALID_ARGUMENT;
           return callback({ code, details: decoded.message });
@@ -147,7 +155,7 @@ export async function startOtlpGrpc(deps: OtlpGrpcDeps, host: string, port: numb
       }
     })();
   };
-  server.addService(TRACE_SERVICE, { Export: exportTraces });
+  for (const [signal, service] of SERVICES) server.addService(service, { Export: exportOf(signal) });
   const address = `${host.includes(":") ? `[${host}]` : host}:${port}`;
   const bound = await new Promise<number>((resolve, reject) =>
     server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),

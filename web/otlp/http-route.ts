@@ -1,6 +1,7 @@
 /**
- * OTLP/HTTP trace receiver: POST /v1/traces on the web port, so OTEL_EXPORTER_OTLP_ENDPOINT=http://<host>:8080
- * works (exporters append /v1/traces). Answers as opentelemetry-proto's specification.md says, in the request's
+ * OTLP/HTTP receiver: POST /v1/traces, /v1/logs and /v1/metrics on the web port, so
+ * OTEL_EXPORTER_OTLP_ENDPOINT=http://<host>:8080 works (exporters append the signal's path). One handler per signal,
+ * the same keys, limits and answers for each. Answers as opentelemetry-proto's specification.md says, in the request's
  * content type (protobuf or JSON): 200 with an ExportTraceServiceResponse (partial_success when spans were
  * refused), 400 for a body that is not an export (do not retry), 401, 413, 415, 429/503 with Retry-After; error
  * bodies are a google.rpc.Status (in JSON it also carries Runwatch's usual `error` object naming the problem).
@@ -17,6 +18,7 @@ import type { Admission } from "../ingest/admission.js";
 import type { BatchDecoder } from "../ingest/decode-thread.js";
 import { appendDurably } from "../ingest/durable-append.js";
 import type { OtlpFormat } from "../../otlp/export-decode.js";
+import type { OtlpSignal } from "../../otlp/signal-decode.js";
 import { encodeRpcStatus } from "../../otlp/otlp-protobuf.js";
 
 export interface OtlpHttpDeps {
@@ -61,7 +63,10 @@ function sendOtlpError(ctx: Context, format: OtlpFormat | undefined, err: unknow
   }
 }
 
-export function otlpTracesHandler(deps: OtlpHttpDeps): (ctx: Context) => Promise<void> {
+/** The paths exporters POST each signal to. */
+export const OTLP_HTTP_PATHS: Readonly<Record<string, OtlpSignal>> = { "/v1/traces": "traces", "/v1/logs": "logs", "/v1/metrics": "metrics" };
+
+export function otlpHttpHandler(deps: OtlpHttpDeps, signal: OtlpSignal): (ctx: Context) => Promise<void> {
   return async (ctx) => {
     const format = formatOf(ctx.get("Content-Type"));
     try {
@@ -72,7 +77,7 @@ export function otlpTracesHandler(deps: OtlpHttpDeps): (ctx: Context) => Promise
       const { principal, headers, take } = await deps.admission(ctx.req.headers.authorization, ctx.ip);
       ctx.set(headers);
       const body = await readBodyBytes(ctx, deps.maxBodyBytes, `the export exceeds the limit of ${deps.maxBodyBytes} bytes (RUNWATCH_OTLP_MAX_BODY_BYTES)`);
-      const decoded = await deps.decoder.decodeOtlp(body, format, gzipped, principal, Date.now());
+      const decoded = await deps.decoder.decodeOtlp(body, format, gzipped, principal, Date.now(), signal);
       if (!decoded.ok) {
         throw new HttpProblem(decoded.status, decoded.status === 413 ? "payload_too_large" : "malformed_export", decoded.message);
       }

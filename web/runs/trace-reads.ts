@@ -15,9 +15,12 @@ import type { StoredEvent } from "../../core/ports/event-store.js";
 import type { SpanSkeleton } from "../../core/events/span-skeleton.js";
 import { eventsWithIds, searchRunText, spanCursor, spanCursorHolds, spanSkeletonRows, spanSkeletonRowsAfter, type SpanCursor } from "../../stores/runs/trace-rows.js";
 import { listRunScores, spanScoreValues } from "../../stores/scores.js";
+import { spanLogs } from "../../stores/otel-logs.js";
+import { contentOfLogs } from "../../otlp/log-content.js";
 import type { WebDeps } from "../deps.js";
 import { intParam, stringParam } from "../api/read-api.js";
 import { eventJson } from "./event-json.js";
+import { linkTargets } from "./span-links.js";
 import { SkeletonCache } from "./trace-cache.js";
 import { buildSkeleton, type Skeleton } from "./trace-skeleton.js";
 
@@ -29,6 +32,8 @@ export const MAX_SEARCH_LIMIT = 1_000;
 /** The events of a run a run's panel shows (its start and end, errors, questions and answers). */
 const RUN_EVENT_TYPES = ["run_start", "run_end", "error", "human_input_requested", "human_input_received"];
 const RUN_EVENTS_SHOWN = 200;
+/** The most of a span's OpenTelemetry log records its panel lists. */
+const SPAN_LOGS_SHOWN = 200;
 
 const cache = new SkeletonCache();
 
@@ -130,7 +135,7 @@ async function changesOf(deps: WebDeps, run: RunRecord, since: SpanCursor, score
 /** Payload keys shown elsewhere in a span's panel than among its metadata. */
 const SHOWN_KEYS = new Set([
   "phase", "kind", "node_name", "tool_name", "input", "output", "input_preview", "output_preview", "duration_ms", "error",
-  "model", "provider", "prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens", "reasoning_tokens", "cost_usd", "cost_source",
+  "model", "provider", "prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens", "reasoning_tokens", "cost_usd", "cost_source", "links",
 ]);
 const IO_KEYS = new Set(["input", "output", "input_preview", "output_preview"]);
 
@@ -154,11 +159,23 @@ export async function spanOf(deps: WebDeps, run: RunRecord, spanId: string): Pro
   const [span] = buildSpans(spanEvents, { keepParents: true });
   if (!span) throw new NotFound({ resource: "span", message: `run ${JSON.stringify(run.external_id)} has no span ${JSON.stringify(spanId)}` });
   span.span_id = spanId;
+  // The span's events sent as OpenTelemetry logs (an OTLP run's id is its trace id); they may have come before it.
+  const logsRead = spanLogs(ch, run.project_id, run.external_id.toLowerCase(), spanId, SPAN_LOGS_SHOWN);
+  logsRead.catch(() => {});
   const { input, output } = spanInputOutput(spanEvents);
   const metadata: Record<string, unknown> = {};
-  for (const e of spanEvents) Object.assign(metadata, without(e.payload, SHOWN_KEYS));
+  let links: unknown = [];
+  for (const e of spanEvents) {
+    Object.assign(metadata, without(e.payload, SHOWN_KEYS));
+    if (Array.isArray(e.payload.links)) links = e.payload.links;
+  }
   const scores = await listRunScores(ch, run.project_id, run.run_id, { limit: 100, newestFirst: true, spanId });
-  return { run: runJson(run), span, input: input ?? null, output: output ?? null, metadata, events: events.map(listedEvent), scores: scores.scores };
+  const logs = await logsRead;
+  const fromLogs = input === undefined || output === undefined ? contentOfLogs(logs) : {};
+  return {
+    run: runJson(run), span, input: input ?? fromLogs.input ?? null, output: output ?? fromLogs.output ?? null, metadata,
+    events: events.map(listedEvent), logs, links: await linkTargets(deps, run, links), scores: scores.scores,
+  };
 }
 
 /** The run's own part of its panel (the dashboard's, not the API's): its input and output, and its run-level events. */

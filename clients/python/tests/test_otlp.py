@@ -4,6 +4,7 @@ graph instrumented by openinference-instrumentation-langchain. Read back through
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -228,3 +229,90 @@ def test_openinference_langgraph(real_server: RealServer, instrumented: Any) -> 
     assert llm["provider"] == "genericfakechatmodel"  # OpenInference's llm.provider (a fake model has no model name)
     assert llm["prompt_tokens"] == 120  # sent as the string "120"
     assert "Plan a trip to Lisbon" in llm["input_preview"]
+
+
+def test_logs_and_metrics_from_the_python_sdk(real_server: RealServer) -> None:
+    """Logs (OTLP/HTTP protobuf): a chat span's content and evaluation sent as GenAI event records, exported before the
+    span, show on it (input, output, a score); a trace-only line is the run's; metrics are answered, not kept."""
+    from opentelemetry import trace as trace_api
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import LogRecordExportResult, SimpleLogRecordProcessor
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricExportResult
+
+    headers = {"Authorization": f"Bearer {real_server.api_key}"}
+    log_exporter = OTLPLogExporter(
+        endpoint=f"{real_server.base_url}/v1/logs", headers=headers, compression=Compression.Gzip
+    )
+    results: list[Any] = []
+    original = log_exporter.export
+    log_exporter.export = lambda batch: results.append(original(batch)) or results[-1]  # type: ignore[method-assign]
+    logs = LoggerProvider(resource=Resource.create({"service.name": "py-logs"}))
+    logs.add_log_record_processor(SimpleLogRecordProcessor(log_exporter))
+    logger = logs.get_logger("runwatch-python-logs")
+
+    tracer_provider = provider(
+        HttpSpanExporter(endpoint=f"{real_server.base_url}/v1/traces", headers=headers), "py-logs"
+    )
+    tracer = tracer_provider.get_tracer("runwatch-python-logs")
+    with tracer.start_as_current_span(
+        "invoke_agent py-agent", attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "py-agent"}
+    ) as root:
+        with tracer.start_as_current_span(
+            "chat gpt-4o", attributes={"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}
+        ) as chat:
+            ctx = trace_api.set_span_in_context(chat)
+            logger.emit(event_name="gen_ai.user.message", body={"content": "Is it raining in Oslo?"}, context=ctx)
+            logger.emit(
+                event_name="gen_ai.choice",
+                body={"index": 0, "message": {"role": "assistant", "content": "Yes."}},
+                context=ctx,
+            )
+            logger.emit(
+                event_name="gen_ai.evaluation.result",
+                attributes={"gen_ai.evaluation.name": "correctness", "gen_ai.evaluation.score.label": "pass"},
+                context=ctx,
+            )
+            logs.force_flush()
+        logger.emit(body="picked the weather tool", severity_text="INFO", context=trace_api.set_span_in_context(root))
+    tracer_provider.shutdown()
+    logs.shutdown()
+    assert results and all(r == LogRecordExportResult.SUCCESS for r in results)
+
+    trace_id = trace_hex(root)
+    chat_id = format(chat.get_span_context().span_id, "016x")
+    real_server.wait_run(trace_id, lambda b: b["run"]["status"] == "success")
+    span: dict[str, Any] = {}
+    for _ in range(200):
+        status, span = real_server.get(f"/api/runs/{trace_id}/spans/{chat_id}")
+        if status == 200 and len(span["logs"]) == 3 and span["scores"]:
+            break
+        time.sleep(0.1)
+    assert [entry["event_name"] for entry in span["logs"]] == [
+        "gen_ai.user.message",
+        "gen_ai.choice",
+        "gen_ai.evaluation.result",
+    ]
+    assert span["input"] == [{"role": "user", "content": "Is it raining in Oslo?"}]
+    assert span["output"] == {"role": "assistant", "content": "Yes."}
+    assert [(s["name"], s["value"], s["source"]) for s in span["scores"]] == [("correctness", "pass", "otel")]
+    status, run_logs = real_server.get(f"/api/runs/{trace_id}/logs")
+    assert status == 200 and len(run_logs["logs"]) == 4
+    assert any(
+        entry["body"] == "picked the weather tool" and entry["service_name"] == "py-logs" for entry in run_logs["logs"]
+    )
+
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader], resource=Resource.create({"service.name": "py-logs"}))
+    meters.get_meter("runwatch-python-metrics").create_histogram("gen_ai.client.token.usage").record(
+        42, {"gen_ai.token.type": "input"}
+    )
+    data = reader.get_metrics_data()
+    assert data is not None
+    assert (
+        OTLPMetricExporter(endpoint=f"{real_server.base_url}/v1/metrics", headers=headers).export(data)
+        == MetricExportResult.SUCCESS
+    )
+    meters.shutdown()

@@ -3,6 +3,7 @@
 // add to queue) are the page's <template id="span-actions"> forms with the span filled in.
 import { duration, timestamp, usd } from "../format.js";
 import { renderPayload } from "./messages.js";
+import { linksList, logsList } from "./otel-parts.js";
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -97,6 +98,8 @@ export class Panel {
     this.root.setAttribute("aria-busy", "true");
     try {
       const body = await this.read(id === "" ? "/overview" : `/spans/${encodeURIComponent(id)}`);
+      // The run's OpenTelemetry log lines beside its overview (an empty list for runs sent otherwise).
+      if (id === "") body.logs = (await this.read("/logs?limit=200").catch(() => ({ logs: [] }))).logs;
       if (this.current !== id) return;
       this.root.replaceChildren(...(id === "" ? this.runParts(body) : this.spanParts(body)));
     } catch (err) {
@@ -125,7 +128,7 @@ export class Panel {
     return h;
   }
 
-  spanParts({ span, input, output, metadata, events, scores, run }) {
+  spanParts({ span, input, output, metadata, events, logs = [], links = [], scores, run }) {
     const t0 = run?.started_at ? Date.parse(run.started_at) : NaN;
     const start = Date.parse(span.started_at);
     const parts = [this.head(span.kind, span.name || "(unnamed)", span.status, true), facts([
@@ -148,6 +151,8 @@ export class Panel {
     }
     parts.push(section(`Scores (${scores.length})`, scores.length ? list : el("p", "subtle small", "No scores yet.")));
     parts.push(section(`Events (${events.length})`, eventsList(events, t0)));
+    if (logs.length) parts.push(section(`Logs (${logs.length})`, logsList(logs, t0)));
+    if (links.length) parts.push(section(`Links (${links.length})`, linksList(links, this.base)));
     const actions = this.actions(span, output);
     if (actions) parts.push(section("Actions", actions));
     return parts;
@@ -165,7 +170,7 @@ export class Panel {
     return box;
   }
 
-  runParts({ run, input, output, events }) {
+  runParts({ run, input, output, events, logs = [] }) {
     const status = run.status === "success" ? "ok" : run.status;
     const parts = [this.head("run", run.agent_name || "Run", status, false), facts([
       ["Duration", run.duration_ms !== null ? duration(run.duration_ms) : "running…"],
@@ -175,6 +180,7 @@ export class Panel {
     parts.push(section("Input", payload(input, "input")), section("Output", payload(output, "output")));
     const shown = events.filter((e) => e.event_type !== "run_start" && e.event_type !== "run_end");
     if (shown.length) parts.push(section(`Events (${shown.length})`, eventsList(shown, run.started_at ? Date.parse(run.started_at) : NaN)));
+    if (logs.length) parts.push(section(`Logs (${logs.length})`, logsList(logs, run.started_at ? Date.parse(run.started_at) : NaN)));
     const more = el("p", "subtle small");
     more.append("Feedback, scores and “Add to dataset” for the whole run are below the trace. Select a span for its own.");
     parts.push(more);
