@@ -18,7 +18,7 @@ import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { readMigrationFiles } from "../../core/postgres/migration-files.js";
 
 const allVersions = (await readMigrationFiles(new URL("../../core/clickhouse/migrations/", import.meta.url).pathname)).map((m) => m.version);
-import { COST_COLUMNS, costFacts, createEventStore, SPAN_VALUE_CHARS } from "./event-store.js";
+import { COST_COLUMNS, costFacts, createEventStore, SPAN_VALUE_CHARS, toChTime } from "./event-store.js";
 import { deleteRuns } from "./expired-runs.js";
 import type { EventStore } from "../../core/ports/event-store.js";
 
@@ -422,7 +422,12 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect(Number(n)).toBe(3);
       // Rows of run_text (written before migration 195) are still there to be searched, and deleted with their run.
       await ch.insert("run_text", [{ project_id: u, run_id: runIdFor(u, "r1"), sdk_run_id: "r1", event_id: uuidv7(), at: "2026-01-01 00:00:00.000", text: "old text" }]);
+      // An OTLP trace's log records leave with its run too; another run's stay.
+      const now = toChTime(new Date().toISOString()); // older than the table's TTL, a row would leave by itself
+      const log = (trace: string) => ({ project_id: u, user_id: u, log_id: uuidv7(), trace_id: trace, span_id: "", time: now, body: "a line", attributes: "{}", received_at: now });
+      await ch.insert("otel_logs", [log("r1"), log("r2")]);
       await deleteRuns(ch, u, [{ run_id: runIdFor(u, "r1"), external_id: "r1" }]);
+      expect(await ch.query("SELECT trace_id FROM otel_logs WHERE project_id = {p:UInt64}", { p: u })).toEqual([{ trace_id: "r2" }]);
       expect(await search(u, "%e%")).toEqual(["r2"]);
       expect(await search(other, "%e%")).toEqual(["r1"]);
       expect(await ch.query("SELECT 1 FROM run_text WHERE project_id = {p:UInt64}", { p: u })).toEqual([]);

@@ -34,7 +34,7 @@ export async function findExpiredRuns(ch: ClickHouse, projectId: number, cutoff:
 }
 
 /**
- * Deletes every row of these runs (events and so spans, LLM calls, scores, search text, cost rows, the run's versions). The run
+ * Deletes every row of these runs (events and so spans, LLM calls, scores, search text, log records, cost rows, the run's versions). The run
  * itself goes last, so a sweep cut short finds the same runs again next time.
  */
 export async function deleteRuns(ch: ClickHouse, projectId: number, runs: readonly ExpiredRun[]): Promise<void> {
@@ -44,6 +44,8 @@ export async function deleteRuns(ch: ClickHouse, projectId: number, runs: readon
   for (const table of BY_RUN_ID) {
     await ch.exec(`DELETE FROM ${table} WHERE project_id = {pid:UInt64} AND run_id IN {ids:Array(UUID)}`, { pid: projectId, ids });
   }
+  // An OTLP trace's log records (its run's id is the trace id); the project's own log lines leave with their TTL.
+  await ch.exec("DELETE FROM otel_logs WHERE project_id = {pid:UInt64} AND trace_id IN {names:Array(String)}", { pid: projectId, names });
   for (const table of ["run_costs", "agent_runs"]) {
     await ch.exec(`DELETE FROM ${table} WHERE project_id = {pid:UInt64} AND external_id IN {names:Array(String)}`, { pid: projectId, names });
   }
