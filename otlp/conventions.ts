@@ -6,7 +6,7 @@
  */
 
 /** A Runwatch span kind (core/events/schema.ts SPAN_KINDS), or "tool" (sent as a tool_call). */
-export type MappedKind = "step" | "llm" | "retrieval" | "embedding" | "agent" | "chain" | "tool" | "reranker" | "guardrail";
+export type MappedKind = "step" | "llm" | "retrieval" | "embedding" | "agent" | "chain" | "plan" | "tool" | "reranker" | "guardrail";
 
 /** `gen_ai.operation.name` → kind. */
 export const GEN_AI_OPERATION_KINDS: Readonly<Record<string, MappedKind>> = {
@@ -18,6 +18,7 @@ export const GEN_AI_OPERATION_KINDS: Readonly<Record<string, MappedKind>> = {
   invoke_agent: "agent",
   create_agent: "agent",
   invoke_workflow: "chain",
+  plan: "plan",
   retrieval: "retrieval",
 };
 

@@ -38,7 +38,7 @@ describe("span kinds", () => {
     for (const [k, kind] of Object.entries(OPENINFERENCE_KINDS)) expect(kindOf(attrs({ "openinference.span.kind": k }))).toBe(kind);
     for (const [k, kind] of Object.entries(TRACELOOP_KINDS)) expect(kindOf(attrs({ "traceloop.span.kind": k }))).toBe(kind);
     for (const [k, kind] of Object.entries(VERCEL_AI_KINDS)) expect(kindOf(attrs({ "ai.operationId": k }))).toBe(kind);
-    expect(kindOf(attrs({ "gen_ai.operation.name": "plan", "openinference.span.kind": "AGENT" }))).toBe("agent"); // unknown op: next convention
+    expect(kindOf(attrs({ "gen_ai.operation.name": "summon_familiar", "openinference.span.kind": "AGENT" }))).toBe("agent"); // unknown op: next convention
     expect(kindOf(attrs({ "llm.model_name": "gpt-4o" }))).toBe("llm"); // a model and nothing else: an LLM call
     expect(kindOf(attrs({ "http.method": "GET" }))).toBe("step");
   });

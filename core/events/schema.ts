@@ -61,7 +61,7 @@ const IsoTimestamp = Str.pipe(
   }),
 );
 
-export const SPAN_KINDS = ["step", "llm", "retrieval", "embedding", "agent", "chain", "reranker", "guardrail"] as const;
+export const SPAN_KINDS = ["step", "llm", "retrieval", "embedding", "agent", "chain", "plan", "reranker", "guardrail"] as const;
 export type SpanKind = (typeof SPAN_KINDS)[number];
 const SpanKind = Schema.Literal(...SPAN_KINDS).annotations({ message: () => ({ message: `must be one of ${SPAN_KINDS.join(", ")}`, override: true }) });
 

@@ -51,7 +51,7 @@ export const RUN_NODE = "run";
 export const MAX_GRAPH_NODES = 150;
 export const MAX_NODE_SPAN_IDS = 100;
 /** Kinds that hand control to each other in sequence; the others (models, tools, retrievers) are called. */
-const FLOW_KINDS = new Set(["step", "agent", "chain"]);
+const FLOW_KINDS = new Set(["step", "agent", "chain", "plan"]);
 
 const nodeId = (s: GraphSpan): string => `${s.kind}:${s.name}`;
 

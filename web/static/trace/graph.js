@@ -15,7 +15,7 @@ const svgEl = (tag, attrs = {}, text) => {
   return e;
 };
 
-const KIND_LABELS = { run: "run", step: "node", agent: "agent", chain: "chain", llm: "model", tool: "tool", retrieval: "retrieval", embedding: "embedding" };
+const KIND_LABELS = { run: "run", step: "node", agent: "agent", chain: "chain", plan: "plan", llm: "model", tool: "tool", retrieval: "retrieval", embedding: "embedding" };
 const times = (n) => `${n.toLocaleString("en-US")}×`;
 
 /** The node's facts in one line: runs, time, errors. */
