@@ -316,3 +316,82 @@ def test_logs_and_metrics_from_the_python_sdk(real_server: RealServer) -> None:
         == MetricExportResult.SUCCESS
     )
     meters.shutdown()
+
+
+def test_grpc_logs_metrics_and_a_span_link(real_server: RealServer) -> None:
+    """OTLP/gRPC for all three signals, as an SDK pointed at one endpoint sends them: a worker's span links to the
+    planner's span of another trace (a handoff), which the span read names as a run of the project; a log record on
+    the worker's span shows on it; metrics are answered with success."""
+    from opentelemetry import trace as trace_api
+    from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+    from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import LogRecordExportResult, SimpleLogRecordProcessor
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricExportResult
+    from opentelemetry.trace import Link
+
+    grpc = {
+        "endpoint": f"127.0.0.1:{real_server.env['RUNWATCH_OTLP_GRPC_PORT']}",
+        "insecure": True,
+        "headers": (("authorization", f"Bearer {real_server.api_key}"),),
+    }
+    spans = Recording(GrpcSpanExporter(**grpc))  # type: ignore[arg-type]
+    p = provider(spans, "handoff-service")
+    tracer = p.get_tracer("test_otlp")
+    log_exporter = OTLPLogExporter(**grpc)  # type: ignore[arg-type]
+    results: list[Any] = []
+    original = log_exporter.export
+    log_exporter.export = lambda batch: results.append(original(batch)) or results[-1]  # type: ignore[method-assign]
+    logs = LoggerProvider(resource=Resource.create({"service.name": "handoff-service"}))
+    logs.add_log_record_processor(SimpleLogRecordProcessor(log_exporter))
+    logger = logs.get_logger("test_otlp")
+
+    with tracer.start_as_current_span(
+        "invoke_agent planner", attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner"}
+    ) as planner:
+        pass
+    # A new trace (no parent), linked to the planner's span.
+    with tracer.start_as_current_span(
+        "invoke_agent worker",
+        context=trace_api.set_span_in_context(trace_api.INVALID_SPAN),
+        attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "worker"},
+        links=[Link(planner.get_span_context(), {"link.kind": "handoff"})],
+    ) as worker:
+        here = trace_api.set_span_in_context(worker)
+        logger.emit(body="took over from the planner", severity_text="INFO", context=here)
+    logs.shutdown()
+    p.shutdown()
+    assert results and all(r == LogRecordExportResult.SUCCESS for r in results)
+    assert spans.results and all(r == SpanExportResult.SUCCESS for r in spans.results)
+
+    planner_trace, worker_trace = trace_hex(planner), trace_hex(worker)
+    assert planner_trace != worker_trace
+    real_server.wait_run(planner_trace, lambda b: b["run"]["status"] == "success")
+    real_server.wait_run(worker_trace, lambda b: b["run"]["status"] == "success")
+    worker_id = format(worker.get_span_context().span_id, "016x")
+    span: dict[str, Any] = {}
+    for _ in range(200):
+        status, span = real_server.get(f"/api/runs/{worker_trace}/spans/{worker_id}")
+        if status == 200 and span["logs"]:
+            break
+        time.sleep(0.1)
+    assert span["links"] == [
+        {
+            "trace_id": planner_trace,
+            "span_id": format(planner.get_span_context().span_id, "016x"),
+            "attributes": {"link.kind": "handoff"},
+            "run": planner_trace,
+        }
+    ]
+    assert [(entry["body"], entry["service_name"]) for entry in span["logs"]] == [
+        ("took over from the planner", "handoff-service")
+    ]
+
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader], resource=Resource.create({"service.name": "handoff-service"}))
+    meters.get_meter("test_otlp").create_histogram("gen_ai.client.operation.duration").record(0.8)
+    data = reader.get_metrics_data()
+    assert data is not None
+    assert OTLPMetricExporter(**grpc).export(data) == MetricExportResult.SUCCESS  # type: ignore[arg-type]
+    meters.shutdown()
