@@ -43,9 +43,11 @@ describe.skipIf(!haveBrowser)("span links and logs in a real browser", () => {
     await page.click(rowOf(worker.spanId));
     const text = await panelShows(page, worker.spanId);
     expect(text).toContain("Logs (1)");
-    expect(text).toContain("Plan the trip");
+    expect(text).toContain("user: Plan the trip"); // a GenAI message in one line, by role
+
     expect(text).toContain("Links (2)");
     expect(text).toContain(`trace ${unknown.traceId} · span ${unknown.spanId}`);
+    expect(text).toContain(`planner (${planner.traceId.slice(0, 8)}…), span ${planner.spanId}`); // the linked run, by its agent
     expect(text).toContain("link.kind=handoff");
     await page.screenshot({ path: path.join(ARTIFACTS, "otlp-span-links.png"), fullPage: true });
     await page.click(`#trace-panel a[data-linked-span="${planner.spanId}"]`);

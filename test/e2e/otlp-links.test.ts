@@ -54,9 +54,9 @@ describe("span links", () => {
     await waitForRun(srv.url, acct.key, planner.spanContext().traceId, (b) => b.run.status === "success");
     const read = await span(workerTrace, worker.spanContext().spanId);
     expect(read.links).toEqual([
-      { trace_id: planner.spanContext().traceId, span_id: planner.spanContext().spanId, attributes: { "link.kind": "handoff" }, run: planner.spanContext().traceId },
-      { trace_id: theirs.traceId, span_id: theirs.spanId, attributes: {}, run: null },
-      { trace_id: unknown.traceId, span_id: unknown.spanId, attributes: {}, run: null },
+      { trace_id: planner.spanContext().traceId, span_id: planner.spanContext().spanId, attributes: { "link.kind": "handoff" }, run: planner.spanContext().traceId, agent_name: "planner" },
+      { trace_id: theirs.traceId, span_id: theirs.spanId, attributes: {}, run: null, agent_name: null },
+      { trace_id: unknown.traceId, span_id: unknown.spanId, attributes: {}, run: null, agent_name: null },
     ]);
     expect(read.metadata.links).toBeUndefined();
   });
@@ -73,7 +73,7 @@ describe("span links", () => {
       });
       expect(res.status, format).toBe(200);
       await waitForRun(srv.url, acct.key, traceId, (b) => b.run.status === "success");
-      expect((await span(traceId, spanId)).links, format).toEqual([{ trace_id: target.traceId, span_id: target.spanId, attributes: {}, run: null }]);
+      expect((await span(traceId, spanId)).links, format).toEqual([{ trace_id: target.traceId, span_id: target.spanId, attributes: {}, run: null, agent_name: null }]);
     }
   });
 });

@@ -1,7 +1,7 @@
 /**
  * A span's links (otlp/span-links.ts, in its end event's payload) as its panel shows them: each with `run`, the
  * sdk_run_id of the linked trace's run when that trace is a run of the same project (the panel links to it and to the
- * span), else null (the ids are shown as they are). Only the span's own project is looked in.
+ * span, named by the run's agent), else null (the ids are shown as they are). Only the span's own project is looked in.
  */
 import type { RunRecord } from "../../core/events/run.js";
 import type { WebDeps } from "../deps.js";
@@ -12,6 +12,8 @@ export interface SpanLink {
   readonly attributes: Record<string, unknown>;
   /** The linked run's sdk_run_id when it is a run of this project; null otherwise. */
   readonly run: string | null;
+  /** That run's agent ("" when it has none); null when `run` is. */
+  readonly agent_name: string | null;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -20,11 +22,15 @@ export async function linkTargets(deps: WebDeps, run: RunRecord, stored: unknown
   if (!Array.isArray(stored)) return [];
   const links = stored.filter(isObj).filter((l) => typeof l.trace_id === "string" && typeof l.span_id === "string");
   const traces = [...new Set(links.map((l) => l.trace_id as string))];
-  const known = new Map(await Promise.all(traces.map(async (t) => [t, t === run.external_id || (await deps.events.getRun(run.project_id, t)) !== undefined] as const)));
-  return links.map((l) => ({
-    trace_id: l.trace_id as string,
-    span_id: l.span_id as string,
-    attributes: isObj(l.attributes) ? l.attributes : {},
-    run: known.get(l.trace_id as string) ? (l.trace_id as string) : null,
-  }));
+  const known = new Map(await Promise.all(traces.map(async (t) => [t, t === run.external_id ? run : await deps.events.getRun(run.project_id, t)] as const)));
+  return links.map((l) => {
+    const linked = known.get(l.trace_id as string);
+    return {
+      trace_id: l.trace_id as string,
+      span_id: l.span_id as string,
+      attributes: isObj(l.attributes) ? l.attributes : {},
+      run: linked ? (l.trace_id as string) : null,
+      agent_name: linked ? linked.agent_name ?? "" : null,
+    };
+  });
 }

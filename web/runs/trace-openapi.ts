@@ -4,6 +4,7 @@ import { MAX_SPAN_ID_CHARS, SPAN_KINDS } from "../../core/events/schema.js";
 import type { Operations } from "../api/openapi/document.js";
 import { After, Limit, q, SdkRunId } from "../api/openapi/operation.js";
 import * as R from "../api/openapi/schemas.js";
+import { LogLine } from "../otlp/logs-openapi.js";
 import { MAX_SEARCH_CHARS, MAX_SEARCH_LIMIT, DEFAULT_SEARCH_LIMIT, DEFAULT_TREE_PAGE, MAX_TREE_PAGE } from "./trace-reads.js";
 
 const Iso = Schema.String.annotations({ format: "date-time" });
@@ -45,6 +46,14 @@ const TreeChanges = Schema.Struct({
   spans: Schema.Array(SpanSkeleton).annotations({ description: "The spans with an event after `since`, whole, in start order." }),
 }).annotations({ identifier: "TraceTreeChanges" });
 
+const SpanLink = Schema.Struct({
+  trace_id: Schema.String,
+  span_id: Schema.String,
+  attributes: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  run: Schema.NullOr(Schema.String).annotations({ description: "The linked trace's run (its sdk_run_id) when it is a run of this project; null otherwise." }),
+  agent_name: Schema.NullOr(Schema.String).annotations({ description: "That run's agent (\"\" when none); null when `run` is." }),
+}).annotations({ identifier: "SpanLink", description: "A link to a span of another trace (a handoff, a batch, a retry)." });
+
 const SpanDetail = Schema.Struct({
   run: R.Run,
   span: R.Span,
@@ -53,6 +62,8 @@ const SpanDetail = Schema.Struct({
   metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ description: "The span events' other payload fields." }),
   events: Schema.Array(R.StoredEvent).annotations({ description: "The events naming the span (its start, end, errors), payloads without input and output." }),
   scores: Schema.Array(R.Score).annotations({ description: "The span's scores, newest first (at most 100)." }),
+  logs: Schema.Array(LogLine).annotations({ description: "OpenTelemetry log records of the span (docs/OTEL.md, Logs), oldest first." }),
+  links: Schema.Array(SpanLink).annotations({ description: "The span's links to spans of other traces (at most 32)." }),
 }).annotations({ identifier: "TraceSpan" });
 
 const SearchResult = Schema.Struct({

@@ -382,6 +382,7 @@ def test_grpc_logs_metrics_and_a_span_link(real_server: RealServer) -> None:
             "span_id": format(planner.get_span_context().span_id, "016x"),
             "attributes": {"link.kind": "handoff"},
             "run": planner_trace,
+            "agent_name": "planner",
         }
     ]
     assert [(entry["body"], entry["service_name"]) for entry in span["logs"]] == [
