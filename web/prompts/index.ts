@@ -2,10 +2,11 @@
 import type { WebFeature } from "../feature.js";
 import { registerPromptsApi } from "./prompts-api.js";
 import { PROMPT_OPERATIONS } from "./prompts-openapi.js";
+import { registerPromptsPage } from "./prompts-page.js";
 
 export const prompts: WebFeature = {
   name: "prompts",
   apis: [registerPromptsApi],
-  pages: [],
+  pages: [registerPromptsPage],
   openapi: PROMPT_OPERATIONS,
 };
