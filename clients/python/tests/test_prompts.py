@@ -176,3 +176,38 @@ def test_never_waits_on_a_hanging_or_down_server(prompt_server: RealServer) -> N
         [{"role": "user", "content": "hi"}],
     )
     client.shutdown(timeout=5)
+
+
+def test_an_llm_call_records_the_prompt_version_it_used(prompt_server: RealServer) -> None:
+    client = Runwatch(api_key=prompt_server.api_key, base_url=prompt_server.base_url, flush_interval=0.05)
+    prompt = client.get_prompt("py-answer")
+    fallback = client.get_prompt("py-missing", fallback="Hi")
+    for run_id, p in (("py-prompt-run", prompt), ("py-fallback-run", fallback)):
+        with (
+            client.run("py-bot", sdk_run_id=run_id) as run,
+            run.llm_call("answer", model="gpt-4o-mini", prompt=p) as call,
+        ):
+            call.set_output("4")
+            call.set_usage(prompt_tokens=10, completion_tokens=1)
+    assert client.flush(10)
+    sql = (
+        "SELECT sdk_run_id, prompt_name, prompt_version FROM llm_calls WHERE sdk_run_id LIKE 'py-%' ORDER BY sdk_run_id"
+    )
+    rows: list[list[object]] = []
+
+    def stored() -> bool:
+        req = urllib.request.Request(
+            prompt_server.base_url + "/api/query",
+            data=json.dumps({"sql": sql}).encode(),
+            headers={"Authorization": f"Bearer {prompt_server.api_key}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=30) as r:
+            rows[:] = json.loads(r.read())["rows"]
+        return len(rows) == 2
+
+    _until("both calls stored", stored, timeout=30)
+    assert [[r[0], r[1], int(str(r[2]))] for r in rows] == [
+        ["py-fallback-run", "", 0],
+        ["py-prompt-run", "py-answer", prompt.version],
+    ]
+    client.shutdown(timeout=5)
