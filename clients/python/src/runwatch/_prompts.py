@@ -71,7 +71,7 @@ class Prompt:
         """The prompt with its `{{variables}}` filled in (values that are not strings as JSON); raises
         PromptVariableError naming every missing one."""
         values = {**(variables or {}), **kwargs}
-        missing = [v for v in self.variables if values.get(v) is None]
+        missing = [v for v in self.variables if v not in values]
         if missing:
             raise PromptVariableError(self.name, missing)
 
