@@ -70,16 +70,15 @@ export function checkPromptVersion(body: unknown): NewPromptVersion {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ValidationError({ message: 'the body must be a JSON object like {"prompt": "Answer {{question}} briefly", "config": {"model": "gpt-4o-mini"}}' });
   }
+  // First: a value nested too deep would overflow the stack when a refusal's message shows it.
+  refuseUnstorableSetting(body);
   const input = decode(body);
   if (Either.isLeft(input)) throw toValidationError(input.left);
   const v = input.right;
-  refuseUnstorableSetting(v.prompt, "prompt");
   const config = v.config ?? {};
-  refuseUnstorableSetting(config, "config");
   if (Buffer.byteLength(JSON.stringify(config)) > MAX_CONFIG_BYTES) {
     throw new ValidationError({ field: "config", message: `config must be at most ${MAX_CONFIG_BYTES / 1024} KiB as JSON` });
   }
-  refuseUnstorableSetting(v.message ?? "", "message");
   return {
     type: typeof v.prompt === "string" ? "text" : "chat",
     content: v.prompt,
