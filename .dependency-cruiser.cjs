@@ -9,7 +9,7 @@
  */
 const TESTS = "(\\.test\\.ts$|^test/|/testing/|^agents-service/test/|^clients/js/test/)";
 /** Feature folders: each one capability, entered through its index.ts (docs/ARCHITECTURE.md, Features). */
-const FEATURES = ["alerts", "evaluation", "human-input", "accounts", "dead-letters", "query"];
+const FEATURES = ["alerts", "evaluation", "human-input", "accounts", "dead-letters", "query", "prompts"];
 const SERVICES = "^(web|pipeline|gateway|agents-service)/";
 
 /** A rule forbidding imports from `from` (source files, not tests) to `to`. */

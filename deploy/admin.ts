@@ -24,6 +24,7 @@ import { createApiKey, type ApiKeyInfo } from "../stores/accounts/api-keys.js";
 import { markDemoAccount } from "../stores/accounts/instance-admin.js";
 import { runProjectAdmin, type ProjectAdminRequest, type ProjectAdminResult } from "./admin-projects.js";
 import { runDatasetAdmin, type DatasetAdminRequest, type DatasetAdminResult } from "./admin-datasets.js";
+import { runPromptAdmin, type PromptAdminRequest, type PromptAdminResult } from "./admin-prompts.js";
 import { AdminError, type AdminFailure } from "./admin-error.js";
 import { selectedProject, type ProjectSelection } from "./project-selection.js";
 
@@ -33,6 +34,7 @@ export type AdminRequest =
   | { cmd: "user.create"; email: string; name: string; password: string }
   | ProjectAdminRequest
   | DatasetAdminRequest
+  | PromptAdminRequest
   | { cmd: "demo.account"; email: string; name: string; password: string }
   | { cmd: "info" }
   | ({ cmd: "dead-letters.list"; limit?: number } & DeadLetterSelection)
@@ -49,6 +51,7 @@ export interface DeadLetterSelection extends ProjectSelection {
 export type AdminResult =
   | ProjectAdminResult
   | DatasetAdminResult
+  | PromptAdminResult
   | { user: SessionUser }
   | { user: SessionUser; key: string; info: ApiKeyInfo; created_user?: boolean }
   | { web_url: string | null }
@@ -113,6 +116,10 @@ export async function runAdmin(ports: AdminPorts, req: AdminRequest, webUrl: str
     case "datasets.export":
     case "datasets.import":
       return runDatasetAdmin(sql, req);
+    case "prompt.push":
+    case "prompt.get":
+    case "prompt.label":
+      return runPromptAdmin(sql, req);
     case "info":
       return { web_url: webUrl };
   }

@@ -25,7 +25,7 @@ const STAMP = path.join(DIST, ".build-stamp.json");
 /** A build younger than this is never pruned: a process may be about to record itself in it. */
 const PRUNE_AFTER_MS = 60_000;
 const LOCK = path.join(ROOT, ".dist.lock");
-const SOURCE_DIRS = ["core", "stores", "alerts", "evaluation", "human-input", "accounts", "dead-letters", "query", "otlp", "plugins", "pipeline", "web", "gateway", "agents-service", "deploy"];
+const SOURCE_DIRS = ["core", "stores", "alerts", "evaluation", "human-input", "accounts", "dead-letters", "query", "prompts", "otlp", "plugins", "pipeline", "web", "gateway", "agents-service", "deploy"];
 /** Not part of what runs: tests, their fixtures, downloaded tools, examples compiled on demand. */
 const SKIPPED_DIRS = new Set(["test", "fixtures", ".cache", "node_modules", "dist"]);
 const isTest = (name) => name.endsWith(".test.ts");

@@ -25,6 +25,7 @@ import type { DeadLetter } from "../stores/dead-letters.js";
 import type { RetentionOutcome } from "../stores/retention.js";
 import { projectCommand } from "./cli-projects.js";
 import { datasetsCommand } from "./cli-datasets.js";
+import { PROMPT_USAGE, promptCommand } from "./cli-prompts.js";
 import { out, required, UsageError } from "./cli-output.js";
 
 const USAGE = `Runwatch: observability for AI agent runs.
@@ -46,7 +47,7 @@ Usage:
   runwatch datasets export --project P --name N [--version V] [--format jsonl|csv] [--file F]
                                                            a dataset version as JSON Lines or CSV (stdout or F)
   runwatch datasets import --project P --name N --file F [--format jsonl|csv] [--create]
-                                                           a file as the dataset's next version (--create: make it)
+                                                           a file as the dataset's next version (--create: make it)${PROMPT_USAGE}
   runwatch demo [--email E] [--password P]                 demo account, key and a few runs to look at
   runwatch retention apply [--project P | --email E] [--json]
                                                            delete now each project's runs older than its retention
@@ -294,6 +295,7 @@ export async function main(argv: string[]): Promise<number> {
       format: { type: "string" },
       version: { type: "string" },
       create: { type: "boolean" },
+      message: { type: "string" }, label: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -335,6 +337,8 @@ export async function main(argv: string[]): Promise<number> {
     case "datasets export":
     case "datasets import":
       return datasetsCommand(config, sub!, values);
+    case "prompt push": case "prompt get": case "prompt label":
+      return promptCommand(config, sub!, positionals.slice(2), values);
     case "project create":
     case "project list":
     case "project add-member":

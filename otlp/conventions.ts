@@ -100,6 +100,9 @@ export const LLM_ATTRIBUTES = {
     "gen_ai.usage.reasoning.output_tokens", "llm.token_count.completion_details.reasoning", "ai.usage.outputTokenDetails.reasoningTokens", "ai.usage.reasoningTokens",
   ],
   cost_usd: ["gen_ai.usage.cost", "llm.cost.total"],
+  // The prompt version the call used (docs/PROMPTS.md): Runwatch's own attributes, and Langfuse's.
+  prompt_name: ["runwatch.prompt.name", "langfuse.observation.prompt.name"],
+  prompt_version: ["runwatch.prompt.version", "langfuse.observation.prompt.version"],
 } as const satisfies Record<string, readonly string[]>;
 
 /** A span's input and output content (opt-in in most instrumentations). */

@@ -176,6 +176,8 @@ function llmFields(attrs: Attributes, out: Record<string, unknown>): void {
   const ttftMsSent = asNumber(attrs.get(MS_TO_FIRST_CHUNK) ?? undefined);
   const ttftMs = ttft !== undefined ? Math.round(ttft * 1000) : ttftMsSent !== undefined ? Math.round(ttftMsSent) : undefined;
   if (isCount(ttftMs)) out.time_to_first_token_ms = ttftMs;
+  const [promptName, promptVersion] = [firstText(attrs, LLM_ATTRIBUTES.prompt_name), asNumber(first(attrs, LLM_ATTRIBUTES.prompt_version))];
+  if (promptName && promptVersion !== undefined && Number.isInteger(promptVersion) && promptVersion >= 1 && promptVersion <= 4_294_967_295) Object.assign(out, { prompt_name: promptName.slice(0, 100), prompt_version: promptVersion });
 }
 
 const inRange = (ms: number): boolean => Number.isFinite(ms) && ms > 0 && ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS;

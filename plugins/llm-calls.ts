@@ -102,6 +102,8 @@ export function llmCallRow(e: PipelineEvent, run: Readonly<RunRecord>): Record<s
     ended_at: ended,
     duration_ms: duration,
     day: ended.slice(0, 10),
+    prompt_name: text(p.prompt_name),
+    prompt_version: count(p.prompt_version),
   };
 }
 

@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 
 const MAX_LINES = 400;
-const LAYERS = ["core", "stores", "alerts", "evaluation", "human-input", "accounts", "dead-letters", "query", "otlp", "plugins", "pipeline", "web", "gateway", "agents-service", "deploy", "test"];
+const LAYERS = ["core", "stores", "alerts", "evaluation", "human-input", "accounts", "dead-letters", "query", "prompts", "otlp", "plugins", "pipeline", "web", "gateway", "agents-service", "deploy", "test"];
 const SOURCE = /\.(ts|mts|mjs|js|py)$/;
 const NOT_SOURCE = /(\.test\.ts$|\.d\.ts$|^test\/|\/tests?\/|\/testing\/|\/fixtures\/|\/dist\/|\/static\/vendor\/|^clients\/python\/tests\/)/;
 

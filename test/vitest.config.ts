@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     root: new URL("..", import.meta.url).pathname,
-    include: ["core/**/*.test.ts", "stores/**/*.test.ts", "alerts/**/*.test.ts", "evaluation/**/*.test.ts", "human-input/**/*.test.ts", "accounts/**/*.test.ts", "dead-letters/**/*.test.ts", "query/**/*.test.ts", "otlp/**/*.test.ts", "plugins/**/*.test.ts", "pipeline/**/*.test.ts", "web/**/*.test.ts", "gateway/**/*.test.ts", "agents-service/**/*.test.ts", "clients/js/test/**/*.test.ts", "test/**/*.test.ts"],
+    include: ["core/**/*.test.ts", "stores/**/*.test.ts", "alerts/**/*.test.ts", "evaluation/**/*.test.ts", "human-input/**/*.test.ts", "accounts/**/*.test.ts", "dead-letters/**/*.test.ts", "query/**/*.test.ts", "prompts/**/*.test.ts", "otlp/**/*.test.ts", "plugins/**/*.test.ts", "pipeline/**/*.test.ts", "web/**/*.test.ts", "gateway/**/*.test.ts", "agents-service/**/*.test.ts", "clients/js/test/**/*.test.ts", "test/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/dist/**", "**/.dist-builds/**"],
     // A test's timeout guards against a hang, not against a slow machine (speed is measured in test/bench): the
     // harness's waits (`until`) give up after 60 s, so a test that waits on the pipeline must outlast them.

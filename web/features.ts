@@ -16,11 +16,12 @@ import { mcp } from "./mcp/index.js";
 import { otlp } from "./otlp/index.js";
 import { INGEST_OPERATIONS } from "./ingest/ingest-openapi.js";
 import { projects } from "./projects/index.js";
+import { prompts } from "./prompts/index.js";
 import { query } from "./query/index.js";
 import { runs } from "./runs/index.js";
 import { settings } from "./settings/index.js";
 
-export const WEB_FEATURES: readonly WebFeature[] = [runs, otlp, humanInput, agents, datasets, evaluation, alerts, costs, query, auth, settings, admin, projects, mcp];
+export const WEB_FEATURES: readonly WebFeature[] = [runs, otlp, humanInput, agents, datasets, prompts, evaluation, alerts, costs, query, auth, settings, admin, projects, mcp];
 
 /** The public API's paths: ingest's (mounted ahead of the router, web/app.ts) and every feature's. */
 export const API_OPERATIONS: Operations = Object.assign({}, INGEST_OPERATIONS, ...WEB_FEATURES.map((f) => f.openapi ?? {}));

@@ -30,6 +30,8 @@ export const ACTION_ROLE = {
   edit_views: "member",
   /** Save, change and delete the project's saved queries of the /query page (every member may read and run them). */
   edit_queries: "member",
+  /** Push prompt versions and move their labels (a rollback included; docs/PROMPTS.md). */
+  edit_prompts: "member",
   /** Evaluators, online evaluation rules and their backfills, annotation queues (docs/EVALUATION.md). */
   edit_evaluators: "member",
   /** Work an annotation queue: take its next item, score, complete or skip it. */

@@ -121,6 +121,9 @@ export const PayloadSchemas = {
     ...counts(COUNT_FIELDS.step),
     cost_usd: opt(CostUsd),
     finish_reason: opt(Str.pipe(Schema.maxLength(100))),
+    /** The prompt version the call used (docs/PROMPTS.md): a prompt's name and its version number. */
+    prompt_name: opt(Str.pipe(Schema.minLength(1), Schema.maxLength(100))),
+    prompt_version: opt(Schema.Int.pipe(Schema.between(1, 4_294_967_295, { message: () => "must be a whole number from 1 to 4294967295" }))),
   }),
   tool_call: Schema.Struct({
     tool_name: Str.pipe(Schema.minLength(1)),

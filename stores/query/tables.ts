@@ -153,11 +153,13 @@ const llmCalls: QueryTableDef = {
     c("ended_at", T, "When it ended."),
     c("duration_ms", "UInt64", "How long it took."),
     c("day", "Date", "The day it started (UTC)."),
+    c("prompt_name", "String", "The prompt it used (docs/PROMPTS.md); '' for none."),
+    c("prompt_version", "UInt32", "That prompt's version; 0 for none."),
   ],
   select: (db, pid) =>
     `SELECT run_id, sdk_run_id, call_id, span_id, parent_span_id, agent_name, config_version, name, model, provider, prompt_tokens,
        completion_tokens, total_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_usd, cost_source, status, started_at,
-       ended_at, duration_ms, day
+       ended_at, duration_ms, day, prompt_name, prompt_version
      FROM ${db}.llm_calls FINAL WHERE project_id = ${pid}`,
 };
 

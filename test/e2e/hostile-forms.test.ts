@@ -28,6 +28,7 @@ import { createRule as createEvaluationRule } from "../../evaluation/rules.js";
 import { createEvaluator } from "../../evaluation/evaluators.js";
 import { createQueue } from "../../evaluation/annotation-queues.js";
 import { addRunsToQueue } from "../../evaluation/annotation-queue-items.js";
+import { pushPromptVersion } from "../../prompts/index.js";
 import { insertSavedView } from "../../stores/saved-views.js";
 import { checkSavedQuery, insertSavedQuery } from "../../stores/saved-queries.js";
 
@@ -53,6 +54,7 @@ interface Seeded {
   routingRuleId: string;
   viewId: string;
   savedQueryId: string;
+  prompt: string;
 }
 
 let mine: Seeded;
@@ -105,11 +107,14 @@ async function seed(ownerEmail: string, name: string, agent: string): Promise<Se
   const view = await insertSavedView(sql, project.id, owner.id, { name: `${name} view`, filter: "agent:bot", columns: ["agent", "input", "output", "tags", "started", "duration", "tokens", "cost", "scores"], sort: "start_time", order: "desc" });
   // A saved query: the query page opened on it has the forms that save over it, rename and delete it.
   const savedQuery = await insertSavedQuery(sql, project.id, owner.id, checkSavedQuery({ name: `${name} query`, sql: "SELECT agent_name, count() AS n FROM runs WHERE agent_name = {agent:String} GROUP BY agent_name", params: { agent: agent }, description: `${name}'s counts` }));
+  // A prompt with two versions and a label: its page has the forms that add a version and move a label.
+  const prompt = `${agent}-prompt`;
+  for (const text of [`${name} prompt {{q}}`, `${name} prompt v2 {{q}}`]) await pushPromptVersion(sql, project.id, owner.id, prompt, { prompt: text, labels: ["production"] });
   await switchProject(sql, owner.id, project.slug);
   return {
     slug: project.slug, id: project.id, key, keyId, ruleId, jobId, invitationId: invitation.id, memberEmail: member.email, agent, dataset, experimentId,
     evaluatorId: evaluator.id, evaluationRuleId: evaluationRule.id, queueId: queue.id, queueItemId, routingRuleId: routingRule.id, viewId: view.id,
-    savedQueryId: savedQuery.id,
+    savedQueryId: savedQuery.id, prompt,
   };
 }
 
@@ -141,6 +146,8 @@ async function snapshot(projectId: number): Promise<string> {
     queue_items: await q("SELECT i.id, i.status, i.locked_by, i.comment FROM annotation_queue_items i JOIN annotation_queues q ON q.id = i.queue_id WHERE q.project_id = $1 ORDER BY 1"),
     views: await q("SELECT id, name, filter, columns, sort, sort_order FROM saved_views WHERE project_id = $1 ORDER BY id"),
     queries: await q("SELECT id, name, description, sql_text, params::text AS params FROM saved_queries WHERE project_id = $1 ORDER BY id"),
+    prompts: await q("SELECT p.name, p.latest_version, v.version, v.content::text AS content, v.config::text AS config FROM prompts p JOIN prompt_versions v ON v.prompt_id = p.id WHERE p.project_id = $1 ORDER BY 1, 3"),
+    prompt_labels: await q("SELECT p.name, l.label, l.version FROM prompt_labels l JOIN prompts p ON p.id = l.prompt_id WHERE p.project_id = $1 ORDER BY 1, 2"),
   });
 }
 
@@ -208,7 +215,8 @@ function theirsFor(path: string): string {
     .replaceAll(mine.queueId, theirs.queueId).replaceAll(mine.queueItemId, theirs.queueItemId)
     .replaceAll(mine.routingRuleId, theirs.routingRuleId)
     .replaceAll(mine.viewId, theirs.viewId)
-    .replaceAll(mine.savedQueryId, theirs.savedQueryId);
+    .replaceAll(mine.savedQueryId, theirs.savedQueryId)
+    .replaceAll(`/prompts/${mine.prompt}`, `/prompts/${theirs.prompt}`);
 }
 
 const hostileValues = () => [
@@ -248,7 +256,8 @@ describe("hostile form posts and paths", () => {
       `/datasets/${encodeURIComponent(mine.dataset)}/experiments`, `/datasets/${encodeURIComponent(mine.dataset)}/compare?experiments=${mine.experimentId}`,
       `/agents/${mine.agent}/configs/2/gate`, "/sessions", "/errors", "/costs", "/dead-letters", "/improve",
       "/evaluators", `/evaluators/${mine.evaluatorId}`, "/queues", `/queues/${mine.queueId}`, `/queues/${mine.queueId}/items/${mine.queueItemId}`,
-      "/dashboard?q=agent%3Abot", "/query", `/query?saved=${mine.savedQueryId}`];
+      "/dashboard?q=agent%3Abot", "/query", `/query?saved=${mine.savedQueryId}`,
+      "/prompts", `/prompts/${mine.prompt}`, `/prompts/${mine.prompt}?version=1&from=1&to=2`];
     const forms = new Map<string, Form>();
     const failures: string[] = [];
     const check = async (what: string, res: Response) => {
@@ -264,7 +273,7 @@ describe("hostile form posts and paths", () => {
       if (other !== page) {
         const seen = await check(`GET ${other}`, await jar.fetch(`${srv.url}${other}`));
         // What only the other project holds (its names echoed back in a "not found" are not a leak).
-        const leaked = ["Victim input", "Victim's", "Victim rule", "Victim asks", "Victim-model", "Victim key", "Victim query"].filter((m) => seen.includes(m));
+        const leaked = ["Victim input", "Victim's", "Victim rule", "Victim asks", "Victim-model", "Victim key", "Victim query", "Victim prompt"].filter((m) => seen.includes(m));
         expect([other, leaked]).toEqual([other, []]);
       }
     }

@@ -326,6 +326,23 @@ describe("OpenAPI document", () => {
     await conforms("/api/query", "post", await post("/api/query", { sql: "SELECT repeat('x', 100000) FROM (SELECT arrayJoin(range(200)))", max_rows: 10_000 }));
     await conforms("/api/query/schema", "get", await get("/api/query/schema"));
 
+    await conforms("/api/prompts/{name}/versions", "post", await post("/api/prompts/doc-prompt/versions", { prompt: [{ role: "user", content: "Hi {{who}}" }], config: { model: "gpt-4o-mini" }, labels: ["production"] }));
+    await conforms("/api/prompts/{name}/versions", "post", await post("/api/prompts/doc-prompt/versions", { prompt: "Hello {{who}}", message: "text now" }));
+    await conforms("/api/prompts/{name}/versions", "post", await post("/api/prompts/doc-prompt/versions", { prompt: [] }));
+    await conforms("/api/prompts", "get", await get("/api/prompts"));
+    const promptAnswer = await get("/api/prompts/doc-prompt?label=production");
+    const promptTag = promptAnswer.headers.get("etag")!;
+    await conforms("/api/prompts/{name}", "get", promptAnswer);
+    await conforms("/api/prompts/{name}", "get", await fetch(`${srv.url}/api/prompts/doc-prompt?label=production`, { headers: { authorization: `Bearer ${key}`, "if-none-match": promptTag } }));
+    await conforms("/api/prompts/{name}", "get", await get("/api/prompts/no-such-prompt"));
+    await conforms("/api/prompts/{name}/versions", "get", await get("/api/prompts/doc-prompt/versions?limit=1"));
+    await conforms("/api/prompts/{name}/labels/{label}", "put", await send("PUT", "/api/prompts/doc-prompt/labels/production", { version: 2 }));
+    await conforms("/api/prompts/{name}/labels/{label}", "put", await send("PUT", "/api/prompts/doc-prompt/labels/production", { version: 9 }));
+    await conforms("/api/prompts/{name}/labels/{label}", "delete", await send("DELETE", "/api/prompts/doc-prompt/labels/production", undefined));
+    await conforms("/api/prompts/{name}/labels/{label}", "delete", await send("DELETE", "/api/prompts/doc-prompt/labels/production", undefined));
+    await conforms("/api/prompts/{name}/diff", "get", await get("/api/prompts/doc-prompt/diff?from=1&to=2"));
+    await conforms("/api/prompts/{name}/diff", "get", await get("/api/prompts/doc-prompt/diff?from=1"));
+
     // Every route of the API is in the document, and every operation of the document is served: by a route, or —
     // ingest and OTLP/HTTP, answered above — by the receivers mounted before the router.
     const routed = srv.web.app.routes

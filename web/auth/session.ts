@@ -31,7 +31,7 @@ interface SessionData {
 }
 
 /** Paths that never use the session (Bearer APIs, static files): they skip the store round trip. */
-const SESSIONLESS = /^\/(static\/|api\/ingest(\/|$)|api\/runs(\/|$)|api\/scores(\/|$)|api\/sessions(\/|$)|api\/datasets(\/|$)|api\/experiments(\/|$)|api\/agents\/|api\/evaluator-templates$|api\/evaluators(\/|$)|api\/evaluation-rules(\/|$)|api\/evaluation-settings$|api\/annotation-queues(\/|$)|api\/provider-keys(\/|$)|api\/views(\/|$)|api\/query(\/|$)|api\/queries(\/|$)|api\/baselines$|api\/slos(\/|$)|mcp$)/;
+const SESSIONLESS = /^\/(static\/|api\/ingest(\/|$)|api\/runs(\/|$)|api\/scores(\/|$)|api\/sessions(\/|$)|api\/datasets(\/|$)|api\/experiments(\/|$)|api\/agents\/|api\/evaluator-templates$|api\/evaluators(\/|$)|api\/evaluation-rules(\/|$)|api\/evaluation-settings$|api\/annotation-queues(\/|$)|api\/provider-keys(\/|$)|api\/views(\/|$)|api\/query(\/|$)|api\/queries(\/|$)|api\/baselines$|api\/slos(\/|$)|api\/prompts(\/|$)|mcp$)/;
 
 const session = (ctx: Context): SessionData | null | undefined =>
   (ctx as unknown as { session?: SessionData | null }).session;

@@ -10,6 +10,7 @@ import { findWaitingRun } from "./sessions.js";
 import { runExperiment, type ExperimentOptions, type ExperimentSummary } from "./experiments.js";
 import { listEvaluators, runEvaluator, type EvaluatorRun, type EvaluatorTarget, type ServerEvaluator } from "./evaluators.js";
 import { activateConfigVersion, type Activation } from "./gate.js";
+import { PromptCache, type GetPromptOptions, type Prompt } from "./prompts.js";
 import { addDatasetItems, createDataset, datasetItems, getDataset, type Dataset, type DatasetItem, type DatasetItemInput } from "./datasets.js";
 
 export const DEFAULT_BASE_URL = "http://localhost:8080";
@@ -69,6 +70,8 @@ export class Runwatch implements RunHost {
   private readonly maxEventBytes: number;
   readonly environment: string | undefined;
   readonly release: string | undefined;
+  /** Prompts read by getPrompt, by name and label or version. */
+  readonly promptCache = new PromptCache(this);
 
   constructor(options: RunwatchOptions = {}) {
     const apiKey = options.apiKey ?? readEnv("RUNWATCH_API_KEY") ?? "";
@@ -198,6 +201,14 @@ export class Runwatch implements RunHost {
    */
   score(sdkRunId: string, name: string, value: ScoreValue, options: ScoreOptions = {}): Promise<string> {
     return postScore(this, sdkRunId, name, value, options);
+  }
+
+  /**
+   * A prompt version by label (default "production") or number, to `compile(vars)`: from the in-process cache, else
+   * the server within a short timeout, else `options.fallback`. Never waits on a refresh (src/prompts.ts).
+   */
+  getPrompt(name: string, options: GetPromptOptions = {}): Promise<Prompt> {
+    return this.promptCache.get(name, options);
   }
 
   /** Creates a dataset in the key's project (POST /api/datasets). Rejects when the name is taken or refused. */

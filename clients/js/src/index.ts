@@ -22,6 +22,7 @@ export { RunwatchError, type RunwatchErrorCode, type TransportOptions, type Tran
 export { uuidv7 } from "./ids.js";
 export type { ScoreOptions, ScoreSource, ScoreValue } from "./scores.js";
 export type { Dataset, DatasetItem, DatasetItemInput } from "./datasets.js";
+export { Prompt, PromptVariableError, promptVariables, type GetPromptOptions, type PromptConfig, type PromptContent, type PromptMessage } from "./prompts.js";
 export type { EvaluatorRun, EvaluatorTarget, ServerEvaluator } from "./evaluators.js";
 export type { Activation, GateCheck } from "./gate.js";
 export type { Evaluator, EvaluatorArgs, EvaluatorResult, ExperimentItemResult, ExperimentOptions, ExperimentSummary, ExperimentTaskContext } from "./experiments.js";

@@ -33,6 +33,18 @@ export function runMetadata(metadata: Record<string, unknown> | undefined): Reco
   return out;
 }
 
+/** A prompt version a model call used: `{ name, version }`, as a Prompt from getPrompt is. */
+export interface PromptRef { readonly name: string; readonly version: number | null }
+
+/**
+ * The prompt a model call used, given as `metadata: { runwatch_prompt: prompt }` in its config (a Prompt from
+ * client.getPrompt); undefined when none is, or it is a fallback (no version).
+ */
+export function promptOf(metadata: Record<string, unknown> | undefined): PromptRef | undefined {
+  const p = metadata?.runwatch_prompt as { name?: unknown; version?: unknown } | undefined;
+  return isObj(p) && typeof p.name === "string" && typeof p.version === "number" && Number.isInteger(p.version) && p.version >= 1 ? { name: p.name, version: p.version } : undefined;
+}
+
 /** new Command({ resume }) as it reaches handleChainStart. */
 export function resumeValue(inputs: unknown): { resume: unknown } | undefined {
   if (!isObj(inputs) || !("resume" in inputs)) return undefined;

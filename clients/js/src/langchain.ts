@@ -20,11 +20,12 @@
  */
 import { getDefaultClient, type Runwatch } from "./client.js";
 import type { CallbackHandlerOptions, RunwatchCallbackHandler } from "./langchain-types.js";
+import type { PromptRef } from "./langchain-support.js";
 import { safeStringify } from "./json.js";
 import { ThreadRuns } from "./langchain-threads.js";
 import { currentRun } from "./current-run.js";
 import { Run } from "./run.js";
-import { CONTROL_FLOW_ERRORS, describeInterrupt, errName, isInterrupt, isObj, messagesOf, modelFromStart, nodePath, now, resumeValue, runMetadata, runTags, simplify, str, usageOf, firstGenerationText } from "./langchain-support.js";
+import { CONTROL_FLOW_ERRORS, describeInterrupt, errName, isInterrupt, isObj, messagesOf, modelFromStart, nodePath, now, promptOf, resumeValue, runMetadata, runTags, simplify, str, usageOf, firstGenerationText } from "./langchain-support.js";
 
 export type { CallbackHandlerOptions, RunwatchCallbackHandler } from "./langchain-types.js";
 
@@ -55,7 +56,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
   const rootOf = new Map<string, string>();
   const nodes = new Map<string, Timed>();
   const tools = new Map<string, Timed>();
-  const llms = new Map<string, Timed & { model?: string; provider?: string }>();
+  const llms = new Map<string, Timed & { model?: string; provider?: string; prompt?: PromptRef }>();
   /** LangChain's run tree (child → parent) and which runs are spans (a node, a tool, a model call). */
   const parentOf = new Map<string, string | undefined>();
   const spanRuns = new Set<string>();
@@ -189,7 +190,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
     const model = modelFromStart(extraParams, metadata);
     const provider = str(metadata?.ls_provider);
     const parentSpanId = spanParent(parentRunId);
-    llms.set(runId, { root: rootOf.get(runId)!, name, t0: now(), model, provider, parentSpanId });
+    llms.set(runId, { root: rootOf.get(runId)!, name, t0: now(), model, provider, parentSpanId, prompt: promptOf(metadata) });
     spanRuns.add(runId);
     state.run.llmCallStart(name, { model, provider, input: captureOutputs ? simplify(input) : undefined }, { spanId: runId, parentSpanId });
   };
@@ -310,7 +311,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
       const model = u.model ?? call.model;
       // The call's own span with its usage (the server sums a run's calls); run_end's totals stay for older servers.
       state.run.llmCallEnd(call.name, {
-        spanId: runId, parentSpanId: call.parentSpanId, durationMs: now() - call.t0, model, provider: call.provider,
+        spanId: runId, parentSpanId: call.parentSpanId, durationMs: now() - call.t0, model, provider: call.provider, prompt: call.prompt,
         ...(u.found ? { promptTokens: u.prompt, completionTokens: u.completion, totalTokens: u.total, cachedTokens: u.cached || undefined, cacheWriteTokens: u.cacheWrite || undefined, reasoningTokens: u.reasoning || undefined } : {}),
         output: captureOutputs ? simplify(firstGenerationText(output)) : undefined,
       });
@@ -320,7 +321,7 @@ export function createCallbackHandler(options: CallbackHandlerOptions = {}): Run
     handleLLMError: guard((err, runId) => {
       const call = llms.get(runId);
       llms.delete(runId);
-      if (call) rootFor(runId)?.run.llmCallEnd(call.name, { spanId: runId, parentSpanId: call.parentSpanId, durationMs: now() - call.t0, model: call.model, provider: call.provider, error: err });
+      if (call) rootFor(runId)?.run.llmCallEnd(call.name, { spanId: runId, parentSpanId: call.parentSpanId, durationMs: now() - call.t0, model: call.model, provider: call.provider, prompt: call.prompt, error: err });
     }),
 
     async waitForAnswer(threadId, waitOptions = {}) {

@@ -60,6 +60,8 @@ export interface LlmUsage {
   reasoningTokens?: number;
   /** Leave out to let the server price the call from its model and provider. */
   costUsd?: number;
+  /** The prompt version the call used: a Prompt from getPrompt (a fallback, whose version is null, is not recorded). */
+  prompt?: { readonly name: string; readonly version: number | null };
 }
 
 /** What a Run needs from its client (kept as an interface so the two modules do not import each other). */

@@ -166,7 +166,7 @@ export class Run {
    * `await run.llmCall("chat", { model: "gpt-4o", provider: "openai", input: messages }, async (call) => { … call.setUsage({ promptTokens, completionTokens }); return reply; })`
    */
   llmCall<T>(name: string, options: LlmUsage & { input?: unknown; parentSpanId?: string }, fn: (call: LlmCallHandle) => T | Promise<T>): Promise<T> {
-    const usage: LlmUsage = { model: options.model, provider: options.provider };
+    const usage: LlmUsage = { model: options.model, provider: options.provider, prompt: options.prompt };
     let output: unknown;
     let hasOutput = false;
     let spanId = "";
@@ -208,6 +208,7 @@ export class Run {
       if (c !== undefined) payload[k] = c;
     }
     if (typeof o.costUsd === "number" && Number.isFinite(o.costUsd) && o.costUsd >= 0) payload.cost_usd = o.costUsd;
+    if (o.prompt?.name && o.prompt.version) Object.assign(payload, { prompt_name: o.prompt.name, prompt_version: o.prompt.version });
     if (o.output !== undefined) payload.output = o.output; // serialised (safely) with the event
     if (o.error !== undefined) {
       const e = errorPayload(o.error);

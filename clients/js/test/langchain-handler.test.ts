@@ -5,7 +5,7 @@ import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Runwatch } from "../src/index.js";
+import { Prompt, Runwatch } from "../src/index.js";
 import { CallbackHandler, createCallbackHandler } from "../src/langchain.js";
 import { LoopbackServer, accept207 } from "./loopback.js";
 
@@ -79,6 +79,19 @@ describe("runwatch/langchain", () => {
     expect(end.payload).toMatchObject({ kind: "llm", prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, model: "legacy-1", output: "ok" });
     expect(server.accepted[3].payload).toMatchObject({ prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, model: "legacy-1" });
     expect(server.accepted[3].payload.output).toMatchObject({ type: "ai", content: "ok" });
+  });
+
+  it("a model call given a prompt in its metadata records the prompt's name and version; a fallback records none", async () => {
+    const prompt = new Prompt("qa", 3, "Answer {{q}}", { model: "legacy-1" }, ["production"]);
+    const chain = RunnableLambda.from((q: string) => prompt.compile({ q }) as string).pipe(new LegacyUsageModel({}));
+    await chain.invoke("2+2?", { callbacks: [createCallbackHandler({ client })], metadata: { runwatch_prompt: prompt } });
+    const fallback = new Prompt("qa", null, "Answer {{q}}", {}, [], true);
+    await chain.invoke("3+3?", { callbacks: [createCallbackHandler({ client })], metadata: { runwatch_prompt: fallback } });
+    await client.flush();
+    const ends = server.accepted.filter((e) => e.payload.kind === "llm" && e.payload.phase === "end");
+    expect(ends.map((e) => [e.payload.prompt_name, e.payload.prompt_version])).toEqual([["qa", 3], [undefined, undefined]]);
+    // The handler's key is not the run's metadata.
+    expect(server.accepted.find((e) => e.event_type === "run_start").metadata).toBeUndefined();
   });
 
   it("a model's tool calls reach its span: the calls it asked for in its output, and the calls and answers in a later input", async () => {

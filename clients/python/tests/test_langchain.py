@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langgraph.types import Command
 
-from runwatch import Runwatch
+from runwatch import Prompt, Runwatch
 from runwatch.langchain import CallbackHandler, usage_from_llm_result
 from runwatch.langgraph import resume_from_dashboard
 
@@ -351,6 +351,27 @@ def test_a_bare_chat_model_call_is_a_run(capture: CaptureServer, make_client: An
     assert summary(events) == ["run_start", "llm:GenericFakeChatModel:start", "llm:GenericFakeChatModel:end", "run_end"]
     assert events[-1]["payload"]["total_tokens"] == 6
     assert events[-1]["payload"]["output"]["content"] == "4"
+
+
+def test_a_model_call_given_a_prompt_records_its_version(capture: CaptureServer, make_client: Any) -> None:
+    client: Runwatch = make_client()
+    model = GenericFakeChatModel(messages=iter([AIMessage(content="4"), AIMessage(content="6")]))
+    prompt = Prompt("qa", 3, "Answer {{q}}", {"model": "fake"}, ("production",))
+    fallback = Prompt("qa", None, "Answer {{q}}", {}, (), True)
+    for p, q in ((prompt, "2+2?"), (fallback, "3+3?")):
+        handler = CallbackHandler(client, agent_name="calc")
+        model.invoke(p.compile(q=q), config={"callbacks": [handler], "metadata": {"runwatch_prompt": p}})
+    assert client.flush(5)
+    ends = [
+        e["payload"]
+        for events in by_run(capture).values()
+        for e in events
+        if e["payload"].get("kind") == "llm" and e["payload"].get("phase") == "end"
+    ]
+    recorded = [(e.get("prompt_name"), e.get("prompt_version")) for e in ends]
+    assert sorted(recorded, key=lambda r: r[1] or 0) == [(None, None), ("qa", 3)]
+    starts = [e for events in by_run(capture).values() for e in events if e["event_type"] == "run_start"]
+    assert all("runwatch_prompt" not in (e.get("metadata") or {}) for e in starts)
 
 
 def test_streamed_chat_model_usage_is_counted(capture: CaptureServer, make_client: Any) -> None:

@@ -12,6 +12,7 @@ LangGraph / LangChain: ``from runwatch.langchain import CallbackHandler``.
 __version__ = "0.1.0"
 
 from ._experiments import ExperimentSummary
+from ._prompts import Prompt, PromptVariableError
 from ._transport import TransportStats
 from .client import (
     HumanInput,
@@ -29,6 +30,8 @@ __all__ = [
     "ExperimentSummary",
     "HumanInput",
     "HumanInputTimeout",
+    "Prompt",
+    "PromptVariableError",
     "Run",
     "Runwatch",
     "RunwatchError",

@@ -52,6 +52,8 @@ class _ModelCallbacks:
             span_id=str(run_id),
             # No span above it in LangChain's tree: the span around the call in this context, if any.
             parent_span_id=state.span_parent(parent_run_id) or UNSET,
+            # metadata={"runwatch_prompt": prompt} in the call's config: the prompt version it used.
+            prompt=md.get("runwatch_prompt"),
         ).start()
         state.spans.add(run_id)
 

@@ -294,6 +294,7 @@ class Run(ToolDecorator):
         input: Any = UNSET,
         span_id: str | None = None,
         parent_span_id: Any = UNSET,
+        prompt: Any = None,
     ) -> LlmCall:
         """An LLM call, a span with its own model, tokens and cost (the run's totals are the sum of its calls):
 
@@ -301,9 +302,18 @@ class Run(ToolDecorator):
             reply = llm(messages)
             call.set_output(reply.text)
             call.set_usage(prompt_tokens=reply.usage.input, completion_tokens=reply.usage.output)
+
+        `prompt` (a Prompt from client.get_prompt) records the prompt version the call used.
         """
         return LlmCall(
-            self, name, model=model, provider=provider, input=input, span_id=span_id, parent_span_id=parent_span_id
+            self,
+            name,
+            model=model,
+            provider=provider,
+            input=input,
+            span_id=span_id,
+            parent_span_id=parent_span_id,
+            prompt=prompt,
         )
 
     def _open_tool_call(self, tool_name: str, input_of: Callable[[], Any]) -> ToolCall:

@@ -197,10 +197,13 @@ class LlmCall(Step):
         input: Any = UNSET,
         span_id: str | None = None,
         parent_span_id: Any = UNSET,
+        prompt: Any = None,
     ) -> None:
         super().__init__(run, name, input, span_id=span_id, parent_span_id=parent_span_id)
         self.model = model
         self.provider = provider
+        # The prompt version used (a Prompt from get_prompt; a fallback, whose version is None, is not recorded).
+        self.prompt = prompt
         self.usage: dict[str, int] = {}
         self.cost_usd: float | None = None
         self.finish_reason: str | None = None
@@ -255,3 +258,6 @@ class LlmCall(Step):
             payload["cost_usd"] = self.cost_usd
         if self.finish_reason:
             payload["finish_reason"] = self.finish_reason
+        name, version = getattr(self.prompt, "name", None), getattr(self.prompt, "version", None)
+        if name and isinstance(version, int) and version >= 1:
+            payload["prompt_name"], payload["prompt_version"] = name, version

@@ -21,6 +21,7 @@ from ._gate import activate_config_version
 from ._http import HttpClient
 from ._human_input import HumanInput, get_input, wait_for_input
 from ._json import iso_utc
+from ._prompts import Prompt, PromptCache
 from ._run import Run
 from ._scores import ScoreSource, post_score
 from ._sessions import find_waiting_run
@@ -83,6 +84,7 @@ class Runwatch(Decorators, ServerEvaluators):
             max_retries=max_retries,
             debug=debug,
         )
+        self.prompt_cache = PromptCache(self)
         # Answers already handed out per run, so a second question in the same run never gets the first answer.
         self._consumed_answers: dict[str, set[tuple[str | None, str]]] = {}
         _register_for_exit(self)
@@ -218,6 +220,23 @@ class Runwatch(Decorators, ServerEvaluators):
         """The sdk_run_id of the session's newest run waiting for input (None when the server has none): how a
         LangGraph resume in another process finds its run. Raises RunwatchError on a refusal or no network."""
         return find_waiting_run(self, session_id)
+
+    def get_prompt(
+        self,
+        name: str,
+        label: str = "production",
+        *,
+        version: int | None = None,
+        fallback: Any = None,
+        cache_ttl_s: float = 60.0,
+        timeout_s: float = 2.0,
+    ) -> Prompt:
+        """A prompt version by label or number, to `compile(**vars)`: from the in-process cache, else the server
+        within `timeout_s`, else `fallback` (text, messages, or {"prompt", "config"}). Never waits on a refresh
+        (_prompts.py)."""
+        return self.prompt_cache.get(
+            name, label=label, version=version, fallback=fallback, cache_ttl_s=cache_ttl_s, timeout_s=timeout_s
+        )
 
     # ---- datasets (_datasets.py) ----------------------------------------------------------------------------
 

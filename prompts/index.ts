@@ -1,0 +1,10 @@
+/**
+ * Prompt management (docs/PROMPTS.md): versioned prompts with labels.
+ *   template.ts  `{{variable}}` extraction and compile
+ *   diff.ts      the bounded line diff between two versions
+ *   versions.ts  pushing a version, moving a label, reading by label or number, the diff of two versions
+ * The rows are stores/prompts.ts's; what a version may hold, stores/prompt-input.ts's.
+ */
+export { compilePrompt, promptVariables } from "./template.js";
+export { diffText, diffVersions, promptAsText, type DiffPart, type SideDiff, type VersionDiff } from "./diff.js";
+export { diffPromptVersions, labelPrompt, promptVersions, pushPromptVersion, readPrompt, type PromptVersionView } from "./versions.js";

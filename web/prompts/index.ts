@@ -1,0 +1,12 @@
+/** Prompts: their API (prompts-api.ts), OpenAPI paths (prompts-openapi.ts) and pages (prompts-page.ts); docs/PROMPTS.md. */
+import type { WebFeature } from "../feature.js";
+import { registerPromptsApi } from "./prompts-api.js";
+import { PROMPT_OPERATIONS } from "./prompts-openapi.js";
+import { registerPromptsPage } from "./prompts-page.js";
+
+export const prompts: WebFeature = {
+  name: "prompts",
+  apis: [registerPromptsApi],
+  pages: [registerPromptsPage],
+  openapi: PROMPT_OPERATIONS,
+};

@@ -1,0 +1,75 @@
+/** The prompts API's part of the OpenAPI document (web/prompts/prompts-api.ts; docs/PROMPTS.md). */
+import { Schema } from "effect";
+import { LABEL_NAME, MAX_PROMPT_NAME, MESSAGE_ROLES, PromptConfig, PromptVersionInput } from "../../stores/prompt-input.js";
+import { MAX_VERSIONS } from "../../stores/prompts.js";
+import { Limit, q, type Param } from "../api/openapi/operation.js";
+import type { Operations } from "../api/openapi/document.js";
+
+const Iso = Schema.String.annotations({ format: "date-time" });
+const VersionNumber = Schema.Int.pipe(Schema.between(1, MAX_VERSIONS));
+
+const PromptSummary = Schema.Struct({
+  name: Schema.String, latest_version: VersionNumber,
+  labels: Schema.Record({ key: Schema.String, value: VersionNumber }).annotations({ description: "label → version" }),
+  created_at: Iso, updated_at: Iso,
+}).annotations({ identifier: "PromptSummary" });
+
+const PromptVersion = Schema.Struct({
+  name: Schema.String, version: VersionNumber, type: Schema.Literal("text", "chat"),
+  prompt: Schema.Union(Schema.String, Schema.Array(Schema.Struct({ role: Schema.Literal(...MESSAGE_ROLES), content: Schema.String }))),
+  config: PromptConfig, message: Schema.String,
+  labels: Schema.Array(Schema.String).annotations({ description: "The labels pointing at it now; `latest` when it is the newest." }),
+  variables: Schema.Array(Schema.String).annotations({ description: "The `{{variables}}` it names, in order of first appearance." }),
+  created_by: Schema.NullOr(Schema.Number), author: Schema.NullOr(Schema.String), created_at: Iso,
+}).annotations({ identifier: "PromptVersion" });
+
+const DiffPart = Schema.Struct({ op: Schema.Literal("same", "add", "remove"), text: Schema.String }).annotations({ identifier: "PromptDiffPart" });
+const SideDiff = Schema.Struct({
+  parts: Schema.NullOr(Schema.Array(DiffPart)), changed: Schema.Boolean,
+  too_large: Schema.Boolean.annotations({ description: "The sides differ too much to diff line by line: parts is null." }),
+}).annotations({ identifier: "PromptSideDiff" });
+
+const Name: Param = { name: "name", in: "path", required: true, schema: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_PROMPT_NAME)) };
+const Label: Param = { name: "label", in: "path", required: true, schema: Schema.String.pipe(Schema.pattern(LABEL_NAME)) };
+const One = Schema.Struct({ prompt: PromptVersion }).annotations({ identifier: "PromptAnswer" });
+const LabelMove = Schema.Struct({ label: Schema.String, version: VersionNumber, previous: Schema.NullOr(VersionNumber) }).annotations({ identifier: "PromptLabelMove" });
+
+export const PROMPT_OPERATIONS: Operations = {
+  "/api/prompts": {
+    get: { tag: "Prompts", summary: "The project's prompts, by name", ok: { 200: Schema.Struct({ prompts: Schema.Array(PromptSummary) }) }, errors: [401, 403, 429] },
+  },
+  "/api/prompts/{name}": {
+    get: {
+      tag: "Prompts", summary: "One version of a prompt: a label's, a number, or the newest",
+      description: "Answers with an ETag; send it back as If-None-Match for a 304 while the answer is the same (the label has not moved).",
+      params: [Name, q("label", Schema.String.pipe(Schema.pattern(LABEL_NAME)), "A label, e.g. production; `latest` is the newest version."), q("version", VersionNumber)],
+      ok: { 200: One, 304: null }, errors: [401, 403, 404, 422, 429],
+    },
+  },
+  "/api/prompts/{name}/versions": {
+    get: {
+      tag: "Prompts", summary: "A prompt's versions, newest first", params: [Name, q("limit", Limit(500, 100)), q("before", Schema.Int, "Versions below this number (paging).")],
+      ok: { 200: Schema.Struct({ versions: Schema.Array(PromptVersion) }).annotations({ identifier: "PromptVersions" }) }, errors: [401, 403, 404, 422, 429],
+    },
+    post: {
+      tag: "Prompts", summary: "Push a new version (creating the prompt), optionally moving labels to it",
+      description: "Versions are immutable and numbered from 1. A text prompt or chat messages, each at most 100,000 characters, at most 200 messages; the config at most 64 KiB as JSON.",
+      params: [Name], body: PromptVersionInput, ok: { 201: One }, errors: [400, 401, 403, 413, 415, 422, 429],
+    },
+  },
+  "/api/prompts/{name}/labels/{label}": {
+    put: {
+      tag: "Prompts", summary: "Point a label at a version (a rollback is a move to an older one)", params: [Name, Label],
+      body: Schema.Struct({ version: VersionNumber }).annotations({ identifier: "PromptLabelTarget" }), ok: { 200: LabelMove },
+      errors: [400, 401, 403, 404, 413, 415, 422, 429],
+    },
+    delete: { tag: "Prompts", summary: "Remove a label", params: [Name, Label], ok: { 204: null }, errors: [401, 403, 404, 422, 429] },
+  },
+  "/api/prompts/{name}/diff": {
+    get: {
+      tag: "Prompts", summary: "The line diff of two versions' prompts and model configs", params: [Name, { ...q("from", VersionNumber), required: true }, { ...q("to", VersionNumber), required: true }],
+      ok: { 200: Schema.Struct({ from: VersionNumber, to: VersionNumber, diff: Schema.Struct({ prompt: SideDiff, config: SideDiff }) }).annotations({ identifier: "PromptDiff" }) },
+      errors: [401, 403, 404, 422, 429],
+    },
+  },
+};
