@@ -4,10 +4,8 @@
  * project's log search. Every read is scoped by project: a trace id another project also sent never crosses over.
  * Rows are deduplicated by log id on read (an export record read twice writes its rows twice until they merge).
  */
-import { ValidationError } from "../core/errors.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
-import { isStorableTime } from "../core/events/schema.js";
-import { toChTime } from "./runs/event-store.js";
+import { decodeTimeIdCursor, timeIdCursor } from "./time-id-cursor.js";
 
 export interface LogRow {
   readonly project_id: number;
@@ -85,15 +83,7 @@ const lineOf = (r: Selected): LogLine => ({
   scope: r.scope,
 });
 
-const cursorOf = (l: LogLine): string => Buffer.from(JSON.stringify([l.time, l.log_id])).toString("base64url");
-function decodeCursor(c: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(c, "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && isStorableTime(Date.parse(v[0]))
-      && typeof v[1] === "string" && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(v[1])) return [toChTime(v[0]), v[1]];
-  } catch { /* fall through */ }
-  throw new ValidationError({ message: "cursor is not a cursor returned by this API", field: "cursor" });
-}
+const cursorOf = (l: LogLine): string => timeIdCursor(l.time, l.log_id);
 
 /** A span's log records (its events sent as logs), oldest first, at most `limit`. */
 export async function spanLogs(ch: ClickHouse, projectId: number, traceId: string, spanId: string, limit: number): Promise<LogLine[]> {
@@ -117,7 +107,7 @@ export interface LogQuery {
 
 /** A page of log records: a run's (by trace id, oldest first) or the project's (newest first), with a text filter. */
 export async function listLogs(ch: ClickHouse, projectId: number, query: LogQuery): Promise<LogPage> {
-  const [at, id] = query.cursor ? decodeCursor(query.cursor) : [undefined, undefined];
+  const [at, id] = query.cursor ? decodeTimeIdCursor(query.cursor) : [undefined, undefined];
   const newest = query.traceId === undefined;
   const order = newest ? "DESC" : "ASC";
   const rows = await ch.query<Selected>(

@@ -5,10 +5,11 @@
  */
 import { Either, Schema } from "effect";
 import { toChTime } from "./runs/event-store.js";
+import { decodeTimeIdCursor, timeIdCursor } from "./time-id-cursor.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import { ValidationError } from "../core/errors.js";
 import { makeStorable } from "../core/events/storable.js";
-import { isStorableTime, MAX_SDK_RUN_ID_CHARS, MAX_SPAN_ID_CHARS, toValidationError } from "../core/events/schema.js";
+import { MAX_SDK_RUN_ID_CHARS, MAX_SPAN_ID_CHARS, toValidationError } from "../core/events/schema.js";
 import { uuidv7 } from "../core/ids.js";
 
 export const SCORE_SOURCES = ["api", "human", "llm_judge", "check", "otel"] as const;
@@ -155,15 +156,7 @@ export async function insertScore(ch: ClickHouse, run: ScoredRun, s: ScoreInput,
 /** A page of a run's scores and the cursor after it (null on the last page). */
 export interface ScorePage { readonly scores: Score[]; readonly next_cursor: string | null }
 
-export const scoreCursor = (s: Score): string => Buffer.from(JSON.stringify([s.created_at, s.score_id])).toString("base64url");
-function decodeScoreCursor(c: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(c, "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && isStorableTime(Date.parse(v[0]))
-      && typeof v[1] === "string" && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(v[1])) return [toChTime(v[0]), v[1]];
-  } catch { /* fall through */ }
-  throw new ValidationError({ message: "cursor is not a cursor returned by this API", field: "cursor" });
-}
+export const scoreCursor = (s: Score): string => timeIdCursor(s.created_at, s.score_id);
 
 /**
  * The scores of a run (each once, however often its row was written), a page at a time: oldest first, or newest
@@ -172,7 +165,7 @@ function decodeScoreCursor(c: string): [string, string] {
 export async function listRunScores(
   ch: ClickHouse, projectId: number, runId: string, opts: { limit: number; cursor?: string; newestFirst?: boolean; spanId?: string },
 ): Promise<ScorePage> {
-  const [at, id] = opts.cursor ? decodeScoreCursor(opts.cursor) : [undefined, undefined];
+  const [at, id] = opts.cursor ? decodeTimeIdCursor(opts.cursor) : [undefined, undefined];
   const order = opts.newestFirst ? "DESC" : "ASC";
   const rows = await ch.query<ScoreRow>(
     // score_id is its text here (the alias applies in WHERE and ORDER BY too): the cursor compares that text.
