@@ -28,7 +28,7 @@ function facts(pairs) {
   const dl = el("dl", "tp-facts");
   for (const [k, v] of pairs) {
     if (v === null || v === undefined || v === "") continue;
-    const d = el("div");
+    const d = el("div", k === "Span id" ? "tp-id" : "");
     d.append(el("dt", "", k), el("dd", "", typeof v === "number" ? v.toLocaleString("en-US") : String(v)));
     dl.append(d);
   }
@@ -181,9 +181,10 @@ export class Panel {
     const shown = events.filter((e) => e.event_type !== "run_start" && e.event_type !== "run_end");
     if (shown.length) parts.push(section(`Events (${shown.length})`, eventsList(shown, run.started_at ? Date.parse(run.started_at) : NaN)));
     if (logs.length) parts.push(section(`Logs (${logs.length})`, logsList(logs, run.started_at ? Date.parse(run.started_at) : NaN)));
-    const more = el("p", "subtle small");
-    more.append("Feedback, scores and “Add to dataset” for the whole run are below the trace. Select a span for its own.");
-    parts.push(more);
+    // What a member may do with the run is below the trace; a viewer has none of it to be pointed at.
+    if (document.getElementById("trace")?.dataset.canAct) {
+      parts.push(el("p", "subtle small", "Feedback, scores and “Add to dataset” for the whole run are below the trace. Select a span for its own."));
+    }
     return parts;
   }
 }
