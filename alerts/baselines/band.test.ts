@@ -1,6 +1,6 @@
 /** Learned bands: the hour-of-week slot, the all-hours fallback, "learning", and the words of a firing. */
 import { describe, expect, it } from "vitest";
-import { hourOfWeek, learnBand, slotLabel } from "./band.js";
+import { hourOfWeek, learnBand, outsideBand, slotLabel } from "./band.js";
 import { describeAnomaly, describeRecovery } from "../triggers/anomaly.js";
 import { durationInWords } from "./change-points.js";
 
@@ -23,17 +23,29 @@ describe("learned bands", () => {
     if (slot.state === "ready") expect(slot.upper).toBeCloseTo(4.6 + 3 * 0.23, 9); // 5% of the median beats 1.4826 × MAD
   });
 
+  it("a score's mean is judged on its lower edge, every other metric on its upper one", () => {
+    const b = learnBand({ agent_name: "a", slot: { n: 4, median: 0.85, mad: 0.02 }, all: { n: 600, median: 0.8, mad: 0.1 } }, "score_mean", "medium");
+    if (b.state !== "ready") throw new Error("expected a band");
+    expect(b.lower).toBeCloseTo(0.85 - 4 * 0.0425, 9); // 5% of 0.85 beats 1.4826 × 0.02
+    expect([outsideBand(b, "score_mean", 0.6), outsideBand(b, "score_mean", 0.7), outsideBand(b, "score_mean", 2)]).toEqual([true, false, false]);
+    expect([outsideBand(b, "tool_error_rate", 0.6), outsideBand(b, "tool_error_rate", 2)]).toEqual([false, true]);
+  });
+
   it("a metric that never moved still gets the metric's floor", () => {
     const b = learnBand({ agent_name: "a", slot: { n: 4, median: 0, mad: 0 }, all: { n: 600, median: 0, mad: 0 } }, "error_rate", "medium");
     expect(b).toMatchObject({ state: "ready", spread: 0.01, upper: 0.04 });
   });
 
   it("says how far in words", () => {
-    const band = { state: "ready", basis: "slot", hours: 4, median: 4.6, mad: 0.1, spread: 0.23, upper: 5.52 } as const;
+    const band = { state: "ready", basis: "slot", hours: 4, median: 4.6, mad: 0.1, spread: 0.23, upper: 5.52, lower: 3.68 } as const;
     expect(describeAnomaly("refund-bot", "latency_p95", 14.2, band, 38)).toBe("refund-bot p95 latency 14.2 s, 3.1× its usual 4.6 s for Tuesdays 14:00");
     expect(describeAnomaly("b", "error_rate", 0.12, { ...band, median: 0 }, 38)).toBe("b error rate 12.0%, above its usual 0.0% for Tuesdays 14:00");
     expect(describeAnomaly("b", "cost_per_run", 0.5, { ...band, basis: "all", median: 0.1 }, 38)).toBe("b cost per run $0.50, 5.0× its usual $0.10 (any hour: too little history for this hour of the week yet)");
     expect(describeRecovery("b", "latency_p50", 0.4, { ...band, median: 0.35, upper: 0.6 }, 0)).toBe("b median latency is back to 400 ms, within its usual 350 ms for Mondays 00:00 (band up to 600 ms)");
+    const score = { ...band, median: 0.85, spread: 0.05, upper: 1.05, lower: 0.65 };
+    expect(describeAnomaly("b", { metric: "score_mean", score: "correctness" }, 0.4, score, 38)).toBe("b correctness mean 0.40, 0.5× its usual 0.85 for Tuesdays 14:00");
+    expect(describeRecovery("b", { metric: "score_mean", score: "correctness" }, 0.8, score, 38)).toBe("b correctness mean is back to 0.80, within its usual 0.85 for Tuesdays 14:00 (band down to 0.65)");
+    expect(describeAnomaly("b", "tool_error_rate", 0.3, { ...band, median: 0.02 }, 38)).toBe("b tool error rate 30.0%, 15.0× its usual 2.0% for Tuesdays 14:00");
     expect([durationInWords(40_000), durationInWords(40 * 60_000), durationInWords(5 * 3_600_000), durationInWords(3 * 86_400_000)]).toEqual(["40 s", "40 min", "5 h", "3 days"]);
   });
 });

@@ -3,7 +3,9 @@
  *
  *   center = the median of the hours of this hour of the week (the same weekday and UTC hour) over the last 4 weeks;
  *   spread = max(1.4826 × their median absolute deviation, 5% of the center, the metric's floor);
- *   upper  = center + k × spread, k by sensitivity (low 6, medium 4, high 3).
+ *   upper  = center + k × spread, k by sensitivity (low 6, medium 4, high 3); lower = center − k × spread.
+ *
+ * A metric worse when higher is judged against the upper edge, one worse when lower (a score's mean) the lower.
  *
  * 1.4826 × MAD estimates a standard deviation when the values are normal, but one bad hour moves neither the median
  * nor the MAD, so past incidents do not widen the band. While the slot has fewer than SLOT_MIN_HOURS hours (an agent
@@ -36,9 +38,14 @@ export type Band =
     readonly mad: number;
     readonly spread: number;
     readonly upper: number;
+    readonly lower: number;
   };
 
 const DAYS = ["Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays"];
+
+/** Whether a value is outside the band on the metric's worse side. */
+export const outsideBand = (band: Extract<Band, { state: "ready" }>, metric: MetricName, value: number): boolean =>
+  METRICS[metric].worse === "lower" ? value < band.lower : value > band.upper;
 
 /** 0 for Monday 00:00 UTC … 167 for Sunday 23:00 UTC. */
 export const hourOfWeek = (at: Date): number => ((at.getUTCDay() + 6) % 7) * 24 + at.getUTCHours();
@@ -51,5 +58,6 @@ export function learnBand(stats: BaselineStats | undefined, metric: MetricName, 
   if (!stats || !basis) return { state: "learning", hours: stats?.all.n ?? 0, needed: ALL_MIN_HOURS };
   const { n, median, mad } = stats[basis];
   const spread = Math.max(MAD_TO_SIGMA * mad, RELATIVE_FLOOR * Math.abs(median), METRICS[metric].minSpread);
-  return { state: "ready", basis, hours: n, median, mad, spread, upper: median + SENSITIVITIES[sensitivity] * spread };
+  const k = SENSITIVITIES[sensitivity];
+  return { state: "ready", basis, hours: n, median, mad, spread, upper: median + k * spread, lower: median - k * spread };
 }

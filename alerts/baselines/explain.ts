@@ -6,11 +6,12 @@
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { baselineStats, windowMetrics } from "../../stores/baselines/metric-hours.js";
+import { baselineStats } from "../../stores/baselines/metric-hours.js";
 import { metricHistory } from "../../stores/baselines/history.js";
 import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, SENSITIVITIES, hourOfWeek, learnBand, slotLabel, type Band, type Sensitivity } from "./band.js";
 import { beforeAfter, changePoints, type ChangePoint, type Side } from "./change-points.js";
-import { METRICS, type MetricName } from "./metrics.js";
+import { metricLabel, storedMetric, type MetricName } from "./metrics.js";
+import { windowValues } from "./window.js";
 import { rollUpProject } from "./rollup.js";
 
 const HOUR_MS = 3_600_000;
@@ -18,6 +19,8 @@ const HOUR_MS = 3_600_000;
 export interface BaselineExplanation {
   readonly agent: string;
   readonly metric: MetricName;
+  /** The score, for a score's mean. */
+  readonly score?: string;
   readonly label: string;
   readonly at: string;
   readonly hour_of_week: string;
@@ -30,17 +33,19 @@ export interface BaselineExplanation {
 
 export async function explainBaseline(
   ports: { readonly sql: Sql; readonly clickhouse: ClickHouse },
-  q: { readonly projectId: number; readonly agent: string; readonly metric: MetricName; readonly windowMinutes: number; readonly now: Date },
+  q: { readonly projectId: number; readonly agent: string; readonly metric: MetricName; readonly score?: string; readonly windowMinutes: number; readonly now: Date },
 ): Promise<BaselineExplanation> {
   const { projectId, agent, metric, now } = q;
+  const ref = metric === "score_mean" ? { metric, score: q.score } : { metric };
+  const stored = storedMetric(ref);
   await rollUpProject(ports.clickhouse, projectId, now);
   const how = hourOfWeek(now);
   const until = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
   const since = new Date(until.getTime() - HISTORY_DAYS * 24 * HOUR_MS);
   const [stats, history, windows, changes] = await Promise.all([
-    baselineStats(ports.clickhouse, { projectId, metric, agent, hourOfWeek: how, since, until, minRuns: MIN_RUNS_PER_HOUR }),
-    metricHistory(ports.clickhouse, { projectId, agent, metric, since, until }),
-    windowMetrics(ports.clickhouse, { projectId, agent, from: new Date(now.getTime() - q.windowMinutes * 60_000), to: now }),
+    baselineStats(ports.clickhouse, { projectId, metric: stored, agent, hourOfWeek: how, since, until, minRuns: MIN_RUNS_PER_HOUR }),
+    metricHistory(ports.clickhouse, { projectId, agent, metric: stored, since, until }),
+    windowValues(ports.clickhouse, { projectId, agent, ref, from: new Date(now.getTime() - q.windowMinutes * 60_000), to: now }),
     changePoints(ports, projectId, agent, since, now),
   ]);
   const bands = Object.fromEntries((Object.keys(SENSITIVITIES) as Sensitivity[]).map((s) => [s, learnBand(stats[0], metric, s)])) as Record<Sensitivity, Band>;
@@ -49,8 +54,8 @@ export async function explainBaseline(
   const learnedFrom = medium.state === "ready" && medium.basis === "slot" ? usable.filter((h) => hourOfWeek(new Date(h.hour)) === how) : usable;
   const w = windows[0];
   return {
-    agent, metric, label: METRICS[metric].label, at: now.toISOString(), hour_of_week: slotLabel(how), bands, learned_from: learnedFrom,
-    window: { minutes: q.windowMinutes, runs: w?.runs ?? 0, value: w ? w.values[metric] : null },
+    agent, metric, ...(ref.score !== undefined ? { score: ref.score } : {}), label: metricLabel(ref), at: now.toISOString(), hour_of_week: slotLabel(how), bands, learned_from: learnedFrom,
+    window: { minutes: q.windowMinutes, runs: w?.runs ?? 0, value: w ? w.value : null },
     changes: changes.map((c) => {
       const { before, after } = beforeAfter(history, c.at);
       const shift = medium.state === "ready" && before.runs > 0 && after.runs > 0 ? (after.value - before.value) / medium.spread : null;

@@ -1,13 +1,14 @@
 /**
- * Keeps a project's hourly aggregates current before its baselines are read: rolls up the whole hours that ended
- * since the last roll-up, and the one before them again (runs that ended late, a pipeline that lagged). A project
- * seen for the first time by this process starts from the latest hour stored (or HISTORY_DAYS back, the backfill of
- * a project's first anomaly rule). At most once per ROLL_INTERVAL_MS per project and process: the sweep runs every
- * 15 s, an hour ends once an hour. Several processes rolling the same hour write the same values (the newest row
- * wins on read), so no lock is needed.
+ * Keeps a project's hourly aggregates (run metrics, tool error rate, score means) current before its baselines are
+ * read: rolls up the whole hours that ended since the last roll-up, and the one before them again (runs that ended
+ * late, a pipeline that lagged). A project seen for the first time by this process starts from the latest hour
+ * stored (or HISTORY_DAYS back, the backfill of a project's first anomaly rule). At most once per ROLL_INTERVAL_MS
+ * per project and process: the sweep runs every 15 s, an hour ends once an hour. Several processes rolling the same
+ * hour write the same values (the newest row wins on read), so no lock is needed.
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { latestRolledHour, rollUpHours } from "../../stores/baselines/metric-hours.js";
+import { rollUpEventHours } from "../../stores/baselines/event-metrics.js";
 import { HISTORY_DAYS } from "./band.js";
 
 const HOUR_MS = 3_600_000;
@@ -28,7 +29,11 @@ export async function rollUpProject(ch: ClickHouse, projectId: number, now: Date
     until = latest ? latest.getTime() + HOUR_MS : end - HISTORY_DAYS * 24 * HOUR_MS;
   }
   const from = Math.max(until - HOUR_MS, end - HISTORY_DAYS * 24 * HOUR_MS);
-  if (from < end) await rollUpHours(ch, { projectId, from: new Date(from), to: new Date(end) });
+  if (from < end) {
+    const range = { projectId, from: new Date(from), to: new Date(end) };
+    await rollUpHours(ch, range);
+    await rollUpEventHours(ch, range);
+  }
   rolled.set(projectId, { until: end, at: now.getTime() });
 }
 

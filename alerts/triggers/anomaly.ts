@@ -1,6 +1,8 @@
 /**
  * anomaly: an agent's metric over the last `window_minutes` leaves the band learned from its own history for this
- * hour of the week (alerts/baselines/band.ts), with at least `min_runs` runs in the window. Judged by the sweep:
+ * hour of the week (alerts/baselines/band.ts) on its worse side (above; below for a score's mean), with at least
+ * `min_runs` of the metric's volume in the window (ended runs; tool calls for the tool error rate; scores for a
+ * score's mean). Judged by the sweep:
  * it first rolls up the hours that ended since the last sweep (alerts/baselines/rollup.ts), so a baseline is read
  * from hourly aggregates, and only the live window from the runs.
  *
@@ -11,10 +13,11 @@
  */
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
-import { baselineStats, windowMetrics } from "../../stores/baselines/metric-hours.js";
+import { baselineStats } from "../../stores/baselines/metric-hours.js";
 import { episodeKey, episodeStates } from "../../stores/alerts/anomaly-episodes.js";
-import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, SENSITIVITIES, hourOfWeek, learnBand, slotLabel, type Band, type Sensitivity } from "../baselines/band.js";
-import { METRICS, METRIC_NAMES, type MetricName } from "../baselines/metrics.js";
+import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, SENSITIVITIES, hourOfWeek, learnBand, outsideBand, slotLabel, type Band, type Sensitivity } from "../baselines/band.js";
+import { METRICS, METRIC_NAMES, metricLabel, storedMetric, type MetricName, type MetricRef } from "../baselines/metrics.js";
+import { windowValues } from "../baselines/window.js";
 import { rollUpProject } from "../baselines/rollup.js";
 import { changeInWords, changePoints } from "../baselines/change-points.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger, minimumCountField, windowFormField, windowMinutesField } from "./define.js";
@@ -28,16 +31,21 @@ type Ready = Extract<Band, { state: "ready" }>;
 const usual = (band: Ready, how: number, fmt: (v: number) => string): string =>
   `its usual ${fmt(band.median)} ${band.basis === "slot" ? `for ${slotLabel(how)}` : "(any hour: too little history for this hour of the week yet)"}`;
 
+const refOf = (m: MetricName | MetricRef): MetricRef => (typeof m === "string" ? { metric: m } : m);
+
 /** The firing's words: "refund-bot p95 latency 14.2 s, 3.1× its usual 4.6 s for Tuesdays 14:00". */
-export function describeAnomaly(agent: string, metric: MetricName, value: number, band: Ready, how: number): string {
-  const { label, format } = METRICS[metric];
-  const ratio = band.median > 0 ? `${(value / band.median).toFixed(1)}× ` : "above ";
-  return `${agent} ${label} ${format(value)}, ${ratio}${usual(band, how, format)}`;
+export function describeAnomaly(agent: string, m: MetricName | MetricRef, value: number, band: Ready, how: number): string {
+  const ref = refOf(m);
+  const { format, worse } = METRICS[ref.metric];
+  const ratio = band.median > 0 ? `${(value / band.median).toFixed(1)}× ` : worse === "lower" ? "below " : "above ";
+  return `${agent} ${metricLabel(ref)} ${format(value)}, ${ratio}${usual(band, how, format)}`;
 }
 
-export function describeRecovery(agent: string, metric: MetricName, value: number, band: Ready, how: number): string {
-  const { label, format } = METRICS[metric];
-  return `${agent} ${label} is back to ${format(value)}, within ${usual(band, how, format)} (band up to ${format(band.upper)})`;
+export function describeRecovery(agent: string, m: MetricName | MetricRef, value: number, band: Ready, how: number): string {
+  const ref = refOf(m);
+  const { format, worse } = METRICS[ref.metric];
+  const edge = worse === "lower" ? `down to ${format(band.lower)}` : `up to ${format(band.upper)}`;
+  return `${agent} ${metricLabel(ref)} is back to ${format(value)}, within ${usual(band, how, format)} (band ${edge})`;
 }
 
 /** The agent's latest change point within CHANGE_LOOKBACK_MS before `now`: the anomaly's "what changed". */
@@ -49,14 +57,16 @@ async function nearestChange(ctx: AlertContext, projectId: number, agent: string
 async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<AlertFiring[]> {
   const { metric, sensitivity, window_minutes, min_runs } = rule.config as { metric: MetricName; sensitivity: Sensitivity; window_minutes: number; min_runs: number };
   const agent = typeof rule.config.agent_name === "string" && rule.config.agent_name ? rule.config.agent_name : undefined;
+  const score = typeof rule.config.score_name === "string" && rule.config.score_name ? rule.config.score_name : undefined;
+  const ref: MetricRef = metric === "score_mean" ? { metric, score } : { metric };
   await rollUpProject(ctx.clickhouse, rule.project_id, now);
-  const windows = await windowMetrics(ctx.clickhouse, { projectId: rule.project_id, agent, from: new Date(now.getTime() - window_minutes * 60_000), to: now });
+  const windows = await windowValues(ctx.clickhouse, { projectId: rule.project_id, agent, ref, from: new Date(now.getTime() - window_minutes * 60_000), to: now });
   const judged = windows.filter((w) => w.runs >= min_runs);
   if (judged.length === 0) return [];
   const how = hourOfWeek(now);
   const hourStart = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
   const stats = await baselineStats(ctx.clickhouse, {
-    projectId: rule.project_id, metric, agent, hourOfWeek: how, minRuns: MIN_RUNS_PER_HOUR,
+    projectId: rule.project_id, metric: storedMetric(ref), agent, hourOfWeek: how, minRuns: MIN_RUNS_PER_HOUR,
     since: new Date(hourStart.getTime() - HISTORY_DAYS * 24 * HOUR_MS), until: hourStart,
   });
   const byAgent = new Map(stats.map((s) => [s.agent_name, s]));
@@ -65,20 +75,20 @@ async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<Ale
   for (const w of judged) {
     const band = learnBand(byAgent.get(w.agent_name), metric, sensitivity);
     if (band.state === "learning") continue;
-    const value = w.values[metric];
+    const value = w.value;
     const episode = episodes.get(w.agent_name) ?? { n: 0, open: false };
-    const outside = value > band.upper;
+    const outside = outsideBand(band, metric, value);
     if (outside === episode.open) continue;
     const details = {
-      metric, agent_name: w.agent_name, value, runs: w.runs, window_minutes, sensitivity, k: SENSITIVITIES[sensitivity],
-      baseline: { basis: band.basis, hour_of_week: slotLabel(how), hours: band.hours, median: band.median, mad: band.mad, spread: band.spread, upper: band.upper, history_days: HISTORY_DAYS },
+      metric, ...(score ? { score_name: score } : {}), agent_name: w.agent_name, value, runs: w.runs, window_minutes, sensitivity, k: SENSITIVITIES[sensitivity],
+      baseline: { basis: band.basis, hour_of_week: slotLabel(how), hours: band.hours, median: band.median, mad: band.mad, spread: band.spread, upper: band.upper, lower: band.lower, history_days: HISTORY_DAYS },
     };
     if (outside) {
       const change = await nearestChange(ctx, rule.project_id, w.agent_name, now);
-      const message = describeAnomaly(w.agent_name, metric, value, band, how) + (change ? `; ${change.words}` : "");
+      const message = describeAnomaly(w.agent_name, ref, value, band, how) + (change ? `; ${change.words}` : "");
       out.push({ key: episodeKey(episode.n + 1, "fired", w.agent_name), rule, message, details: { ...details, state: "fired", change: change ?? null } });
     } else {
-      out.push({ key: episodeKey(episode.n, "resolved", w.agent_name), rule, message: describeRecovery(w.agent_name, metric, value, band, how), details: { ...details, state: "resolved" } });
+      out.push({ key: episodeKey(episode.n, "resolved", w.agent_name), rule, message: describeRecovery(w.agent_name, ref, value, band, how), details: { ...details, state: "resolved" } });
     }
   }
   return out;
@@ -96,18 +106,23 @@ export const anomaly = defineTrigger({
     ),
     window_minutes: windowMinutesField(30, 1440),
     min_runs: minimumCountField(10),
+    score_name: Schema.optional(Schema.String.pipe(Schema.maxLength(200, { message: () => "must be at most 200 characters" }))),
     agent_name: agentNameField,
     cooldown_seconds: cooldownField,
-  }),
+  }).pipe(Schema.filter((c) => (c.metric !== "score_mean" || c.score_name ? undefined : { path: ["score_name"], message: "name the score whose mean is watched" }))),
   fields: [
     { name: "metric", label: "Metric", kind: "select", required: true, options: METRIC_NAMES.map((m) => ({ value: m, label: METRICS[m].label })) },
+    { name: "score_name", label: "Score", kind: "text", placeholder: "correctness", help: "For the mean score metric: the score's name (a drop below its band fires)." },
     {
       name: "sensitivity", label: "Sensitivity", kind: "select",
       options: [{ value: "medium", label: "medium (4 spreads)" }, { value: "low", label: "low (6 spreads)" }, { value: "high", label: "high (3 spreads)" }],
-      help: "How far above its usual value, in robust standard deviations, the window must be.",
+      help: "How far from its usual value (above; below for a mean score), in robust standard deviations, the window must be.",
     },
     windowFormField(30),
-    { name: "min_runs", label: "Minimum runs in window", kind: "number", step: "1", placeholder: "10", help: "Below this many ended runs the window is not judged." },
+    {
+      name: "min_runs", label: "Minimum runs in window", kind: "number", step: "1", placeholder: "10",
+      help: "Below this many ended runs (tool calls for the tool error rate, scores for a mean score) the window is not judged.",
+    },
     AGENT_FIELD,
     COOLDOWN_FIELD,
   ],

@@ -3,7 +3,8 @@
  * notification worker and an HTTP receiver on loopback. Four weeks of hourly history are seeded through the
  * baselines store; the rule is made through the /alerts form; runs arrive through POST /api/ingest/batch.
  * It fires once, in words, naming the config activation; an agent whose baseline is still learning is not judged;
- * the episode resolves when the window is back in its band.
+ * the episode resolves when the window is back in its band. The tool error rate (from tool_call events) and a score's
+ * mean (from POST /api/scores, judged on its lower edge) ride the same bands.
  */
 process.env.RUNWATCH_ALLOW_PRIVATE_WEBHOOKS = "1";
 process.env.RUNWATCH_NOTIFY_BACKOFF_MS = "50";
@@ -67,7 +68,10 @@ describe("anomaly alerts", () => {
     expect(missing.status).toBe(422);
     expect(await missing.text()).toContain("Metric is required");
     const unknown = await submitRule({ name: "x", trigger_type: "anomaly", channel: "dashboard", "config.metric": "mood" });
-    expect(await unknown.text()).toContain("Metric: must be one of error_rate, latency_p50, latency_p95, cost_per_run, tokens_per_run");
+    expect(await unknown.text()).toContain("Metric: must be one of error_rate, latency_p50, latency_p95, cost_per_run, tokens_per_run, tool_error_rate, score_mean");
+    const unnamed = await submitRule({ name: "x", trigger_type: "anomaly", channel: "dashboard", "config.metric": "score_mean" });
+    expect(unnamed.status).toBe(422);
+    expect(await unnamed.text()).toContain("Score: name the score whose mean is watched");
     const sens = await submitRule({ name: "x", trigger_type: "anomaly", channel: "dashboard", "config.metric": "error_rate", "config.sensitivity": "extreme" });
     expect(await sens.text()).toContain("Sensitivity: must be &quot;low&quot;, &quot;medium&quot; or &quot;high&quot;");
   });
@@ -145,4 +149,53 @@ describe("anomaly alerts", () => {
     expect(card).toMatch(/<td>p95 latency<\/td><td class="small">4\.6 s \(up to 5\.52 s\) for \w+ \d\d:00<\/td><td class="small">14\.2 s \(10 runs\)<\/td><td class="small">release 2\.4\.2 \([0-9-]+ [0-9:]+ UTC\): 4\.\d+ s before → no runs after<\/td>/);
     expect(card).toContain("<td>error rate</td><td class=\"small\">learning: 0 of 24 hours</td>");
   }, 90_000);
+
+  it("the tool error rate and a score's mean: rolled up from tool calls and scores, judged against their own bands", async () => {
+    const hourStart = Math.floor(Date.now() / HOUR) * HOUR;
+    const history: MetricHour[] = [];
+    for (let h = 1; h <= 28 * 24; h++) {
+      const hour = new Date(hourStart - h * HOUR);
+      history.push({ agent_name: "tool-bot", metric: "tool_error_rate", hour, runs: 40, value: [0.02, 0.03, 0.02, 0.04][h % 4]! });
+      history.push({ agent_name: "tool-bot", metric: "score_mean:correctness", hour, runs: 10, value: [0.84, 0.86, 0.85, 0.85][h % 4]! });
+    }
+    await insertMetricHours(srv.ports.clickhouse, user.id, history);
+    for (const [name, fields] of [["Tools", { "config.metric": "tool_error_rate" }], ["Correctness", { "config.metric": "score_mean", "config.score_name": "correctness" }]] as const) {
+      const created = await submitRule({ name, trigger_type: "anomaly", channel: "dashboard", "config.window_minutes": "30", "config.min_runs": "5", "config.agent_name": "tool-bot", ...fields });
+      expect(created.status).toBe(302);
+    }
+
+    // Two runs with six tool calls, three of them failed (error text, error object, status "error"), then poor scores.
+    const end = Date.now() - 20_000;
+    const at = (ms: number) => new Date(end - ms).toISOString();
+    const call = (run: string, i: number, payload: Record<string, unknown>) =>
+      ({ event_type: "tool_call", sdk_run_id: run, payload: { phase: "end", tool_name: "search", call_id: `${run}-${i}`, ...payload }, occurred_at: at(1000 - i) });
+    const events = ["t1", "t2"].flatMap((run) => [
+      { event_type: "run_start", sdk_run_id: run, agent_name: "tool-bot", payload: {}, occurred_at: at(5000) },
+      call(run, 1, { error: "timeout" }), call(run, 2, {}), call(run, 3, { status: "error" }),
+      { event_type: "run_end", sdk_run_id: run, payload: {}, occurred_at: at(0) },
+    ]);
+    expect((await fetch(`${srv.url}/api/ingest/batch`, json(key, { events }))).status).toBe(207);
+    await expect.poll(async () => (await jobsOf("Tools")).length, { timeout: 15_000, interval: 200 }).toBe(1);
+    const tools = (await jobsOf("Tools"))[0]!;
+    expect(tools.payload.message).toMatch(/^tool-bot tool error rate 66\.7%, \d+\.\d× its usual [234]\.0% for \w+ \d\d:00$/);
+    expect(tools.payload.details).toMatchObject({ state: "fired", metric: "tool_error_rate", runs: 6, baseline: { basis: "slot" } });
+
+    const scores = ["t1", "t2"].flatMap((run) => [0.3, 0.4, 0.5].map((value) => ({ sdk_run_id: run, name: "correctness", value })));
+    const sent = await fetch(`${srv.url}/api/scores/batch`, json(key, { scores }));
+    expect(sent.status).toBe(207);
+    await expect.poll(async () => (await jobsOf("Correctness")).length, { timeout: 15_000, interval: 200 }).toBe(1);
+    const low = (await jobsOf("Correctness"))[0]!;
+    expect(low.payload.message).toMatch(/^tool-bot correctness mean 0\.40, 0\.5× its usual 0\.8[456] for \w+ \d\d:00$/);
+    expect(low.payload.details).toMatchObject({ state: "fired", metric: "score_mean", score_name: "correctness", runs: 6 });
+    expect(low.payload.details.value).toBeCloseTo(0.4, 9);
+    expect(low.payload.details.baseline.lower).toBeLessThan(0.85);
+
+    const get = (q: string) => fetch(`${srv.url}/api/baselines?${q}`, { headers: { authorization: `Bearer ${key}` } });
+    const b = await (await get("agent=tool-bot&metric=score_mean&score=correctness")).json();
+    expect(b).toMatchObject({ metric: "score_mean", score: "correctness", label: "correctness mean", window: { runs: 6 }, bands: { medium: { state: "ready", basis: "slot" } } });
+    const missing = await get("agent=tool-bot&metric=score_mean");
+    expect(missing.status).toBe(422);
+    expect((await missing.json()).error).toMatchObject({ field: "score" });
+    expect((await (await get("agent=tool-bot&metric=tool_error_rate")).json()).window).toMatchObject({ runs: 6 });
+  }, 60_000);
 });

@@ -15,7 +15,8 @@ export interface BaselineRow {
 }
 
 export async function agentBaselines(deps: WebDeps, projectId: number, agent: string, now = new Date()): Promise<BaselineRow[]> {
-  return Promise.all(BASELINE_METRIC_NAMES.map(async (metric) => {
+  // A score's mean is one baseline per score name: /api/baselines opens those, the card shows the agent's own metrics.
+  return Promise.all(BASELINE_METRIC_NAMES.filter((m) => m !== "score_mean").map(async (metric) => {
     const x = await explainBaseline(deps.ports, { projectId, agent, metric, windowMinutes: 30, now });
     const fmt = BASELINE_METRICS[metric].format;
     const band = x.bands.medium;
@@ -28,6 +29,7 @@ export async function agentBaselines(deps: WebDeps, projectId: number, agent: st
       ? `${last.label} (${last.at.slice(0, 16).replace("T", " ")} UTC): ${side(last.before.value)} before → ${side(last.after.value)} after` +
         (last.shift_in_spreads === null ? "" : `, ${last.shift_in_spreads >= 0 ? "+" : ""}${last.shift_in_spreads.toFixed(1)} spreads`)
       : null;
-    return { label: x.label, usual, now: x.window.runs > 0 && x.window.value !== null ? `${fmt(x.window.value)} (${x.window.runs} runs)` : "no runs", change };
+    const volume = metric === "tool_error_rate" ? "tool calls" : "runs";
+    return { label: x.label, usual, now: x.window.runs > 0 && x.window.value !== null ? `${fmt(x.window.value)} (${x.window.runs} ${volume})` : "no runs", change };
   }));
 }

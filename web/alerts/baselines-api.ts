@@ -1,5 +1,6 @@
 /**
- * GET /api/baselines?agent=…&metric=…[&window_minutes=30] (Bearer key, read): an agent's learned baseline opened up —
+ * GET /api/baselines?agent=…&metric=…[&score=…][&window_minutes=30] (Bearer key, read; `score` names the score of
+ * metric=score_mean): an agent's learned baseline opened up —
  * the band per sensitivity or "learning", the hourly values it was learned from, the live window, and the change
  * points (config activations, new releases) with the metric before and after each (alerts/baselines/explain.ts).
  */
@@ -24,7 +25,10 @@ async function explain(ctx: Context, deps: WebDeps): Promise<void> {
   if (metric === undefined || !(BASELINE_METRIC_NAMES as readonly string[]).includes(metric)) {
     throw new ValidationError({ field: "metric", message: `metric must be one of ${BASELINE_METRIC_NAMES.join(", ")}` });
   }
+  const score = stringParam(ctx, "score");
+  if (metric === "score_mean" && !score) throw new ValidationError({ field: "score", message: "score is required for metric=score_mean (the score's name)" });
+  if (score !== undefined && score.length > 200) throw new ValidationError({ field: "score", message: "score must be at most 200 characters" });
   const windowMinutes = intParam(ctx, "window_minutes", 1, 1440) ?? 30;
   const p = keyPrincipalOf(ctx);
-  ctx.body = await explainBaseline(deps.ports, { projectId: p.projectId, agent, metric: metric as BaselineMetric, windowMinutes, now: new Date() });
+  ctx.body = await explainBaseline(deps.ports, { projectId: p.projectId, agent, metric: metric as BaselineMetric, ...(metric === "score_mean" ? { score } : {}), windowMinutes, now: new Date() });
 }

@@ -9,12 +9,13 @@ const Band = Schema.Union(
   Schema.Struct({ state: Schema.Literal("learning"), hours: Schema.Number, needed: Schema.Number }),
   Schema.Struct({
     state: Schema.Literal("ready"), basis: Schema.Literal("slot", "all"), hours: Schema.Number,
-    median: Schema.Number, mad: Schema.Number, spread: Schema.Number, upper: Schema.Number,
+    median: Schema.Number, mad: Schema.Number, spread: Schema.Number, upper: Schema.Number, lower: Schema.Number,
   }),
 );
 const Baseline = Schema.Struct({
   agent: Schema.String,
   metric: Schema.Literal(...BASELINE_METRIC_NAMES),
+  score: Schema.optional(Schema.String),
   label: Schema.String,
   at: Schema.String,
   hour_of_week: Schema.String.annotations({ description: 'The slot the band is for, e.g. "Tuesdays 14:00" (UTC).' }),
@@ -36,6 +37,7 @@ export const BASELINES_OPERATIONS: Operations = {
       params: [
         { name: "agent", in: "query", required: true, schema: Schema.String },
         { name: "metric", in: "query", required: true, schema: Schema.Literal(...BASELINE_METRIC_NAMES) },
+        { name: "score", in: "query", schema: Schema.String, description: "The score's name; required with metric=score_mean." },
         { name: "window_minutes", in: "query", schema: Schema.Number, description: "The live window (1 – 1440, 30 by default)." },
       ],
       ok: { 200: Baseline }, errors: [401, 403, 422, 429],
