@@ -4,7 +4,7 @@ import { hourOfWeek, learnBand, outsideBand, slotLabel } from "./band.js";
 import { describeAnomaly, describeRecovery } from "../triggers/anomaly.js";
 import { durationInWords } from "./change-points.js";
 
-const stats = (slotN: number, allN: number, median = 4.6, mad = 0.1) => ({ agent_name: "a", slot: { n: slotN, median, mad }, all: { n: allN, median: 1, mad: 0.5 } });
+const stats = (slotN: number, allN: number, median = 4.6, mad = 0.1) => ({ agent_name: "a", slot: { n: slotN, median, mad }, all: { n: allN, median: 1, mad: 0.5 }, hour_volume: 20 });
 
 describe("learned bands", () => {
   it("hour of the week counts from Monday 00:00 UTC", () => {
@@ -21,10 +21,14 @@ describe("learned bands", () => {
     const slot = learnBand(stats(4, 600), "latency_p95", "high");
     expect(slot).toMatchObject({ state: "ready", basis: "slot", hours: 4, median: 4.6 });
     if (slot.state === "ready") expect(slot.upper).toBeCloseTo(4.6 + 3 * 0.23, 9); // 5% of the median beats 1.4826 × MAD
+    // A window of 5 runs where an hour has 20 is twice as noisy: twice the spread; one of 20 or more is not scaled.
+    const spreadOf = (volume: number) => { const b = learnBand(stats(4, 600), "latency_p95", "high", volume); return b.state === "ready" ? b.spread : NaN; };
+    expect(spreadOf(5)).toBeCloseTo(0.46, 9);
+    expect(spreadOf(80)).toBeCloseTo(0.23, 9);
   });
 
   it("a score's mean is judged on its lower edge, every other metric on its upper one", () => {
-    const b = learnBand({ agent_name: "a", slot: { n: 4, median: 0.85, mad: 0.02 }, all: { n: 600, median: 0.8, mad: 0.1 } }, "score_mean", "medium");
+    const b = learnBand({ agent_name: "a", slot: { n: 4, median: 0.85, mad: 0.02 }, all: { n: 600, median: 0.8, mad: 0.1 }, hour_volume: 40 }, "score_mean", "medium");
     if (b.state !== "ready") throw new Error("expected a band");
     expect(b.lower).toBeCloseTo(0.85 - 4 * 0.0425, 9); // 5% of 0.85 beats 1.4826 × 0.02
     expect([outsideBand(b, "score_mean", 0.6), outsideBand(b, "score_mean", 0.7), outsideBand(b, "score_mean", 2)]).toEqual([true, false, false]);
@@ -32,7 +36,7 @@ describe("learned bands", () => {
   });
 
   it("a metric that never moved still gets the metric's floor", () => {
-    const b = learnBand({ agent_name: "a", slot: { n: 4, median: 0, mad: 0 }, all: { n: 600, median: 0, mad: 0 } }, "error_rate", "medium");
+    const b = learnBand({ agent_name: "a", slot: { n: 4, median: 0, mad: 0 }, all: { n: 600, median: 0, mad: 0 }, hour_volume: 40 }, "error_rate", "medium");
     expect(b).toMatchObject({ state: "ready", spread: 0.01, upper: 0.04 });
   });
 

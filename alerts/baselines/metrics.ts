@@ -18,18 +18,20 @@ export interface MetricInfo {
   readonly minSpread: number;
   /** "lower": a drop is the anomaly (a score's mean); otherwise a rise is. */
   readonly worse: "higher" | "lower";
+  /** A share of trials (runs, tool calls): its window also has binomial noise (band.ts). */
+  readonly share?: true;
 }
 
 const seconds = (v: number): string => (v >= 10 ? `${v.toFixed(1)} s` : v >= 1 ? `${v.toFixed(2).replace(/0$/, "")} s` : `${Math.round(v * 1000)} ms`);
 const percent = (v: number): string => `${(v * 100).toFixed(1)}%`;
 
 export const METRICS: Readonly<Record<MetricName, MetricInfo>> = {
-  error_rate: { label: "error rate", format: percent, minSpread: 0.01, worse: "higher" },
+  error_rate: { label: "error rate", format: percent, minSpread: 0.01, worse: "higher", share: true },
   latency_p50: { label: "median latency", format: seconds, minSpread: 0.05, worse: "higher" },
   latency_p95: { label: "p95 latency", format: seconds, minSpread: 0.05, worse: "higher" },
   cost_per_run: { label: "cost per run", format: (v) => usd(v), minSpread: 0.0001, worse: "higher" },
   tokens_per_run: { label: "tokens per run", format: (v) => `${Math.round(v).toLocaleString("en-US")} tokens`, minSpread: 1, worse: "higher" },
-  tool_error_rate: { label: "tool error rate", format: percent, minSpread: 0.01, worse: "higher" },
+  tool_error_rate: { label: "tool error rate", format: percent, minSpread: 0.01, worse: "higher", share: true },
   score_mean: { label: "mean score", format: (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2)), minSpread: 0.01, worse: "lower" },
 };
 

@@ -73,7 +73,7 @@ async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<Ale
   const episodes = await episodeStates(ctx.sql, rule.id);
   const out: AlertFiring[] = [];
   for (const w of judged) {
-    const band = learnBand(byAgent.get(w.agent_name), metric, sensitivity);
+    const band = learnBand(byAgent.get(w.agent_name), metric, sensitivity, w.runs);
     if (band.state === "learning") continue;
     const value = w.value;
     const episode = episodes.get(w.agent_name) ?? { n: 0, open: false };

@@ -135,6 +135,7 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect(bot.all.n).toBe(28 * 24);
       expect(bot.all.median).toBe(1);
       expect(bot.all.mad).toBe(0);
+      expect(bot.hour_volume).toBe(10); // the thin hour (1 run) is not counted
       expect(stats.find((s) => s.agent_name === "other-bot")).toMatchObject({ slot: { n: 0 }, all: { n: 1, median: 2 } });
       const one = await baselineStats(ch, {
         projectId: pid, metric: "latency_p95", agent: "other-bot", hourOfWeek: 38, since: new Date(until - 28 * 24 * HOUR), until: new Date(until), minRuns: 3,

@@ -87,6 +87,8 @@ export interface BaselineStats {
   readonly slot: { readonly n: number; readonly median: number; readonly mad: number };
   /** The same over every hour with enough runs. */
   readonly all: { readonly n: number; readonly median: number; readonly mad: number };
+  /** The median volume (runs, tool calls, scores) of those hours: what one hour's value was computed from. */
+  readonly hour_volume: number;
 }
 
 /**
@@ -105,8 +107,9 @@ export async function baselineStats(
             arrayReduce('quantileExact(0.5)', arrayMap(x -> abs(x - slot_median), groupArrayIf(value, in_slot))) AS slot_mad,
             count() AS all_n,
             quantileExact(0.5)(value) AS all_median,
-            arrayReduce('quantileExact(0.5)', arrayMap(x -> abs(x - all_median), groupArray(value))) AS all_mad
-       FROM (SELECT agent_name, value, (toDayOfWeek(hour) - 1) * 24 + toHour(hour) = {how:UInt8} AS in_slot
+            arrayReduce('quantileExact(0.5)', arrayMap(x -> abs(x - all_median), groupArray(value))) AS all_mad,
+            quantileExact(0.5)(runs) AS hour_volume
+       FROM (SELECT agent_name, value, runs, (toDayOfWeek(hour) - 1) * 24 + toHour(hour) = {how:UInt8} AS in_slot
                FROM agent_metric_hours FINAL
               WHERE project_id = {pid:UInt64} AND metric = {metric:String}
                 AND hour >= {since:DateTime('UTC')} AND hour < {until:DateTime('UTC')} AND runs >= {min_runs:UInt32}
@@ -124,6 +127,7 @@ export async function baselineStats(
       agent_name: String(r.agent_name),
       slot: { n: slotN, median: slotN > 0 ? num(r.slot_median) : NaN, mad: slotN > 0 ? num(r.slot_mad) : NaN },
       all: { n: Number(r.all_n), median: num(r.all_median), mad: num(r.all_mad) },
+      hour_volume: num(r.hour_volume),
     };
   });
 }

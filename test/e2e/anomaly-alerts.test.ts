@@ -109,7 +109,8 @@ describe("anomaly alerts", () => {
       baseline: { basis: "slot", hours: 4, median: 4.6, history_days: 28 },
       change: { kind: "config_activation", version: 2 },
     });
-    expect(fired!.payload.details.baseline.upper).toBeCloseTo(4.6 + 4 * 0.23, 5); // the 5% floor: MAD 0.1 × 1.4826 < 0.23
+    // The 5% floor (MAD 0.1 × 1.4826 < 0.23), doubled: the window's 5 runs are a quarter of an hour's 20.
+    expect(fired!.payload.details.baseline.upper).toBeCloseTo(4.6 + 4 * 0.23 * 2, 5);
     await expect.poll(async () => receiver.requests.filter((r) => r.path === "/hook").length, { timeout: 5000 }).toBe(1);
 
     // Still out of band on later sweeps: no second notification; new-bot (learning) never fires.
@@ -121,7 +122,7 @@ describe("anomaly alerts", () => {
     expect((await ingest(runs("refund-bot", "fast", 5, 4.5, 0, "2.4.2"))).status).toBe(207);
     await expect.poll(async () => (await jobsOf("Slow")).length, { timeout: 15_000, interval: 200 }).toBe(2);
     const resolved = (await jobsOf("Slow"))[1]!;
-    expect(resolved.payload.message).toMatch(/^refund-bot p95 latency is back to 4\.5 s, within its usual 4\.6 s for \w+ \d\d:00 \(band up to 5\.52 s\)$/);
+    expect(resolved.payload.message).toMatch(/^refund-bot p95 latency is back to 4\.5 s, within its usual 4\.6 s for \w+ \d\d:00 \(band up to 6\.44 s\)$/);
     expect(resolved.payload.details).toMatchObject({ state: "resolved", value: 4.5, runs: 5 });
     expect((await jobsOf("Slow")).every((j) => j.payload.message.startsWith("refund-bot"))).toBe(true);
 
