@@ -45,12 +45,17 @@ const runAgents = (agent: string | undefined) =>
      WHERE project_id = {pid:UInt64} AND experiment_id = '' AND ${NOT_JUDGE} AND last_event_at >= {from:DateTime64(3, 'UTC')}
        ${agent ? "AND agent_name = {agent:String}" : ""})`;
 
-/** Per agent and hour (or over the whole range when `hourly` is false): tool calls and failed ones. */
+/**
+ * Per agent and hour (or over the whole range when `hourly` is false): tool calls and failed ones. The bound on
+ * received_at (the partition key) keeps a roll-up from reading older months: an event is received after it happened,
+ * give or take an hour of client clock skew.
+ */
 const toolCalls = (agent: string | undefined, hourly: boolean) =>
   `SELECT r.agent_name AS agent_name, ${hourly ? "e.hour" : "toDateTime(0)"} AS hour, sum(e.calls) AS runs, sum(e.failed) / sum(e.calls) AS value
      FROM (SELECT run_id, toStartOfHour(occurred_at) AS hour, uniqExact(event_id) AS calls, uniqExactIf(event_id, ${TOOL_FAILED}) AS failed
              FROM agent_events
             WHERE project_id = {pid:UInt64} AND event_type = 'tool_call' AND JSONExtractString(payload, 'phase') = 'end'
+              AND received_at >= {from:DateTime64(3, 'UTC')} - INTERVAL 1 HOUR
               AND occurred_at >= {from:DateTime64(3, 'UTC')} AND occurred_at < {to:DateTime64(3, 'UTC')}
             GROUP BY run_id, hour) AS e
     INNER JOIN ${runAgents(agent)} AS r ON e.run_id = r.run_id
