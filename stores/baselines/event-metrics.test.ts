@@ -49,7 +49,15 @@ const serverTarget = (): Target => {
 };
 
 const HOUR = 3_600_000;
-const H1 = Date.UTC(2026, 10, 3, 14); // a Tuesday, 14:00 UTC
+/**
+ * The latest Tuesday 14:00 UTC before now: recent, because agent_metric_hours drops rows 35 days after their
+ * hour (a fixed date would age out of the table and the rows vanish at the next merge).
+ */
+const H1 = (() => {
+  let t = Math.floor(Date.now() / HOUR) * HOUR;
+  while (new Date(t).getUTCDay() !== 2 || new Date(t).getUTCHours() !== 14) t -= HOUR;
+  return t;
+})();
 const PID = 52;
 
 function run(id: string, agent: string, patch: Partial<RunRecord> = {}): RunRecord {

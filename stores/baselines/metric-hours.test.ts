@@ -49,7 +49,15 @@ const serverTarget = (): Target => {
 };
 
 const HOUR = 3_600_000;
-const H1 = Date.UTC(2026, 10, 3, 14); // a Tuesday, 14:00 UTC
+/**
+ * The latest Tuesday 14:00 UTC before now: recent, because agent_metric_hours drops rows 35 days after their
+ * hour (a fixed date would age out of the table and the rows vanish at the next merge).
+ */
+const H1 = (() => {
+  let t = Math.floor(Date.now() / HOUR) * HOUR;
+  while (new Date(t).getUTCDay() !== 2 || new Date(t).getUTCHours() !== 14) t -= HOUR;
+  return t;
+})();
 const PID = 42;
 
 function endedRun(id: string, startMs: number, seconds: number, patch: Partial<RunRecord> = {}): RunRecord {
@@ -114,7 +122,7 @@ for (const target of [chdbTarget(), serverTarget()]) {
 
     it("the baseline of an hour of the week: median and MAD of that slot, and of all hours, over hours with enough runs", async () => {
       const pid = 43;
-      const until = Date.UTC(2026, 10, 24, 14); // Tuesday 14:00
+      const until = H1 + 7 * 24 * HOUR; // the next Tuesday 14:00: its 28 days back are within the table's 35
       const rows: MetricHour[] = [];
       // Four weeks: Tuesdays 14:00 at 4, 5, 6, 20 s (one past incident), every other hour at 1 s; one thin hour ignored.
       const slotValues = [4, 5, 6, 20];
@@ -145,7 +153,7 @@ for (const target of [chdbTarget(), serverTarget()]) {
 
     it("the live window: each agent's metrics over the runs that ended in it", async () => {
       const pid = 44;
-      const now = Date.UTC(2026, 10, 24, 14, 30);
+      const now = H1 + 7 * 24 * HOUR + 30 * 60_000;
       const store = createEventStore(ch);
       const run = (id: string, agent: string, endAgo: number, seconds: number, status = "success") => {
         const r = endedRun(id, now - endAgo - seconds * 1000, seconds, { agent_name: agent, status: status as RunRecord["status"] });
