@@ -54,7 +54,7 @@ export const PROMPT_OPERATIONS: Operations = {
     post: {
       tag: "Prompts", summary: "Push a new version (creating the prompt), optionally moving labels to it",
       description: "Versions are immutable and numbered from 1. A text prompt or chat messages, each at most 100,000 characters, at most 200 messages; the config at most 64 KiB as JSON.",
-      params: [Name], body: PromptVersionInput, ok: { 201: One }, errors: [400, 401, 403, 413, 415, 422, 429],
+      params: [Name], body: PromptVersionInput, ok: { 201: One }, errors: [400, 401, 403, 404, 413, 415, 422, 429],
     },
   },
   "/api/prompts/{name}/labels/{label}": {
