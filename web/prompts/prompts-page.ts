@@ -11,7 +11,7 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { ValidationError } from "../../core/errors.js";
-import { diffPromptVersions, labelPrompt, promptVersions, pushPromptVersion, readPrompt, type PromptVersionView, type SideDiff } from "../../prompts/index.js";
+import { diffPromptVersions, labelPrompt, promptExperiments, promptVersions, pushPromptVersion, readPrompt, type PromptVersionView, type SideDiff } from "../../prompts/index.js";
 import { listPrompts, MAX_VERSIONS } from "../../stores/prompts.js";
 import { promptVersionUsage } from "../../stores/llm-calls.js";
 import { projectOfRequest } from "../auth/project.js";
@@ -116,6 +116,7 @@ async function promptPage(ctx: Context, deps: WebDeps, extra: Record<string, unk
     listPrompts(sql, projectId).then((all) => all.find((p) => p.name === name)!),
     promptVersionUsage(deps.ports.clickhouse, projectId, name, VERSIONS_SHOWN),
   ]);
+  const experiments = await promptExperiments(sql, deps.ports.clickhouse, projectId, name, summary.labels.production ?? null);
   const labels = Object.entries(summary.labels).map(([label, version]) => ({ label, version }));
   const newest = versions[0]!.version;
   const from = versionParam(ctx, "from") ?? (newest > 1 ? newest - 1 : newest);
@@ -126,7 +127,7 @@ async function promptPage(ctx: Context, deps: WebDeps, extra: Record<string, unk
     diff = { prompt: diffLinesOf(d.diff.prompt), config: d.diff.config.changed ? diffLinesOf(d.diff.config) : [], from, to };
   }
   renderPage(ctx, "prompt.njk", {
-    title: `Prompt ${name}`, name, shown, versions, labels, newest, usage: Object.fromEntries(usage.map((u) => [u.version, u])), diff, diff_from: from, diff_to: to,
+    title: `Prompt ${name}`, name, shown, versions, labels, newest, usage: Object.fromEntries(usage.map((u) => [u.version, u])), experiments, diff, diff_from: from, diff_to: to,
     values: formValuesOf(shown), errors: {}, label_values: {}, label_errors: {}, flash: queryParam(ctx, "flash"), ...extra,
   }, status);
 }
