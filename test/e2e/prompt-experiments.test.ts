@@ -1,20 +1,26 @@
 /**
  * Experiments over prompt versions over real HTTP (docs/PROMPTS.md): the experiments API names the prompt version an
  * experiment ran (both fields or neither, a version the project has), and the prompt's page lists each version's
- * experiments with their scores, linking the comparison with production's experiment on the same dataset.
+ * experiments with their scores, linking the comparison with production's experiment on the same dataset. Then the
+ * gate: a rule refuses to move `production` to a version whose experiment regresses against production's (409 naming
+ * the rule and both experiments, from the API, the page and the operator's command), passes a better one, is forced
+ * by an admin with a reason the audit log keeps, and never by a member.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProject, setMember } from "../../stores/accounts/projects.js";
+import { runAdmin } from "../../deploy/admin.js";
+import { auditLog, createProject, setMember } from "../../stores/accounts/projects.js";
 import { switchProject } from "../../stores/accounts/current-project.js";
-import { bearer, json, loginJar, startTestServer, type CookieJar, type TestServer } from "./harness.js";
+import { bearer, csrfFrom, json, loginJar, startTestServer, type CookieJar, type TestServer } from "./harness.js";
 
 let srv: TestServer;
 let team: { id: number; slug: string };
 let key: string;
+let ownerKey: string;
 let jar: CookieJar;
+let ownerJar: CookieJar;
 
-const post = async (path: string, body: unknown, method = "POST") => {
-  const res = await fetch(`${srv.url}${path}`, { ...json(key, body), method });
+const post = async (path: string, body: unknown, method = "POST", as = key) => {
+  const res = await fetch(`${srv.url}${path}`, { ...json(as, body), method });
   return { status: res.status, body: (await res.json()) as any };
 };
 
@@ -45,9 +51,11 @@ beforeAll(async () => {
   team = await createProject(srv.ports.sql, owner.id, "Prompt experiments");
   const member = await srv.account();
   await setMember(srv.ports.sql, team.id, member.email, "member", owner.id);
-  await switchProject(srv.ports.sql, member.id, team.slug);
+  for (const u of [owner, member]) await switchProject(srv.ports.sql, u.id, team.slug);
   key = await srv.key(member.id, { projectId: team.id });
+  ownerKey = await srv.key(owner.id, { projectId: team.id });
   jar = await loginJar(srv.url, member.email);
+  ownerJar = await loginJar(srv.url, owner.email);
   for (const text of ["Answer {{question}}", "Answer {{question}} briefly"]) expect((await post("/api/prompts/answer/versions", { prompt: text })).status).toBe(201);
   expect((await post("/api/prompts/answer/labels/production", { version: 1 }, "PUT")).status).toBe(200);
   await post("/api/datasets", { name: "prompt set" });
@@ -86,5 +94,79 @@ describe("experiments over prompt versions", () => {
     const compare = await jar.fetch(`${srv.url}/p/${team.slug}/datasets/prompt%20set/compare?experiments=${v1},${v2}&baseline=${v1}`);
     expect(compare.status).toBe(200);
     expect(await compare.text()).toContain("prompt v2");
+  });
+});
+
+describe("the gate on production", () => {
+  const production = async () => (await (await fetch(`${srv.url}/api/prompts/answer?label=production`, bearer(key))).json()).prompt.version;
+  const move = (version: number, extra: Record<string, unknown> = {}, as = key) => post("/api/prompts/answer/labels/production", { version, ...extra }, "PUT", as);
+
+  it("refuses a version whose experiment regresses beyond a rule, naming it and both experiments", async () => {
+    expect((await post("/api/prompts/answer/versions", { prompt: "Answer {{question}} kindly" })).status).toBe(201);
+    await experiment(3, [1, 1, 0.8, 0.7]); // mean 0.875: a drop of 0.025 from v1's 0.9
+    // Without a rule every version passes.
+    expect((await move(2)).body).toMatchObject({ version: 2, previous: 1, forced: false, gate: { violations: [] } });
+    expect((await move(1)).status).toBe(200);
+
+    expect((await post("/api/prompts/answer/gate/rules/correctness", { max_drop: -1 }, "PUT")).body.error).toMatchObject({ field: "max_drop" });
+    expect((await post("/api/prompts/answer/gate/rules/correctness", { max_drop: 0.05 }, "PUT")).body).toEqual({ rule: { score_name: "correctness", max_drop: 0.05 } });
+    const refused = await move(2);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: "gate_refused", field: "force", violations: [{ score: "correctness", active_mean: 0.9, candidate_mean: 0.5, max_drop: 0.05 }] });
+    expect(refused.body.error.message).toMatch(/"correctness" mean would drop from 0\.9 \(production version 1, experiment "prompt v1"\) to 0\.5 \(version 2, experiment "prompt v2"\)/);
+    expect([refused.body.gate.active_experiment.name, refused.body.gate.candidate_experiment.name]).toEqual(["prompt v1", "prompt v2"]);
+    expect(await production()).toBe(1);
+    const check = (await (await fetch(`${srv.url}/api/prompts/answer/gate?version=2`, bearer(key))).json()) as any;
+    expect(check.gate.violations).toEqual(refused.body.error.violations);
+
+    // Other labels move freely; a version within the rule passes, and the audit names what it was judged on.
+    expect((await post("/api/prompts/answer/labels/staging", { version: 2 }, "PUT")).status).toBe(200);
+    expect((await move(3)).body).toMatchObject({ version: 3, previous: 1, forced: false });
+    const entry = (await auditLog(srv.ports.sql, team.id)).find((e) => e.action === "prompt.label" && (e.details as any).version === 3);
+    expect(entry?.details).toMatchObject({ label: "production", from: 1, candidate_experiment: { name: "prompt v3" }, active_experiment: { name: "prompt v1" } });
+    expect((await move(1)).status).toBe(200); // back to v1: 0.9 against 0.875 is no drop
+  });
+
+  it("is forced only by an admin or the owner, with a reason the audit log keeps", async () => {
+    expect((await move(2, { force: true, reason: "member says so" })).status).toBe(403);
+    expect((await move(2, { force: true }, ownerKey)).body.error).toMatchObject({ field: "reason" });
+    expect((await move(2, { force: "yes" }, ownerKey)).body.error).toMatchObject({ field: "force" });
+    expect(await production()).toBe(1);
+    const forced = await move(2, { force: true, reason: "v1 leaks the system prompt" }, ownerKey);
+    expect([forced.status, forced.body.forced, forced.body.previous]).toEqual([200, true, 1]);
+    expect(await production()).toBe(2);
+    const entry = (await auditLog(srv.ports.sql, team.id)).find((e) => e.action === "prompt.label_forced");
+    expect(entry).toMatchObject({ target: "answer production", details: { reason: "v1 leaks the system prompt", from: 1, version: 2, violations: [{ score: "correctness" }] } });
+    expect((await move(1)).status).toBe(200);
+  });
+
+  it("refuses from the page, where only an admin sees the force form", async () => {
+    const path = `${srv.url}/p/${team.slug}/prompts/answer`;
+    const form = async (j: CookieJar, fields: Record<string, string>) => {
+      const csrf = csrfFrom(await (await j.fetch(path)).text());
+      return j.fetch(`${path}/labels`, { method: "POST", body: new URLSearchParams({ _csrf: csrf, ...fields }) });
+    };
+    const asMember = await form(jar, { label: "production", version: "2" });
+    const memberHtml = await asMember.text();
+    expect(asMember.status).toBe(409);
+    expect(memberHtml).toContain("production of answer was not moved to version 2");
+    expect(memberHtml).not.toContain('id="force-label"');
+    expect((await form(jar, { label: "production", version: "2", force: "on", reason: "please" })).status).toBe(403);
+
+    const asOwner = await form(ownerJar, { label: "production", version: "2" });
+    expect(asOwner.status).toBe(409);
+    expect(await asOwner.text()).toContain("Force production to v2");
+    expect((await form(ownerJar, { label: "production", version: "2", force: "on", reason: "" })).status).toBe(422);
+    expect((await form(ownerJar, { label: "production", version: "2", force: "on", reason: "hotfix" })).status).toBe(303);
+    expect(await production()).toBe(2);
+    expect((await move(1)).status).toBe(200);
+  });
+
+  it("refuses the operator's command unless forced", async () => {
+    const ports = { sql: srv.ports.sql, ch: srv.ports.clickhouse };
+    const req = { cmd: "prompt.label" as const, project: team.slug, name: "answer", label: "production", version: 2 };
+    await expect(runAdmin(ports, req)).rejects.toMatchObject({ _tag: "Conflict", code: "gate_refused" });
+    expect(await runAdmin(ports, { ...req, force: true, reason: "operator rollback" })).toMatchObject({ version: 2, previous: 1, forced: true });
+    expect(await production()).toBe(2);
   });
 });
