@@ -27,6 +27,8 @@ function portsFor(req: AdminRequest): PortName[] {
   switch (req.cmd) {
     case "dead-letters.replay": return ["sql", "log"];
     case "retention.apply": return ["sql", "clickhouse"];
+    // A label move may go through the gate on production, which reads experiments' scores.
+    case "prompt.label": return ["sql", "clickhouse"];
     // Embedded, no gateway or web process runs without the server, so this reaches none; with REDIS_URL it reaches
     // them all.
     case "project.add-member":

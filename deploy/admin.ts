@@ -119,7 +119,7 @@ export async function runAdmin(ports: AdminPorts, req: AdminRequest, webUrl: str
     case "prompt.push":
     case "prompt.get":
     case "prompt.label":
-      return runPromptAdmin(sql, req);
+      return runPromptAdmin(sql, ports.ch, req);
     case "info":
       return { web_url: webUrl };
   }

@@ -19,8 +19,9 @@ export const PROMPT_USAGE = `
                                                            API's body, else the text of a text prompt); L moves to it
   runwatch prompt get <name> --project P [--label L | --version V]
                                                            a version as JSON (default: the newest)
-  runwatch prompt label <name> <label> <version> --project P
-                                                           point a label at a version (a rollback: an older one)`;
+  runwatch prompt label <name> <label> <version> --project P [--force --reason R]
+                                                           point a label at a version (a rollback: an older one);
+                                                           production goes through the gate, --force passes it`;
 
 /** The API's body from a file: a JSON object as it is, anything else as a text prompt. */
 function bodyOf(text: string): Record<string, unknown> {
@@ -62,7 +63,9 @@ export async function promptCommand(config: Config, verb: string, args: readonly
   }
   const [label, version] = rest;
   if (!label) throw new UsageError("runwatch prompt label <name> <label> <version>");
-  const moved = (await admin(config, { cmd: "prompt.label", ...selection, label, version: versionArg(version, "runwatch prompt label") })) as Extract<PromptAdminResult, { label: string }>;
-  out(moved.previous === null ? `${name}: ${moved.label} → v${moved.version}.` : `${name}: ${moved.label} v${moved.previous} → v${moved.version}.`);
+  const force = values.force === true ? { force: true, reason: str("reason") ?? "" } : {};
+  const moved = (await admin(config, { cmd: "prompt.label", ...selection, label, version: versionArg(version, "runwatch prompt label"), ...force })) as Extract<PromptAdminResult, { label: string }>;
+  const forced = moved.forced ? " (forced past the gate)" : "";
+  out(moved.previous === null ? `${name}: ${moved.label} → v${moved.version}${forced}.` : `${name}: ${moved.label} v${moved.previous} → v${moved.version}${forced}.`);
   return 0;
 }

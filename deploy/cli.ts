@@ -296,6 +296,7 @@ export async function main(argv: string[]): Promise<number> {
       version: { type: "string" },
       create: { type: "boolean" },
       message: { type: "string" }, label: { type: "string" },
+      force: { type: "boolean" }, reason: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });

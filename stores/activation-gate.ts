@@ -9,37 +9,19 @@
  * never a viewer's experiment or the scores an ingest key sends. A score a rule names that the active version's
  * experiment has and the version's lacks is a refusal too: a version cannot pass by having no counted score.
  */
-import { can, ROLES } from "../core/access/roles.js";
-import { AuthError, Conflict, ValidationError } from "../core/errors.js";
-import { needsRepair } from "../core/events/storable.js";
-import { displayTextProblem } from "../core/display-text.js";
+import { Conflict } from "../core/errors.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { Sql } from "../core/ports/sql.js";
 import { activateVersion, getAgent } from "./agent-registry.js";
 import { audit } from "./accounts/projects.js";
-import { summarizeExperiment, type ExperimentSummary } from "./datasets/experiment-results.js";
-import { experimentsOfAgent, type Experiment } from "./datasets/experiments.js";
-import { gateScores } from "./datasets/gate-scores.js";
-import { MAX_SCORE_NAME } from "./scores.js";
+import type { ExperimentSummary } from "./datasets/experiment-results.js";
+import { experimentsOfAgent } from "./datasets/experiments.js";
+import {
+  EXPERIMENT_MAKERS, fmtMean as fmt, forcedReason, gateSummary, gateViolations, MAX_GATE_RULES, namedExperiment as named,
+  type Force, type GateRule, type GateViolation,
+} from "./experiment-gate.js";
 
-export const MAX_GATE_RULES = 20;
-export const MAX_FORCE_REASON = 2_000;
-
-export interface GateRule {
-  readonly score_name: string;
-  readonly max_drop: number;
-}
-
-export interface GateViolation {
-  readonly score: string;
-  readonly active_mean: number;
-  /** null: the version's experiment has no counted score of this name. */
-  readonly candidate_mean: number | null;
-  readonly max_drop: number;
-}
-
-/** Whose experiments the gate compares: those made by the roles that may edit datasets (members and above). */
-export const EXPERIMENT_MAKERS = ROLES.filter((r) => can(r, "edit_datasets"));
+export { EXPERIMENT_MAKERS, MAX_FORCE_REASON, MAX_GATE_RULES, parseGateRule, type Force, type GateRule, type GateViolation } from "./experiment-gate.js";
 
 export interface GateCheck {
   readonly agent: string;
@@ -64,19 +46,6 @@ export async function gateRules(sql: Sql, agentId: number): Promise<GateRule[]> 
   return rows.map((r) => ({ score_name: String(r.score_name), max_drop: Number(r.max_drop) }));
 }
 
-/** Checks a rule from a form or the API: a score name and the largest drop of its mean allowed (≥ 0). */
-export function parseGateRule(input: { score_name?: unknown; max_drop?: unknown }): GateRule {
-  const name = typeof input.score_name === "string" ? input.score_name.trim() : "";
-  if (!name || name.length > MAX_SCORE_NAME || displayTextProblem(name)) {
-    throw new ValidationError({ field: "score_name", message: `score_name must be a score's name (1 to ${MAX_SCORE_NAME} characters, no control characters)` });
-  }
-  const drop = typeof input.max_drop === "number" ? input.max_drop : typeof input.max_drop === "string" && input.max_drop.trim() !== "" ? Number(input.max_drop) : NaN;
-  if (!Number.isFinite(drop) || drop < 0 || drop > 1e9) {
-    throw new ValidationError({ field: "max_drop", message: "max_drop must be a number from 0 (no drop allowed) to 1000000000" });
-  }
-  return { score_name: name, max_drop: drop };
-}
-
 /** Adds or changes the agent's rule for `rule.score_name`. */
 export async function setGateRule(sql: Sql, projectId: number, agentName: string, rule: GateRule, userId: number | null): Promise<void> {
   const agent = await getAgent(sql, projectId, agentName);
@@ -95,14 +64,6 @@ export async function removeGateRule(sql: Sql, projectId: number, agentName: str
   const agent = await getAgent(sql, projectId, agentName);
   await sql.query("DELETE FROM agent_gate_rules WHERE agent_id = $1 AND score_name = $2", [agent.id, scoreName]);
 }
-
-/** An experiment's summary as the gate sees it: its scores are those the gate counts. */
-async function gateSummary(ch: ClickHouse, projectId: number, e: Experiment): Promise<ExperimentSummary> {
-  const [summary, scores] = await Promise.all([summarizeExperiment(ch, projectId, e), gateScores(ch, projectId, e.id)]);
-  return { ...summary, scores };
-}
-
-const named = (e: ExperimentSummary) => `experiment "${e.name}" (${e.id}, made by ${e.created_by ?? "a former user"})`;
 
 function basisOf(version: number, activeVersion: number | null, candidate: ExperimentSummary | null, active: ExperimentSummary | null): string {
   if (!candidate) return `version ${version} has no experiment made by a member, an admin or the owner: nothing to compare`;
@@ -130,21 +91,9 @@ export async function checkGate(sql: Sql, ch: ClickHouse, projectId: number, age
     candidateExperiment ? gateSummary(ch, projectId, candidateExperiment) : null,
     activeExperiment ? gateSummary(ch, projectId, activeExperiment) : null,
   ]);
-  const violations: GateViolation[] = [];
-  if (candidate && current) {
-    for (const rule of rules) {
-      const a = current.scores[rule.score_name]?.mean;
-      const c = candidate.scores[rule.score_name]?.mean;
-      if (typeof a !== "number") continue; // the active version has no counted score of it: nothing to hold to
-      if (typeof c !== "number" || a - c > rule.max_drop + 1e-12) {
-        violations.push({ score: rule.score_name, active_mean: a, candidate_mean: typeof c === "number" ? c : null, max_drop: rule.max_drop });
-      }
-    }
-  }
+  const violations = gateViolations(rules, current, candidate);
   return { agent: agent.name, version, active_version: activeVersion, candidate, active: current, rules, violations, basis: basisOf(version, activeVersion, candidate, current) };
 }
-
-const fmt = (n: number) => String(Math.round(n * 10_000) / 10_000);
 
 /** The refusal of an activation that breaks the gate: names each score and both values. */
 export function gateRefusal(check: GateCheck): Conflict {
@@ -165,12 +114,6 @@ const auditOf = (check: GateCheck) => ({
   basis: check.basis,
 });
 
-export interface Force {
-  readonly reason: string;
-  /** Whether the caller may force (`force_activation`: an admin or the owner). */
-  readonly allowed: boolean;
-}
-
 export type GateOutcome =
   | { readonly activated: true; readonly forced: boolean; readonly check: GateCheck }
   | { readonly activated: false; readonly check: GateCheck; readonly refusal: Conflict };
@@ -190,11 +133,7 @@ export async function activateThroughGate(
     return { activated: true, forced: false, check };
   }
   if (!force) return { activated: false, check, refusal: gateRefusal(check) };
-  if (!force.allowed) throw new AuthError({ code: "forbidden", message: "only an admin or the owner may force an activation the gate refuses" });
-  const reason = force.reason.trim();
-  if (!reason || reason.length > MAX_FORCE_REASON || needsRepair(reason)) {
-    throw new ValidationError({ field: "reason", message: `a forced activation needs a reason (1 to ${MAX_FORCE_REASON} characters)` });
-  }
+  const reason = forcedReason(force, "an activation");
   await activateVersion(sql, projectId, agentName, version);
   await audit(sql, projectId, actorId, "agent.activation_forced", `${check.agent} v${version}`, { reason, violations: check.violations, ...auditOf(check) });
   return { activated: true, forced: true, check };

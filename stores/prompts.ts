@@ -172,8 +172,14 @@ export async function listPrompts(sql: Sql, projectId: number): Promise<PromptSu
   }));
 }
 
-/** Moves (or sets) a label to a version; a rollback is a move to an older one. Returns the version it left, if any. */
-export async function movePromptLabel(sql: Sql, projectId: number, userId: number | null, name: string, label: string, version: number): Promise<{ label: string; version: number; previous: number | null }> {
+/**
+ * Moves (or sets) a label to a version; a rollback is a move to an older one. Returns the version it left, if any.
+ * `audited` names the audit entry's action (default `prompt.label`) and adds to its details (what a gate judged).
+ */
+export async function movePromptLabel(
+  sql: Sql, projectId: number, userId: number | null, name: string, label: string, version: number,
+  audited: { action?: string; details?: Record<string, unknown> } = {},
+): Promise<{ label: string; version: number; previous: number | null }> {
   return sql.transaction(async (tx) => {
     const row = await promptRow(tx, projectId, name, true);
     if (!row) throw notFound(name);
@@ -181,8 +187,8 @@ export async function movePromptLabel(sql: Sql, projectId: number, userId: numbe
       throw new ValidationError({ field: "version", message: `prompt ${JSON.stringify(name)} has no version ${version} (its newest is ${row.latest_version})` });
     }
     const previous = await setLabel(tx, row.id, label, version, userId);
-    if (previous === version) return { label, version, previous };
-    await audit(tx, projectId, userId, "prompt.label", `${name} ${label}`, { prompt: name, label, version, from: previous });
+    if (previous === version && !audited.action) return { label, version, previous };
+    await audit(tx, projectId, userId, audited.action ?? "prompt.label", `${name} ${label}`, { prompt: name, label, version, from: previous, ...audited.details });
     return { label, version, previous };
   });
 }

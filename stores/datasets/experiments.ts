@@ -10,6 +10,7 @@ import { MAX_REPETITIONS, toValidationError } from "../../core/events/schema.js"
 import { isUuid, uuidv7 } from "../../core/ids.js";
 import { MAX_POSTGRES_INTEGER, type Sql } from "../../core/ports/sql.js";
 import type { Role } from "../../core/access/roles.js";
+import { PROMPT_NAME } from "../prompt-input.js";
 import { MAX_DATASET_NAME, type Dataset } from "./datasets.js";
 
 export const MAX_EXPERIMENT_NAME = 200;
@@ -31,6 +32,9 @@ export interface Experiment {
   readonly metadata: Record<string, unknown>;
   readonly agent_name: string | null;
   readonly config_version: number | null;
+  /** The prompt version the experiment ran (both or neither; docs/PROMPTS.md). */
+  readonly prompt_name: string | null;
+  readonly prompt_version: number | null;
   readonly repetitions: number;
   /** Active items of the dataset version; the experiment expects item_count × repetitions results. */
   readonly item_count: number;
@@ -55,6 +59,8 @@ export const ExperimentInput = Schema.Struct({
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   agent_name: Schema.optional(displayText(200)),
   config_version: Schema.optional(Schema.Int.pipe(Schema.between(1, MAX_POSTGRES_INTEGER, { message: () => "must be a whole number from 1" }))),
+  prompt_name: Schema.optional(Schema.String.pipe(Schema.filter((s) => PROMPT_NAME.test(s) || "must be a prompt's name (1 to 100 letters, digits, '.', '_' or '-')"))),
+  prompt_version: Schema.optional(Schema.Int.pipe(Schema.between(1, MAX_POSTGRES_INTEGER, { message: () => "must be a version of the prompt (a whole number from 1)" }))),
   repetitions: Schema.optional(Schema.Int.pipe(Schema.between(1, MAX_REPETITIONS, { message: () => `must be a whole number from 1 to ${MAX_REPETITIONS}` }))),
 });
 export type ExperimentInput = Schema.Schema.Type<typeof ExperimentInput>;
@@ -73,6 +79,10 @@ export function parseExperimentInput(body: unknown): ExperimentInput {
   if (v.right.metadata && Buffer.byteLength(JSON.stringify(v.right.metadata)) > MAX_METADATA_BYTES) {
     throw new ValidationError({ field: "metadata", message: `metadata may hold at most ${MAX_METADATA_BYTES} bytes of JSON` });
   }
+  if ((v.right.prompt_name === undefined) !== (v.right.prompt_version === undefined)) {
+    const field = v.right.prompt_name === undefined ? "prompt_name" : "prompt_version";
+    throw new ValidationError({ field, message: `${field}: an experiment names both prompt_name and prompt_version, or neither` });
+  }
   return { ...v.right, name: v.right.name.trim() };
 }
 
@@ -82,7 +92,7 @@ export const isExperimentId = isUuid;
 const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
 const SELECT = `e.id::text AS id, e.name, e.description, d.name AS dataset, e.dataset_id, e.dataset_version, e.metadata,
-  e.agent_name, e.config_version, e.repetitions, e.item_count, e.status, u.email AS created_by, e.created_at, e.completed_at
+  e.agent_name, e.config_version, e.prompt_name, e.prompt_version, e.repetitions, e.item_count, e.status, u.email AS created_by, e.created_at, e.completed_at
   FROM experiments e JOIN datasets d ON d.id = e.dataset_id LEFT JOIN users u ON u.id = e.created_by`;
 
 const toExperiment = (r: Record<string, unknown>): Experiment => ({
@@ -95,6 +105,8 @@ const toExperiment = (r: Record<string, unknown>): Experiment => ({
   metadata: (r.metadata ?? {}) as Record<string, unknown>,
   agent_name: r.agent_name === null ? null : String(r.agent_name),
   config_version: r.config_version === null ? null : Number(r.config_version),
+  prompt_name: r.prompt_name === null || r.prompt_name === undefined ? null : String(r.prompt_name),
+  prompt_version: r.prompt_version === null || r.prompt_version === undefined ? null : Number(r.prompt_version),
   repetitions: Number(r.repetitions),
   item_count: Number(r.item_count),
   status: r.status as ExperimentStatus,
@@ -120,20 +132,44 @@ export async function createExperiment(sql: Sql, projectId: number, dataset: Dat
     if (Number(count?.n ?? 0) >= MAX_EXPERIMENTS_PER_DATASET) {
       throw new Conflict({ code: "limit", field: "name", message: `a dataset may hold at most ${MAX_EXPERIMENTS_PER_DATASET} experiments` });
     }
+    if (input.prompt_name !== undefined && input.prompt_version !== undefined) await checkPromptVersion(tx, projectId, input.prompt_name, input.prompt_version);
     const [v] = await tx.query<{ item_count: number }>("SELECT item_count FROM dataset_versions WHERE dataset_id = $1 AND version = $2", [dataset.id, version]);
     const id = uuidv7();
     const rows = await tx.query(
       `INSERT INTO experiments (id, project_id, dataset_id, dataset_version, name, description, metadata, agent_name, config_version,
-                                repetitions, item_count, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (dataset_id, name) DO NOTHING RETURNING id`,
+                                repetitions, item_count, created_by, prompt_name, prompt_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (dataset_id, name) DO NOTHING RETURNING id`,
       [id, projectId, dataset.id, version, input.name, input.description ?? "", JSON.stringify(input.metadata ?? {}), input.agent_name ?? null,
-        input.config_version ?? null, input.repetitions ?? 1, Number(v?.item_count ?? 0), createdBy],
+        input.config_version ?? null, input.repetitions ?? 1, Number(v?.item_count ?? 0), createdBy, input.prompt_name ?? null, input.prompt_version ?? null],
     );
     if (!rows[0]) {
       throw new Conflict({ code: "name_taken", field: "name", message: `dataset ${JSON.stringify(dataset.name)} already has an experiment named ${JSON.stringify(input.name)}` });
     }
     return (await findExperiment(tx, projectId, id))!;
   });
+}
+
+/** 422 naming the field when the project has no such prompt version: an experiment names one that was run. */
+async function checkPromptVersion(sql: Sql, projectId: number, name: string, version: number): Promise<void> {
+  const rows = await sql.query<{ latest: number }>("SELECT latest_version AS latest FROM prompts WHERE project_id = $1 AND name = $2", [projectId, name]);
+  if (!rows[0]) throw new ValidationError({ field: "prompt_name", message: `prompt_name: no prompt named ${JSON.stringify(name)} in this project` });
+  if (version > Number(rows[0].latest)) {
+    throw new ValidationError({ field: "prompt_version", message: `prompt_version: prompt ${JSON.stringify(name)} has versions 1 to ${Number(rows[0].latest)}` });
+  }
+}
+
+/**
+ * The experiments that ran versions of a prompt, newest first; with `madeBy`, only those whose creator holds one of
+ * these roles in the project now (what the gate on the `production` label compares).
+ */
+export async function experimentsOfPrompt(sql: Sql, projectId: number, promptName: string, opts: { madeBy?: readonly Role[] } = {}): Promise<Experiment[]> {
+  const rows = await sql.query(
+    `SELECT ${SELECT} WHERE e.project_id = $1 AND e.prompt_name = $2
+       AND ($3::text[] IS NULL OR e.created_by IN (SELECT m.user_id FROM project_members m WHERE m.project_id = $1 AND m.role = ANY($3::text[])))
+     ORDER BY e.created_at DESC, e.id DESC`,
+    [projectId, promptName, opts.madeBy ? [...opts.madeBy] : null],
+  );
+  return rows.map(toExperiment);
 }
 
 export async function findExperiment(sql: Sql, projectId: number, id: string): Promise<Experiment | undefined> {

@@ -338,6 +338,14 @@ describe("OpenAPI document", () => {
     await conforms("/api/prompts/{name}/versions", "get", await get("/api/prompts/doc-prompt/versions?limit=1"));
     await conforms("/api/prompts/{name}/labels/{label}", "put", await send("PUT", "/api/prompts/doc-prompt/labels/production", { version: 2 }));
     await conforms("/api/prompts/{name}/labels/{label}", "put", await send("PUT", "/api/prompts/doc-prompt/labels/production", { version: 9 }));
+    await conforms("/api/prompts/{name}/labels/{label}", "put", await send("PUT", "/api/prompts/doc-prompt/labels/staging", { version: 1 }));
+    await conforms("/api/prompts/{name}/gate/rules/{score}", "put", await send("PUT", "/api/prompts/doc-prompt/gate/rules/helpful", { max_drop: 0.1 }));
+    await conforms("/api/prompts/{name}/gate/rules/{score}", "put", await send("PUT", "/api/prompts/doc-prompt/gate/rules/helpful", { max_drop: -1 }));
+    await conforms("/api/prompts/{name}/gate", "get", await get("/api/prompts/doc-prompt/gate"));
+    await conforms("/api/prompts/{name}/gate", "get", await get("/api/prompts/doc-prompt/gate?version=1"));
+    await conforms("/api/prompts/{name}/gate", "get", await get("/api/prompts/no-such-prompt/gate"));
+    await conforms("/api/prompts/{name}/gate/rules/{score}", "delete", await send("DELETE", "/api/prompts/doc-prompt/gate/rules/helpful", undefined));
+    await conforms("/api/prompts/{name}/gate/rules/{score}", "delete", await send("DELETE", "/api/prompts/doc-prompt/gate/rules/helpful", undefined));
     await conforms("/api/prompts/{name}/labels/{label}", "delete", await send("DELETE", "/api/prompts/doc-prompt/labels/production", undefined));
     await conforms("/api/prompts/{name}/labels/{label}", "delete", await send("DELETE", "/api/prompts/doc-prompt/labels/production", undefined));
     await conforms("/api/prompts/{name}/diff", "get", await get("/api/prompts/doc-prompt/diff?from=1&to=2"));

@@ -98,9 +98,9 @@ describe("the prompts API", () => {
   it("moves labels and rolls back, naming the version left", async () => {
     const back = await send(memberKey, "PUT", "/api/prompts/support-answer/labels/production", { version: 1 });
     expect(back.status).toBe(200);
-    expect(await back.json()).toEqual({ label: "production", version: 1, previous: 2 });
+    expect(await back.json()).toMatchObject({ label: "production", version: 1, previous: 2, forced: false, gate: { violations: [] } });
     const staging = await (await send(memberKey, "PUT", "/api/prompts/support-answer/labels/staging", { version: 2 })).json();
-    expect(staging).toEqual({ label: "staging", version: 2, previous: null });
+    expect(staging).toEqual({ label: "staging", version: 2, previous: null, forced: false, gate: null });
     expect((await (await send(viewerKey, "GET", "/api/prompts/support-answer?label=production")).json()).prompt.version).toBe(1);
     expect((await (await send(viewerKey, "GET", "/api/prompts/support-answer?version=2")).json()).prompt.labels).toEqual(["latest", "staging"]);
     for (const [label, body, field] of [

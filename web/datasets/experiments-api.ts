@@ -1,7 +1,7 @@
 /**
  * Experiments API (Bearer key with scope read+ingest, the read API's rate-limit bucket; docs/EVALUATION.md):
  *
- *   POST /api/experiments {dataset, name, description?, dataset_version?, metadata?, agent_name?, config_version?, repetitions?}
+ *   POST /api/experiments {dataset, name, description?, dataset_version?, metadata?, agent_name?, config_version?, prompt_name?, prompt_version?, repetitions?}
  *                                                   → 201 {experiment}; 409 name_taken, empty_dataset
  *   GET  /api/experiments?dataset&name              → {experiments: [... with their aggregates]}
  *   GET  /api/experiments/{id}                      → {experiment, items: [...]}

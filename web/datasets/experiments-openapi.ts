@@ -15,10 +15,12 @@ const Count = Schema.Int.pipe(Schema.nonNegative());
 const Ms = Schema.NullOr(Schema.Number);
 const ScoreValue = Schema.Union(Schema.Number, Schema.Boolean, Schema.String);
 
-const Experiment = Schema.Struct({
+export const Experiment = Schema.Struct({
   id: Schema.UUID, name: Schema.String, description: Schema.String, dataset: Schema.String, dataset_version: Count,
   metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }), agent_name: Schema.NullOr(Schema.String),
-  config_version: Schema.NullOr(Count), repetitions: Count, item_count: Count.annotations({ description: "Active items of the dataset version." }),
+  config_version: Schema.NullOr(Count),
+  prompt_name: Schema.NullOr(Schema.String).annotations({ description: "The prompt whose version the experiment ran (docs/PROMPTS.md)." }),
+  prompt_version: Schema.NullOr(Count), repetitions: Count, item_count: Count.annotations({ description: "Active items of the dataset version." }),
   expected_count: Count.annotations({ description: "item_count × repetitions: the results the experiment expects." }),
   status: Schema.Literal(...EXPERIMENT_STATUSES).annotations({ description: "completed once its runner said so; results may still arrive." }),
   created_by: Schema.NullOr(Schema.String), created_at: Iso, completed_at: Schema.NullOr(Iso),
@@ -36,7 +38,7 @@ const ExperimentItem = Schema.Struct({
 
 const ExperimentId: Param = { name: "id", in: "path", required: true, schema: Schema.UUID };
 
-const GateViolation = Schema.Struct({
+export const GateViolation = Schema.Struct({
   score: Schema.String, active_mean: Schema.Number,
   candidate_mean: Schema.NullOr(Schema.Number).annotations({ description: "null: the version's experiment has no counted score of this name (a refusal too)." }),
   max_drop: Schema.Number,

@@ -5,7 +5,8 @@
  *   POST /api/prompts/{name}/versions {prompt, config?, message?, labels?} → 201 {prompt}; 422 naming the field
  *   GET  /api/prompts/{name}?label=|?version=          → {prompt} (the newest without either); ETag, 304 on If-None-Match
  *   GET  /api/prompts/{name}/versions?limit&before     → {versions} newest first
- *   PUT  /api/prompts/{name}/labels/{label} {version}  → {label, version, previous}
+ *   PUT  /api/prompts/{name}/labels/{label} {version, force?, reason?} → {label, version, previous, forced, gate};
+ *        `production` goes through the gate (prompt-gate-api.ts): 409 gate_refused unless an admin forces it
  *   DELETE /api/prompts/{name}/labels/{label}          → 204
  *   GET  /api/prompts/{name}/diff?from=&to=            → {from, to, diff}
  *
@@ -15,7 +16,8 @@ import { createHash } from "node:crypto";
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { ValidationError } from "../../core/errors.js";
-import { diffPromptVersions, labelPrompt, promptVersions, pushPromptVersion, readPrompt } from "../../prompts/index.js";
+import { can } from "../../core/access/roles.js";
+import { diffPromptVersions, labelThroughGate, promptVersions, pushPromptVersion, readPrompt } from "../../prompts/index.js";
 import { checkLabel, LATEST } from "../../stores/prompt-input.js";
 import { deletePromptLabel, listPrompts, MAX_VERSIONS, type VersionRef } from "../../stores/prompts.js";
 import { intParam, keyPrincipalOf, readAuthorizer, stringParam } from "../api/read-api.js";
@@ -23,6 +25,7 @@ import type { WebDeps } from "../deps.js";
 import { readJsonBody } from "../json-body.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { mountApi } from "../route-table.js";
+import { answerLabelOutcome } from "./prompt-gate-api.js";
 
 /** 200 messages of up to 100,000 characters would not fit; this is what one version may carry. */
 export const MAX_PROMPT_BODY = 2 * 1024 * 1024;
@@ -108,12 +111,17 @@ async function postVersion(ctx: Context, deps: WebDeps): Promise<void> {
 
 async function putLabel(ctx: Context, deps: WebDeps): Promise<void> {
   const p = keyPrincipalOf(ctx);
-  const body = (await readJsonBody(ctx, 4096)) as { version?: unknown } | null;
-  const version = body && typeof body === "object" && !Array.isArray(body) ? body.version : undefined;
+  const raw = (await readJsonBody(ctx, 16 * 1024)) as { version?: unknown; force?: unknown; reason?: unknown } | null;
+  const body = raw && typeof raw === "object" && !Array.isArray(raw) ? raw : {};
+  const version = body.version;
   if (typeof version !== "number" || !Number.isInteger(version) || version < 1 || version > MAX_VERSIONS) {
     throw new ValidationError({ field: "version", message: `version is required: a version number from 1 to ${MAX_VERSIONS}, like {"version": 3}` });
   }
-  ctx.body = await labelPrompt(deps.ports.sql, p.projectId, p.userId, ctx.params.name!, ctx.params.label, version);
+  if (body.force !== undefined && typeof body.force !== "boolean") throw new ValidationError({ field: "force", message: "force must be true or false" });
+  if (body.reason !== undefined && typeof body.reason !== "string") throw new ValidationError({ field: "reason", message: "reason must be a string" });
+  // The key's principal carries its creator's role as it is now (web/middleware/api-key-auth.ts).
+  const force = body.force ? { reason: (body.reason as string | undefined) ?? "", allowed: can(p.role, "force_activation") } : undefined;
+  answerLabelOutcome(ctx, await labelThroughGate(deps.ports.sql, deps.ports.clickhouse, p.projectId, p.userId, ctx.params.name!, ctx.params.label, version, force));
 }
 
 async function deleteLabel(ctx: Context, deps: WebDeps): Promise<void> {

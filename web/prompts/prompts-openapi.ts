@@ -1,7 +1,9 @@
 /** The prompts API's part of the OpenAPI document (web/prompts/prompts-api.ts; docs/PROMPTS.md). */
 import { Schema } from "effect";
 import { LABEL_NAME, MAX_PROMPT_NAME, MESSAGE_ROLES, PromptConfig, PromptVersionInput } from "../../stores/prompt-input.js";
+import { MAX_FORCE_REASON } from "../../stores/experiment-gate.js";
 import { MAX_VERSIONS } from "../../stores/prompts.js";
+import { Experiment, GateViolation } from "../datasets/experiments-openapi.js";
 import { Limit, q, type Param } from "../api/openapi/operation.js";
 import type { Operations } from "../api/openapi/document.js";
 
@@ -32,7 +34,24 @@ const SideDiff = Schema.Struct({
 const Name: Param = { name: "name", in: "path", required: true, schema: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_PROMPT_NAME)) };
 const Label: Param = { name: "label", in: "path", required: true, schema: Schema.String.pipe(Schema.pattern(LABEL_NAME)) };
 const One = Schema.Struct({ prompt: PromptVersion }).annotations({ identifier: "PromptAnswer" });
-const LabelMove = Schema.Struct({ label: Schema.String, version: VersionNumber, previous: Schema.NullOr(VersionNumber) }).annotations({ identifier: "PromptLabelMove" });
+const GateRule = Schema.Struct({ score_name: Schema.String, max_drop: Schema.Number });
+const PromptGateCheck = Schema.Struct({
+  basis: Schema.String.annotations({ description: "What was compared, in words: the two experiments (ids, names, who made them), or why there was nothing to compare." }),
+  production_version: Schema.NullOr(VersionNumber),
+  active_experiment: Schema.NullOr(Experiment).annotations({ description: "The production version's latest experiment on the same dataset, made by a member or above; its scores are those the gate counts." }),
+  candidate_experiment: Schema.NullOr(Experiment).annotations({ description: "The version's latest experiment made by a member or above; its scores are those the gate counts." }),
+  rules: Schema.Array(GateRule),
+  violations: Schema.Array(GateViolation),
+}).annotations({ identifier: "PromptGateCheck", description: "The gate on production counts scores of evaluators, reviewers and members' read+ingest keys only (docs/PROMPTS.md)." });
+const PromptGateRefusal = Schema.Struct({
+  error: Schema.Struct({ code: Schema.String, message: Schema.String, field: Schema.optional(Schema.String), violations: Schema.optional(Schema.Array(GateViolation)) }),
+  gate: Schema.optional(PromptGateCheck),
+}).annotations({ identifier: "PromptGateRefusal", description: "Every error; a 409 gate_refused adds the violations and the gate's check." });
+const LabelMove = Schema.Struct({
+  label: Schema.String, version: VersionNumber, previous: Schema.NullOr(VersionNumber), forced: Schema.Boolean,
+  gate: Schema.NullOr(PromptGateCheck).annotations({ description: "What the gate compared: for production only." }),
+}).annotations({ identifier: "PromptLabelMove" });
+const Score: Param = { name: "score", in: "path", required: true, schema: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)) };
 
 export const PROMPT_OPERATIONS: Operations = {
   "/api/prompts": {
@@ -60,10 +79,30 @@ export const PROMPT_OPERATIONS: Operations = {
   "/api/prompts/{name}/labels/{label}": {
     put: {
       tag: "Prompts", summary: "Point a label at a version (a rollback is a move to an older one)", params: [Name, Label],
-      body: Schema.Struct({ version: VersionNumber }).annotations({ identifier: "PromptLabelTarget" }), ok: { 200: LabelMove },
-      errors: [400, 401, 403, 404, 413, 415, 422, 429],
+      description: "Moving production goes through the gate: 409 gate_refused when the version's latest experiment regresses against production's on the same dataset beyond a rule, unless an admin forces it with a reason.",
+      body: Schema.Struct({
+        version: VersionNumber, force: Schema.optional(Schema.Boolean),
+        reason: Schema.optional(Schema.String.pipe(Schema.maxLength(MAX_FORCE_REASON))).annotations({ description: "Required with force: kept in the audit log." }),
+      }).annotations({ identifier: "PromptLabelTarget" }), ok: { 200: LabelMove },
+      errors: [400, 401, 403, 404, 409, 413, 415, 422, 429], errorBody: PromptGateRefusal,
     },
     delete: { tag: "Prompts", summary: "Remove a label", params: [Name, Label], ok: { 204: null }, errors: [401, 403, 404, 422, 429] },
+  },
+  "/api/prompts/{name}/gate": {
+    get: {
+      tag: "Prompts", summary: "The gate on production: its rules, and with ?version= what moving production there would compare",
+      params: [Name, q("version", VersionNumber)],
+      ok: { 200: Schema.Struct({ rules: Schema.Array(GateRule), gate: Schema.NullOr(PromptGateCheck) }).annotations({ identifier: "PromptGate" }) },
+      errors: [401, 403, 404, 422, 429],
+    },
+  },
+  "/api/prompts/{name}/gate/rules/{score}": {
+    put: {
+      tag: "Prompts", summary: "Add or change a gate rule: the score's mean may drop by at most max_drop", params: [Name, Score],
+      body: Schema.Struct({ max_drop: Schema.Number.pipe(Schema.between(0, 1e9)) }).annotations({ identifier: "PromptGateRuleInput" }),
+      ok: { 200: Schema.Struct({ rule: GateRule }) }, errors: [400, 401, 403, 404, 409, 413, 415, 422, 429],
+    },
+    delete: { tag: "Prompts", summary: "Remove a gate rule", params: [Name, Score], ok: { 204: null }, errors: [401, 403, 404, 422, 429] },
   },
   "/api/prompts/{name}/diff": {
     get: {

@@ -4,14 +4,16 @@
  *   GET  /prompts                     the project's prompts; POST /prompts pushes the first version of a new one
  *   GET  /prompts/:name?version&from&to  a version (default the newest), the versions, the labels, the diff of two
  *   POST /prompts/:name/versions      a new version from the form (prefilled with the version shown)
- *   POST /prompts/:name/labels        point a label at a version: a move, or a rollback to an older one
+ *   POST /prompts/:name/labels        point a label at a version: a move, or a rollback to an older one; `production`
+ *                                     through the gate (prompts/gate.ts), forced by an admin with `force` and a reason
  *
  * Reads need `read`, writes `edit_prompts` (core/access/roles.ts); a viewer sees no form.
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
+import { can } from "../../core/access/roles.js";
 import { ValidationError } from "../../core/errors.js";
-import { diffPromptVersions, labelPrompt, promptVersions, pushPromptVersion, readPrompt, type PromptVersionView, type SideDiff } from "../../prompts/index.js";
+import { diffPromptVersions, labelThroughGate, promptExperiments, promptVersions, pushPromptVersion, readPrompt, type PromptVersionView, type SideDiff } from "../../prompts/index.js";
 import { listPrompts, MAX_VERSIONS } from "../../stores/prompts.js";
 import { promptVersionUsage } from "../../stores/llm-calls.js";
 import { projectOfRequest } from "../auth/project.js";
@@ -116,6 +118,7 @@ async function promptPage(ctx: Context, deps: WebDeps, extra: Record<string, unk
     listPrompts(sql, projectId).then((all) => all.find((p) => p.name === name)!),
     promptVersionUsage(deps.ports.clickhouse, projectId, name, VERSIONS_SHOWN),
   ]);
+  const experiments = await promptExperiments(sql, deps.ports.clickhouse, projectId, name, summary.labels.production ?? null);
   const labels = Object.entries(summary.labels).map(([label, version]) => ({ label, version }));
   const newest = versions[0]!.version;
   const from = versionParam(ctx, "from") ?? (newest > 1 ? newest - 1 : newest);
@@ -126,7 +129,7 @@ async function promptPage(ctx: Context, deps: WebDeps, extra: Record<string, unk
     diff = { prompt: diffLinesOf(d.diff.prompt), config: d.diff.config.changed ? diffLinesOf(d.diff.config) : [], from, to };
   }
   renderPage(ctx, "prompt.njk", {
-    title: `Prompt ${name}`, name, shown, versions, labels, newest, usage: Object.fromEntries(usage.map((u) => [u.version, u])), diff, diff_from: from, diff_to: to,
+    title: `Prompt ${name}`, name, shown, versions, labels, newest, usage: Object.fromEntries(usage.map((u) => [u.version, u])), experiments, diff, diff_from: from, diff_to: to,
     values: formValuesOf(shown), errors: {}, label_values: {}, label_errors: {}, flash: queryParam(ctx, "flash"), ...extra,
   }, status);
 }
@@ -149,14 +152,20 @@ async function moveLabel(ctx: Context, deps: WebDeps): Promise<void> {
   const form = await readForm(ctx);
   const name = String(ctx.params.name);
   await formAction({
-    refuses: ["ValidationError"],
+    refuses: ["ValidationError", "AuthError"],
     field: "label",
     run: async () => {
       const version = Number(form.version);
       if (!Number.isInteger(version) || version < 1) throw new ValidationError({ field: "version", message: "pick a version" });
-      const moved = await labelPrompt(deps.ports.sql, projectOfRequest(ctx).id, userOf(ctx), name, (form.label ?? "").trim(), version);
+      const project = projectOfRequest(ctx);
+      const force = form.force === "on" ? { reason: form.reason ?? "", allowed: can(project.role, "force_activation") } : undefined;
+      const moved = await labelThroughGate(deps.ports.sql, deps.ports.clickhouse, project.id, userOf(ctx), name, (form.label ?? "").trim(), version, force);
+      if (!moved.moved) {
+        // Refused by the gate on production: the page again, saying why, with the force form for an admin.
+        return promptPage(ctx, deps, { label_values: form, label_errors: { label: moved.refusal.message }, gate_refused: { version } }, 409);
+      }
       const what = moved.previous === null ? `set to v${moved.version}` : moved.previous === moved.version ? `already at v${moved.version}` : `moved v${moved.previous} → v${moved.version}`;
-      redirectAfterPost(ctx, promptPath(name), `${moved.label} ${what}`);
+      redirectAfterPost(ctx, promptPath(name), `${moved.label} ${what}${moved.forced ? " (forced past the gate)" : ""}`);
     },
     refused: (r) => promptPage(ctx, deps, { label_values: form, label_errors: { [r.field]: r.message } }, r.status),
   });

@@ -8,6 +8,8 @@ import { call, type ApiHost as DatasetHost } from "./api-call.js";
 import { datasetItems, type DatasetItem } from "./datasets.js";
 import { attachEvaluators } from "./evaluators.js";
 import { randomUuid } from "./ids.js";
+import type { Prompt } from "./prompts.js";
+import { RunwatchError } from "./errors.js";
 import type { Run, RunHost } from "./run.js";
 import { postScores, type BatchScore, type ScoreValue } from "./scores.js";
 
@@ -59,12 +61,28 @@ export interface ExperimentOptions {
   /** The agent the runs belong to, and its config version (the activation gate compares experiments of it). */
   agentName?: string;
   configVersion?: number;
+  /**
+   * The prompt version the experiment runs: what getPrompt returned (the one the task uses), or promptName and
+   * promptVersion. Listed on the prompt's page; the gate on its `production` label compares them (docs/PROMPTS.md).
+   */
+  prompt?: Prompt;
+  promptName?: string;
+  promptVersion?: number;
   /** The dataset version to run on. Default: the current one. */
   datasetVersion?: number;
   /** Continue the dataset's experiment of this name, re-running only items without a successful result. */
   resume?: boolean;
   /** How long to wait for the server to have stored every run before summarising. Default 30 s. */
   resultsTimeoutMs?: number;
+}
+
+/** The prompt version an experiment names; a fallback (the server was not reached) has none to name. */
+function promptOf(o: ExperimentOptions): { prompt_name?: string; prompt_version?: number } {
+  if (!o.prompt) return { prompt_name: o.promptName, prompt_version: o.promptVersion };
+  if (o.prompt.isFallback || o.prompt.version === null) {
+    throw new RunwatchError("invalid", `prompt ${JSON.stringify(o.prompt.name)} is the caller's fallback (the server was not reached): it has no version an experiment can name`);
+  }
+  return { prompt_name: o.prompt.name, prompt_version: o.prompt.version };
 }
 
 export interface ExperimentSummary {
@@ -144,7 +162,7 @@ async function experimentOf(host: DatasetHost, o: ExperimentOptions): Promise<{ 
   }
   const body = {
     dataset: o.dataset, name: o.name, description: o.description, metadata: o.metadata, agent_name: o.agentName,
-    config_version: o.configVersion, dataset_version: o.datasetVersion, repetitions: o.repetitions,
+    config_version: o.configVersion, dataset_version: o.datasetVersion, repetitions: o.repetitions, ...promptOf(o),
   };
   return { experiment: (await call<{ experiment: ServerExperiment }>(host, "POST", "/api/experiments", body, 201)).experiment, done: new Set() };
 }

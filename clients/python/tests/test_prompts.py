@@ -11,6 +11,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -211,3 +212,36 @@ def test_an_llm_call_records_the_prompt_version_it_used(prompt_server: RealServe
         ["py-prompt-run", "py-answer", prompt.version],
     ]
     client.shutdown(timeout=5)
+
+
+def test_an_experiment_names_the_prompt_version_its_task_uses(prompt_server: RealServer) -> None:
+    client = Runwatch(api_key=prompt_server.api_key, base_url=prompt_server.base_url)
+    try:
+        dataset = f"py prompt set {time.time_ns()}"
+        client.create_dataset(dataset)
+        client.add_dataset_items(dataset, [{"id": f"q{i}", "input": {"question": f"q{i}"}} for i in range(3)])
+        ids = {}
+        for version in (1, 2):
+            prompt = client.get_prompt("py-answer", version=version)
+
+            def task_of(prompt: Prompt) -> Callable[[Any], Any]:
+                return lambda inp: prompt.compile(persona="a tester", question=inp["question"])[0]["content"]
+
+            def brief(*, output: Any, **_: Any) -> int:
+                return 1 if "brief" in output else 0
+
+            summary = client.run_experiment(
+                dataset=dataset, name=f"v{version}", task=task_of(prompt), evaluators=[brief], prompt=prompt
+            )
+            assert summary.scores["brief"]["mean"] == (version - 1)
+            ids[version] = summary.experiment_id
+        for version, experiment_id in ids.items():
+            status, body = prompt_server.get(f"/api/experiments/{experiment_id}")
+            assert status == 200
+            assert (body["experiment"]["prompt_name"], body["experiment"]["prompt_version"]) == ("py-answer", version)
+
+        fallback = Prompt(name="py-answer", version=None, prompt="x", is_fallback=True)
+        with pytest.raises(ValueError, match="fallback"):
+            client.run_experiment(dataset=dataset, name="fallback", task=lambda inp: "x", prompt=fallback)
+    finally:
+        client.shutdown()

@@ -37,6 +37,8 @@ class ExperimentSpec:
     metadata: dict[str, Any] = field(default_factory=dict)
     agent_name: str | None = None
     config_version: int | None = None
+    prompt_name: str | None = None
+    prompt_version: int | None = None
     dataset_version: int | None = None
     resume: bool = False
     results_timeout: float = 30.0
@@ -108,6 +110,8 @@ def _experiment_of(client: Runwatch, spec: ExperimentSpec) -> tuple[dict[str, An
             "metadata": spec.metadata or None,
             "agent_name": spec.agent_name,
             "config_version": spec.config_version,
+            "prompt_name": spec.prompt_name,
+            "prompt_version": spec.prompt_version,
             "dataset_version": spec.dataset_version,
             "repetitions": spec.repetitions,
         }.items()

@@ -274,6 +274,9 @@ class Runwatch(Decorators, ServerEvaluators):
         metadata: Mapping[str, Any] | None = None,
         agent_name: str | None = None,
         config_version: int | None = None,
+        prompt: Prompt | None = None,
+        prompt_name: str | None = None,
+        prompt_version: int | None = None,
         dataset_version: int | None = None,
         resume: bool = False,
         results_timeout: float = 30.0,
@@ -283,8 +286,17 @@ class Runwatch(Decorators, ServerEvaluators):
         `max_concurrency` at once; `server_evaluators` (names of the project's evaluators) judge each run on the
         server as it ends, their scores arriving a moment later. A task that raises makes that item's run an error;
         the rest go on. `resume=True` continues the experiment of that name, re-running only items without a
-        successful result. Returns the server's summary (score means, errors, cost, latency p50/p95) and the
-        experiment's URL."""
+        successful result. `prompt` (what get_prompt returned, the one the task uses) or `prompt_name` and
+        `prompt_version` name the prompt version the experiment runs, listed on the prompt's page and compared by the
+        gate on its `production` label (docs/PROMPTS.md). Returns the server's summary (score means, errors, cost,
+        latency p50/p95) and the experiment's URL."""
+        if prompt is not None:
+            if prompt.is_fallback or prompt.version is None:
+                raise ValueError(
+                    f"prompt {prompt.name!r} is the caller's fallback (the server was not reached): it has no version "
+                    "an experiment can name"
+                )
+            prompt_name, prompt_version = prompt.name, prompt.version
         return run_experiment(
             self,
             ExperimentSpec(
@@ -299,6 +311,8 @@ class Runwatch(Decorators, ServerEvaluators):
                 metadata=dict(metadata or {}),
                 agent_name=agent_name,
                 config_version=config_version,
+                prompt_name=prompt_name,
+                prompt_version=prompt_version,
                 dataset_version=dataset_version,
                 resume=resume,
                 results_timeout=results_timeout,
