@@ -318,7 +318,7 @@ describe("hostile form posts and paths", () => {
     expect((await fetch(`${srv.url}/api/ingest`, json(mine.key, { event_type: "run_start", sdk_run_id: "after-the-walk", agent_name: "bot", payload: {} }))).status).toBe(202);
     await waitForRun(srv.url, mine.key, "after-the-walk", (b) => b.run.status === "running");
     expect(await (await jar.fetch(`${srv.url}/dashboard`)).text()).toContain("after-the-walk");
-  }, 600_000);
+  }, 1_200_000);
 
   it("the forms before login (register, login) answer hostile fields with the form again, never a 5xx", async () => {
     const failures: string[] = [];

@@ -163,7 +163,8 @@ describe("rules on spans", () => {
     const check = (await post("/api/evaluators", { name: "found docs", type: "builtin", check: { kind: "contains", value: "doc-" } })).body.evaluator.id;
     const rule = (await post("/api/evaluation-rules", { evaluator_id: check, target: "span", filter: { agent_name: "rag-bot", span_name: "retrieve" }, sampling: 1 })).body.rule;
     await ingest([...run("rag-1", "rag-bot", { extra: retrieve("rag-1", ["doc-1"]) }), ...run("rag-2", "rag-bot", { extra: retrieve("rag-2", []) })]);
-    await until("spans judged", () => spanScores("rag-2"), (s) => s.length === 1);
+    // Each span is its own job, judged in no particular order: wait for both.
+    await until("spans judged", () => Promise.all([spanScores("rag-1"), spanScores("rag-2")]), (all) => all.every((s) => s.length === 1));
     expect(await spanScores("rag-1")).toMatchObject([{ span_id: "rag-1-retrieve", value: true }]);
     expect(await spanScores("rag-2")).toMatchObject([{ span_id: "rag-2-retrieve", value: false }]);
 
