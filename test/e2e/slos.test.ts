@@ -97,7 +97,7 @@ describe("SLOs", () => {
     const page = await (await jar.fetch(`${srv.url}/slos`)).text();
     expect(page).toContain("Payments succeed");
     expect(page).toContain("99% of runs succeed over 30 days");
-    expect(page).toMatch(/class="budget-left">-2400%/);
+    expect(page).toMatch(/class="budget-left">exhausted<br><span class="subtle small">25× the budget spent/); // not "-2400%"
     expect(page).toContain("25× / 25×");
 
     const formPage = await (await jar.fetch(`${srv.url}/alerts/new`)).text();
