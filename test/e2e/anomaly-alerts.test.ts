@@ -147,8 +147,9 @@ describe("anomaly alerts", () => {
     // The agent page: each metric's usual value for this hour, the last 30 minutes, and the latest change.
     const agentPage = await (await jar.fetch(`${srv.url}/agents/refund-bot`)).text();
     const card = agentPage.slice(agentPage.indexOf('id="baselines"'), agentPage.indexOf("</section>", agentPage.indexOf('id="baselines"')));
-    expect(card).toMatch(/<td>p95 latency<\/td><td class="small">4\.6 s \(up to 5\.52 s\) for \w+ \d\d:00<\/td><td class="small">14\.2 s \(10 runs\)<\/td><td class="small">release 2\.4\.2 \([0-9-]+ [0-9:]+ UTC\): 4\.\d+ s before → no runs after<\/td>/);
+    expect(card).toMatch(/<td>p95 latency<\/td><td class="small">4\.6 s \(up to 5\.52 s\) for \w+ \d\d:00<\/td><td class="small">14\.2 s \(10 runs\) <span class="badge badge-error" title="outside its usual band">unusual<\/span><\/td><td class="small">release 2\.4\.2 \([0-9-]+ [0-9:]+ UTC\): 4\.\d+ s before → no runs after<\/td>/);
     expect(card).toContain("<td>error rate</td><td class=\"small\">learning: 0 of 24 hours</td>");
+    expect(card.match(/unusual<\/span>/g)).toHaveLength(1); // only the metric out of its band is marked
   }, 90_000);
 
   it("the tool error rate and a score's mean: rolled up from tool calls and scores, judged against their own bands", async () => {

@@ -3,7 +3,7 @@
  * the last 30 minutes, and the metric in the 24 hours before and after the agent's latest change point (a config
  * activation, a new release), from the same numbers /api/baselines opens (alerts/baselines/explain.ts).
  */
-import { BASELINE_METRICS, BASELINE_METRIC_NAMES, explainBaseline } from "../../alerts/index.js";
+import { BASELINE_METRICS, BASELINE_METRIC_NAMES, explainBaseline, outsideBand } from "../../alerts/index.js";
 import type { WebDeps } from "../deps.js";
 
 export interface BaselineRow {
@@ -11,6 +11,8 @@ export interface BaselineRow {
   /** "4.6 s (up to 5.52 s) for Tuesdays 14:00", or "learning: 5 of 24 hours". */
   readonly usual: string;
   readonly now: string;
+  /** The last 30 minutes are outside the band on the metric's worse side (the card marks them). */
+  readonly outside: boolean;
   readonly change: string | null;
 }
 
@@ -30,6 +32,8 @@ export async function agentBaselines(deps: WebDeps, projectId: number, agent: st
         (last.shift_in_spreads === null ? "" : `, ${last.shift_in_spreads >= 0 ? "+" : ""}${last.shift_in_spreads.toFixed(1)} spreads`)
       : null;
     const volume = metric === "tool_error_rate" ? "tool calls" : "runs";
-    return { label: x.label, usual, now: x.window.runs > 0 && x.window.value !== null ? `${fmt(x.window.value)} (${x.window.runs} ${volume})` : "no runs", change };
+    const measured = x.window.runs > 0 && x.window.value !== null;
+    const outside = measured && band.state === "ready" && outsideBand(band, metric, x.window.value!);
+    return { label: x.label, usual, now: measured ? `${fmt(x.window.value!)} (${x.window.runs} ${volume})` : "no runs", outside, change };
   }));
 }
