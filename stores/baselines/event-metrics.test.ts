@@ -4,60 +4,16 @@
  * runs (judge and experiment runs left out), and the same over a live window.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { randomUUID } from "node:crypto";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { newRunRecord, type RunRecord } from "../../core/events/run.js";
 import { runIdFor } from "../../core/ids.js";
 import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
-import { openChdb } from "../../core/clickhouse/chdb.js";
-import { clickHouseServerVersion, MIN_SERVER_MAJOR, openClickHouseServer } from "../../core/clickhouse/server.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
+import { clickHouseTargets, H1, HOUR, serverTooOld } from "./testing/targets.js";
 import { createEventStore } from "../runs/event-store.js";
 import { rollUpEventHours, windowEventMetric } from "./event-metrics.js";
 
-const serverUrl = process.env.CLICKHOUSE_URL;
-const serverVersion = serverUrl ? await clickHouseServerVersion(serverUrl) : undefined;
-const serverUnavailable = !serverUrl
-  ? "CLICKHOUSE_URL is not set"
-  : Number(serverVersion!.split(".")[0]) < MIN_SERVER_MAJOR ? `server ${serverVersion} is older than ${MIN_SERVER_MAJOR}.x` : undefined;
-
-interface Target { name: string; unavailable?: string; open(): Promise<ClickHouse>; teardown(): Promise<void> }
-
-const chdbTarget = (): Target => {
-  let dir = "";
-  return {
-    name: "chDB",
-    open: async () => { dir = await mkdtemp(path.join(os.tmpdir(), "runwatch-baselines-")); return openChdb(dir, "runwatch"); },
-    teardown: () => rm(dir, { recursive: true, force: true }),
-  };
-};
-const serverTarget = (): Target => {
-  const database = `runwatch_test_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
-  return {
-    name: "ClickHouse server",
-    unavailable: serverUnavailable,
-    open: () => openClickHouseServer(serverUrl!, database),
-    teardown: async () => {
-      const ch = await openClickHouseServer(serverUrl!, database);
-      await ch.exec(`DROP DATABASE IF EXISTS ${database}`);
-      await ch.close();
-    },
-  };
-};
-
-const HOUR = 3_600_000;
-/**
- * The latest Tuesday 14:00 UTC before now: recent, because agent_metric_hours drops rows 35 days after their
- * hour (a fixed date would age out of the table and the rows vanish at the next merge).
- */
-const H1 = (() => {
-  let t = Math.floor(Date.now() / HOUR) * HOUR;
-  while (new Date(t).getUTCDay() !== 2 || new Date(t).getUTCHours() !== 14) t -= HOUR;
-  return t;
-})();
 const PID = 52;
 
 function run(id: string, agent: string, patch: Partial<RunRecord> = {}): RunRecord {
@@ -82,7 +38,7 @@ const score = (id: string, ms: number, name: string, value: number | boolean | s
   comment: "", source: "api", created_at: chTime(ms),
 });
 
-for (const target of [chdbTarget(), serverTarget()]) {
+for (const target of clickHouseTargets()) {
   const suite = () => {
     let ch: ClickHouse;
     beforeAll(async () => {
@@ -144,7 +100,6 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect(await windowEventMetric(ch, { projectId: PID, metric: { kind: "score_mean", score: "tone" }, from, to })).toEqual([]);
     });
   };
-  const serverTooOld = serverVersion !== undefined && Number(serverVersion.split(".")[0]) < MIN_SERVER_MAJOR;
   if (target.unavailable && process.env.REQUIRE_SERVICES === "1" && !serverTooOld) {
     describe(`baseline event metrics on ${target.name}`, () => {
       it("needs its server", () => { throw new Error(`REQUIRE_SERVICES=1 but ${target.unavailable}`); });

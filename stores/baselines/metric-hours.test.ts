@@ -4,60 +4,15 @@
  * history (median and MAD per hour of the week and over all hours), and the live window.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { randomUUID } from "node:crypto";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { newRunRecord, type RunRecord } from "../../core/events/run.js";
 import { runIdFor } from "../../core/ids.js";
 import { JUDGE_AGENT } from "../../core/events/judge-runs.js";
-import { openChdb } from "../../core/clickhouse/chdb.js";
-import { clickHouseServerVersion, MIN_SERVER_MAJOR, openClickHouseServer } from "../../core/clickhouse/server.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
+import { clickHouseTargets, H1, HOUR, serverTooOld } from "./testing/targets.js";
 import { createEventStore } from "../runs/event-store.js";
 import { baselineStats, insertMetricHours, latestRolledHour, rollUpHours, windowMetrics, type MetricHour } from "./metric-hours.js";
 
-const serverUrl = process.env.CLICKHOUSE_URL;
-const serverVersion = serverUrl ? await clickHouseServerVersion(serverUrl) : undefined;
-const serverUnavailable = !serverUrl
-  ? "CLICKHOUSE_URL is not set"
-  : Number(serverVersion!.split(".")[0]) < MIN_SERVER_MAJOR ? `server ${serverVersion} is older than ${MIN_SERVER_MAJOR}.x` : undefined;
-
-interface Target { name: string; unavailable?: string; open(): Promise<ClickHouse>; teardown(): Promise<void> }
-
-const chdbTarget = (): Target => {
-  let dir = "";
-  return {
-    name: "chDB",
-    open: async () => { dir = await mkdtemp(path.join(os.tmpdir(), "runwatch-baselines-")); return openChdb(dir, "runwatch"); },
-    teardown: () => rm(dir, { recursive: true, force: true }),
-  };
-};
-const serverTarget = (): Target => {
-  const database = `runwatch_test_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
-  return {
-    name: "ClickHouse server",
-    unavailable: serverUnavailable,
-    open: () => openClickHouseServer(serverUrl!, database),
-    teardown: async () => {
-      const ch = await openClickHouseServer(serverUrl!, database);
-      await ch.exec(`DROP DATABASE IF EXISTS ${database}`);
-      await ch.close();
-    },
-  };
-};
-
-const HOUR = 3_600_000;
-/**
- * The latest Tuesday 14:00 UTC before now: recent, because agent_metric_hours drops rows 35 days after their
- * hour (a fixed date would age out of the table and the rows vanish at the next merge).
- */
-const H1 = (() => {
-  let t = Math.floor(Date.now() / HOUR) * HOUR;
-  while (new Date(t).getUTCDay() !== 2 || new Date(t).getUTCHours() !== 14) t -= HOUR;
-  return t;
-})();
 const PID = 42;
 
 function endedRun(id: string, startMs: number, seconds: number, patch: Partial<RunRecord> = {}): RunRecord {
@@ -70,7 +25,7 @@ function endedRun(id: string, startMs: number, seconds: number, patch: Partial<R
   };
 }
 
-for (const target of [chdbTarget(), serverTarget()]) {
+for (const target of clickHouseTargets()) {
   const suite = () => {
     let ch: ClickHouse;
     beforeAll(async () => {
@@ -169,7 +124,6 @@ for (const target of [chdbTarget(), serverTarget()]) {
       expect((await windowMetrics(ch, { projectId: pid, agent: "planner", from: new Date(now - 30 * 60_000), to: new Date(now) })).map((x) => x.agent_name)).toEqual(["planner"]);
     });
   };
-  const serverTooOld = serverVersion !== undefined && Number(serverVersion.split(".")[0]) < MIN_SERVER_MAJOR;
   if (target.unavailable && process.env.REQUIRE_SERVICES === "1" && !serverTooOld) {
     describe(`baselines on ${target.name}`, () => {
       it("needs its server", () => { throw new Error(`REQUIRE_SERVICES=1 but ${target.unavailable}`); });
