@@ -14,7 +14,7 @@
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
 import { baselineStats } from "../../stores/baselines/metric-hours.js";
-import { episodeKey, episodeStates } from "../../stores/alerts/anomaly-episodes.js";
+import { episodeChange, episodeStates } from "../../stores/alerts/episodes.js";
 import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, SENSITIVITIES, hourOfWeek, learnBand, outsideBand, slotLabel, type Band, type Sensitivity } from "../baselines/band.js";
 import { METRICS, METRIC_NAMES, metricLabel, storedMetric, type MetricName, type MetricRef } from "../baselines/metrics.js";
 import { windowValues } from "../baselines/window.js";
@@ -76,19 +76,18 @@ async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<Ale
     const band = learnBand(byAgent.get(w.agent_name), metric, sensitivity, w.runs);
     if (band.state === "learning") continue;
     const value = w.value;
-    const episode = episodes.get(w.agent_name) ?? { n: 0, open: false };
-    const outside = outsideBand(band, metric, value);
-    if (outside === episode.open) continue;
+    const change = episodeChange(episodes, w.agent_name, outsideBand(band, metric, value));
+    if (!change) continue;
     const details = {
       metric, ...(score ? { score_name: score } : {}), agent_name: w.agent_name, value, runs: w.runs, window_minutes, sensitivity, k: SENSITIVITIES[sensitivity],
       baseline: { basis: band.basis, hour_of_week: slotLabel(how), hours: band.hours, median: band.median, mad: band.mad, spread: band.spread, upper: band.upper, lower: band.lower, history_days: HISTORY_DAYS },
     };
-    if (outside) {
-      const change = await nearestChange(ctx, rule.project_id, w.agent_name, now);
-      const message = describeAnomaly(w.agent_name, ref, value, band, how) + (change ? `; ${change.words}` : "");
-      out.push({ key: episodeKey(episode.n + 1, "fired", w.agent_name), rule, message, details: { ...details, state: "fired", change: change ?? null } });
+    if (change.state === "fired") {
+      const changed = await nearestChange(ctx, rule.project_id, w.agent_name, now);
+      const message = describeAnomaly(w.agent_name, ref, value, band, how) + (changed ? `; ${changed.words}` : "");
+      out.push({ key: change.key, rule, message, details: { ...details, state: "fired", change: changed ?? null } });
     } else {
-      out.push({ key: episodeKey(episode.n, "resolved", w.agent_name), rule, message: describeRecovery(w.agent_name, ref, value, band, how), details: { ...details, state: "resolved" } });
+      out.push({ key: change.key, rule, message: describeRecovery(w.agent_name, ref, value, band, how), details: { ...details, state: "resolved" } });
     }
   }
   return out;

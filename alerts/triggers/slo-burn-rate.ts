@@ -7,7 +7,7 @@
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
 import { listSlos, sloTallies } from "../../stores/slos.js";
-import { episodeKey, episodeStates } from "../../stores/alerts/anomaly-episodes.js";
+import { episodeChange, episodeStates } from "../../stores/alerts/episodes.js";
 import { BURN_ALERTS, objectiveInWords, sloStatus, sloWindows, type BurnSpeed } from "../slos/budget.js";
 import { COOLDOWN_FIELD, cooldownField, defineTrigger, minimumCountField } from "./define.js";
 
@@ -24,20 +24,19 @@ async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<Ale
     const a = BURN_ALERTS[speed];
     const long = status.burn[speed === "fast" ? "1h" : "6h"];
     const short = status.burn[speed === "fast" ? "5m" : "30m"];
-    const burning = status.alerts[speed] && long.runs >= min_runs;
-    const episode = episodes.get(speed) ?? { n: 0, open: false };
-    if (burning === episode.open) continue;
+    const change = episodeChange(episodes, speed, status.alerts[speed] && long.runs >= min_runs);
+    if (!change) continue;
     const head = `${slo.agent_name} SLO “${slo.name}” (${objectiveInWords(slo)})`;
     const details = { slo: slo.name, slo_id: slo.id, speed, threshold: a.threshold, windows: { long: a.longLabel, short: a.shortLabel }, burn: status.burn, budget: status.budget, sli: status.sli };
-    if (burning) {
+    if (change.state === "fired") {
       const spentInLong = (long.rate * a.long) / (slo.window_days * 86_400);
       out.push({
-        key: episodeKey(episode.n + 1, "fired", speed), rule, details: { ...details, state: "fired" },
+        key: change.key, rule, details: { ...details, state: "fired" },
         message: `${head} burns its error budget ${long.rate.toFixed(1)}× too fast (${a.longLabel}: ${long.rate.toFixed(1)}×, ${a.shortLabel}: ${short.rate.toFixed(1)}×; alert at ${a.threshold}×): ${pct(spentInLong)} of the budget gone in the last ${a.longLabel}, ${pct(Math.max(0, status.budget.remaining))} left`,
       });
     } else {
       out.push({
-        key: episodeKey(episode.n, "resolved", speed), rule, details: { ...details, state: "resolved" },
+        key: change.key, rule, details: { ...details, state: "resolved" },
         message: `${head} no longer burns fast (${a.longLabel}: ${long.rate.toFixed(1)}×, ${a.shortLabel}: ${short.rate.toFixed(1)}×); ${pct(Math.max(0, status.budget.remaining))} of the budget left`,
       });
     }
