@@ -22,7 +22,9 @@ export async function linkTargets(deps: WebDeps, run: RunRecord, stored: unknown
   if (!Array.isArray(stored)) return [];
   const links = stored.filter(isObj).filter((l) => typeof l.trace_id === "string" && typeof l.span_id === "string");
   const traces = [...new Set(links.map((l) => l.trace_id as string))];
-  const known = new Map(await Promise.all(traces.map(async (t) => [t, t === run.external_id ? run : await deps.events.getRun(run.project_id, t)] as const)));
+  // One read for every linked trace (up to 32), the span's own run already at hand.
+  const others = traces.filter((t) => t !== run.external_id).map((t) => ({ project_id: run.project_id, external_id: t }));
+  const known = new Map<string, RunRecord>([[run.external_id, run], ...(others.length ? await deps.events.loadRuns(others) : []).map((r) => [r.external_id, r] as const)]);
   return links.map((l) => {
     const linked = known.get(l.trace_id as string);
     return {
