@@ -4,7 +4,8 @@
  * late, a pipeline that lagged). A project seen for the first time by this process starts from the latest hour
  * stored (or HISTORY_DAYS back, the backfill of a project's first anomaly rule). At most once per ROLL_INTERVAL_MS
  * per project and process: the sweep runs every 15 s, an hour ends once an hour. Several processes rolling the same
- * hour write the same values (the newest row wins on read), so no lock is needed.
+ * hour write the same values (the newest row wins on read), so no lock is needed. Callers at the same time in one
+ * process (the agent page explains every metric at once) share the roll-up under way instead of each doing it.
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { latestRolledHour, rollUpHours } from "../../stores/baselines/metric-hours.js";
@@ -18,8 +19,18 @@ const startOfHour = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
 
 /** Per project: the end of the hours rolled up (exclusive) and when that was done. */
 const rolled = new Map<number, { until: number; at: number }>();
+/** Per project: the roll-up under way in this process. */
+const running = new Map<number, Promise<void>>();
 
-export async function rollUpProject(ch: ClickHouse, projectId: number, now: Date): Promise<void> {
+export function rollUpProject(ch: ClickHouse, projectId: number, now: Date): Promise<void> {
+  const under = running.get(projectId);
+  if (under) return under;
+  const done = rollUp(ch, projectId, now).finally(() => running.delete(projectId));
+  running.set(projectId, done);
+  return done;
+}
+
+async function rollUp(ch: ClickHouse, projectId: number, now: Date): Promise<void> {
   const end = startOfHour(now.getTime());
   const last = rolled.get(projectId);
   if (last && last.until >= end && now.getTime() - last.at < ROLL_INTERVAL_MS) return;
