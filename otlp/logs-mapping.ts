@@ -21,13 +21,23 @@ import { parseScore, scoreRow } from "../stores/scores.js";
 import { EVALUATION_EVENT, SERVICE_NAME } from "./conventions.js";
 import { evaluationScore } from "./evaluations.js";
 import { decodeJsonLogs, decodeProtobufLogs, logRefusalOf, type OtlpLog } from "./otlp-logs.js";
-import { attrText, type Attributes } from "./trace-model.js";
+import { attrText, type Attributes, type AttrValue } from "./trace-model.js";
 
 /** The most characters of a record's body, and of its attributes' JSON, that are kept. */
 export const MAX_LOG_TEXT = 16_384;
 const MAX_NAME = 200;
 
 const cut = (s: string, max: number): string => repairString(s.length > max ? s.slice(0, max) : s);
+
+/**
+ * A value with every string in it, keys included, repaired. Repairing its JSON text afterwards is not enough:
+ * JSON.stringify writes a lone surrogate as the text "\ud800", which parses back into the lone surrogate.
+ */
+const repaired = (v: AttrValue): AttrValue =>
+  typeof v === "string" ? repairString(v)
+    : Array.isArray(v) ? v.map(repaired)
+    : v !== null && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [repairString(k), repaired(x as AttrValue)]))
+    : v;
 
 /** The attributes as a JSON object of at most MAX_LOG_TEXT characters: keys past that are left out, and it says so. */
 function attributesJson(attrs: Attributes): string {
@@ -40,9 +50,9 @@ function attributesJson(attrs: Attributes): string {
       out["runwatch.attributes_cut"] = true;
       break;
     }
-    out[key] = value;
+    out[repairString(key)] = repaired(value);
   }
-  return repairString(JSON.stringify(out));
+  return JSON.stringify(out);
 }
 
 export interface MappedLogs {
@@ -59,7 +69,7 @@ export function mapLogs(logs: readonly OtlpLog[], record: Pick<ExportRecord, "pr
     const ms = isStorableTime(log.timeMs) ? log.timeMs : record.received_at_ms;
     const traceId = log.traceId ?? "";
     const spanId = log.spanId ?? "";
-    const body = log.body === null ? "" : cut(attrText(log.body), MAX_LOG_TEXT);
+    const body = log.body === null ? "" : cut(attrText(repaired(log.body)), MAX_LOG_TEXT);
     const attributes = attributesJson(log.attributes);
     // The content is part of the id: a split export's parts number their records from 0 each (logs-split.ts).
     const logId = eventIdFor(`otlplog:${record.project_id}:${traceId}:${spanId}:${log.timeMs}:${index}:${log.eventName}:${body}:${attributes}`, ms);

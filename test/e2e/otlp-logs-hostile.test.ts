@@ -11,7 +11,7 @@ import { Metadata } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeSignalResponse, encodeProtobufLogs } from "../../otlp/otlp-logs.js";
 import { decodeRpcStatus } from "../../otlp/otlp-protobuf.js";
-import { bearer, startTestServer, until, type TestAccount, type TestServer } from "./harness.js";
+import { bearer, json, startTestServer, until, waitForRun, type TestAccount, type TestServer } from "./harness.js";
 
 let srv: TestServer;
 let acct: TestAccount;
@@ -46,6 +46,39 @@ async function runLogs(traceId: string): Promise<Record<string, any>[]> {
 }
 
 describe("hostile OTLP log exports", () => {
+  it("NUL bytes, lone surrogates, out-of-range numbers: never a 5xx; what is kept reads back clean; strangers see nothing; valid data flows after", async () => {
+    const traceId = hex(16);
+    const r = await post("/v1/logs", jsonExport([
+      { traceId, body: text("nul a\u0000b"), attributes: [{ key: "k\ud800", value: text("v\udc00") }], severityNumber: 999 },
+      { traceId, body: text("lone \ud800 surrogate"), severityNumber: -5, timeUnixNano: "-1" },
+      { traceId, body: { intValue: "99999999999999999999" }, timeUnixNano: "99999999999999999999999" },
+      { traceId, body: { doubleValue: -1e308 }, observedTimeUnixNano: "1e400" },
+    ]));
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({}); // no record refused
+    const kept = await until("the kept records", () => runLogs(traceId), (l) => l.length === 4);
+    // Every text read back, keys included, is free of U+0000 and lone surrogates (JSON.stringify would hide one as "\\ud800").
+    const texts = (v: unknown): string[] =>
+      typeof v === "string" ? [v] : Array.isArray(v) ? v.flatMap(texts) : v && typeof v === "object" ? Object.entries(v).flatMap(([k, x]) => [k, ...texts(x)]) : [];
+    for (const t of texts(kept)) expect(!t.includes("\u0000") && t.isWellFormed(), JSON.stringify(t)).toBe(true);
+    expect(kept.some((l) => typeof l.body === "string" && l.body.startsWith("nul a"))).toBe(true);
+
+    // A stranger: no key, a made-up key, another tenant's key — nothing sent, nothing read.
+    const noKey = await fetch(`${srv.url}/v1/logs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(jsonExport([{ traceId, body: text("x") }])) });
+    expect(noKey.status).toBe(401);
+    expect((await fetch(`${srv.url}/api/logs?trace_id=${traceId}`, bearer("rw_madeup"))).status).toBe(401);
+    const other = await srv.account();
+    const theirs = (await (await fetch(`${srv.url}/api/logs?trace_id=${traceId}`, bearer(other.key))).json()) as { logs: unknown[] };
+    expect(theirs.logs).toEqual([]);
+    expect([200, 404]).toContain((await fetch(`${srv.url}/api/runs/${traceId}/logs`, bearer(other.key))).status);
+
+    // Valid data sent afterwards still arrives: a log line and an ingest event that makes a run on the dashboard.
+    expect((await post("/v1/logs", jsonExport([{ traceId, body: text("after the hostile export") }]))).status).toBe(200);
+    await until("the valid record", () => runLogs(traceId), (l) => l.some((x) => x.body === "after the hostile export"));
+    expect((await fetch(`${srv.url}/api/ingest`, json(acct.key, { event_type: "run_start", sdk_run_id: "after-hostile-logs", agent_name: "bot", payload: {} }))).status).toBe(202);
+    await waitForRun(srv.url, acct.key, "after-hostile-logs", (b) => b.run.status === "running");
+  });
+
   it("a body over RUNWATCH_OTLP_MAX_BODY_BYTES is a 413 naming the limit", async () => {
     const r = await post("/v1/logs", jsonExport([{ body: text("x".repeat(MAX_BODY)) }]));
     expect(r.status).toBe(413);
