@@ -4,21 +4,22 @@
  * rest, and is answered at once. 413 past the limit (before a byte is read when Content-Length says so), 400 when
  * the client stops sending.
  *
- * What the reader leaves unread is then read and dropped, up to the limit: the client is still sending it, and a
- * connection closed under a sending client can lose the answer on its way (a browser shows a network error instead
- * of the refusal), while a body left unread would stall the connection.
+ * What the reader leaves unread — after any answer, the 413 of a body found too large on its way included — is then
+ * read and dropped, up to twice the limit: the client is still sending it, and a socket closed with unread bytes
+ * resets, and the reset can lose the answer on its way (a browser shows a network error instead of the refusal),
+ * while a body left unread would stall the connection. Past twice the limit the connection is closed.
  */
 import type { Context } from "koa";
 import { HttpProblem } from "./http-errors.js";
 
 export async function readUpload<T>(ctx: Context, limitBytes: number, tooLargeMessage: string, read: (chunks: AsyncIterable<Buffer>) => Promise<T>): Promise<T> {
-  const tooLarge = () => {
-    // Connection: close so the unread rest of the body does not poison the keep-alive socket.
-    ctx.set("Connection", "close");
-    return new HttpProblem(413, "payload_too_large", tooLargeMessage);
-  };
+  const tooLarge = () => new HttpProblem(413, "payload_too_large", tooLargeMessage);
   const declared = ctx.req.headers["content-length"];
-  if (declared !== undefined && Number(declared) > limitBytes) throw tooLarge();
+  if (declared !== undefined && Number(declared) > limitBytes) {
+    // Connection: close so the unread body does not poison the keep-alive socket.
+    ctx.set("Connection", "close");
+    throw tooLarge();
+  }
   // Taken by next() only, never ended early: an async iterator's return() would destroy the request, socket and all.
   const source = ctx.req[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   let received = 0;
@@ -41,10 +42,7 @@ export async function readUpload<T>(ctx: Context, limitBytes: number, tooLargeMe
       return undefined;
     }
     received += step.value.length;
-    if (received > limitBytes) {
-      bodyFailed = true;
-      throw tooLarge();
-    }
+    if (received > limitBytes) throw tooLarge();
     return step.value;
   };
   const chunks: AsyncIterable<Buffer> = {
@@ -62,7 +60,7 @@ export async function readUpload<T>(ctx: Context, limitBytes: number, tooLargeMe
     try {
       for (let step = await source.next(); !step.done; step = await source.next()) {
         received += step.value.length;
-        if (received > limitBytes) return void ctx.req.destroy();
+        if (received > 2 * limitBytes) return void ctx.req.destroy();
       }
     } catch {
       // The client went away: nothing is left to drop.
