@@ -198,6 +198,18 @@ describe.skipIf(!haveBrowser)("the run trace in a real browser", () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.locator("#trace-panel").scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(ARTIFACTS, "run-trace-390-span.png"), fullPage: false });
+    // The panel's section titles line up with their sections (no card heading's padding on them).
+    const [title, section] = [await box("#trace-panel .tp-section >> nth=0 >> .tp-title"), await box("#trace-panel .tp-section >> nth=0")];
+    expect(title.x).toBeLessThanOrEqual(section.x + 1);
+    // A span's feedback, then the run's scores: each score a card whose span is on the screen, not scrolled out of it.
+    await page.fill("#trace-panel .span-feedback textarea[name=comment]", "too slow");
+    await Promise.all([page.waitForURL((u) => u.hash === "#span=llm-1"), page.click("#trace-panel .span-feedback button[value=down]")]);
+    const span = page.locator("#scores .score-list td[data-label=Span]", { hasText: "llm-1" });
+    await span.scrollIntoViewIfNeeded();
+    const cell = (await span.boundingBox())!;
+    expect(cell.x + cell.width).toBeLessThanOrEqual(390);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: path.join(ARTIFACTS, "run-trace-390-scores.png"), fullPage: false });
     await ctx.close();
   }, 60_000);
 });
