@@ -35,6 +35,8 @@ export interface DatasetInfo {
   readonly generated_seconds: number;
   /** agent_runs' `models` (migration 251) is filled: made so, or filled by fillRunModels. */
   readonly run_models?: true;
+  /** agent_runs' previews and metadata are LZ4 (migration 252): made so, or rewritten by recompressRuns. */
+  readonly lz4_previews?: true;
 }
 
 const AGENTS = [
@@ -242,16 +244,18 @@ export async function ensureDataset(dir: string, runs: number, log: (line: strin
   if (existsSync(file)) {
     const info = JSON.parse(await readFile(file, "utf8")) as DatasetInfo;
     if (info.runs !== runs) throw new Error(`${dir} holds ${info.runs} runs, not ${runs}: set BENCH_DATA_DIR to another directory`);
-    if (info.run_models) return info;
+    if (info.run_models && info.lz4_previews) return info;
     const ch = await openChdb(dir, "runwatch");
     try {
-      await fillRunModels(ch, log);
+      await migrateClickHouse(ch);
+      if (!info.run_models) await fillRunModels(ch, log);
+      if (!info.lz4_previews) await recompressRuns(ch, log);
     } finally {
       await ch.close();
     }
-    const filled: DatasetInfo = { ...info, run_models: true };
-    await writeFile(file, JSON.stringify(filled));
-    return filled;
+    const upgraded: DatasetInfo = { ...info, run_models: true, lz4_previews: true };
+    await writeFile(file, JSON.stringify(upgraded));
+    return upgraded;
   }
   log(`making ${runs.toLocaleString("en-US")} runs in ${dir} (once; BENCH_DATA_DIR keeps them for the next run)`);
   const ch = await openChdb(dir, "runwatch");
@@ -266,7 +270,7 @@ export async function ensureDataset(dir: string, runs: number, log: (line: strin
       const [m] = await ch.query<{ n: string }>("SELECT count() AS n FROM system.merges");
       idle = Number(m!.n) === 0 ? idle + 1 : 0;
     }
-    const info: DatasetInfo = { runs, anchor, generated_seconds: Math.round((performance.now() - t) / 1000), run_models: true };
+    const info: DatasetInfo = { runs, anchor, generated_seconds: Math.round((performance.now() - t) / 1000), run_models: true, lz4_previews: true };
     await writeFile(file, JSON.stringify(info));
     return info;
   } finally {
@@ -275,14 +279,13 @@ export async function ensureDataset(dir: string, runs: number, log: (line: strin
 }
 
 /**
- * A dataset made before agent_runs had `models`: migrated, and the column filled from each run's llm_calls (a mutation
+ * A dataset made before agent_runs had `models`: the column filled from each run's llm_calls (a mutation
  * reading them through a Join table), as a pipeline with the column would have written it. Its runs then all carry
  * their models, as on an install that had no calls when it took migration 251: run_models_backfill is emptied, so
  * `model:` measures the column, not the look-up kept for rows written before it (docs/EXPLORER.md, "Models").
  */
 async function fillRunModels(ch: ClickHouse, log: (line: string) => void): Promise<void> {
   const t = performance.now();
-  await migrateClickHouse(ch);
   await ch.exec("DROP TABLE IF EXISTS bench_run_models");
   await ch.exec(`CREATE TABLE bench_run_models ENGINE = Join(ANY, LEFT, run_id)
     AS SELECT run_id, arraySort(groupUniqArray(model)) AS models FROM llm_calls GROUP BY run_id`);
@@ -290,4 +293,15 @@ async function fillRunModels(ch: ClickHouse, log: (line: string) => void): Promi
   await ch.exec("DROP TABLE bench_run_models");
   await ch.exec("TRUNCATE TABLE run_models_backfill");
   log(`  agent_runs.models filled from llm_calls in ${((performance.now() - t) / 1000).toFixed(0)} s (a dataset made before migration 251)`);
+}
+
+/**
+ * A dataset made before migration 252: its agent_runs parts rewritten with the previews and metadata in LZ4, as a
+ * store's parts are once merges have rewritten them (the migration changes the codec of new parts only).
+ */
+async function recompressRuns(ch: ClickHouse, log: (line: string) => void): Promise<void> {
+  const t = performance.now();
+  await ch.exec(`ALTER TABLE agent_runs UPDATE input_preview = input_preview, output_preview = output_preview, metadata = metadata
+    WHERE true SETTINGS mutations_sync = 1`);
+  log(`  agent_runs' previews and metadata rewritten in LZ4 in ${((performance.now() - t) / 1000).toFixed(0)} s (a dataset made before migration 252)`);
 }
