@@ -3,12 +3,13 @@
  * from its own model and provider (@pydantic/genai-prices, cache reads and writes at their rates) unless the
  * client sent cost_usd, writes the cost and its source into the event (so the stored event, the spans API and a
  * recount agree), and adds the call to its run: a run with LLM calls takes its tokens and cost from them (the
- * totals rule; cost-aggregation then ignores run_end's figures). Once the part's events are stored, each call becomes a
- * row of ClickHouse `llm_calls` (docs/STORAGE.md): written again on a replay, folded by its key.
+ * totals rule; cost-aggregation then ignores run_end's figures), and its `models` gain the call's model. Once the
+ * part's events are stored, each call becomes a row of ClickHouse `llm_calls` (docs/STORAGE.md): written again on a
+ * replay, folded by its key.
  *
  * Before cost-aggregation in the chain, so a run_end in the same part already sees the calls.
  */
-import type { RunRecord } from "../core/events/run.js";
+import { withModel, type RunRecord } from "../core/events/run.js";
 import { toChTime } from "../stores/runs/event-store.js";
 import { insertLlmCallRows } from "../stores/llm-calls.js";
 import { isoOfMs, msOfIso } from "../core/events/iso-time.js";
@@ -118,6 +119,8 @@ export const llmCalls = (): Plugin => {
       if (!isLlmCallEnd(event)) return;
       const priced = priceLlmCall(event); // a duplicate is priced the same, so its stored row is unchanged
       if (!event.duplicate) addCallToRun(draft.run, event, priced);
+      // Duplicates too, as the run's tags: a run loaded after a failed attempt lacks the models of its stored calls.
+      if (typeof event.payload.model === "string") draft.run.models = withModel(draft.run.models, event.payload.model);
     },
     async afterEventsStored(part: StoredPart) {
       // Every ended call of the part, replays included: the row may be missing if the last attempt died

@@ -46,6 +46,11 @@ export interface RunRecord {
   /** LLM-call spans of the run (steps of kind "llm" that ended): with any, tokens and cost are their sum. */
   llm_calls: number;
   /**
+   * The models its LLM calls named (plugins/llm-calls.ts): the union over every call, sorted, at most MAX_RUN_MODELS;
+   * replaced, never changed in place, like tags. What `model:` filters on (docs/EXPLORER.md).
+   */
+  models: readonly string[];
+  /**
    * What the client says about the run (docs/API.md, "Tags, metadata, end user, environment, release"), folded from
    * every event by core/events/run-attributes.ts. Tags: the union, sorted, at most MAX_RUN_TAGS. Metadata: the latest
    * value of each key as JSON text ("acme", 42, true), at most MAX_RUN_METADATA_KEYS keys. Both are replaced, never
@@ -65,6 +70,15 @@ export interface RunRecord {
 }
 
 const NO_TAGS: readonly string[] = Object.freeze([]);
+
+/** Distinct models a run version keeps; a run calling more (a model per call, generated names) keeps its first ones. */
+export const MAX_RUN_MODELS = 32;
+
+/** `models` with `model` added, sorted; `models` itself when it is there already (the common case: nothing allocated). */
+export function withModel(models: readonly string[], model: string): readonly string[] {
+  if (model === "" || models.length >= MAX_RUN_MODELS || models.includes(model)) return models;
+  return [...models, model].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
 const NO_METADATA: Readonly<Record<string, string>> = Object.freeze({});
 
 /** A new run of the project `owner.project_id`, first sent by `owner.user_id`. */
@@ -97,6 +111,7 @@ export function newRunRecord(owner: { readonly project_id: number; readonly user
     last_error: "",
     pending_question: "",
     llm_calls: 0,
+    models: NO_TAGS,
     tags: NO_TAGS,
     metadata: NO_METADATA,
     end_user: "",

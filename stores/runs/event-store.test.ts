@@ -151,6 +151,7 @@ for (const target of [chdbTarget(), serverTarget()]) {
         { table: "agent_runs", name: "last_event_at_minmax", type_full: "minmax", expr: "last_event_at" },
         { table: "agent_runs", name: "metadata_keys_bloom", type_full: "bloom_filter(0.01)", expr: "mapKeys(metadata)" },
         { table: "agent_runs", name: "metadata_values_bloom", type_full: "bloom_filter(0.01)", expr: "mapValues(metadata)" },
+        { table: "agent_runs", name: "models_bloom", type_full: "bloom_filter(0.01)", expr: "models" },
         { table: "agent_runs", name: "project_id_minmax", type_full: "minmax", expr: "project_id" },
         { table: "agent_runs", name: "session_id_bloom", type_full: "bloom_filter(0.001)", expr: "session_id" },
         { table: "agent_runs", name: "tags_bloom", type_full: "bloom_filter(0.01)", expr: "tags" },

@@ -39,7 +39,7 @@ const LOAD_CHUNK = 1000;
 export const RUN_COLUMNS = [
   "project_id", "user_id", "external_id", "run_id", "agent_name", "status", "status_at", "started_at", "ended_at",
   "last_event_at", "model", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "cost_source",
-  "framework", "config_version", "event_count", "error_count", "last_error", "pending_question", "llm_calls", "session_id",
+  "framework", "config_version", "event_count", "error_count", "last_error", "pending_question", "llm_calls", "models", "session_id",
   "experiment_id", "dataset_item_id", "repetition", "tags", "metadata", "end_user", "environment", "release", "input_preview",
   "output_preview", "version",
 ] as const satisfies readonly (keyof RunRecord)[];
@@ -106,7 +106,7 @@ export function runRowLine(r: RunRecord): string {
     `,${jsonValue(r.model)},${jsonValue(r.prompt_tokens)},${jsonValue(r.completion_tokens)},${jsonValue(r.total_tokens)}` +
     `,${jsonValue(r.cost_usd)},${jsonValue(r.cost_source)},${jsonValue(r.framework)},${jsonValue(r.config_version)}` +
     `,${jsonValue(r.event_count)},${jsonValue(r.error_count)},${jsonValue(r.last_error)},${jsonValue(r.pending_question)}` +
-    `,${jsonValue(r.llm_calls)},${jsonValue(r.session_id)},${jsonValue(r.experiment_id)},${jsonValue(r.dataset_item_id)},${jsonValue(r.repetition)}` +
+    `,${jsonValue(r.llm_calls)},${r.models.length === 0 ? "[]" : JSON.stringify(r.models)},${jsonValue(r.session_id)},${jsonValue(r.experiment_id)},${jsonValue(r.dataset_item_id)},${jsonValue(r.repetition)}` +
     `,${r.tags.length === 0 ? "[]" : JSON.stringify(r.tags)},${metadataJson(r.metadata)},${jsonValue(r.end_user)},${jsonValue(r.environment)}` +
     `,${jsonValue(r.release)},${jsonValue(r.input_preview)},${jsonValue(r.output_preview)}` +
     `,${jsonValue(r.version)}]\n`;
@@ -187,6 +187,7 @@ export function decodeRun(r: Raw): RunRecord {
     last_error: String(r.last_error),
     pending_question: String(r.pending_question),
     llm_calls: num(r.llm_calls ?? 0),
+    models: stringList(r.models),
     session_id: String(r.session_id ?? ""),
     experiment_id: String(r.experiment_id ?? ""),
     dataset_item_id: String(r.dataset_item_id ?? ""),

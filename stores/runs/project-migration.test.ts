@@ -44,7 +44,7 @@ for (const target of targets) {
     beforeAll(async () => {
       dir = await mkdtemp(path.join(os.tmpdir(), "runwatch-ch-mig-"));
       const before = path.join(dir, "before-projects");
-      await cp(MIGRATIONS, before, { recursive: true, filter: (src) => !/1[4-9]\d_[^/]*\.sql$/.test(src) });
+      await cp(MIGRATIONS, before, { recursive: true, filter: (src) => !/(1[4-9]\d|[2-9]\d\d)_[^/]*\.sql$/.test(src) });
       ch = await target.open(dir);
       await migrateClickHouse(ch, before);
       // Data in every table, as the release before projects wrote it (no project_id column yet).

@@ -121,10 +121,12 @@ export async function listRunsPage<T>(ch: ClickHouse, projectId: number, query: 
   } else {
     // Newest first, the last WINDOW_MS are read first: most pages are there, and the skip index on last_event_at leaves
     // the granules of older runs out (a run's start is never after its last event, and its last event never moves
-    // back). Not when the filter has a costly subquery (free text, a model): each read would build its set again. A
-    // score's superset is a plain read of one name's rows (tens of ms at a million runs), less than the window saves.
+    // back). Not when the filter has a costly subquery (free text): each read would build its set again. A score's
+    // superset is a plain read of one name's rows (tens of ms at a million runs), less than the window saves. A model
+    // reads the runs' `models`; its look-up of calls stored before that column (runs-filter-sql.ts) reads nothing on
+    // an install that had none then, and less as retention removes them.
     const newestFirst = sort.field === "start_time" && sort.order === "desc";
-    const subquery = filters.some((f) => f.text || f.text_not || f.model || f.model_not);
+    const subquery = filters.some((f) => f.text || f.text_not);
     const listed = await firstRuns(n, ordered, newestFirst && !subquery ? new Date(Date.now() - WINDOW_MS).toISOString() : undefined);
     if (listed) return page(listed);
   }

@@ -1,7 +1,8 @@
 /**
  * The runs explorer bench's dataset (test/bench/explorer.ts): a project of RUNS runs over DAYS days, with their LLM
- * calls (~10 a run: the "10 million spans"), scores and events with their search text, made by ClickHouse itself
- * (INSERT … SELECT FROM numbers) rather than through ingest, so a million runs take minutes instead of hours. Every value is a hash of
+ * calls (~10 a run: the "10 million spans"; their models also in each run's `models`), scores and events with their
+ * search text, made by ClickHouse itself (INSERT … SELECT FROM numbers) rather than through ingest, so a million runs
+ * take minutes instead of hours. Every value is a hash of
  * the run's number, so a dataset is the same each time it is made (apart from its anchor time).
  *
  * Shaped like a busy production project: ~20 agents of skewed traffic, ~5 % errors, three environments, releases
@@ -32,6 +33,10 @@ export interface DatasetInfo {
   /** ms: the newest run starts just before it; the bench's time filters count back from it. */
   readonly anchor: number;
   readonly generated_seconds: number;
+  /** agent_runs' `models` (migration 251) is filled: made so, or filled by fillRunModels. */
+  readonly run_models?: true;
+  /** agent_runs' previews and metadata are LZ4 (migration 252): made so, or rewritten by recompressRuns. */
+  readonly lz4_previews?: true;
 }
 
 const AGENTS = [
@@ -133,11 +138,13 @@ function runsInsert(facts: string, running: boolean): string {
       'tier', toString(1 + cityHash64(n, 44) % 5),
       'region', if(${u(45)} < 0.5, ${pick(['"eu-west-1"', '"us-east-1"', '"ap-south-1"'], 46)}, ''),
       'beta', if(${u(47)} < 0.1, 'true', '')))`;
+  // As the pipeline folds them (plugins/llm-calls.ts): the calls' distinct models, sorted; the older version has them too.
+  const models = `arraySort(arrayDistinct(arrayMap(c -> ${list(MODELS)}[1 + ${callModel}], range(calls))))`;
   const ended = running ? "NULL" : `if(open, NULL, ${at("start_ms + dur")})`;
   const lastEvent = running ? at("start_ms + dur / 3") : `if(open, ${at("start_ms + dur / 2")}, ${at("start_ms + dur")})`;
   return `INSERT INTO agent_runs (user_id, project_id, external_id, run_id, agent_name, status, status_at, started_at, ended_at, last_event_at,
       model, prompt_tokens, completion_tokens, total_tokens, cost_usd, cost_source, framework, config_version, event_count, error_count,
-      last_error, pending_question, version, llm_calls, session_id, experiment_id, dataset_item_id, repetition, tags, metadata,
+      last_error, pending_question, version, llm_calls, models, session_id, experiment_id, dataset_item_id, repetition, tags, metadata,
       end_user, environment, release, input_preview, output_preview)
     SELECT project, project, external_id, run_id, if(judge, 'runwatch-judge', ${list(AGENTS)}[1 + agent_idx]), ${running ? "'running'" : "status"},
       ${lastEvent}, ${at("start_ms")}, ${ended}, ${lastEvent}, ${list(MODELS)}[1 + model_idx],
@@ -145,7 +152,7 @@ function runsInsert(facts: string, running: boolean): string {
       ${pick(["langgraph", "openai-agents", "custom"], 9)}, if(${u(13)} < 0.1, NULL, toUInt32(1 + day_idx / 5 + agent_idx % 3)),
       toUInt32(2 + 2 * calls + cityHash64(n, 14) % 6), toUInt32(status = 'error' OR ${u(15)} < 0.01),
       if(status = 'error' AND NOT ${running}, ${ERROR}, ''), if(status = 'waiting_for_input', 'approve a refund above the limit?', ''),
-      ${running ? 1 : 2}, calls,
+      ${running ? 1 : 2}, calls, ${models},
       if(${u(20)} < 0.6, concat('sess-', lower(hex(cityHash64(intDiv(n, 3), 20)))), ''),
       if(${u(21)} < 0.02, concat('experiment-', toString(cityHash64(n, 22) % 20)), ''),
       '', 0, ${tags}, ${metadata},
@@ -237,7 +244,18 @@ export async function ensureDataset(dir: string, runs: number, log: (line: strin
   if (existsSync(file)) {
     const info = JSON.parse(await readFile(file, "utf8")) as DatasetInfo;
     if (info.runs !== runs) throw new Error(`${dir} holds ${info.runs} runs, not ${runs}: set BENCH_DATA_DIR to another directory`);
-    return info;
+    if (info.run_models && info.lz4_previews) return info;
+    const ch = await openChdb(dir, "runwatch");
+    try {
+      await migrateClickHouse(ch);
+      if (!info.run_models) await fillRunModels(ch, log);
+      if (!info.lz4_previews) await recompressRuns(ch, log);
+    } finally {
+      await ch.close();
+    }
+    const upgraded: DatasetInfo = { ...info, run_models: true, lz4_previews: true };
+    await writeFile(file, JSON.stringify(upgraded));
+    return upgraded;
   }
   log(`making ${runs.toLocaleString("en-US")} runs in ${dir} (once; BENCH_DATA_DIR keeps them for the next run)`);
   const ch = await openChdb(dir, "runwatch");
@@ -252,10 +270,38 @@ export async function ensureDataset(dir: string, runs: number, log: (line: strin
       const [m] = await ch.query<{ n: string }>("SELECT count() AS n FROM system.merges");
       idle = Number(m!.n) === 0 ? idle + 1 : 0;
     }
-    const info: DatasetInfo = { runs, anchor, generated_seconds: Math.round((performance.now() - t) / 1000) };
+    const info: DatasetInfo = { runs, anchor, generated_seconds: Math.round((performance.now() - t) / 1000), run_models: true, lz4_previews: true };
     await writeFile(file, JSON.stringify(info));
     return info;
   } finally {
     await ch.close();
   }
+}
+
+/**
+ * A dataset made before agent_runs had `models`: the column filled from each run's llm_calls (a mutation
+ * reading them through a Join table), as a pipeline with the column would have written it. Its runs then all carry
+ * their models, as on an install that had no calls when it took migration 251: run_models_backfill is emptied, so
+ * `model:` measures the column, not the look-up kept for rows written before it (docs/EXPLORER.md, "Models").
+ */
+async function fillRunModels(ch: ClickHouse, log: (line: string) => void): Promise<void> {
+  const t = performance.now();
+  await ch.exec("DROP TABLE IF EXISTS bench_run_models");
+  await ch.exec(`CREATE TABLE bench_run_models ENGINE = Join(ANY, LEFT, run_id)
+    AS SELECT run_id, arraySort(groupUniqArray(model)) AS models FROM llm_calls GROUP BY run_id`);
+  await ch.exec("ALTER TABLE agent_runs UPDATE models = joinGet('runwatch.bench_run_models', 'models', run_id) WHERE true SETTINGS mutations_sync = 1");
+  await ch.exec("DROP TABLE bench_run_models");
+  await ch.exec("TRUNCATE TABLE run_models_backfill");
+  log(`  agent_runs.models filled from llm_calls in ${((performance.now() - t) / 1000).toFixed(0)} s (a dataset made before migration 251)`);
+}
+
+/**
+ * A dataset made before migration 252: its agent_runs parts rewritten with the previews and metadata in LZ4, as a
+ * store's parts are once merges have rewritten them (the migration changes the codec of new parts only).
+ */
+async function recompressRuns(ch: ClickHouse, log: (line: string) => void): Promise<void> {
+  const t = performance.now();
+  await ch.exec(`ALTER TABLE agent_runs UPDATE input_preview = input_preview, output_preview = output_preview, metadata = metadata
+    WHERE true SETTINGS mutations_sync = 1`);
+  log(`  agent_runs' previews and metadata rewritten in LZ4 in ${((performance.now() - t) / 1000).toFixed(0)} s (a dataset made before migration 252)`);
 }

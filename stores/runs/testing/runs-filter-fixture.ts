@@ -75,6 +75,8 @@ export function fixture(project: number, offset = 0, count = 48): Fixture {
     const call = (m: string) => f.calls.push({ user_id: project, project_id: project, run_id: runId, sdk_run_id: id, call_id: `c-${i}-${m}`, model: m, day, started_at: iso(FIXTURE_NOW), ended_at: iso(FIXTURE_NOW) });
     if (model === "claude" && i % 2 === 0) call("gpt-4o-mini");
     if (model === "" && i % 3 === 0) call("gpt-4o");
+    // As the pipeline folds them (plugins/llm-calls.ts): the calls' models, in each version of the run.
+    f.runs.at(-1)!.models = f.calls.filter((c) => c.run_id === runId).map((c) => String(c.model));
     const score = (name: string, type: string, value: number | string, at: number) => f.scores.push({
       score_id: uuidv7(), user_id: project, project_id: project, run_id: runId, sdk_run_id: id, span_id: "", name, value_type: type,
       value_number: typeof value === "number" ? value : 0, value_string: typeof value === "string" ? value : "", source: "api", created_at: iso(at),
@@ -201,6 +203,7 @@ export function staleVersions(f: Fixture): RunRecord[] {
       ended_at: iso(start + (first ? 1000 * HOUR : 1)),
       last_event_at: iso(start + (first ? 1000 * HOUR : 1)),
       model: r.model === "gpt-4o" ? "" : "gpt-4o",
+      models: r.models.length > 0 ? [] : ["gpt-4o-mini"],
       cost_usd: first ? 1000 : 0,
       total_tokens: first ? 1e9 : 0,
       error_count: r.error_count > 0 ? 0 : 1,
