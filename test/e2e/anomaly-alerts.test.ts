@@ -10,6 +10,8 @@ process.env.RUNWATCH_ALLOW_PRIVATE_WEBHOOKS = "1";
 process.env.RUNWATCH_NOTIFY_BACKOFF_MS = "50";
 process.env.RUNWATCH_NOTIFY_POLL_MS = "50";
 process.env.RUNWATCH_ALERT_SWEEP_MS = "300";
+// Out of band on sweeps 0.6 s apart (two or three) fires: the 1-minute default scaled to the sweep above.
+process.env.RUNWATCH_ANOMALY_CONFIRM_MS = "600";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CookieJar, csrfFrom, json, startTestServer, type TestServer } from "./harness.js";
