@@ -111,37 +111,63 @@ type TalliedSlo = Pick<Slo, "agent_name" | "objective" | "threshold_seconds" | "
  */
 export async function sloTallies(ch: ClickHouse, slo: TalliedSlo, projectId: number, now: Date, windowsSeconds: readonly number[]): Promise<RunTally[]> {
   const longest = Math.max(...windowsSeconds);
-  const params = {
-    pid: projectId, agent: slo.agent_name, now: toChTime(now.toISOString()), since: toChTime(new Date(now.getTime() - longest * 1000).toISOString()),
-    threshold_ms: (slo.threshold_seconds ?? 0) * 1000, score: slo.score_name ?? "",
-  };
-  const after = (at: string, s: number) => `${at} >= {now:DateTime64(3, 'UTC')} - INTERVAL ${Math.floor(s)} SECOND`;
-  const [row] = await ch.query<Record<string, string | number>>(slo.objective === "score_mean" ? scoreSql(windowsSeconds, after) : runSql(slo, windowsSeconds, after), params);
+  const src = source(slo);
+  const after = (sec: number) => `${src.at} >= {now:DateTime64(3, 'UTC')} - INTERVAL ${Math.floor(sec)} SECOND`;
+  const cols = windowsSeconds.map((sec, i) => `countIf(${after(sec)}) AS t${i}, sumIf(${src.bad}, ${after(sec)}) AS b${i}`).join(",\n");
+  const [row] = await ch.query<Record<string, string | number>>(`SELECT ${cols} ${src.from}`, params(slo, projectId, now, longest));
   return windowsSeconds.map((_, i) => ({ total: Number(row?.[`t${i}`] ?? 0), bad: Number(row?.[`b${i}`] ?? 0) }));
+}
+
+/** The SLO's tallies over its window in `buckets` equal slices, oldest first (the page's burn over time). */
+export async function sloHistory(ch: ClickHouse, slo: TalliedSlo & Pick<Slo, "window_days">, projectId: number, now: Date, buckets: number): Promise<(RunTally & { readonly start: string })[]> {
+  const windowMs = slo.window_days * 86_400_000;
+  const bucketMs = Math.ceil(windowMs / buckets);
+  const since = now.getTime() - windowMs;
+  const src = source(slo);
+  const rows = await ch.query<{ b: string | number; t: string | number; bad: string | number }>(
+    `SELECT intDiv(toUnixTimestamp64Milli(${src.at}) - {since_ms:Int64}, {bucket_ms:Int64}) AS b, count() AS t, sum(${src.bad}) AS bad ${src.from} GROUP BY b ORDER BY b`,
+    { ...params(slo, projectId, now, windowMs / 1000), since_ms: since, bucket_ms: bucketMs },
+  );
+  const byBucket = new Map(rows.map((r) => [Number(r.b), r]));
+  return Array.from({ length: buckets }, (_, i) => {
+    const r = byBucket.get(i);
+    return { start: new Date(since + i * bucketMs).toISOString(), total: Number(r?.t ?? 0), bad: Number(r?.bad ?? 0) };
+  });
 }
 
 const ENDED = "ifNull(ended_at, status_at)";
 
-function runSql(slo: TalliedSlo, windowsSeconds: readonly number[], after: (at: string, s: number) => string): string {
-  const bad = slo.objective === "latency"
-    ? `dateDiff('millisecond', ifNull(started_at, ${ENDED}), ${ENDED}) > {threshold_ms:Float64}`
-    : "status = 'error'";
-  const cols = windowsSeconds.map((s, i) => `countIf(${after(ENDED, s)}) AS t${i}, countIf(${after(ENDED, s)} AND ${bad}) AS b${i}`).join(",\n");
-  return `SELECT ${cols}
-       FROM agent_runs FINAL
-      WHERE project_id = {pid:UInt64} AND agent_name = {agent:String} AND status IN ('success', 'error') AND experiment_id = ''
-        AND last_event_at >= {since:DateTime64(3, 'UTC')}
-        AND ${ENDED} >= {since:DateTime64(3, 'UTC')} AND ${ENDED} <= {now:DateTime64(3, 'UTC')}`;
-}
+const params = (slo: TalliedSlo, projectId: number, now: Date, longestSeconds: number) => ({
+  pid: projectId, agent: slo.agent_name, now: toChTime(now.toISOString()), since: toChTime(new Date(now.getTime() - longestSeconds * 1000).toISOString()),
+  threshold_ms: (slo.threshold_seconds ?? 0) * 1000, score: slo.score_name ?? "",
+});
 
-/** A score on a run is activity on it: a run scored since `since` was last active at or after it (its minmax index). */
-function scoreSql(windowsSeconds: readonly number[], after: (at: string, s: number) => string): string {
-  const cols = windowsSeconds.map((s, i) => `countIf(${after("s.created_at", s)}) AS t${i}, sumIf(1 - least(greatest(s.value_number, 0), 1), ${after("s.created_at", s)}) AS b${i}`).join(",\n");
-  return `SELECT ${cols}
-       FROM (SELECT run_id, created_at, value_number FROM scores FINAL
+/**
+ * What an SLO counts, from `since` to `now`: its rows (FROM … WHERE), when each happened (`at`) and how bad it is
+ * (`bad`: 1 or 0 for a run, the shortfall 1 − value for a score). A score on a run is activity on it, so a run scored
+ * since `since` was last active at or after it (the read is bounded by agent_runs' minmax index on last_event_at).
+ */
+function source(slo: TalliedSlo): { from: string; at: string; bad: string } {
+  if (slo.objective === "score_mean") {
+    return {
+      at: "s.created_at",
+      bad: "1 - least(greatest(s.value_number, 0), 1)",
+      from: `FROM (SELECT run_id, created_at, value_number FROM scores FINAL
               WHERE project_id = {pid:UInt64} AND name = {score:String} AND value_type IN ('number', 'boolean')
                 AND created_at >= {since:DateTime64(3, 'UTC')} AND created_at <= {now:DateTime64(3, 'UTC')}) AS s
       INNER JOIN (SELECT run_id FROM agent_runs FINAL
               WHERE project_id = {pid:UInt64} AND agent_name = {agent:String} AND experiment_id = ''
-                AND last_event_at >= {since:DateTime64(3, 'UTC')}) AS r ON s.run_id = r.run_id`;
+                AND last_event_at >= {since:DateTime64(3, 'UTC')}) AS r ON s.run_id = r.run_id`,
+    };
+  }
+  return {
+    at: ENDED,
+    bad: slo.objective === "latency"
+      ? `toUInt8(dateDiff('millisecond', ifNull(started_at, ${ENDED}), ${ENDED}) > {threshold_ms:Float64})`
+      : "toUInt8(status = 'error')",
+    from: `FROM agent_runs FINAL
+      WHERE project_id = {pid:UInt64} AND agent_name = {agent:String} AND status IN ('success', 'error') AND experiment_id = ''
+        AND last_event_at >= {since:DateTime64(3, 'UTC')}
+        AND ${ENDED} >= {since:DateTime64(3, 'UTC')} AND ${ENDED} <= {now:DateTime64(3, 'UTC')}`,
+  };
 }

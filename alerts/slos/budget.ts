@@ -65,3 +65,26 @@ export function objectiveInWords(slo: Pick<Slo, "objective" | "target" | "thresh
   if (slo.objective === "score_mean") return `mean ${slo.score_name} ≥ ${+slo.target.toFixed(4)} ${over}`;
   return `${+(slo.target * 100).toFixed(3)}% of runs ${slo.objective === "latency" ? `end within ${slo.threshold_seconds} s` : "succeed"} ${over}`;
 }
+
+/** One slice of an SLO's window: its tally, its burn rate, and the budget left at its end. */
+export interface BurnPoint {
+  readonly start: string;
+  readonly runs: number;
+  readonly bad: number;
+  readonly burn: number;
+  readonly remaining: number;
+}
+
+/**
+ * The burn over the window (stores/slos.ts sloHistory, oldest first): each slice's burn rate, and the budget left
+ * after it as a share of the whole window's allowance (runs × (1 − target) of every slice), so the last point is the
+ * budget's `remaining` now.
+ */
+export function burnOverTime(slo: Pick<Slo, "target">, slices: readonly (RunTally & { readonly start: string })[]): BurnPoint[] {
+  const allowed = slices.reduce((n, s) => n + s.total, 0) * (1 - slo.target);
+  let spent = 0;
+  return slices.map((s) => {
+    spent += s.bad;
+    return { start: s.start, runs: s.total, bad: s.bad, burn: rate(s, slo.target), remaining: allowed > 0 ? 1 - spent / allowed : 1 };
+  });
+}

@@ -12,6 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CookieJar, csrfFrom, json, startTestServer, type TestServer } from "./harness.js";
 import { startNotificationWorker, type NotificationWorker } from "../../alerts/index.js";
 import type { SessionUser } from "../../web/deps.js";
+import { createProject, setMember } from "../../stores/accounts/projects.js";
+import { switchProject } from "../../stores/accounts/current-project.js";
+import { loginJar } from "./harness.js";
 
 let srv: TestServer;
 let worker: NotificationWorker;
@@ -156,4 +159,45 @@ describe("SLOs", () => {
     expect(slow!.payload.details).toMatchObject({ speed: "slow", sli: expect.closeTo(0.65, 9) });
     expect(slow!.payload.message).toMatch(/^qa-bot SLO “Answers correct” \(mean correctness ≥ 0\.95 over 30 days\) burns its error budget 7\.0× too fast \(6 h: 7\.0×, 30 min: 7\.0×; alert at 6×\)/);
   }, 90_000);
+
+  it("the /slos form creates and deletes an SLO for a member, names a refused field, and a viewer gets no form", async () => {
+    const team = await createProject(srv.ports.sql, user.id, "SLO team");
+    const viewer = await srv.user();
+    await setMember(srv.ports.sql, team.id, viewer.email, "viewer", user.id);
+    for (const u of [user, viewer]) await switchProject(srv.ports.sql, u.id, team.slug);
+    const page = async (j: CookieJar) => (await j.fetch(`${srv.url}/p/${team.slug}/slos`)).text();
+    const ownerJar = await loginJar(srv.url, user.email);
+    const html = await page(ownerJar);
+    expect(html).toContain('id="new-slo"');
+    const base = { _csrf: csrfFrom(html), name: "Form SLO", agent_name: "form-bot", target: "0.9", window_days: "7" };
+
+    const refused = await ownerJar.form(`${srv.url}/p/${team.slug}/slos`, { ...base, objective: "score_mean" });
+    expect(refused.status).toBe(422);
+    const body = await refused.text();
+    expect(body).toContain("score_name is required with objective score_mean");
+    expect(body).toMatch(/id="slo-score" name="score_name"[^>]*aria-invalid="true"/);
+    expect(body).toContain('value="Form SLO"'); // what was typed is kept
+    const badTarget = await ownerJar.form(`${srv.url}/p/${team.slug}/slos`, { ...base, objective: "success_rate", target: "lots" });
+    expect([badTarget.status, (await badTarget.text()).includes("target must be a number")]).toEqual([422, true]);
+
+    const created = await ownerJar.form(`${srv.url}/p/${team.slug}/slos`, { ...base, objective: "latency", threshold_seconds: "4" });
+    expect(created.status).toBe(303);
+    expect(await (await ownerJar.fetch(new URL(created.headers.get("location")!, srv.url).href)).text()).toContain("Created the SLO “Form SLO”.");
+    const after = await page(ownerJar);
+    expect(after).toContain("90% of runs end within 4 s over 7 days");
+    expect(after).toMatch(/class="slo-chart" id="slo-chart-\d+" data-points="\[/); // the burn over the window, 30 slices
+    const id = /data-slo-id="(\d+)"/.exec(after)![1];
+
+    const viewerJar = await loginJar(srv.url, viewer.email);
+    const seen = await page(viewerJar);
+    expect(seen).toContain("Form SLO");
+    expect(seen).not.toContain('id="new-slo"');
+    expect(seen).not.toContain("/delete");
+    expect((await viewerJar.form(`${srv.url}/p/${team.slug}/slos`, { ...base, _csrf: csrfFrom(seen), objective: "success_rate" })).status).toBe(403);
+    expect((await viewerJar.form(`${srv.url}/p/${team.slug}/slos/${id}/delete`, { _csrf: csrfFrom(seen) })).status).toBe(403);
+
+    const deleted = await ownerJar.form(`${srv.url}/p/${team.slug}/slos/${id}/delete`, { _csrf: csrfFrom(after) });
+    expect(deleted.status).toBe(303);
+    expect(await page(ownerJar)).not.toContain("Form SLO");
+  }, 60_000);
 });
