@@ -97,6 +97,17 @@ describe("anomaly alerts", () => {
       "config.metric": "latency_p95", "config.window_minutes": "1", "config.min_runs": "5",
     });
     expect(created.status).toBe(302);
+    // The list says the rule's conditions in words: the metric's label, not its key.
+    const list = await (await jar.fetch(`${srv.url}/alerts`)).text();
+    expect(list).toContain("metric: p95 latency");
+    expect(list).not.toContain("latency_p95");
+    // The form: "When" lists the triggers' names only (each description is shown in its own fieldset), and the
+    // cooldown help says what a default of 0 means.
+    const form = await (await jar.fetch(`${srv.url}/alerts/new`)).text();
+    expect(form).toContain('<option value="anomaly">Anomaly (learned baseline)</option>');
+    expect(form).toMatch(/<legend>Anomaly \(learned baseline\)<\/legend>\s*<p class="help trigger-description">An agent&#39;s metric leaves the band/);
+    expect(form).toContain("0 sends every firing. Default 0: every firing is sent");
+    expect(form).toContain("0 sends every firing. Default 300 s.");
 
     // Slow runs that ended 40 s ago: inside the 1-minute window for about 20 s.
     const ingest = (events: unknown[]) => fetch(`${srv.url}/api/ingest/batch`, json(key, { events }));
@@ -149,7 +160,7 @@ describe("anomaly alerts", () => {
     // The agent page: each metric's usual value for this hour, the last 30 minutes, and the latest change.
     const agentPage = await (await jar.fetch(`${srv.url}/agents/refund-bot`)).text();
     const card = agentPage.slice(agentPage.indexOf('id="baselines"'), agentPage.indexOf("</section>", agentPage.indexOf('id="baselines"')));
-    expect(card).toMatch(/<td>p95 latency<\/td><td class="small">4\.6 s \(up to 5\.52 s\) for \w+ \d\d:00<\/td><td class="small">14\.2 s \(10 runs\) <span class="badge badge-error" title="outside its usual band">unusual<\/span><\/td><td class="small">release 2\.4\.2 \([0-9-]+ [0-9:]+ UTC\): 4\.\d+ s before → no runs after<\/td>/);
+    expect(card).toMatch(/<td>p95 latency<\/td><td class="small">4\.6 s \(up to 5\.52 s\) for \w+ \d\d:00<\/td><td class="small">14\.2 s \(10 runs\) <span class="badge badge-error" title="outside its usual band">unusual<\/span><\/td><td class="small">release 2\.4\.2 \([0-9-]+ [0-9:]+ UTC\): 4\.\d+ s before it, no whole hour with runs since yet<\/td>/);
     expect(card).toContain("<td>error rate</td><td class=\"small\">learning: 0 of 24 hours</td>");
     expect(card.match(/unusual<\/span>/g)).toHaveLength(1); // only the metric out of its band is marked
   }, 90_000);
