@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { BAND_RULES, hourOfWeek, learnBand, outsideBand, slotLabel } from "./band.js";
 import { OutOfBandSince } from "./confirm.js";
 import { describeAnomaly, describeRecovery } from "../triggers/anomaly.js";
-import { durationInWords } from "./change-points.js";
+import { changeInWords, durationInWords } from "./change-points.js";
 
 const stats = (slotN: number, allN: number, median = 4.6, mad = 0.1) => ({ agent_name: "a", slot: { n: slotN, median, mad }, all: { n: allN, median: 1, mad: 0.5 }, hour_volume: 20 });
 /** The slot's own spread, without shrinkage: the rules the older expectations were written for. */
@@ -101,6 +101,8 @@ describe("learned bands", () => {
     expect(describeAnomaly("b", { metric: "score_mean", score: "correctness" }, 0.4, score, 38)).toBe("b correctness mean 0.40, 0.5× its usual 0.85 for Tuesdays 14:00");
     expect(describeRecovery("b", { metric: "score_mean", score: "correctness" }, 0.8, score, 38)).toBe("b correctness mean is back to 0.80, within its usual 0.85 for Tuesdays 14:00 (band down to 0.65)");
     expect(describeAnomaly("b", "tool_error_rate", 0.3, { ...band, median: 0.02 }, 38)).toBe("b tool error rate 30.0%, 15.0× its usual 2.0% for Tuesdays 14:00");
+    expect(changeInWords({ kind: "prompt_label", label: "prompt answer v4", at: "2026-11-24T12:00:00Z", version: 4 }, new Date("2026-11-24T15:00:00Z"))).toBe("since prompt answer v4 became production 3 h ago");
+    expect(changeInWords({ kind: "config_activation", label: "config v7", at: "2026-11-24T14:20:00Z", version: 7 }, new Date("2026-11-24T15:00:00Z"))).toBe("since config v7 was activated 40 min ago");
     expect([durationInWords(40_000), durationInWords(40 * 60_000), durationInWords(5 * 3_600_000), durationInWords(3 * 86_400_000)]).toEqual(["40 s", "40 min", "5 h", "3 days"]);
   });
 });

@@ -213,4 +213,32 @@ describe("anomaly alerts", () => {
     expect((await missing.json()).error).toMatchObject({ field: "score" });
     expect((await (await get("agent=tool-bot&metric=tool_error_rate")).json()).window).toMatchObject({ runs: 6 });
   }, 60_000);
+
+  it("a move of the production label of a prompt an agent uses is one of its change points", async () => {
+    const send = (method: string, path: string, body: unknown) => fetch(`${srv.url}${path}`, { ...json(key, body), method });
+    // answer: v1 made with the label, v2 labelled later; other: moved too, but no call of prompt-bot uses it.
+    expect((await send("POST", "/api/prompts/answer/versions", { prompt: "Answer {{q}}", labels: ["production"] })).status).toBe(201);
+    expect((await send("POST", "/api/prompts/answer/versions", { prompt: "Answer briefly {{q}}" })).status).toBe(201);
+    expect((await send("PUT", "/api/prompts/answer/labels/production", { version: 2 })).status).toBe(200);
+    expect((await send("PUT", "/api/prompts/answer/labels/staging", { version: 1 })).status).toBe(200);
+    expect((await send("POST", "/api/prompts/other/versions", { prompt: "Other", labels: ["production"] })).status).toBe(201);
+
+    const events = [
+      { event_type: "run_start", sdk_run_id: "pr-1", agent_name: "prompt-bot", payload: {} },
+      { event_type: "step", sdk_run_id: "pr-1", span_id: "s1", payload: { kind: "llm", node_name: "answer", phase: "start", model: "gpt-4o" } },
+      { event_type: "step", sdk_run_id: "pr-1", span_id: "s1", payload: { kind: "llm", node_name: "answer", phase: "end", model: "gpt-4o", prompt_tokens: 10, completion_tokens: 2, duration_ms: 300, prompt_name: "answer", prompt_version: 2 } },
+      { event_type: "run_end", sdk_run_id: "pr-1", payload: {} },
+    ];
+    expect((await fetch(`${srv.url}/api/ingest/batch`, json(key, { events }))).status).toBe(207);
+    const changes = async () => (await (await fetch(`${srv.url}/api/baselines?agent=prompt-bot&metric=latency_p95`, { headers: { authorization: `Bearer ${key}` } })).json()).changes;
+    await expect.poll(async () => (await changes()).length, { timeout: 15_000, interval: 200 }).toBe(2);
+    const [first, second] = await changes();
+    expect(first).toMatchObject({ kind: "prompt_label", label: "prompt answer v1", prompt: "answer", version: 1, from_version: null });
+    expect(second).toMatchObject({ kind: "prompt_label", label: "prompt answer v2", prompt: "answer", version: 2, from_version: 1 });
+    expect(Date.parse(second.at)).toBeGreaterThanOrEqual(Date.parse(first.at));
+
+    // The agent page's card names the latest one.
+    const agentPage = await (await jar.fetch(`${srv.url}/agents/prompt-bot`)).text();
+    expect(agentPage).toMatch(/prompt answer v2 \([0-9-]+ [0-9:]+ UTC\): no runs in the 24 h before or after it yet/);
+  }, 60_000);
 });
