@@ -29,7 +29,7 @@ export { deliverNow, startNotificationWorker, type NotificationWorker } from "./
 export { explainBaseline, type BaselineExplanation } from "./baselines/explain.js";
 export { outsideBand } from "./baselines/band.js";
 export { METRICS as BASELINE_METRICS, METRIC_NAMES as BASELINE_METRIC_NAMES, type MetricName as BaselineMetric } from "./baselines/metrics.js";
-export { BURN_ALERTS, objectiveInWords, sloStatus, sloWindows, type SloStatus } from "./slos/budget.js";
+export { BURN_ALERTS, burnOverTime, objectiveInWords, sloStatus, sloWindows, type BurnPoint, type SloStatus } from "./slos/budget.js";
 export { verifySignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "./signature.js";
 
 import { recordFirings } from "./queue.js";

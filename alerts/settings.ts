@@ -9,6 +9,7 @@
  *   RUNWATCH_NOTIFY_POLL_MS (1000)         how often an idle worker looks for due jobs
  *   RUNWATCH_NOTIFY_TIMEOUT_MS (10000)     per delivery attempt (HTTP request, SMTP session)
  *   RUNWATCH_ALERT_SWEEP_MS (15000)        how often timer-based triggers (run_duration_above, error_rate_above) are checked
+ *   RUNWATCH_ANOMALY_CONFIRM_MS (60000)    how long a metric stays out of its band before an anomaly fires
  */
 export interface NotificationSettings {
   readonly smtp: {
@@ -26,6 +27,7 @@ export interface NotificationSettings {
   readonly pollMs: number;
   readonly timeoutMs: number;
   readonly sweepMs: number;
+  readonly anomalyConfirmMs: number;
 }
 
 const num = (v: string | undefined, dflt: number, name: string): number => {
@@ -55,6 +57,7 @@ export function loadNotificationSettings(env: NodeJS.ProcessEnv = process.env): 
     pollMs: Math.max(10, num(env.RUNWATCH_NOTIFY_POLL_MS, 1_000, "RUNWATCH_NOTIFY_POLL_MS")),
     timeoutMs: Math.max(100, num(env.RUNWATCH_NOTIFY_TIMEOUT_MS, 10_000, "RUNWATCH_NOTIFY_TIMEOUT_MS")),
     sweepMs: Math.max(100, num(env.RUNWATCH_ALERT_SWEEP_MS, 15_000, "RUNWATCH_ALERT_SWEEP_MS")),
+    anomalyConfirmMs: num(env.RUNWATCH_ANOMALY_CONFIRM_MS, 60_000, "RUNWATCH_ANOMALY_CONFIRM_MS"),
   };
 }
 

@@ -32,7 +32,18 @@ describe("SLO budget and burn rates", () => {
   });
 
   it("says the objective in words", () => {
-    expect(objectiveInWords({ objective: "success_rate", target: 0.99, threshold_seconds: null, window_days: 30 })).toBe("99% of runs succeed over 30 days");
-    expect(objectiveInWords({ objective: "latency", target: 0.955, threshold_seconds: 10, window_days: 1 })).toBe("95.5% of runs end within 10 s over 1 day");
+    expect(objectiveInWords({ objective: "success_rate", target: 0.99, threshold_seconds: null, score_name: null, window_days: 30 })).toBe("99% of runs succeed over 30 days");
+    expect(objectiveInWords({ objective: "latency", target: 0.955, threshold_seconds: 10, score_name: null, window_days: 1 })).toBe("95.5% of runs end within 10 s over 1 day");
+    expect(objectiveInWords({ objective: "score_mean", target: 0.8, threshold_seconds: null, score_name: "correctness", window_days: 30 })).toBe("mean correctness ≥ 0.8 over 30 days");
+  });
+
+  it("a score's mean as a budget: the shortfall from 1 its scores may add up to", () => {
+    // 10 scores averaging 0.7 against a mean of at least 0.8: shortfall 3 where 10 × 0.2 = 2 are allowed.
+    const t = { total: 10, bad: 3 };
+    const s = sloStatus({ target: 0.8 }, [t, t, t, t, t]);
+    expect(s.sli).toBeCloseTo(0.7, 9); // the mean itself
+    expect(s.budget.allowed_bad).toBeCloseTo(2, 9);
+    expect(s.budget.remaining).toBeCloseTo(-0.5, 9);
+    expect(s.burn["1h"].rate).toBeCloseTo(1.5, 9); // (1 − 0.7) / (1 − 0.8)
   });
 });

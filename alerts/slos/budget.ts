@@ -1,6 +1,6 @@
 /**
  * An SLO's error budget and burn rates, from run tallies (stores/slos.ts). The budget of a window is the 1 − target
- * share of its runs allowed to be bad; the burn rate of a window is its bad share over that allowance (1 = spending
+ * share of its runs allowed to be bad (for a score's mean: the shortfall from 1 its scores may add up to); the burn rate of a window is its bad share over that allowance (1 = spending
  * the budget exactly as fast as the window allows). Multi-window burn-rate alerts as in the Google SRE workbook
  * ("Alerting on SLOs", for a 30-day objective): fast when both the last hour and the last 5 minutes burn at 14.4× or
  * more (2% of the month's budget in an hour), slow when both the last 6 hours and the last 30 minutes burn at 6× or
@@ -59,6 +59,32 @@ export function sloStatus(slo: Pick<Slo, "target">, tallies: readonly RunTally[]
   };
 }
 
-/** "99% of runs succeed over 30 days", "95% of runs end within 10 s over 7 days". */
-export const objectiveInWords = (slo: Pick<Slo, "objective" | "target" | "threshold_seconds" | "window_days">): string =>
-  `${+(slo.target * 100).toFixed(3)}% of runs ${slo.objective === "latency" ? `end within ${slo.threshold_seconds} s` : "succeed"} over ${slo.window_days} day${slo.window_days === 1 ? "" : "s"}`;
+/** "99% of runs succeed over 30 days", "95% of runs end within 10 s over 7 days", "mean correctness ≥ 0.8 over 30 days". */
+export function objectiveInWords(slo: Pick<Slo, "objective" | "target" | "threshold_seconds" | "score_name" | "window_days">): string {
+  const over = `over ${slo.window_days} day${slo.window_days === 1 ? "" : "s"}`;
+  if (slo.objective === "score_mean") return `mean ${slo.score_name} ≥ ${+slo.target.toFixed(4)} ${over}`;
+  return `${+(slo.target * 100).toFixed(3)}% of runs ${slo.objective === "latency" ? `end within ${slo.threshold_seconds} s` : "succeed"} ${over}`;
+}
+
+/** One slice of an SLO's window: its tally, its burn rate, and the budget left at its end. */
+export interface BurnPoint {
+  readonly start: string;
+  readonly runs: number;
+  readonly bad: number;
+  readonly burn: number;
+  readonly remaining: number;
+}
+
+/**
+ * The burn over the window (stores/slos.ts sloHistory, oldest first): each slice's burn rate, and the budget left
+ * after it as a share of the whole window's allowance (runs × (1 − target) of every slice), so the last point is the
+ * budget's `remaining` now.
+ */
+export function burnOverTime(slo: Pick<Slo, "target">, slices: readonly (RunTally & { readonly start: string })[]): BurnPoint[] {
+  const allowed = slices.reduce((n, s) => n + s.total, 0) * (1 - slo.target);
+  let spent = 0;
+  return slices.map((s) => {
+    spent += s.bad;
+    return { start: s.start, runs: s.total, bad: s.bad, burn: rate(s, slo.target), remaining: allowed > 0 ? 1 - spent / allowed : 1 };
+  });
+}

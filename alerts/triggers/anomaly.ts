@@ -6,7 +6,7 @@
  * it first rolls up the hours that ended since the last sweep (alerts/baselines/rollup.ts), so a baseline is read
  * from hourly aggregates, and only the live window from the runs.
  *
- * One notification per episode: leaving the band fires `episode:<n>:fired:<agent>`, coming back into it fires
+ * One notification per episode: leaving the band (for a minute: alerts/baselines/confirm.ts) fires `episode:<n>:fired:<agent>`, coming back into it fires
  * `episode:<n>:resolved:<agent>`; the keys already dispatched (alert_firings) say which agents are out, so the state
  * holds across sweeps, restarts and processes. A baseline still "learning" judges nothing, and neither does a window
  * with too few runs (an open episode then waits for enough runs to say it is over).
@@ -19,6 +19,8 @@ import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, SENSITIVITIES, hourOfWeek, learnBand, 
 import { METRICS, METRIC_NAMES, metricLabel, storedMetric, type MetricName, type MetricRef } from "../baselines/metrics.js";
 import { windowValues } from "../baselines/window.js";
 import { rollUpProject } from "../baselines/rollup.js";
+import { OutOfBandSince } from "../baselines/confirm.js";
+import { loadNotificationSettings } from "../settings.js";
 import { changeInWords, changePoints } from "../baselines/change-points.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger, minimumCountField, windowFormField, windowMinutesField } from "./define.js";
 
@@ -27,6 +29,9 @@ const HOUR_MS = 3_600_000;
 const CHANGE_LOOKBACK_MS = 7 * 24 * HOUR_MS;
 
 type Ready = Extract<Band, { state: "ready" }>;
+
+/** Since when each rule's agent has been out of band without an open episode (confirm.ts). */
+const outOfBand = new OutOfBandSince();
 
 const usual = (band: Ready, how: number, fmt: (v: number) => string): string =>
   `its usual ${fmt(band.median)} ${band.basis === "slot" ? `for ${slotLabel(how)}` : "(any hour: too little history for this hour of the week yet)"}`;
@@ -71,12 +76,16 @@ async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<Ale
   });
   const byAgent = new Map(stats.map((s) => [s.agent_name, s]));
   const episodes = await episodeStates(ctx.sql, rule.id);
+  const confirmMs = loadNotificationSettings().anomalyConfirmMs;
   const out: AlertFiring[] = [];
   for (const w of judged) {
     const band = learnBand(byAgent.get(w.agent_name), metric, sensitivity, w.runs);
     if (band.state === "learning") continue;
     const value = w.value;
-    const change = episodeChange(episodes, w.agent_name, outsideBand(band, metric, value));
+    const outside = outsideBand(band, metric, value);
+    const confirmed = outOfBand.confirmed(`${rule.id} ${w.agent_name}`, outside, now.getTime(), confirmMs);
+    // An episode opens once the metric has stayed out for a minute and closes on the first sweep back in band.
+    const change = episodeChange(episodes, w.agent_name, episodes.get(w.agent_name)?.open ? outside : confirmed);
     if (!change) continue;
     const details = {
       metric, ...(score ? { score_name: score } : {}), agent_name: w.agent_name, value, runs: w.runs, window_minutes, sensitivity, k: SENSITIVITIES[sensitivity],

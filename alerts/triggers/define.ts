@@ -87,7 +87,7 @@ export const COOLDOWN_FIELD: ConfigField = {
   name: "cooldown_seconds",
   label: "Cooldown (seconds)",
   kind: "number",
-  help: "At most one notification per window; firings inside it are counted and reported in the next one.",
+  help: "After a notification, this rule's next firings within this many seconds are not sent but counted, and the count is reported with the next notification sent. 0 sends every firing.",
   step: "1",
 };
 export const AGENT_FIELD: ConfigField = {

@@ -48,3 +48,15 @@ export async function releasesSeen(ch: ClickHouse, q: { readonly projectId: numb
   );
   return rows.map((r) => ({ release: String(r.release), first_seen: new Date(Number(r.first_ms)).toISOString() }));
 }
+
+/** The prompts (by name) an agent's LLM calls used since `since`: whose `production` label moves are its change points. */
+export async function promptsUsed(ch: ClickHouse, q: { readonly projectId: number; readonly agent: string; readonly since: Date }): Promise<string[]> {
+  const rows = await ch.query<{ prompt_name: string }>(
+    `SELECT DISTINCT prompt_name FROM llm_calls
+      WHERE project_id = {pid:UInt64} AND agent_name = {agent:String} AND prompt_name != ''
+        AND day >= toDate({since:DateTime64(3, 'UTC')}) AND started_at >= {since:DateTime64(3, 'UTC')}
+      ORDER BY prompt_name LIMIT 100`,
+    { pid: q.projectId, agent: q.agent, since: toChTime(q.since.toISOString()) },
+  );
+  return rows.map((r) => String(r.prompt_name));
+}

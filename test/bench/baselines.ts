@@ -10,15 +10,17 @@
  *      sensitivity, one episode per excursion), and each finished hour is appended to agent_metric_hours, so the
  *      baselines keep learning during the replay, incidents included. The live windows are computed in-process from
  *      the generated runs (the same formulas as the window SQL), not read back through ingest.
- *      Prints precision and recall of anomaly alerts, false alerts per agent per simulated week, and time to detect
- *      per injected incident.
+ *      Every window is judged under several rule sets at once (VARIANTS: the band as first merged, then each rule of
+ *      alerts/baselines/ added in turn, the last being the trigger's), each with its own episodes. Prints, per rule
+ *      set, precision and recall of anomaly alerts, false alerts per agent per simulated week and time to detect per
+ *      injected incident; for the trigger's (every set with BENCH_BREAKDOWN=all) where the false alerts come from.
  *   2. Cost. 1,000 agents × 8 metrics × 28 days of hours (5.4 M rows, written by INSERT … SELECT): one evaluation's
  *      baseline reads (8 baselineStats queries over every agent) and bands, in ms, and the process RSS (chDB runs in
  *      this process).
  *   3. SLO burn alerts: a minute-by-minute run stream with two error bursts, alerts/slos/budget.ts judging every
  *      minute, against fire and resolve times computed by hand.
  *
- * Run: npm run bench:baselines   (env: BENCH_FLEET=20, BENCH_COST_AGENTS=1000)
+ * Run: npm run bench:baselines   (env: BENCH_FLEET=20, BENCH_COST_AGENTS=1000, BENCH_BREAKDOWN=all)
  */
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -26,7 +28,8 @@ import path from "node:path";
 import { openChdb } from "../../core/clickhouse/chdb.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { baselineStats, insertMetricHours, type BaselineStats, type MetricHour } from "../../stores/baselines/metric-hours.js";
-import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, hourOfWeek, learnBand, outsideBand } from "../../alerts/baselines/band.js";
+import { BAND_RULES, HISTORY_DAYS, MIN_RUNS_PER_HOUR, hourOfWeek, learnBand, outsideBand, type BandRules } from "../../alerts/baselines/band.js";
+import { OutOfBandSince } from "../../alerts/baselines/confirm.js";
 import type { MetricName } from "../../alerts/baselines/metrics.js";
 import { BURN_ALERTS, sloStatus } from "../../alerts/slos/budget.js";
 import { FLEET_METRICS, Fleet, HOUR, MINUTE, metricsOf, type FleetMetric, type Incident, type Run } from "./baselines-fleet.js";
@@ -86,10 +89,9 @@ async function detection(ch: Awaited<ReturnType<typeof openChdb>>): Promise<void
 
   const recent: { t: number; runs: Run[] }[][] = Array.from({ length: FLEET }, () => []);
   const hourRuns: Run[][] = Array.from({ length: FLEET }, () => []);
-  const open = new Map<string, boolean>();
-  const fires: { agent: number; metric: FleetMetric; t: number }[] = [];
+  const variants = VARIANTS.map((v) => ({ ...v, open: new Map<string, boolean>(), since: new OutOfBandSince(), fires: [] as Fire[], judged: 0 }));
   let bands = new Map<string, BaselineStats>();
-  let statsMs = 0, statsQueries = 0, judged = 0;
+  let statsMs = 0, statsQueries = 0;
   for (let t = T0; t < T0 + 7 * DAY; t += MINUTE) {
     if (t % HOUR === 0) {
       if (t > T0) {
@@ -126,35 +128,73 @@ async function detection(ch: Awaited<ReturnType<typeof openChdb>>): Promise<void
       const values = metricsOf(r.flatMap((x) => x.runs));
       for (const metric of FLEET_METRICS) {
         const v = values[metric];
-        if (v.volume < MIN_RUNS) continue;
-        const band = learnBand(bands.get(`${agentName(i)} ${metric}`), bandMetric(metric), "medium", v.volume);
-        if (band.state === "learning") continue;
-        judged++;
-        const key = `${i} ${metric}`;
-        const outside = outsideBand(band, bandMetric(metric), v.value);
-        if (outside === (open.get(key) ?? false)) continue;
-        open.set(key, outside);
-        if (outside) fires.push({ agent: i, metric, t: t + MINUTE }); // judged at the minute's end
+        const m = bandMetric(metric);
+        for (const x of variants) {
+          if (v.volume < MIN_RUNS) continue;
+          const band = learnBand(bands.get(`${agentName(i)} ${metric}`), m, "medium", v.volume, x.rules);
+          if (band.state === "learning") continue;
+          x.judged++;
+          const key = `${i} ${metric}`;
+          const outside = outsideBand(band, m, v.value);
+          const confirmed = x.since.confirmed(key, outside, t, x.confirm ? MINUTE : 0);
+          const open = x.open.get(key) ?? false;
+          const active = open ? outside : confirmed;
+          if (active === open) continue;
+          x.open.set(key, active);
+          if (active) x.fires.push({ agent: i, metric, t: t + MINUTE, volume: v.volume }); // judged at the minute's end
+        }
       }
     }
   }
-  const matches = (f: (typeof fires)[number], x: Incident) =>
-    f.agent === x.agent && x.metrics.includes(f.metric) && f.t >= x.start && f.t <= x.end + WINDOW_MIN * MINUTE;
+  console.log(`replay: 7 simulated days, a sweep every simulated minute; ${statsQueries} baselineStats reads, ${(statsMs / statsQueries).toFixed(1)} ms each (load ${load()})`);
+  console.log("each rule set judges the same replay; the rules are cumulative, the last is the trigger's (BAND_RULES + confirmation):");
+  for (const x of variants) report(x.name, x.fires, x.judged, x === variants.at(-1) || process.env.BENCH_BREAKDOWN === "all");
+}
+
+interface Fire { agent: number; metric: FleetMetric; t: number; volume: number }
+
+/** The rule sets compared, cumulative: the band as it was, then each rule of alerts/baselines/ added in turn. */
+const BEFORE: BandRules = { shrinkHours: 0, relativeFloor: 0.05, exactShares: false };
+const VARIANTS: { name: string; rules: BandRules; confirm: boolean }[] = [
+  { name: "slot MAD only", rules: BEFORE, confirm: false },
+  { name: "+ two sweeps out of band", rules: BEFORE, confirm: true },
+  { name: "+ shrinkage to the all-hours spread", rules: { ...BEFORE, shrinkHours: BAND_RULES.shrinkHours }, confirm: true },
+  { name: "+ shares judged on the binomial tail", rules: BAND_RULES, confirm: true },
+];
+
+function report(name: string, fires: readonly Fire[], judged: number, details: boolean): void {
+  const matches = (f: Fire, x: Incident) => f.agent === x.agent && x.metrics.includes(f.metric) && f.t >= x.start && f.t <= x.end + WINDOW_MIN * MINUTE;
   const truePos = fires.filter((f) => INCIDENTS.some((x) => matches(f, x)));
   const falsePos = fires.filter((f) => !INCIDENTS.some((x) => matches(f, x)));
   const detected = INCIDENTS.map((x) => ({ x, first: fires.filter((f) => matches(f, x)).sort((a, b) => a.t - b.t)[0] }));
-  console.log(`replay: 7 simulated days, a sweep every simulated minute (${judged.toLocaleString("en-US")} agent-metric judgements); ${statsQueries} baselineStats reads, ${(statsMs / statsQueries).toFixed(1)} ms each (load ${load()})`);
-  console.log(`anomaly alerts: ${fires.length} fired, ${truePos.length} on an injected incident`);
-  console.log(`  precision ${(truePos.length / Math.max(1, fires.length)).toFixed(2)}, recall ${(detected.filter((d) => d.first).length / INCIDENTS.length).toFixed(2)} (${detected.filter((d) => d.first).length} of ${INCIDENTS.length} incidents)`);
-  console.log(`  false alerts: ${falsePos.length} in ${FLEET} agent-weeks = ${(falsePos.length / FLEET).toFixed(2)} per agent per week (target < 1)`);
+  const delays = detected.map((d) => (d.first ? `${Math.round((d.first.t - d.x.start) / MINUTE)}` : "–")).join("/");
   const byMetric = new Map<string, number>();
   for (const f of falsePos) byMetric.set(f.metric, (byMetric.get(f.metric) ?? 0) + 1);
-  if (falsePos.length) console.log(`  false alerts by metric: ${[...byMetric].map(([m, n]) => `${m} ${n}`).join(", ")}`);
+  console.log(`${name}: ${fires.length} alerts (${judged.toLocaleString("en-US")} judgements), precision ${(truePos.length / Math.max(1, fires.length)).toFixed(2)}, recall ${detected.filter((d) => d.first).length}/${INCIDENTS.length}, false alerts per agent-week ${(falsePos.length / FLEET).toFixed(2)} (${[...byMetric].map(([m, n]) => `${m} ${n}`).join(", ") || "none"}); minutes to detect ${delays}`);
+  if (!details) return;
+  if (falsePos.length) breakdown(falsePos);
   console.log("  time to detect (simulated, from the incident's start; target ≤ 10 min):");
   for (const { x, first } of detected) {
     const delay = first ? `${Math.round((first.t - x.start) / MINUTE)} min (${first.metric})` : "not detected";
     console.log(`    ${x.kind.padEnd(31)} agent ${x.agent}, ${new Date(x.start).toISOString().slice(0, 16)}Z: ${delay}`);
   }
+}
+
+/** Where the false alerts come from: per metric, by the window's volume and by the UTC hour of the day. */
+function breakdown(falsePos: readonly Fire[]): void {
+  const table = (name: string, key: (f: Fire) => string) => {
+    const by = new Map<string, Map<string, number>>();
+    for (const f of falsePos) {
+      const row = by.get(f.metric) ?? new Map<string, number>();
+      row.set(key(f), (row.get(key(f)) ?? 0) + 1);
+      by.set(f.metric, row);
+    }
+    for (const [metric, row] of by) console.log(`    ${metric} by ${name}: ${[...row].sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true })).map(([k, n]) => `${k}: ${n}`).join(", ")}`);
+  };
+  const bucket = (v: number) => (v < 20 ? "<20" : v < 40 ? "20-39" : v < 80 ? "40-79" : "80+");
+  console.log("  false alerts:");
+  table("window volume", (f) => bucket(f.volume));
+  table("UTC hour", (f) => String(new Date(f.t).getUTCHours()).padStart(2, "0"));
 }
 
 async function cost(ch: Awaited<ReturnType<typeof openChdb>>): Promise<void> {

@@ -10,6 +10,8 @@ process.env.RUNWATCH_ALLOW_PRIVATE_WEBHOOKS = "1";
 process.env.RUNWATCH_NOTIFY_BACKOFF_MS = "50";
 process.env.RUNWATCH_NOTIFY_POLL_MS = "50";
 process.env.RUNWATCH_ALERT_SWEEP_MS = "300";
+// Out of band on sweeps 0.6 s apart (two or three) fires: the 1-minute default scaled to the sweep above.
+process.env.RUNWATCH_ANOMALY_CONFIRM_MS = "600";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CookieJar, csrfFrom, json, startTestServer, type TestServer } from "./harness.js";
@@ -95,6 +97,17 @@ describe("anomaly alerts", () => {
       "config.metric": "latency_p95", "config.window_minutes": "1", "config.min_runs": "5",
     });
     expect(created.status).toBe(302);
+    // The list says the rule's conditions in words: the metric's label, not its key.
+    const list = await (await jar.fetch(`${srv.url}/alerts`)).text();
+    expect(list).toContain("metric: p95 latency");
+    expect(list).not.toContain("latency_p95");
+    // The form: "When" lists the triggers' names only (each description is shown in its own fieldset), and the
+    // cooldown help says what a default of 0 means.
+    const form = await (await jar.fetch(`${srv.url}/alerts/new`)).text();
+    expect(form).toContain('<option value="anomaly">Anomaly (learned baseline)</option>');
+    expect(form).toMatch(/<legend>Anomaly \(learned baseline\)<\/legend>\s*<p class="help trigger-description">An agent&#39;s metric leaves the band/);
+    expect(form).toContain("0 sends every firing. Default 0: every firing is sent");
+    expect(form).toContain("0 sends every firing. Default 300 s.");
 
     // Slow runs that ended 40 s ago: inside the 1-minute window for about 20 s.
     const ingest = (events: unknown[]) => fetch(`${srv.url}/api/ingest/batch`, json(key, { events }));
@@ -147,7 +160,7 @@ describe("anomaly alerts", () => {
     // The agent page: each metric's usual value for this hour, the last 30 minutes, and the latest change.
     const agentPage = await (await jar.fetch(`${srv.url}/agents/refund-bot`)).text();
     const card = agentPage.slice(agentPage.indexOf('id="baselines"'), agentPage.indexOf("</section>", agentPage.indexOf('id="baselines"')));
-    expect(card).toMatch(/<td>p95 latency<\/td><td class="small">4\.6 s \(up to 5\.52 s\) for \w+ \d\d:00<\/td><td class="small">14\.2 s \(10 runs\) <span class="badge badge-error" title="outside its usual band">unusual<\/span><\/td><td class="small">release 2\.4\.2 \([0-9-]+ [0-9:]+ UTC\): 4\.\d+ s before → no runs after<\/td>/);
+    expect(card).toMatch(/<td>p95 latency<\/td><td class="small">4\.6 s \(up to 5\.52 s\) for \w+ \d\d:00<\/td><td class="small">14\.2 s \(10 runs\) <span class="badge badge-error" title="outside its usual band">unusual<\/span><\/td><td class="small">release 2\.4\.2 \([0-9-]+ [0-9:]+ UTC\): 4\.\d+ s before it, no whole hour with runs since yet<\/td>/);
     expect(card).toContain("<td>error rate</td><td class=\"small\">learning: 0 of 24 hours</td>");
     expect(card.match(/unusual<\/span>/g)).toHaveLength(1); // only the metric out of its band is marked
   }, 90_000);
@@ -199,5 +212,33 @@ describe("anomaly alerts", () => {
     expect(missing.status).toBe(422);
     expect((await missing.json()).error).toMatchObject({ field: "score" });
     expect((await (await get("agent=tool-bot&metric=tool_error_rate")).json()).window).toMatchObject({ runs: 6 });
+  }, 60_000);
+
+  it("a move of the production label of a prompt an agent uses is one of its change points", async () => {
+    const send = (method: string, path: string, body: unknown) => fetch(`${srv.url}${path}`, { ...json(key, body), method });
+    // answer: v1 made with the label, v2 labelled later; other: moved too, but no call of prompt-bot uses it.
+    expect((await send("POST", "/api/prompts/answer/versions", { prompt: "Answer {{q}}", labels: ["production"] })).status).toBe(201);
+    expect((await send("POST", "/api/prompts/answer/versions", { prompt: "Answer briefly {{q}}" })).status).toBe(201);
+    expect((await send("PUT", "/api/prompts/answer/labels/production", { version: 2 })).status).toBe(200);
+    expect((await send("PUT", "/api/prompts/answer/labels/staging", { version: 1 })).status).toBe(200);
+    expect((await send("POST", "/api/prompts/other/versions", { prompt: "Other", labels: ["production"] })).status).toBe(201);
+
+    const events = [
+      { event_type: "run_start", sdk_run_id: "pr-1", agent_name: "prompt-bot", payload: {} },
+      { event_type: "step", sdk_run_id: "pr-1", span_id: "s1", payload: { kind: "llm", node_name: "answer", phase: "start", model: "gpt-4o" } },
+      { event_type: "step", sdk_run_id: "pr-1", span_id: "s1", payload: { kind: "llm", node_name: "answer", phase: "end", model: "gpt-4o", prompt_tokens: 10, completion_tokens: 2, duration_ms: 300, prompt_name: "answer", prompt_version: 2 } },
+      { event_type: "run_end", sdk_run_id: "pr-1", payload: {} },
+    ];
+    expect((await fetch(`${srv.url}/api/ingest/batch`, json(key, { events }))).status).toBe(207);
+    const changes = async () => (await (await fetch(`${srv.url}/api/baselines?agent=prompt-bot&metric=latency_p95`, { headers: { authorization: `Bearer ${key}` } })).json()).changes;
+    await expect.poll(async () => (await changes()).length, { timeout: 15_000, interval: 200 }).toBe(2);
+    const [first, second] = await changes();
+    expect(first).toMatchObject({ kind: "prompt_label", label: "prompt answer v1", prompt: "answer", version: 1, from_version: null });
+    expect(second).toMatchObject({ kind: "prompt_label", label: "prompt answer v2", prompt: "answer", version: 2, from_version: 1 });
+    expect(Date.parse(second.at)).toBeGreaterThanOrEqual(Date.parse(first.at));
+
+    // The agent page's card names the latest one.
+    const agentPage = await (await jar.fetch(`${srv.url}/agents/prompt-bot`)).text();
+    expect(agentPage).toMatch(/prompt answer v2 \([0-9-]+ [0-9:]+ UTC\): no runs in the 24 h before or after it yet/);
   }, 60_000);
 });

@@ -26,14 +26,27 @@ export async function agentBaselines(deps: WebDeps, projectId: number, agent: st
       ? `learning: ${band.hours} of ${band.needed} hours`
       : `${fmt(band.median)} (up to ${fmt(band.upper)}) ${band.basis === "slot" ? `for ${x.hour_of_week}` : "any hour"}`;
     const last = x.changes.at(-1);
-    const side = (v: number | null) => (v === null || Number.isNaN(v) ? "no runs" : fmt(v));
-    const change = last
-      ? `${last.label} (${last.at.slice(0, 16).replace("T", " ")} UTC): ${side(last.before.value)} before → ${side(last.after.value)} after` +
-        (last.shift_in_spreads === null ? "" : `, ${last.shift_in_spreads >= 0 ? "+" : ""}${last.shift_in_spreads.toFixed(1)} spreads`)
-      : null;
+    const change = last ? changeInWords(last, fmt) : null;
     const volume = metric === "tool_error_rate" ? "tool calls" : "runs";
     const measured = x.window.runs > 0 && x.window.value !== null;
     const outside = measured && band.state === "ready" && outsideBand(band, metric, x.window.value!);
     return { label: x.label, usual, now: measured ? `${fmt(x.window.value!)} (${x.window.runs} ${volume})` : "no runs", outside, change };
   }));
+}
+
+type ChangeSeen = Awaited<ReturnType<typeof explainBaseline>>["changes"][number];
+
+/**
+ * "config v2 (2026-12-01 14:00 UTC): 4.6 s before → 6.1 s after, +2.3 spreads"; a side without runs (no whole hour
+ * with runs before or since) is said in words instead of "no runs → no runs".
+ */
+function changeInWords(c: ChangeSeen, fmt: (v: number) => string): string {
+  const has = (v: number | null): v is number => v !== null && !Number.isNaN(v);
+  const head = `${c.label} (${c.at.slice(0, 16).replace("T", " ")} UTC)`;
+  const { value: before } = c.before, { value: after } = c.after;
+  if (!has(before) && !has(after)) return `${head}: no runs in the 24 h before or after it yet`;
+  if (!has(after)) return `${head}: ${fmt(before as number)} before it, no whole hour with runs since yet`;
+  if (!has(before)) return `${head}: ${fmt(after)} since, no runs in the 24 h before it`;
+  const shift = c.shift_in_spreads === null ? "" : `, ${c.shift_in_spreads >= 0 ? "+" : ""}${c.shift_in_spreads.toFixed(1)} spreads`;
+  return `${head}: ${fmt(before)} before → ${fmt(after)} after${shift}`;
 }

@@ -205,7 +205,8 @@ function ruleView(r: StoredRule, triggers: TriggerRegistry) {
   const trigger = triggers.get(r.trigger_type);
   const conditions = (trigger?.fields ?? [])
     .filter((f) => f.name !== "cooldown_seconds" && r.config[f.name] !== undefined && r.config[f.name] !== "")
-    .map((f) => `${f.label.replace(/ \(.*\)$/, "").toLowerCase()}: ${r.config[f.name]}`);
+    // A select's value is shown as its option's words ("p95 latency", not latency_p95).
+    .map((f) => `${f.label.replace(/ \(.*\)$/, "").toLowerCase()}: ${f.options?.find((o) => o.value === String(r.config[f.name]))?.label ?? r.config[f.name]}`);
   return { ...r, trigger_label: trigger?.label ?? r.trigger_type, conditions, cooldown: alerts.cooldownSecondsOf(trigger, r.config) };
 }
 

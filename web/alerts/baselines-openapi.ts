@@ -23,8 +23,9 @@ const Baseline = Schema.Struct({
   learned_from: Schema.Array(Schema.Struct({ hour: Schema.String, runs: Schema.Number, value: Schema.Number })),
   window: Schema.Struct({ minutes: Schema.Number, runs: Schema.Number, value: Num }),
   changes: Schema.Array(Schema.Struct({
-    kind: Schema.Literal("config_activation", "release"), label: Schema.String, at: Schema.String,
+    kind: Schema.Literal("config_activation", "release", "prompt_label"), label: Schema.String, at: Schema.String,
     version: Schema.optional(Schema.Number), release: Schema.optional(Schema.String),
+    prompt: Schema.optional(Schema.String), from_version: Schema.optional(Schema.NullOr(Schema.Number)),
     before: Side, after: Side, shift_in_spreads: Num,
   })),
 }).annotations({ identifier: "Baseline" });

@@ -7,9 +7,10 @@ const Slo = Schema.Struct({
   id: Schema.Number,
   name: Schema.String,
   agent_name: Schema.String,
-  objective: Schema.Literal("success_rate", "latency"),
+  objective: Schema.Literal("success_rate", "latency", "score_mean"),
   target: Schema.Number,
   threshold_seconds: Schema.NullOr(Schema.Number),
+  score_name: Schema.NullOr(Schema.String),
   window_days: Schema.Number,
   created_at: Schema.String,
   objective_text: Schema.String,
@@ -23,9 +24,10 @@ const Slo = Schema.Struct({
 const SloInput = Schema.Struct({
   name: Schema.String,
   agent_name: Schema.String,
-  objective: Schema.Literal("success_rate", "latency"),
-  target: Schema.Number.annotations({ description: "The share of runs that must be good, between 0 and 1 (e.g. 0.99)." }),
+  objective: Schema.Literal("success_rate", "latency", "score_mean"),
+  target: Schema.Number.annotations({ description: "The share of runs that must be good, between 0 and 1 (e.g. 0.99); score_mean: the least mean of the score (values clamped to 0 – 1)." }),
   threshold_seconds: Schema.optional(Schema.NullOr(Schema.Number)).annotations({ description: "latency only: a run is good when it ends within this many seconds." }),
+  score_name: Schema.optional(Schema.NullOr(Schema.String)).annotations({ description: "score_mean only: the score whose mean must stay at or above the target." }),
   window_days: Schema.Number.annotations({ description: "1 – 90." }),
 }).annotations({ identifier: "SloInput" });
 const Id = { name: "id", in: "path" as const, required: true, schema: Schema.String };
