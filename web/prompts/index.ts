@@ -1,13 +1,14 @@
-/** Prompts: their API (prompts-api.ts, the gate on production: prompt-gate-api.ts), OpenAPI paths (prompts-openapi.ts) and pages (prompts-page.ts); docs/PROMPTS.md. */
+/** Prompts: their API (prompts-api.ts, the gate on production: prompt-gate-api.ts, the playground: playground-api.ts), OpenAPI paths (prompts-openapi.ts) and pages (prompts-page.ts); docs/PROMPTS.md. */
 import type { WebFeature } from "../feature.js";
 import { registerPromptGateApi } from "./prompt-gate-api.js";
 import { registerPromptsApi } from "./prompts-api.js";
+import { registerPlaygroundApi } from "./playground-api.js";
 import { PROMPT_OPERATIONS } from "./prompts-openapi.js";
 import { registerPromptsPage } from "./prompts-page.js";
 
 export const prompts: WebFeature = {
   name: "prompts",
-  apis: [registerPromptsApi, registerPromptGateApi],
+  apis: [registerPromptsApi, registerPromptGateApi, registerPlaygroundApi],
   pages: [registerPromptsPage],
   openapi: PROMPT_OPERATIONS,
 };
