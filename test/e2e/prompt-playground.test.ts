@@ -9,9 +9,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProject, setMember } from "../../stores/accounts/projects.js";
+import { switchProject } from "../../stores/accounts/current-project.js";
 import { startFakeProviders, type FakeProviders } from "../../agents-service/test/fake-providers.js";
 import { KEYS, SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
-import { json, startTestServer, type TestAccount, type TestServer } from "./harness.js";
+import { csrfFrom, json, loginJar, startTestServer, type TestAccount, type TestServer } from "./harness.js";
 
 process.env.RUNWATCH_ALLOW_PRIVATE_PROVIDER_URLS = "1";
 
@@ -22,6 +23,7 @@ let theirs: FakeProviders;
 let srv: TestServer;
 let admin: { id: number; key: string };
 let viewerKey: string;
+let viewerEmail: string;
 let stranger: TestAccount;
 
 beforeAll(async () => {
@@ -35,6 +37,7 @@ beforeAll(async () => {
   const viewer = await srv.user();
   await setMember(srv.ports.sql, admin.id, viewer.email, "viewer", admin.id);
   viewerKey = await srv.key(viewer.id, { projectId: admin.id });
+  viewerEmail = viewer.email;
   stranger = await srv.account();
   for (const key of [admin.key, stranger.key]) {
     expect((await post("/api/prompts/support/versions", {
@@ -116,6 +119,20 @@ describe("the prompts playground's API", () => {
   it("is for members and above; a project spends the operator's key only when allowed, else its own; runs count against its caps", async () => {
     const before = agents.fake.requests.length;
     expect((await run({ version: 1, variables }, viewerKey)).status).toBe(403);
+    // The page: a viewer reads the versions side by side, with no run or save, and may not post them.
+    const [project] = await srv.ports.sql.query<{ slug: string }>("SELECT slug FROM projects WHERE id = $1", [admin.id]);
+    await switchProject(srv.ports.sql, (await srv.ports.sql.query<{ id: number }>("SELECT id FROM users WHERE email = $1", [viewerEmail]))[0]!.id, project!.slug);
+    const jar = await loginJar(srv.url, viewerEmail);
+    const pageRes = await jar.fetch(`${srv.url}/p/${project!.slug}/prompts/support/playground?a=1&b=2`);
+    const html = await pageRes.text();
+    expect(pageRes.status).toBe(200);
+    expect(html).toContain('id="side-b"');
+    expect(html).toContain('id="read-only"');
+    expect(html).not.toContain('id="run"');
+    expect(html).not.toContain("save-side");
+    const form = { _csrf: csrfFrom(html), a_version: "1", a_format: "text", a_prompt: "Hi", "var:company": "Acme" };
+    expect((await jar.form(`${srv.url}/p/${project!.slug}/prompts/support/playground`, form)).status).toBe(403);
+    expect((await jar.form(`${srv.url}/p/${project!.slug}/prompts/support/playground/save?side=a`, form)).status).toBe(403);
     const refused = await run({ version: 1, variables }, stranger.key);
     expect(refused.status).toBe(403);
     expect(refused.body.error.message).toContain("RUNWATCH_OPERATOR_JUDGE_KEY");

@@ -13,7 +13,7 @@ import type { ChatMessage } from "../../core/agents/contract.js";
 import { NotFound, ValidationError } from "../../core/errors.js";
 import { projectCompletion, type CompleteCall } from "../../evaluation/index.js";
 import { playgroundRequest, readPrompt } from "../../prompts/index.js";
-import { checkPromptVersion, type PromptConfigValue, type PromptContent } from "../../stores/prompt-input.js";
+import { checkPromptName, checkPromptVersion, type PromptConfigValue, type PromptContent } from "../../stores/prompt-input.js";
 import type { VersionRef } from "../../stores/prompts.js";
 import type { WebDeps } from "../deps.js";
 import { HttpProblem } from "../http-errors.js";
@@ -69,6 +69,8 @@ async function subjectOf(deps: WebDeps, projectId: number, name: string, s: Play
       throw err;
     }
   }
+  // A draft may name a prompt that has no version yet (one opened from an LLM span): its name is still checked.
+  checkPromptName(name);
   const checked = checkPromptVersion({ prompt: s.draft.prompt, ...(s.draft.config !== undefined ? { config: s.draft.config } : {}) });
   return { version: null, from: s.from ?? null, prompt: checked.content, config: checked.config };
 }

@@ -44,7 +44,7 @@ async function promptsPage(ctx: Context, deps: WebDeps, extra: Record<string, un
  * A version's body from the form: the prompt as text, or chat messages as a JSON array; the model config's fields;
  * labels comma-separated. A JSON that does not parse is refused naming its field.
  */
-function versionBody(form: Record<string, string>): Record<string, unknown> {
+export function versionBody(form: Readonly<Record<string, string | undefined>>): Record<string, unknown> {
   const json = (field: string, text: string | undefined) => {
     if (!text?.trim()) return undefined;
     try {
@@ -68,7 +68,7 @@ function versionBody(form: Record<string, string>): Record<string, unknown> {
 }
 
 /** The page's field a refusal names: `config.model` → `model`, `prompt.0.role` → `prompt`, `labels.1` → `labels`. */
-const formField = (field: string) => (field.startsWith("config.") ? field.split(".")[1]! : field.split(".")[0]!);
+export const formField = (field: string) => (field.startsWith("config.") ? field.split(".")[1]! : field.split(".")[0]!);
 
 async function createPrompt(ctx: Context, deps: WebDeps): Promise<void> {
   const form = await readForm(ctx);
@@ -86,7 +86,7 @@ async function createPrompt(ctx: Context, deps: WebDeps): Promise<void> {
 }
 
 /** Form values that show `v` in the new-version form, to change it into the next version. */
-function formValuesOf(v: PromptVersionView): Record<string, string> {
+export function formValuesOf(v: Pick<PromptVersionView, "type" | "prompt" | "config">): Record<string, string> {
   const json = (x: unknown) => (x === undefined ? "" : JSON.stringify(x, null, 2));
   return {
     format: v.type, prompt: typeof v.prompt === "string" ? v.prompt : json(v.prompt),
