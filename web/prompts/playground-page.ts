@@ -6,15 +6,18 @@
  *   POST /prompts/:name/playground         run both sides at once (playground-run.ts): each shows the rendered
  *                                          messages, the answer, tokens, cost and latency, or why it failed
  *   POST /prompts/:name/playground/save?side=a|b  the side as edited, with a commit message, as a new version
+ *   POST /prompts/:name/playground/draft   an LLM span opened from the trace view (web/static/trace/playground-link.js):
+ *                                          its messages and model as side A, a draft of this prompt — which need not
+ *                                          exist yet: saving the draft creates it
  *
  * Reading needs `read` (a viewer sees the versions, no run or save); running and saving `edit_prompts`.
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
-import { ValidationError } from "../../core/errors.js";
+import { NotFound, ValidationError } from "../../core/errors.js";
 import { promptVariables, promptVersions, pushPromptVersion, readPrompt, type PromptVersionView } from "../../prompts/index.js";
 import { MAX_VERSIONS } from "../../stores/prompts.js";
-import { checkPromptVersion } from "../../stores/prompt-input.js";
+import { checkPromptName, checkPromptVersion } from "../../stores/prompt-input.js";
 import { projectOfRequest } from "../auth/project.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { readForm, redirectAfterPost } from "../forms.js";
@@ -44,7 +47,9 @@ export interface Side {
 export function registerPlaygroundPage(router: Router, deps: WebDeps): void {
   mountPages(router, deps, {
     read: { "GET /prompts/:name/playground": playgroundPage },
-    edit_prompts: { "POST /prompts/:name/playground": runSides, "POST /prompts/:name/playground/save": saveSide },
+    edit_prompts: {
+      "POST /prompts/:name/playground": runSides, "POST /prompts/:name/playground/save": saveSide, "POST /prompts/:name/playground/draft": spanDraft,
+    },
   });
 }
 
@@ -83,9 +88,19 @@ function variablesOf(sides: readonly Side[]): string[] {
   return [...names];
 }
 
+/** The prompt's versions, none when it has none yet (a draft opened from a span names a new prompt). */
+async function versionsOf(deps: WebDeps, projectId: number, name: string): Promise<PromptVersionView[]> {
+  try {
+    return await promptVersions(deps.ports.sql, projectId, name, { limit: VERSIONS_LISTED });
+  } catch (err) {
+    if (err instanceof NotFound && err.resource === "prompt") return [];
+    throw err;
+  }
+}
+
 async function render(ctx: Context, deps: WebDeps, sides: Side[], extra: Record<string, unknown> = {}, status = 200): Promise<void> {
-  const name = String(ctx.params.name);
-  const versions = await promptVersions(deps.ports.sql, projectOfRequest(ctx).id, name, { limit: VERSIONS_LISTED });
+  const name = checkPromptName(String(ctx.params.name));
+  const versions = await versionsOf(deps, projectOfRequest(ctx).id, name);
   renderPage(ctx, "playground.njk", {
     title: `Playground · ${name}`, name, versions, sides, variables: variablesOf(sides), var_values: {}, save_errors: {},
     side_b: sides.some((s) => s.key === "b"), picked: { a: sides[0]?.version ?? null, b: sides[1]?.version ?? null }, ...extra,
@@ -131,7 +146,7 @@ async function runSides(ctx: Context, deps: WebDeps): Promise<void> {
   const form = await readForm(ctx);
   const name = String(ctx.params.name);
   const projectId = projectOfRequest(ctx).id;
-  await readPrompt(deps.ports.sql, projectId, name, { latest: true });
+  checkPromptName(name);
   const sides = sidesOfForm(form);
   const vars = variablesOfForm(form);
   // Both sides at once: the page waits for the slower one, not for both in a row.
@@ -152,7 +167,7 @@ async function saveSide(ctx: Context, deps: WebDeps): Promise<void> {
   const form = await readForm(ctx);
   const name = String(ctx.params.name);
   const projectId = projectOfRequest(ctx).id;
-  await readPrompt(deps.ports.sql, projectId, name, { latest: true });
+  checkPromptName(name);
   const sides = sidesOfForm(form);
   const key = queryParam(ctx, "side") === "b" ? "b" : "a";
   const side = sides.find((s) => s.key === key);
@@ -165,4 +180,26 @@ async function saveSide(ctx: Context, deps: WebDeps): Promise<void> {
     const e = sideError(err);
     await render(ctx, deps, sides, { var_values: vars, message: form.message ?? "", save_errors: { [key]: `${formField(e.field)}: ${e.message}` } }, e.status);
   }
+}
+
+/** A span's provider as the playground names it: its own ids, Google's names for Gemini; anything else is left to pick. */
+const PROVIDER_OF: Record<string, string> = { openai: "openai", anthropic: "anthropic", gemini: "gemini", google: "gemini", google_genai: "gemini", "gcp.gemini": "gemini", "gcp.vertex_ai": "gemini", vertex_ai: "gemini" };
+
+async function spanDraft(ctx: Context, deps: WebDeps): Promise<void> {
+  const form = await readForm(ctx);
+  let messages: unknown;
+  try {
+    messages = JSON.parse(form.messages ?? "");
+  } catch {
+    throw new ValidationError({ field: "messages", message: "messages must be the span's messages as JSON" });
+  }
+  // Checked as a version's body would be, so the draft shown is one the playground can run and save.
+  const draft = checkPromptVersion({ prompt: messages, config: {} });
+  const provider = PROVIDER_OF[(form.provider ?? "").trim().toLowerCase()] ?? "";
+  const values = {
+    ...formValuesOf({ type: draft.type, prompt: draft.content, config: {} }),
+    provider, model: (form.model ?? "").trim().slice(0, 200),
+  };
+  const from = versionParam(form.version);
+  await render(ctx, deps, [{ key: "a", version: null, values, edited: true }], { from_span: { version: from ?? null } });
 }
