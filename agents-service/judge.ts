@@ -18,7 +18,7 @@ import { guardedFetch } from "../core/network/guarded-fetch.js";
 
 export const MAX_JUDGE_PROMPT_CHARS = 400_000;
 /** The fetch for a project's own server: each connection checked when it is made, no redirects. */
-const projectServerFetch = guardedFetch({ allowPrivate: false });
+export const projectServerFetch = guardedFetch({ allowPrivate: false });
 const MODEL_NAME = /^[A-Za-z0-9][\w.:/@+-]*$/;
 
 const JudgeRequestSchema = Schema.Struct({
@@ -51,8 +51,8 @@ export function parseJudgeRequest(body: unknown): JudgeRequest {
   throw new ServiceError({ status: 422, code: "validation_failed", message: `${field ?? "body"}: ${issue?.message ?? "invalid"}`, field });
 }
 
-/** The settings for this request: the service's, or with the request's connection for its provider. */
-async function settingsFor(settings: AgentsSettings, req: JudgeRequest): Promise<AgentsSettings> {
+/** The settings for this request (a judge's or a completion's): the service's, or with the request's connection for its provider. */
+export async function settingsFor(settings: AgentsSettings, req: Pick<JudgeRequest, "provider" | "connection">): Promise<AgentsSettings> {
   const c = req.connection;
   if (!c) return settings;
   if (!req.provider) throw new ServiceError({ status: 422, code: "validation_failed", message: "provider: required with a connection", field: "provider" });

@@ -1,9 +1,10 @@
 /**
- * agents-service (docs/AGENTS-SERVICE.md): plain node:http, three routes.
+ * agents-service (docs/AGENTS-SERVICE.md): plain node:http, five routes.
  *   GET  /health     status, version, uptime, which providers are configured, detector state
  *   GET  /providers  the three providers, their models (with prices) and whether each is configured
  *   POST /improve    X-Agent-Secret required; detect language, ask the LLM, return suggestions + diff + usage
  *   POST /judge      X-Agent-Secret required; one structured completion for an LLM-as-judge evaluator (judge.ts)
+ *   POST /complete   X-Agent-Secret required; a plain chat completion, the prompts playground's run (complete.ts)
  * Errors are always `{error:{code,message,field?}}`; nothing a client sends can produce a 500.
  */
 import http from "node:http";
@@ -16,6 +17,7 @@ import type { Config } from "../core/config.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { ServiceError, errorBody } from "./errors.js";
 import { improve } from "./improve.js";
+import { complete, MAX_COMPLETE_CHARS, parseCompleteRequest } from "./complete.js";
 import { judge, MAX_JUDGE_PROMPT_CHARS, parseJudgeRequest } from "./judge.js";
 import { detectorState } from "./language/detect.js";
 import { modelPrice } from "./pricing.js";
@@ -163,6 +165,23 @@ export async function startAgentsService(config: Config, opts: AgentsServiceOpti
     }
   };
 
+  // The playground's completions share the judges' slots: both are one provider call made for the dashboard.
+  const handleComplete = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    requireSecret(req, res);
+    if (judging >= settings.maxConcurrent) {
+      throw new ServiceError({ status: 503, code: "busy", message: `too many completions in progress (${settings.maxConcurrent}); retry shortly`, retryAfterSec: 2 });
+    }
+    judging++;
+    try {
+      const body = parseCompleteRequest(await readJson(req, MAX_COMPLETE_CHARS * 4 + 64 * 1024));
+      const result = await complete({ settings, fetch: fetchImpl, signal: abortOnClose(res) }, body);
+      logger.info("complete", { provider: result.provider, model: result.model, ms: result.duration_ms, attempts: result.attempts, ...result.usage });
+      send(res, 200, result);
+    } finally {
+      judging--;
+    }
+  };
+
   const handleImprove = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     // One id per request: logged, returned as X-Request-Id, and the sdk_run_id of the self-reported run.
     const incoming = req.headers["x-request-id"];
@@ -224,12 +243,14 @@ export async function startAgentsService(config: Config, opts: AgentsServiceOpti
           return handleImprove(req, res);
         case "POST /judge":
           return handleJudge(req, res);
+        case "POST /complete":
+          return handleComplete(req, res);
       }
-      const allowed = { "/health": "GET, HEAD", "/providers": "GET", "/improve": "POST", "/judge": "POST" }[url.pathname];
+      const allowed = { "/health": "GET, HEAD", "/providers": "GET", "/improve": "POST", "/judge": "POST", "/complete": "POST" }[url.pathname];
       if (allowed) {
         throw new ServiceError({ status: 405, code: "method_not_allowed", message: `${req.method} is not allowed on ${url.pathname} (allowed: ${allowed})` });
       }
-      throw new ServiceError({ status: 404, code: "not_found", message: `no route ${url.pathname}; try GET /health, GET /providers, POST /improve, POST /judge` });
+      throw new ServiceError({ status: 404, code: "not_found", message: `no route ${url.pathname}; try GET /health, GET /providers, POST /improve, POST /judge, POST /complete` });
     };
     handle().catch((err) => {
       if (res.headersSent) return res.destroy();

@@ -79,6 +79,8 @@ export function llmCallRow(e: PipelineEvent, run: Readonly<RunRecord>): Record<s
   const duration = count(p.duration_ms);
   return {
     user_id: e.user_id,
+    // The run's project: the column's default is user_id, the sender, which is another number in a team's project.
+    project_id: run.project_id,
     run_id: e.run_id,
     sdk_run_id: e.sdk_run_id,
     call_id: e.span_id || e.event_id,

@@ -37,3 +37,29 @@ export async function promptVersionUsage(ch: ClickHouse, projectId: number, name
     prompt_tokens: n(r.prompt), completion_tokens: n(r.completion), cost_usd: n(r.cost),
   }));
 }
+
+/** The mean of one score over the runs whose LLM calls used one version of a prompt. */
+export interface PromptVersionScore {
+  readonly version: number;
+  readonly name: string;
+  readonly mean: number;
+  readonly count: number;
+}
+
+/**
+ * Per version of the prompt `name`, the mean of each numeric or boolean score given to the runs that called it (a
+ * run that used two versions counts for both); string scores left out. One join of the prompt's runs with the
+ * project's scores, at most `limit` rows, the newest versions first.
+ */
+export async function promptVersionScores(ch: ClickHouse, projectId: number, name: string, limit = 1_000): Promise<PromptVersionScore[]> {
+  const rows = await ch.query<Record<string, unknown>>(
+    `SELECT v.version AS version, s.name AS name, avg(s.value_number) AS mean, count() AS n
+       FROM (SELECT run_id, name, value_number FROM scores FINAL
+              WHERE project_id = {pid:UInt64} AND value_type IN ('number', 'boolean')) AS s
+       JOIN (SELECT DISTINCT run_id, prompt_version AS version FROM llm_calls FINAL
+              WHERE project_id = {pid:UInt64} AND prompt_name = {name:String} AND prompt_version > 0) AS v ON v.run_id = s.run_id
+      GROUP BY version, name ORDER BY version DESC, name LIMIT {limit:UInt32}`,
+    { pid: projectId, name, limit },
+  );
+  return rows.map((r) => ({ version: Number(r.version), name: String(r.name), mean: Number(r.mean), count: Number(r.n) }));
+}

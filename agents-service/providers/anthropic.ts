@@ -3,7 +3,7 @@
  * through a forced tool call: one tool whose input_schema is the answer schema, tool_choice {type: "tool"};
  * the answer is the tool_use block's `input`.
  */
-import { malformedAnswer } from "../errors.js";
+import { malformedAnswer, ServiceError } from "../errors.js";
 import { PRICE_PROVIDER } from "../../core/agents/prices.js";
 import { usageAndCost } from "../pricing.js";
 import { postJson } from "./http.js";
@@ -50,5 +50,32 @@ export const anthropic: Provider = {
     if (!tool) throw malformedAnswer("Anthropic", `no ${req.output.name} tool_use block in the response`, text);
     const model = message.model ?? req.model;
     return { value: tool.input, rawText: JSON.stringify(tool.input ?? null), model, usage: usageAndCost("anthropic", "default", body, model), attempts };
+  },
+  async chat(ctx, req) {
+    // The Messages API takes the system prompt apart from the turns, and a developer message is a system one here.
+    const system = req.messages.filter((m) => m.role === "system" || m.role === "developer").map((m) => m.content).join("\n\n");
+    const turns = req.messages.filter((m) => m.role === "user" || m.role === "assistant").map((m) => ({ role: m.role, content: m.content }));
+    if (turns[0]?.role !== "user") throw new ServiceError({ status: 422, code: "validation_failed", message: "messages: Anthropic needs a user message before any assistant message", field: "messages" });
+    const { body, attempts } = await postJson({
+      provider: "Anthropic",
+      url: `${ctx.settings.baseUrl}/v1/messages`,
+      headers: { "x-api-key": ctx.settings.apiKey ?? "", "anthropic-version": ANTHROPIC_VERSION },
+      body: {
+        model: req.model,
+        max_tokens: req.maxTokens ?? ctx.anthropicMaxTokens,
+        ...(system ? { system } : {}),
+        messages: turns,
+        ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+        ...(req.topP !== undefined ? { top_p: req.topP } : {}),
+      },
+      policy: ctx.policy,
+      fetch: ctx.fetch,
+      signal: req.signal,
+    });
+    const message = body as Message;
+    if (!Array.isArray(message?.content)) throw malformedAnswer("Anthropic", "the response has no content");
+    const text = message.content.filter((c) => c.type === "text").map((c) => c.text ?? "").join("");
+    const model = message.model ?? req.model;
+    return { text, model, usage: usageAndCost("anthropic", "default", body, model), attempts };
   },
 };

@@ -77,4 +77,33 @@ export const gemini: Provider = {
     const model = res.modelVersion ?? req.model;
     return { value: value.right, rawText: text, model, usage: usageAndCost("google", "default", body, model), attempts };
   },
+  async chat(ctx, req) {
+    const system = req.messages.filter((m) => m.role === "system" || m.role === "developer").map((m) => ({ text: m.content }));
+    const contents = req.messages.filter((m) => m.role === "user" || m.role === "assistant")
+      .map((m) => ({ role: m.role === "assistant" ? "model" : "user", parts: [{ text: m.content }] }));
+    const { body, attempts } = await postJson({
+      provider: "Gemini",
+      url: `${ctx.settings.baseUrl}/v1beta/models/${encodeURIComponent(req.model)}:generateContent`,
+      headers: { "x-goog-api-key": ctx.settings.apiKey ?? "" },
+      body: {
+        ...(system.length ? { systemInstruction: { parts: system } } : {}),
+        contents,
+        generationConfig: {
+          ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+          ...(req.topP !== undefined ? { topP: req.topP } : {}),
+          ...(req.maxTokens !== undefined ? { maxOutputTokens: req.maxTokens } : {}),
+        },
+      },
+      policy: ctx.policy,
+      fetch: ctx.fetch,
+      signal: req.signal,
+    });
+    const res = body as GenerateContentResponse;
+    if (res?.promptFeedback?.blockReason) throw malformedAnswer("Gemini", `the prompt was blocked (${res.promptFeedback.blockReason})`);
+    const candidate = res?.candidates?.[0];
+    if (!candidate) throw malformedAnswer("Gemini", "the response has no candidates");
+    const text = (candidate.content?.parts ?? []).filter((p) => !p.thought && typeof p.text === "string").map((p) => p.text).join("");
+    const model = res.modelVersion ?? req.model;
+    return { text, model, usage: usageAndCost("google", "default", body, model), attempts };
+  },
 };

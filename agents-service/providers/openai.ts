@@ -55,4 +55,30 @@ export const openai: Provider = {
     const model = completion.model ?? req.model;
     return { value: value.right, rawText: text, model, usage: usageAndCost("openai", "chat", body, model), attempts };
   },
+  async chat(ctx, req) {
+    const headers: Record<string, string> = {};
+    if (ctx.settings.apiKey) headers.authorization = `Bearer ${ctx.settings.apiKey}`;
+    const { body, attempts } = await postJson({
+      provider: "OpenAI",
+      url: `${ctx.settings.baseUrl}/chat/completions`,
+      headers,
+      body: {
+        model: req.model,
+        messages: req.messages,
+        ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+        ...(req.topP !== undefined ? { top_p: req.topP } : {}),
+        ...(req.maxTokens !== undefined ? { max_completion_tokens: req.maxTokens } : {}),
+      },
+      policy: ctx.policy,
+      fetch: ctx.fetch,
+      signal: req.signal,
+    });
+    const completion = body as ChatCompletion;
+    const message = completion?.choices?.[0]?.message;
+    if (!message) throw malformedAnswer("OpenAI", "the response has no choices[0].message");
+    if (message.refusal) throw malformedAnswer("OpenAI", `the model refused: ${message.refusal}`);
+    if (typeof message.content !== "string") throw malformedAnswer("OpenAI", "choices[0].message.content is not text");
+    const model = completion.model ?? req.model;
+    return { text: message.content, model, usage: usageAndCost("openai", "chat", body, model), attempts };
+  },
 };

@@ -1,6 +1,7 @@
 import type { ProviderId, ProviderSettings } from "../settings.js";
 import type { RetryPolicy } from "./http.js";
 import type { Usage } from "../pricing.js";
+import type { ChatMessage } from "../../core/agents/contract.js";
 
 /** The structured answer asked for: a JSON Schema object in the strict form OpenAI requires (every property required, no extras). */
 export interface OutputSchema {
@@ -32,6 +33,23 @@ export interface CompletionResult {
   readonly attempts: number;
 }
 
+/** A plain chat completion (POST /complete, the prompts playground): the messages as given, the answer as text. */
+export interface ChatRequest {
+  readonly model: string;
+  readonly messages: readonly ChatMessage[];
+  readonly temperature: number | undefined;
+  readonly topP?: number;
+  readonly maxTokens?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface ChatResult {
+  readonly text: string;
+  readonly model: string;
+  readonly usage: Usage;
+  readonly attempts: number;
+}
+
 export interface ProviderContext {
   readonly settings: ProviderSettings;
   readonly policy: RetryPolicy;
@@ -52,4 +70,5 @@ export interface ProviderInfo {
 
 export interface Provider extends ProviderInfo {
   complete(ctx: ProviderContext, req: CompletionRequest): Promise<CompletionResult>;
+  chat(ctx: ProviderContext, req: ChatRequest): Promise<ChatResult>;
 }

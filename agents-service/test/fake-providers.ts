@@ -69,6 +69,7 @@ function violation(provider: FakeProvider, path: string, h: http.IncomingHttpHea
     if (typeof b?.model !== "string") return "model: required string";
     if (!Array.isArray(b.messages) || !b.messages.every((m: any) => ["system", "developer", "user", "assistant"].includes(m.role) && typeof m.content === "string")) return "messages: invalid";
     const rf = b.response_format;
+    if (rf === undefined) return undefined; // a plain chat completion (the playground)
     if (rf?.type !== "json_schema" || typeof rf.json_schema?.name !== "string" || rf.json_schema.schema?.type !== "object") return "response_format: invalid json_schema";
     if (rf.json_schema.strict && rf.json_schema.schema.additionalProperties !== false) return "strict schemas need additionalProperties: false";
     if (b.temperature !== undefined && (typeof b.temperature !== "number" || b.temperature < 0 || b.temperature > 2)) return "temperature: 0..2";
@@ -80,6 +81,9 @@ function violation(provider: FakeProvider, path: string, h: http.IncomingHttpHea
     if (!Array.isArray(b.messages) || b.messages[0]?.role !== "user") return "messages: first message must use the user role";
     if (b.messages.some((m: any) => m.role === "system")) return "messages: system goes in the top-level system parameter";
     if (b.temperature !== undefined && (b.temperature < 0 || b.temperature > 1)) return "temperature: 0..1";
+    if (b.system !== undefined && typeof b.system !== "string" && !Array.isArray(b.system)) return "system: must be a string or text blocks";
+    if (b.messages.some((m: any, i: number) => m.role !== (i % 2 === 0 ? "user" : "assistant"))) return "messages: roles must alternate user, assistant";
+    if (b.tools === undefined) return undefined; // a plain message (the playground)
     const tool = b.tools?.[0];
     if (!tool || typeof tool.name !== "string" || tool.input_schema?.type !== "object") return "tools.0.input_schema: invalid";
     if (b.tool_choice && !(b.tool_choice.type === "tool" && b.tools.some((t: any) => t.name === b.tool_choice.name)) && !["auto", "any", "none"].includes(b.tool_choice.type)) return "tool_choice: invalid";
@@ -105,9 +109,18 @@ const isJudgeRequest = (provider: FakeProvider, b: any): boolean =>
   : provider === "anthropic" ? b?.tools?.[0]?.name === "verdict"
   : Boolean(b?.generationConfig?.responseSchema?.properties?.score);
 
+/** What the fake answers a plain chat completion (no answer schema asked): the request's body in, the text out. */
+export type ChatAnswer = (provider: FakeProvider, body: any) => string | Promise<string>;
+
+/** A plain chat request asks for no structured answer (agents-service/complete.ts). */
+const isChatRequest = (provider: FakeProvider, b: any): boolean =>
+  provider === "openai" ? b?.response_format === undefined : provider === "anthropic" ? b?.tools === undefined : !b?.generationConfig?.responseSchema;
+
 export interface FakeProviders {
   readonly url: string;
   readonly requests: Recorded[];
+  /** How the fake chats (default: "answer to: " and the last message). */
+  chat: ChatAnswer;
   /** How the fake judges (default: score 1, "looks right"). */
   judge: JudgeAnswer;
   /** Queue replies for the next calls of one provider (then "ok" again). */
@@ -153,8 +166,9 @@ export async function startFakeProviders(keys: Record<FakeProvider, string | und
 
     const prompt: string =
       provider === "gemini" ? body.contents.at(-1).parts.map((p: any) => p.text).join("") : provider === "anthropic" ? body.messages.at(-1).content : body.messages.at(-1).content;
-    const answer = step.kind === "answer" ? step.answer : isJudgeRequest(provider, body) ? await fakes.judge(prompt) : fakeImprovement(codeFromPrompt(prompt));
-    const text = step.kind === "text" ? step.text : JSON.stringify(answer);
+    const chat = isChatRequest(provider, body);
+    const answer = chat ? undefined : step.kind === "answer" ? step.answer : isJudgeRequest(provider, body) ? await fakes.judge(prompt) : fakeImprovement(codeFromPrompt(prompt));
+    const text = step.kind === "text" ? step.text : chat ? await fakes.chat(provider, body) : JSON.stringify(answer);
     const { prompt: pt, completion: ct, thoughts } = PRICED_USAGE;
 
     if (provider === "openai") {
@@ -170,7 +184,7 @@ export async function startFakeProviders(keys: Record<FakeProvider, string | und
       });
     }
     if (provider === "anthropic") {
-      const input = step.kind === "text" ? undefined : answer;
+      const input = step.kind === "text" || chat ? undefined : answer;
       return reply(200, {
         id: "msg_fake1", type: "message", role: "assistant", model: body.model,
         content: input === undefined ? [{ type: "text", text }] : [{ type: "tool_use", id: "toolu_fake1", name: body.tools[0].name, input }],
@@ -195,6 +209,7 @@ export async function startFakeProviders(keys: Record<FakeProvider, string | und
     url: `http://127.0.0.1:${port}`,
     requests,
     judge: () => ({ explanation: "looks right", score: 1 }),
+    chat: (_provider, body) => `answer to: ${body.contents ? body.contents.at(-1).parts[0].text : body.messages.at(-1).content}`,
     script: (p, ...steps) => scripts[p].push(...steps),
     close: () =>
       new Promise<void>((r) => {

@@ -1,10 +1,10 @@
 /**
  * Calling agents-service over HTTP (config.agentsUrl, X-Agent-Secret): the dashboard's /improve and the
  * evaluators' POST /judge. Every failure — unreachable, timed out, an error status — becomes an AgentsFailure with
- * the service's error code, never a throw.
+ * the service's error code, never a throw. The prompts playground's POST /complete goes the same way.
  */
 import type { Config } from "../config.js";
-import { RETRYABLE_AGENT_ERRORS, type JudgeRequest, type JudgeResponse } from "./contract.js";
+import { RETRYABLE_AGENT_ERRORS, type CompleteRequest, type CompleteResponse, type JudgeRequest, type JudgeResponse } from "./contract.js";
 
 export interface AgentsFailure {
   readonly status: number;
@@ -49,6 +49,17 @@ export const isRetryable = (f: AgentsFailure): boolean => RETRYABLE_AGENT_ERRORS
 /** A judge's answer: one POST /judge. */
 export function callJudge(config: Pick<Config, "agentsUrl">, secret: string, req: JudgeRequest, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<JudgeResponse | AgentsFailure> {
   return callAgents<JudgeResponse>(config, "/judge", {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-agent-secret": secret },
+    body: JSON.stringify(req),
+    timeoutMs: opts.timeoutMs ?? 120_000,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+}
+
+/** A chat completion's answer: one POST /complete (the prompts playground). */
+export function callComplete(config: Pick<Config, "agentsUrl">, secret: string, req: CompleteRequest, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CompleteResponse | AgentsFailure> {
+  return callAgents<CompleteResponse>(config, "/complete", {
     method: "POST",
     headers: { "content-type": "application/json", "x-agent-secret": secret },
     body: JSON.stringify(req),

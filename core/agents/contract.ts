@@ -83,3 +83,32 @@ export interface JudgeResponse {
 export const RETRYABLE_AGENT_ERRORS: ReadonlySet<string> = new Set([
   "provider_timeout", "provider_unreachable", "provider_rate_limited", "provider_unavailable", "busy", "no_provider_configured",
 ]);
+
+/** One message of a chat completion (POST /complete): the prompt's roles, `developer` sent as `system` where a provider lacks it. */
+export interface ChatMessage {
+  readonly role: "system" | "developer" | "user" | "assistant";
+  readonly content: string;
+}
+
+/**
+ * POST /complete (web → agents-service): a plain chat completion of rendered messages, the prompts playground's run
+ * (docs/PROMPTS.md, Playground). Provider, model, key and server are chosen as for POST /judge.
+ */
+export interface CompleteRequest {
+  readonly provider?: ProviderId;
+  readonly model?: string;
+  readonly messages: readonly ChatMessage[];
+  readonly temperature?: number;
+  readonly max_tokens?: number;
+  readonly top_p?: number;
+  readonly connection?: JudgeConnection;
+}
+
+export interface CompleteResponse {
+  readonly provider: ProviderId;
+  readonly model: string;
+  readonly text: string;
+  readonly usage: Usage;
+  readonly attempts: number;
+  readonly duration_ms: number;
+}

@@ -347,6 +347,8 @@ describe("OpenAPI document", () => {
     await conforms("/api/prompts/{name}/gate/rules/{score}", "delete", await send("DELETE", "/api/prompts/doc-prompt/gate/rules/helpful", undefined));
     await conforms("/api/prompts/{name}/gate/rules/{score}", "delete", await send("DELETE", "/api/prompts/doc-prompt/gate/rules/helpful", undefined));
     await conforms("/api/prompts/{name}/labels/{label}", "delete", await send("DELETE", "/api/prompts/doc-prompt/labels/production", undefined));
+    await conforms("/api/prompts/{name}/playground", "post", await post("/api/prompts/doc-prompt/playground", { version: 1 }));
+    await conforms("/api/prompts/{name}/playground", "post", await post("/api/prompts/doc-prompt/playground", { version: 1, variables: { who: "docs" } }));
     await conforms("/api/prompts/{name}/labels/{label}", "delete", await send("DELETE", "/api/prompts/doc-prompt/labels/production", undefined));
     await conforms("/api/prompts/{name}/diff", "get", await get("/api/prompts/doc-prompt/diff?from=1&to=2"));
     await conforms("/api/prompts/{name}/diff", "get", await get("/api/prompts/doc-prompt/diff?from=1"));

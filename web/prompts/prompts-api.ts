@@ -18,7 +18,7 @@ import type { Context } from "koa";
 import { ValidationError } from "../../core/errors.js";
 import { can } from "../../core/access/roles.js";
 import { diffPromptVersions, labelThroughGate, promptVersions, pushPromptVersion, readPrompt } from "../../prompts/index.js";
-import { checkLabel, LATEST } from "../../stores/prompt-input.js";
+import { checkLabel, checkPromptName, LATEST } from "../../stores/prompt-input.js";
 import { deletePromptLabel, listPrompts, MAX_VERSIONS, type VersionRef } from "../../stores/prompts.js";
 import { intParam, keyPrincipalOf, readAuthorizer, stringParam } from "../api/read-api.js";
 import type { WebDeps } from "../deps.js";
@@ -126,6 +126,6 @@ async function putLabel(ctx: Context, deps: WebDeps): Promise<void> {
 
 async function deleteLabel(ctx: Context, deps: WebDeps): Promise<void> {
   const p = keyPrincipalOf(ctx);
-  await deletePromptLabel(deps.ports.sql, p.projectId, p.userId, ctx.params.name!, checkLabel(ctx.params.label));
+  await deletePromptLabel(deps.ports.sql, p.projectId, p.userId, checkPromptName(ctx.params.name), checkLabel(ctx.params.label));
   ctx.status = 204;
 }

@@ -51,6 +51,14 @@ const LabelMove = Schema.Struct({
   label: Schema.String, version: VersionNumber, previous: Schema.NullOr(VersionNumber), forced: Schema.Boolean,
   gate: Schema.NullOr(PromptGateCheck).annotations({ description: "What the gate compared: for production only." }),
 }).annotations({ identifier: "PromptLabelMove" });
+const PlaygroundRun = Schema.Struct({
+  version: Schema.NullOr(VersionNumber).annotations({ description: "null for a draft" }),
+  from: Schema.NullOr(VersionNumber).annotations({ description: "The version a draft was edited from, when known." }),
+  messages: Schema.Array(Schema.Struct({ role: Schema.Literal("system", "developer", "user", "assistant"), content: Schema.String })).annotations({ description: "As sent: the variables filled, a text prompt as one user message." }),
+  provider: Schema.String, model: Schema.String.annotations({ description: "As the provider answered it." }), answer: Schema.String,
+  prompt_tokens: Schema.Int, completion_tokens: Schema.Int, cost_usd: Schema.NullOr(Schema.Number).annotations({ description: "null when the model has no known price" }),
+  latency_ms: Schema.Int, attempts: Schema.Int,
+}).annotations({ identifier: "PromptPlaygroundRun" });
 const Score: Param = { name: "score", in: "path", required: true, schema: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)) };
 
 export const PROMPT_OPERATIONS: Operations = {
@@ -103,6 +111,22 @@ export const PROMPT_OPERATIONS: Operations = {
       ok: { 200: Schema.Struct({ rule: GateRule }) }, errors: [400, 401, 403, 404, 409, 413, 415, 422, 429],
     },
     delete: { tag: "Prompts", summary: "Remove a gate rule", params: [Name, Score], ok: { 204: null }, errors: [401, 403, 404, 422, 429] },
+  },
+  "/api/prompts/{name}/playground": {
+    post: {
+      tag: "Prompts", summary: "Run a version (or a draft) once against its provider: the playground",
+      description: "The project's own provider key when it has one, else the instance's only when the operator allows the project (RUNWATCH_OPERATOR_JUDGE_KEY), within the project's judge calls per minute and daily budget. "
+        + "Of the parameters, temperature, top_p and max_tokens reach the provider; without max_tokens the answer is limited to 2,048 tokens. "
+        + "422 naming the field: a missing variable (variables.x), an unknown version or label, a config the provider refuses or a provider that did not answer in time; 403/409/429 when the key rules or the caps refuse the call; 503 when the provider is busy.",
+      params: [Name],
+      body: Schema.Struct({
+        version: Schema.optional(VersionNumber), label: Schema.optional(Schema.String.pipe(Schema.pattern(LABEL_NAME))),
+        prompt: Schema.optional(PromptVersionInput.fields.prompt).annotations({ description: "A draft to run instead of a version." }),
+        config: Schema.optional(PromptConfig).annotations({ description: "The draft's model config." }),
+        variables: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+      }).annotations({ identifier: "PromptPlaygroundInput" }),
+      ok: { 200: Schema.Struct({ run: PlaygroundRun }) }, errors: [400, 401, 403, 404, 409, 413, 415, 422, 429, 503],
+    },
   },
   "/api/prompts/{name}/diff": {
     get: {

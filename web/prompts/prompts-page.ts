@@ -15,7 +15,8 @@ import { can } from "../../core/access/roles.js";
 import { ValidationError } from "../../core/errors.js";
 import { diffPromptVersions, labelThroughGate, promptExperiments, promptVersions, pushPromptVersion, readPrompt, type PromptVersionView, type SideDiff } from "../../prompts/index.js";
 import { listPrompts, MAX_VERSIONS } from "../../stores/prompts.js";
-import { promptVersionUsage } from "../../stores/llm-calls.js";
+import { promptVersionScores, promptVersionUsage } from "../../stores/llm-calls.js";
+import { promptGateRules } from "../../stores/prompt-gate-rules.js";
 import { projectOfRequest } from "../auth/project.js";
 import type { SessionUser, WebDeps } from "../deps.js";
 import { formAction, readForm, redirectAfterPost } from "../forms.js";
@@ -44,7 +45,7 @@ async function promptsPage(ctx: Context, deps: WebDeps, extra: Record<string, un
  * A version's body from the form: the prompt as text, or chat messages as a JSON array; the model config's fields;
  * labels comma-separated. A JSON that does not parse is refused naming its field.
  */
-function versionBody(form: Record<string, string>): Record<string, unknown> {
+export function versionBody(form: Readonly<Record<string, string | undefined>>): Record<string, unknown> {
   const json = (field: string, text: string | undefined) => {
     if (!text?.trim()) return undefined;
     try {
@@ -68,7 +69,7 @@ function versionBody(form: Record<string, string>): Record<string, unknown> {
 }
 
 /** The page's field a refusal names: `config.model` → `model`, `prompt.0.role` → `prompt`, `labels.1` → `labels`. */
-const formField = (field: string) => (field.startsWith("config.") ? field.split(".")[1]! : field.split(".")[0]!);
+export const formField = (field: string) => (field.startsWith("config.") ? field.split(".")[1]! : field.split(".")[0]!);
 
 async function createPrompt(ctx: Context, deps: WebDeps): Promise<void> {
   const form = await readForm(ctx);
@@ -86,7 +87,7 @@ async function createPrompt(ctx: Context, deps: WebDeps): Promise<void> {
 }
 
 /** Form values that show `v` in the new-version form, to change it into the next version. */
-function formValuesOf(v: PromptVersionView): Record<string, string> {
+export function formValuesOf(v: Pick<PromptVersionView, "type" | "prompt" | "config">): Record<string, string> {
   const json = (x: unknown) => (x === undefined ? "" : JSON.stringify(x, null, 2));
   return {
     format: v.type, prompt: typeof v.prompt === "string" ? v.prompt : json(v.prompt),
@@ -107,17 +108,21 @@ function versionParam(ctx: Context, name: string): number | undefined {
   return Number.isInteger(n) && n >= 1 && n <= MAX_VERSIONS ? n : undefined;
 }
 
-async function promptPage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
+export async function promptPage(ctx: Context, deps: WebDeps, extra: Record<string, unknown> = {}, status = 200): Promise<void> {
   const { sql } = deps.ports;
   const projectId = projectOfRequest(ctx).id;
   const name = String(ctx.params.name);
   const asked = versionParam(ctx, "version");
   const shown = await readPrompt(sql, projectId, name, asked ? { version: asked } : { latest: true });
   const versions = await promptVersions(sql, projectId, name, { limit: VERSIONS_SHOWN });
-  const [summary, usage] = await Promise.all([
+  const [summary, usage, scores, gateRules] = await Promise.all([
     listPrompts(sql, projectId).then((all) => all.find((p) => p.name === name)!),
     promptVersionUsage(deps.ports.clickhouse, projectId, name, VERSIONS_SHOWN),
+    promptVersionScores(deps.ports.clickhouse, projectId, name),
+    promptGateRules(sql, projectId, name),
   ]);
+  const scoresByVersion: Record<number, { name: string; mean: number; count: number }[]> = {};
+  for (const s of scores) (scoresByVersion[s.version] ??= []).push({ name: s.name, mean: s.mean, count: s.count });
   const experiments = await promptExperiments(sql, deps.ports.clickhouse, projectId, name, summary.labels.production ?? null);
   const labels = Object.entries(summary.labels).map(([label, version]) => ({ label, version }));
   const newest = versions[0]!.version;
@@ -129,7 +134,7 @@ async function promptPage(ctx: Context, deps: WebDeps, extra: Record<string, unk
     diff = { prompt: diffLinesOf(d.diff.prompt), config: d.diff.config.changed ? diffLinesOf(d.diff.config) : [], from, to };
   }
   renderPage(ctx, "prompt.njk", {
-    title: `Prompt ${name}`, name, shown, versions, labels, newest, usage: Object.fromEntries(usage.map((u) => [u.version, u])), experiments, diff, diff_from: from, diff_to: to,
+    title: `Prompt ${name}`, name, shown, versions, labels, newest, usage: Object.fromEntries(usage.map((u) => [u.version, u])), scores: scoresByVersion, gate_rules: gateRules, gate_values: {}, gate_errors: {}, experiments, diff, diff_from: from, diff_to: to,
     values: formValuesOf(shown), errors: {}, label_values: {}, label_errors: {}, flash: queryParam(ctx, "flash"), ...extra,
   }, status);
 }

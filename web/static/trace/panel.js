@@ -4,6 +4,7 @@
 import { duration, timestamp, usd } from "../format.js";
 import { renderPayload } from "./messages.js";
 import { linksList, logsList } from "./otel-parts.js";
+import { fillPlaygroundForm } from "./playground-link.js";
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -153,12 +154,12 @@ export class Panel {
     parts.push(section(`Events (${events.length})`, eventsList(events, t0)));
     if (logs.length) parts.push(section(`Logs (${logs.length})`, logsList(logs, t0)));
     if (links.length) parts.push(section(`Links (${links.length})`, linksList(links, this.base)));
-    const actions = this.actions(span, output);
+    const actions = this.actions(span, output, input, metadata);
     if (actions) parts.push(section("Actions", actions));
     return parts;
   }
 
-  actions(span, output) {
+  actions(span, output, input, metadata) {
     const tpl = document.getElementById("span-actions");
     if (!tpl) return null;
     const box = el("div", "tp-actions");
@@ -167,6 +168,8 @@ export class Panel {
     for (const input of box.querySelectorAll('input[name="span_id"]')) input.value = span.span_id;
     const expected = box.querySelector('textarea[name="expected_output"]');
     if (expected && output !== null && output !== undefined) expected.value = typeof output === "string" ? output : JSON.stringify(output, null, 2);
+    fillPlaygroundForm(box, { span, input, metadata });
+    if (!box.children.length) return null;
     return box;
   }
 
