@@ -31,7 +31,8 @@ export const LOGS_OPERATIONS: Operations = {
     get: {
       tag: "Runs", summary: "The OpenTelemetry log records of a run's trace, oldest first",
       params: [SdkRunId, q("limit", Limit(MAX_LOG_PAGE, DEFAULT_LOG_PAGE)), Cursor_, Query],
-      ok: { 200: LogPage }, errors: [401, 403, 422, 429],
+      // 404: an empty run id (`/api/runs//logs`) matches no route; a run without records is an empty page.
+      ok: { 200: LogPage }, errors: [401, 403, 404, 422, 429],
     },
   },
   "/api/logs": {
