@@ -13,7 +13,8 @@ import { claimPromptExperimentJobs } from "../../stores/prompt-experiment-jobs.j
 import { startEvaluationWorker, type EvaluationWorker } from "../../evaluation/index.js";
 import { startPromptExperimentWorker, type PromptExperimentWorker } from "../../web/prompts/experiment-worker.js";
 import { SECRET, startHarness, type Harness } from "../../agents-service/test/harness.js";
-import { bearer, json, startTestServer, until, type TestAccount, type TestServer } from "./harness.js";
+import { switchProject } from "../../stores/accounts/current-project.js";
+import { bearer, csrfFrom, json, loginJar, startTestServer, until, type TestAccount, type TestServer } from "./harness.js";
 
 let agents: Harness;
 let srv: TestServer;
@@ -22,6 +23,7 @@ let runner: PromptExperimentWorker;
 let owner: TestAccount;
 let stranger: TestAccount;
 let viewerKey: string;
+let viewer: { id: number; email: string };
 
 beforeAll(async () => {
   agents = await startHarness({ llmMaxRetries: 0, llmTimeoutMs: 2_000 });
@@ -42,7 +44,7 @@ beforeAll(async () => {
   runner = await startPromptExperimentWorker(srv.ports, srv.ports.config, createLogger("error"), {
     settings: { jobs: 2, itemConcurrency: 3, pollMs: 50, leaseSeconds: 30 }, projects,
   });
-  const viewer = await srv.user();
+  viewer = await srv.user();
   await setMember(srv.ports.sql, owner.id, viewer.email, "viewer", owner.id);
   viewerKey = await srv.key(viewer.id, { projectId: owner.id });
 
@@ -158,6 +160,16 @@ describe("running a dataset through prompt versions on the server", () => {
     expect((await post("/api/prompts/nope/experiments", { dataset: "support questions", version: 1 })).status).toBe(404);
 
     expect((await post("/api/prompts/support/experiments", { dataset: "support questions", version: 1 }, viewerKey)).status).toBe(403);
+    // The page: a viewer sees the experiments but no button, and may not post the form.
+    const [project] = await srv.ports.sql.query<{ slug: string }>("SELECT slug FROM projects WHERE id = $1", [owner.id]);
+    await switchProject(srv.ports.sql, viewer.id, project!.slug);
+    const jar = await loginJar(srv.url, viewer.email);
+    const page = await jar.fetch(`${srv.url}/p/${project!.slug}/prompts/support`);
+    const html = await page.text();
+    expect(page.status).toBe(200);
+    expect(html).toContain('id="experiments"');
+    expect(html).not.toContain("run-experiment");
+    expect((await jar.form(`${srv.url}/p/${project!.slug}/prompts/support/experiments`, { _csrf: csrfFrom(html), dataset: "support questions", version: "1" })).status).toBe(403);
     // The stranger has a prompt of that name but not the dataset: it is not theirs to run.
     expect((await post("/api/prompts/support/versions", { prompt: "{{question}}" }, stranger.key)).status).toBe(201);
     const theirs = await post("/api/prompts/support/experiments", { dataset: "support questions", version: 1 }, stranger.key);
