@@ -109,3 +109,14 @@ export async function finishPromptExperimentJob(sql: Sql, experimentId: string, 
     [experimentId, status, message.slice(0, 2_000)],
   );
 }
+
+/**
+ * Hands a running job back when its process stops on purpose: any worker may take it at once, and the claim this
+ * process made is not counted against MAX_ATTEMPTS.
+ */
+export async function releasePromptExperimentJob(sql: Sql, experimentId: string): Promise<void> {
+  await sql.query(
+    "UPDATE prompt_experiment_jobs SET locked_until = NULL, attempts = greatest(attempts - 1, 0), updated_at = now() WHERE experiment_id = $1 AND status = 'running'",
+    [experimentId],
+  );
+}

@@ -4,7 +4,8 @@
  * LLM judge. Two versions run over a dataset on the server; each experiment has a result per item (a missing
  * variable is that item's error), the runs' LLM spans name the prompt version, the judge's scores are the
  * evaluator's, and moving `production` to the worse version is refused by the gate. A spent budget stops the job
- * saying so; a job whose process ended resumes; a viewer may not start one; another project's dataset is a 422.
+ * saying so; a job resumes after its process stops (handed back) or ends (its lease runs out); a viewer may not
+ * start one, on the API or the page; another project's dataset is a 422.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
@@ -178,7 +179,7 @@ describe("running a dataset through prompt versions on the server", () => {
     expect(progress.status).toBe(404);
   });
 
-  it("stops at a spent budget saying so, and resumes a job whose process ended", async () => {
+  it("resumes a job whose process ended or stopped, and stops at a spent budget saying so", async () => {
     // A job claimed by a process that then ended: its lease runs out, and a worker finishes it.
     await runner.close();
     const lost = await post("/api/prompts/support/experiments", { dataset: "support questions", version: 1, name: "resumed" });
@@ -192,6 +193,26 @@ describe("running a dataset through prompt versions on the server", () => {
     expect(resumed).toMatchObject({ status: "completed", done: 4, failed: 1 });
     const [row] = await srv.ports.sql.query<{ attempts: number }>("SELECT attempts FROM prompt_experiment_jobs WHERE experiment_id = $1", [lost.body.experiment.id]);
     expect(Number(row!.attempts)).toBe(2);
+
+    // A process that stops on purpose finishes the items under way and hands the job back; the next one resumes it.
+    await runner.close();
+    runner = await startPromptExperimentWorker(srv.ports, srv.ports.config, createLogger("error"), {
+      settings: { jobs: 1, itemConcurrency: 1, pollMs: 50, leaseSeconds: 30 }, projects: () => [owner.id, stranger.id],
+    });
+    agents.fake.script("openai", { kind: "delay", ms: 400 }, { kind: "delay", ms: 400 });
+    const handed = await post("/api/prompts/support/experiments", { dataset: "support questions", version: 1, name: "handed back" });
+    const jobRow = async () => (await srv.ports.sql.query<{ status: string; done: number; attempts: number; locked_until: unknown }>(
+      "SELECT status, done, attempts, locked_until FROM prompt_experiment_jobs WHERE experiment_id = $1", [handed.body.experiment.id]))[0]!;
+    await until("the job under way", jobRow, (r) => r.status === "running", 10_000);
+    await runner.close();
+    const left = await jobRow();
+    expect([left.status, Number(left.attempts), left.locked_until]).toEqual(["running", 0, null]);
+    expect(Number(left.done)).toBeLessThan(4);
+    runner = await startPromptExperimentWorker(srv.ports, srv.ports.config, createLogger("error"), {
+      settings: { jobs: 2, itemConcurrency: 3, pollMs: 50, leaseSeconds: 30 }, projects: () => [owner.id, stranger.id],
+    });
+    expect(await finished(handed.body.experiment.id)).toMatchObject({ status: "completed", done: 4, failed: 1 });
+    expect((await get(`/api/experiments/${handed.body.experiment.id}`)).body.items.length).toBe(4);
 
     expect((await send("PUT", "/api/evaluation-settings", { daily_budget_usd: 0.000001 })).status).toBe(200);
     const capped = await post("/api/prompts/support/experiments", { dataset: "support questions", version: 1, name: "over budget" });

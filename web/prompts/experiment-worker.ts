@@ -3,8 +3,9 @@
  * process's background jobs (deploy/jobs.ts). It claims jobs (stores/prompt-experiment-jobs.ts: a lease, so workers
  * in several processes share them), runs each dataset item through the version, `itemConcurrency` at a time
  * (experiment-item.ts), appends each item's run to the event log as the ingest API would, renews the lease with each
- * item's progress, and completes the experiment. A job claimed again after its process ended resumes: the items
- * that already have a result are not run again.
+ * item's progress, and completes the experiment. A job resumes where it was: handed back when its process stops (the
+ * items under way finish first), or claimed again once its lease runs out when the process ended without stopping;
+ * the items that already have a result are not run again.
  *
  * It lives beside the web's prompt routes because it joins two features (prompts' templates, evaluation's keyed and
  * capped completions), which features may not do themselves.
@@ -23,7 +24,7 @@ import { datasetNamed, readItems } from "../../stores/datasets/datasets.js";
 import { experimentResults } from "../../stores/datasets/experiment-results.js";
 import { completeExperiment, experimentWithId } from "../../stores/datasets/experiments.js";
 import {
-  claimPromptExperimentJobs, finishPromptExperimentJob, recordProgress, type PromptExperimentJob,
+  claimPromptExperimentJobs, finishPromptExperimentJob, recordProgress, releasePromptExperimentJob, type PromptExperimentJob,
 } from "../../stores/prompt-experiment-jobs.js";
 import { createEventStore } from "../../stores/runs/event-store.js";
 import { runItem, type ItemSubject } from "./experiment-item.js";
@@ -124,7 +125,11 @@ export async function startPromptExperimentWorker(
       }
     };
     await Promise.all(Array.from({ length: Math.min(settings.itemConcurrency, Math.max(1, work.length)) }, worker));
-    if (stopped() && !halt) return; // left running: its lease runs out and a worker resumes it
+    if (stopped() && !halt && next < work.length) {
+      // The process is stopping: hand the job back for a worker (here after a restart, or elsewhere) to resume.
+      await releasePromptExperimentJob(sql, job.experiment_id);
+      return;
+    }
     await completeExperiment(sql, projectId, experiment.id);
     await finishPromptExperimentJob(sql, job.experiment_id, halt?.status ?? "completed", halt?.message ?? "");
   }
