@@ -214,6 +214,16 @@ describe("running a dataset through prompt versions on the server", () => {
     expect(await finished(handed.body.experiment.id)).toMatchObject({ status: "completed", done: 4, failed: 1 });
     expect((await get(`/api/experiments/${handed.body.experiment.id}`)).body.items.length).toBe(4);
 
+    // A provider that refuses one item and does not answer another in time fails those items; the job goes on.
+    agents.fake.script("openai", { kind: "status", status: 404 }, { kind: "delay", ms: 2_500 });
+    const flaky = await post("/api/prompts/support/experiments", { dataset: "support questions", version: 1, name: "flaky provider" });
+    expect(await finished(flaky.body.experiment.id)).toMatchObject({ status: "completed", done: 4, failed: 3 });
+    const flakyItems = (await until("flaky results", () => get(`/api/experiments/${flaky.body.experiment.id}`), (r) => r.body.items?.length === 4)).body.items;
+    expect(flakyItems.filter((i: any) => i.status === "success")).toHaveLength(1);
+    const errors = flakyItems.map((i: any) => i.error ?? "").join(" | ");
+    expect(errors).toContain("OpenAI answered HTTP 404");
+    expect(errors).toMatch(/did not answer|timed? ?out/i);
+
     expect((await send("PUT", "/api/evaluation-settings", { daily_budget_usd: 0.000001 })).status).toBe(200);
     const capped = await post("/api/prompts/support/experiments", { dataset: "support questions", version: 1, name: "over budget" });
     expect(capped.status).toBe(202);

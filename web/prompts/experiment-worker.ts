@@ -18,7 +18,7 @@ import type { Logger } from "../../core/logger.js";
 import { startPollingWorker } from "../../core/polling-worker.js";
 import type { Ports } from "../../core/runtime.js";
 import { resolveSessionSecret } from "../../core/secrets.js";
-import { projectCompletion, type CompleteCall, type EvaluationDeps } from "../../evaluation/index.js";
+import { projectCompletion, type EvaluationDeps } from "../../evaluation/index.js";
 import { readPrompt } from "../../prompts/index.js";
 import { datasetNamed, readItems } from "../../stores/datasets/datasets.js";
 import { experimentResults } from "../../stores/datasets/experiment-results.js";
@@ -63,14 +63,13 @@ const MAX_RATE_WAIT_MS = 60_000;
 
 export async function startPromptExperimentWorker(
   ports: WorkerPorts, config: Config, logger: Logger,
-  opts: { settings?: PromptExperimentSettings; counters?: JobCounters; projects?: () => readonly number[]; complete?: (deps: EvaluationDeps, projectId: number) => CompleteCall } = {},
+  opts: { settings?: PromptExperimentSettings; counters?: JobCounters; projects?: () => readonly number[] } = {},
 ): Promise<PromptExperimentWorker> {
   const settings = opts.settings ?? loadPromptExperimentSettings();
   const log = logger.child({ component: "prompt-experiments" });
   const deps: EvaluationDeps = {
     ports: ports as Ports, events: createEventStore(ports.clickhouse), logger: log, sessionSecret: await resolveSessionSecret(config),
   };
-  const completion = opts.complete ?? ((d, projectId) => projectCompletion(d, projectId));
   let stopped = () => false;
 
   async function runJob(job: PromptExperimentJob): Promise<void> {
@@ -96,7 +95,7 @@ export async function startPromptExperimentWorker(
       after = page.next_after ?? undefined;
       more = page.next_after !== null;
     }
-    const complete = completion(deps, projectId);
+    const complete = projectCompletion(deps, projectId);
     const sender = { projectId, userId: job.created_by ?? 0 };
     let halt: { status: "stopped" | "failed"; message: string } | undefined;
     let next = 0;
