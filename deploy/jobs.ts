@@ -5,6 +5,8 @@
  *   notifications   alert notification delivery (alerts/delivery/worker.ts; RUNWATCH_NOTIFY_POLL_MS, …)
  *   evaluation      online evaluation jobs, judged through agents-service (evaluation/jobs/worker.ts);
  *                   RUNWATCH_EVALUATION_CONCURRENCY=0 leaves it out of this process
+ *   prompt-experiments  a prompt page's "Run experiment": datasets run through prompt versions (web/prompts/experiment-worker.ts);
+ *                   RUNWATCH_PROMPT_EXPERIMENT_JOBS=0 leaves it out
  *   retention       users' data retention, every RUNWATCH_RETENTION_SWEEP_MS (pipeline/retention-sweeper.ts); 0 leaves it out
  *
  * Each reports its counters on GET /metrics as runwatch_job_…{job="<name>"} (docs/PIPELINE.md, "Counters").
@@ -16,8 +18,9 @@ import type { Logger } from "../core/logger.js";
 import type { Ports } from "../core/runtime.js";
 import { loadEvaluationWorkerSettings, startEvaluationWorker } from "../evaluation/index.js";
 import { startRetentionSweeper } from "../pipeline/retention-sweeper.js";
+import { loadPromptExperimentSettings, startPromptExperimentWorker } from "../web/prompts/experiment-worker.js";
 
-type JobPorts = Pick<Ports, "sql" | "clickhouse" | "log" | "limiter" | "pubsub">;
+type JobPorts = Pick<Ports, "sql" | "clickhouse" | "log" | "limiter" | "pubsub" | "config">;
 
 /** The jobs a pipeline process runs, in start order (`env`: whether the evaluation worker runs, as it reads it). */
 export function backgroundJobs(ports: JobPorts, config: Config, logger: Logger, env: NodeJS.ProcessEnv = process.env): BackgroundJob[] {
@@ -27,6 +30,10 @@ export function backgroundJobs(ports: JobPorts, config: Config, logger: Logger, 
   ];
   if (evaluation.concurrency > 0) {
     jobs.push(backgroundJob("evaluation", (counters) => startEvaluationWorker(ports, config, logger, { settings: evaluation, counters })));
+  }
+  const promptExperiments = loadPromptExperimentSettings(env);
+  if (promptExperiments.jobs > 0) {
+    jobs.push(backgroundJob("prompt-experiments", (counters) => startPromptExperimentWorker(ports, config, logger, { settings: promptExperiments, counters })));
   }
   if (config.retentionSweepMs > 0) {
     jobs.push(backgroundJob("retention", async (counters) =>

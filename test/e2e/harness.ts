@@ -238,9 +238,10 @@ export async function childServerEnv(dataDir: string, extra: Record<string, stri
     RUNWATCH_AGENTS_PORT: String(await freePort()),
     RUNWATCH_OTLP_GRPC_PORT: String(await freePort()),
     // In the scale pass test processes share databases: a sweep would delete other test files' users' runs, and an
-    // evaluation worker would take other tests' jobs (judging them with its own agents-service).
+    // evaluation worker (or a prompt experiments one) would take other tests' jobs (judging them with its own agents-service).
     RUNWATCH_RETENTION_SWEEP_MS: "0",
     RUNWATCH_EVALUATION_CONCURRENCY: "0",
+    RUNWATCH_PROMPT_EXPERIMENT_JOBS: "0",
     ...extra,
   };
   return { env, url: `http://127.0.0.1:${webPort}` };

@@ -350,6 +350,12 @@ describe("OpenAPI document", () => {
     await conforms("/api/prompts/{name}/playground", "post", await post("/api/prompts/doc-prompt/playground", { version: 1 }));
     await conforms("/api/prompts/{name}/playground", "post", await post("/api/prompts/doc-prompt/playground", { version: 1, variables: { who: "docs" } }));
     await conforms("/api/prompts/{name}/labels/{label}", "delete", await send("DELETE", "/api/prompts/doc-prompt/labels/production", undefined));
+    const started = await post("/api/prompts/doc-prompt/experiments", { dataset: "doc set", version: 1, name: "doc prompt run" });
+    const startedId = (await started.clone().json()).experiment.id as string;
+    await conforms("/api/prompts/{name}/experiments", "post", started);
+    await conforms("/api/prompts/{name}/experiments", "post", await post("/api/prompts/doc-prompt/experiments", { dataset: "no such set", version: 1 }));
+    await conforms("/api/prompts/{name}/experiments/{id}", "get", await get(`/api/prompts/doc-prompt/experiments/${startedId}`));
+    await conforms("/api/prompts/{name}/experiments/{id}", "get", await get("/api/prompts/doc-prompt/experiments/00000000-0000-0000-0000-000000000000"));
     await conforms("/api/prompts/{name}/diff", "get", await get("/api/prompts/doc-prompt/diff?from=1&to=2"));
     await conforms("/api/prompts/{name}/diff", "get", await get("/api/prompts/doc-prompt/diff?from=1"));
 

@@ -56,18 +56,23 @@ export function failureProblem(f: AgentsFailure): HttpProblem {
   return new HttpProblem(422, f.code, f.message, field);
 }
 
+/** A version of the prompt by a body's `version` or `label`; one the prompt lacks is a 422 naming that field. */
+export async function readVersionOf(deps: Pick<WebDeps, "ports">, projectId: number, name: string, ref: VersionRef) {
+  try {
+    return await readPrompt(deps.ports.sql, projectId, name, ref);
+  } catch (err) {
+    // The prompt is there but not this version or label: the body's field is what is wrong.
+    if (err instanceof NotFound && (err.resource === "version" || err.resource === "label")) {
+      throw new ValidationError({ field: err.resource, message: err.message });
+    }
+    throw err;
+  }
+}
+
 async function subjectOf(deps: WebDeps, projectId: number, name: string, s: PlaygroundSubject): Promise<{ version: number | null; from: number | null; prompt: PromptContent; config: PromptConfigValue }> {
   if ("ref" in s) {
-    try {
-      const v = await readPrompt(deps.ports.sql, projectId, name, s.ref);
-      return { version: v.version, from: null, prompt: v.prompt, config: v.config };
-    } catch (err) {
-      // The prompt is there but not this version or label: the body's field is what is wrong.
-      if (err instanceof NotFound && (err.resource === "version" || err.resource === "label")) {
-        throw new ValidationError({ field: err.resource, message: err.message });
-      }
-      throw err;
-    }
+    const v = await readVersionOf(deps, projectId, name, s.ref);
+    return { version: v.version, from: null, prompt: v.prompt, config: v.config };
   }
   // A draft may name a prompt that has no version yet (one opened from an LLM span): its name is still checked.
   checkPromptName(name);

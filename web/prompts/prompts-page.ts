@@ -22,6 +22,7 @@ import type { SessionUser, WebDeps } from "../deps.js";
 import { formAction, readForm, redirectAfterPost } from "../forms.js";
 import { queryParam, renderPage } from "../common/render.js";
 import { mountPages } from "../route-table.js";
+import { experimentFormVars } from "./experiment-form.js";
 
 /** The versions a prompt's page lists; older ones are read by number (?version=). */
 const VERSIONS_SHOWN = 200;
@@ -125,6 +126,7 @@ export async function promptPage(ctx: Context, deps: WebDeps, extra: Record<stri
   for (const s of scores) (scoresByVersion[s.version] ??= []).push({ name: s.name, mean: s.mean, count: s.count });
   const experiments = await promptExperiments(sql, deps.ports.clickhouse, projectId, name, summary.labels.production ?? null);
   const labels = Object.entries(summary.labels).map(([label, version]) => ({ label, version }));
+  const runForm = await experimentFormVars(deps, projectId, name, can(projectOfRequest(ctx).role, "edit_prompts"));
   const newest = versions[0]!.version;
   const from = versionParam(ctx, "from") ?? (newest > 1 ? newest - 1 : newest);
   const to = versionParam(ctx, "to") ?? newest;
@@ -135,7 +137,7 @@ export async function promptPage(ctx: Context, deps: WebDeps, extra: Record<stri
   }
   renderPage(ctx, "prompt.njk", {
     title: `Prompt ${name}`, name, shown, versions, labels, newest, usage: Object.fromEntries(usage.map((u) => [u.version, u])), scores: scoresByVersion, gate_rules: gateRules, gate_values: {}, gate_errors: {}, experiments, diff, diff_from: from, diff_to: to,
-    values: formValuesOf(shown), errors: {}, label_values: {}, label_errors: {}, flash: queryParam(ctx, "flash"), ...extra,
+    values: formValuesOf(shown), errors: {}, label_values: {}, label_errors: {}, ...runForm, run_values: {}, run_errors: {}, flash: queryParam(ctx, "flash"), ...extra,
   }, status);
 }
 
