@@ -74,6 +74,7 @@ export function mapLogs(logs: readonly OtlpLog[], record: Pick<ExportRecord, "pr
     // The content is part of the id: a split export's parts number their records from 0 each (logs-split.ts).
     const logId = eventIdFor(`otlplog:${record.project_id}:${traceId}:${spanId}:${log.timeMs}:${index}:${log.eventName}:${body}:${attributes}`, ms);
     const time = toChTime(new Date(Math.floor(ms)).toISOString());
+    const timeSubNs = Math.min(999_999, Math.max(0, Math.round((ms - Math.floor(ms)) * 1e6)));
     const service = log.resource.get(SERVICE_NAME);
     rows.push({
       project_id: record.project_id,
@@ -82,6 +83,7 @@ export function mapLogs(logs: readonly OtlpLog[], record: Pick<ExportRecord, "pr
       trace_id: traceId,
       span_id: spanId,
       time,
+      time_sub_ns: timeSubNs,
       severity_number: Math.min(24, Math.max(0, Math.trunc(log.severityNumber) || 0)),
       severity_text: cut(log.severityText, 100),
       event_name: cut(log.eventName, MAX_NAME),

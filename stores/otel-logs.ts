@@ -13,8 +13,10 @@ export interface LogRow {
   readonly log_id: string;
   readonly trace_id: string;
   readonly span_id: string;
-  /** ClickHouse time text (toChTime). */
+  /** ClickHouse time text (toChTime), to the millisecond. */
   readonly time: string;
+  /** The nanoseconds within that millisecond: orders the records of one millisecond (migration 270). */
+  readonly time_sub_ns: number;
   readonly severity_number: number;
   readonly severity_text: string;
   readonly event_name: string;
@@ -48,7 +50,7 @@ export const insertLogRows = (ch: ClickHouse, rows: readonly LogRow[]): Promise<
   rows.length === 0 ? Promise.resolve() : ch.insert("otel_logs", rows as unknown as Record<string, unknown>[]);
 
 const COLUMNS = `toString(log_id) AS log_id, trace_id, span_id, toUnixTimestamp64Milli(time) AS time_ms, severity_number, severity_text, event_name, body, attributes, service_name, scope`;
-type Selected = Omit<LogRow, "project_id" | "user_id" | "received_at" | "time"> & { readonly time_ms: string | number };
+type Selected = Omit<LogRow, "project_id" | "user_id" | "received_at" | "time" | "time_sub_ns"> & { readonly time_ms: string | number };
 
 /** A stored JSON text back as a value (a plain-text body stays text). */
 function parsedBody(text: string): unknown {
@@ -90,7 +92,7 @@ export async function spanLogs(ch: ClickHouse, projectId: number, traceId: strin
   const rows = await ch.query<Selected>(
     `SELECT ${COLUMNS} FROM otel_logs
      WHERE project_id = {project:UInt64} AND trace_id = {trace:String} AND span_id = {span:String}
-     ORDER BY time, log_id LIMIT 1 BY log_id LIMIT {limit:UInt32}`,
+     ORDER BY time, time_sub_ns, log_id LIMIT 1 BY log_id LIMIT {limit:UInt32}`,
     { project: projectId, trace: traceId, span: spanId, limit },
   );
   return rows.map(lineOf);

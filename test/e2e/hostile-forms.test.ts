@@ -31,6 +31,8 @@ import { addRunsToQueue } from "../../evaluation/annotation-queue-items.js";
 import { pushPromptVersion } from "../../prompts/index.js";
 import { insertSavedView } from "../../stores/saved-views.js";
 import { checkSavedQuery, insertSavedQuery } from "../../stores/saved-queries.js";
+import { setPromptGateRule } from "../../stores/prompt-gate-rules.js";
+import { createSlo } from "../../stores/slos.js";
 
 let srv: TestServer;
 
@@ -55,6 +57,7 @@ interface Seeded {
   viewId: string;
   savedQueryId: string;
   prompt: string;
+  sloId: number;
 }
 
 let mine: Seeded;
@@ -110,11 +113,14 @@ async function seed(ownerEmail: string, name: string, agent: string): Promise<Se
   // A prompt with two versions and a label: its page has the forms that add a version and move a label.
   const prompt = `${agent}-prompt`;
   for (const text of [`${name} prompt {{q}}`, `${name} prompt v2 {{q}}`]) await pushPromptVersion(sql, project.id, owner.id, prompt, { prompt: text, labels: ["production"] });
+  // Its gate rule (the page's form removes it), and an SLO (the /slos page's form deletes it).
+  await setPromptGateRule(sql, project.id, prompt, { score_name: `${name} score`, max_drop: 0.1 }, owner.id);
+  const slo = await createSlo(sql, project.id, { name: `${name} SLO`, agent_name: agent, objective: "success_rate", target: 0.99, window_days: 30 });
   await switchProject(sql, owner.id, project.slug);
   return {
     slug: project.slug, id: project.id, key, keyId, ruleId, jobId, invitationId: invitation.id, memberEmail: member.email, agent, dataset, experimentId,
     evaluatorId: evaluator.id, evaluationRuleId: evaluationRule.id, queueId: queue.id, queueItemId, routingRuleId: routingRule.id, viewId: view.id,
-    savedQueryId: savedQuery.id, prompt,
+    savedQueryId: savedQuery.id, prompt, sloId: slo.id,
   };
 }
 
@@ -148,6 +154,8 @@ async function snapshot(projectId: number): Promise<string> {
     queries: await q("SELECT id, name, description, sql_text, params::text AS params FROM saved_queries WHERE project_id = $1 ORDER BY id"),
     prompts: await q("SELECT p.name, p.latest_version, v.version, v.content::text AS content, v.config::text AS config FROM prompts p JOIN prompt_versions v ON v.prompt_id = p.id WHERE p.project_id = $1 ORDER BY 1, 3"),
     prompt_labels: await q("SELECT p.name, l.label, l.version FROM prompt_labels l JOIN prompts p ON p.id = l.prompt_id WHERE p.project_id = $1 ORDER BY 1, 2"),
+    prompt_gate: await q("SELECT p.name, g.score_name, g.max_drop FROM prompt_gate_rules g JOIN prompts p ON p.id = g.prompt_id WHERE p.project_id = $1 ORDER BY 1, 2"),
+    slos: await q("SELECT id, name, agent_name, objective, target, threshold_seconds, score_name, window_days FROM slos WHERE project_id = $1 ORDER BY id"),
   });
 }
 
@@ -216,7 +224,8 @@ function theirsFor(path: string): string {
     .replaceAll(mine.routingRuleId, theirs.routingRuleId)
     .replaceAll(mine.viewId, theirs.viewId)
     .replaceAll(mine.savedQueryId, theirs.savedQueryId)
-    .replaceAll(`/prompts/${mine.prompt}`, `/prompts/${theirs.prompt}`);
+    .replaceAll(`/prompts/${mine.prompt}`, `/prompts/${theirs.prompt}`)
+    .replaceAll(`/slos/${mine.sloId}/`, `/slos/${theirs.sloId}/`);
 }
 
 const hostileValues = () => [
@@ -228,7 +237,7 @@ const hostileValues = () => [
   `{"model":${"[".repeat(10_000)}${"]".repeat(10_000)}}`,
   theirs.slug, String(theirs.ruleId), String(theirs.keyId), String(theirs.jobId), String(theirs.invitationId), String(theirs.id),
   theirs.memberEmail, theirs.agent, `${theirs.agent}-run`, theirs.dataset, "case-1", theirs.experimentId, "Victim score",
-  theirs.evaluatorId, theirs.evaluationRuleId, theirs.queueId, theirs.queueItemId, theirs.routingRuleId, "Victim judge", theirs.savedQueryId, "Victim query",
+  theirs.evaluatorId, theirs.evaluationRuleId, theirs.queueId, theirs.queueItemId, theirs.routingRuleId, "Victim judge", theirs.savedQueryId, "Victim query", theirs.prompt, String(theirs.sloId), "Victim SLO",
 ];
 
 beforeAll(async () => {
@@ -257,7 +266,7 @@ describe("hostile form posts and paths", () => {
       `/agents/${mine.agent}/configs/2/gate`, "/sessions", "/errors", "/costs", "/dead-letters", "/improve",
       "/evaluators", `/evaluators/${mine.evaluatorId}`, "/queues", `/queues/${mine.queueId}`, `/queues/${mine.queueId}/items/${mine.queueItemId}`,
       "/dashboard?q=agent%3Abot", "/query", `/query?saved=${mine.savedQueryId}`,
-      "/prompts", `/prompts/${mine.prompt}`, `/prompts/${mine.prompt}?version=1&from=1&to=2`];
+      "/prompts", `/prompts/${mine.prompt}`, `/prompts/${mine.prompt}?version=1&from=1&to=2`, `/prompts/${mine.prompt}/playground?a=1&b=2`, "/slos"];
     const forms = new Map<string, Form>();
     const failures: string[] = [];
     const check = async (what: string, res: Response) => {
@@ -273,8 +282,16 @@ describe("hostile form posts and paths", () => {
       if (other !== page) {
         const seen = await check(`GET ${other}`, await jar.fetch(`${srv.url}${other}`));
         // What only the other project holds (its names echoed back in a "not found" are not a leak).
-        const leaked = ["Victim input", "Victim's", "Victim rule", "Victim asks", "Victim-model", "Victim key", "Victim query", "Victim prompt"].filter((m) => seen.includes(m));
+        const leaked = ["Victim input", "Victim's", "Victim rule", "Victim asks", "Victim-model", "Victim key", "Victim query", "Victim prompt", "Victim SLO", "Victim score"].filter((m) => seen.includes(m));
         expect([other, leaked]).toEqual([other, []]);
+      }
+    }
+    // The span panel's "Open in playground" form (in the run page's template) is posted by its script to the named
+    // prompt's draft route (web/static/trace/playground-link.js): walked there too.
+    for (const f of [...forms.values()]) {
+      if (f.action.endsWith("/prompts") && "messages" in f.fields) {
+        const draft = `${f.action}/${mine.prompt}/playground/draft`;
+        forms.set(draft, { ...f, action: draft, fields: { ...f.fields, messages: '[{"role":"user","content":"hi"}]', model: "gpt-4o", provider: "openai" } });
       }
     }
     // Logging out would end the walk (it is covered elsewhere); deleting the attacker's own rule comes last.
@@ -286,7 +303,7 @@ describe("hostile form posts and paths", () => {
     // are a query's run and download (JSON bodies): test/e2e/query-api.test.ts and saved-queries.test.ts.
     const scripted = new Set(["/datasets/:name/upload", "/query/run", "/query/export"]);
     const unwalked = srv.web.app.routes.filter((r) => r.action && r.credential === "session" && r.methods.includes("POST") && !scripted.has(r.path))
-      .filter((r) => !walked.some((f) => pattern(r.path).test(f.action.replace(/^\/p\/[a-z0-9-]+(?=\/)/, "")))).map((r) => r.path);
+      .filter((r) => !walked.some((f) => pattern(r.path).test(f.action.replace(/^\/p\/[a-z0-9-]+(?=\/)/, "").replace(/\?.*$/, "")))).map((r) => r.path);
     expect(unwalked).toEqual([]);
     let posts = 0;
     for (const form of walked) {
@@ -318,7 +335,7 @@ describe("hostile form posts and paths", () => {
     expect((await fetch(`${srv.url}/api/ingest`, json(mine.key, { event_type: "run_start", sdk_run_id: "after-the-walk", agent_name: "bot", payload: {} }))).status).toBe(202);
     await waitForRun(srv.url, mine.key, "after-the-walk", (b) => b.run.status === "running");
     expect(await (await jar.fetch(`${srv.url}/dashboard`)).text()).toContain("after-the-walk");
-  }, 1_200_000);
+  }, 1_800_000);
 
   it("the forms before login (register, login) answer hostile fields with the form again, never a 5xx", async () => {
     const failures: string[] = [];

@@ -37,7 +37,9 @@ beforeAll(async () => {
     pipeline: true,
     jobs: true,
     pipelineOptions: { maxWaitMs: 5, singleRetryDelaysMs: [10] },
-    env: { RUNWATCH_PLUGINS: FIXTURE, RUNWATCH_MAX_BODY_BYTES: String(4 * 1024 * 1024), RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000" },
+    // No prompt experiment worker: on a shared database it would take other test files' jobs (their items asked of
+    // an agents-service that is not this file's).
+    env: { RUNWATCH_PLUGINS: FIXTURE, RUNWATCH_MAX_BODY_BYTES: String(4 * 1024 * 1024), RUNWATCH_RATE_LIMIT_PER_MINUTE: "100000", RUNWATCH_PROMPT_EXPERIMENT_JOBS: "0" },
   });
   alice = await srv.account();
   bob = await srv.account();
