@@ -84,6 +84,7 @@ export function mapLogs(logs: readonly OtlpLog[], record: Pick<ExportRecord, "pr
       span_id: spanId,
       time,
       time_sub_ns: timeSubNs,
+      seq: index,
       severity_number: Math.min(24, Math.max(0, Math.trunc(log.severityNumber) || 0)),
       severity_text: cut(log.severityText, 100),
       event_name: cut(log.eventName, MAX_NAME),

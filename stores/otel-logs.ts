@@ -15,8 +15,12 @@ export interface LogRow {
   readonly span_id: string;
   /** ClickHouse time text (toChTime), to the millisecond. */
   readonly time: string;
-  /** The nanoseconds within that millisecond: orders the records of one millisecond (migration 270). */
+  /**
+   * The nanoseconds within that millisecond, then (after the export's receive time) the record's place in its export:
+   * the order of a millisecond's records (migration 270).
+   */
   readonly time_sub_ns: number;
+  readonly seq: number;
   readonly severity_number: number;
   readonly severity_text: string;
   readonly event_name: string;
@@ -50,7 +54,7 @@ export const insertLogRows = (ch: ClickHouse, rows: readonly LogRow[]): Promise<
   rows.length === 0 ? Promise.resolve() : ch.insert("otel_logs", rows as unknown as Record<string, unknown>[]);
 
 const COLUMNS = `toString(log_id) AS log_id, trace_id, span_id, toUnixTimestamp64Milli(time) AS time_ms, severity_number, severity_text, event_name, body, attributes, service_name, scope`;
-type Selected = Omit<LogRow, "project_id" | "user_id" | "received_at" | "time" | "time_sub_ns"> & { readonly time_ms: string | number };
+type Selected = Omit<LogRow, "project_id" | "user_id" | "received_at" | "time" | "time_sub_ns" | "seq"> & { readonly time_ms: string | number };
 
 /** A stored JSON text back as a value (a plain-text body stays text). */
 function parsedBody(text: string): unknown {
@@ -92,7 +96,7 @@ export async function spanLogs(ch: ClickHouse, projectId: number, traceId: strin
   const rows = await ch.query<Selected>(
     `SELECT ${COLUMNS} FROM otel_logs
      WHERE project_id = {project:UInt64} AND trace_id = {trace:String} AND span_id = {span:String}
-     ORDER BY time, time_sub_ns, log_id LIMIT 1 BY log_id LIMIT {limit:UInt32}`,
+     ORDER BY time, time_sub_ns, received_at, seq, log_id LIMIT 1 BY log_id LIMIT {limit:UInt32}`,
     { project: projectId, trace: traceId, span: spanId, limit },
   );
   return rows.map(lineOf);
