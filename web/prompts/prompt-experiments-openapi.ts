@@ -40,6 +40,7 @@ export const PROMPT_EXPERIMENT_OPERATIONS: Operations = {
     },
   },
   "/api/prompts/{name}/experiments/{id}": {
-    get: { tag: "Prompts", summary: "The progress of an experiment the server runs", params: [Name, Id], ok: { 200: Schema.Struct({ job: Job }) }, errors: [401, 403, 404, 429] },
+    // 405: an empty id (`…/experiments/`) is the path that starts one, which takes POST only.
+    get: { tag: "Prompts", summary: "The progress of an experiment the server runs", params: [Name, Id], ok: { 200: Schema.Struct({ job: Job }) }, errors: [401, 403, 404, 405, 429] },
   },
 };
