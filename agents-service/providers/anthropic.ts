@@ -7,7 +7,7 @@ import { malformedAnswer, ServiceError } from "../errors.js";
 import { PRICE_PROVIDER } from "../../core/agents/prices.js";
 import { usageAndCost } from "../pricing.js";
 import { postJson } from "./http.js";
-import type { Provider } from "./types.js";
+import type { Provider, ProviderContext } from "./types.js";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
@@ -17,6 +17,14 @@ interface Message {
   stop_reason?: string | null;
 }
 
+/** POST {base}/v1/messages with the key and API version, as the judge call and a plain chat both send it. */
+const postMessages = (ctx: ProviderContext, body: Record<string, unknown>, signal: AbortSignal | undefined) =>
+  postJson({
+    provider: "Anthropic", url: `${ctx.settings.baseUrl}/v1/messages`,
+    headers: { "x-api-key": ctx.settings.apiKey ?? "", "anthropic-version": ANTHROPIC_VERSION },
+    body, policy: ctx.policy, fetch: ctx.fetch, signal,
+  });
+
 export const anthropic: Provider = {
   id: "anthropic",
   name: "Anthropic",
@@ -24,23 +32,15 @@ export const anthropic: Provider = {
   maxTemperature: 1,
   priceProvider: PRICE_PROVIDER.anthropic,
   async complete(ctx, req) {
-    const { body, attempts } = await postJson({
-      provider: "Anthropic",
-      url: `${ctx.settings.baseUrl}/v1/messages`,
-      headers: { "x-api-key": ctx.settings.apiKey ?? "", "anthropic-version": ANTHROPIC_VERSION },
-      body: {
-        model: req.model,
-        max_tokens: req.maxTokens ?? ctx.anthropicMaxTokens,
-        system: req.system,
-        messages: [{ role: "user", content: req.user }],
-        ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-        tools: [{ name: req.output.name, description: req.output.description, input_schema: req.output.schema }],
-        tool_choice: { type: "tool", name: req.output.name },
-      },
-      policy: ctx.policy,
-      fetch: ctx.fetch,
-      signal: req.signal,
-    });
+    const { body, attempts } = await postMessages(ctx, {
+      model: req.model,
+      max_tokens: req.maxTokens ?? ctx.anthropicMaxTokens,
+      system: req.system,
+      messages: [{ role: "user", content: req.user }],
+      ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+      tools: [{ name: req.output.name, description: req.output.description, input_schema: req.output.schema }],
+      tool_choice: { type: "tool", name: req.output.name },
+    }, req.signal);
     const message = body as Message;
     const text = (message?.content ?? []).filter((c) => c.type === "text").map((c) => c.text ?? "").join("");
     if (message?.stop_reason === "max_tokens") {
@@ -56,22 +56,14 @@ export const anthropic: Provider = {
     const system = req.messages.filter((m) => m.role === "system" || m.role === "developer").map((m) => m.content).join("\n\n");
     const turns = req.messages.filter((m) => m.role === "user" || m.role === "assistant").map((m) => ({ role: m.role, content: m.content }));
     if (turns[0]?.role !== "user") throw new ServiceError({ status: 422, code: "validation_failed", message: "messages: Anthropic needs a user message before any assistant message", field: "messages" });
-    const { body, attempts } = await postJson({
-      provider: "Anthropic",
-      url: `${ctx.settings.baseUrl}/v1/messages`,
-      headers: { "x-api-key": ctx.settings.apiKey ?? "", "anthropic-version": ANTHROPIC_VERSION },
-      body: {
-        model: req.model,
-        max_tokens: req.maxTokens ?? ctx.anthropicMaxTokens,
-        ...(system ? { system } : {}),
-        messages: turns,
-        ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-        ...(req.topP !== undefined ? { top_p: req.topP } : {}),
-      },
-      policy: ctx.policy,
-      fetch: ctx.fetch,
-      signal: req.signal,
-    });
+    const { body, attempts } = await postMessages(ctx, {
+      model: req.model,
+      max_tokens: req.maxTokens ?? ctx.anthropicMaxTokens,
+      ...(system ? { system } : {}),
+      messages: turns,
+      ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+      ...(req.topP !== undefined ? { top_p: req.topP } : {}),
+    }, req.signal);
     const message = body as Message;
     if (!Array.isArray(message?.content)) throw malformedAnswer("Anthropic", "the response has no content");
     const text = message.content.filter((c) => c.type === "text").map((c) => c.text ?? "").join("");

@@ -9,7 +9,7 @@ import { malformedAnswer } from "../errors.js";
 import { PRICE_PROVIDER } from "../../core/agents/prices.js";
 import { usageAndCost } from "../pricing.js";
 import { postJson } from "./http.js";
-import type { Provider } from "./types.js";
+import type { Provider, ProviderContext } from "./types.js";
 
 interface GenerateContentResponse {
   modelVersion?: string;
@@ -40,6 +40,26 @@ function responseSchema(schema: Readonly<Record<string, unknown>>): Record<strin
   return s;
 }
 
+/** POST {base}/v1beta/models/{model}:generateContent with the key, as the judge call and a plain chat both send it. */
+const postGenerate = (ctx: ProviderContext, model: string, body: Record<string, unknown>, signal: AbortSignal | undefined) =>
+  postJson({
+    provider: "Gemini", url: `${ctx.settings.baseUrl}/v1beta/models/${encodeURIComponent(model)}:generateContent`,
+    headers: { "x-goog-api-key": ctx.settings.apiKey ?? "" }, body, policy: ctx.policy, fetch: ctx.fetch, signal,
+  });
+
+type Candidate = NonNullable<GenerateContentResponse["candidates"]>[number];
+
+/** The first candidate; a blocked prompt or none at all an error saying so. */
+function firstCandidate(res: GenerateContentResponse): Candidate {
+  if (res?.promptFeedback?.blockReason) throw malformedAnswer("Gemini", `the prompt was blocked (${res.promptFeedback.blockReason})`);
+  const candidate = res?.candidates?.[0];
+  if (!candidate) throw malformedAnswer("Gemini", "the response has no candidates");
+  return candidate;
+}
+
+/** A candidate's answer text, its thought parts left out. */
+const candidateText = (c: Candidate): string => (c.content?.parts ?? []).filter((p) => !p.thought && typeof p.text === "string").map((p) => p.text).join("");
+
 export const gemini: Provider = {
   id: "gemini",
   name: "Google Gemini",
@@ -47,30 +67,20 @@ export const gemini: Provider = {
   maxTemperature: 2,
   priceProvider: PRICE_PROVIDER.gemini,
   async complete(ctx, req) {
-    const { body, attempts } = await postJson({
-      provider: "Gemini",
-      url: `${ctx.settings.baseUrl}/v1beta/models/${encodeURIComponent(req.model)}:generateContent`,
-      headers: { "x-goog-api-key": ctx.settings.apiKey ?? "" },
-      body: {
-        systemInstruction: { parts: [{ text: req.system }] },
-        contents: [{ role: "user", parts: [{ text: req.user }] }],
-        generationConfig: {
-          ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-          ...(req.maxTokens !== undefined ? { maxOutputTokens: req.maxTokens } : {}),
-          responseMimeType: "application/json",
-          responseSchema: responseSchema(req.output.schema),
-        },
+    const { body, attempts } = await postGenerate(ctx, req.model, {
+      systemInstruction: { parts: [{ text: req.system }] },
+      contents: [{ role: "user", parts: [{ text: req.user }] }],
+      generationConfig: {
+        ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+        ...(req.maxTokens !== undefined ? { maxOutputTokens: req.maxTokens } : {}),
+        responseMimeType: "application/json",
+        responseSchema: responseSchema(req.output.schema),
       },
-      policy: ctx.policy,
-      fetch: ctx.fetch,
-      signal: req.signal,
-    });
+    }, req.signal);
     const res = body as GenerateContentResponse;
-    if (res?.promptFeedback?.blockReason) throw malformedAnswer("Gemini", `the prompt was blocked (${res.promptFeedback.blockReason})`);
-    const candidate = res?.candidates?.[0];
-    if (!candidate) throw malformedAnswer("Gemini", "the response has no candidates");
+    const candidate = firstCandidate(res);
     if (candidate.finishReason === "MAX_TOKENS") throw malformedAnswer("Gemini", "the answer was cut off (finishReason: MAX_TOKENS)");
-    const text = (candidate.content?.parts ?? []).filter((p) => !p.thought && typeof p.text === "string").map((p) => p.text).join("");
+    const text = candidateText(candidate);
     if (!text) throw malformedAnswer("Gemini", `the candidate has no text (finishReason: ${candidate.finishReason ?? "none"})`);
     const value = parseJsonText(text);
     if (Either.isLeft(value)) throw malformedAnswer("Gemini", value.left, text);
@@ -81,28 +91,17 @@ export const gemini: Provider = {
     const system = req.messages.filter((m) => m.role === "system" || m.role === "developer").map((m) => ({ text: m.content }));
     const contents = req.messages.filter((m) => m.role === "user" || m.role === "assistant")
       .map((m) => ({ role: m.role === "assistant" ? "model" : "user", parts: [{ text: m.content }] }));
-    const { body, attempts } = await postJson({
-      provider: "Gemini",
-      url: `${ctx.settings.baseUrl}/v1beta/models/${encodeURIComponent(req.model)}:generateContent`,
-      headers: { "x-goog-api-key": ctx.settings.apiKey ?? "" },
-      body: {
-        ...(system.length ? { systemInstruction: { parts: system } } : {}),
-        contents,
-        generationConfig: {
-          ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-          ...(req.topP !== undefined ? { topP: req.topP } : {}),
-          ...(req.maxTokens !== undefined ? { maxOutputTokens: req.maxTokens } : {}),
-        },
+    const { body, attempts } = await postGenerate(ctx, req.model, {
+      ...(system.length ? { systemInstruction: { parts: system } } : {}),
+      contents,
+      generationConfig: {
+        ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+        ...(req.topP !== undefined ? { topP: req.topP } : {}),
+        ...(req.maxTokens !== undefined ? { maxOutputTokens: req.maxTokens } : {}),
       },
-      policy: ctx.policy,
-      fetch: ctx.fetch,
-      signal: req.signal,
-    });
+    }, req.signal);
     const res = body as GenerateContentResponse;
-    if (res?.promptFeedback?.blockReason) throw malformedAnswer("Gemini", `the prompt was blocked (${res.promptFeedback.blockReason})`);
-    const candidate = res?.candidates?.[0];
-    if (!candidate) throw malformedAnswer("Gemini", "the response has no candidates");
-    const text = (candidate.content?.parts ?? []).filter((p) => !p.thought && typeof p.text === "string").map((p) => p.text).join("");
+    const text = candidateText(firstCandidate(res));
     const model = res.modelVersion ?? req.model;
     return { text, model, usage: usageAndCost("google", "default", body, model), attempts };
   },
