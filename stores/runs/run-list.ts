@@ -5,19 +5,21 @@
  * which follows neither time nor any filter. Read with FINAL, a page folded every version of every run of the
  * project, every column, before the top-N sort could cut it (0.3–0.65 s a page at a million runs on 2 quiet cores,
  * twice to three times that on busy ones), and FINAL keeps the skip indexes from leaving granules out
- * (docs/BENCHMARKS.md, "The runs explorer"). The page is read in three small steps instead:
+ * (docs/BENCHMARKS.md, "The runs explorer"). The page is read in two steps instead:
  *
  * 1. candidates: the rows (versions, without FINAL) that match the filter, in the sort's order, the first `want`:
  *    only the columns the filter and the sort read, and every skip index prunes (nothing has to be expanded to the
  *    other versions of a granule's runs, as FINAL must).
- * 2. which candidates are their run's latest version: (external_id, max(version)) of the candidates' runs, two narrow
- *    columns of the few granules their ids are in.
- * 3. the page: every column of the first limit + 1 runs whose latest version is a candidate, in candidate order.
+ * 2. the page: every column of every version of the first runs among the candidates, as many as the page still
+ *    wants; a candidate is listed when it is its run's latest version (the highest version read of that run), in
+ *    candidate order. A stale candidate leaves a place, and the next runs among the candidates are read for it.
  *
  * Why this is the list FINAL gives: a run is listed when its latest version matches, ordered by that version's
  * values. That version is a row step 1 reads, in its own place in the order; so the latest versions among the first
  * `want` candidates are, in order, the runs of the list up to the last candidate. A stale version (an older row,
- * matching or ranked where the run no longer is) takes a candidate's place and is dropped in step 2. When fewer than
+ * matching or ranked where the run no longer is) takes a candidate's place and is dropped in step 2: reading a run by
+ * its id reads all its versions, so the latest is known from the same read that fetches the page's columns (a read
+ * of the versions alone before it cost a round of ~45 ms at a million runs). When fewer than
  * limit + 1 runs remain while step 1 was cut at `want`, it runs again with GROWTH times as many; past MAX_CANDIDATES
  * (a filter that old versions match far more than latest ones) the page is read with FINAL.
  *
@@ -79,13 +81,11 @@ export async function listRunsPage<T>(ch: ClickHouse, projectId: number, query: 
     return { p, where, project, order };
   };
   const n = limit + 1;
-  const page = async (listed: Candidate[]): Promise<RunsPage<T>> => {
+  const page = (rows: Listed[]): RunsPage<T> => {
     const order = plan().order;
-    const runs = await rowsOf(ch, projectId, listed, runSelect);
-    const rows = listed.flatMap((c) => { const run = runs.get(keyOf(c)); return run ? [{ run, cursorRow: c }] : []; });
     return {
       runs: rows.slice(0, limit).map((r) => decode(r.run)),
-      next_cursor: rows.length > limit ? order.cursorOf(rows[limit - 1]!.cursorRow) : null,
+      next_cursor: rows.length > limit ? order.cursorOf(rows[limit - 1]!.candidate) : null,
     };
   };
   /** The first `m` runs of candidates read by `read`, settled; undefined past MAX_CANDIDATES. */
@@ -93,7 +93,7 @@ export async function listRunsPage<T>(ch: ClickHouse, projectId: number, query: 
     for (let want = FIRST_CANDIDATES * m; want <= MAX_CANDIDATES; ) {
       const { rows, complete } = await read(want, window);
       const settled = await settle(ch, projectId, rows, scoreConditions);
-      const listed = latestAmong(settled, await latestVersions(ch, projectId, settled), m);
+      const listed = await latestRunsAmong(ch, projectId, settled, m, runSelect);
       // The listed runs are the list's first ones: everything outside the window ranks after every row inside it.
       if (listed.length >= m || (complete && window === undefined)) return listed;
       if (complete) window = undefined;
@@ -144,10 +144,10 @@ export async function listRunsPage<T>(ch: ClickHouse, projectId: number, query: 
   };
 
   /** Sorted by a score: the runs with it (score-sort.ts), then the ones without, by id. */
-  async function scoreSorted(name: string, m: number): Promise<Candidate[] | undefined> {
+  async function scoreSorted(name: string, m: number): Promise<Listed[] | undefined> {
     const desc = sort.order === "desc";
     const cursor = plan().order.cursor;
-    let listed: Candidate[] = [];
+    let listed: Listed[] = [];
     if (cursor === undefined || cursor.value !== null) {
       const from = cursor === undefined ? undefined : { value: cursor.value as number, id: cursor.id };
       const scored = await firstRuns(m, (want) => scoredCandidates(ch, projectId, name, desc, from, want, async ({ runIds, externalIds }) => {
@@ -188,48 +188,51 @@ async function settle(ch: ClickHouse, projectId: number, candidates: Candidate[]
   return candidates.filter((c) => conditions.every((s) => meetsScore(scores.get(String(c.run_id)), s)));
 }
 
-/** The candidates that are their run's latest version, once each, in order: at most `n`. */
-function latestAmong(candidates: readonly Candidate[], latest: ReadonlyMap<string, string>, n: number): Candidate[] {
-  const listed: Candidate[] = [];
+/** A listed run: its candidate row (the sort's key, for the cursor) and its row, whole. */
+interface Listed { readonly candidate: Candidate; readonly run: Raw }
+
+/**
+ * The first `n` runs among the candidates whose candidate row is their run's latest version, once each, in candidate
+ * order, with their rows whole. Runs are read by id (every version of each), the next ones as places remain.
+ */
+async function latestRunsAmong(ch: ClickHouse, projectId: number, candidates: readonly Candidate[], n: number, runSelect: string): Promise<Listed[]> {
+  const listed: Listed[] = [];
+  /** Per run read: its latest version's row (undefined when the run is gone). */
+  const latest = new Map<string, Raw | undefined>();
   const taken = new Set<string>();
-  for (const c of candidates) {
+  for (let i = 0; i < candidates.length && listed.length < n; i++) {
+    const c = candidates[i]!;
     const key = keyOf(c);
-    if (latest.get(key) !== String(c.version) || taken.has(key)) continue;
+    if (!latest.has(key)) await readRuns(ch, projectId, nextRuns(candidates, i, n - listed.length, latest), runSelect, latest);
+    const run = latest.get(key);
+    if (run === undefined || String(run.version) !== String(c.version) || taken.has(key)) continue;
     taken.add(key);
-    listed.push(c);
-    if (listed.length === n) break;
+    listed.push({ candidate: c, run });
   }
   return listed;
 }
 
-/** The latest version of each candidate's run, by keyOf. */
-async function latestVersions(ch: ClickHouse, projectId: number, candidates: readonly Candidate[]): Promise<Map<string, string>> {
-  if (candidates.length === 0) return new Map();
-  const rows = await ch.query<{ user_id: string; external_id: string; latest: string }>(
-    `SELECT user_id, external_id, max(version) AS latest FROM agent_runs
-      WHERE project_id = {project:UInt64} AND external_id IN {ids:Array(String)} GROUP BY user_id, external_id`,
-    { project: projectId, ids: [...new Set(candidates.map((c) => c.external_id))] },
-  );
-  return new Map(rows.map((r) => [keyOf(r), String(r.latest)]));
+/** The ids of the next `count` runs not read yet, from candidate `from` on. */
+function nextRuns(candidates: readonly Candidate[], from: number, count: number, read: ReadonlyMap<string, unknown>): Candidate[] {
+  const next = new Map<string, Candidate>();
+  for (let i = from; i < candidates.length && next.size < count; i++) {
+    const key = keyOf(candidates[i]!);
+    if (!read.has(key)) next.set(key, candidates[i]!);
+  }
+  return [...next.values()];
 }
 
-/**
- * The listed runs' rows, whole, at the version listed; a newer one if that version was folded away by a merge since
- * (a run deleted meanwhile is left out).
- */
-async function rowsOf(ch: ClickHouse, projectId: number, listed: readonly Candidate[], runSelect: string): Promise<Map<string, Raw>> {
-  const out = new Map<string, Raw>();
-  if (listed.length === 0) return out;
-  const version = new Map(listed.map((c) => [keyOf(c), String(c.version)]));
+/** Every version of these runs, whole; keeps each run's latest in `latest` (undefined for a run not found). */
+async function readRuns(ch: ClickHouse, projectId: number, runs: readonly Candidate[], runSelect: string, latest: Map<string, Raw | undefined>): Promise<void> {
   const rows = await ch.query<Raw>(
     `SELECT ${runSelect} FROM agent_runs WHERE project_id = {project:UInt64} AND external_id IN {ids:Array(String)}`,
-    { project: projectId, ids: listed.map((c) => c.external_id) },
+    { project: projectId, ids: [...new Set(runs.map((c) => c.external_id))] },
   );
-  const listedVersion = (r: Raw) => String(r.version) === version.get(keyOf(r));
+  for (const c of runs) latest.set(keyOf(c), undefined);
   for (const r of rows) {
-    const seen = out.get(keyOf(r));
-    const better = !seen || listedVersion(r) || (!listedVersion(seen) && BigInt(String(r.version)) > BigInt(String(seen.version)));
-    if (better) out.set(keyOf(r), r);
+    const key = keyOf(r);
+    if (!latest.has(key)) continue; // another user's run of the same id
+    const seen = latest.get(key);
+    if (!seen || BigInt(String(r.version)) > BigInt(String(seen.version))) latest.set(key, r);
   }
-  return out;
 }
