@@ -69,7 +69,7 @@ export const toolCallRows = (f: RunFilter) =>
 
 /** Per agent and hour (or over the whole range when `hourly` is false): tool calls and the failed share. */
 const toolCalls = (f: RunFilter, hourly: boolean) =>
-  `SELECT agent_name, ${hourly ? "hour" : "toDateTime(0)"} AS hour, sum(calls) AS runs, sum(failed) / sum(calls) AS value
+  `SELECT agent_name, ${hourly ? "hour" : "toDateTime(0) AS hour"}, sum(calls) AS runs, sum(failed) / sum(calls) AS value
      FROM (${toolCallRows(f)})
     GROUP BY agent_name, hour`;
 
@@ -86,7 +86,7 @@ export const scoreRows = (f: RunFilter, name: string | undefined) =>
 
 /** Per agent, score name and hour (or over the whole range): how many scores and their mean. */
 const scoreMeans = (f: RunFilter, name: string | undefined, hourly: boolean) =>
-  `SELECT agent_name, name, ${hourly ? "hour" : "toDateTime(0)"} AS hour, sum(n) AS runs, sum(total) / sum(n) AS value
+  `SELECT agent_name, name, ${hourly ? "hour" : "toDateTime(0) AS hour"}, sum(n) AS runs, sum(total) / sum(n) AS value
      FROM (${scoreRows(f, name)})
     GROUP BY agent_name, name, hour`;
 

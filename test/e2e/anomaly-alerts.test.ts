@@ -246,9 +246,9 @@ describe("anomaly alerts", () => {
     await createAgent(srv.ports.sql, user.id, { name: "env-bot" });
     for (const model of ["a", "b"]) await addVersion(srv.ports.sql, user.id, "env-bot", { config: JSON.stringify({ model }), activate: true });
 
-    const spaced = await submitRule({ name: "x", trigger_type: "anomaly", channel: "dashboard", "config.metric": "latency_p95", "config.environment": " production" });
-    expect(spaced.status).toBe(422);
-    expect(await spaced.text()).toContain("Environment: must not start or end with spaces");
+    const long = await submitRule({ name: "x", trigger_type: "anomaly", channel: "dashboard", "config.metric": "latency_p95", "config.environment": "e".repeat(101) });
+    expect(long.status).toBe(422);
+    expect(await long.text()).toContain("Environment: must be at most 100 characters");
     const form = await (await jar.fetch(`${srv.url}/alerts/new`)).text();
     expect(form).toContain('name="config.environment"');
     const created = await submitRule({
