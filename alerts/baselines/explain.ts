@@ -48,13 +48,13 @@ export async function explainBaseline(
   const how = hourOfWeek(now);
   const until = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
   const since = new Date(until.getTime() - HISTORY_DAYS * 24 * HOUR_MS);
-  const [stats, history, windows, changes] = await Promise.all([
+  const [stats, history, windows, changes, dims] = await Promise.all([
     baselineStats(ports.clickhouse, { projectId, metric: stored, agent, hourOfWeek: how, since, until, minRuns: MIN_RUNS_PER_HOUR }),
     metricHistory(ports.clickhouse, { projectId, agent, metric: stored, since, until }),
     windowValues(ports.clickhouse, { projectId, agent, ref, from: new Date(now.getTime() - q.windowMinutes * 60_000), to: now }),
     changePoints(ports, projectId, agent, since, now),
+    dimensionBands(ports.clickhouse, { projectId, agent, metric, stored, hourOfWeek: how, since, until }),
   ]);
-  const dims = await dimensionBands(ports.clickhouse, { projectId, agent, metric, stored, hourOfWeek: how, since, until });
   const bands = Object.fromEntries((Object.keys(SENSITIVITIES) as Sensitivity[]).map((s) => [s, learnBand(stats[0], metric, s)])) as Record<Sensitivity, Band>;
   const medium = bands.medium;
   const usable = history.filter((h) => h.runs >= MIN_RUNS_PER_HOUR);
