@@ -1,7 +1,8 @@
 /**
  * A baseline opened up: for one agent and metric at `now`, the band of each sensitivity (or "learning"), the hourly
  * values it was learned from, the live window, and the agent's change points with the metric before and after each
- * (and the shift in band spreads: how significant it is against the metric's usual spread). What /api/baselines
+ * (and the shift in band spreads: how significant it is against the metric's usual spread; for a config activation,
+ * the two versions' own bands), and the band of each environment and recent config version. What /api/baselines
  * answers; the numbers are the ones the anomaly trigger judges with.
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
@@ -13,6 +14,7 @@ import { beforeAfter, changePoints, type ChangePoint, type Side } from "./change
 import { metricLabel, storedMetric, type MetricName } from "./metrics.js";
 import { windowValues } from "./window.js";
 import { rollUpProject } from "./rollup.js";
+import { compareVersions, dimensionBands, type DimensionBand, type VersionsCompared } from "./dimensions.js";
 
 const HOUR_MS = 3_600_000;
 
@@ -28,7 +30,11 @@ export interface BaselineExplanation {
   /** The hourly values the band is learned from: the slot's when it has enough, else every hour's. */
   readonly learned_from: readonly { hour: string; runs: number; value: number }[];
   readonly window: { readonly minutes: number; readonly runs: number; readonly value: number | null };
-  readonly changes: readonly (ChangePoint & { before: Side; after: Side; shift_in_spreads: number | null })[];
+  readonly changes: readonly (ChangePoint & { before: Side; after: Side; shift_in_spreads: number | null; versions?: VersionsCompared })[];
+  /** The agent's band for each environment its runs named in the history (dimensions.ts). */
+  readonly environments: readonly DimensionBand[];
+  /** The same for each of its most recent config versions. */
+  readonly config_versions: readonly DimensionBand[];
 }
 
 export async function explainBaseline(
@@ -42,11 +48,12 @@ export async function explainBaseline(
   const how = hourOfWeek(now);
   const until = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
   const since = new Date(until.getTime() - HISTORY_DAYS * 24 * HOUR_MS);
-  const [stats, history, windows, changes] = await Promise.all([
+  const [stats, history, windows, changes, dims] = await Promise.all([
     baselineStats(ports.clickhouse, { projectId, metric: stored, agent, hourOfWeek: how, since, until, minRuns: MIN_RUNS_PER_HOUR }),
     metricHistory(ports.clickhouse, { projectId, agent, metric: stored, since, until }),
     windowValues(ports.clickhouse, { projectId, agent, ref, from: new Date(now.getTime() - q.windowMinutes * 60_000), to: now }),
     changePoints(ports, projectId, agent, since, now),
+    dimensionBands(ports.clickhouse, { projectId, agent, metric, stored, hourOfWeek: how, since, until }),
   ]);
   const bands = Object.fromEntries((Object.keys(SENSITIVITIES) as Sensitivity[]).map((s) => [s, learnBand(stats[0], metric, s)])) as Record<Sensitivity, Band>;
   const medium = bands.medium;
@@ -56,10 +63,13 @@ export async function explainBaseline(
   return {
     agent, metric, ...(ref.score !== undefined ? { score: ref.score } : {}), label: metricLabel(ref), at: now.toISOString(), hour_of_week: slotLabel(how), bands, learned_from: learnedFrom,
     window: { minutes: q.windowMinutes, runs: w?.runs ?? 0, value: w ? w.value : null },
-    changes: changes.map((c) => {
+    changes: changes.map((c, i) => {
       const { before, after } = beforeAfter(history, c.at);
       const shift = medium.state === "ready" && before.runs > 0 && after.runs > 0 ? (after.value - before.value) / medium.spread : null;
-      return { ...c, before, after, shift_in_spreads: shift };
+      const versions = c.kind === "config_activation" ? compareVersions(c, changes.slice(0, i), dims.config_versions) : undefined;
+      return { ...c, before, after, shift_in_spreads: shift, ...(versions ? { versions } : {}) };
     }),
+    environments: dims.environments,
+    config_versions: dims.config_versions,
   };
 }

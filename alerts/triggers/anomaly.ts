@@ -2,7 +2,8 @@
  * anomaly: an agent's metric over the last `window_minutes` leaves the band learned from its own history for this
  * hour of the week (alerts/baselines/band.ts) on its worse side (above; below for a score's mean), with at least
  * `min_runs` of the metric's volume in the window (ended runs; tool calls for the tool error rate; scores for a
- * score's mean). Judged by the sweep:
+ * score's mean). With `environment`, only the runs that named it are judged, against the band learned from that
+ * environment's own hours (alerts/baselines/dimensions.ts), and the message names it. Judged by the sweep:
  * it first rolls up the hours that ended since the last sweep (alerts/baselines/rollup.ts), so a baseline is read
  * from hourly aggregates, and only the live window from the runs.
  *
@@ -20,6 +21,7 @@ import { METRICS, METRIC_NAMES, metricLabel, storedMetric, type MetricName, type
 import { windowValues } from "../baselines/window.js";
 import { rollUpProject } from "../baselines/rollup.js";
 import { OutOfBandSince } from "../baselines/confirm.js";
+import { environmentStats } from "../baselines/dimensions.js";
 import { loadNotificationSettings } from "../settings.js";
 import { changeInWords, changePoints } from "../baselines/change-points.js";
 import { AGENT_FIELD, COOLDOWN_FIELD, agentNameField, cooldownField, defineTrigger, minimumCountField, windowFormField, windowMinutesField } from "./define.js";
@@ -37,6 +39,9 @@ const usual = (band: Ready, how: number, fmt: (v: number) => string): string =>
   `its usual ${fmt(band.median)} ${band.basis === "slot" ? `for ${slotLabel(how)}` : "(any hour: too little history for this hour of the week yet)"}`;
 
 const refOf = (m: MetricName | MetricRef): MetricRef => (typeof m === "string" ? { metric: m } : m);
+
+/** Who a firing is about: "refund-bot", or "refund-bot (production)" for a rule on one environment. */
+const subject = (agent: string, environment: string | undefined): string => (environment ? `${agent} (${environment})` : agent);
 
 /** The firing's words: "refund-bot p95 latency 14.2 s, 3.1× its usual 4.6 s for Tuesdays 14:00". */
 export function describeAnomaly(agent: string, m: MetricName | MetricRef, value: number, band: Ready, how: number): string {
@@ -61,19 +66,22 @@ async function nearestChange(ctx: AlertContext, projectId: number, agent: string
 
 async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<AlertFiring[]> {
   const { metric, sensitivity, window_minutes, min_runs } = rule.config as { metric: MetricName; sensitivity: Sensitivity; window_minutes: number; min_runs: number };
-  const agent = typeof rule.config.agent_name === "string" && rule.config.agent_name ? rule.config.agent_name : undefined;
-  const score = typeof rule.config.score_name === "string" && rule.config.score_name ? rule.config.score_name : undefined;
+  const text = (v: unknown): string | undefined => (typeof v === "string" && v ? v : undefined);
+  const agent = text(rule.config.agent_name);
+  const score = text(rule.config.score_name);
+  const environment = text(rule.config.environment);
   const ref: MetricRef = metric === "score_mean" ? { metric, score } : { metric };
   await rollUpProject(ctx.clickhouse, rule.project_id, now);
-  const windows = await windowValues(ctx.clickhouse, { projectId: rule.project_id, agent, ref, from: new Date(now.getTime() - window_minutes * 60_000), to: now });
+  const windows = await windowValues(ctx.clickhouse, { projectId: rule.project_id, agent, environment, ref, from: new Date(now.getTime() - window_minutes * 60_000), to: now });
   const judged = windows.filter((w) => w.runs >= min_runs);
   if (judged.length === 0) return [];
   const how = hourOfWeek(now);
   const hourStart = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
-  const stats = await baselineStats(ctx.clickhouse, {
-    projectId: rule.project_id, metric: storedMetric(ref), agent, hourOfWeek: how, minRuns: MIN_RUNS_PER_HOUR,
-    since: new Date(hourStart.getTime() - HISTORY_DAYS * 24 * HOUR_MS), until: hourStart,
-  });
+  const range = { projectId: rule.project_id, agent, hourOfWeek: how, since: new Date(hourStart.getTime() - HISTORY_DAYS * 24 * HOUR_MS), until: hourStart };
+  // With an environment, that environment's runs are judged against that environment's own band.
+  const stats = environment !== undefined
+    ? await environmentStats(ctx.clickhouse, { ...range, stored: storedMetric(ref), environment })
+    : await baselineStats(ctx.clickhouse, { ...range, metric: storedMetric(ref), minRuns: MIN_RUNS_PER_HOUR });
   const byAgent = new Map(stats.map((s) => [s.agent_name, s]));
   const episodes = await episodeStates(ctx.sql, rule.id);
   const confirmMs = loadNotificationSettings().anomalyConfirmMs;
@@ -88,15 +96,15 @@ async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<Ale
     const change = episodeChange(episodes, w.agent_name, episodes.get(w.agent_name)?.open ? outside : confirmed);
     if (!change) continue;
     const details = {
-      metric, ...(score ? { score_name: score } : {}), agent_name: w.agent_name, value, runs: w.runs, window_minutes, sensitivity, k: SENSITIVITIES[sensitivity],
+      metric, ...(score ? { score_name: score } : {}), ...(environment ? { environment } : {}), agent_name: w.agent_name, value, runs: w.runs, window_minutes, sensitivity, k: SENSITIVITIES[sensitivity],
       baseline: { basis: band.basis, hour_of_week: slotLabel(how), hours: band.hours, median: band.median, mad: band.mad, spread: band.spread, upper: band.upper, lower: band.lower, history_days: HISTORY_DAYS },
     };
     if (change.state === "fired") {
       const changed = await nearestChange(ctx, rule.project_id, w.agent_name, now);
-      const message = describeAnomaly(w.agent_name, ref, value, band, how) + (changed ? `; ${changed.words}` : "");
+      const message = describeAnomaly(subject(w.agent_name, environment), ref, value, band, how) + (changed ? `; ${changed.words}` : "");
       out.push({ key: change.key, rule, message, details: { ...details, state: "fired", change: changed ?? null } });
     } else {
-      out.push({ key: change.key, rule, message: describeRecovery(w.agent_name, ref, value, band, how), details: { ...details, state: "resolved" } });
+      out.push({ key: change.key, rule, message: describeRecovery(subject(w.agent_name, environment), ref, value, band, how), details: { ...details, state: "resolved" } });
     }
   }
   return out;
@@ -116,6 +124,10 @@ export const anomaly = defineTrigger({
     min_runs: minimumCountField(10),
     score_name: Schema.optional(Schema.String.pipe(Schema.maxLength(200, { message: () => "must be at most 200 characters" }))),
     agent_name: agentNameField,
+    environment: Schema.optional(Schema.String.pipe(
+      Schema.trimmed({ message: () => "must not start or end with spaces" }),
+      Schema.maxLength(100, { message: () => "must be at most 100 characters" }),
+    )),
     cooldown_seconds: cooldownField,
   }).pipe(Schema.filter((c) => (c.metric !== "score_mean" || c.score_name ? undefined : { path: ["score_name"], message: "name the score whose mean is watched" }))),
   fields: [
@@ -132,6 +144,10 @@ export const anomaly = defineTrigger({
       help: "Below this many ended runs (tool calls for the tool error rate, scores for a mean score) the window is not judged.",
     },
     AGENT_FIELD,
+    {
+      name: "environment", label: "Environment", kind: "text", placeholder: "any environment",
+      help: "Only runs that named this environment (exact, e.g. production), judged against that environment's own band. Empty: all runs.",
+    },
     COOLDOWN_FIELD,
   ],
   // An episode notifies once when it starts and once when it ends: no cooldown needed to keep it quiet.

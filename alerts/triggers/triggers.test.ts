@@ -44,6 +44,9 @@ describe("trigger configs", () => {
     expect(Either.isLeft(decodeTriggerConfig(def("error_rate_above"), { threshold_pct: 101 }))).toBe(true);
     expect(Either.getOrThrow(decodeTriggerConfig(def("anomaly"), { metric: "latency_p95" }))).toMatchObject({ metric: "latency_p95", sensitivity: "medium", window_minutes: 30, min_runs: 10 });
     expect(decodeTriggerConfig(def("anomaly"), {})).toEqual(Either.left({ field: "config.metric", message: "Metric is required" }));
+    expect(Either.getOrThrow(decodeTriggerConfig(def("anomaly"), { metric: "error_rate", environment: "production" }))).toMatchObject({ environment: "production" });
+    expect(decodeTriggerConfig(def("anomaly"), { metric: "error_rate", environment: " production" })).toEqual(Either.left({ field: "config.environment", message: "Environment: must not start or end with spaces" }));
+    expect(decodeTriggerConfig(def("anomaly"), { metric: "error_rate", environment: "e".repeat(101) })).toEqual(Either.left({ field: "config.environment", message: "Environment: must be at most 100 characters" }));
   });
 
   it("the rule form: numbers parsed, unknown trigger/channel and bad targets refused", async () => {

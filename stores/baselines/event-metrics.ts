@@ -16,7 +16,7 @@ import { NOT_JUDGE, NOT_JUDGE_PARAMS } from "../../core/events/judge-runs.js";
 import { toChTime } from "../runs/run-query.js";
 
 export const TOOL_ERROR_RATE = "tool_error_rate";
-const SCORE_PREFIX = "score_mean:";
+export const SCORE_PREFIX = "score_mean:";
 /** The key of a score's mean in agent_metric_hours.metric. */
 export const scoreMetricKey = (scoreName: string): string => `${SCORE_PREFIX}${scoreName}`;
 
@@ -40,37 +40,54 @@ const TOOL_FAILED = `((JSONType(payload, 'error') = 'String' AND trimBoth(JSONEx
  * The production runs' agents: a run with an event or score in [from, to) was last active at or after `from`,
  * which bounds the read of agent_runs (its minmax index on last_event_at).
  */
-const runAgents = (agent: string | undefined) =>
-  `(SELECT run_id, agent_name FROM agent_runs FINAL
+const runAgents = (agent: string | undefined, environment: string | undefined) =>
+  `(SELECT run_id, agent_name, environment, config_version FROM agent_runs FINAL
      WHERE project_id = {pid:UInt64} AND experiment_id = '' AND ${NOT_JUDGE} AND last_event_at >= {from:DateTime64(3, 'UTC')}
-       ${agent ? "AND agent_name = {agent:String}" : ""})`;
+       ${agent ? "AND agent_name = {agent:String}" : ""}
+       ${environment !== undefined ? "AND environment = {environment:String}" : ""})`;
+
+/** Which runs an event metric counts: one agent's (or every agent's), one environment's (or every one's). */
+export interface RunFilter {
+  readonly agent?: string;
+  readonly environment?: string;
+}
 
 /**
- * Per agent and hour (or over the whole range when `hourly` is false): tool calls and failed ones. The bound on
+ * Per run and hour: tool calls and failed ones, with the run's agent, environment and config version. The bound on
  * received_at (the partition key) keeps a roll-up from reading older months: an event is received after it happened,
  * give or take an hour of client clock skew.
  */
-const toolCalls = (agent: string | undefined, hourly: boolean) =>
-  `SELECT r.agent_name AS agent_name, ${hourly ? "e.hour" : "toDateTime(0)"} AS hour, sum(e.calls) AS runs, sum(e.failed) / sum(e.calls) AS value
+export const toolCallRows = (f: RunFilter) =>
+  `SELECT r.agent_name AS agent_name, r.environment AS environment, r.config_version AS config_version, e.hour AS hour, e.calls AS calls, e.failed AS failed
      FROM (SELECT run_id, toStartOfHour(occurred_at) AS hour, uniqExact(event_id) AS calls, uniqExactIf(event_id, ${TOOL_FAILED}) AS failed
              FROM agent_events
             WHERE project_id = {pid:UInt64} AND event_type = 'tool_call' AND JSONExtractString(payload, 'phase') = 'end'
               AND received_at >= {from:DateTime64(3, 'UTC')} - INTERVAL 1 HOUR
               AND occurred_at >= {from:DateTime64(3, 'UTC')} AND occurred_at < {to:DateTime64(3, 'UTC')}
             GROUP BY run_id, hour) AS e
-    INNER JOIN ${runAgents(agent)} AS r ON e.run_id = r.run_id
+    INNER JOIN ${runAgents(f.agent, f.environment)} AS r ON e.run_id = r.run_id`;
+
+/** Per agent and hour (or over the whole range when `hourly` is false): tool calls and the failed share. */
+const toolCalls = (f: RunFilter, hourly: boolean) =>
+  `SELECT agent_name, ${hourly ? "hour" : "toDateTime(0) AS hour"}, sum(calls) AS runs, sum(failed) / sum(calls) AS value
+     FROM (${toolCallRows(f)})
     GROUP BY agent_name, hour`;
 
-/** Per agent, score name and hour (or over the whole range): how many scores and their mean. */
-const scoreMeans = (agent: string | undefined, name: string | undefined, hourly: boolean) =>
-  `SELECT r.agent_name AS agent_name, s.name AS name, ${hourly ? "s.hour" : "toDateTime(0)"} AS hour, sum(s.n) AS runs, sum(s.total) / sum(s.n) AS value
+/** Per run, score name and hour: how many scores and their sum, with the run's agent, environment and config version. */
+export const scoreRows = (f: RunFilter, name: string | undefined) =>
+  `SELECT r.agent_name AS agent_name, r.environment AS environment, r.config_version AS config_version, s.name AS name, s.hour AS hour, s.n AS n, s.total AS total
      FROM (SELECT run_id, name, toStartOfHour(created_at) AS hour, count() AS n, sum(value_number) AS total
              FROM scores FINAL
             WHERE project_id = {pid:UInt64} AND value_type IN ('number', 'boolean')
               AND created_at >= {from:DateTime64(3, 'UTC')} AND created_at < {to:DateTime64(3, 'UTC')}
               ${name !== undefined ? "AND name = {name:String}" : ""}
             GROUP BY run_id, name, hour) AS s
-    INNER JOIN ${runAgents(agent)} AS r ON s.run_id = r.run_id
+    INNER JOIN ${runAgents(f.agent, f.environment)} AS r ON s.run_id = r.run_id`;
+
+/** Per agent, score name and hour (or over the whole range): how many scores and their mean. */
+const scoreMeans = (f: RunFilter, name: string | undefined, hourly: boolean) =>
+  `SELECT agent_name, name, ${hourly ? "hour" : "toDateTime(0) AS hour"}, sum(n) AS runs, sum(total) / sum(n) AS value
+     FROM (${scoreRows(f, name)})
     GROUP BY agent_name, name, hour`;
 
 /**
@@ -81,27 +98,28 @@ export async function rollUpEventHours(ch: ClickHouse, q: { readonly projectId: 
   const params = { pid: q.projectId, from: chTime(q.from), to: chTime(q.to), ...NOT_JUDGE_PARAMS };
   await ch.exec(
     `INSERT INTO agent_metric_hours (project_id, agent_name, metric, hour, runs, value, rolled_at)
-     SELECT {pid:UInt64}, agent_name, '${TOOL_ERROR_RATE}', hour, runs, value, now64(3) FROM (${toolCalls(undefined, true)})`,
+     SELECT {pid:UInt64}, agent_name, '${TOOL_ERROR_RATE}', hour, runs, value, now64(3) FROM (${toolCalls({}, true)})`,
     params,
   );
   await ch.exec(
     `INSERT INTO agent_metric_hours (project_id, agent_name, metric, hour, runs, value, rolled_at)
-     SELECT {pid:UInt64}, agent_name, concat('${SCORE_PREFIX}', name), hour, runs, value, now64(3) FROM (${scoreMeans(undefined, undefined, true)})`,
+     SELECT {pid:UInt64}, agent_name, concat('${SCORE_PREFIX}', name), hour, runs, value, now64(3) FROM (${scoreMeans({}, undefined, true)})`,
     params,
   );
 }
 
-/** An event metric of each agent (or one) over [from, to), with its volume (tool calls, scores). */
+/** An event metric of each agent (or one; of one environment's runs) over [from, to), with its volume (tool calls, scores). */
 export async function windowEventMetric(
   ch: ClickHouse,
-  q: { readonly projectId: number; readonly agent?: string; readonly metric: EventMetric; readonly from: Date; readonly to: Date },
+  q: { readonly projectId: number; readonly agent?: string; readonly environment?: string; readonly metric: EventMetric; readonly from: Date; readonly to: Date },
 ): Promise<VolumeValue[]> {
-  const sql = q.metric.kind === "tool_error_rate" ? toolCalls(q.agent, false) : scoreMeans(q.agent, q.metric.score, false);
+  const f = { agent: q.agent, environment: q.environment };
+  const sql = q.metric.kind === "tool_error_rate" ? toolCalls(f, false) : scoreMeans(f, q.metric.score, false);
   const rows = await ch.query<{ agent_name: string; runs: string | number; value: string | number }>(
     `SELECT agent_name, runs, value FROM (${sql})`,
     {
       pid: q.projectId, from: chTime(q.from), to: chTime(q.to), ...NOT_JUDGE_PARAMS,
-      ...(q.agent ? { agent: q.agent } : {}), ...(q.metric.kind === "score_mean" ? { name: q.metric.score } : {}),
+      ...(q.agent ? { agent: q.agent } : {}), ...(q.environment !== undefined ? { environment: q.environment } : {}), ...(q.metric.kind === "score_mean" ? { name: q.metric.score } : {}),
     },
   );
   return rows.map((r) => ({ agent_name: String(r.agent_name), runs: Number(r.runs), value: Number(r.value) }));

@@ -21,26 +21,32 @@ export const RUN_METRICS = {
 export type RunMetric = keyof typeof RUN_METRICS;
 export const RUN_METRIC_NAMES = Object.keys(RUN_METRICS) as RunMetric[];
 
-const ENDED_AT = "ifNull(ended_at, status_at)";
+export const ENDED_AT = "ifNull(ended_at, status_at)";
 const chTime = (d: Date): string => toChTime(d.toISOString());
-const chHour = (d: Date): string => chTime(d).slice(0, 19);
+export const chHour = (d: Date): string => chTime(d).slice(0, 19);
 
-/** The production runs of a project that ended in [from, to); `last_event_at` bounds the read (its minmax index). */
-const endedRuns = (agent: string | undefined) =>
-  `FROM agent_runs FINAL
+/**
+ * The production runs of a project that ended in [from, to); `last_event_at` bounds the read (its minmax index).
+ * `environment` keeps one environment's runs ({environment:String}); `arrayJoin` comes between FROM and WHERE (the
+ * dimensions of a run: stores/baselines/dimension-hours.ts).
+ */
+export const endedRuns = (agent: string | undefined, o: { readonly environment?: string; readonly arrayJoin?: string } = {}) =>
+  `FROM agent_runs FINAL ${o.arrayJoin ?? ""}
    WHERE project_id = {pid:UInt64} AND status IN ('success', 'error') AND experiment_id = '' AND ${NOT_JUDGE}
      AND last_event_at >= {from:DateTime64(3, 'UTC')}
      AND ${ENDED_AT} >= {from:DateTime64(3, 'UTC')} AND ${ENDED_AT} < {to:DateTime64(3, 'UTC')}
-     ${agent ? "AND agent_name = {agent:String}" : ""}`;
+     ${agent ? "AND agent_name = {agent:String}" : ""}
+     ${o.environment !== undefined ? "AND environment = {environment:String}" : ""}`;
 
-const metricColumns = RUN_METRIC_NAMES.map((m) => `${RUN_METRICS[m]} AS ${m}`).join(",\n       ");
+export const metricColumns = RUN_METRIC_NAMES.map((m) => `${RUN_METRICS[m]} AS ${m}`).join(",\n       ");
+/** `(metric, value)` pairs of the run metrics, for an ARRAY JOIN that turns one row of metricColumns into a row per metric. */
+export const metricPairs = RUN_METRIC_NAMES.map((m) => `('${m}', ${m})`).join(", ");
 
 /**
  * Rolls up the hours in [from, to) (whole UTC hours) of a project: one row per agent, metric and hour with runs.
  * Rolling an hour again (runs that ended late) writes newer rows that replace the earlier ones.
  */
 export async function rollUpHours(ch: ClickHouse, q: { readonly projectId: number; readonly from: Date; readonly to: Date }): Promise<void> {
-  const pairs = RUN_METRIC_NAMES.map((m) => `('${m}', ${m})`).join(", ");
   await ch.exec(
     `INSERT INTO agent_metric_hours (project_id, agent_name, metric, hour, runs, value, rolled_at)
      SELECT {pid:UInt64}, agent_name, m.1, hour, runs, m.2, now64(3)
@@ -48,7 +54,7 @@ export async function rollUpHours(ch: ClickHouse, q: { readonly projectId: numbe
                     ${metricColumns}
                ${endedRuns(undefined)}
               GROUP BY agent_name, hour)
-      ARRAY JOIN [${pairs}] AS m`,
+      ARRAY JOIN [${metricPairs}] AS m`,
     { pid: q.projectId, from: chTime(q.from), to: chTime(q.to), ...NOT_JUDGE_PARAMS },
   );
 }
@@ -101,15 +107,8 @@ export async function baselineStats(
   q: { readonly projectId: number; readonly metric: string; readonly agent?: string; readonly hourOfWeek: number; readonly since: Date; readonly until: Date; readonly minRuns: number },
 ): Promise<BaselineStats[]> {
   const rows = await ch.query<Record<string, string | number>>(
-    `SELECT agent_name,
-            countIf(in_slot) AS slot_n,
-            quantileExactIf(0.5)(value, in_slot) AS slot_median,
-            arrayReduce('quantileExact(0.5)', arrayMap(x -> abs(x - slot_median), groupArrayIf(value, in_slot))) AS slot_mad,
-            count() AS all_n,
-            quantileExact(0.5)(value) AS all_median,
-            arrayReduce('quantileExact(0.5)', arrayMap(x -> abs(x - all_median), groupArray(value))) AS all_mad,
-            quantileExact(0.5)(runs) AS hour_volume
-       FROM (SELECT agent_name, value, runs, (toDayOfWeek(hour) - 1) * 24 + toHour(hour) = {how:UInt8} AS in_slot
+    `SELECT agent_name, ${STATS_COLUMNS}
+       FROM (SELECT agent_name, value, runs, ${IN_SLOT}
                FROM agent_metric_hours FINAL
               WHERE project_id = {pid:UInt64} AND metric = {metric:String}
                 AND hour >= {since:DateTime('UTC')} AND hour < {until:DateTime('UTC')} AND runs >= {min_runs:UInt32}
@@ -120,16 +119,29 @@ export async function baselineStats(
       ...(q.agent ? { agent: q.agent } : NOT_JUDGE_PARAMS),
     },
   );
+  return rows.map(statsOfRow);
+}
+
+/** The statistics' columns over rows of (value, runs, in_slot): what baselineStats and dimensionStats select per group. */
+export const STATS_COLUMNS = `countIf(in_slot) AS slot_n,
+            quantileExactIf(0.5)(value, in_slot) AS slot_median,
+            arrayReduce('quantileExact(0.5)', arrayMap(x -> abs(x - slot_median), groupArrayIf(value, in_slot))) AS slot_mad,
+            count() AS all_n,
+            quantileExact(0.5)(value) AS all_median,
+            arrayReduce('quantileExact(0.5)', arrayMap(x -> abs(x - all_median), groupArray(value))) AS all_mad,
+            quantileExact(0.5)(runs) AS hour_volume`;
+/** Whether an hour is in the hour-of-week slot {how:UInt8}. */
+export const IN_SLOT = "(toDayOfWeek(hour) - 1) * 24 + toHour(hour) = {how:UInt8} AS in_slot";
+
+export function statsOfRow(r: Record<string, string | number>): BaselineStats {
   const num = (v: string | number | undefined): number => (v === undefined || v === null ? NaN : Number(v));
-  return rows.map((r) => {
-    const slotN = Number(r.slot_n);
-    return {
-      agent_name: String(r.agent_name),
-      slot: { n: slotN, median: slotN > 0 ? num(r.slot_median) : NaN, mad: slotN > 0 ? num(r.slot_mad) : NaN },
-      all: { n: Number(r.all_n), median: num(r.all_median), mad: num(r.all_mad) },
-      hour_volume: num(r.hour_volume),
-    };
-  });
+  const slotN = Number(r.slot_n);
+  return {
+    agent_name: String(r.agent_name),
+    slot: { n: slotN, median: slotN > 0 ? num(r.slot_median) : NaN, mad: slotN > 0 ? num(r.slot_mad) : NaN },
+    all: { n: Number(r.all_n), median: num(r.all_median), mad: num(r.all_mad) },
+    hour_volume: num(r.hour_volume),
+  };
 }
 
 /** The run metrics of each agent over the runs that ended in [from, to), and how many runs. */
@@ -139,13 +151,17 @@ export interface WindowMetrics {
   readonly values: Readonly<Record<RunMetric, number>>;
 }
 
+/** `environment`: only the runs of that environment. */
 export async function windowMetrics(
   ch: ClickHouse,
-  q: { readonly projectId: number; readonly agent?: string; readonly from: Date; readonly to: Date },
+  q: { readonly projectId: number; readonly agent?: string; readonly environment?: string; readonly from: Date; readonly to: Date },
 ): Promise<WindowMetrics[]> {
   const rows = await ch.query<Record<string, string | number>>(
-    `SELECT agent_name, count() AS runs, ${metricColumns} ${endedRuns(q.agent)} GROUP BY agent_name`,
-    { pid: q.projectId, from: chTime(q.from), to: chTime(q.to), ...NOT_JUDGE_PARAMS, ...(q.agent ? { agent: q.agent } : {}) },
+    `SELECT agent_name, count() AS runs, ${metricColumns} ${endedRuns(q.agent, { environment: q.environment })} GROUP BY agent_name`,
+    {
+      pid: q.projectId, from: chTime(q.from), to: chTime(q.to), ...NOT_JUDGE_PARAMS, ...(q.agent ? { agent: q.agent } : {}),
+      ...(q.environment !== undefined ? { environment: q.environment } : {}),
+    },
   );
   return rows.map((r) => ({
     agent_name: String(r.agent_name),

@@ -4,7 +4,9 @@
  * baselines store; the rule is made through the /alerts form; runs arrive through POST /api/ingest/batch.
  * It fires once, in words, naming the config activation; an agent whose baseline is still learning is not judged;
  * the episode resolves when the window is back in its band. The tool error rate (from tool_call events) and a score's
- * mean (from POST /api/scores, judged on its lower edge) ride the same bands.
+ * mean (from POST /api/scores, judged on its lower edge) ride the same bands. A rule on one environment judges only
+ * that environment's runs against its own band (an incident elsewhere does not fire it), and /api/baselines and the
+ * agent page show each environment's and recent config version's band.
  */
 process.env.RUNWATCH_ALLOW_PRIVATE_WEBHOOKS = "1";
 process.env.RUNWATCH_NOTIFY_BACKOFF_MS = "50";
@@ -18,6 +20,7 @@ import { CookieJar, csrfFrom, json, startTestServer, type TestServer } from "./h
 import { startNotificationWorker, type NotificationWorker } from "../../alerts/index.js";
 import { startHttpReceiver, type HttpReceiver } from "../../alerts/testing/peers.js";
 import { insertMetricHours, type MetricHour } from "../../stores/baselines/metric-hours.js";
+import { insertDimensionHours, type DimensionHour } from "../../stores/baselines/dimension-hours.js";
 import { addVersion, createAgent } from "../../stores/agent-registry.js";
 import type { SessionUser } from "../../web/deps.js";
 
@@ -225,6 +228,61 @@ describe("anomaly alerts", () => {
     expect(missing.status).toBe(422);
     expect((await missing.json()).error).toMatchObject({ field: "score" });
     expect((await (await get("agent=tool-bot&metric=tool_error_rate")).json()).window).toMatchObject({ runs: 6 });
+  }, 240_000);
+
+  it("a rule on one environment judges that environment's runs against that environment's own band", async () => {
+    await awayFromHourBoundary();
+    // Four weeks: env-bot's p95 latency is about 1 s in production and about 8 s in staging; v1 ran for all of it
+    // at 1 s, v2 for the last 30 hours at 3 s; v3 for the last 5 (learning).
+    const hourStart = Math.floor(Date.now() / HOUR) * HOUR;
+    const history: DimensionHour[] = [];
+    const row = (dimension: DimensionHour["dimension"], value: string, h: number, v: number): DimensionHour =>
+      ({ agent_name: "env-bot", dimension, dimension_value: value, metric: "latency_p95", hour: new Date(hourStart - h * HOUR), runs: 20, value: v });
+    for (let h = 1; h <= 28 * 24; h++) {
+      history.push(row("environment", "production", h, [1, 1.1, 1, 0.9][h % 4]!), row("environment", "staging", h, [8, 8.5, 8, 7.5][h % 4]!));
+      history.push(row("config_version", h > 30 ? "1" : h > 5 ? "2" : "3", h, h > 30 ? 1 : 3));
+    }
+    await insertDimensionHours(srv.ports.clickhouse, user.id, history);
+    await createAgent(srv.ports.sql, user.id, { name: "env-bot" });
+    for (const model of ["a", "b"]) await addVersion(srv.ports.sql, user.id, "env-bot", { config: JSON.stringify({ model }), activate: true });
+
+    const long = await submitRule({ name: "x", trigger_type: "anomaly", channel: "dashboard", "config.metric": "latency_p95", "config.environment": "e".repeat(101) });
+    expect(long.status).toBe(422);
+    expect(await long.text()).toContain("Environment: must be at most 100 characters");
+    const form = await (await jar.fetch(`${srv.url}/alerts/new`)).text();
+    expect(form).toContain('name="config.environment"');
+    const created = await submitRule({
+      name: "Slow in production", trigger_type: "anomaly", channel: "dashboard",
+      "config.metric": "latency_p95", "config.window_minutes": "1", "config.min_runs": "5", "config.agent_name": "env-bot", "config.environment": "production",
+    });
+    expect(created.status).toBe(302);
+
+    const ingest = (events: unknown[]) => fetch(`${srv.url}/api/ingest/batch`, json(key, { events }));
+    const inEnv = (environment: string, prefix: string, seconds: number) =>
+      runs("env-bot", prefix, 5, seconds, 30_000).map((e) => (e.event_type === "run_start" ? { ...e, environment } : e));
+    // Production at its usual 1 s, and an incident in staging (30 s, far above its usual 8 s): nothing fires.
+    expect((await ingest([...inEnv("production", "pok", 1), ...inEnv("staging", "sbad", 30)])).status).toBe(207);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await jobsOf("Slow in production")).toHaveLength(0);
+    // Production at 9 s (staging's usual, but not production's): fires, naming the environment.
+    expect((await ingest(inEnv("production", "pbad", 9))).status).toBe(207);
+    await expect.poll(async () => (await jobsOf("Slow in production")).length, { timeout: 15_000, interval: 200 }).toBe(1);
+    const [fired] = await jobsOf("Slow in production");
+    expect(fired!.payload.message).toMatch(/^env-bot \(production\) p95 latency 9\.0 s, 9\.0× its usual 1\.0 s for \w+ \d\d:00; since config v2 was activated \d+ s ago$/);
+    expect(fired!.payload.details).toMatchObject({ state: "fired", environment: "production", agent_name: "env-bot", runs: 10, baseline: { basis: "slot", median: 1 } });
+
+    // The API: the band of each environment and recent version, and the activation as its two versions' bands.
+    const b = await (await fetch(`${srv.url}/api/baselines?agent=env-bot&metric=latency_p95`, { headers: { authorization: `Bearer ${key}` } })).json();
+    expect(b.environments.map((e: { environment: string; bands: { medium: { median: number } } }) => [e.environment, e.bands.medium.median])).toEqual([["production", 1], ["staging", 8]]);
+    expect(b.config_versions.map((v: { version: number }) => v.version)).toEqual([3, 2, 1]);
+    expect(b.config_versions[0].bands.medium).toEqual({ state: "learning", hours: 5, needed: 24 });
+    expect(b.changes.at(-1)).toMatchObject({ kind: "config_activation", version: 2, versions: { from_version: 1, to_version: 2, before: { state: "ready", median: 1 }, after: { state: "ready", median: 3 } } });
+    // The agent page: each environment's and version's band, and the activation compared by its versions' own bands.
+    const page = await (await jar.fetch(`${srv.url}/agents/env-bot`)).text();
+    const card = page.slice(page.indexOf('id="baselines"'), page.indexOf("</section>", page.indexOf('id="baselines"')));
+    expect(card).toMatch(/<span class="dimension-name">production<\/span> 1\.0 s \(up to 1\.\d+ s\)<\/div>/);
+    expect(card).toContain('<span class="dimension-name">v3</span> learning: 5 of 24 hours</div>');
+    expect(card).toMatch(/config v2 \([0-9-]+ [0-9:]+ UTC\): v1 usually 1\.0 s → v2 usually 3\.0 s \(each version&#39;s own baseline\)/);
   }, 240_000);
 
   it("a move of the production label of a prompt an agent uses is one of its change points", async () => {
