@@ -11,6 +11,7 @@ import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { latestRolledHour, rollUpHours } from "../../stores/baselines/metric-hours.js";
 import { rollUpEventHours } from "../../stores/baselines/event-metrics.js";
 import { HISTORY_DAYS } from "./band.js";
+import { hoursWritten } from "./stats-cache.js";
 
 const HOUR_MS = 3_600_000;
 const ROLL_INTERVAL_MS = 5 * 60_000;
@@ -44,6 +45,7 @@ async function rollUp(ch: ClickHouse, projectId: number, now: Date): Promise<voi
     const range = { projectId, from: new Date(from), to: new Date(end) };
     await rollUpHours(ch, range);
     await rollUpEventHours(ch, range);
+    hoursWritten(ch, projectId);
   }
   rolled.set(projectId, { until: end, at: now.getTime() });
 }

@@ -4,7 +4,8 @@
  * `min_runs` of the metric's volume in the window (ended runs; tool calls for the tool error rate; scores for a
  * score's mean). Judged by the sweep:
  * it first rolls up the hours that ended since the last sweep (alerts/baselines/rollup.ts), so a baseline is read
- * from hourly aggregates, and only the live window from the runs.
+ * from hourly aggregates (kept until the hour turns or a roll-up writes: alerts/baselines/stats-cache.ts), and only
+ * the live window from the runs.
  *
  * One notification per episode: leaving the band (for a minute: alerts/baselines/confirm.ts) fires `episode:<n>:fired:<agent>`, coming back into it fires
  * `episode:<n>:resolved:<agent>`; the keys already dispatched (alert_firings) say which agents are out, so the state
@@ -13,12 +14,12 @@
  */
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
-import { baselineStats } from "../../stores/baselines/metric-hours.js";
 import { episodeChange, episodeStates } from "../../stores/alerts/episodes.js";
 import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, SENSITIVITIES, hourOfWeek, learnBand, outsideBand, slotLabel, type Band, type Sensitivity } from "../baselines/band.js";
 import { METRICS, METRIC_NAMES, metricLabel, storedMetric, type MetricName, type MetricRef } from "../baselines/metrics.js";
 import { windowValues } from "../baselines/window.js";
 import { rollUpProject } from "../baselines/rollup.js";
+import { cachedBaselineStats } from "../baselines/stats-cache.js";
 import { OutOfBandSince } from "../baselines/confirm.js";
 import { loadNotificationSettings } from "../settings.js";
 import { changeInWords, changePoints } from "../baselines/change-points.js";
@@ -70,7 +71,8 @@ async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<Ale
   if (judged.length === 0) return [];
   const how = hourOfWeek(now);
   const hourStart = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
-  const stats = await baselineStats(ctx.clickhouse, {
+  // Read once per hour and roll-up, not per sweep (stats-cache.ts).
+  const stats = await cachedBaselineStats(ctx.clickhouse, {
     projectId: rule.project_id, metric: storedMetric(ref), agent, hourOfWeek: how, minRuns: MIN_RUNS_PER_HOUR,
     since: new Date(hourStart.getTime() - HISTORY_DAYS * 24 * HOUR_MS), until: hourStart,
   });
