@@ -3,7 +3,7 @@
  * the last 30 minutes, and the metric in the 24 hours before and after the agent's latest change point (a config
  * activation, a new release), from the same numbers /api/baselines opens (alerts/baselines/explain.ts).
  */
-import { BASELINE_METRICS, BASELINE_METRIC_NAMES, explainBaseline, outsideBand } from "../../alerts/index.js";
+import { BASELINE_METRICS, BASELINE_METRIC_NAMES, agentReads, explainBaseline, outsideBand } from "../../alerts/index.js";
 import type { WebDeps } from "../deps.js";
 
 export interface BaselineRow {
@@ -18,8 +18,10 @@ export interface BaselineRow {
 
 export async function agentBaselines(deps: WebDeps, projectId: number, agent: string, now = new Date()): Promise<BaselineRow[]> {
   // A score's mean is one baseline per score name: /api/baselines opens those, the card shows the agent's own metrics.
+  // The change points and the run metrics' window are read once for every metric.
+  const shared = agentReads(deps.ports, { projectId, agent, windowMinutes: 30, now });
   return Promise.all(BASELINE_METRIC_NAMES.filter((m) => m !== "score_mean").map(async (metric) => {
-    const x = await explainBaseline(deps.ports, { projectId, agent, metric, windowMinutes: 30, now });
+    const x = await explainBaseline(deps.ports, { projectId, agent, metric, windowMinutes: 30, now }, shared);
     const fmt = BASELINE_METRICS[metric].format;
     const band = x.bands.medium;
     const usual = band.state === "learning"
