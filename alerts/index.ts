@@ -26,10 +26,11 @@ export { JOBS_CHANNEL, cooldownSecondsOf, dispatchFirings, enqueueTest, getJob, 
 export { loadNotificationSettings, type NotificationSettings } from "./settings.js";
 export { CHANNELS, type NotificationChannel } from "./delivery/channels/index.js";
 export { deliverNow, startNotificationWorker, type NotificationWorker } from "./delivery/worker.js";
-export { explainBaseline, type BaselineExplanation } from "./baselines/explain.js";
+export { agentReads, explainBaseline, type AgentReads, type BaselineExplanation } from "./baselines/explain.js";
 export { outsideBand, type Band } from "./baselines/band.js";
 export { METRICS as BASELINE_METRICS, METRIC_NAMES as BASELINE_METRIC_NAMES, type MetricName as BaselineMetric } from "./baselines/metrics.js";
 export { BURN_ALERTS, burnOverTime, objectiveInWords, sloStatus, sloWindows, type BurnPoint, type SloStatus } from "./slos/budget.js";
+export { sloSlices, sloTalliesAt } from "./slos/tallies.js";
 export { verifySignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "./signature.js";
 
 import { recordFirings } from "./queue.js";

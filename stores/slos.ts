@@ -103,8 +103,9 @@ export interface RunTally {
 type TalliedSlo = Pick<Slo, "agent_name" | "objective" | "threshold_seconds" | "score_name">;
 
 /**
- * The SLO's counts in each window ending at `now` (each given in seconds), in one read bounded by the longest
- * window: ended production runs and the bad ones among them; for score_mean, the agent's scores of that name and
+ * The SLO's counts in each window ending at `now` (each given in seconds), read from the runs and scores alone, in one
+ * read bounded by the longest window (over 90 days of runs at most). The budget is read from hours instead
+ * (stores/slo-hours.ts), which must count what this counts: slo-hours.test.ts compares the two. This read is: ended production runs and the bad ones among them; for score_mean, the agent's scores of that name and
  * their shortfall sum(1 − value), each value clamped to [0, 1]. The mean is at or above the target exactly when the
  * shortfall is within total × (1 − target), so a score's mean has an error budget and burn rates like a success rate
  * (a boolean score's mean is its success rate).
@@ -116,23 +117,6 @@ export async function sloTallies(ch: ClickHouse, slo: TalliedSlo, projectId: num
   const cols = windowsSeconds.map((sec, i) => `countIf(${after(sec)}) AS t${i}, sumIf(${src.bad}, ${after(sec)}) AS b${i}`).join(",\n");
   const [row] = await ch.query<Record<string, string | number>>(`SELECT ${cols} ${src.from}`, params(slo, projectId, now, longest));
   return windowsSeconds.map((_, i) => ({ total: Number(row?.[`t${i}`] ?? 0), bad: Number(row?.[`b${i}`] ?? 0) }));
-}
-
-/** The SLO's tallies over its window in `buckets` equal slices, oldest first (the page's burn over time). */
-export async function sloHistory(ch: ClickHouse, slo: TalliedSlo & Pick<Slo, "window_days">, projectId: number, now: Date, buckets: number): Promise<(RunTally & { readonly start: string })[]> {
-  const windowMs = slo.window_days * 86_400_000;
-  const bucketMs = Math.ceil(windowMs / buckets);
-  const since = now.getTime() - windowMs;
-  const src = source(slo);
-  const rows = await ch.query<{ b: string | number; t: string | number; bad: string | number }>(
-    `SELECT intDiv(toUnixTimestamp64Milli(${src.at}) - {since_ms:Int64}, {bucket_ms:Int64}) AS b, count() AS t, sum(${src.bad}) AS bad ${src.from} GROUP BY b ORDER BY b`,
-    { ...params(slo, projectId, now, windowMs / 1000), since_ms: since, bucket_ms: bucketMs },
-  );
-  const byBucket = new Map(rows.map((r) => [Number(r.b), r]));
-  return Array.from({ length: buckets }, (_, i) => {
-    const r = byBucket.get(i);
-    return { start: new Date(since + i * bucketMs).toISOString(), total: Number(r?.t ?? 0), bad: Number(r?.bad ?? 0) };
-  });
 }
 
 const ENDED = "ifNull(ended_at, status_at)";

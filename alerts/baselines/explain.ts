@@ -7,11 +7,11 @@
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import type { Sql } from "../../core/ports/sql.js";
-import { baselineStats } from "../../stores/baselines/metric-hours.js";
+import { baselineStats, windowMetrics, type WindowMetrics } from "../../stores/baselines/metric-hours.js";
 import { metricHistory } from "../../stores/baselines/history.js";
 import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, SENSITIVITIES, hourOfWeek, learnBand, slotLabel, type Band, type Sensitivity } from "./band.js";
 import { beforeAfter, changePoints, type ChangePoint, type Side } from "./change-points.js";
-import { metricLabel, storedMetric, type MetricName } from "./metrics.js";
+import { isRunMetric, metricLabel, storedMetric, type MetricName } from "./metrics.js";
 import { windowValues } from "./window.js";
 import { rollUpProject } from "./rollup.js";
 import { compareVersions, dimensionBands, type DimensionBand, type VersionsCompared } from "./dimensions.js";
@@ -37,9 +37,33 @@ export interface BaselineExplanation {
   readonly config_versions: readonly DimensionBand[];
 }
 
+/**
+ * What explaining several metrics of one agent at one `now` reads once for all of them (agentReads): its change
+ * points, and the live window of its run metrics (one query gives all five).
+ */
+export interface AgentReads {
+  readonly changes: Promise<ChangePoint[]>;
+  readonly runWindows: Promise<WindowMetrics[]>;
+}
+
+/** The shared reads of an agent's baselines at `now` (HISTORY_DAYS of change points, the last `windowMinutes`). */
+export function agentReads(ports: { readonly sql: Sql; readonly clickhouse: ClickHouse }, q: { readonly projectId: number; readonly agent: string; readonly windowMinutes: number; readonly now: Date }): AgentReads {
+  const until = Math.floor(q.now.getTime() / HOUR_MS) * HOUR_MS;
+  const reads = {
+    changes: changePoints(ports, q.projectId, q.agent, new Date(until - HISTORY_DAYS * 24 * HOUR_MS), q.now),
+    runWindows: windowMetrics(ports.clickhouse, { projectId: q.projectId, agent: q.agent, from: new Date(q.now.getTime() - q.windowMinutes * 60_000), to: q.now }),
+  };
+  // Each is awaited by every explanation, after its roll-up: a failure must not count as unhandled before that.
+  reads.changes.catch(() => undefined);
+  reads.runWindows.catch(() => undefined);
+  return reads;
+}
+
+/** `shared`: the agent's reads made once for every metric explained at the same `now` and window (agentReads). */
 export async function explainBaseline(
   ports: { readonly sql: Sql; readonly clickhouse: ClickHouse },
   q: { readonly projectId: number; readonly agent: string; readonly metric: MetricName; readonly score?: string; readonly windowMinutes: number; readonly now: Date },
+  shared?: AgentReads,
 ): Promise<BaselineExplanation> {
   const { projectId, agent, metric, now } = q;
   const ref = metric === "score_mean" ? { metric, score: q.score } : { metric };
@@ -51,8 +75,10 @@ export async function explainBaseline(
   const [stats, history, windows, changes, dims] = await Promise.all([
     baselineStats(ports.clickhouse, { projectId, metric: stored, agent, hourOfWeek: how, since, until, minRuns: MIN_RUNS_PER_HOUR }),
     metricHistory(ports.clickhouse, { projectId, agent, metric: stored, since, until }),
-    windowValues(ports.clickhouse, { projectId, agent, ref, from: new Date(now.getTime() - q.windowMinutes * 60_000), to: now }),
-    changePoints(ports, projectId, agent, since, now),
+    shared && isRunMetric(metric)
+      ? shared.runWindows.then((ws) => ws.map((w) => ({ agent_name: w.agent_name, runs: w.runs, value: w.values[metric] })))
+      : windowValues(ports.clickhouse, { projectId, agent, ref, from: new Date(now.getTime() - q.windowMinutes * 60_000), to: now }),
+    shared?.changes ?? changePoints(ports, projectId, agent, since, now),
     dimensionBands(ports.clickhouse, { projectId, agent, metric, stored, hourOfWeek: how, since, until }),
   ]);
   const bands = Object.fromEntries((Object.keys(SENSITIVITIES) as Sensitivity[]).map((s) => [s, learnBand(stats[0], metric, s)])) as Record<Sensitivity, Band>;

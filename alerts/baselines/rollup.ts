@@ -12,6 +12,7 @@ import { latestRolledHour, rollUpHours } from "../../stores/baselines/metric-hou
 import { rollUpEventHours } from "../../stores/baselines/event-metrics.js";
 import { latestDimensionHour, rollUpDimensionHours } from "../../stores/baselines/dimension-hours.js";
 import { HISTORY_DAYS } from "./band.js";
+import { hoursWritten } from "./stats-cache.js";
 
 const HOUR_MS = 3_600_000;
 const ROLL_INTERVAL_MS = 5 * 60_000;
@@ -48,6 +49,7 @@ async function rollUp(ch: ClickHouse, projectId: number, now: Date): Promise<voi
     const range = { projectId, from: new Date(from), to: new Date(end) };
     await rollUpHours(ch, range);
     await rollUpEventHours(ch, range);
+    hoursWritten(ch, projectId);
   }
   if (dimensionsFrom < end) await rollUpDimensionHours(ch, { projectId, from: new Date(dimensionsFrom), to: new Date(end) });
   rolled.set(projectId, { until: end, at: now.getTime() });

@@ -1,5 +1,5 @@
 /**
- * An SLO's error budget and burn rates, from run tallies (stores/slos.ts). The budget of a window is the 1 − target
+ * An SLO's error budget and burn rates, from run tallies (alerts/slos/tallies.ts). The budget of a window is the 1 − target
  * share of its runs allowed to be bad (for a score's mean: the shortfall from 1 its scores may add up to); the burn rate of a window is its bad share over that allowance (1 = spending
  * the budget exactly as fast as the window allows). Multi-window burn-rate alerts as in the Google SRE workbook
  * ("Alerting on SLOs", for a 30-day objective): fast when both the last hour and the last 5 minutes burn at 14.4× or
@@ -76,7 +76,7 @@ export interface BurnPoint {
 }
 
 /**
- * The burn over the window (stores/slos.ts sloHistory, oldest first): each slice's burn rate, and the budget left
+ * The burn over the window (slices of whole hours: tallies.ts sloSlices, oldest first): each slice's burn rate, and the budget left
  * after it as a share of the whole window's allowance (runs × (1 − target) of every slice), so the last point is the
  * budget's `remaining` now.
  */

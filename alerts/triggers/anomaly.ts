@@ -5,7 +5,8 @@
  * score's mean). With `environment`, only the runs that named it are judged, against the band learned from that
  * environment's own hours (alerts/baselines/dimensions.ts), and the message names it. Judged by the sweep:
  * it first rolls up the hours that ended since the last sweep (alerts/baselines/rollup.ts), so a baseline is read
- * from hourly aggregates, and only the live window from the runs.
+ * from hourly aggregates (kept until the hour turns or a roll-up writes: alerts/baselines/stats-cache.ts), and only
+ * the live window from the runs.
  *
  * One notification per episode: leaving the band (for a minute: alerts/baselines/confirm.ts) fires `episode:<n>:fired:<agent>`, coming back into it fires
  * `episode:<n>:resolved:<agent>`; the keys already dispatched (alert_firings) say which agents are out, so the state
@@ -14,12 +15,12 @@
  */
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
-import { baselineStats } from "../../stores/baselines/metric-hours.js";
 import { episodeChange, episodeStates } from "../../stores/alerts/episodes.js";
 import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, SENSITIVITIES, hourOfWeek, learnBand, outsideBand, slotLabel, type Band, type Sensitivity } from "../baselines/band.js";
 import { METRICS, METRIC_NAMES, metricLabel, storedMetric, type MetricName, type MetricRef } from "../baselines/metrics.js";
 import { windowValues } from "../baselines/window.js";
 import { rollUpProject } from "../baselines/rollup.js";
+import { cachedBaselineStats } from "../baselines/stats-cache.js";
 import { OutOfBandSince } from "../baselines/confirm.js";
 import { environmentStats } from "../baselines/dimensions.js";
 import { loadNotificationSettings } from "../settings.js";
@@ -78,10 +79,11 @@ async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<Ale
   const how = hourOfWeek(now);
   const hourStart = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
   const range = { projectId: rule.project_id, agent, hourOfWeek: how, since: new Date(hourStart.getTime() - HISTORY_DAYS * 24 * HOUR_MS), until: hourStart };
-  // With an environment, that environment's runs are judged against that environment's own band.
+  // With an environment, that environment's runs are judged against that environment's own band. The agent-wide
+  // statistics are read once per hour and roll-up, not per sweep (stats-cache.ts).
   const stats = environment !== undefined
     ? await environmentStats(ctx.clickhouse, { ...range, stored: storedMetric(ref), environment })
-    : await baselineStats(ctx.clickhouse, { ...range, metric: storedMetric(ref), minRuns: MIN_RUNS_PER_HOUR });
+    : await cachedBaselineStats(ctx.clickhouse, { ...range, metric: storedMetric(ref), minRuns: MIN_RUNS_PER_HOUR });
   const byAgent = new Map(stats.map((s) => [s.agent_name, s]));
   const episodes = await episodeStates(ctx.sql, rule.id);
   const confirmMs = loadNotificationSettings().anomalyConfirmMs;

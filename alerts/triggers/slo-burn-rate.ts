@@ -6,18 +6,36 @@
  */
 import { Schema } from "effect";
 import type { AlertContext, AlertFiring, AlertRule } from "../model.js";
-import { listSlos, sloTallies } from "../../stores/slos.js";
+import { listSlos, type Slo } from "../../stores/slos.js";
 import { episodeChange, episodeStates } from "../../stores/alerts/episodes.js";
-import { BURN_ALERTS, objectiveInWords, sloStatus, sloWindows, type BurnSpeed } from "../slos/budget.js";
+import { BURN_ALERTS, objectiveInWords, sloStatus, type BurnSpeed, type SloStatus } from "../slos/budget.js";
+import { sloTalliesAt } from "../slos/tallies.js";
 import { COOLDOWN_FIELD, cooldownField, defineTrigger, minimumCountField } from "./define.js";
 
 const pct = (share: number): string => `${+(share * 100).toFixed(1)}%`;
 
-async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<AlertFiring[]> {
-  const { slo: name, min_runs } = rule.config as { slo: string; min_runs: number };
-  const slo = (await listSlos(ctx.sql, rule.project_id)).find((s) => s.name === name);
-  if (!slo) return [];
-  const status = sloStatus(slo, await sloTallies(ctx.clickhouse, slo, rule.project_id, now, sloWindows(slo)));
+/**
+ * The status of each rule's SLO (undefined: no SLO of that name): per project, its SLOs listed once and the ones the
+ * rules name read together (alerts/slos/tallies.ts).
+ */
+async function statusesOf(rules: readonly AlertRule[], ctx: AlertContext, now: Date): Promise<Map<AlertRule, { slo: Slo; status: SloStatus }>> {
+  const out = new Map<AlertRule, { slo: Slo; status: SloStatus }>();
+  for (const projectId of new Set(rules.map((r) => r.project_id))) {
+    const mine = rules.filter((r) => r.project_id === projectId);
+    const byName = new Map((await listSlos(ctx.sql, projectId)).map((s) => [s.name, s]));
+    const named = [...new Set(mine.flatMap((r) => byName.get((r.config as { slo: string }).slo) ?? []))];
+    const tallies = await sloTalliesAt(ctx.clickhouse, projectId, named, now);
+    const statuses = new Map(named.map((slo, i) => [slo.name, { slo, status: sloStatus(slo, tallies[i]!.windows) }]));
+    for (const r of mine) {
+      const s = statuses.get((r.config as { slo: string }).slo);
+      if (s) out.set(r, s);
+    }
+  }
+  return out;
+}
+
+async function check(rule: AlertRule, ctx: AlertContext, slo: Slo, status: SloStatus): Promise<AlertFiring[]> {
+  const { min_runs } = rule.config as { slo: string; min_runs: number };
   const episodes = await episodeStates(ctx.sql, rule.id);
   const out: AlertFiring[] = [];
   for (const speed of Object.keys(BURN_ALERTS) as BurnSpeed[]) {
@@ -60,8 +78,12 @@ export const sloBurnRate = defineTrigger({
   ],
   defaultCooldownSeconds: 0,
   async sweep(rules, ctx, now) {
+    const statuses = await statusesOf(rules, ctx, now);
     const out: AlertFiring[] = [];
-    for (const rule of rules) out.push(...(await check(rule, ctx, now)));
+    for (const rule of rules) {
+      const s = statuses.get(rule);
+      if (s) out.push(...(await check(rule, ctx, s.slo, s.status)));
+    }
     return out;
   },
 });

@@ -16,7 +16,8 @@
  *      injected incident; for the trigger's (every set with BENCH_BREAKDOWN=all) where the false alerts come from.
  *   2. Cost. 1,000 agents × 8 metrics × 28 days of hours (5.4 M rows, written by INSERT … SELECT): one evaluation's
  *      baseline reads (8 baselineStats queries over every agent) and bands, in ms, and the process RSS (chDB runs in
- *      this process).
+ *      this process); then 20 sweeps (5 minutes) of one anomaly rule per metric, the statistics read on every sweep
+ *      and from the trigger's cache (alerts/baselines/stats-cache.ts), alternating.
  *   3. SLO burn alerts: a minute-by-minute run stream with two error bursts, alerts/slos/budget.ts judging every
  *      minute, against fire and resolve times computed by hand.
  *
@@ -30,6 +31,7 @@ import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { baselineStats, insertMetricHours, type BaselineStats, type MetricHour } from "../../stores/baselines/metric-hours.js";
 import { BAND_RULES, HISTORY_DAYS, MIN_RUNS_PER_HOUR, hourOfWeek, learnBand, outsideBand, type BandRules } from "../../alerts/baselines/band.js";
 import { OutOfBandSince } from "../../alerts/baselines/confirm.js";
+import { baselineStatsReads, cachedBaselineStats, hoursWritten } from "../../alerts/baselines/stats-cache.js";
 import type { MetricName } from "../../alerts/baselines/metrics.js";
 import { BURN_ALERTS, sloStatus } from "../../alerts/slos/budget.js";
 import { FLEET_METRICS, Fleet, HOUR, MINUTE, metricsOf, type FleetMetric, type Incident, type Run } from "./baselines-fleet.js";
@@ -227,6 +229,32 @@ async function cost(ch: Awaited<ReturnType<typeof openChdb>>): Promise<void> {
   const mib = (b: number) => (b / 2 ** 20).toFixed(0);
   console.log(`  one evaluation's baselines (8 reads over every agent, then the bands): ${times.map((t) => t.toFixed(0)).join(", ")} ms (load ${load()})`);
   console.log(`  process RSS (chDB in process): ${mib(rssBefore)} MiB before the reads, ${mib(rssMax)} MiB at most after each of them`);
+  await sweepsCached(ch, pid, now);
+}
+
+/**
+ * The anomaly trigger's statistics over SWEEPS sweeps (5 minutes at one every 15 s, within one roll-up interval) of
+ * one rule per metric: read on every sweep (before alerts/baselines/stats-cache.ts) and cached, alternating.
+ */
+async function sweepsCached(ch: Awaited<ReturnType<typeof openChdb>>, pid: number, now: number): Promise<void> {
+  const SWEEPS = 20;
+  const query = (metric: FleetMetric) => ({ projectId: pid, metric, hourOfWeek: hourOfWeek(new Date(now)), since: new Date(now - HISTORY_DAYS * DAY), until: new Date(now), minRuns: MIN_RUNS_PER_HOUR });
+  const times = { every: [] as number[], cached: [] as number[] };
+  const reads = { every: SWEEPS * FLEET_METRICS.length, cached: 0 };
+  for (let rep = 0; rep < 3; rep++) {
+    for (const side of ["every", "cached"] as const) {
+      hoursWritten(ch, pid); // a roll-up just wrote: the first sweep reads
+      const before = baselineStatsReads();
+      const s = performance.now();
+      for (let sweep = 0; sweep < SWEEPS; sweep++) {
+        for (const metric of FLEET_METRICS) await (side === "every" ? baselineStats(ch, query(metric)) : cachedBaselineStats(ch, query(metric)));
+      }
+      times[side].push(performance.now() - s);
+      if (side === "cached") reads.cached = baselineStatsReads() - before;
+    }
+  }
+  const fmt = (xs: number[]) => xs.map((t) => t.toFixed(0)).join(", ");
+  console.log(`  ${SWEEPS} sweeps of one anomaly rule per metric: statistics read on every sweep ${reads.every} times, ${fmt(times.every)} ms; cached ${reads.cached} times, ${fmt(times.cached)} ms (alternating, load ${load()})`);
 }
 
 /** Two bursts on a steady 50 runs/min against 99% success over 30 days; reference times worked out by hand. */

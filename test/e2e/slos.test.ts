@@ -185,7 +185,7 @@ describe("SLOs", () => {
     expect(await (await ownerJar.fetch(new URL(created.headers.get("location")!, srv.url).href)).text()).toContain("Created the SLO “Form SLO”.");
     const after = await page(ownerJar);
     expect(after).toContain("90% of runs end within 4 s over 7 days");
-    expect(after).toMatch(/class="slo-chart" id="slo-chart-\d+" data-points="\[/); // the burn over the window, 30 slices
+    expect(after).toMatch(/class="slo-chart" id="slo-chart-\d+" data-points="\[/); // the burn over the window, in slices of whole hours
     const id = /data-slo-id="(\d+)"/.exec(after)![1];
 
     const viewerJar = await loginJar(srv.url, viewer.email);

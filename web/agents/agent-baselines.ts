@@ -4,7 +4,7 @@
  * activation, a new release; for an activation, the two versions' own bands where both have one), and the band of
  * each environment and recent config version, from the same numbers /api/baselines opens (alerts/baselines/explain.ts).
  */
-import { BASELINE_METRICS, BASELINE_METRIC_NAMES, explainBaseline, outsideBand, type Band } from "../../alerts/index.js";
+import { BASELINE_METRICS, BASELINE_METRIC_NAMES, agentReads, explainBaseline, outsideBand, type Band } from "../../alerts/index.js";
 import type { WebDeps } from "../deps.js";
 
 export interface BaselineRow {
@@ -21,8 +21,10 @@ export interface BaselineRow {
 
 export async function agentBaselines(deps: WebDeps, projectId: number, agent: string, now = new Date()): Promise<BaselineRow[]> {
   // A score's mean is one baseline per score name: /api/baselines opens those, the card shows the agent's own metrics.
+  // The change points and the run metrics' window are read once for every metric.
+  const shared = agentReads(deps.ports, { projectId, agent, windowMinutes: 30, now });
   return Promise.all(BASELINE_METRIC_NAMES.filter((m) => m !== "score_mean").map(async (metric) => {
-    const x = await explainBaseline(deps.ports, { projectId, agent, metric, windowMinutes: 30, now });
+    const x = await explainBaseline(deps.ports, { projectId, agent, metric, windowMinutes: 30, now }, shared);
     const fmt = BASELINE_METRICS[metric].format;
     const band = x.bands.medium;
     const usual = band.state === "learning" ? learning(band) : `${bandInWords(band, fmt)} ${band.basis === "slot" ? `for ${x.hour_of_week}` : "any hour"}`;

@@ -6,8 +6,9 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { ValidationError } from "../../core/errors.js";
-import { objectiveInWords, sloStatus, sloWindows, type SloStatus } from "../../alerts/index.js";
-import { createSlo, deleteSlo, getSlo, listSlos, sloTallies, type Slo } from "../../stores/slos.js";
+import { objectiveInWords, sloStatus, sloTalliesAt, type SloStatus } from "../../alerts/index.js";
+import { createSlo, deleteSlo, getSlo, listSlos, type Slo } from "../../stores/slos.js";
+import type { SloTallies } from "../../stores/slo-hours.js";
 import type { WebDeps } from "../deps.js";
 import type { ApiKeyAuth } from "../middleware/api-key-auth.js";
 import { keyPrincipalOf, readAuthorizer } from "../api/read-api.js";
@@ -19,13 +20,18 @@ export interface SloWithStatus extends Slo {
   readonly status: SloStatus;
 }
 
-/** Each SLO with its budget and burn rates as of `now` (one ClickHouse read per SLO). */
+/**
+ * Each SLO with its budget and burn rates as of `now`, and the tallies they came from (the page charts their hours):
+ * one read for all of them (alerts/slos/tallies.ts).
+ */
+export async function slosWithTallies(deps: WebDeps, projectId: number, slos: readonly Slo[], now = new Date()): Promise<(SloWithStatus & { readonly tallies: SloTallies })[]> {
+  const tallies = await sloTalliesAt(deps.ports.clickhouse, projectId, slos, now);
+  return slos.map((slo, i) => ({ ...slo, objective_text: objectiveInWords(slo), status: sloStatus(slo, tallies[i]!.windows), tallies: tallies[i]! }));
+}
+
+/** Each SLO with its budget and burn rates as of `now`. */
 export async function slosWithStatus(deps: WebDeps, projectId: number, slos: readonly Slo[], now = new Date()): Promise<SloWithStatus[]> {
-  return Promise.all(slos.map(async (slo) => ({
-    ...slo,
-    objective_text: objectiveInWords(slo),
-    status: sloStatus(slo, await sloTallies(deps.ports.clickhouse, slo, projectId, now, sloWindows(slo))),
-  })));
+  return (await slosWithTallies(deps, projectId, slos, now)).map(({ tallies: _, ...s }) => s);
 }
 
 export function registerSlosApi(router: Router, deps: WebDeps, auth: ApiKeyAuth): void {

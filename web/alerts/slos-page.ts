@@ -13,12 +13,12 @@ import { projectOfRequest } from "../auth/project.js";
 import { queryParam, renderPage } from "../common/render.js";
 import { formAction, readForm, redirectAfterPost } from "../forms.js";
 import { ValidationError } from "../../core/errors.js";
-import { BURN_ALERTS, burnOverTime } from "../../alerts/index.js";
-import { SLO_OBJECTIVES, createSlo, deleteSlo, listSlos, sloHistory } from "../../stores/slos.js";
+import { BURN_ALERTS, burnOverTime, sloSlices } from "../../alerts/index.js";
+import { SLO_OBJECTIVES, createSlo, deleteSlo, listSlos } from "../../stores/slos.js";
 import { mountPages } from "../route-table.js";
-import { slosWithStatus } from "./slos-api.js";
+import { slosWithTallies } from "./slos-api.js";
 
-/** Slices of an SLO's window in its chart: a day's of a 30-day SLO, 48 min of a 1-day one. */
+/** Slices of an SLO's window in its chart, of whole hours: a day each of a 30-day SLO, an hour each of a 1-day one. */
 const CHART_SLICES = 30;
 
 export function registerSlosPage(router: Router, deps: WebDeps): void {
@@ -34,12 +34,9 @@ export function registerSlosPage(router: Router, deps: WebDeps): void {
 async function slosPage(ctx: Context, deps: WebDeps, form: { values?: Record<string, string>; errors?: Record<string, string> } = {}, status = 200): Promise<void> {
   const project = projectOfRequest(ctx);
   const now = new Date();
-  const slos = await slosWithStatus(deps, project.id, await listSlos(deps.ports.sql, project.id), now);
-  const charts = await Promise.all(slos.map(async (s) => ({
-    id: s.id,
-    name: s.name,
-    points: burnOverTime(s, await sloHistory(deps.ports.clickhouse, s, project.id, now, CHART_SLICES)),
-  })));
+  const read = await slosWithTallies(deps, project.id, await listSlos(deps.ports.sql, project.id), now);
+  const charts = read.map((s) => ({ id: s.id, name: s.name, points: burnOverTime(s, sloSlices(s, s.tallies, now, CHART_SLICES)) }));
+  const slos = read.map(({ tallies: _, ...s }) => s);
   renderPage(ctx, "slos.njk", {
     title: "SLOs", slos, burn: BURN_ALERTS, charts, objectives: SLO_OBJECTIVES, flash: queryParam(ctx, "flash"),
     values: form.values ?? { objective: "success_rate", target: "0.99", window_days: "30" }, errors: form.errors ?? {}, open_form: Boolean(form.errors),
