@@ -8,8 +8,8 @@ import type { Sql } from "../../core/ports/sql.js";
 import { addressOf, normalizeEmail } from "./email.js";
 import { audit, checkName, findProjectById, type Project } from "./projects.js";
 
-/** The ClickHouse tables whose rows a project's deletion removes (every one has project_id: migration 140). */
-const PROJECT_TABLES = ["agent_events", "agent_runs", "run_costs", "llm_calls", "scores", "run_text", "otel_logs", "agent_metric_hours", "agent_metric_hours_by_dimension", "slo_hours"] as const;
+/** The ClickHouse tables whose rows a project's deletion removes: every table with a project_id (project-tables.test.ts). */
+export const PROJECT_TABLES = ["agent_events", "agent_runs", "run_costs", "llm_calls", "scores", "run_text", "otel_logs", "agent_metric_hours", "agent_metric_hours_by_dimension", "slo_hours"] as const;
 
 async function existing(sql: Sql, projectId: number): Promise<Project> {
   const project = await findProjectById(sql, projectId);
