@@ -66,7 +66,7 @@ try {
 
 const [session] = await openRawSessions(DIR, 1);
 const results = new Map<string, { ms: number[]; rows: number; bytes: number; values: number }>();
-for (const [name, q] of cases) await measure(session!, q); // warm-up
+for (const [, q] of cases) await measure(session!, q); // warm-up
 for (let rep = 0; rep < REPS; rep++) {
   for (const [name, q] of rep % 2 === 0 ? cases : [...cases].reverse()) {
     const m = await measure(session!, q);
