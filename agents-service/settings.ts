@@ -4,6 +4,7 @@
  * tests build an AgentsSettings directly.
  */
 import { DEFAULT_MODELS, PROVIDER_IDS, type ProviderId } from "../core/agents/contract.js";
+import { envNumber } from "../core/env-number.js";
 
 export { DEFAULT_MODELS, PROVIDER_IDS, type ProviderId };
 
@@ -39,13 +40,6 @@ export interface AgentsSettings {
   readonly allowPrivateProviderUrls?: boolean;
 }
 
-const num = (v: string | undefined, dflt: number, name: string): number => {
-  if (v === undefined || v === "") return dflt;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name}: expected a non-negative number, got ${JSON.stringify(v)}`);
-  return n;
-};
-
 const trimSlash = (u: string) => u.replace(/\/+$/, "");
 
 
@@ -65,6 +59,7 @@ export function provider(id: ProviderId, key: string | undefined, base: string |
 }
 
 export function loadAgentsSettings(env: NodeJS.ProcessEnv = process.env): AgentsSettings {
+  const num = (name: string, dflt: number) => envNumber(env, name, dflt, { min: 0 });
   const dp = env.AGENTS_DEFAULT_PROVIDER;
   if (dp && !PROVIDER_IDS.includes(dp as ProviderId)) {
     throw new Error(`AGENTS_DEFAULT_PROVIDER must be one of ${PROVIDER_IDS.join(", ")}, got ${JSON.stringify(dp)}`);
@@ -76,15 +71,15 @@ export function loadAgentsSettings(env: NodeJS.ProcessEnv = process.env): Agents
       gemini: provider("gemini", env.GEMINI_API_KEY || env.GOOGLE_API_KEY, env.GEMINI_BASE_URL, env.GEMINI_MODEL),
     },
     defaultProvider: (dp as ProviderId) || undefined,
-    llmTimeoutMs: num(env.AGENTS_LLM_TIMEOUT_MS, 120_000, "AGENTS_LLM_TIMEOUT_MS"),
-    llmMaxRetries: num(env.AGENTS_LLM_MAX_RETRIES, 3, "AGENTS_LLM_MAX_RETRIES"),
-    llmRetryBaseMs: num(env.AGENTS_LLM_RETRY_BASE_MS, 500, "AGENTS_LLM_RETRY_BASE_MS"),
-    llmMaxBackoffMs: num(env.AGENTS_LLM_MAX_BACKOFF_MS, 8_000, "AGENTS_LLM_MAX_BACKOFF_MS"),
-    llmMaxRetryAfterMs: num(env.AGENTS_LLM_MAX_RETRY_AFTER_MS, 30_000, "AGENTS_LLM_MAX_RETRY_AFTER_MS"),
-    anthropicMaxTokens: num(env.ANTHROPIC_MAX_TOKENS, 8192, "ANTHROPIC_MAX_TOKENS"),
-    maxCodeChars: num(env.AGENTS_MAX_CODE_CHARS, 100_000, "AGENTS_MAX_CODE_CHARS"),
-    maxInstructionsChars: num(env.AGENTS_MAX_INSTRUCTIONS_CHARS, 4_000, "AGENTS_MAX_INSTRUCTIONS_CHARS"),
-    maxConcurrent: num(env.AGENTS_MAX_CONCURRENT, 16, "AGENTS_MAX_CONCURRENT"),
+    llmTimeoutMs: num("AGENTS_LLM_TIMEOUT_MS", 120_000),
+    llmMaxRetries: num("AGENTS_LLM_MAX_RETRIES", 3),
+    llmRetryBaseMs: num("AGENTS_LLM_RETRY_BASE_MS", 500),
+    llmMaxBackoffMs: num("AGENTS_LLM_MAX_BACKOFF_MS", 8_000),
+    llmMaxRetryAfterMs: num("AGENTS_LLM_MAX_RETRY_AFTER_MS", 30_000),
+    anthropicMaxTokens: num("ANTHROPIC_MAX_TOKENS", 8192),
+    maxCodeChars: num("AGENTS_MAX_CODE_CHARS", 100_000),
+    maxInstructionsChars: num("AGENTS_MAX_INSTRUCTIONS_CHARS", 4_000),
+    maxConcurrent: num("AGENTS_MAX_CONCURRENT", 16),
     runwatch:
       env.RUNWATCH_API_KEY && env.RUNWATCH_BASE_URL
         ? { apiKey: env.RUNWATCH_API_KEY, baseUrl: trimSlash(env.RUNWATCH_BASE_URL) }

@@ -11,6 +11,8 @@
  *   RUNWATCH_ALERT_SWEEP_MS (15000)        how often timer-based triggers (run_duration_above, error_rate_above) are checked
  *   RUNWATCH_ANOMALY_CONFIRM_MS (60000)    how long a metric stays out of its band before an anomaly fires
  */
+import { envNumber } from "../core/env-number.js";
+
 export interface NotificationSettings {
   readonly smtp: {
     readonly host: string | undefined;
@@ -30,17 +32,11 @@ export interface NotificationSettings {
   readonly anomalyConfirmMs: number;
 }
 
-const num = (v: string | undefined, dflt: number, name: string): number => {
-  if (v === undefined || v.trim() === "") return dflt;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got ${JSON.stringify(v)}`);
-  return n;
-};
-
 const flag = (v: string | undefined): boolean => v !== undefined && /^(1|true|yes|on)$/i.test(v.trim());
 
 export function loadNotificationSettings(env: NodeJS.ProcessEnv = process.env): NotificationSettings {
-  const port = num(env.SMTP_PORT, 587, "SMTP_PORT");
+  const num = (name: string, dflt: number) => envNumber(env, name, dflt, { min: 0 });
+  const port = num("SMTP_PORT", 587);
   return {
     smtp: {
       host: env.SMTP_HOST || undefined,
@@ -51,13 +47,13 @@ export function loadNotificationSettings(env: NodeJS.ProcessEnv = process.env): 
       from: env.SMTP_FROM || "Runwatch <alerts@localhost>",
     },
     allowPrivateTargets: flag(env.RUNWATCH_ALLOW_PRIVATE_WEBHOOKS),
-    maxAttempts: Math.max(1, Math.floor(num(env.RUNWATCH_NOTIFY_MAX_ATTEMPTS, 8, "RUNWATCH_NOTIFY_MAX_ATTEMPTS"))),
-    backoffMs: num(env.RUNWATCH_NOTIFY_BACKOFF_MS, 5_000, "RUNWATCH_NOTIFY_BACKOFF_MS"),
+    maxAttempts: Math.max(1, Math.floor(num("RUNWATCH_NOTIFY_MAX_ATTEMPTS", 8))),
+    backoffMs: num("RUNWATCH_NOTIFY_BACKOFF_MS", 5_000),
     maxBackoffMs: 3_600_000,
-    pollMs: Math.max(10, num(env.RUNWATCH_NOTIFY_POLL_MS, 1_000, "RUNWATCH_NOTIFY_POLL_MS")),
-    timeoutMs: Math.max(100, num(env.RUNWATCH_NOTIFY_TIMEOUT_MS, 10_000, "RUNWATCH_NOTIFY_TIMEOUT_MS")),
-    sweepMs: Math.max(100, num(env.RUNWATCH_ALERT_SWEEP_MS, 15_000, "RUNWATCH_ALERT_SWEEP_MS")),
-    anomalyConfirmMs: num(env.RUNWATCH_ANOMALY_CONFIRM_MS, 60_000, "RUNWATCH_ANOMALY_CONFIRM_MS"),
+    pollMs: Math.max(10, num("RUNWATCH_NOTIFY_POLL_MS", 1_000)),
+    timeoutMs: Math.max(100, num("RUNWATCH_NOTIFY_TIMEOUT_MS", 10_000)),
+    sweepMs: Math.max(100, num("RUNWATCH_ALERT_SWEEP_MS", 15_000)),
+    anomalyConfirmMs: num("RUNWATCH_ANOMALY_CONFIRM_MS", 60_000),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import os from "node:os";
 import path from "node:path";
+import { envNumber } from "./env-number.js";
 import type { LaneSettings } from "./log/lane-router.js";
 import { parseTrustedProxies, type TrustedProxies } from "./network/client-address.js";
 import { parseOperatorJudgeKey, type OperatorJudgeKey } from "./agents/operator-judge-key.js";
@@ -123,13 +124,6 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error";
 }
 
-const int = (v: string | undefined, dflt: number): number => {
-  if (v === undefined || v === "") return dflt;
-  const n = Number(v);
-  if (!Number.isFinite(n)) throw new Error(`expected a number, got ${JSON.stringify(v)}`);
-  return n;
-};
-
 /** REDIS_PREFIX: letters, digits and `_.:-`, at most 64. */
 function redisPrefix(v: string | undefined): string {
   if (v === undefined || v === "") return "runwatch";
@@ -181,13 +175,10 @@ const oneOf = <T extends string>(v: string | undefined, allowed: readonly T[], d
 };
 
 function evaluationCaps(env: NodeJS.ProcessEnv): Config["evaluationCaps"] {
-  const budget = int(env.RUNWATCH_EVALUATION_DAILY_BUDGET_USD, 10);
-  const calls = int(env.RUNWATCH_EVALUATION_CALLS_PER_MINUTE, 600);
-  if (budget < 0) throw new Error(`RUNWATCH_EVALUATION_DAILY_BUDGET_USD must be 0 or more dollars, got ${JSON.stringify(env.RUNWATCH_EVALUATION_DAILY_BUDGET_USD)}`);
-  if (!Number.isInteger(calls) || calls < 1 || calls > 100_000) {
-    throw new Error(`RUNWATCH_EVALUATION_CALLS_PER_MINUTE must be a whole number from 1 to 100000, got ${JSON.stringify(env.RUNWATCH_EVALUATION_CALLS_PER_MINUTE)}`);
-  }
-  return { daily_budget_usd: budget, calls_per_minute: calls };
+  return {
+    daily_budget_usd: envNumber(env, "RUNWATCH_EVALUATION_DAILY_BUDGET_USD", 10, { min: 0 }),
+    calls_per_minute: envNumber(env, "RUNWATCH_EVALUATION_CALLS_PER_MINUTE", 600, { min: 1, max: 100_000, whole: true }),
+  };
 }
 
 const list = (v: string | undefined): string[] =>
@@ -196,9 +187,9 @@ const list = (v: string | undefined): string[] =>
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const mode = env.NODE_ENV === "production" ? "production" : env.NODE_ENV === "test" ? "test" : "development";
   const host = env.RUNWATCH_HOST ?? "127.0.0.1";
-  const webPort = int(env.RUNWATCH_WEB_PORT ?? env.PORT, 8080);
-  const gatewayPort = int(env.RUNWATCH_GATEWAY_PORT, 8082);
-  const agentsPort = int(env.RUNWATCH_AGENTS_PORT, 8081);
+  const webPort = envNumber(env, env.RUNWATCH_WEB_PORT === undefined ? "PORT" : "RUNWATCH_WEB_PORT", 8080);
+  const gatewayPort = envNumber(env, "RUNWATCH_GATEWAY_PORT", 8082);
+  const agentsPort = envNumber(env, "RUNWATCH_AGENTS_PORT", 8081);
   const brokers = list(env.KAFKA_BROKERS);
   return {
     env: mode,
@@ -215,9 +206,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kafkaBrokers: brokers.length ? brokers : undefined,
     kafkaTopic: env.KAFKA_TOPIC ?? "runwatch.events",
     bulkLane: {
-      bulkAfterBytes: Math.max(0, int(env.RUNWATCH_BULK_LANE_BYTES, 1024 * 1024)),
-      windowSec: Math.max(1, int(env.RUNWATCH_BULK_LANE_WINDOW_SEC, 10)),
-      holdSec: Math.max(0, int(env.RUNWATCH_BULK_LANE_HOLD_SEC, 30)),
+      bulkAfterBytes: Math.max(0, envNumber(env, "RUNWATCH_BULK_LANE_BYTES", 1024 * 1024)),
+      windowSec: Math.max(1, envNumber(env, "RUNWATCH_BULK_LANE_WINDOW_SEC", 10)),
+      holdSec: Math.max(0, envNumber(env, "RUNWATCH_BULK_LANE_HOLD_SEC", 30)),
     },
     clickhouseUrl: env.CLICKHOUSE_URL || undefined,
     clickhouseDatabase: env.CLICKHOUSE_DATABASE ?? "runwatch",
@@ -227,36 +218,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionSecret: env.SESSION_SECRET || undefined,
     agentSecret: env.AGENT_SECRET || undefined,
     trustedProxies: parseTrustedProxies(env.RUNWATCH_TRUSTED_PROXIES),
-    rateLimitPerMinute: int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200),
-    userRateLimitPerMinute: int(env.RUNWATCH_USER_RATE_LIMIT_PER_MINUTE, 5 * int(env.RUNWATCH_RATE_LIMIT_PER_MINUTE, 200)),
+    rateLimitPerMinute: envNumber(env, "RUNWATCH_RATE_LIMIT_PER_MINUTE", 200),
+    userRateLimitPerMinute: envNumber(env, "RUNWATCH_USER_RATE_LIMIT_PER_MINUTE", 5 * envNumber(env, "RUNWATCH_RATE_LIMIT_PER_MINUTE", 200)),
     registration: oneOf(env.RUNWATCH_REGISTRATION, ["open", "closed", "invite"], "open", "RUNWATCH_REGISTRATION"),
     oidc: oidcConfig(env),
     passwordLogin: oneOf(env.RUNWATCH_PASSWORD_LOGIN, ["on", "off"], "on", "RUNWATCH_PASSWORD_LOGIN") === "on",
     adminEmails: (env.RUNWATCH_ADMIN_EMAILS ?? "").split(",").map((e) => e.trim().toLowerCase()).filter(Boolean),
     operatorJudgeKey: parseOperatorJudgeKey(env.RUNWATCH_OPERATOR_JUDGE_KEY),
     evaluationCaps: evaluationCaps(env),
-    eventQuotaPerMinute: Math.max(0, Math.floor(int(env.RUNWATCH_EVENT_QUOTA_PER_MINUTE, 300_000))),
-    deadLetterMaxBytes: Math.max(0, Math.floor(int(env.RUNWATCH_DEAD_LETTER_MAX_BYTES, 64 * 1024 * 1024))),
-    testSendsPerHour: int(env.RUNWATCH_TEST_SENDS_PER_HOUR, 10),
-    improvePerHour: int(env.RUNWATCH_IMPROVE_PER_HOUR, 20),
-    improveDailyBudgetUsd: Number(env.RUNWATCH_IMPROVE_DAILY_BUDGET_USD ?? 5) || 0,
-    maxBodyBytes: int(env.RUNWATCH_MAX_BODY_BYTES, 1024 * 1024),
-    maxBatchEvents: int(env.RUNWATCH_MAX_BATCH_EVENTS, 1000),
-    otlpMaxBodyBytes: int(env.RUNWATCH_OTLP_MAX_BODY_BYTES, 16 * 1024 * 1024),
-    otlpMaxSpans: int(env.RUNWATCH_OTLP_MAX_SPANS, 20_000),
-    otlpGrpcPort: env.RUNWATCH_OTLP_GRPC_PORT === "off" ? null : int(env.RUNWATCH_OTLP_GRPC_PORT, 4317),
+    eventQuotaPerMinute: Math.max(0, Math.floor(envNumber(env, "RUNWATCH_EVENT_QUOTA_PER_MINUTE", 300_000))),
+    deadLetterMaxBytes: Math.max(0, Math.floor(envNumber(env, "RUNWATCH_DEAD_LETTER_MAX_BYTES", 64 * 1024 * 1024))),
+    testSendsPerHour: envNumber(env, "RUNWATCH_TEST_SENDS_PER_HOUR", 10),
+    improvePerHour: envNumber(env, "RUNWATCH_IMPROVE_PER_HOUR", 20),
+    improveDailyBudgetUsd: envNumber(env, "RUNWATCH_IMPROVE_DAILY_BUDGET_USD", 5, { min: 0 }),
+    maxBodyBytes: envNumber(env, "RUNWATCH_MAX_BODY_BYTES", 1024 * 1024),
+    maxBatchEvents: envNumber(env, "RUNWATCH_MAX_BATCH_EVENTS", 1000),
+    otlpMaxBodyBytes: envNumber(env, "RUNWATCH_OTLP_MAX_BODY_BYTES", 16 * 1024 * 1024),
+    otlpMaxSpans: envNumber(env, "RUNWATCH_OTLP_MAX_SPANS", 20_000),
+    otlpGrpcPort: env.RUNWATCH_OTLP_GRPC_PORT === "off" ? null : envNumber(env, "RUNWATCH_OTLP_GRPC_PORT", 4317),
     otlpGrpcLimits: {
-      maxStreams: Math.max(1, Math.floor(int(env.RUNWATCH_OTLP_GRPC_MAX_STREAMS, 32))),
-      idleMs: Math.max(1_000, int(env.RUNWATCH_OTLP_GRPC_IDLE_MS, 20_000)),
+      maxStreams: Math.max(1, Math.floor(envNumber(env, "RUNWATCH_OTLP_GRPC_MAX_STREAMS", 32))),
+      idleMs: Math.max(1_000, envNumber(env, "RUNWATCH_OTLP_GRPC_IDLE_MS", 20_000)),
     },
     otlpMapping: oneOf(env.RUNWATCH_OTLP_MAPPING, ["pipeline", "receiver"], "pipeline", "RUNWATCH_OTLP_MAPPING"),
-    previewMaxChars: int(env.RUNWATCH_PREVIEW_MAX_CHARS, 500),
+    previewMaxChars: envNumber(env, "RUNWATCH_PREVIEW_MAX_CHARS", 500),
     extraPlugins: list(env.RUNWATCH_PLUGINS),
     alertTriggers: list(env.RUNWATCH_ALERT_TRIGGERS),
-    backgroundNice: Math.min(19, Math.max(0, Math.floor(int(env.RUNWATCH_BACKGROUND_NICE, 10)))),
-    ingestThreads: Math.max(0, Math.floor(int(env.RUNWATCH_INGEST_THREADS, Math.min(2, os.availableParallelism())))),
-    ingestInlineBytes: Math.max(0, Math.floor(int(env.RUNWATCH_INGEST_INLINE_BYTES, 64 * 1024))),
-    retentionSweepMs: Math.max(0, int(env.RUNWATCH_RETENTION_SWEEP_MS, 3_600_000)),
+    backgroundNice: Math.min(19, Math.max(0, Math.floor(envNumber(env, "RUNWATCH_BACKGROUND_NICE", 10)))),
+    ingestThreads: Math.max(0, Math.floor(envNumber(env, "RUNWATCH_INGEST_THREADS", Math.min(2, os.availableParallelism())))),
+    ingestInlineBytes: Math.max(0, Math.floor(envNumber(env, "RUNWATCH_INGEST_INLINE_BYTES", 64 * 1024))),
+    retentionSweepMs: Math.max(0, envNumber(env, "RUNWATCH_RETENTION_SWEEP_MS", 3_600_000)),
     pipelineThread: oneOf(env.RUNWATCH_PIPELINE_THREAD, ["auto", "thread", "main"], "auto", "RUNWATCH_PIPELINE_THREAD"),
     logLevel: (env.LOG_LEVEL as Config["logLevel"]) ?? "info",
   };

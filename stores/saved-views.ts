@@ -17,11 +17,11 @@ export const MAX_VIEW_NAME = 100;
 
 /**
  * The runs table's columns a view may choose, in the order the table shows them (status and the run's id always
- * show). `scores` shows the run's score chips, `input` and `output` the previews, `version` the config version.
+ * show). `scores` shows the run's score chips, `models` its LLM calls' models as chips, `input` and `output` the previews, `version` the config version.
  */
 export const RUN_COLUMNS = [
   "agent", "input", "output", "tags", "started", "duration", "tokens", "cost", "scores",
-  "model", "events", "error", "environment", "release", "user", "session", "version",
+  "model", "models", "events", "error", "environment", "release", "user", "session", "version",
 ] as const;
 export type RunColumn = (typeof RUN_COLUMNS)[number];
 export const DEFAULT_COLUMNS: readonly RunColumn[] = ["agent", "input", "output", "tags", "started", "duration", "tokens", "cost", "scores"];

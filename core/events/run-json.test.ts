@@ -37,4 +37,10 @@ describe("runJson", () => {
     // None: empty lists and objects, null names, empty previews.
     expect(runJson(run())).toMatchObject({ tags: [], metadata: {}, end_user: null, environment: null, release: null, input_preview: "", output_preview: "" });
   });
+
+  it("lists the models of the run's LLM calls; null for a run with calls whose record names no model (recorded before it kept them)", () => {
+    expect(runJson(run({ llm_calls: 3, models: ["claude-sonnet-4", "gpt-4o-mini"] })).models).toEqual(["claude-sonnet-4", "gpt-4o-mini"]);
+    expect(runJson(run()).models).toEqual([]);
+    expect(runJson(run({ llm_calls: 2, models: [] })).models).toBeNull();
+  });
 });

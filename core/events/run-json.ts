@@ -40,6 +40,13 @@ export interface RunJson {
   readonly last_error: string;
   readonly pending_question: string;
   readonly llm_calls: number;
+  /**
+   * The models its LLM calls named, sorted; at most MAX_RUN_MODELS (core/events/run.ts), and [] for a run without
+   * LLM calls. null when the run made LLM calls but its record names none of their models: a run recorded before runs
+   * kept their models (ClickHouse migration 251; its calls, models and all, are on GET /api/runs/{id}/spans), or one
+   * whose calls named no model. docs/API.md, "Runs".
+   */
+  readonly models: readonly string[] | null;
   /** The run's tags, sorted (docs/API.md, "Tags, metadata, end user, environment, release"). */
   readonly tags: readonly string[];
   /** The latest value of each metadata key, of the JSON type it was sent as. */
@@ -94,6 +101,7 @@ export function runJson(r: RunRecord): RunJson {
     last_error: r.last_error,
     pending_question: r.pending_question,
     llm_calls: r.llm_calls,
+    models: r.models.length > 0 || r.llm_calls === 0 ? r.models : null,
     tags: r.tags,
     metadata: metadataOf(r.metadata),
     end_user: r.end_user || null,

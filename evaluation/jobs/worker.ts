@@ -23,6 +23,7 @@ import { jobCache, runJob } from "./evaluate-job.js";
 import { batchedWrites } from "./batched-writes.js";
 import { appendEvents } from "../../core/log/events.js";
 import type { LoggedEvent } from "../../core/events/schema.js";
+import { envNumber, type Env } from "../../core/env-number.js";
 import { claimJobs, evaluationBacklog } from "../../stores/evaluation/jobs.js";
 import { EVALUATION_JOBS_CHANNEL } from "../channels.js";
 
@@ -36,15 +37,14 @@ export interface EvaluationWorkerSettings {
   readonly maxBackoffMs: number;
 }
 
-export function loadEvaluationWorkerSettings(env: NodeJS.ProcessEnv = process.env): EvaluationWorkerSettings {
-  const int = (v: string | undefined, d: number) => (v !== undefined && /^\d+$/.test(v) && Number(v) > 0 ? Number(v) : d);
-  const concurrency = env.RUNWATCH_EVALUATION_CONCURRENCY;
+export function loadEvaluationWorkerSettings(env: Env = process.env): EvaluationWorkerSettings {
+  const whole = (name: string, dflt: number, min = 1) => envNumber(env, name, dflt, { min, whole: true });
   return {
-    concurrency: concurrency === "0" ? 0 : int(concurrency, 8),
-    pollMs: int(env.RUNWATCH_EVALUATION_POLL_MS, 1_000),
-    leaseSeconds: int(env.RUNWATCH_EVALUATION_LEASE_S, 300),
-    backoffMs: int(env.RUNWATCH_EVALUATION_BACKOFF_MS, 5_000),
-    maxBackoffMs: int(env.RUNWATCH_EVALUATION_MAX_BACKOFF_MS, 600_000),
+    concurrency: whole("RUNWATCH_EVALUATION_CONCURRENCY", 8, 0),
+    pollMs: whole("RUNWATCH_EVALUATION_POLL_MS", 1_000),
+    leaseSeconds: whole("RUNWATCH_EVALUATION_LEASE_S", 300),
+    backoffMs: whole("RUNWATCH_EVALUATION_BACKOFF_MS", 5_000),
+    maxBackoffMs: whole("RUNWATCH_EVALUATION_MAX_BACKOFF_MS", 600_000),
   };
 }
 

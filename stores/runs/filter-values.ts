@@ -3,12 +3,19 @@
  * (and one key's values), models, environments, releases, end users and score names seen in a project, starting
  * with a prefix (case-insensitive). Bounded: at most MAX_FILTER_VALUES answers, from the runs active in the last
  * VALUES_WINDOW_DAYS (agents and score names from all of them), so a keystroke never scans a project's history.
+ *
+ * Models are read from the runs too: each run version's `models` (its LLM calls' models, migration 251) and its own
+ * `model` (its run_end's), the columns `model:` matches, in the granules of the window that the tags read as well;
+ * not from llm_calls, which holds a row per call, several per run. Only the calls stored before the runs kept their
+ * models are read (the bound `model:` reads them by, runs-filter-sql.ts): none on an install that had none then, and
+ * none once they have left the window.
  */
 import { NOT_JUDGE, NOT_JUDGE_PARAMS } from "../../core/events/judge-runs.js";
 import { RUN_STATUSES } from "../../core/events/schema.js";
 import { ValidationError } from "../../core/errors.js";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { MAX_VALUE_CHARS } from "../../core/runs-filter/index.js";
+import { LLM_CALLS_BEFORE_MODELS } from "./runs-filter-sql.js";
 
 export const MAX_FILTER_VALUES = 20;
 export const VALUES_WINDOW_DAYS = 90;
@@ -20,6 +27,9 @@ export type ValueField = (typeof VALUE_FIELDS)[number] | `meta.${string}`;
 /** A run's metadata value as text (the column holds JSON: "acme" → acme, 42 → 42). */
 const META_TEXT = "if(startsWith(v, '\"'), JSONExtractString(v), v)";
 const RECENT = `last_event_at >= now64(3) - INTERVAL ${VALUES_WINDOW_DAYS} DAY`;
+/** The models of the window's calls stored before runs kept their models; `day` (the partition and key) bounds the read. */
+const CALLS_BEFORE_MODELS = `SELECT DISTINCT model AS v FROM llm_calls WHERE project_id = {pid:UInt64}
+  AND day >= toDate(now64(3) - INTERVAL ${VALUES_WINDOW_DAYS} DAY) AND started_at >= now64(3) - INTERVAL ${VALUES_WINDOW_DAYS} DAY${LLM_CALLS_BEFORE_MODELS}`;
 
 /** SELECT … AS v of the field, over rows already narrowed to the project (and the window). */
 function valuesSql(field: ValueField): string {
@@ -35,7 +45,7 @@ function valuesSql(field: ValueField): string {
     case "env": return runs("environment");
     case "release": return runs("release");
     case "user": return runs("end_user");
-    case "model": return `${runs("model")} UNION DISTINCT SELECT DISTINCT model AS v FROM llm_calls WHERE project_id = {pid:UInt64} AND started_at >= now64(3) - INTERVAL ${VALUES_WINDOW_DAYS} DAY`;
+    case "model": return `${runs("arrayJoin(arrayPushBack(models, model))")} UNION DISTINCT ${CALLS_BEFORE_MODELS}`;
     case "score": return "SELECT DISTINCT name AS v FROM scores WHERE project_id = {pid:UInt64}";
     default: throw new Error(`no values for ${field}`);
   }

@@ -43,7 +43,7 @@ const metaText = (key: string) => `if(startsWith(metadata[${key}], '"'), JSONExt
  * this and not a rewrite). On an install that had no calls then, the bound is 1970-01-01: no part of llm_calls is read.
  */
 const MODELS_SINCE = "(SELECT max(calls_until) FROM run_models_backfill)";
-const BEFORE_MODELS = ` AND day <= toDate(${MODELS_SINCE}) AND ended_at <= ${MODELS_SINCE}`;
+export const LLM_CALLS_BEFORE_MODELS = ` AND day <= toDate(${MODELS_SINCE}) AND ended_at <= ${MODELS_SINCE}`;
 
 /** LIKE's own characters escaped, so free text matches as typed. */
 const likeContains = (text: string): string => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -101,7 +101,7 @@ function filterSql(f: RunsFilter, project: string, p: SqlParams, now: number, sc
   for (const [models, negated] of [[f.model, false], [f.model_not, true]] as const) {
     if (!models) continue;
     const m = strings(models);
-    const any = `(hasAny(models, ${m}) OR model IN ${m} OR run_id IN (SELECT run_id FROM llm_calls WHERE project_id = ${project} AND model IN ${m}${BEFORE_MODELS}))`;
+    const any = `(hasAny(models, ${m}) OR model IN ${m} OR run_id IN (SELECT run_id FROM llm_calls WHERE project_id = ${project} AND model IN ${m}${LLM_CALLS_BEFORE_MODELS}))`;
     w.push(negated ? `NOT ${any}` : any);
   }
   if (f.tags_all) w.push(`hasAll(tags, ${strings(f.tags_all)})`);

@@ -2,7 +2,8 @@
  * The runs explorer in Chromium against web + pipeline + gateway: a filter typed into the filter bar with its
  * completion, a malformed one shown by the box, the table sorted by clicking a header, the page saved as a view and
  * reproduced from its URL and from the sidebar, the chart's values read back against the chart API and a new run
- * reaching the chart live. Screenshots at 1400 and 390 px: test/artifacts/explorer-*.png.
+ * reaching the chart live; the Models column chosen in the columns chooser, showing each run's LLM-call models as chips
+ * (a new run's too, live), and `model:` completing from them. Screenshots at 1400 and 390 px: test/artifacts/explorer-*.png.
  */
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -121,6 +122,78 @@ describe.skipIf(!haveBrowser)("the runs explorer in a real browser", () => {
       .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${Array.from(el.classList).join(".")}`).slice(0, 8));
     expect(wide).toEqual([]);
     expect(await again.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+    await ctx.close();
+  }, 90_000);
+
+  it("shows the models of each run's LLM calls as chips in the Models column, live, and completes model: from them", async () => {
+    const stack = env.stack();
+    const ctx = await env.browser().newContext({ viewport: { width: 1400, height: 1000 } });
+    const { page, key } = await registerWithKey(ctx, stack, "Grace", `models-${Date.now()}@example.com`);
+    // A call nested under a tool span, or several calls, or none: the run's models are its calls', sorted.
+    const llm = (id: string, span: string, model: string, parent?: string) => ({
+      event_type: "step", sdk_run_id: id, span_id: span, ...(parent ? { parent_span_id: parent } : {}),
+      payload: { kind: "llm", node_name: "chat", phase: "end", model, prompt_tokens: 10, completion_tokens: 5 },
+    });
+    const runs: Record<string, unknown[]> = {
+      "m-nested": [{ event_type: "step", sdk_run_id: "m-nested", span_id: "tool", payload: { kind: "agent", node_name: "researcher", phase: "start" } }, llm("m-nested", "c1", "gpt-4o-mini", "tool")],
+      "m-many": ["claude-sonnet-4", "gpt-4o", "gpt-4o-mini", "o3-mini", "gemini-2.5-pro"].map((m, i) => llm("m-many", `c${i}`, m)),
+      "m-none": [],
+    };
+    const events = Object.entries(runs).flatMap(([id, calls]) => [
+      { event_type: "run_start", sdk_run_id: id, agent_name: "model-bot", payload: { input: `question ${id}` } }, ...calls,
+      { event_type: "run_end", sdk_run_id: id, payload: { output: "done" } },
+    ]);
+    const sent = await fetch(`${stack.url}/api/ingest/batch`, json(key, { events }));
+    expect([sent.status, (await sent.json()).rejected]).toEqual([207, 0]);
+    const apiRuns = async () => (await (await fetch(`${stack.url}/api/runs?q=agent:model-bot`, bearer(key))).json()).runs as { sdk_run_id: string; status: string; models: string[] | null }[];
+    await until("the runs have ended", async () => (await apiRuns()).filter((r) => r.status === "success").length, (n) => n === 3);
+
+    // The columns chooser offers Models; chosen, the column shows each run's models as the API lists them.
+    await page.goto(`${stack.url}/dashboard?q=agent%3Amodel-bot`);
+    await page.click("#columns-tool summary");
+    await page.check('.columns-form input[value="models"]');
+    await Promise.all([page.waitForURL(/cols=[^&]*models/), page.click(".columns-form button")]);
+    const cells = () => page.$$eval('#runs tbody tr[data-run] td[data-f="models"]', (tds) => Object.fromEntries(tds.map((td) => [
+      (td.closest("tr") as HTMLElement).dataset.run!, Array.from(td.querySelectorAll(".chip")).map((c) => [c.textContent, c.getAttribute("title")]),
+    ])));
+    const byApi = Object.fromEntries((await apiRuns()).map((r) => [r.sdk_run_id, r.models]));
+    expect(byApi).toEqual({ "m-nested": ["gpt-4o-mini"], "m-many": ["claude-sonnet-4", "gemini-2.5-pro", "gpt-4o", "gpt-4o-mini", "o3-mini"], "m-none": [] });
+    const many = "claude-sonnet-4, gemini-2.5-pro, gpt-4o, gpt-4o-mini, o3-mini";
+    expect(await cells()).toEqual({
+      "m-nested": [["gpt-4o-mini", null]],
+      "m-many": [["claude-sonnet-4", null], ["gemini-2.5-pro", null], ["gpt-4o", null], ["+2", many]],
+      "m-none": [],
+    });
+    expect(await page.textContent('tr[data-run="m-none"] td[data-f="models"]')).toBe("—");
+    expect(await page.textContent('th[data-col="models"]')).toContain("Models");
+
+    // Live: a new run's chips arrive without a reload, from the pushed run's models.
+    await page.evaluate(() => { (window as unknown as { __noReload: boolean }).__noReload = true; });
+    const live = await fetch(`${stack.url}/api/ingest/batch`, json(key, { events: [
+      { event_type: "run_start", sdk_run_id: "m-live", agent_name: "model-bot", payload: {} }, llm("m-live", "c1", "mistral-large"),
+    ] }));
+    expect([live.status, (await live.json()).rejected]).toEqual([207, 0]);
+    await page.waitForFunction(() => document.querySelector('tr[data-run="m-live"] td[data-f="models"]')?.textContent === "mistral-large", undefined, { timeout: 20_000 });
+    expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
+    await page.screenshot({ path: path.join(ARTIFACTS, "explorer-models-1400.png"), fullPage: true });
+
+    // The filter bar completes model: from the runs' models.
+    await page.click("#q");
+    await page.keyboard.press("End");
+    await page.keyboard.type(" model:gem");
+    await page.waitForSelector('#filter-suggestions li:has-text("model:gemini-2.5-pro")');
+
+    await page.setViewportSize({ width: 390, height: 900 });
+    await page.goto(page.url());
+    await page.waitForSelector('#runs-chart[data-state="ready"]');
+    await page.waitForSelector('#runs tbody tr[data-run="m-live"] td[data-f="models"] .chip');
+    await page.screenshot({ path: path.join(ARTIFACTS, "explorer-models-390.png"), fullPage: true });
+    const wide = await page.evaluate(() => Array.from(document.querySelectorAll("body *"))
+      .filter((el) => el.checkVisibility() && el.getBoundingClientRect().right > window.innerWidth + 0.5 && !el.closest(".table-wrap, .sidebar nav, .visually-hidden"))
+      .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${Array.from(el.classList).join(".")}`).slice(0, 8));
+    // What a closed menu holds is not shown (checkVisibility): its panel may lie past the edge until it opens.
+    expect(wide, wide.join(" ")).toEqual([]);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
     await ctx.close();
   }, 90_000);
 });

@@ -2,8 +2,11 @@
  * `model:` over real HTTP, runs sent through the ingest API and stored by the pipeline, which folds the models of a
  * run's LLM calls into its `models` (plugins/llm-calls.ts): a model named only by a call nested in the run, models
  * of calls sent in two batches, negation, the run's own model (run_end's), and another project's runs with the same
- * ids and models never listed.
+ * ids and models never listed. And the models in what a user reads: GET /api/runs and /api/runs/{id}, the export (JSON
+ * Lines and CSV), the MCP tools search_runs and get_run, the OpenAPI document's Run, and the filter bar's values.
  */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, json, startTestServer, until, type TestAccount, type TestServer } from "./harness.js";
 
@@ -11,7 +14,8 @@ let srv: TestServer;
 let alice: TestAccount;
 let bob: TestAccount;
 
-const T0 = Date.parse("2026-11-21T08:00:00Z");
+// Recent: the filter bar offers the models of the last days' runs.
+const T0 = Date.now() - 3_600_000;
 const at = (ms: number) => new Date(T0 + ms).toISOString();
 const call = (id: string, ms: number, model: string, span: string, parent = "") => ({
   sdk_run_id: id, event_type: "step", occurred_at: at(ms), span_id: span, ...(parent ? { parent_span_id: parent } : {}),
@@ -90,5 +94,64 @@ describe("model: reads the models of a run's LLM calls", () => {
     expect(await listed("model:bob-model", bob.key)).toEqual(["nested"]);
     expect(await listed("model:gpt-4o-mini", bob.key)).toEqual(["two-batches"]);
     expect(await listed("model:claude-3-5-sonnet", bob.key)).toEqual([]);
+  });
+});
+
+describe("a run's models in what a user reads", () => {
+  const get = async (path: string, key = alice.key) => {
+    const res = await fetch(`${srv.url}${path}`, bearer(key));
+    expect(res.status, path).toBe(200);
+    return res;
+  };
+  const MODELS = { nested: ["gpt-4o-mini"], "two-batches": ["claude-3-5-sonnet", "gpt-4o-mini"], "own-model": [], "no-model": [] };
+
+  it("GET /api/runs and GET /api/runs/{id} list the models of the run's LLM calls, nested ones too", async () => {
+    const { runs } = (await (await get("/api/runs?limit=500&q=agent:modeller")).json()) as { runs: { sdk_run_id: string; models: string[] }[] };
+    expect(Object.fromEntries(runs.map((r) => [r.sdk_run_id, r.models]))).toEqual(MODELS);
+    expect(((await (await get("/api/runs/nested")).json()) as { run: { models: string[] } }).run.models).toEqual(["gpt-4o-mini"]);
+    expect(((await (await get("/api/runs/nested", bob.key)).json()) as { run: { models: string[] } }).run.models).toEqual(["bob-model"]);
+  });
+
+  it("the export carries them: a field of each JSON line, a CSV column of JSON", async () => {
+    const lines = (await (await get("/api/runs/export?format=jsonl&q=agent:modeller")).text()).trim().split("\n").map((l) => JSON.parse(l) as { sdk_run_id: string; models: string[] });
+    expect(Object.fromEntries(lines.map((r) => [r.sdk_run_id, r.models]))).toEqual(MODELS);
+    const [head, ...rows] = (await (await get("/api/runs/export?format=csv&q=agent:modeller")).text()).trim().split("\r\n").map((l) => l.split(","));
+    const at = (name: string) => head!.indexOf(name);
+    expect(at("models")).toBe(at("model") + 1);
+    const cell = (id: string) => rows.find((r) => r[at("sdk_run_id")] === id)![at("models")];
+    expect(cell("nested")).toBe('"[""gpt-4o-mini""]"');
+    expect(cell("no-model")).toBe("[]");
+  });
+
+  it("MCP search_runs and get_run carry them", async () => {
+    const client = new Client({ name: "runwatch-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${alice.key}` } } }));
+    try {
+      const body = async (name: string, args: Record<string, unknown>) => {
+        const r = await client.callTool({ name, arguments: args });
+        expect(r.isError, JSON.stringify(r.content)).not.toBe(true);
+        return JSON.parse((r.content as { text: string }[])[0]!.text);
+      };
+      const found = await body("search_runs", { filter: "model:claude-3-5-sonnet" });
+      expect(found.runs.map((r: { sdk_run_id: string; models: string[] }) => [r.sdk_run_id, r.models])).toEqual([["two-batches", MODELS["two-batches"]]]);
+      expect((await body("get_run", { sdk_run_id: "nested" })).run.models).toEqual(["gpt-4o-mini"]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("the OpenAPI document's Run has them", async () => {
+    const doc = (await (await fetch(`${srv.url}/api/openapi.json`)).json()) as { components: { schemas: Record<string, { required?: string[]; properties: Record<string, unknown> }> } };
+    const run = doc.components.schemas.Run!;
+    expect(run.required).toContain("models");
+    expect(JSON.stringify(run.properties.models)).toContain('"array"');
+  });
+
+  it("the filter bar completes model: from the runs' models, the project's only", async () => {
+    const values = async (key: string, prefix: string) =>
+      ((await (await get(`/api/runs/filter-values?field=model&prefix=${prefix}`, key)).json()) as { values: string[] }).values;
+    expect(await values(alice.key, "")).toEqual(["claude-3-5-sonnet", "gpt-4o", "gpt-4o-mini"]);
+    expect(await values(alice.key, "GPT-4O-")).toEqual(["gpt-4o-mini"]);
+    expect(await values(bob.key, "")).toEqual(["bob-model", "gpt-4o-mini"]);
   });
 });

@@ -85,7 +85,7 @@ describe("the live events message and the read API", () => {
       sdk_run_id: "shape-done", agent_name: "shaper", status: "success", started_at: t(0), ended_at: t(1875), duration_ms: 1875,
       last_event_at: t(1875), framework: "langgraph", model: "gpt-4o-mini", prompt_tokens: 120, completion_tokens: 30, total_tokens: 150,
       cost_usd: 0.0042, cost_source: "client", session_id: "shape-thread", experiment_id: experiment, dataset_item_id: "item-7",
-      repetition: 2, event_count: 4, error_count: 1, last_error: expect.stringContaining("the search timed out"), llm_calls: 1,
+      repetition: 2, event_count: 4, error_count: 1, last_error: expect.stringContaining("the search timed out"), llm_calls: 1, models: ["gpt-4o-mini"],
     });
     const session = (await (await fetch(`${srv.url}/api/sessions/shape-thread`, bearer(key))).json()) as { runs: Record<string, unknown>[] };
     expect(session.runs).toEqual([done]);

@@ -11,6 +11,7 @@
  * capped completions), which features may not do themselves.
  */
 import type { Config } from "../../core/config.js";
+import { envNumber, type Env } from "../../core/env-number.js";
 import { Conflict, AuthError, RateLimited } from "../../core/errors.js";
 import type { JobCounters } from "../../core/jobs.js";
 import { appendEvents } from "../../core/log/events.js";
@@ -41,13 +42,13 @@ export interface PromptExperimentSettings {
   readonly leaseSeconds: number;
 }
 
-export function loadPromptExperimentSettings(env: NodeJS.ProcessEnv = process.env): PromptExperimentSettings {
-  const int = (v: string | undefined, d: number) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : d);
+export function loadPromptExperimentSettings(env: Env = process.env): PromptExperimentSettings {
+  const whole = (name: string, dflt: number, min: number) => envNumber(env, name, dflt, { min, whole: true });
   return {
-    jobs: int(env.RUNWATCH_PROMPT_EXPERIMENT_JOBS, 2),
-    itemConcurrency: Math.max(1, int(env.RUNWATCH_PROMPT_EXPERIMENT_CONCURRENCY, 4)),
-    pollMs: Math.max(10, int(env.RUNWATCH_PROMPT_EXPERIMENT_POLL_MS, 2_000)),
-    leaseSeconds: Math.max(1, int(env.RUNWATCH_PROMPT_EXPERIMENT_LEASE_S, 120)),
+    jobs: whole("RUNWATCH_PROMPT_EXPERIMENT_JOBS", 2, 0),
+    itemConcurrency: whole("RUNWATCH_PROMPT_EXPERIMENT_CONCURRENCY", 4, 1),
+    pollMs: whole("RUNWATCH_PROMPT_EXPERIMENT_POLL_MS", 2_000, 10),
+    leaseSeconds: whole("RUNWATCH_PROMPT_EXPERIMENT_LEASE_S", 120, 1),
   };
 }
 

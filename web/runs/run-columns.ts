@@ -24,6 +24,7 @@ export const COLUMN_META: Readonly<Record<RunColumn, ColumnMeta>> = {
   cost: { label: "Cost", sort: "cost", num: true },
   scores: { label: "Scores" },
   model: { label: "Model" },
+  models: { label: "Models" },
   events: { label: "Events", num: true },
   error: { label: "Last error" },
   environment: { label: "Environment" },

@@ -21,9 +21,12 @@ export const MAX_EXPORT_RUNS_WITH_SPANS = 10_000;
 /** Runs read per page of the list (its largest page). */
 export const EXPORT_PAGE = 500;
 
-/** The CSV's columns, in order. tags and metadata are JSON; times UTC ISO; duration_ms empty until the run ended. */
+/**
+ * The CSV's columns, in order. models, tags and metadata are JSON (models empty where the JSON has null: a run recorded
+ * before runs kept their models, core/events/run-json.ts); times UTC ISO; duration_ms empty until the run ended.
+ */
 export const EXPORT_COLUMNS = [
-  "sdk_run_id", "run_id", "agent_name", "status", "started_at", "ended_at", "duration_ms", "model",
+  "sdk_run_id", "run_id", "agent_name", "status", "started_at", "ended_at", "duration_ms", "model", "models",
   "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "config_version", "session_id",
   "end_user", "environment", "release", "tags", "metadata", "input_preview", "output_preview",
   "event_count", "error_count", "last_error",
@@ -56,6 +59,7 @@ function csvRow(run: RunRecord): string {
   const number = (n: number | null) => (n === null ? "" : String(n));
   return [
     csvCell(j.sdk_run_id), j.run_id, csvCell(j.agent_name), j.status, j.started_at ?? "", j.ended_at ?? "", number(j.duration_ms), csvCell(j.model),
+    j.models === null ? "" : csvCell(JSON.stringify(j.models)),
     number(j.prompt_tokens), number(j.completion_tokens), number(j.total_tokens), number(j.cost_usd), number(j.config_version), csvCell(run.session_id),
     csvCell(run.end_user ?? ""), csvCell(run.environment ?? ""), csvCell(run.release ?? ""), csvCell(JSON.stringify(run.tags ?? [])), csvCell(JSON.stringify(metadataOf(run))),
     csvCell(run.input_preview ?? ""), csvCell(run.output_preview ?? ""), number(j.event_count), number(j.error_count), csvCell(j.last_error),

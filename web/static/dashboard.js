@@ -62,10 +62,17 @@ function fill(tr, run) {
   if (run.end_user !== undefined) set("user", run.end_user || "—");
   set("version", run.config_version ?? "—");
   const tags = cell("tags");
-  if (tags && Array.isArray(run.tags)) {
-    const chip = (text, title) => Object.assign(document.createElement("span"), { className: "chip", textContent: text, ...(title ? { title } : {}) });
-    tags.replaceChildren(...run.tags.slice(0, 4).map((t) => chip(t)), ...(run.tags.length > 4 ? [chip(`+${run.tags.length - 4}`, run.tags.join(", "))] : []));
-  }
+  if (tags && Array.isArray(run.tags)) chips(tags, run.tags, 4, "chip", []);
+  // null: a run with LLM calls whose models its record does not name (core/events/run-json.ts).
+  const models = cell("models");
+  if (models && run.models !== undefined) chips(models, run.models ?? [], 3, "chip mono", ["—"]);
+}
+
+/** The first `shown` of `values` as chips in `el`, then "+n" for the rest; `none` when there are none. */
+function chips(el, values, shown, className, none) {
+  const chip = (text, title, cls = className) => Object.assign(document.createElement("span"), { className: cls, textContent: text, ...(title ? { title } : {}) });
+  if (values.length === 0) return el.replaceChildren(...none);
+  el.replaceChildren(...values.slice(0, shown).map((t) => chip(t)), ...(values.length > shown ? [chip(`+${values.length - shown}`, values.join(", "), "chip chip-more")] : []));
 }
 
 function flash(tr) {

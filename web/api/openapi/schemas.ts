@@ -7,6 +7,7 @@ import { Schema } from "effect";
 import type { RunJson } from "../../../core/events/run-json.js";
 import { MAX_RUN_METADATA_KEYS, MAX_RUN_TAGS } from "../../../core/events/attributes.js";
 import { RUN_PREVIEW_CHARS } from "../../../core/events/run-text.js";
+import { MAX_RUN_MODELS } from "../../../core/events/run.js";
 import { EVENT_TYPES, RUN_STATUSES, SPAN_KINDS } from "../../../core/events/schema.js";
 import { RunsFilter, RunsSort } from "../../../core/runs-filter/index.js";
 import { SCORE_SOURCES, SCORE_GIVERS } from "../../../stores/scores.js";
@@ -56,6 +57,10 @@ export const Run = Schema.Struct({
   last_error: Schema.String,
   pending_question: Schema.String,
   llm_calls: Count,
+  models: Schema.NullOr(Schema.Array(Schema.String)).annotations({
+    description: `The models the run's LLM calls named, sorted; at most ${MAX_RUN_MODELS}, [] without LLM calls. null when the run made LLM calls but its record names no model: ` +
+      "a run recorded before runs kept their models (its calls are on GET /api/runs/{sdk_run_id}/spans), or calls that named none.",
+  }),
   tags: Schema.Array(Schema.String).annotations({ description: `The union of every event's tags, sorted; at most ${MAX_RUN_TAGS}.` }),
   metadata: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) }).annotations({
     description: `The latest value of each metadata key any event sent, of the type it was sent as; at most ${MAX_RUN_METADATA_KEYS} keys.`,

@@ -12,7 +12,7 @@ export const searchRuns = defineTool({
   title: "Search runs",
   description:
     "Lists the project's agent runs that match a filter, newest first unless sorted otherwise: each run's sdk_run_id, agent, " +
-    "status, times, duration, tokens, cost, model, tags, metadata, error and input/output previews. Use it to find runs, then " +
+    "status, times, duration, tokens, cost, model, the models of its LLM calls, tags, metadata, error and input/output previews. Use it to find runs, then " +
     "get_run for one run's spans. Pages: pass next_cursor back as cursor with the same filter and sort.",
   input: {
     filter: filterArg,
