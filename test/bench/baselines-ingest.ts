@@ -27,11 +27,11 @@
  * week therefore starts on any weekday, and its incidents fall on other weekdays than bench:baselines' (which starts on
  * a Monday): compare its figures with the in-process replay printed beside them, not with bench:baselines'.
  *
- * Run: npm run bench:baselines-ingest   (env: BENCH_FLEET=6, BENCH_CONNECTIONS=4)
+ * Run: npm run bench:baselines-ingest   (env: BENCH_FLEET=6, BENCH_DAYS=7 days replayed, BENCH_CONNECTIONS=4)
  */
 import os from "node:os";
 import { startTestServer, loginJar, csrfFrom } from "../e2e/harness.js";
-import { membershipsOf } from "../../stores/accounts/projects.js";
+import { projectsOf } from "../../stores/accounts/projects.js";
 import { HISTORY_DAYS } from "../../alerts/baselines/band.js";
 import { FLEET_METRICS, HOUR, MINUTE, incidentsAt, type FleetMetric } from "./baselines-fleet.js";
 import { DAY, REPLAY_DAYS, TRIGGER_VARIANT, replayInProcess, report, type Fire } from "./baselines-replay.js";
@@ -42,6 +42,8 @@ import { SimulatedSweep } from "./baselines-ingest-sweep.js";
 // The server's own sweep (on the wall clock) never runs during the bench: read when the server starts, below.
 process.env.RUNWATCH_ALERT_SWEEP_MS = "2000000000";
 const FLEET = Number(process.env.BENCH_FLEET ?? 6);
+/** Days of the week replayed and judged (fewer: a quicker run, judging only the incidents that start in them). */
+const DAYS = Number(process.env.BENCH_DAYS ?? REPLAY_DAYS);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
 /** The in-process replay's hourly rows, apart from every real project's. */
 const TWIN_PID = 999_999_999;
@@ -52,14 +54,15 @@ const load = () => os.loadavg().map((l) => l.toFixed(2)).join(" ");
 const rss = () => `${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-const T0 = Math.floor((Date.now() + 90 * MINUTE) / HOUR) * HOUR - REPLAY_DAYS * DAY;
-const incidents = incidentsAt(T0, FLEET);
+const T0 = Math.floor((Date.now() + 90 * MINUTE) / HOUR) * HOUR - DAYS * DAY;
+const incidents = incidentsAt(T0, FLEET).filter((x) => x.start < T0 + DAYS * DAY);
+const SLO_LENGTH = Math.min(SLO_MINUTES, DAYS * 1440);
 
 log(`machine: ${os.cpus().length} cores, Node ${process.version}; load average ${load()}`);
 log(`replayed week from ${new Date(T0).toISOString().slice(0, 16)}Z (${new Date(T0).toLocaleDateString("en-US", { weekday: "long", timeZone: "UTC" })}); history from ${new Date(T0 - HISTORY_DAYS * DAY).toISOString().slice(0, 16)}Z`);
 let t = performance.now();
-const runs = new RecordedRuns(FLEET, incidents, T0 - HISTORY_DAYS * DAY, T0 + REPLAY_DAYS * DAY);
-log(`fleet: ${FLEET} agents, ${runs.count.toLocaleString("en-US")} runs over ${HISTORY_DAYS + REPLAY_DAYS} days recorded in ${secs(performance.now() - t)}`);
+const runs = new RecordedRuns(FLEET, incidents, T0 - HISTORY_DAYS * DAY, T0 + DAYS * DAY);
+log(`fleet: ${FLEET} agents, ${incidents.length} incidents, ${runs.count.toLocaleString("en-US")} runs over ${HISTORY_DAYS + DAYS} days recorded in ${secs(performance.now() - t)}`);
 
 const srv = await startTestServer({
   pipeline: true,
@@ -70,26 +73,26 @@ try {
   const fleetUser = await srv.user();
   const sloUser = await srv.user();
   const [fleetKey, sloKey] = [await srv.key(fleetUser.id), await srv.key(sloUser.id)];
-  const projectOf = async (userId: number) => (await membershipsOf(srv.ports.sql, userId)).chosen!.id;
+  const projectOf = async (userId: number) => (await projectsOf(srv.ports.sql, userId))[0]!.id; // the personal project, the key's
   const [fleetProject, sloProject] = [await projectOf(fleetUser.id), await projectOf(sloUser.id)];
 
   // Ingest: the fleet's 35 days, then the SLO stream, over CONNECTIONS connections in batches of up to 1,000 events.
   t = performance.now();
   const fleetSent = await sendAll(srv.url, fleetKey, fleetEvents(runs), { batchSize: 1000, connections: CONNECTIONS });
-  const sloSent = await sendAll(srv.url, sloKey, sloEvents("slo-agent", T0, SLO_MINUTES, SLO_RUNS_PER_MINUTE, sloBad), { batchSize: 1000, connections: CONNECTIONS });
+  const sloSent = await sendAll(srv.url, sloKey, sloEvents("slo-agent", T0, SLO_LENGTH, SLO_RUNS_PER_MINUTE, sloBad), { batchSize: 1000, connections: CONNECTIONS });
   const acked = performance.now() - t;
   const count = async (sql: string, pid: number) => Number((await ch.query<{ n: string | number }>(sql, { pid }))[0]?.n ?? 0);
   const ended = `SELECT count() AS n FROM agent_runs FINAL WHERE project_id = {pid:UInt64} AND status IN ('success', 'error')`;
   const scores = countScores(runs);
   for (;;) {
     const [fr, sr, sc] = [await count(ended, fleetProject), await count(ended, sloProject), await count(`SELECT count() AS n FROM scores FINAL WHERE project_id = {pid:UInt64}`, fleetProject)];
-    if (fr === runs.count && sr === SLO_MINUTES * SLO_RUNS_PER_MINUTE && sc === scores) break;
+    if (fr === runs.count && sr === SLO_LENGTH * SLO_RUNS_PER_MINUTE && sc === scores) break;
     if (performance.now() - t > acked + 600_000) throw new Error(`not stored 10 min after the last ack: ${fr} of ${runs.count} fleet runs, ${sr} SLO runs, ${sc} of ${scores} scores`);
     await new Promise((r) => setTimeout(r, 500));
   }
   const stored = performance.now() - t;
   const events = fleetSent + sloSent;
-  log(`ingest: ${events.toLocaleString("en-US")} events (${(runs.count + SLO_MINUTES * SLO_RUNS_PER_MINUTE).toLocaleString("en-US")} runs, ${scores.toLocaleString("en-US")} scores) acknowledged in ${secs(acked)}, all stored after ${secs(stored)} (${Math.round(events / (stored / 1000)).toLocaleString("en-US")} events/s end to end); RSS ${rss()}, load ${load()}`);
+  log(`ingest: ${events.toLocaleString("en-US")} events (${(runs.count + SLO_LENGTH * SLO_RUNS_PER_MINUTE).toLocaleString("en-US")} runs, ${scores.toLocaleString("en-US")} scores) acknowledged in ${secs(acked)}, all stored after ${secs(stored)} (${Math.round(events / (stored / 1000)).toLocaleString("en-US")} events/s end to end); RSS ${rss()}, load ${load()}`);
 
   // Rules, as a user makes them: the /alerts form, and POST /api/slos.
   await makeRules(srv.url, fleetUser.email, FLEET_METRICS.map((m) => anomalyForm(m)));
@@ -109,9 +112,9 @@ try {
   const anomalyOnly = (r: { trigger_type: string }) => r.trigger_type === "anomaly";
   t = performance.now();
   let rssMax = 0;
-  for (let k = 0; k < REPLAY_DAYS * 24 * 60; k++) {
+  for (let k = 0; k < DAYS * 24 * 60; k++) {
     const now = T0 + (k + 1) * MINUTE - 1;
-    const out = await sweep.sweepAt(new Date(now), k + 1 <= SLO_MINUTES ? undefined : anomalyOnly);
+    const out = await sweep.sweepAt(new Date(now), k + 1 <= SLO_LENGTH ? undefined : anomalyOnly);
     firings += out.length;
     for (const f of out) {
       const d = f.details as Record<string, any>;
@@ -125,14 +128,14 @@ try {
         else seen[speed].resolve ??= k + 1;
       }
     }
-    if ((k + 1) % (24 * 60) === 0) {
+    if ((k + 1) % 360 === 0) {
       rssMax = Math.max(rssMax, process.memoryUsage().rss);
-      log(`  simulated day ${(k + 1) / 1440} swept in ${secs(performance.now() - t)} so far; RSS ${rss()}, load ${load()}`);
+      log(`  simulated day ${((k + 1) / 1440).toFixed(2)} swept in ${secs(performance.now() - t)} so far (${[...sweep.ms].map(([x, v]) => `${x} ${secs(v)}`).join(", ")}); RSS ${rss()}, load ${load()}`);
     }
   }
   const sweepMs = performance.now() - t;
   const ms = [...sweep.ms].map(([k, v]) => `${k} ${secs(v)}`).join(", ");
-  log(`sweeps: ${(REPLAY_DAYS * 1440).toLocaleString("en-US")} simulated minutes, ${rules.length} rules, in ${secs(sweepMs)} (${(sweepMs / (REPLAY_DAYS * 1440)).toFixed(1)} ms a minute: ${ms}); ${firings} firings dispatched`);
+  log(`sweeps: ${(DAYS * 1440).toLocaleString("en-US")} simulated minutes, ${rules.length} rules, in ${secs(sweepMs)} (${(sweepMs / (DAYS * 1440)).toFixed(1)} ms a minute; wall time in each trigger type's sweeps: ${ms}); ${firings} firings dispatched`);
   const episodes = await srv.ports.sql.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM alert_firings f JOIN alert_rules r ON r.id = f.rule_id WHERE r.trigger_type = 'anomaly' AND f.dedup_key LIKE 'episode:%:fired:%'`,
   );
@@ -140,16 +143,17 @@ try {
 
   // The in-process replay of the same runs, the trigger's rule set.
   t = performance.now();
-  const [twin] = await replayInProcess(ch, { pid: TWIN_PID, source: runs, t0: T0, variants: [TRIGGER_VARIANT], log });
+  const [twin] = await replayInProcess(ch, { pid: TWIN_PID, source: runs, t0: T0, days: DAYS, variants: [TRIGGER_VARIANT], log });
   log(`in-process replay: ${secs(performance.now() - t)}`);
 
   log("");
-  log(`anomaly alerts, ${FLEET} agent-weeks (minutes to detect: latency steps, error-rate ramps, cost spikes, score drops):`);
-  report("through ingest, the anomaly trigger", { fires }, incidents, FLEET, true, log);
-  report("in process, the same runs", twin!, incidents, FLEET, true, log);
+  log(`anomaly alerts, ${FLEET} agents × ${DAYS} days (minutes to detect: latency steps, error-rate ramps, cost spikes, score drops):`);
+  report("through ingest, the anomaly trigger", { fires }, incidents, FLEET, true, log, DAYS);
+  report("in process, the same runs", twin!, incidents, FLEET, true, log, DAYS);
   compareFires(fires, twin!.fires);
   log("");
   log(sloHeading);
+  if (SLO_LENGTH < SLO_MINUTES) log(`  (the stream cut at minute ${SLO_LENGTH} by BENCH_DAYS)`);
   for (const line of sloLines(seen)) log(`  through ingest, the slo_burn_rate trigger: ${line}`);
   for (const line of sloLines(judgeSloInProcess())) log(`  in process: ${line}`);
   log(`process RSS (server, chDB, PGlite and the bench in one process): ${rss()} at the end, ${(Math.max(rssMax, process.memoryUsage().rss) / 2 ** 20).toFixed(0)} MiB at most at the end of a simulated day; load ${load()}`);

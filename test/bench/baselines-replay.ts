@@ -66,8 +66,9 @@ export interface VariantResult { readonly name: string; readonly fires: Fire[]; 
 /** The in-process replay of the week from `t0` under each of `variants`, on the hourly table of project `pid`. */
 export async function replayInProcess(
   ch: ClickHouse,
-  o: { readonly pid: number; readonly source: RunSource; readonly t0: number; readonly variants: readonly Variant[]; readonly log: (line: string) => void },
+  o: { readonly pid: number; readonly source: RunSource; readonly t0: number; readonly days?: number; readonly variants: readonly Variant[]; readonly log: (line: string) => void },
 ): Promise<VariantResult[]> {
+  const days = o.days ?? REPLAY_DAYS;
   const { pid, source, t0 } = o;
   const size = source.size;
   const started = performance.now();
@@ -83,7 +84,7 @@ export async function replayInProcess(
   const variants = o.variants.map((v) => ({ ...v, open: new Map<string, boolean>(), since: new OutOfBandSince(), fires: [] as Fire[], judged: 0 }));
   let bands = new Map<string, BaselineStats>();
   let statsMs = 0, statsQueries = 0;
-  for (let t = t0; t < t0 + REPLAY_DAYS * DAY; t += MINUTE) {
+  for (let t = t0; t < t0 + days * DAY; t += MINUTE) {
     if (t % HOUR === 0) {
       if (t > t0) {
         const rows: MetricHour[] = [];
@@ -133,7 +134,7 @@ export async function replayInProcess(
       }
     }
   }
-  o.log(`replay: ${REPLAY_DAYS} simulated days, a sweep every simulated minute; ${statsQueries} baselineStats reads, ${(statsMs / statsQueries).toFixed(1)} ms each`);
+  o.log(`replay: ${days} simulated days, a sweep every simulated minute; ${statsQueries} baselineStats reads, ${(statsMs / statsQueries).toFixed(1)} ms each`);
   return variants.map((x) => ({ name: x.name, fires: x.fires, judged: x.judged }));
 }
 
@@ -149,7 +150,7 @@ export interface Scored {
   readonly falsePos: readonly Fire[];
 }
 
-export function scoreFires(fires: readonly Fire[], incidents: readonly Incident[], agents: number): Scored {
+export function scoreFires(fires: readonly Fire[], incidents: readonly Incident[], agents: number, days = REPLAY_DAYS): Scored {
   const matches = (f: Fire, x: Incident) => f.agent === x.agent && x.metrics.includes(f.metric) && f.t >= x.start && f.t <= x.end + WINDOW_MIN * MINUTE;
   const truePos = fires.filter((f) => incidents.some((x) => matches(f, x)));
   const falsePos = fires.filter((f) => !incidents.some((x) => matches(f, x)));
@@ -158,14 +159,14 @@ export function scoreFires(fires: readonly Fire[], incidents: readonly Incident[
   for (const f of falsePos) falseByMetric.set(f.metric, (falseByMetric.get(f.metric) ?? 0) + 1);
   return {
     alerts: fires.length, precision: truePos.length / Math.max(1, fires.length), detected: firsts.filter((d) => d.first).length,
-    falsePerAgentWeek: falsePos.length / agents / (REPLAY_DAYS / 7), falseByMetric, firsts, falsePos,
+    falsePerAgentWeek: falsePos.length / agents / (days / 7), falseByMetric, firsts, falsePos,
   };
 }
 
 const delayOf = (d: { x: Incident; first?: Fire }): string => (d.first ? `${Math.round((d.first.t - d.x.start) / MINUTE)}` : "–");
 
-export function report(name: string, r: VariantResult | { fires: readonly Fire[]; judged?: number }, incidents: readonly Incident[], agents: number, details: boolean, log: (line: string) => void): void {
-  const s = scoreFires(r.fires, incidents, agents);
+export function report(name: string, r: VariantResult | { fires: readonly Fire[]; judged?: number }, incidents: readonly Incident[], agents: number, details: boolean, log: (line: string) => void, days = REPLAY_DAYS): void {
+  const s = scoreFires(r.fires, incidents, agents, days);
   const judged = r.judged === undefined ? "" : ` (${r.judged.toLocaleString("en-US")} judgements)`;
   log(`${name}: ${s.alerts} alerts${judged}, precision ${s.precision.toFixed(2)}, recall ${s.detected}/${incidents.length}, false alerts per agent-week ${s.falsePerAgentWeek.toFixed(2)} (${[...s.falseByMetric].map(([m, n]) => `${m} ${n}`).join(", ") || "none"}); minutes to detect ${s.firsts.map(delayOf).join("/")}`);
   if (!details) return;

@@ -32,8 +32,8 @@ export function ruleKinds(raw: string | undefined): RuleKind[] {
 const post = async (url: string, key: string, path: string, body: unknown): Promise<Response> =>
   fetch(`${url}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
 
-/** The agent's history (see above), through POST /api/ingest/batch. */
-async function seedHistory(url: string, key: string, agent: string): Promise<void> {
+/** The agent's history (see above), through POST /api/ingest/batch; returns the events sent. */
+async function seedHistory(url: string, key: string, agent: string): Promise<number> {
   const now = Date.now();
   const run = (id: string, end: number, failed: boolean) => [
     { event_type: "run_start", sdk_run_id: id, agent_name: agent, occurred_at: new Date(end - 1000).toISOString(), payload: {} },
@@ -48,11 +48,15 @@ async function seedHistory(url: string, key: string, agent: string): Promise<voi
   ].flat();
   const res = await post(url, key, "/api/ingest/batch", { events });
   if (res.status !== 207) throw new Error(`the history batch answered ${res.status}: ${await res.text()}`);
+  return events.length;
 }
 
-/** Makes the rules of `kinds` on the key's project; `email`/`password` sign in to the /alerts form. */
-export async function makeBenchRules(o: { url: string; key: string; email: string; password: string; agent: string; kinds: readonly RuleKind[] }): Promise<string> {
-  await seedHistory(o.url, o.key, o.agent);
+/**
+ * Makes the rules of `kinds` on the key's project; `email`/`password` sign in to the /alerts form. Returns what was
+ * made, in words, and the events of the history sent (the load's "all visible" counts them in).
+ */
+export async function makeBenchRules(o: { url: string; key: string; email: string; password: string; agent: string; kinds: readonly RuleKind[] }): Promise<{ words: string; events: number }> {
+  const events = await seedHistory(o.url, o.key, o.agent);
   const forms: Record<string, string>[] = [];
   if (o.kinds.includes("anomaly")) {
     for (const metric of METRIC_NAMES) {
@@ -73,7 +77,7 @@ export async function makeBenchRules(o: { url: string; key: string; email: strin
     const res = await jar.form(`${o.url}/alerts`, { _csrf: csrfFrom(page), enabled: "on", channel: "dashboard", ...f });
     if (res.status !== 302) throw new Error(`the /alerts form refused "${f.name}": ${res.status}`);
   }
-  return `${forms.length} rules on (${o.kinds.join(", ")}): ${forms.map((f) => f.name).join(", ")}; history of ${o.agent}: 120 runs over 30 hours, 12 failed runs in the last 3 minutes`;
+  return { events, words: `${forms.length} rules on (${o.kinds.join(", ")}): ${forms.map((f) => f.name).join(", ")}; history of ${o.agent}: 120 runs over 30 hours, 12 failed runs in the last 3 minutes` };
 }
 
 /** What the server's sweep wrote, read from its data dir once it has stopped. */

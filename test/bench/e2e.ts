@@ -161,8 +161,11 @@ function steadyEvent(n: number): Record<string, unknown> {
   return realisticEvent(run, Math.floor((n % perGroup) / STEADY_RUNS_IN_PROGRESS));
 }
 
-/** The issue's steady target: ≤ 600 MB at 10,000 events/s; and whether the pipeline keeps up at that rate. Returns the events sent. */
-async function steadyPhase(url: string, key: string, pid: number): Promise<number> {
+/**
+ * The issue's steady target: ≤ 600 MB at 10,000 events/s; and whether the pipeline keeps up at that rate. `stored`:
+ * the events stored before it. Returns the events sent.
+ */
+async function steadyPhase(url: string, key: string, pid: number, stored: number): Promise<number> {
   const batches = Math.round((STEADY_RATE * STEADY_S) / STEADY_BATCH);
   const intervalMs = (1000 * STEADY_BATCH) / STEADY_RATE;
   const samples: number[] = [];
@@ -191,7 +194,7 @@ async function steadyPhase(url: string, key: string, pid: number): Promise<numbe
   await Promise.all(inflight);
   const sent = (lastAck - t0) / 1000;
   const total = batches * STEADY_BATCH;
-  const visible = await visibleAt(url, key, total, lastAck, "steady phase").finally(() => clearInterval(sampler));
+  const visible = await visibleAt(url, key, stored + total, lastAck, "steady phase").finally(() => clearInterval(sampler));
   const rss = samples.length > 0 ? quantile([...samples].sort((a, b) => a - b), 0.5) : NaN; // NaN: a phase under 5 s has no sample
   console.log(`steady: ${STEADY_RATE} events/s offered for ${STEADY_S} s (batches of ${STEADY_BATCH}, ${STEADY_RUNS_IN_PROGRESS} runs in progress): ${Math.round((batches * STEADY_BATCH) / sent)} events/s acknowledged, ${late} batches sent late`);
   console.log(`  RSS (process tree): median ${rss.toFixed(0)} MiB, max ${Math.max(...samples).toFixed(0)} MiB (target ≤ 600 MB at 10,000 events/s: ${verdict(rss * 1.048576 <= 600)})`);
@@ -240,12 +243,15 @@ async function main() {
     const key = runwatchCli(env, "key", "create", "--email", "e2e@example.com", "--name", "bench").match(/[0-9a-f]{64}/)![0];
     const evaluatorId = judge ? await evaluationRule(url, key) : undefined;
     if (evaluatorId) console.log(`evaluation rule on: an LLM judge of ${EVALUATION_SAMPLING * 100}% of the runs, answering in 200 ms`);
+    let seeded = 0;
     if (RULES.length > 0) {
-      console.log(await makeBenchRules({ url, key, email: "e2e@example.com", password: BENCH_PASSWORD, agent: AGENT, kinds: RULES }));
+      const made = await makeBenchRules({ url, key, email: "e2e@example.com", password: BENCH_PASSWORD, agent: AGENT, kinds: RULES });
+      seeded = made.events;
+      console.log(made.words);
       await new Promise((r) => setTimeout(r, 16_000)); // one sweep before the load: the roll-up of the history, the SLO's burn
     }
     // The steady load first, on the server as it idles: after the burst its heaps are still the burst's.
-    const steadyEvents = STEADY_S > 0 ? await steadyPhase(url, key, server.pid!) : 0;
+    const steadyEvents = STEADY_S > 0 ? await steadyPhase(url, key, server.pid!, seeded) : 0;
     const steadyRuns = Math.ceil(steadyEvents / (STEADY_RUNS_IN_PROGRESS * RUN_LENGTH)) * STEADY_RUNS_IN_PROGRESS;
     const bodies = batchBodies(steadyRuns);
     const total = BATCHES * BATCH_SIZE;
@@ -265,7 +271,7 @@ async function main() {
         lastAck = performance.now();
       }
     }));
-    const visible = await visibleAt(url, key, steadyEvents + total, lastAck, "burst").finally(() => clearInterval(sampler));
+    const visible = await visibleAt(url, key, seeded + steadyEvents + total, lastAck, "burst").finally(() => clearInterval(sampler));
     peak = Math.max(peak, await treeRssMiB(server.pid!));
     const ackRate = total / ((lastAck - t0) / 1000);
     const e2eRate = total / ((visible - t0) / 1000);
