@@ -153,8 +153,8 @@ try {
   compareFires(fires, twin!.fires);
   log("");
   log(sloHeading);
-  if (SLO_LENGTH < SLO_MINUTES) log(`  (the stream cut at minute ${SLO_LENGTH} by BENCH_DAYS)`);
-  for (const line of sloLines(seen)) log(`  through ingest, the slo_burn_rate trigger: ${line}`);
+  if (SLO_LENGTH < SLO_MINUTES) log(`  (the stream cut at minute ${SLO_LENGTH} by BENCH_DAYS: only the alerts that end before it)`);
+  for (const line of sloLines(seen, SLO_LENGTH)) log(`  through ingest, the slo_burn_rate trigger: ${line}`);
   for (const line of sloLines(judgeSloInProcess())) log(`  in process: ${line}`);
   log(`process RSS (server, chDB, PGlite and the bench in one process): ${rss()} at the end, ${(Math.max(rssMax, process.memoryUsage().rss) / 2 ** 20).toFixed(0)} MiB at most at the end of a simulated day; load ${load()}`);
 } finally {

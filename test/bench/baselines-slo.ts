@@ -49,9 +49,9 @@ export function judgeSloInProcess(): FireResolve {
   return seen;
 }
 
-/** "fast: fired 629, resolved 663; reference 629, 663: match" per speed. */
-export function sloLines(seen: FireResolve): string[] {
-  return (["fast", "slow"] as const).map((speed) => {
+/** "fast: fired 629, resolved 663; reference 629, 663: match" per speed whose reference ends within `minutes`. */
+export function sloLines(seen: FireResolve, minutes = SLO_MINUTES): string[] {
+  return (["fast", "slow"] as const).filter((speed) => SLO_REFERENCE[speed].resolve! <= minutes).map((speed) => {
     const ok = seen[speed].fire === SLO_REFERENCE[speed].fire && seen[speed].resolve === SLO_REFERENCE[speed].resolve;
     return `${speed}: fired ${seen[speed].fire}, resolved ${seen[speed].resolve}; reference ${SLO_REFERENCE[speed].fire}, ${SLO_REFERENCE[speed].resolve}: ${ok ? "match" : "MISMATCH"}`;
   });
