@@ -38,6 +38,26 @@ export interface Incident {
   readonly end: number;
 }
 
+/**
+ * The incidents injected into a replayed week from `t0` (a Monday 00:00 UTC in bench:baselines): two of each kind,
+ * on agents 1 to 8 of a fleet of at least 9; a smaller fleet takes them on agent number modulo its size (two
+ * incidents on one agent then move different metrics).
+ */
+export function incidentsAt(t0: number, agents: number): Incident[] {
+  const at = (day: number, hour: number) => t0 + day * 24 * HOUR + hour * HOUR;
+  const on = (agent: number) => agent % agents;
+  return [
+    { kind: "latency step", agent: on(1), metrics: ["latency_p50", "latency_p95"], start: at(1, 10), end: at(1, 13) },
+    { kind: "latency step", agent: on(5), metrics: ["latency_p50", "latency_p95"], start: at(5, 20), end: at(5, 22) },
+    { kind: "error-rate ramp", agent: on(2), metrics: ["error_rate"], start: at(2, 8), end: at(2, 14) },
+    { kind: "error-rate ramp", agent: on(6), metrics: ["error_rate"], start: at(1, 14), end: at(1, 18) },
+    { kind: "cost spike", agent: on(3), metrics: ["cost_per_run"], start: at(3, 15), end: at(3, 16) },
+    { kind: "cost spike", agent: on(7), metrics: ["cost_per_run"], start: at(6, 3), end: at(6, 4) },
+    { kind: "score drop after config change", agent: on(4), metrics: ["score_mean:correctness"], start: at(4, 9), end: at(7, 0) },
+    { kind: "score drop after config change", agent: on(8), metrics: ["score_mean:correctness"], start: at(2, 12), end: at(7, 0) },
+  ];
+}
+
 /** mulberry32: a small seeded PRNG. */
 export function prng(seed: number): () => number {
   let a = seed >>> 0;

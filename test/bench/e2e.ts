@@ -17,6 +17,12 @@
  * figures next to a run without are what a rule costs the pipeline (BENCH_EVALUATION_WORKER=0: the rule's jobs made but
  * not run, what the plugin alone costs).
  *
+ * BENCH_RULES=anomaly,slo (either or both) makes the sweeping alert rules a team would have before the load: an anomaly
+ * rule per metric and an SLO with its burn-rate rule on the bench agent, which is first given a history through ingest
+ * (test/bench/e2e-rules.ts); the server then sweeps them every 15 s, with the roll-up, during the load. The bench waits
+ * one sweep (16 s) before the load, and at the end reads from the data dir what the sweep wrote. Its figures next to a
+ * run without are what the rules cost the pipeline.
+ *
  * Env: BENCH_BATCHES (default 200), BENCH_STEADY_RATE, BENCH_STEADY_S, BENCH_IDLE_S (seconds of idle before RSS is read, default 10),
  * BENCH_SERVER_NODE_ARGS (node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
  * BENCH_LOG_LEVEL (server log level; "debug" prints the pipeline's per-batch stage timings).
@@ -36,6 +42,7 @@ import { childServerEnv, runwatchCli } from "../e2e/harness.js";
 import { pipelineCountersLine } from "./live-server.js";
 import { quantile } from "./paced-client.js";
 import { startFakeLlm, type FakeLlm } from "../../clients/js/test/fake-llm.js";
+import { evaluatedRules, makeBenchRules, ruleKinds } from "./e2e-rules.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "deploy/bin/runwatch.mjs");
@@ -154,8 +161,11 @@ function steadyEvent(n: number): Record<string, unknown> {
   return realisticEvent(run, Math.floor((n % perGroup) / STEADY_RUNS_IN_PROGRESS));
 }
 
-/** The issue's steady target: ≤ 600 MB at 10,000 events/s; and whether the pipeline keeps up at that rate. Returns the events sent. */
-async function steadyPhase(url: string, key: string, pid: number): Promise<number> {
+/**
+ * The issue's steady target: ≤ 600 MB at 10,000 events/s; and whether the pipeline keeps up at that rate. `stored`:
+ * the events stored before it. Returns the events sent.
+ */
+async function steadyPhase(url: string, key: string, pid: number, stored: number): Promise<number> {
   const batches = Math.round((STEADY_RATE * STEADY_S) / STEADY_BATCH);
   const intervalMs = (1000 * STEADY_BATCH) / STEADY_RATE;
   const samples: number[] = [];
@@ -184,7 +194,7 @@ async function steadyPhase(url: string, key: string, pid: number): Promise<numbe
   await Promise.all(inflight);
   const sent = (lastAck - t0) / 1000;
   const total = batches * STEADY_BATCH;
-  const visible = await visibleAt(url, key, total, lastAck, "steady phase").finally(() => clearInterval(sampler));
+  const visible = await visibleAt(url, key, stored + total, lastAck, "steady phase").finally(() => clearInterval(sampler));
   const rss = samples.length > 0 ? quantile([...samples].sort((a, b) => a - b), 0.5) : NaN; // NaN: a phase under 5 s has no sample
   console.log(`steady: ${STEADY_RATE} events/s offered for ${STEADY_S} s (batches of ${STEADY_BATCH}, ${STEADY_RUNS_IN_PROGRESS} runs in progress): ${Math.round((batches * STEADY_BATCH) / sent)} events/s acknowledged, ${late} batches sent late`);
   console.log(`  RSS (process tree): median ${rss.toFixed(0)} MiB, max ${Math.max(...samples).toFixed(0)} MiB (target ≤ 600 MB at 10,000 events/s: ${verdict(rss * 1.048576 <= 600)})`);
@@ -192,10 +202,13 @@ async function steadyPhase(url: string, key: string, pid: number): Promise<numbe
   return total;
 }
 
+const BENCH_PASSWORD = "bench password 123";
 const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
 
 const EVALUATION_RULE = process.env.BENCH_EVALUATION_RULE === "1";
 const EVALUATION_SAMPLING = Number(process.env.BENCH_EVALUATION_SAMPLING ?? 0.1);
+const RULES = ruleKinds(process.env.BENCH_RULES);
+const AGENT = "research-agent";
 
 /** An LLM-judge evaluator and a rule judging EVALUATION_SAMPLING of the bench agent's runs. Returns the evaluator's id. */
 async function evaluationRule(url: string, key: string): Promise<string> {
@@ -226,12 +239,19 @@ async function main() {
     const idle = await treeRssMiB(server.pid!);
     console.log(`idle RSS (process tree, after ${IDLE_S} s): ${idle.toFixed(0)} MiB (target ≤ 300 MiB: ${verdict(idle <= 300)})`);
 
-    runwatchCli({ ...env, RUNWATCH_PASSWORD: "bench password 123" }, "user", "create", "--email", "e2e@example.com", "--name", "Bench");
+    runwatchCli({ ...env, RUNWATCH_PASSWORD: BENCH_PASSWORD }, "user", "create", "--email", "e2e@example.com", "--name", "Bench");
     const key = runwatchCli(env, "key", "create", "--email", "e2e@example.com", "--name", "bench").match(/[0-9a-f]{64}/)![0];
     const evaluatorId = judge ? await evaluationRule(url, key) : undefined;
     if (evaluatorId) console.log(`evaluation rule on: an LLM judge of ${EVALUATION_SAMPLING * 100}% of the runs, answering in 200 ms`);
+    let seeded = 0;
+    if (RULES.length > 0) {
+      const made = await makeBenchRules({ url, key, email: "e2e@example.com", password: BENCH_PASSWORD, agent: AGENT, kinds: RULES });
+      seeded = made.events;
+      console.log(made.words);
+      await new Promise((r) => setTimeout(r, 16_000)); // one sweep before the load: the roll-up of the history, the SLO's burn
+    }
     // The steady load first, on the server as it idles: after the burst its heaps are still the burst's.
-    const steadyEvents = STEADY_S > 0 ? await steadyPhase(url, key, server.pid!) : 0;
+    const steadyEvents = STEADY_S > 0 ? await steadyPhase(url, key, server.pid!, seeded) : 0;
     const steadyRuns = Math.ceil(steadyEvents / (STEADY_RUNS_IN_PROGRESS * RUN_LENGTH)) * STEADY_RUNS_IN_PROGRESS;
     const bodies = batchBodies(steadyRuns);
     const total = BATCHES * BATCH_SIZE;
@@ -251,7 +271,7 @@ async function main() {
         lastAck = performance.now();
       }
     }));
-    const visible = await visibleAt(url, key, steadyEvents + total, lastAck, "burst").finally(() => clearInterval(sampler));
+    const visible = await visibleAt(url, key, seeded + steadyEvents + total, lastAck, "burst").finally(() => clearInterval(sampler));
     peak = Math.max(peak, await treeRssMiB(server.pid!));
     const ackRate = total / ((lastAck - t0) / 1000);
     const e2eRate = total / ((visible - t0) / 1000);
@@ -269,6 +289,7 @@ async function main() {
     }
     await stopServer(server);
     server = undefined;
+    if (RULES.length > 0) console.log(`  rules: ${await evaluatedRules(env, AGENT)}`);
 
     const raw = await rawChdbRowsPerSecond(bodies);
     const ratio = e2eRate / raw;
