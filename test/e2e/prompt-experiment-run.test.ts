@@ -212,7 +212,8 @@ describe("running a dataset through prompt versions on the server", () => {
       settings: { jobs: 2, itemConcurrency: 3, pollMs: 50, leaseSeconds: 30 }, projects: () => [owner.id, stranger.id],
     });
     expect(await finished(handed.body.experiment.id)).toMatchObject({ status: "completed", done: 4, failed: 1 });
-    expect((await get(`/api/experiments/${handed.body.experiment.id}`)).body.items.length).toBe(4);
+    // The job counts an item once its run is sent; the run is read once the pipeline has stored it.
+    await until("the handed-back job's results", () => get(`/api/experiments/${handed.body.experiment.id}`), (r) => r.body.items?.length === 4);
 
     // A provider that refuses one item and does not answer another in time fails those items; the job goes on.
     agents.fake.script("openai", { kind: "status", status: 404 }, { kind: "delay", ms: 2_500 });
