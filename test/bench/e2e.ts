@@ -162,7 +162,7 @@ function steadyEvent(n: number): Record<string, unknown> {
 }
 
 /**
- * The issue's steady target: ≤ 600 MB at 10,000 events/s; and whether the pipeline keeps up at that rate. `stored`:
+ * The steady target (docs/BENCHMARKS.md): ≤ 600 MB at 10,000 events/s; and whether the pipeline keeps up at that rate. `stored`:
  * the events stored before it. Returns the events sent.
  */
 async function steadyPhase(url: string, key: string, pid: number, stored: number): Promise<number> {
