@@ -5,13 +5,13 @@
  * hour already rolled up (in the raw tail, and before it); with a latency threshold changed; in three ClickHouse
  * queries for all the SLOs, and no roll-up again within its interval.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { newRunRecord, type RunRecord } from "../../core/events/run.js";
 import { runIdFor } from "../../core/ids.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
-import { clickHouseTargets, HOUR, serverTooOld } from "../../stores/baselines/testing/targets.js";
+import { describeOnTargets, HOUR } from "../../stores/baselines/testing/targets.js";
 import { createEventStore } from "../../stores/runs/event-store.js";
 import { toChTime } from "../../stores/runs/run-query.js";
 import { sloTallies, type Slo } from "../../stores/slos.js";
@@ -62,87 +62,79 @@ function counting(ch: ClickHouse): { ch: ClickHouse; reads: () => number; writes
   return { ch: wrapped, reads: () => reads, writes: () => writes };
 }
 
-for (const target of clickHouseTargets()) {
-  const suite = () => {
-    let ch: ClickHouse;
-    beforeAll(async () => {
-      ch = await target.open();
-      await migrateClickHouse(ch);
-      const runs: RunRecord[] = [];
-      const scores: ReturnType<typeof score>[] = [];
-      // Ten days, a few runs every 50 minutes (so hours and windows cut between them): durations 1…7 s, every third
-      // an error, a score on each pay-bot run (values outside [0, 1] are clamped).
-      for (let t = NOW - 10 * 24 * HOUR, i = 0; t < NOW; t += 50 * 60_000, i++) {
-        for (let k = 0; k < 3; k++) {
-          const id = `p-${i}-${k}`;
-          runs.push(endedRun(id, "pay-bot", t + k * 7_000, 1 + ((i + k) % 7), { status: (i + k) % 3 === 0 ? "error" : "success" }));
-          scores.push(score(id, t + k * 7_000 + 500, "correctness", ((i * 3 + k) % 13) / 10 - 0.1));
-        }
-        runs.push(endedRun(`o-${i}`, "other-bot", t + 20_000, 2, { status: i % 5 === 0 ? "error" : "success" }));
+describeOnTargets("SLO tallies from hours", (target) => {
+  let ch: ClickHouse;
+  beforeAll(async () => {
+    ch = await target.open();
+    await migrateClickHouse(ch);
+    const runs: RunRecord[] = [];
+    const scores: ReturnType<typeof score>[] = [];
+    // Ten days, a few runs every 50 minutes (so hours and windows cut between them): durations 1…7 s, every third
+    // an error, a score on each pay-bot run (values outside [0, 1] are clamped).
+    for (let t = NOW - 10 * 24 * HOUR, i = 0; t < NOW; t += 50 * 60_000, i++) {
+      for (let k = 0; k < 3; k++) {
+        const id = `p-${i}-${k}`;
+        runs.push(endedRun(id, "pay-bot", t + k * 7_000, 1 + ((i + k) % 7), { status: (i + k) % 3 === 0 ? "error" : "success" }));
+        scores.push(score(id, t + k * 7_000 + 500, "correctness", ((i * 3 + k) % 13) / 10 - 0.1));
       }
-      // The last minutes, for the 5-minute window.
-      for (let k = 0; k < 6; k++) runs.push(endedRun(`recent-${k}`, "pay-bot", NOW - k * 40_000, 3 + k, { status: k % 2 ? "error" : "success" }));
-      runs.push(endedRun("experiment", "pay-bot", NOW - HOUR, 1, { experiment_id: "exp-1" }));
-      runs.push({ ...endedRun("running", "pay-bot", NOW - HOUR, 1), status: "running", ended_at: null });
-      runs.push(endedRun("future", "pay-bot", NOW + 60_000, 1));
-      await createEventStore(ch).upsertRuns(runs);
-      await ch.insert("scores", scores);
-    });
-    afterAll(async () => {
-      await ch?.close();
-      await target.teardown();
-    });
+      runs.push(endedRun(`o-${i}`, "other-bot", t + 20_000, 2, { status: i % 5 === 0 ? "error" : "success" }));
+    }
+    // The last minutes, for the 5-minute window.
+    for (let k = 0; k < 6; k++) runs.push(endedRun(`recent-${k}`, "pay-bot", NOW - k * 40_000, 3 + k, { status: k % 2 ? "error" : "success" }));
+    runs.push(endedRun("experiment", "pay-bot", NOW - HOUR, 1, { experiment_id: "exp-1" }));
+    runs.push({ ...endedRun("running", "pay-bot", NOW - HOUR, 1), status: "running", ended_at: null });
+    runs.push(endedRun("future", "pay-bot", NOW + 60_000, 1));
+    await createEventStore(ch).upsertRuns(runs);
+    await ch.insert("scores", scores);
+  });
+  afterAll(async () => {
+    await ch?.close();
+    await target.teardown();
+  });
 
-    const raw = (s: Slo, now: number) =>
-      sloTallies(ch, s, PID, new Date(now), [(now - sloWindowStart(s, new Date(now))) / 1000, ...sloWindows(s).slice(1)]);
-    const expectEqual = async (slos: readonly Slo[], now: number, read: ClickHouse = ch) => {
-      const fromHours = await sloTalliesAt(read, PID, slos, new Date(now));
-      for (const [i, s] of slos.entries()) {
-        const reference = await raw(s, now);
-        expect(fromHours[i]!.windows.map((t) => t.total), s.name).toEqual(reference.map((t) => t.total));
-        fromHours[i]!.windows.forEach((t, w) => expect(t.bad, `${s.name} window ${w}`).toBeCloseTo(reference[w]!.bad, 9));
-        expect(fromHours[i]!.hours.reduce((n, h) => n + h.total, 0)).toBe(reference[0]!.total);
-      }
-      return fromHours;
-    };
-
-    it("counts what the runs alone count, for every objective, in three reads for all the SLOs", async () => {
-      const counted = counting(ch);
-      const first = await expectEqual(SLOS, NOW, counted.ch);
-      expect(first[0]!.windows[0]!.total).toBeGreaterThan(600); // the roll-up backfilled the days before the tail
-      expect(first.every((t) => t.windows[0]!.total > 0)).toBe(true);
-      const rolledWrites = counted.writes();
-      expect(rolledWrites).toBe(2); // the runs' hours and the scores' hours
-      const before = counted.reads();
-      await sloTalliesAt(counted.ch, PID, SLOS, new Date(NOW + 60_000));
-      expect(counted.reads() - before).toBe(3); // hours, runs' tail, scores' tail
-      expect(counted.writes()).toBe(rolledWrites); // rolled a minute ago: not again
-    });
-
-    it("a run that ends late into an hour already rolled up is counted: at once in the tail, at the next roll-up before it", async () => {
-      await expectEqual(SLOS, NOW);
-      await createEventStore(ch).upsertRuns([
-        endedRun("late-tail", "pay-bot", NOW - 2 * HOUR, 9, { status: "error" }),
-        endedRun("late-rolled", "pay-bot", NOW - 11 * HOUR, 9, { status: "error" }),
-      ]);
-      await ch.insert("scores", [score("late-rolled", NOW - 11 * HOUR + 100, "correctness", 0)]);
-      const later = NOW + 7 * 60_000; // past the roll-up interval
-      await expectEqual(SLOS, later);
-    });
-
-    it("a changed latency threshold and another SLO on the same agent read the same hours", async () => {
-      const later = NOW + 12 * 60_000;
-      await expectEqual([slo(2, { objective: "latency", threshold_seconds: 4, window_days: 7 }), slo(6, { objective: "latency", threshold_seconds: 0.5, window_days: 30 }), slo(7, { window_days: 1 })], later);
-    });
-
-    it("the hours move on: a roll-up hours later reads the same as the runs", async () => {
-      await expectEqual(SLOS, NOW + 5 * HOUR);
-    });
+  const raw = (s: Slo, now: number) =>
+    sloTallies(ch, s, PID, new Date(now), [(now - sloWindowStart(s, new Date(now))) / 1000, ...sloWindows(s).slice(1)]);
+  const expectEqual = async (slos: readonly Slo[], now: number, read: ClickHouse = ch) => {
+    const fromHours = await sloTalliesAt(read, PID, slos, new Date(now));
+    for (const [i, s] of slos.entries()) {
+      const reference = await raw(s, now);
+      expect(fromHours[i]!.windows.map((t) => t.total), s.name).toEqual(reference.map((t) => t.total));
+      fromHours[i]!.windows.forEach((t, w) => expect(t.bad, `${s.name} window ${w}`).toBeCloseTo(reference[w]!.bad, 9));
+      expect(fromHours[i]!.hours.reduce((n, h) => n + h.total, 0)).toBe(reference[0]!.total);
+    }
+    return fromHours;
   };
-  if (target.unavailable && process.env.REQUIRE_SERVICES === "1" && !serverTooOld) {
-    describe(`SLO tallies from hours on ${target.name}`, () => {
-      it("needs its server", () => { throw new Error(`REQUIRE_SERVICES=1 but ${target.unavailable}`); });
-    });
-  } else if (target.unavailable) describe.skip(`SLO tallies from hours on ${target.name} (skipped: ${target.unavailable})`, suite);
-  else describe(`SLO tallies from hours on ${target.name}`, suite);
-}
+
+  it("counts what the runs alone count, for every objective, in three reads for all the SLOs", async () => {
+    const counted = counting(ch);
+    const first = await expectEqual(SLOS, NOW, counted.ch);
+    expect(first[0]!.windows[0]!.total).toBeGreaterThan(600); // the roll-up backfilled the days before the tail
+    expect(first.every((t) => t.windows[0]!.total > 0)).toBe(true);
+    const rolledWrites = counted.writes();
+    expect(rolledWrites).toBe(2); // the runs' hours and the scores' hours
+    const before = counted.reads();
+    await sloTalliesAt(counted.ch, PID, SLOS, new Date(NOW + 60_000));
+    expect(counted.reads() - before).toBe(3); // hours, runs' tail, scores' tail
+    expect(counted.writes()).toBe(rolledWrites); // rolled a minute ago: not again
+  });
+
+  it("a run that ends late into an hour already rolled up is counted: at once in the tail, at the next roll-up before it", async () => {
+    await expectEqual(SLOS, NOW);
+    await createEventStore(ch).upsertRuns([
+      endedRun("late-tail", "pay-bot", NOW - 2 * HOUR, 9, { status: "error" }),
+      endedRun("late-rolled", "pay-bot", NOW - 11 * HOUR, 9, { status: "error" }),
+    ]);
+    await ch.insert("scores", [score("late-rolled", NOW - 11 * HOUR + 100, "correctness", 0)]);
+    const later = NOW + 7 * 60_000; // past the roll-up interval
+    await expectEqual(SLOS, later);
+  });
+
+  it("a changed latency threshold and another SLO on the same agent read the same hours", async () => {
+    const later = NOW + 12 * 60_000;
+    await expectEqual([slo(2, { objective: "latency", threshold_seconds: 4, window_days: 7 }), slo(6, { objective: "latency", threshold_seconds: 0.5, window_days: 30 }), slo(7, { window_days: 1 })], later);
+  });
+
+  it("the hours move on: a roll-up hours later reads the same as the runs", async () => {
+    await expectEqual(SLOS, NOW + 5 * HOUR);
+  });
+});

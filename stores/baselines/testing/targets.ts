@@ -2,6 +2,7 @@
  * What the baselines' store tests share: the two ClickHouse targets they run on (chDB always; a ClickHouse server, in
  * a fresh database, when CLICKHOUSE_URL names one new enough) and a recent Tuesday 14:00 UTC to seed hours from.
  */
+import { describe, it } from "vitest";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -45,6 +46,22 @@ const serverTarget = (): Target => {
 
 /** A chDB target and a ClickHouse server target, each made fresh. */
 export const clickHouseTargets = (): Target[] => [chdbTarget(), serverTarget()];
+
+/**
+ * `suite` under describe("<title> on <target>") for each target: skipped when the target's server is absent, or a
+ * failing test when REQUIRE_SERVICES=1 demands one (a server too old for the SQL still skips).
+ */
+export function describeOnTargets(title: string, suite: (target: Target) => void): void {
+  for (const target of clickHouseTargets()) {
+    const name = `${title} on ${target.name}`;
+    if (target.unavailable && process.env.REQUIRE_SERVICES === "1" && !serverTooOld) {
+      describe(name, () => {
+        it("needs its server", () => { throw new Error(`REQUIRE_SERVICES=1 but ${target.unavailable}`); });
+      });
+    } else if (target.unavailable) describe.skip(`${name} (skipped: ${target.unavailable})`, () => suite(target));
+    else describe(name, () => suite(target));
+  }
+}
 
 export const HOUR = 3_600_000;
 /**
