@@ -3,7 +3,7 @@
  * fills the hours from agent_runs and scores, and the read of many SLOs' windows at once — whole hours that ended
  * before the raw tail from slo_hours, the tail (the last RAW_TAIL_HOURS whole hours and the current one) from the
  * runs and scores themselves. What is counted is what stores/slos.ts sloTallies counts from the runs alone (its
- * reference, compared in slo-hours.test.ts): ended production runs by their end, scores by their creation.
+ * reference, compared in alerts/slos/tallies.test.ts): ended production runs by their end, scores by their creation.
  *
  * An SLO's window is counted in clock hours: the window_days × 24 hours up to now, the current one included (its
  * start is a whole hour, window_days × 24 − 1 hours before the current one's), so every hour is whole in it.

@@ -104,9 +104,10 @@ type TalliedSlo = Pick<Slo, "agent_name" | "objective" | "threshold_seconds" | "
 
 /**
  * The SLO's counts in each window ending at `now` (each given in seconds), read from the runs and scores alone, in one
- * read bounded by the longest window (over 90 days of runs at most). The budget is read from hours instead
- * (stores/slo-hours.ts), which must count what this counts: slo-hours.test.ts compares the two. This read is: ended production runs and the bad ones among them; for score_mean, the agent's scores of that name and
- * their shortfall sum(1 − value), each value clamped to [0, 1]. The mean is at or above the target exactly when the
+ * read bounded by the longest window (over 90 days of runs at most). The product reads budgets from hours instead
+ * (stores/slo-hours.ts, alerts/slos/tallies.ts); this read is the reference they must equal
+ * (alerts/slos/tallies.test.ts compares the two; bench:slo-costs times both). It counts ended production runs and the
+ * bad ones among them; for score_mean, the agent's scores of that name and their shortfall sum(1 − value), each value clamped to [0, 1]. The mean is at or above the target exactly when the
  * shortfall is within total × (1 − target), so a score's mean has an error budget and burn rates like a success rate
  * (a boolean score's mean is its success rate).
  */
