@@ -49,9 +49,10 @@ async function rollUp(ch: ClickHouse, projectId: number, now: Date): Promise<voi
     const range = { projectId, from: new Date(from), to: new Date(end) };
     await rollUpHours(ch, range);
     await rollUpEventHours(ch, range);
-    hoursWritten(ch, projectId);
   }
   if (dimensionsFrom < end) await rollUpDimensionHours(ch, { projectId, from: new Date(dimensionsFrom), to: new Date(end) });
+  // The cached statistics (agent-wide and per environment) are read again once either table was written.
+  if (from < end || dimensionsFrom < end) hoursWritten(ch, projectId);
   rolled.set(projectId, { until: end, at: now.getTime() });
 }
 

@@ -3,12 +3,12 @@
  * set: the same numbers as a fresh read; read once per key however many sweeps ask; read again when a roll-up
  * writes hours (and then seeing them), and for the next hour; per agent set and metric; concurrent asks share a read.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { migrateClickHouse } from "../../core/clickhouse/migrate.js";
 import { describeOnTargets, HOUR } from "../../stores/baselines/testing/targets.js";
 import { baselineStats, insertMetricHours, type MetricHour } from "../../stores/baselines/metric-hours.js";
-import { baselineStatsReads, cachedBaselineStats, hoursWritten } from "./stats-cache.js";
+import { baselineStatsReads, cachedBaselineStats, cachedStats, hoursWritten } from "./stats-cache.js";
 import { hourOfWeek } from "./band.js";
 
 const PID = 91;
@@ -63,5 +63,24 @@ describeOnTargets("cached baseline statistics", (target) => {
     expect(baselineStatsReads() - before).toBe(0);
     expect(await cachedBaselineStats(ch, query(UNTIL + HOUR))).toEqual(await baselineStats(ch, query(UNTIL + HOUR)));
     expect(baselineStatsReads() - before).toBe(1);
+  });
+});
+
+describe("cached statistics of any read (one environment's, as the anomaly trigger with `environment` asks)", () => {
+  it("reads once per key until the project's hours are written, apart from other keys and projects", async () => {
+    const ch = {} as ClickHouse; // the cache's key only: the reads below are the test's own
+    let reads = 0;
+    const read = async () => { reads++; return []; };
+    const ask = (pid: number, env: string) => cachedStats(ch, pid, ["environment", env, "latency_p95"], read);
+    await ask(7, "production");
+    await ask(7, "production");
+    expect(reads).toBe(1);
+    await ask(7, "staging");
+    await ask(8, "production");
+    expect(reads).toBe(3);
+    hoursWritten(ch, 7);
+    await ask(7, "production");
+    await ask(8, "production");
+    expect(reads).toBe(4);
   });
 });

@@ -39,21 +39,30 @@ export function hoursWritten(ch: ClickHouse, projectId: number): void {
 
 /** baselineStats, from the cache when nothing was written since it was read. */
 export function cachedBaselineStats(ch: ClickHouse, q: Query): Promise<BaselineStats[]> {
+  return cachedStats(ch, q.projectId, ["all", q.metric, q.agent ?? "\u0000all", q.hourOfWeek, q.since.getTime(), q.until.getTime(), q.minRuns], () => baselineStats(ch, q));
+}
+
+/**
+ * The statistics `read` gives, from the cache when nothing was written to the project's hours since they were read:
+ * `key` names the read (its kind and every parameter). The agent-wide statistics and one environment's
+ * (dimensions.ts environmentStats) share the cache, its bound and its invalidation.
+ */
+export function cachedStats<T extends BaselineStats>(ch: ClickHouse, projectId: number, key: readonly (string | number)[], read: () => Promise<T[]>): Promise<T[]> {
   let entries = cached.get(ch);
   if (!entries) cached.set(ch, (entries = new Map()));
-  const key = [q.projectId, q.metric, q.agent ?? "\u0000all", q.hourOfWeek, q.since.getTime(), q.until.getTime(), q.minRuns].join("\u0001");
-  const generation = generationOf(ch, q.projectId);
-  const hit = entries.get(key);
-  if (hit) entries.delete(key);
+  const k = [projectId, ...key].join("\u0001");
+  const generation = generationOf(ch, projectId);
+  const hit = entries.get(k);
+  if (hit) entries.delete(k);
   if (hit && hit.generation === generation) {
-    entries.set(key, hit);
-    return hit.stats;
+    entries.set(k, hit);
+    return hit.stats as Promise<T[]>;
   }
   reads++;
-  const stats = baselineStats(ch, q);
+  const stats = read();
   const entry = { generation, stats };
-  entries.set(key, entry);
-  stats.catch(() => { if (entries.get(key) === entry) entries.delete(key); });
+  entries.set(k, entry);
+  stats.catch(() => { if (entries.get(k) === entry) entries.delete(k); });
   while (entries.size > MAX_ENTRIES) entries.delete(entries.keys().next().value!);
   return stats;
 }

@@ -20,7 +20,7 @@ import { HISTORY_DAYS, MIN_RUNS_PER_HOUR, SENSITIVITIES, hourOfWeek, learnBand, 
 import { METRICS, METRIC_NAMES, metricLabel, storedMetric, type MetricName, type MetricRef } from "../baselines/metrics.js";
 import { windowValues } from "../baselines/window.js";
 import { rollUpProject } from "../baselines/rollup.js";
-import { cachedBaselineStats } from "../baselines/stats-cache.js";
+import { cachedBaselineStats, cachedStats } from "../baselines/stats-cache.js";
 import { OutOfBandSince } from "../baselines/confirm.js";
 import { environmentStats } from "../baselines/dimensions.js";
 import { loadNotificationSettings } from "../settings.js";
@@ -79,11 +79,13 @@ async function check(rule: AlertRule, ctx: AlertContext, now: Date): Promise<Ale
   const how = hourOfWeek(now);
   const hourStart = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
   const range = { projectId: rule.project_id, agent, hourOfWeek: how, since: new Date(hourStart.getTime() - HISTORY_DAYS * 24 * HOUR_MS), until: hourStart };
-  // With an environment, that environment's runs are judged against that environment's own band. The agent-wide
-  // statistics are read once per hour and roll-up, not per sweep (stats-cache.ts).
+  // With an environment, that environment's runs are judged against that environment's own band. Either statistics
+  // are read once per hour and roll-up, not per sweep (stats-cache.ts).
+  const stored = storedMetric(ref);
   const stats = environment !== undefined
-    ? await environmentStats(ctx.clickhouse, { ...range, stored: storedMetric(ref), environment })
-    : await cachedBaselineStats(ctx.clickhouse, { ...range, metric: storedMetric(ref), minRuns: MIN_RUNS_PER_HOUR });
+    ? await cachedStats(ctx.clickhouse, rule.project_id, ["environment", environment, stored, agent ?? "\u0000all", how, range.since.getTime(), range.until.getTime()],
+      () => environmentStats(ctx.clickhouse, { ...range, stored, environment }))
+    : await cachedBaselineStats(ctx.clickhouse, { ...range, metric: stored, minRuns: MIN_RUNS_PER_HOUR });
   const byAgent = new Map(stats.map((s) => [s.agent_name, s]));
   const episodes = await episodeStates(ctx.sql, rule.id);
   const confirmMs = loadNotificationSettings().anomalyConfirmMs;
