@@ -12,7 +12,7 @@
  */
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { RunTally, Slo } from "./slos.js";
-import { toChTime } from "./runs/run-query.js";
+import { RUN_DURATION_MS, RUN_ENDED_AT, toChTime } from "./runs/run-query.js";
 
 const HOUR_MS = 3_600_000;
 /** Whole hours before the current one read from the runs: the burn windows (up to 6 h) and late runs. */
@@ -27,8 +27,6 @@ export const rawTailStart = (now: Date): number => startOfHour(now.getTime()) - 
 const chTime = (ms: number): string => toChTime(new Date(ms).toISOString());
 const chHour = (ms: number): string => chTime(ms).slice(0, 19);
 
-const ENDED = "ifNull(ended_at, status_at)";
-const DURATION_MS = `dateDiff('millisecond', ifNull(started_at, ${ENDED}), ${ENDED})`;
 const SHORTFALL = "1 - least(greatest(value_number, 0), 1)";
 
 /** Rolls up the whole UTC hours in [from, to) of a project (every agent, every score); a re-rolled hour replaces its rows. */
@@ -36,11 +34,11 @@ export async function rollUpSloHours(ch: ClickHouse, q: { readonly projectId: nu
   const params = { pid: q.projectId, from: chTime(q.from.getTime()), to: chTime(q.to.getTime()) };
   await ch.exec(
     `INSERT INTO slo_hours (project_id, agent_name, kind, score_name, hour, total, bad, latency_ms, rolled_at)
-     SELECT {pid:UInt64}, agent_name, 'runs', '', toStartOfHour(${ENDED}) AS h, count(), countIf(status = 'error'), arraySort(groupArray(${DURATION_MS})), now64(3)
+     SELECT {pid:UInt64}, agent_name, 'runs', '', toStartOfHour(${RUN_ENDED_AT}) AS h, count(), countIf(status = 'error'), arraySort(groupArray(${RUN_DURATION_MS})), now64(3)
        FROM agent_runs FINAL
       WHERE project_id = {pid:UInt64} AND status IN ('success', 'error') AND experiment_id = ''
         AND last_event_at >= {from:DateTime64(3, 'UTC')}
-        AND ${ENDED} >= {from:DateTime64(3, 'UTC')} AND ${ENDED} < {to:DateTime64(3, 'UTC')}
+        AND ${RUN_ENDED_AT} >= {from:DateTime64(3, 'UTC')} AND ${RUN_ENDED_AT} < {to:DateTime64(3, 'UTC')}
       GROUP BY agent_name, h`,
     params,
   );
@@ -106,12 +104,12 @@ export async function readSloTallies(ch: ClickHouse, projectId: number, slos: re
       params,
     ),
     needsRuns ? ch.query<Row>(
-      `SELECT agent_name, toUnixTimestamp(toStartOfHour(${ENDED})) AS h, ${window(ENDED)} AS w, count() AS total, countIf(status = 'error') AS bad,
-              ${thresholds.length > 0 ? `sumForEach(arrayMap(t -> toUInt64(${DURATION_MS} > t), {thresholds:Array(Float64)}))` : "[]"} AS over
+      `SELECT agent_name, toUnixTimestamp(toStartOfHour(${RUN_ENDED_AT})) AS h, ${window(RUN_ENDED_AT)} AS w, count() AS total, countIf(status = 'error') AS bad,
+              ${thresholds.length > 0 ? `sumForEach(arrayMap(t -> toUInt64(${RUN_DURATION_MS} > t), {thresholds:Array(Float64)}))` : "[]"} AS over
          FROM agent_runs FINAL
         WHERE project_id = {pid:UInt64} AND has({agents:Array(String)}, agent_name) AND status IN ('success', 'error') AND experiment_id = ''
           AND last_event_at >= {tail:DateTime64(3, 'UTC')}
-          AND ${ENDED} >= {tail:DateTime64(3, 'UTC')} AND ${ENDED} <= {now:DateTime64(3, 'UTC')}
+          AND ${RUN_ENDED_AT} >= {tail:DateTime64(3, 'UTC')} AND ${RUN_ENDED_AT} <= {now:DateTime64(3, 'UTC')}
         GROUP BY agent_name, h, w`,
       params,
     ) : Promise.resolve([]),

@@ -9,7 +9,7 @@ import { NotFound, ValidationError } from "../core/errors.js";
 import { toValidationError } from "../core/events/schema.js";
 import type { ClickHouse } from "../core/ports/clickhouse.js";
 import type { Sql } from "../core/ports/sql.js";
-import { toChTime } from "./runs/run-query.js";
+import { RUN_DURATION_MS, RUN_ENDED_AT, toChTime } from "./runs/run-query.js";
 
 export const MAX_SLOS_PER_PROJECT = 200;
 export const SLO_OBJECTIVES = ["success_rate", "latency", "score_mean"] as const;
@@ -120,7 +120,6 @@ export async function sloTallies(ch: ClickHouse, slo: TalliedSlo, projectId: num
   return windowsSeconds.map((_, i) => ({ total: Number(row?.[`t${i}`] ?? 0), bad: Number(row?.[`b${i}`] ?? 0) }));
 }
 
-const ENDED = "ifNull(ended_at, status_at)";
 
 const params = (slo: TalliedSlo, projectId: number, now: Date, longestSeconds: number) => ({
   pid: projectId, agent: slo.agent_name, now: toChTime(now.toISOString()), since: toChTime(new Date(now.getTime() - longestSeconds * 1000).toISOString()),
@@ -146,13 +145,13 @@ function source(slo: TalliedSlo): { from: string; at: string; bad: string } {
     };
   }
   return {
-    at: ENDED,
+    at: RUN_ENDED_AT,
     bad: slo.objective === "latency"
-      ? `toUInt8(dateDiff('millisecond', ifNull(started_at, ${ENDED}), ${ENDED}) > {threshold_ms:Float64})`
+      ? `toUInt8(${RUN_DURATION_MS} > {threshold_ms:Float64})`
       : "toUInt8(status = 'error')",
     from: `FROM agent_runs FINAL
       WHERE project_id = {pid:UInt64} AND agent_name = {agent:String} AND status IN ('success', 'error') AND experiment_id = ''
         AND last_event_at >= {since:DateTime64(3, 'UTC')}
-        AND ${ENDED} >= {since:DateTime64(3, 'UTC')} AND ${ENDED} <= {now:DateTime64(3, 'UTC')}`,
+        AND ${RUN_ENDED_AT} >= {since:DateTime64(3, 'UTC')} AND ${RUN_ENDED_AT} <= {now:DateTime64(3, 'UTC')}`,
   };
 }

@@ -8,8 +8,8 @@
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { NOT_JUDGE_PARAMS } from "../../core/events/judge-runs.js";
-import { toChTime } from "../runs/run-query.js";
-import { ENDED_AT, IN_SLOT, STATS_COLUMNS, chHour, endedRuns, metricColumns, metricPairs, statsOfRow, type BaselineStats } from "./metric-hours.js";
+import { RUN_ENDED_AT, toChTime } from "../runs/run-query.js";
+import { IN_SLOT, STATS_COLUMNS, chHour, endedRuns, metricColumns, metricPairs, statsOfRow, type BaselineStats } from "./metric-hours.js";
 import { SCORE_PREFIX, TOOL_ERROR_RATE, scoreRows, toolCallRows } from "./event-metrics.js";
 
 export const DIMENSIONS = ["environment", "config_version"] as const;
@@ -30,7 +30,7 @@ export async function rollUpDimensionHours(ch: ClickHouse, q: { readonly project
   await ch.exec(
     `INSERT INTO agent_metric_hours_by_dimension (${COLUMNS})
      SELECT {pid:UInt64}, agent_name, dimension, dimension_value, m.1, hour, runs, m.2, now64(3)
-       FROM (SELECT agent_name, d.1 AS dimension, d.2 AS dimension_value, toStartOfHour(${ENDED_AT}) AS hour, count() AS runs,
+       FROM (SELECT agent_name, d.1 AS dimension, d.2 AS dimension_value, toStartOfHour(${RUN_ENDED_AT}) AS hour, count() AS runs,
                     ${metricColumns}
                ${endedRuns(undefined, { arrayJoin: `ARRAY JOIN ${DIMENSION_PAIRS} AS d` })}
               GROUP BY agent_name, dimension, dimension_value, hour)

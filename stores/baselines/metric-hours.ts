@@ -8,20 +8,19 @@
  */
 import type { ClickHouse } from "../../core/ports/clickhouse.js";
 import { NOT_JUDGE, NOT_JUDGE_PARAMS } from "../../core/events/judge-runs.js";
-import { toChTime } from "../runs/run-query.js";
+import { RUN_DURATION_MS, RUN_ENDED_AT, toChTime } from "../runs/run-query.js";
 
 /** The metrics of a run an hour's row holds, and how each is computed over the runs that ended in it. */
 export const RUN_METRICS = {
   error_rate: "countIf(status = 'error') / count()",
-  latency_p50: "quantileExact(0.5)(dateDiff('millisecond', ifNull(started_at, ifNull(ended_at, status_at)), ifNull(ended_at, status_at))) / 1000",
-  latency_p95: "quantileExact(0.95)(dateDiff('millisecond', ifNull(started_at, ifNull(ended_at, status_at)), ifNull(ended_at, status_at))) / 1000",
+  latency_p50: `quantileExact(0.5)(${RUN_DURATION_MS}) / 1000`,
+  latency_p95: `quantileExact(0.95)(${RUN_DURATION_MS}) / 1000`,
   cost_per_run: "avg(cost_usd)",
   tokens_per_run: "avg(total_tokens)",
 } as const;
 export type RunMetric = keyof typeof RUN_METRICS;
 export const RUN_METRIC_NAMES = Object.keys(RUN_METRICS) as RunMetric[];
 
-export const ENDED_AT = "ifNull(ended_at, status_at)";
 const chTime = (d: Date): string => toChTime(d.toISOString());
 export const chHour = (d: Date): string => chTime(d).slice(0, 19);
 
@@ -34,7 +33,7 @@ export const endedRuns = (agent: string | undefined, o: { readonly environment?:
   `FROM agent_runs FINAL ${o.arrayJoin ?? ""}
    WHERE project_id = {pid:UInt64} AND status IN ('success', 'error') AND experiment_id = '' AND ${NOT_JUDGE}
      AND last_event_at >= {from:DateTime64(3, 'UTC')}
-     AND ${ENDED_AT} >= {from:DateTime64(3, 'UTC')} AND ${ENDED_AT} < {to:DateTime64(3, 'UTC')}
+     AND ${RUN_ENDED_AT} >= {from:DateTime64(3, 'UTC')} AND ${RUN_ENDED_AT} < {to:DateTime64(3, 'UTC')}
      ${agent ? "AND agent_name = {agent:String}" : ""}
      ${o.environment !== undefined ? "AND environment = {environment:String}" : ""}`;
 
@@ -50,7 +49,7 @@ export async function rollUpHours(ch: ClickHouse, q: { readonly projectId: numbe
   await ch.exec(
     `INSERT INTO agent_metric_hours (project_id, agent_name, metric, hour, runs, value, rolled_at)
      SELECT {pid:UInt64}, agent_name, m.1, hour, runs, m.2, now64(3)
-       FROM (SELECT agent_name, toStartOfHour(${ENDED_AT}) AS hour, count() AS runs,
+       FROM (SELECT agent_name, toStartOfHour(${RUN_ENDED_AT}) AS hour, count() AS runs,
                     ${metricColumns}
                ${endedRuns(undefined)}
               GROUP BY agent_name, hour)

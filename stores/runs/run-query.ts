@@ -17,6 +17,10 @@ export function toChTime(iso: string): string {
 
 /** Sort key of the runs list: start time, or the last event for a run whose run_start has not arrived. */
 export const RUN_SORT_AT = "ifNull(started_at, last_event_at)";
+/** When a run ended: its end, or when its status last changed (a run that failed without a run_end). */
+export const RUN_ENDED_AT = "ifNull(ended_at, status_at)";
+/** An ended run's duration in ms, from its start (from its end when it never said it started): baselines and SLOs alike. */
+export const RUN_DURATION_MS = `dateDiff('millisecond', ifNull(started_at, ${RUN_ENDED_AT}), ${RUN_ENDED_AT})`;
 
 /** The runs (and sessions) cursor: the sort key of the last row of the previous page, base64url JSON (opaque to clients). */
 export interface RunCursor { at: string; id: string }
